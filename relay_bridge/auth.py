@@ -1,0 +1,41 @@
+"""The relay token: 32 hex, made on first run, kept mode 0600 so a pasted script tag keeps working."""
+
+from __future__ import annotations
+
+import hmac
+import os
+import re
+import secrets
+from pathlib import Path
+
+from .paths import config_dir
+
+TOKEN_RE = re.compile(r"^[0-9a-f]{32}$")
+
+
+def token_path() -> Path:
+    return config_dir() / "token"
+
+
+def load_token(rotate: bool = False, path: Path | None = None) -> str:
+    path = path or token_path()
+    if not rotate:
+        try:
+            text = path.read_text().strip()
+            if TOKEN_RE.match(text):
+                return text
+        except FileNotFoundError:
+            pass
+    token = secrets.token_hex(16)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(token + "\n")
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+    return token
+
+
+def token_matches(expected: str, given: str | None) -> bool:
+    return given is not None and hmac.compare_digest(expected.encode(), given.encode("utf-8", "replace"))

@@ -1,0 +1,156 @@
+"""Headless commands: `wmcp-top relay`, `wmcp-top snippet`, `wmcp-top replay FILE --report DIR`.
+
+The `wmcp-top` entry point (tui/cli.py) parses the command line and calls these without importing Textual.
+Errors are one clear line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import errno
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .auth import load_token
+from .exports.capture import build_capture
+from .exports.report import build_report
+from .logsetup import configure as configure_logging
+from .paths import log_dir, state_dir
+from .replay import ReplayError, load_store
+from .server import DEFAULT_PORT, Relay, RelayConfig
+from .store import Store
+
+SUMMARY_EVERY = 5.0
+
+
+class UsageError(Exception):
+    """A problem the user can fix; printed as one line, exit code 2."""
+
+
+def port_type(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError("port must be 0..65535 (0 picks a free port)")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def add_relay_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=port_type, default=DEFAULT_PORT, help="loopback port (0 = any free port)")
+    parser.add_argument("--buffer", type=positive_int, default=500, help="spans kept per session (default 500)")
+    parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN", help="only these page origins may connect (repeatable)")
+    parser.add_argument("--rotate-token", action="store_true", help="make a new token (pasted snippets stop working)")
+    parser.add_argument("--no-log", action="store_true", help="do not write the session log")
+
+
+def relay_config(args: argparse.Namespace) -> RelayConfig:
+    return RelayConfig(
+        port=args.port,
+        token=load_token(rotate=args.rotate_token),
+        buffer=args.buffer,
+        allow_origins=tuple(args.allow_origin),
+        log_dir=None if args.no_log else log_dir(),
+    )
+
+
+async def start_relay(config: RelayConfig, store: Store | None = None) -> Relay:
+    configure_logging(state_dir() / "relay.log")
+    relay = Relay(config, store)
+    try:
+        await relay.start()
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise UsageError(f"port {config.port} is in use (another wmcp-top?); try --port 0") from None
+        raise UsageError(f"cannot listen on {config.host}:{config.port}: {exc.strerror}") from None
+    return relay
+
+
+def write_json(path: Path, doc: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
+    tmp.replace(path)
+
+
+def write_reports(store: Store, directory: Path) -> list[Path]:
+    """`DIR/<sessionId>.json` (report v2) for every session, and `DIR/capture.json`."""
+    written = []
+    for session in store.sessions.values():
+        path = directory / f"{session.id}.json"
+        write_json(path, build_report(session))
+        written.append(path)
+    path = directory / "capture.json"
+    write_json(path, build_capture(store))
+    written.append(path)
+    return written
+
+
+def session_line(session: Any) -> str:
+    ctx = session.info.context
+    return f"{session.id} {session.info.origin} [{ctx}, {session.state}] {session.stats.summary()}"
+
+
+async def _relay_main(args: argparse.Namespace) -> int:
+    relay = await start_relay(relay_config(args))
+    print(f"wmcp-top relay {__version__} listening on http://127.0.0.1:{relay.port}", flush=True)
+    print(relay.snippet.text(), flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(stop.wait(), SUMMARY_EVERY)
+            except TimeoutError:
+                for session in relay.store.live_sessions():
+                    print(session_line(session), flush=True)
+    finally:
+        await relay.stop()
+    if args.report_on_exit:
+        for path in write_reports(relay.store, Path(args.report_on_exit)):
+            print(f"wrote {path}", flush=True)
+    return 0
+
+
+def cmd_relay(args: argparse.Namespace) -> int:
+    return asyncio.run(_relay_main(args))
+
+
+def cmd_snippet(args: argparse.Namespace) -> int:
+    from .snippet import Snippet
+
+    print(Snippet("127.0.0.1", args.port or DEFAULT_PORT, load_token(rotate=args.rotate_token)).text())
+    return 0
+
+
+def cmd_replay_report(args: argparse.Namespace) -> int:
+    try:
+        store = load_store(Path(args.file))
+    except ReplayError as exc:
+        raise UsageError(str(exc)) from None
+    for path in write_reports(store, Path(args.report)):
+        print(f"wrote {path}")
+    return 0
+
+
+def fail(message: str) -> int:
+    print(f"wmcp-top: {message}", file=sys.stderr)
+    return 2

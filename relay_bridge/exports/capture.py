@@ -1,0 +1,65 @@
+"""Capture `wmcp-top-capture/1`: every session's v2 report plus what v2 cannot hold.
+
+Per session: the v2 report, the session info, descriptors with annotations sent/kept, span facts (what the
+agent received: resultType, envelope, substituted, depth, parent, overlapped), calls still in flight, the
+timeline, the phase and coverage, and counters. `relay_bridge.replay` reads it back.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import msgspec
+
+from .. import __version__
+from ..store import Session, Store
+from .report import build_report, span_facts
+
+FORMAT = "wmcp-top-capture/1"
+
+
+def session_capture(session: Session, generated_at: float) -> dict[str, Any]:
+    return {
+        "report": build_report(session, generated_at=generated_at),
+        "info": msgspec.to_builtins(session.info),
+        "agent": session.agent,
+        "config": msgspec.to_builtins(session.config),
+        "state": session.state,
+        "phase": session.phase,
+        "status": msgspec.to_builtins(session.status) if session.status is not None else None,
+        "coverage": session.coverage,
+        "lost": session.lost,
+        "counters": msgspec.to_builtins(session.counters),
+        "tools": [
+            {
+                "name": rec.name,
+                "schemaBytes": rec.schemaBytes,
+                "registeredAt": rec.registeredAt,
+                "unregisteredAt": rec.unregisteredAt,
+                "descriptor": msgspec.json.decode(rec.descriptor) if rec.descriptor else None,
+                "annotationsSent": rec.annotationsSent,
+                "annotationsKept": rec.annotationsKept,
+                "internal": rec.internal,
+                "rejected": rec.rejected,
+            }
+            for rec in session.tools.values()
+        ],
+        "facts": {str(span.seq): span_facts(span) for span in session.spans() if span_facts(span)},
+        "inflight": [
+            {"seq": c.seq, "tool": c.tool, "invokedAt": c.invokedAt, "depth": c.depth, "parent": c.parent, "cancelled": c.cancelled_at is not None}
+            for c in session.inflight.values()
+        ],
+        "timeline": [{"at": e.at, "kind": e.kind, "detail": e.detail} for e in session.timeline],
+        "unsampledCalls": session.stats.totals.unsampledCalls,
+    }
+
+
+def build_capture(store: Store, generated_at: float | None = None) -> dict[str, Any]:
+    now = generated_at if generated_at is not None else time.time() * 1000
+    return {
+        "format": FORMAT,
+        "generatedAt": now,
+        "relay": {"version": f"wmcp-top/{__version__}", "counters": store.counter_view()},
+        "sessions": [session_capture(s, now) for s in store.sessions.values()],
+    }

@@ -1,0 +1,52 @@
+"""Coalesce the store's change notices: subscribers hear at most once per interval, never once per span.
+
+Bursts of frames mark sessions dirty; one timer on the event loop drains the dirty set and calls each
+listener with the ids that changed (the toolong approach to bursts of messages).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Callable
+
+from .store import Store
+
+Listener = Callable[[set[str], bool], None]
+
+
+class Coalescer:
+    def __init__(self, store: Store, interval: float = 0.25) -> None:
+        self.store = store
+        self.interval = interval
+        self.listeners: list[Listener] = []
+        self._handle: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        store.wake = self._wake
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self.listeners.append(listener)
+        return lambda: self.listeners.remove(listener) if listener in self.listeners else None
+
+    def _wake(self) -> None:
+        if self._handle is not None:
+            return
+        try:
+            loop = self._loop or asyncio.get_running_loop()
+        except RuntimeError:
+            return  # not on a loop (replay into a bare store): nobody to tell
+        self._loop = loop
+        self._handle = loop.call_later(self.interval, self.flush)
+
+    def flush(self) -> None:
+        self._handle = None
+        dirty, relay = self.store.drain_changes()
+        if not dirty and not relay:
+            return
+        for listener in list(self.listeners):
+            listener(dirty, relay)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        self.store.wake = None

@@ -1,0 +1,322 @@
+"""The wire protocol `wmcp-relay/1`: every frame as a msgspec Struct, decoded and validated once.
+
+Sans-I/O: this module turns bytes into typed frames (or a `Rejection` with a stable code) and frames into
+bytes. The server owns the sockets; the store owns the state. The full table of frames and fields is in
+README.md ("Wire protocol"); the limits below are the ones the relay enforces and announces in `welcome`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Union
+
+import msgspec
+from msgspec import Meta, Struct, field
+
+PROTOCOL = "wmcp-relay/1"
+
+# Limits (design section 5). Named once; the server, the store and the tests read these.
+MAX_FRAME_BYTES = 1 << 20
+MAX_SPANS_PER_FRAME = 500
+MAX_CALLS_PER_FRAME = 500
+MAX_TOOL_NAME = 128
+MAX_ERROR = 200
+MAX_DESCRIPTOR_BYTES = 64 * 1024
+MAX_TEXT = 512  # titles, paths, messages, user agents
+MAX_HINTS = 8
+MAX_DETAIL_KEYS = 16
+MAX_CONTENT_TYPES = 16
+MAX_LIVE_SESSIONS = 64
+MAX_SESSIONS_PER_CONNECTION = 16
+# Largest accepted clock or size: finite, far above anything real (about 300 years in ms).
+MAX_NUMBER = 1e13
+
+SESSION_ID_RE = re.compile(r"^[0-9a-f]{8}$")
+
+NonNeg = Annotated[float, Meta(ge=0, le=MAX_NUMBER)]
+NonNegInt = Annotated[int, Meta(ge=0, le=int(MAX_NUMBER))]
+SessionId = Annotated[str, Meta(pattern=r"^[0-9a-f]{8}$")]
+ToolName = Annotated[str, Meta(min_length=1, max_length=MAX_TOOL_NAME)]
+Text = Annotated[str, Meta(max_length=MAX_TEXT)]
+ShortText = Annotated[str, Meta(max_length=64)]
+ErrorText = Annotated[str, Meta(max_length=MAX_ERROR)]
+Scalar = Union[Annotated[str, Meta(max_length=MAX_ERROR)], bool, int, float, None]
+
+Phase = Literal["inactive", "no-host", "host-found", "tools-registered", "measuring", "detached"]
+Coverage = Literal["none-observed", "running", "incomplete"]
+Context = Literal["top", "iframe", "worker", "relayed"]
+ErrorPolicy = Literal["message", "name", "none"]
+ResultType = Literal["object", "array", "string", "number", "boolean", "null", "undefined", "error", "unserializable"]
+
+
+class Span(Struct, forbid_unknown_fields=True):
+    """One measured execute() call: exactly the field names of webmcp-profiler's span, plus the optional
+    facts about what the agent received."""
+
+    sessionId: SessionId
+    seq: NonNegInt
+    tool: ToolName
+    invokedAt: NonNeg
+    settledAt: NonNeg
+    wallMs: NonNeg
+    blockingMs: NonNeg
+    inputBytes: NonNegInt
+    resultBytes: NonNegInt
+    contentTypes: Annotated[dict[ShortText, NonNegInt], Meta(max_length=MAX_CONTENT_TYPES)]
+    imageBytes: NonNegInt
+    estInputTokens: NonNegInt
+    estTextTokens: NonNegInt
+    estImageTokens: NonNegInt
+    estTokens: NonNegInt
+    isError: bool
+    error: ErrorText | None
+    gapSincePrevCallMs: NonNeg | None
+    synthetic: bool
+    serializable: bool
+    resultType: ResultType | None = None
+    envelope: bool | None = None
+    substituted: bool | None = None
+    depth: Annotated[int, Meta(ge=0, le=64)] | None = None
+    parent: NonNegInt | None = None
+    # Invoked before the previous call settled. Recorded at the source; only when absent (webmcp-profiler's
+    # own spans on the channel) is it inferred from a null gap.
+    overlapped: bool | None = None
+
+
+class SessionInfo(Struct, forbid_unknown_fields=True):
+    id: SessionId
+    origin: Text
+    path: Text = ""
+    title: Text = ""
+    userAgent: Text = ""
+    context: Context = "top"
+    via: SessionId | None = None
+    visibility: ShortText = "visible"
+    attachedAt: NonNeg = 0.0
+    timeOrigin: NonNeg = 0.0
+
+
+class AgentConfig(Struct, forbid_unknown_fields=True):
+    sample: Annotated[float, Meta(ge=0, le=1)] = 1.0
+    buffer: Annotated[int, Meta(ge=1, le=100_000)] = 500
+    errorPolicy: ErrorPolicy = "message"
+
+
+class Hello(Struct, tag="hello", tag_field="type", forbid_unknown_fields=True):
+    protocol: ShortText
+    agent: Text
+    session: SessionInfo
+    config: AgentConfig = field(default_factory=AgentConfig)
+    lost: NonNegInt = 0
+
+
+class CallStart(Struct, forbid_unknown_fields=True):
+    seq: NonNegInt
+    tool: ToolName
+    invokedAt: NonNeg
+    depth: Annotated[int, Meta(ge=0, le=64)] = 0
+    parent: NonNegInt | None = None
+
+
+class Start(Struct, tag="start", tag_field="type", forbid_unknown_fields=True):
+    session: SessionId
+    calls: Annotated[list[CallStart], Meta(max_length=MAX_CALLS_PER_FRAME)]
+
+
+class Spans(Struct, tag="spans", tag_field="type", forbid_unknown_fields=True):
+    session: SessionId
+    spans: Annotated[list[Span], Meta(max_length=MAX_SPANS_PER_FRAME)]
+    # Lowest seq the agent still holds: every seq below it was either acked or lost (evicted unsent),
+    # so the relay's contiguous ack can move past a hole the agent will never fill.
+    floor: NonNegInt | None = None
+    lost: NonNegInt | None = None
+
+
+class Update(Struct, tag="update", tag_field="type", forbid_unknown_fields=True):
+    session: SessionId
+    seq: NonNegInt
+    blockingMs: NonNeg
+
+
+class LedgerTool(Struct, forbid_unknown_fields=True):
+    schemaBytes: NonNegInt = 0
+    registeredAt: NonNeg | None = None
+    unregisteredAt: NonNeg | None = None
+    internal: bool = False
+
+
+class LedgerTotals(Struct, forbid_unknown_fields=True):
+    calls: NonNegInt = 0
+    unsampledCalls: NonNegInt = 0
+    overlappingCalls: NonNegInt = 0
+    errors: NonNegInt = 0
+    wallMs: NonNeg = 0.0
+    blockingMs: NonNeg = 0.0
+    resultBytes: NonNegInt = 0
+    estTokens: NonNegInt = 0
+    estInputTokens: NonNegInt = 0
+    hostGapMs: NonNeg = 0.0
+    schemaBytes: NonNegInt = 0
+    estSchemaTokens: NonNegInt = 0
+
+
+class Ledger(Struct, forbid_unknown_fields=True):
+    sessionId: SessionId
+    attachedAt: NonNeg = 0.0
+    hostFoundAt: NonNeg | None = None
+    hostLocation: Literal["document", "navigator", "window"] | None = None
+    firstRegistrationAt: NonNeg | None = None
+    registeredTools: Annotated[list[ToolName], Meta(max_length=1024)] = []
+    tools: Annotated[dict[ToolName, LedgerTool], Meta(max_length=1024)] = {}
+    firstCallAt: NonNeg | None = None
+    lastSettledAt: NonNeg | None = None
+    totals: LedgerTotals = field(default_factory=LedgerTotals)
+
+
+class LedgerFrame(Struct, tag="ledger", tag_field="type", forbid_unknown_fields=True):
+    session: SessionId
+    rev: NonNegInt
+    ledger: Ledger
+
+
+class ToolChange(Struct, tag="tool", tag_field="type", forbid_unknown_fields=True):
+    session: SessionId
+    change: Literal["registered", "unregistered"]
+    name: ToolName
+    at: NonNeg
+    schemaBytes: NonNegInt = 0
+    # The descriptor {name, title, description, inputSchema, annotations}: not a body, the host ships it to
+    # the model anyway. Kept raw (and capped) so the relay never re-encodes it.
+    descriptor: msgspec.Raw = msgspec.Raw()  # empty when absent (msgspec allows no Raw in a union)
+    annotationsSent: Annotated[dict[ShortText, Scalar], Meta(max_length=MAX_DETAIL_KEYS)] | None = None
+    annotationsKept: Annotated[dict[ShortText, Scalar], Meta(max_length=MAX_DETAIL_KEYS)] | None = None
+    internal: bool = False
+    # Set when the host refused the registration (duplicate name, invalid schema): not a tool.
+    rejected: ErrorText | None = None
+
+
+class Status(Struct, tag="status", tag_field="type", forbid_unknown_fields=True):
+    session: SessionId
+    phase: Phase
+    message: Text = ""
+    hints: Annotated[list[Text], Meta(max_length=MAX_HINTS)] = []
+    coverage: Coverage | None = None
+    reasons: Annotated[list[Text], Meta(max_length=MAX_HINTS)] = []
+
+
+class Event(Struct, tag="event", tag_field="type", forbid_unknown_fields=True):
+    session: SessionId
+    at: NonNeg
+    kind: Annotated[str, Meta(min_length=1, max_length=32, pattern=r"^[a-z][a-z0-9_.-]*$")]
+    detail: Annotated[dict[ShortText, Scalar], Meta(max_length=MAX_DETAIL_KEYS)] = {}
+
+
+class Bye(Struct, tag="bye", tag_field="type", forbid_unknown_fields=True):
+    session: SessionId
+    reason: Text = ""
+
+
+AgentFrame = Union[Hello, Start, Spans, Update, LedgerFrame, ToolChange, Status, Event, Bye]
+FRAME_TYPES = ("hello", "start", "spans", "update", "ledger", "tool", "status", "event", "bye")
+
+
+# Relay -> agent.
+class Limits(Struct):
+    maxFrameBytes: int = MAX_FRAME_BYTES
+    maxSpansPerFrame: int = MAX_SPANS_PER_FRAME
+    maxToolName: int = MAX_TOOL_NAME
+    maxError: int = MAX_ERROR
+    maxSessionsPerConnection: int = MAX_SESSIONS_PER_CONNECTION
+
+
+class Welcome(Struct, tag="welcome", tag_field="type"):
+    protocol: str
+    relay: str
+    limits: Limits = field(default_factory=Limits)
+
+
+class Ack(Struct, tag="ack", tag_field="type"):
+    session: str
+    seq: int  # highest contiguous seq stored; -1 when none yet
+
+
+class ErrorFrame(Struct, tag="error", tag_field="type"):
+    code: str
+    message: str
+    fatal: bool = False
+    session: str | None = None
+
+
+# Stable rejection codes. Each is counted by the store under the same name.
+class Code:
+    BAD_JSON = "bad_json"
+    BAD_UTF8 = "bad_utf8"
+    UNKNOWN_TYPE = "unknown_type"
+    INVALID = "invalid"
+    LIMIT = "limit"
+    TOO_MANY_SPANS = "too_many_spans"
+    PROTOCOL_VERSION = "protocol_version"
+    UNKNOWN_SESSION = "unknown_session"
+    SESSION_LIMIT = "session_limit"
+    RATE_LIMITED = "rate_limited"
+    FORBIDDEN_ORIGIN = "forbidden_origin"
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """Why a frame was not accepted. `message` is safe to log: it names a JSON path, never page text."""
+
+    code: str
+    message: str
+
+
+_decoder = msgspec.json.Decoder(AgentFrame)
+_encoder = msgspec.json.Encoder()
+_path_re = re.compile(r" - at `(\$[^`]*)`$")
+
+
+def decode(data: bytes | str) -> AgentFrame | Rejection:
+    """Decode and validate one frame. Never raises on page input."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    try:
+        frame = _decoder.decode(data)
+    except msgspec.ValidationError as exc:
+        return _classify(str(exc))
+    except msgspec.DecodeError as exc:
+        msg = str(exc)
+        if "UTF-8" in msg or "utf-8" in msg:
+            return Rejection(Code.BAD_UTF8, "frame is not valid UTF-8")
+        return Rejection(Code.BAD_JSON, "frame is not a JSON object")
+    except (RecursionError, ValueError, UnicodeError):  # pragma: no cover - defensive
+        return Rejection(Code.BAD_JSON, "frame could not be decoded")
+    if isinstance(frame, ToolChange) and len(frame.descriptor) > MAX_DESCRIPTOR_BYTES:
+        return Rejection(Code.LIMIT, f"descriptor over {MAX_DESCRIPTOR_BYTES} bytes")
+    return frame
+
+
+def _classify(msg: str) -> Rejection:
+    match = _path_re.search(msg)
+    path = match.group(1) if match else "$"
+    head = msg[: match.start()] if match else msg
+    if path == "$.type" or "missing required field `type`" in head:
+        return Rejection(Code.UNKNOWN_TYPE, f"unknown or missing frame type (one of {', '.join(FRAME_TYPES)})")
+    if "length <=" in head:
+        if path in ("$.spans", "$.calls"):
+            return Rejection(Code.TOO_MANY_SPANS, f"at most {MAX_SPANS_PER_FRAME} items a frame ({path})")
+        return Rejection(Code.LIMIT, f"{_safe(head)} at {path}")
+    return Rejection(Code.INVALID, f"{_safe(head)} at {path}")
+
+
+def _safe(text: str) -> str:
+    # msgspec messages quote offending values for enums/patterns: drop the quoted page text.
+    return re.sub(r"'[^']*'", "'…'", text)[:160]
+
+
+def encode(frame: Struct) -> bytes:
+    return _encoder.encode(frame)
+
+
+def encode_json(obj: Any) -> bytes:
+    return _encoder.encode(obj)

@@ -1,0 +1,234 @@
+"""The relay: one loopback port, WebSocket for agents and plain HTTP for the agent script and health.
+
+I/O only. Each frame is decoded once (protocol.decode), applied to the store (Store.apply), logged
+(SessionLog) and answered; all policy about what a frame means lives in the store.
+Handshake and library log lines go to the relay's log file, never to stdout (the terminal belongs to the UI).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http
+import ipaddress
+import itertools
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import msgspec
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from . import __version__
+from . import protocol as p
+from .assets import agent_script
+from .auth import token_matches
+from .sessionlog import SessionLog
+from .snippet import Snippet
+from .store import Store
+
+log = logging.getLogger("wmcp_top.relay")
+# Until a front end points these at a file (logsetup.configure), they go nowhere: never to the terminal.
+_root_log = logging.getLogger("wmcp_top")
+if not _root_log.handlers:
+    _root_log.addHandler(logging.NullHandler())
+_root_log.propagate = False
+
+DEFAULT_PORT = 7420
+LOOPBACK = "127.0.0.1"
+
+# Per-connection rate cap: a token bucket. Frames over it get a non-fatal `rate_limited` error and are not
+# stored (nor acked, so a well-behaved agent re-sends them after backing off).
+RATE_PER_SECOND = 2000.0
+RATE_BURST = 4000.0
+# A connection that keeps sending frames the relay cannot use is closed with 1008.
+INVALID_STREAK_CLOSE = 16
+
+
+@dataclass
+class RelayConfig:
+    host: str = LOOPBACK
+    port: int = DEFAULT_PORT
+    token: str = ""
+    buffer: int = 500
+    allow_origins: tuple[str, ...] = ()
+    log_dir: Path | None = None  # session log; None = no log
+    rate_per_second: float = RATE_PER_SECOND
+    rate_burst: float = RATE_BURST
+
+
+def _is_loopback_host(value: str | None, port: int) -> bool:
+    """The Host header must name a loopback address and our port (DNS-rebinding defence)."""
+    if not value:
+        return False
+    host, _, port_text = value.rpartition(":")
+    if not host or not port_text.isdigit() or int(port_text) != port:
+        return False
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class _Bucket:
+    rate: float
+    burst: float
+    tokens: float = 0.0
+    stamp: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        self.tokens = self.burst
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+class Relay:
+    """Owns the listening socket. `await start()`, then `await stop()`; the store is usable throughout."""
+
+    def __init__(self, config: RelayConfig, store: Store | None = None) -> None:
+        self.config = config
+        self.store = store or Store(buffer=config.buffer)
+        self.session_log = SessionLog(config.log_dir) if config.log_dir is not None else None
+        self._server: Server | None = None
+        self._conn_ids = itertools.count(1)
+        self.port = config.port
+
+    # -- lifecycle ----------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._server = await serve(
+            self._handle,
+            self.config.host,
+            self.config.port,
+            process_request=self._process_request,
+            compression=None,
+            max_size=p.MAX_FRAME_BYTES,
+            max_queue=64,
+            server_header=f"wmcp-top/{__version__}",
+            logger=logging.getLogger("wmcp_top.websockets"),
+        )
+        sock = next(iter(self._server.sockets))
+        self.port = sock.getsockname()[1]
+        if self.session_log is not None:
+            self.session_log.start()
+        log.info("relay listening on %s:%d", self.config.host, self.port)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+        if self.session_log is not None:
+            self.session_log.close()
+
+    @property
+    def snippet(self) -> Snippet:
+        return Snippet(self.config.host, self.port, self.config.token)
+
+    # -- HTTP ---------------------------------------------------------------------------------------------
+
+    def _respond(self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8", extra: dict[str, str] | None = None) -> Response:
+        headers = Headers()
+        headers["Content-Type"] = content_type
+        headers["Content-Length"] = str(len(body))
+        headers["Cache-Control"] = "no-store"
+        headers["X-Content-Type-Options"] = "nosniff"
+        headers["Connection"] = "close"
+        for key, value in (extra or {}).items():
+            headers[key] = value
+        return Response(status, http.HTTPStatus(status).phrase, headers, body)
+
+    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        if not _is_loopback_host(request.headers.get("Host"), self.port):
+            self.store.counters["refused:host"] += 1
+            return self._respond(403, b"forbidden: the Host header must name this loopback relay\n")
+        url = urlsplit(request.path)
+        if url.path == "/healthz":
+            body = msgspec.json.encode({"ok": True, "version": __version__, "sessions": len(self.store.live_sessions())})
+            return self._respond(200, body, "application/json")
+        token = parse_qs(url.query).get("t", [None])[0]
+        if not token_matches(self.config.token, token):
+            self.store.counters["refused:token"] += 1
+            return self._respond(403, b"forbidden: missing or wrong token (run `wmcp-top snippet`)\n")
+        origin = request.headers.get("Origin")
+        if url.path == "/relay":
+            if self.config.allow_origins and origin not in self.config.allow_origins:
+                self.store.counters["refused:origin"] += 1
+                return self._respond(403, b"forbidden: origin not allowed by --allow-origin\n")
+            return None  # go on with the WebSocket handshake
+        if url.path in ("/agent.js", "/agent.mjs"):
+            body = agent_script(url.path, self.snippet.ws_url)
+            if body is None:
+                return self._respond(503, b"the page agent is not built: run `node page_agent/build.mjs`\n")
+            kind = "text/javascript; charset=utf-8"
+            # Any page may load the script (it is the user's own relay, token-gated); module import needs CORS.
+            return self._respond(200, body, kind, {"Access-Control-Allow-Origin": "*"})
+        return self._respond(404, b"not found\n")
+
+    # -- WebSocket ----------------------------------------------------------------------------------------
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        conn = next(self._conn_ids)
+        store = self.store
+        store.connect(conn)
+        if self.session_log is not None:
+            self.session_log.connection(conn, True)
+        bucket = _Bucket(self.config.rate_per_second, self.config.rate_burst)
+        streak = 0
+        try:
+            await ws.send(p.encode(p.Welcome(p.PROTOCOL, f"wmcp-top/{__version__}")).decode())
+            async for message in ws:
+                raw = message.encode("utf-8", "surrogatepass") if isinstance(message, str) else bytes(message)
+                if not bucket.take():
+                    err = store.reject(conn, p.Rejection(p.Code.RATE_LIMITED, "too many frames; slow down and re-send unacked spans"))
+                    await ws.send(p.encode(err).decode())
+                    continue
+                frame = p.decode(raw)
+                if isinstance(frame, p.Rejection):
+                    streak += 1
+                    err = store.reject(conn, frame, _session_hint(raw))
+                    if streak >= INVALID_STREAK_CLOSE:
+                        err.fatal = True
+                        await ws.send(p.encode(err).decode())
+                        await ws.close(1008, "too many invalid frames")
+                        break
+                    await ws.send(p.encode(err).decode())
+                    continue
+                replies = store.apply(conn, frame)
+                accepted = not any(isinstance(r, p.ErrorFrame) for r in replies)
+                streak = 0 if accepted else streak + 1
+                if accepted and self.session_log is not None:
+                    self.session_log.frame(conn, raw, frame)
+                for reply in replies:
+                    await ws.send(p.encode(reply).decode())
+        except ConnectionClosed as exc:
+            if exc.rcvd is not None and exc.rcvd.code == 1009 or (exc.sent is not None and exc.sent.code == 1009):
+                store.reject(conn, p.Rejection(p.Code.LIMIT, f"frame over {p.MAX_FRAME_BYTES} bytes"))
+        finally:
+            store.disconnect(conn)
+            if self.session_log is not None:
+                self.session_log.connection(conn, False)
+
+
+def _session_hint(raw: bytes) -> str | None:
+    """Which session a rejected frame claimed, so the per-session counter can show it (best effort)."""
+    i = raw.find(b'"session":"')
+    if i < 0:
+        return None
+    sid = raw[i + 11 : i + 19]
+    return sid.decode("ascii", "replace") if p.SESSION_ID_RE.match(sid.decode("ascii", "replace")) else None

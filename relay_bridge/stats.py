@@ -1,0 +1,212 @@
+"""Per-session statistics: the ring buffer, per-tool aggregates, ledger totals and the summary line.
+
+Pure: spans and registry changes in, numbers out. The definitions (design section 3) are shared with
+page_agent/src/stats.js through tests/vectors/, so the two implementations cannot drift:
+
+- `calls`/`errors` count every measured call since attach or reset; percentiles (nearest rank,
+  `sorted[ceil(p/100*n) - 1]`), min and max are over the spans still in the ring buffer.
+- `blockingMs`, `totalBytes` (result bytes), `estTokens`, `estInputTokens` are running sums since reset.
+- totals.calls = measured + unsampled calls; `hostGapMs` sums the non-null gaps.
+- `schemaBytes` (totals) = descriptors of the tools registered now: paid in every conversation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from .protocol import Span
+from .units import summary_line
+
+
+def nearest_rank(sorted_values: list[float], p: float) -> float | None:
+    if not sorted_values:
+        return None
+    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+@dataclass(slots=True)
+class ToolRow:
+    """Running per-tool counters; percentiles come from the ring buffer when asked."""
+
+    calls: int = 0
+    errors: int = 0
+    blockingMs: float = 0.0
+    totalBytes: int = 0
+    estTokens: int = 0
+    estInputTokens: int = 0
+    lastResultBytes: int = 0
+    schemaBytes: int = 0
+    registered: bool = False
+    internal: bool = False
+
+
+@dataclass(slots=True)
+class Totals:
+    calls: int = 0
+    unsampledCalls: int = 0
+    overlappingCalls: int = 0
+    errors: int = 0
+    wallMs: float = 0.0
+    blockingMs: float = 0.0
+    resultBytes: int = 0
+    estTokens: int = 0
+    estInputTokens: int = 0
+    hostGapMs: float = 0.0
+
+
+class SessionStats:
+    """Numbers of one session. `buffer` caps the ring of spans kept for percentiles and export."""
+
+    def __init__(self, buffer: int = 500) -> None:
+        self.buffer = max(1, buffer)
+        self.ring: OrderedDict[int, Span] = OrderedDict()
+        self.tools: dict[str, ToolRow] = {}
+        self.totals = Totals()
+        self._measured = 0  # spans since reset (unsampled calls come from the agent's ledger)
+        self._first_seq: int | None = None
+
+    # -- ingest -------------------------------------------------------------------------------------------
+
+    def add(self, span: Span) -> Span | None:
+        """Account one new span (the caller has deduplicated by seq). Returns the span evicted, if any."""
+        row = self._row(span.tool)
+        row.calls += 1
+        row.blockingMs += span.blockingMs
+        row.totalBytes += span.resultBytes
+        row.estTokens += span.estTokens
+        row.estInputTokens += span.estInputTokens
+        row.lastResultBytes = span.resultBytes
+        t = self.totals
+        self._measured += 1
+        t.calls = self._measured + t.unsampledCalls
+        t.wallMs += span.wallMs
+        t.blockingMs += span.blockingMs
+        t.resultBytes += span.resultBytes
+        t.estTokens += span.estTokens
+        t.estInputTokens += span.estInputTokens
+        if span.isError:
+            row.errors += 1
+            t.errors += 1
+        if span.gapSincePrevCallMs is not None:
+            t.hostGapMs += span.gapSincePrevCallMs
+        if self._first_seq is None or span.seq < self._first_seq:
+            self._first_seq = span.seq
+        if span.overlapped if span.overlapped is not None else (span.gapSincePrevCallMs is None and span.seq != self._first_seq):
+            t.overlappingCalls += 1
+        self.ring[span.seq] = span
+        if len(self.ring) > self.buffer:
+            return self.ring.popitem(last=False)[1]
+        return None
+
+    def update_blocking(self, seq: int, blocking_ms: float) -> bool:
+        span = self.ring.get(seq)
+        if span is None:
+            return False
+        delta = blocking_ms - span.blockingMs
+        span.blockingMs = blocking_ms
+        self.totals.blockingMs += delta
+        row = self.tools.get(span.tool)
+        if row is not None:
+            row.blockingMs += delta
+        return True
+
+    def set_unsampled(self, n: int) -> None:
+        self.totals.unsampledCalls = n
+        self.totals.calls = self._measured + n
+
+    def register(self, name: str, schema_bytes: int, internal: bool = False) -> None:
+        row = self._row(name)
+        row.schemaBytes = schema_bytes
+        row.registered = True
+        row.internal = internal
+
+    def unregister(self, name: str) -> None:
+        row = self.tools.get(name)
+        if row is None:
+            return
+        row.registered = False
+        row.schemaBytes = 0
+        if row.calls == 0:
+            del self.tools[name]
+
+    def reset(self) -> None:
+        """Clear spans and totals; keep the tool registry (schema bytes stay)."""
+        self.ring.clear()
+        self.totals = Totals()
+        self._measured = 0
+        self._first_seq = None
+        kept: dict[str, ToolRow] = {}
+        for name, row in self.tools.items():
+            if row.registered:
+                kept[name] = ToolRow(schemaBytes=row.schemaBytes, registered=True, internal=row.internal)
+        self.tools = kept
+
+    def _row(self, name: str) -> ToolRow:
+        row = self.tools.get(name)
+        if row is None:
+            row = self.tools[name] = ToolRow()
+        return row
+
+    # -- read ---------------------------------------------------------------------------------------------
+
+    @property
+    def schema_bytes(self) -> int:
+        return sum(r.schemaBytes for r in self.tools.values() if r.registered)
+
+    def wall_times(self) -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {}
+        for span in self.ring.values():
+            out.setdefault(span.tool, []).append(span.wallMs)
+        return out
+
+    def aggregates(self) -> list[dict[str, Any]]:
+        """Rows of report v2's `tools[]`, sorted by tool name."""
+        walls = self.wall_times()
+        rows = []
+        for name in sorted(self.tools):
+            row = self.tools[name]
+            values = sorted(walls.get(name, ()))
+            rows.append(
+                {
+                    "tool": name,
+                    "calls": row.calls,
+                    "errors": row.errors,
+                    "minMs": values[0] if values else None,
+                    "p50Ms": nearest_rank(values, 50),
+                    "p95Ms": nearest_rank(values, 95),
+                    "maxMs": values[-1] if values else None,
+                    "blockingMs": row.blockingMs,
+                    "lastResultBytes": row.lastResultBytes,
+                    "totalBytes": row.totalBytes,
+                    "estTokens": row.estTokens,
+                    "estInputTokens": row.estInputTokens,
+                    "schemaBytes": row.schemaBytes,
+                }
+            )
+        return rows
+
+    def totals_dict(self) -> dict[str, Any]:
+        t = self.totals
+        schema = self.schema_bytes
+        return {
+            "calls": t.calls,
+            "unsampledCalls": t.unsampledCalls,
+            "overlappingCalls": t.overlappingCalls,
+            "errors": t.errors,
+            "wallMs": t.wallMs,
+            "blockingMs": t.blockingMs,
+            "resultBytes": t.resultBytes,
+            "estTokens": t.estTokens,
+            "estInputTokens": t.estInputTokens,
+            "hostGapMs": t.hostGapMs,
+            "schemaBytes": schema,
+            "estSchemaTokens": math.ceil(schema / 4),
+        }
+
+    def summary(self) -> str:
+        t = self.totals
+        return summary_line(self.schema_bytes, t.wallMs, t.resultBytes, t.estTokens, t.hostGapMs)

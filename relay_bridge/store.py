@@ -1,0 +1,376 @@
+"""The session store: what every connected page has told the relay, validated, deduplicated and counted.
+
+Pure state: `apply(conn, frame)` takes one decoded frame and returns the frames to send back; the server and
+the replayer are the only callers, so a live run and a replayed log go through the same code. Subscribers
+are not called here: the store marks sessions dirty and a `Coalescer` (relay_bridge.notify) hands them out
+at most a few times a second.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+import msgspec
+
+from . import protocol as p
+from .stats import SessionStats
+
+RelayState = Literal["live", "disconnected", "ended"]
+TIMELINE_MAX = 2000
+
+
+@dataclass(slots=True)
+class InFlight:
+    seq: int
+    tool: str
+    invokedAt: float
+    depth: int
+    parent: int | None
+    seen_at: float  # relay clock (time.monotonic) when `start` arrived
+    cancelled_at: float | None = None
+
+
+@dataclass(slots=True)
+class ToolRecord:
+    name: str
+    schemaBytes: int
+    registeredAt: float
+    unregisteredAt: float | None = None
+    descriptor: bytes | None = None
+    annotationsSent: dict[str, Any] | None = None
+    annotationsKept: dict[str, Any] | None = None
+    internal: bool = False
+    rejected: str | None = None
+
+    @property
+    def registered(self) -> bool:
+        return self.unregisteredAt is None and self.rejected is None
+
+
+@dataclass(slots=True)
+class TimelineEntry:
+    at: float  # page clock (performance.now()) when known, else relative to timeOrigin from the relay clock
+    kind: str
+    detail: dict[str, Any]
+
+
+@dataclass(slots=True)
+class SessionCounters:
+    frames: int = 0
+    spans: int = 0
+    duplicates: int = 0
+    rejected: int = 0
+    late_updates: int = 0
+
+
+@dataclass
+class Session:
+    info: p.SessionInfo
+    agent: str
+    config: p.AgentConfig
+    stats: SessionStats
+    conn: int | None
+    state: RelayState = "live"
+    lost: int = 0
+    acked: int = -1  # highest contiguous seq stored
+    above: set[int] = field(default_factory=set)  # stored seqs beyond `acked`
+    floor: int = 0
+    inflight: dict[int, InFlight] = field(default_factory=dict)
+    tools: dict[str, ToolRecord] = field(default_factory=dict)
+    timeline: deque[TimelineEntry] = field(default_factory=lambda: deque(maxlen=TIMELINE_MAX))
+    status: p.Status | None = None
+    ledger: p.Ledger | None = None
+    ledger_rev: int = -1
+    counters: SessionCounters = field(default_factory=SessionCounters)
+    hellos: int = 0
+    created: float = field(default_factory=time.time)
+    last_seen: float = field(default_factory=time.monotonic)
+    bye_reason: str | None = None
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @property
+    def phase(self) -> str:
+        """The page's phase while live; the relay's own word once the page is gone."""
+        if self.state == "disconnected":
+            return "disconnected"
+        if self.state == "ended":
+            return "detached" if self.status is not None and self.status.phase == "detached" else "disconnected"
+        return self.status.phase if self.status is not None else "live"
+
+    @property
+    def coverage(self) -> str:
+        """`incomplete` whenever anything is known missing; otherwise the page's word, or what the spans say."""
+        if self.lost or self.counters.rejected or (self.status is not None and self.status.coverage == "incomplete"):
+            return "incomplete"
+        if self.stats.totals.calls or self.inflight:
+            return "running"
+        return "none-observed"
+
+    def coverage_reasons(self) -> list[str]:
+        reasons: list[str] = []
+        if self.lost:
+            reasons.append(f"{self.lost} spans were evicted in the page before they could be sent")
+        if self.counters.rejected:
+            reasons.append(f"{self.counters.rejected} frames of this session were rejected by the relay")
+        if self.status is not None:
+            reasons.extend(self.status.reasons)
+        return reasons
+
+    def is_contiguous_stored(self, seq: int) -> bool:
+        return seq <= self.acked or seq in self.above
+
+    def spans(self) -> list[p.Span]:
+        return list(self.stats.ring.values())
+
+    def epoch(self, page_ms: float) -> float:
+        return self.info.timeOrigin + page_ms
+
+
+class Store:
+    """Every session the relay knows, and the relay's own counters."""
+
+    def __init__(self, buffer: int = 500, max_sessions: int = p.MAX_LIVE_SESSIONS) -> None:
+        self.buffer = buffer
+        self.max_sessions = max_sessions
+        self.sessions: dict[str, Session] = {}
+        self.counters: Counter[str] = Counter()  # frames, spans, duplicates, lost, rejected:<code>, ...
+        self.connections: dict[int, set[str]] = {}
+        self._dirty: set[str] = set()
+        self._relay_dirty = False
+        self.wake: Callable[[], None] | None = None  # set by the Coalescer; called on every change
+
+    # -- change tracking ----------------------------------------------------------------------------------
+
+    def _touch(self, session_id: str | None = None) -> None:
+        if session_id is None:
+            self._relay_dirty = True
+        else:
+            self._dirty.add(session_id)
+        if self.wake is not None:
+            self.wake()
+
+    def drain_changes(self) -> tuple[set[str], bool]:
+        """Session ids changed since the last call, and whether relay-wide state changed."""
+        dirty, relay = self._dirty, self._relay_dirty
+        self._dirty, self._relay_dirty = set(), False
+        return dirty, relay
+
+    # -- connections --------------------------------------------------------------------------------------
+
+    def connect(self, conn: int) -> None:
+        self.connections[conn] = set()
+        self.counters["connections"] += 1
+        self._touch()
+
+    def disconnect(self, conn: int) -> None:
+        for sid in self.connections.pop(conn, set()):
+            session = self.sessions.get(sid)
+            if session is not None and session.conn == conn and session.state == "live":
+                session.state = "disconnected"
+                session.conn = None
+                self._timeline(session, "disconnected", {})
+                self._touch(sid)
+        self._touch()
+
+    def reject(self, conn: int | None, rejection: p.Rejection, session_id: str | None = None) -> p.ErrorFrame:
+        """Count a refused frame (by code, relay-wide and per session) and say why."""
+        self.counters["rejected"] += 1
+        self.counters[f"rejected:{rejection.code}"] += 1
+        session = self.sessions.get(session_id) if session_id else None
+        if session is not None:
+            session.counters.rejected += 1
+            self._touch(session.id)
+        self._touch()
+        return p.ErrorFrame(rejection.code, rejection.message, False, session_id)
+
+    # -- frames -------------------------------------------------------------------------------------------
+
+    def apply(self, conn: int, frame: p.AgentFrame) -> list[msgspec.Struct]:
+        """Apply one validated frame from connection `conn`; return the replies."""
+        self.counters["frames"] += 1
+        if isinstance(frame, p.Hello):
+            return self._hello(conn, frame)
+        session = self.sessions.get(frame.session)
+        if session is None or session.conn != conn:
+            return [self.reject(conn, p.Rejection(p.Code.UNKNOWN_SESSION, "send hello for this session on this socket first"))]
+        session.counters.frames += 1
+        session.last_seen = time.monotonic()
+        replies: list[msgspec.Struct] = []
+        match frame:
+            case p.Spans():
+                replies = self._spans(session, frame)
+            case p.Start():
+                self._start(session, frame)
+            case p.Update():
+                if session.stats.update_blocking(frame.seq, frame.blockingMs):
+                    self.counters["updates"] += 1
+                else:
+                    session.counters.late_updates += 1
+            case p.LedgerFrame():
+                self._ledger(session, frame)
+            case p.ToolChange():
+                self._tool(session, frame)
+            case p.Status():
+                session.status = frame
+                self._timeline(session, "phase", {"phase": frame.phase})
+            case p.Event():
+                if frame.kind == "reset":
+                    session.stats.reset()
+                    session.inflight.clear()
+                if frame.kind == "toolcancel":
+                    seq = frame.detail.get("seq")
+                    call = session.inflight.get(seq) if isinstance(seq, int) else None
+                    if call is not None:
+                        call.cancelled_at = time.monotonic()
+                if frame.kind == "visibility" and isinstance(frame.detail.get("state"), str):
+                    session.info.visibility = str(frame.detail["state"])[:16]
+                self._timeline(session, frame.kind, dict(frame.detail), frame.at)
+            case p.Bye():
+                session.state = "ended"
+                session.bye_reason = frame.reason
+                session.conn = None
+                self.connections.get(conn, set()).discard(session.id)
+                self._timeline(session, "bye", {"reason": frame.reason})
+        self._touch(session.id)
+        return replies
+
+    def _hello(self, conn: int, hello: p.Hello) -> list[msgspec.Struct]:
+        if hello.protocol != p.PROTOCOL:
+            return [self.reject(conn, p.Rejection(p.Code.PROTOCOL_VERSION, f"this relay speaks {p.PROTOCOL}"))]
+        sid = hello.session.id
+        owned = self.connections.setdefault(conn, set())
+        session = self.sessions.get(sid)
+        if sid not in owned and len(owned) >= p.MAX_SESSIONS_PER_CONNECTION:
+            return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {p.MAX_SESSIONS_PER_CONNECTION} sessions a connection"))]
+        if session is None:
+            if len(self.sessions) >= self.max_sessions and not self._evict_one():
+                return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {self.max_sessions} live sessions"))]
+            session = Session(hello.session, hello.agent, hello.config, SessionStats(min(self.buffer, hello.config.buffer) if hello.config.buffer else self.buffer), conn)
+            self.sessions[sid] = session
+            self.counters["sessions"] += 1
+            self._timeline(session, "attach", {"context": hello.session.context})
+        else:
+            # A reconnect (or a reload keeping its id): same session, resume after the last ack.
+            if session.conn is not None and session.conn != conn:
+                self.connections.get(session.conn, set()).discard(sid)
+            session.info = hello.session
+            session.agent = hello.agent
+            session.config = hello.config
+            session.conn = conn
+            session.state = "live"
+            self._timeline(session, "reconnect", {})
+        session.hellos += 1
+        self._set_lost(session, hello.lost)
+        owned.add(sid)
+        session.counters.frames += 1
+        self._touch(sid)
+        self._touch()
+        return [p.Ack(sid, session.acked)]
+
+    def _set_lost(self, session: Session, lost: int) -> None:
+        if lost > session.lost:
+            self.counters["lost"] += lost - session.lost
+            session.lost = lost
+
+    def _evict_one(self) -> bool:
+        """Drop the oldest ended or disconnected session to make room; False when every session is live."""
+        for sid, session in self.sessions.items():  # dicts keep insertion order: oldest first
+            if session.state != "live":
+                del self.sessions[sid]
+                self.counters["evicted"] += 1
+                self._touch()
+                return True
+        return False
+
+    def _spans(self, session: Session, frame: p.Spans) -> list[msgspec.Struct]:
+        if frame.lost is not None:
+            self._set_lost(session, frame.lost)
+        if frame.floor is not None and frame.floor - 1 > session.acked:
+            # The agent holds nothing below `floor`: what it never sent is lost (counted by the agent).
+            session.acked = frame.floor - 1
+            session.floor = frame.floor
+            session.above = {s for s in session.above if s > session.acked}
+        stored = 0
+        for span in frame.spans:
+            if span.sessionId != session.id:
+                self.reject(None, p.Rejection(p.Code.INVALID, "span belongs to another session"), session.id)
+                continue
+            if session.is_contiguous_stored(span.seq):
+                session.counters.duplicates += 1
+                self.counters["duplicates"] += 1
+                continue
+            session.above.add(span.seq)
+            session.stats.add(span)
+            session.inflight.pop(span.seq, None)
+            stored += 1
+            if span.isError:
+                self._timeline(session, "error", {"tool": span.tool, "seq": span.seq}, span.settledAt)
+        while session.acked + 1 in session.above:
+            session.acked += 1
+            session.above.discard(session.acked)
+        session.counters.spans += stored
+        self.counters["spans"] += stored
+        return [p.Ack(session.id, session.acked)]
+
+    def _start(self, session: Session, frame: p.Start) -> None:
+        now = time.monotonic()
+        for call in frame.calls:
+            if session.is_contiguous_stored(call.seq):
+                continue  # its span is already here (a replayed start)
+            session.inflight[call.seq] = InFlight(call.seq, call.tool, call.invokedAt, call.depth, call.parent, now)
+        # A page that never settles must not grow this without bound.
+        while len(session.inflight) > session.stats.buffer:
+            session.inflight.pop(next(iter(session.inflight)))
+
+    def _ledger(self, session: Session, frame: p.LedgerFrame) -> None:
+        if frame.rev <= session.ledger_rev:
+            return
+        session.ledger_rev = frame.rev
+        session.ledger = frame.ledger
+        session.stats.set_unsampled(frame.ledger.totals.unsampledCalls)
+
+    def _tool(self, session: Session, frame: p.ToolChange) -> None:
+        if frame.change == "registered":
+            record = ToolRecord(
+                frame.name,
+                frame.schemaBytes,
+                frame.at,
+                descriptor=bytes(frame.descriptor) or None,
+                annotationsSent=frame.annotationsSent,
+                annotationsKept=frame.annotationsKept,
+                internal=frame.internal,
+                rejected=frame.rejected,
+            )
+            previous = session.tools.get(frame.name)
+            if frame.rejected is None or previous is None or not previous.registered:
+                session.tools[frame.name] = record
+            if frame.rejected is None:
+                session.stats.register(frame.name, frame.schemaBytes, frame.internal)
+                self._timeline(session, "register", {"tool": frame.name, "schemaBytes": frame.schemaBytes}, frame.at)
+            else:
+                self._timeline(session, "rejected", {"tool": frame.name, "reason": frame.rejected}, frame.at)
+        else:
+            record = session.tools.get(frame.name)
+            if record is not None:
+                record.unregisteredAt = frame.at
+            session.stats.unregister(frame.name)
+            self._timeline(session, "unregister", {"tool": frame.name}, frame.at)
+
+    def _timeline(self, session: Session, kind: str, detail: dict[str, Any], at: float | None = None) -> None:
+        if at is None:
+            at = max(0.0, time.time() * 1000 - session.info.timeOrigin) if session.info.timeOrigin else 0.0
+        session.timeline.append(TimelineEntry(at, kind, detail))
+
+    # -- reads --------------------------------------------------------------------------------------------
+
+    def live_sessions(self) -> list[Session]:
+        return [s for s in self.sessions.values() if s.state == "live"]
+
+    def counter_view(self) -> dict[str, int]:
+        return dict(self.counters)

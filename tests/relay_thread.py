@@ -1,0 +1,131 @@
+"""A real relay on 127.0.0.1 in a background thread, for tests that drive it from outside its loop
+(Playwright's sync API, plain websockets clients in other threads)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import msgspec
+
+from relay_bridge.exports.report import build_report, span_facts
+from relay_bridge.server import Relay, RelayConfig
+from relay_bridge.store import Store
+
+TOKEN = "0123456789abcdef0123456789abcdef"
+
+
+def session_view(session: Any) -> dict[str, Any]:
+    """A plain-dict picture of one session, safe to read from another thread."""
+    return {
+        "id": session.id,
+        "info": msgspec.to_builtins(session.info),
+        "agent": session.agent,
+        "state": session.state,
+        "phase": session.phase,
+        "coverage": session.coverage,
+        "lost": session.lost,
+        "acked": session.acked,
+        "hellos": session.hellos,
+        "spans": [dict(msgspec.to_builtins(s)) for s in session.spans()],
+        "facts": {s.seq: span_facts(s) for s in session.spans()},
+        "tools": {
+            name: {
+                "schemaBytes": r.schemaBytes,
+                "registered": r.registered,
+                "rejected": r.rejected,
+                "internal": r.internal,
+                "annotationsSent": r.annotationsSent,
+                "annotationsKept": r.annotationsKept,
+                "descriptor": msgspec.json.decode(r.descriptor) if r.descriptor else None,
+            }
+            for name, r in session.tools.items()
+        },
+        "inflight": {c.seq: {"tool": c.tool, "cancelled": c.cancelled_at is not None} for c in session.inflight.values()},
+        "counters": msgspec.to_builtins(session.counters),
+        "aggregates": session.stats.aggregates(),
+        "totals": session.stats.totals_dict(),
+        "summary": session.stats.summary(),
+        "timeline": [{"at": e.at, "kind": e.kind, "detail": dict(e.detail)} for e in session.timeline],
+        "status": msgspec.to_builtins(session.status) if session.status else None,
+        "report": build_report(session),
+    }
+
+
+class RelayThread:
+    def __init__(self, tmp: Path, port: int = 0, token: str = TOKEN, **config: Any) -> None:
+        self.tmp = tmp
+        self.token = token
+        self._config = config
+        self.port = port
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="relay", daemon=True)
+        self.thread.start()
+        self.relay: Relay | None = None
+        self.start()
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        """Run `fn` on the relay's loop and return its result (the store is single-threaded)."""
+
+        async def run() -> Any:
+            return fn()
+
+        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(10)
+
+    def start(self, store: Store | None = None) -> None:
+        config = RelayConfig(port=self.port, token=self.token, log_dir=self.tmp / "logs", **self._config)
+        self.relay = Relay(config, store)
+        asyncio.run_coroutine_threadsafe(self.relay.start(), self.loop).result(10)
+        self.port = self.relay.port
+
+    def stop(self) -> None:
+        if self.relay is not None:
+            asyncio.run_coroutine_threadsafe(self.relay.stop(), self.loop).result(10)
+
+    def restart(self, fresh: bool = True) -> None:
+        """Stop and listen again on the same port; `fresh` starts with an empty store, as a killed relay would."""
+        old = self.relay.store if self.relay else None
+        self.stop()
+        self.start(None if fresh else old)
+
+    def close(self) -> None:
+        self.stop()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+    @property
+    def store(self) -> Store:
+        assert self.relay is not None
+        return self.relay.store
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/relay?t={self.token}"
+
+    def http_url(self, path: str) -> str:
+        sep = "&" if "?" in path else "?"
+        return f"http://127.0.0.1:{self.port}{path}{sep}t={self.token}"
+
+    def snapshot(self) -> dict[str, Any]:
+        def build() -> dict[str, Any]:
+            store = self.store
+            return {
+                "sessions": {sid: session_view(s) for sid, s in store.sessions.items()},
+                "counters": store.counter_view(),
+            }
+
+        return self.call(build)
+
+    def wait_for(self, predicate: Callable[[dict[str, Any]], Any], timeout: float = 10.0, interval: float = 0.02) -> dict[str, Any]:
+        """Poll snapshot() until predicate(snapshot) is truthy; fail with the last snapshot's gist."""
+        deadline = time.monotonic() + timeout
+        snap = self.snapshot()
+        while not predicate(snap):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"relay condition not met in {timeout}s; counters={snap['counters']}, sessions={list(snap['sessions'])}")
+            time.sleep(interval)
+            snap = self.snapshot()
+        return snap

@@ -1,0 +1,60 @@
+"""The `wmcp-top` command line. Headless commands run without importing Textual."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from relay_bridge import __version__
+from relay_bridge import cli as core
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="wmcp-top",
+        description="A terminal profiler for WebMCP: page compute, payload weight and host wait, live.",
+    )
+    parser.add_argument("--version", action="version", version=f"wmcp-top {__version__}")
+    core.add_relay_options(parser)
+    parser.add_argument("--theme", default=None, help="theme name (built-in or a file in the config dir)")
+    parser.add_argument("--export-dir", default=None, help="where e/E/t/ctrl+s write (default: user data dir)")
+    parser.add_argument("--demo", action="store_true", help="feed the dashboard a synthetic demo over a real socket")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    relay = sub.add_parser("relay", help="run the relay headless, print one summary line per session")
+    core.add_relay_options(relay)
+    relay.add_argument("--report-on-exit", metavar="DIR", help="on Ctrl-C/SIGTERM write DIR/<session>.json and DIR/capture.json")
+
+    snippet = sub.add_parser("snippet", help="print the script tag, console import() and bookmarklet")
+    snippet.add_argument("--port", type=core.port_type, default=None)
+    snippet.add_argument("--rotate-token", action="store_true")
+
+    replay = sub.add_parser("replay", help="open a session log or capture in the UI, or write reports with --report")
+    replay.add_argument("file")
+    replay.add_argument("--report", metavar="DIR", help="write reports headlessly instead of opening the UI")
+    replay.add_argument("--speed", type=float, default=0.0, help="replay in real time x SPEED (0 = all at once)")
+    replay.add_argument("--theme", default=None)
+    replay.add_argument("--export-dir", default=None)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "relay":
+            return core.cmd_relay(args)
+        if args.command == "snippet":
+            return core.cmd_snippet(args)
+        if args.command == "replay" and args.report:
+            return core.cmd_replay_report(args)
+        from .run import run_app  # Textual is imported only for the UI
+
+        return run_app(args)
+    except core.UsageError as exc:
+        return core.fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
