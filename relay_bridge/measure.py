@@ -124,3 +124,16 @@ def call_size(input_bytes: int, result_bytes: int, image_bytes: int) -> CallSize
     est_text = tokens_for_bytes(max(0, result_bytes - image_bytes))
     est_img = image_tokens(image_bytes)
     return CallSize(input_bytes, result_bytes, image_bytes, est_in, est_text, est_img, est_in + est_text + est_img)
+
+
+MAX_ERROR_CHARS = 200
+
+
+def error_text(policy: str, name: str, message: str) -> str | None:
+    """What a span keeps of an error: the message capped at 200 code points (the name when the message is
+    empty), the name only, or nothing. Never a stack."""
+    if policy == "none":
+        return None
+    if policy == "name" or not message:
+        return name[:MAX_ERROR_CHARS] or "Error"
+    return message[:MAX_ERROR_CHARS]

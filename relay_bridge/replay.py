@@ -7,6 +7,7 @@ A capture is turned back into frames: hello, tools, spans with their facts, ledg
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +43,22 @@ def read_steps(path: Path) -> list[Step]:
         whole = None
     if isinstance(whole, dict) and "format" in whole:
         return list(_capture_steps(path, whole))
-    return list(_log_steps(path, text.splitlines()))
+    steps: list[Step] = []
+    for part in log_parts(path):
+        lines = text if part == path else part.read_text(encoding="utf-8", errors="replace")
+        steps.extend(_log_steps(part, lines.splitlines()))
+    return steps
+
+
+def log_parts(path: Path) -> list[Path]:
+    """A rotated log is one run in several parts (`session-STAMP-001.jsonl`, `-002`, …): read them all, in order,
+    from the part named on."""
+    match = re.fullmatch(r"(session-.+)-(\d{3})\.jsonl", path.name)
+    if not match:
+        return [path]
+    prefix, first = match.group(1), int(match.group(2))
+    parts = sorted(path.parent.glob(f"{prefix}-[0-9][0-9][0-9].jsonl"))
+    return [p for p in parts if int(p.name[-9:-6]) >= first]
 
 
 def _log_steps(path: Path, lines: list[str]) -> Iterator[Step]:
@@ -133,7 +149,14 @@ def apply_step(store: Store, step: Step) -> None:
         store.apply(step.conn, step.frame)
 
 
+def close_all(store: Store) -> None:
+    """After the last step nothing is connected any more (a log cut by a crash has no close lines)."""
+    for conn in list(store.connections):
+        store.disconnect(conn)
+
+
 def load_store(path: Path, buffer: int = 500) -> Store:
     store = Store(buffer=buffer)
     replay_into(store, read_steps(path))
+    close_all(store)
     return store

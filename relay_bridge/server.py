@@ -154,7 +154,8 @@ class Relay:
         return Response(status, http.HTTPStatus(status).phrase, headers, body)
 
     def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
-        if not _is_loopback_host(request.headers.get("Host"), self.port):
+        hosts = request.headers.get_all("Host")
+        if len(hosts) != 1 or not _is_loopback_host(hosts[0], self.port):
             self.store.counters["refused:host"] += 1
             return self._respond(403, b"forbidden: the Host header must name this loopback relay\n")
         url = urlsplit(request.path)
@@ -165,7 +166,8 @@ class Relay:
         if not token_matches(self.config.token, token):
             self.store.counters["refused:token"] += 1
             return self._respond(403, b"forbidden: missing or wrong token (run `wmcp-top snippet`)\n")
-        origin = request.headers.get("Origin")
+        origins = request.headers.get_all("Origin")
+        origin = origins[0] if len(origins) == 1 else None
         if url.path == "/relay":
             if self.config.allow_origins and origin not in self.config.allow_origins:
                 self.store.counters["refused:origin"] += 1
@@ -190,13 +192,25 @@ class Relay:
             self.session_log.connection(conn, True)
         bucket = _Bucket(self.config.rate_per_second, self.config.rate_burst)
         streak = 0
+        closed = False
+
+        async def reply(frame: msgspec.Struct) -> None:
+            # After the peer closes, frames it sent before closing are still queued here: keep applying them
+            # (a `bye` or a last batch must not be lost), just stop answering.
+            nonlocal closed
+            if closed:
+                return
+            try:
+                await ws.send(p.encode(frame).decode())
+            except ConnectionClosed:
+                closed = True
+
         try:
-            await ws.send(p.encode(p.Welcome(p.PROTOCOL, f"wmcp-top/{__version__}")).decode())
+            await reply(p.Welcome(p.PROTOCOL, f"wmcp-top/{__version__}"))
             async for message in ws:
                 raw = message.encode("utf-8", "surrogatepass") if isinstance(message, str) else bytes(message)
                 if not bucket.take():
-                    err = store.reject(conn, p.Rejection(p.Code.RATE_LIMITED, "too many frames; slow down and re-send unacked spans"))
-                    await ws.send(p.encode(err).decode())
+                    await reply(store.reject(conn, p.Rejection(p.Code.RATE_LIMITED, "too many frames; slow down and re-send unacked spans")))
                     continue
                 frame = p.decode(raw)
                 if isinstance(frame, p.Rejection):
@@ -204,20 +218,20 @@ class Relay:
                     err = store.reject(conn, frame, _session_hint(raw))
                     if streak >= INVALID_STREAK_CLOSE:
                         err.fatal = True
-                        await ws.send(p.encode(err).decode())
+                        await reply(err)
                         await ws.close(1008, "too many invalid frames")
                         break
-                    await ws.send(p.encode(err).decode())
+                    await reply(err)
                     continue
                 replies = store.apply(conn, frame)
-                accepted = not any(isinstance(r, p.ErrorFrame) for r in replies)
+                accepted = not all(isinstance(r, p.ErrorFrame) for r in replies) if replies else True
                 streak = 0 if accepted else streak + 1
                 if accepted and self.session_log is not None:
                     self.session_log.frame(conn, raw, frame)
-                for reply in replies:
-                    await ws.send(p.encode(reply).decode())
+                for answer in replies:
+                    await reply(answer)
         except ConnectionClosed as exc:
-            if exc.rcvd is not None and exc.rcvd.code == 1009 or (exc.sent is not None and exc.sent.code == 1009):
+            if (exc.rcvd is not None and exc.rcvd.code == 1009) or (exc.sent is not None and exc.sent.code == 1009):
                 store.reject(conn, p.Rejection(p.Code.LIMIT, f"frame over {p.MAX_FRAME_BYTES} bytes"))
         finally:
             store.disconnect(conn)

@@ -297,9 +297,10 @@ class Store:
             session.floor = frame.floor
             session.above = {s for s in session.above if s > session.acked}
         stored = 0
+        replies: list[msgspec.Struct] = []
         for span in frame.spans:
             if span.sessionId != session.id:
-                self.reject(None, p.Rejection(p.Code.INVALID, "span belongs to another session"), session.id)
+                replies.append(self.reject(None, p.Rejection(p.Code.INVALID, "span belongs to another session"), session.id))
                 continue
             if session.is_contiguous_stored(span.seq):
                 session.counters.duplicates += 1
@@ -316,7 +317,8 @@ class Store:
             session.above.discard(session.acked)
         session.counters.spans += stored
         self.counters["spans"] += stored
-        return [p.Ack(session.id, session.acked)]
+        replies.append(p.Ack(session.id, session.acked))
+        return replies
 
     def _start(self, session: Session, frame: p.Start) -> None:
         now = time.monotonic()

@@ -48,7 +48,7 @@ def fmt_count(n: float) -> str:
 
 def fmt_duration(ms: float) -> str:
     """Under 100 ms in ms; then seconds with one decimal under 10 s; whole seconds; then minutes."""
-    if ms < 100:
+    if round0(ms) < 100:
         return f"{round0(ms)}ms"
     s = ms / 1000
     if round1(s) < 10:

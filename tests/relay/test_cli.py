@@ -1,0 +1,115 @@
+"""The headless command line as a user runs it: subprocesses, real sockets, files on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+from websockets.sync.client import connect
+
+from relay_bridge import synth
+from relay_bridge.auth import load_token
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "relay_bridge" / "schema" / "report.v2.json").read_text())
+
+
+def run(home: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, WMCP_TOP_HOME=str(home))
+    return subprocess.run([sys.executable, "-m", "tui.cli", *args], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_version_and_snippet(tmp_path: Path) -> None:
+    out = run(tmp_path, "--version")
+    assert out.returncode == 0 and re.fullmatch(r"wmcp-top \d+\.\d+\.\d+\n", out.stdout)
+    out = run(tmp_path, "snippet", "--port", "7777")
+    token = (tmp_path / "config" / "token").read_text().strip()
+    assert re.fullmatch(r"[0-9a-f]{32}", token)
+    assert f'<script src="http://127.0.0.1:7777/agent.js?t={token}"></script>' in out.stdout
+    assert f'import("http://127.0.0.1:7777/agent.mjs?t={token}")' in out.stdout
+    assert out.stdout.count(f"t={token}") == 3  # tag, import(), bookmarklet
+    assert stat.S_IMODE((tmp_path / "config" / "token").stat().st_mode) == 0o600
+    again = run(tmp_path, "snippet")
+    assert f"t={token}" in again.stdout  # kept across runs: a pasted tag keeps working
+    rotated = run(tmp_path, "snippet", "--rotate-token")
+    assert f"t={token}" not in rotated.stdout
+
+
+def test_token_file_is_private_and_rotates(tmp_path: Path) -> None:
+    path = tmp_path / "cfg" / "token"
+    first = load_token(path=path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert load_token(path=path) == first
+    assert load_token(rotate=True, path=path) != first
+    path.write_text("not a token\n")
+    assert re.fullmatch(r"[0-9a-f]{32}", load_token(path=path))
+
+
+def test_errors_are_one_line_with_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"t":1,"c":1,"f":{"type":"nope"}}\n{"t":2}\n')
+    out = run(tmp_path, "replay", str(bad), "--report", str(tmp_path / "out"))
+    assert out.returncode == 2 and out.stderr.startswith("wmcp-top: ") and out.stderr.count("\n") == 1
+    assert "Traceback" not in out.stderr
+    out = run(tmp_path, "replay", str(tmp_path / "missing.jsonl"), "--report", str(tmp_path / "out"))
+    assert out.returncode == 2 and "cannot read" in out.stderr
+    out = run(tmp_path, "relay", "--port", "99999")
+    assert out.returncode == 2 and "port" in out.stderr
+
+
+def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        out = run(tmp_path, "relay", "--port", str(s.getsockname()[1]))
+    assert out.returncode == 2 and "in use" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_relay_prints_snippet_and_summaries_then_writes_reports_on_sigterm(tmp_path: Path) -> None:
+    env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
+    out_dir = tmp_path / "reports"
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--report-on-exit", str(out_dir)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    try:
+        port = int(re.search(r":(\d+)", proc.stdout.readline()).group(1))  # type: ignore[union-attr]
+        token = (tmp_path / "config" / "token").read_text().strip()
+        lines = [proc.stdout.readline() for _ in range(4)]
+        assert any("<script src=" in line and f"t={token}" in line for line in lines)
+        with connect(f"ws://127.0.0.1:{port}/relay?t={token}") as ws:
+            ws.recv()
+            ws.send(json.dumps(synth.hello("abcd0123")))
+            ws.recv()
+            ws.send(json.dumps(synth.tool("abcd0123", "search", 1.0, description="find")))
+            ws.send(json.dumps(synth.spans_frame("abcd0123", [synth.span("abcd0123", i, "search", i * 50.0, 5.0, gap=None if i == 0 else 45.0) for i in range(10)])))
+            assert json.loads(ws.recv())["seq"] == 9
+            summary = proc.stdout.readline()  # the next periodic line names the live session
+            assert summary.startswith("abcd0123 ") and "payloads 1.0KB" in summary and "[top, live]" in summary
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    report = json.loads((out_dir / "abcd0123.json").read_text())
+    jsonschema.validate(report, SCHEMA)
+    assert report["tools"][0]["calls"] == 10 and len(report["spans"]) == 10
+    capture = json.loads((out_dir / "capture.json").read_text())
+    assert capture["format"] == "wmcp-top-capture/1" and capture["sessions"][0]["report"] == {**report, "session": capture["sessions"][0]["report"]["session"]}
+    # the same files, headlessly, from the capture and from the session log
+    for source in [out_dir / "capture.json", min((tmp_path / "state" / "logs").glob("session-*.jsonl"))]:
+        again = run(tmp_path, "replay", str(source), "--report", str(tmp_path / "again"))
+        assert again.returncode == 0, again.stderr
+        replayed = json.loads((tmp_path / "again" / "abcd0123.json").read_text())
+        assert replayed["tools"] == report["tools"] and replayed["spans"] == report["spans"]
+        assert replayed["ledger"]["totals"] == report["ledger"]["totals"]
+    # nothing from the relay's own logging reached the terminal
+    assert "connection open" not in proc.stderr.read()  # type: ignore[union-attr]

@@ -1,0 +1,96 @@
+"""The decoder: every frame type round-trips; bad input becomes a Rejection with a stable code, never an
+exception (property-based)."""
+
+from __future__ import annotations
+
+import json
+
+import msgspec
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from relay_bridge import protocol as p
+from relay_bridge import synth
+from relay_bridge.store import Store
+
+SID = "0a1b2c3d"
+
+
+def test_every_agent_frame_decodes() -> None:
+    frames = [
+        synth.hello(SID),
+        synth.start_frame(SID, [(0, "search", 1.0)]),
+        synth.spans_frame(SID, [synth.span(SID, 0, "search", 1.0, 2.0)], floor=0, lost=0),
+        {"type": "update", "session": SID, "seq": 0, "blockingMs": 12.5},
+        {"type": "ledger", "session": SID, "rev": 3, "ledger": {"sessionId": SID, "hostLocation": "document", "totals": {"unsampledCalls": 2}}},
+        synth.tool(SID, "search", 1.0, description="find things", annotations={"readOnlyHint": True}, kept={"readOnlyHint": True}),
+        synth.status(SID, "measuring", "measuring.", ["call a tool"], coverage="running"),
+        synth.event(SID, 5.0, "visibility", state="hidden"),
+        {"type": "bye", "session": SID, "reason": "pagehide"},
+    ]
+    kinds = [type(p.decode(json.dumps(f))).__name__ for f in frames]
+    assert kinds == ["Hello", "Start", "Spans", "Update", "LedgerFrame", "ToolChange", "Status", "Event", "Bye"]
+
+
+def code(data: bytes | str) -> str:
+    result = p.decode(data)
+    assert isinstance(result, p.Rejection), result
+    return result.code
+
+
+def test_rejections_have_stable_codes() -> None:
+    span = synth.span(SID, 0, "search", 1.0, 2.0)
+    assert code(b"{not json") == p.Code.BAD_JSON
+    assert code(b'{"type":"hello","agent":"\xff\xfe"}') in (p.Code.BAD_UTF8, p.Code.BAD_JSON)
+    assert code('{"type":"teleport"}') == p.Code.UNKNOWN_TYPE
+    assert code('{"session":"0a1b2c3d"}') == p.Code.UNKNOWN_TYPE
+    assert code(json.dumps({"type": "update", "session": SID, "seq": "1", "blockingMs": 1})) == p.Code.INVALID
+    assert code(json.dumps({"type": "update", "session": SID, "seq": 1, "blockingMs": -1})) == p.Code.INVALID
+    assert code('{"type":"update","session":"0a1b2c3d","seq":1,"blockingMs":NaN}') == p.Code.BAD_JSON
+    assert code('{"type":"update","session":"0a1b2c3d","seq":1,"blockingMs":1e999}') == p.Code.INVALID
+    assert code(json.dumps(synth.spans_frame(SID, [span] * 10_000))) == p.Code.TOO_MANY_SPANS
+    assert code(json.dumps(synth.tool(SID, "x" * 10_000, 1.0))) == p.Code.LIMIT
+    assert code(json.dumps(dict(span, sessionId="NOT-HEX!") and synth.spans_frame(SID, [dict(span, sessionId="NOT-HEX!")]))) == p.Code.INVALID
+    assert code(json.dumps(synth.spans_frame(SID, [dict(span, extra="body?")]))) == p.Code.INVALID
+    huge = synth.tool(SID, "t", 1.0, description="d" * (p.MAX_DESCRIPTOR_BYTES + 1))
+    assert code(json.dumps(huge)) == p.Code.LIMIT
+
+
+def test_rejection_messages_never_echo_page_text() -> None:
+    frame = synth.status(SID, "measuring")
+    frame["phase"] = "[bold red]\x1b[2J pwned"
+    result = p.decode(json.dumps(frame))
+    assert isinstance(result, p.Rejection)
+    assert "pwned" not in result.message and "\x1b" not in result.message
+
+
+frames = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=5),
+    max_leaves=20,
+)
+frame_like = st.fixed_dictionaries(
+    {"type": st.sampled_from(list(p.FRAME_TYPES) + ["nope"]), "session": st.sampled_from([SID, "zz", "0a1b2c3e"])},
+    optional={"spans": st.lists(frames, max_size=3), "seq": frames, "phase": frames, "name": frames, "calls": frames,
+              "protocol": st.just(p.PROTOCOL), "agent": frames, "blockingMs": frames, "rev": frames, "ledger": frames},
+)
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.binary(max_size=200), frame_like.map(lambda d: json.dumps(d).encode()), frames.map(lambda v: json.dumps(v).encode())))
+def test_fuzz_decoder_never_raises_and_every_rejection_is_counted(data: bytes) -> None:
+    store = Store()
+    store.connect(1)
+    store.apply(1, p.decode(json.dumps(synth.hello(SID))))  # type: ignore[arg-type]
+    before = store.counters["rejected"]
+    result = p.decode(data)
+    if isinstance(result, p.Rejection):
+        assert result.code in vars(p.Code).values()
+        store.reject(1, result)
+        assert store.counters["rejected"] == before + 1
+        assert store.counters[f"rejected:{result.code}"] >= 1
+    else:
+        replies = store.apply(1, result)  # a valid frame must apply without raising
+        errors = [r for r in replies if isinstance(r, p.ErrorFrame)]
+        assert store.counters["rejected"] == before + len(errors)
+        msgspec.json.encode(replies)

@@ -1,0 +1,27 @@
+"""Architecture checks: the headless core never pulls in the UI toolkit."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_relay_bridge_imports_neither_textual_nor_rich() -> None:
+    modules = [p.relative_to(ROOT).with_suffix("").as_posix().replace("/", ".") for p in (ROOT / "relay_bridge").rglob("*.py")]
+    code = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"relay_bridge imported: {out.stdout.strip()}"
+
+
+def test_headless_commands_do_not_import_textual() -> None:
+    code = "import sys\nfrom tui.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit: pass\nprint(any(m.startswith('textual') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip().endswith("False")

@@ -1,0 +1,104 @@
+"""Python against the shared vectors (the JavaScript agent reads the same files)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from relay_bridge.exports.trace import span_events
+from relay_bridge.measure import call_size, error_text, js_stringify, result_facts, utf8_len
+from relay_bridge.protocol import Span
+from relay_bridge.stats import SessionStats
+from relay_bridge.units import fmt_bytes, fmt_count, fmt_duration
+
+VECTORS = Path(__file__).parent / "vectors"
+AGGREGATE = sorted((VECTORS / "aggregate").glob("*.json"))
+
+
+def run_steps(doc: dict) -> SessionStats:
+    stats = SessionStats(doc["buffer"])
+    for step in doc["steps"]:
+        match step["op"]:
+            case "register":
+                stats.register(step["name"], step["schemaBytes"])
+            case "unregister":
+                stats.unregister(step["name"])
+            case "span":
+                stats.add(msgspec.convert(step["span"], Span))
+            case "unsampled":
+                stats.set_unsampled(stats.totals.unsampledCalls + 1)
+            case "update":
+                stats.update_blocking(step["seq"], step["blockingMs"])
+            case "reset":
+                stats.reset()
+    return stats
+
+
+def test_there_are_enough_cases() -> None:
+    assert len(AGGREGATE) >= 12
+
+
+@pytest.mark.parametrize("path", AGGREGATE, ids=lambda p: p.stem)
+def test_aggregate_vector(path: Path) -> None:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    stats = run_steps(doc)
+    expect = doc["expect"]
+    assert stats.aggregates() == expect["aggregates"]
+    assert stats.totals_dict() == expect["totals"]
+    assert stats.summary() == expect["summary"]
+    trace = [{k: e[k] for k in ("name", "cat", "ts", "dur", "tid")} for e in span_events(list(stats.ring.values()), doc["session"]["timeOrigin"])]
+    assert trace == expect["trace"]
+
+
+def test_vectors_by_hand() -> None:
+    """A few expected values worked out by hand, so the frozen files are not only Python's own word."""
+    doc = json.loads((VECTORS / "aggregate" / "002-sequential-gaps.json").read_text())
+    # schemas 412 + 233 = 645 B -> ceil(645/4) = 162 tokens; walls 10 + 4 + 20 ms; results 6300 B;
+    # tokens 3 x ceil(20/4) + 250 + 75 + 1250 = 1590; gaps 1000 + 3000 ms.
+    assert doc["expect"]["summary"] == "schemas 645B (~162 tok) · tools 34ms · payloads 6.3KB (~1.6K tok) · host gaps 4.0s"
+    doc = json.loads((VECTORS / "aggregate" / "013-percentiles.json").read_text())
+    # wall times are 1..20 (each once): nearest rank p50 = 10th = 10, p95 = ceil(19) = 19th = 19
+    row = doc["expect"]["aggregates"][0]
+    assert (row["minMs"], row["p50Ms"], row["p95Ms"], row["maxMs"]) == (1.0, 10.0, 19.0, 20.0)
+    doc = json.loads((VECTORS / "aggregate" / "012-ring-eviction.json").read_text())
+    row = doc["expect"]["aggregates"][0]
+    assert row["calls"] == 7 and row["maxMs"] == 6.0  # the 50 ms call was evicted from a 4-span ring
+    doc = json.loads((VECTORS / "aggregate" / "007-image.json").read_text())
+    # 130,000 base64 chars -> 97,500 decoded bytes -> 24,375 tokens; 450 text bytes -> 113 tokens
+    span = doc["steps"][1]["span"]
+    assert (span["estImageTokens"], span["estTextTokens"]) == (24_375, 113)
+
+
+@pytest.mark.parametrize("kind", ["bytes", "count", "duration"])
+def test_format_vectors(kind: str) -> None:
+    fn = {"bytes": fmt_bytes, "count": fmt_count, "duration": fmt_duration}[kind]
+    cases = json.loads((VECTORS / "format.json").read_text())[kind]
+    assert [fn(c["value"]) for c in cases] == [c["expect"] for c in cases]
+
+
+def test_measure_vectors() -> None:
+    for case in json.loads((VECTORS / "measure.json").read_text(encoding="utf-8")):
+        result = case["result"]
+        facts = result_facts(None, undefined=True) if result == {"$undefined": True} else result_facts(result)
+        size = call_size(utf8_len(js_stringify(case["input"])), facts.resultBytes, facts.imageBytes)
+        got = {
+            "inputBytes": size.inputBytes, "resultBytes": size.resultBytes, "resultType": facts.resultType,
+            "envelope": facts.envelope, "substituted": facts.substituted, "contentTypes": facts.contentTypes,
+            "imageBytes": size.imageBytes, "estInputTokens": size.estInputTokens, "estTextTokens": size.estTextTokens,
+            "estImageTokens": size.estImageTokens, "estTokens": size.estTokens,
+        }
+        assert got == case["expect"], case["name"]
+
+
+def test_measure_by_hand() -> None:
+    assert result_facts("").resultBytes == len("Operation succeeded")
+    assert result_facts({"content": [{"type": "text", "text": "é"}]}).resultBytes == len('{"content":[{"type":"text","text":"é"}]}'.encode())
+    assert result_facts("日本").resultBytes == 6
+
+
+def test_error_vectors() -> None:
+    for case in json.loads((VECTORS / "errors.json").read_text(encoding="utf-8")):
+        assert error_text(case["policy"], case["thrown"]["name"], case["thrown"]["message"]) == case["expect"]
