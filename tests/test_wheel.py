@@ -1,0 +1,45 @@
+"""An installed wheel, not only the checkout: build it, install it in a fresh venv, run the relay from it."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import urllib.request
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> None:
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(ROOT)], check=True, timeout=300)
+    wheel = next((tmp_path / "dist").glob("wmcp_top-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "relay_bridge/_agent/agent.js" in names and "relay_bridge/_agent/agent.mjs" in names
+    assert "relay_bridge/schema/report.v2.json" in names
+    assert any(re.match(r"tui/_themes/.+\.(toml|json)$", n) for n in names)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    py = venv / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheel)], check=True, timeout=600)
+    home = tmp_path / "home"
+    proc = subprocess.Popen([str(venv / "bin" / "wmcp-top"), "relay", "--port", "0", "--no-log"], cwd=tmp_path,
+                            env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "WMCP_TOP_HOME": str(home), "PYTHONUNBUFFERED": "1"},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        port = int(re.search(r"127\.0\.0\.1:(\d+)", proc.stdout.readline()).group(1))  # type: ignore[union-attr]
+        health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read())
+        assert health["ok"] is True and health["sessions"] == 0
+        token = (home / "config" / "token").read_text().strip()
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/agent.js?t={token}", timeout=5).read()
+        assert f"ws://127.0.0.1:{port}/relay?t={token}".encode() in body
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    # the installed package knows nothing of the source tree
+    code = "import relay_bridge, tui; print(relay_bridge.__file__, tui.__file__)"
+    out = subprocess.run([str(py), "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert str(ROOT) not in out.stdout
