@@ -1,0 +1,170 @@
+"""The store, the coalescer, the session log and the exports as units (the socket suites cover them end to end)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import jsonschema
+
+from relay_bridge import protocol as p
+from relay_bridge import synth
+from relay_bridge.exports.capture import build_capture
+from relay_bridge.exports.report import build_report
+from relay_bridge.exports.trace import trace_document
+from relay_bridge.notify import Coalescer
+from relay_bridge.replay import load_store
+from relay_bridge.sessionlog import SessionLog
+from relay_bridge.store import Store
+
+SID = "0a1b2c3d"
+SCHEMA = json.loads((Path(__file__).parents[2] / "relay_bridge" / "schema" / "report.v2.json").read_text())
+
+
+def frame(obj: dict) -> p.AgentFrame:
+    decoded = p.decode(json.dumps(obj))
+    assert not isinstance(decoded, p.Rejection), decoded
+    return decoded
+
+
+def live_store(sid: str = SID, conn: int = 1) -> Store:
+    store = Store()
+    store.connect(conn)
+    store.apply(conn, frame(synth.hello(sid)))
+    return store
+
+
+def test_phase_coverage_and_relay_states() -> None:
+    store = live_store()
+    s = store.sessions[SID]
+    assert (s.phase, s.coverage) == ("live", "none-observed")
+    store.apply(1, frame(synth.status(SID, "tools-registered", "tools are wrapped", ["call a tool"])))
+    assert s.phase == "tools-registered"
+    store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, 0, "t", 1.0, 1.0)])))
+    assert s.coverage == "running"
+    store.apply(1, frame(synth.status(SID, "measuring", coverage="incomplete") | {"reasons": ["wrap of tool x failed"]}))
+    assert s.coverage == "incomplete" and "wrap of tool x failed" in s.coverage_reasons()
+    store.disconnect(1)
+    assert (s.state, s.phase) == ("disconnected", "disconnected")
+
+
+def test_ledger_highest_rev_wins_and_feeds_unsampled() -> None:
+    store = live_store()
+    for rev, unsampled in [(2, 5), (1, 99), (3, 7)]:
+        store.apply(1, frame({"type": "ledger", "session": SID, "rev": rev, "ledger": {"sessionId": SID, "totals": {"unsampledCalls": unsampled}}}))
+    s = store.sessions[SID]
+    assert s.ledger_rev == 3 and s.stats.totals.unsampledCalls == 7 and s.stats.totals.calls == 7
+
+
+def test_tool_registry_rejection_and_withdrawal() -> None:
+    store = live_store()
+    store.apply(1, frame(synth.tool(SID, "search", 1.0, description="find", annotations={"readOnlyHint": True, "destructiveHint": False}, kept={"readOnlyHint": True})))
+    store.apply(1, frame(synth.tool(SID, "search", 2.0, description="again", rejected="InvalidStateError: duplicate name")))
+    s = store.sessions[SID]
+    rec = s.tools["search"]
+    assert rec.registered and rec.rejected is None and json.loads(rec.descriptor)["description"] == "find"
+    assert rec.annotationsSent == {"readOnlyHint": True, "destructiveHint": False} and rec.annotationsKept == {"readOnlyHint": True}
+    assert [e.kind for e in s.timeline][-2:] == ["register", "rejected"]
+    assert s.stats.schema_bytes == rec.schemaBytes
+    store.apply(1, frame(synth.tool(SID, "search", 3.0, change="unregistered")))
+    assert not s.tools["search"].registered and s.stats.schema_bytes == 0
+
+
+def test_reset_event_clears_numbers_and_keeps_tools() -> None:
+    store = live_store()
+    store.apply(1, frame(synth.tool(SID, "search", 1.0)))
+    store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, i, "search", i, 1.0) for i in range(3)])))
+    store.apply(1, frame(synth.event(SID, 5.0, "reset")))
+    s = store.sessions[SID]
+    assert s.stats.totals.calls == 0 and s.spans() == [] and s.stats.schema_bytes > 0
+    replies = store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, 3, "search", 9.0, 1.0)])))
+    assert replies[-1] == p.Ack(SID, 3) and s.stats.totals.calls == 1
+
+
+def test_relay_ring_buffer_and_inflight_are_bounded() -> None:
+    store = Store(buffer=10)
+    store.connect(1)
+    store.apply(1, frame(synth.hello(SID)))
+    s = store.sessions[SID]
+    store.apply(1, frame(synth.start_frame(SID, [(i, "hang", float(i)) for i in range(100, 130)])))
+    assert len(s.inflight) == 10
+    store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, i, "t", i, 1.0) for i in range(25)])))
+    assert [x.seq for x in s.spans()] == list(range(15, 25)) and s.stats.totals.calls == 25
+
+
+def test_session_info_is_updated_on_reconnect_and_visibility() -> None:
+    store = live_store()
+    store.apply(1, frame(synth.event(SID, 1.0, "visibility", state="hidden")))
+    assert store.sessions[SID].info.visibility == "hidden"
+    store.disconnect(1)
+    store.connect(2)
+    store.apply(2, frame(synth.hello(SID, title="after reload")))
+    s = store.sessions[SID]
+    assert (s.state, s.conn, s.info.title, s.hellos) == ("live", 2, "after reload", 2)
+
+
+async def test_coalescer_hands_out_bursts_once() -> None:
+    store = live_store()
+    coalescer = Coalescer(store, interval=0.05)
+    calls: list[tuple[set[str], bool]] = []
+    done = asyncio.Event()
+
+    def listener(dirty: set[str], relay: bool) -> None:
+        calls.append((dirty, relay))
+        done.set()
+
+    coalescer.subscribe(listener)
+    store.drain_changes()
+    for seq in range(500):
+        store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, seq, "t", seq, 1.0)])))
+    await asyncio.wait_for(done.wait(), 2)
+    assert calls == [({SID}, False)]  # 500 frames, one notice
+    coalescer.close()
+
+
+def test_session_log_rotates_and_prunes(tmp_path: Path) -> None:
+    log = SessionLog(tmp_path, rotate_bytes=2000, keep_files=3, keep_bytes=10**9)
+    raw = json.dumps(synth.hello(SID)).encode()
+    for _ in range(40):
+        log.frame(1, raw)
+        log.flush()
+    log.close()
+    files = sorted(tmp_path.glob("session-*.jsonl"))
+    assert len(files) == 3
+    assert all(f.stat().st_mode & 0o777 == 0o600 for f in files)
+    assert all(json.loads(line)["f"]["type"] == "hello" for f in files for line in f.read_text().splitlines())
+
+
+def test_report_capture_and_trace_from_a_rich_session(tmp_path: Path) -> None:
+    store = live_store()
+    store.apply(1, frame(synth.tool(SID, "search", 1.0, description="find")))
+    store.apply(1, frame(synth.tool(SID, "snap", 1.0)))
+    spans = [
+        synth.span(SID, 0, "search", 0.0, 500.0),
+        synth.span(SID, 1, "snap", 100.0, 50.0, image_bytes=4000, result_bytes=4200, overlapped=True),
+        synth.span(SID, 2, "search", 700.0, 10.0, gap=50.0, is_error=True, error="boom"),
+    ]
+    store.apply(1, frame(synth.spans_frame(SID, spans)))
+    store.apply(1, frame(synth.start_frame(SID, [(3, "search", 800.0)])))
+    session = store.sessions[SID]
+    report = build_report(session)
+    jsonschema.validate(report, SCHEMA)
+    assert build_report(session, spans=False)["spans"] == []
+    assert [s["seq"] for s in build_report(session, spans=1)["spans"]] == [2]
+    assert {r["tool"] for r in build_report(session, tool="snap")["tools"]} == {"snap"}
+    trace = trace_document([(f"{session.info.origin} {SID}", session.info.timeOrigin, session.spans())])
+    xs = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["cat"] != "gap"]
+    assert sorted(e["tid"] for e in xs) == [1, 1, 2]  # the overlapping call got its own lane
+    names = {e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "M"}
+    assert f"{session.info.origin} {SID}" in names and "host + model wait" in names
+    capture = build_capture(store)
+    assert capture["sessions"][0]["facts"]["1"]["overlapped"] is True
+    assert capture["sessions"][0]["inflight"][0]["seq"] == 3
+    path = tmp_path / "capture.json"
+    path.write_text(json.dumps(capture))
+    again = load_store(path).sessions[SID]
+    assert again.stats.aggregates() == session.stats.aggregates()
+    assert again.stats.totals_dict() == session.stats.totals_dict()
+    assert {n: json.loads(r.descriptor) for n, r in again.tools.items()} == {n: json.loads(r.descriptor) for n, r in session.tools.items()}
+    assert list(again.inflight) == [3]
