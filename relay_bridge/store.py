@@ -141,6 +141,9 @@ class Store:
         self.sessions: dict[str, Session] = {}
         self.counters: Counter[str] = Counter()  # frames, spans, duplicates, lost, rejected:<code>, ...
         self.connections: dict[int, set[str]] = {}
+        # Sessions a connection relays (from the page's BroadcastChannel) that are already here directly:
+        # the direct copy wins; the relayed copy is acked and ignored, not counted as an error.
+        self.shadowed: dict[int, set[str]] = {}
         self._dirty: set[str] = set()
         self._relay_dirty = False
         self.wake: Callable[[], None] | None = None  # set by the Coalescer; called on every change
@@ -169,6 +172,7 @@ class Store:
         self._touch()
 
     def disconnect(self, conn: int) -> None:
+        self.shadowed.pop(conn, None)
         for sid in self.connections.pop(conn, set()):
             session = self.sessions.get(sid)
             if session is not None and session.conn == conn and session.state == "live":
@@ -197,6 +201,9 @@ class Store:
         if isinstance(frame, p.Hello):
             return self._hello(conn, frame)
         session = self.sessions.get(frame.session)
+        if frame.session in self.shadowed.get(conn, ()):
+            self.counters["shadowed_frames"] += 1
+            return [p.Ack(session.id, session.acked)] if session is not None and isinstance(frame, p.Spans) else []
         if session is None or session.conn != conn:
             return [self.reject(conn, p.Rejection(p.Code.UNKNOWN_SESSION, "send hello for this session on this socket first"))]
         session.counters.frames += 1
@@ -248,10 +255,15 @@ class Store:
         session = self.sessions.get(sid)
         if sid not in owned and len(owned) >= p.MAX_SESSIONS_PER_CONNECTION:
             return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {p.MAX_SESSIONS_PER_CONNECTION} sessions a connection"))]
+        if session is not None and session.state == "live" and session.conn != conn and hello.session.context == "relayed":
+            self.shadowed.setdefault(conn, set()).add(sid)
+            self.counters["shadowed_sessions"] += 1
+            return [p.Ack(sid, session.acked)]
+        self.shadowed.get(conn, set()).discard(sid)
         if session is None:
             if len(self.sessions) >= self.max_sessions and not self._evict_one():
                 return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {self.max_sessions} live sessions"))]
-            session = Session(hello.session, hello.agent, hello.config, SessionStats(min(self.buffer, hello.config.buffer) if hello.config.buffer else self.buffer), conn)
+            session = Session(hello.session, hello.agent, hello.config, SessionStats(self.buffer), conn)
             self.sessions[sid] = session
             self.counters["sessions"] += 1
             self._timeline(session, "attach", {"context": hello.session.context})

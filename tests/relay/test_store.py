@@ -168,3 +168,17 @@ def test_report_capture_and_trace_from_a_rich_session(tmp_path: Path) -> None:
     assert again.stats.totals_dict() == session.stats.totals_dict()
     assert {n: json.loads(r.descriptor) for n, r in again.tools.items()} == {n: json.loads(r.descriptor) for n, r in session.tools.items()}
     assert list(again.inflight) == [3]
+
+
+def test_a_relayed_copy_of_a_direct_session_is_acked_and_ignored() -> None:
+    store = live_store()  # the session is here directly on connection 1
+    store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, 0, "t", 1.0, 1.0)])))
+    store.connect(2)  # a same-origin tab relays what it heard on the BroadcastChannel
+    assert store.apply(2, frame(synth.hello(SID, context="relayed", via="11111111"))) == [p.Ack(SID, 0)]
+    replies = store.apply(2, frame(synth.spans_frame(SID, [synth.span(SID, s, "t", 1.0, 1.0) for s in range(0, 2)])))
+    assert replies == [p.Ack(SID, 0)]
+    s = store.sessions[SID]
+    assert s.conn == 1 and s.stats.totals.calls == 1 and store.counters["rejected"] == 0
+    assert store.counters["shadowed_sessions"] == 1
+    # the direct socket keeps working
+    assert store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, 1, "t", 2.0, 1.0)])))[-1] == p.Ack(SID, 1)
