@@ -20,6 +20,7 @@ from .auth import load_token
 from .exports.capture import build_capture
 from .exports.report import build_report
 from .logsetup import configure as configure_logging
+from .otlp.exporter import OtlpUnavailable, traces_endpoint
 from .paths import log_dir, state_dir
 from .replay import ReplayError, load_store
 from .server import DEFAULT_PORT, Relay, RelayConfig
@@ -58,6 +59,8 @@ def add_relay_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN", help="only these page origins may connect (repeatable)")
     parser.add_argument("--rotate-token", action="store_true", help="make a new token (pasted snippets stop working)")
     parser.add_argument("--no-log", action="store_true", help="do not write the session log")
+    parser.add_argument("--otlp", metavar="URL", default=None,
+                        help="send every call to an OpenTelemetry collector over OTLP/HTTP (default: $OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT)")
 
 
 def relay_config(args: argparse.Namespace) -> RelayConfig:
@@ -67,12 +70,16 @@ def relay_config(args: argparse.Namespace) -> RelayConfig:
         buffer=args.buffer,
         allow_origins=tuple(args.allow_origin),
         log_dir=None if args.no_log else log_dir(),
+        otlp=traces_endpoint(args.otlp),
     )
 
 
 async def start_relay(config: RelayConfig, store: Store | None = None) -> Relay:
     configure_logging(state_dir() / "relay.log")
-    relay = Relay(config, store)
+    try:
+        relay = Relay(config, store)
+    except OtlpUnavailable as exc:
+        raise UsageError(str(exc)) from None
     try:
         await relay.start()
     except OSError as exc:
@@ -122,6 +129,9 @@ async def _relay_main(args: argparse.Namespace) -> int:
             except TimeoutError:
                 for session in relay.store.live_sessions():
                     print(session_line(session), flush=True)
+                if relay.otlp is not None and relay.otlp.stats.state == "unreachable":
+                    st = relay.otlp.stats
+                    print(f"otlp: {st.endpoint} unreachable ({st.dropped} spans dropped): {st.last_error}", flush=True)
     finally:
         await relay.stop()
     if args.report_on_exit:

@@ -27,6 +27,7 @@ MAX_TEXT = 512  # titles, paths, messages, user agents
 MAX_HINTS = 8
 MAX_DETAIL_KEYS = 16
 MAX_CONTENT_TYPES = 16
+MAX_PAYLOAD = 64 * 1024  # characters of one captured argument or result text (payload capture is opt-in)
 MAX_LIVE_SESSIONS = 64
 MAX_SESSIONS_PER_CONNECTION = 16
 # Largest accepted clock or size: finite, far above anything real (about 300 years in ms).
@@ -82,6 +83,10 @@ class Span(Struct, forbid_unknown_fields=True):
     # Invoked before the previous call settled. Recorded at the source; only when absent (webmcp-profiler's
     # own spans on the channel) is it inferred from a null gap.
     overlapped: bool | None = None
+    # The error's class name (e.g. "TypeError"), for OpenTelemetry's error.type; never a message or stack.
+    errorType: Annotated[str, Meta(max_length=64)] | None = None
+    # The page's own refusal classifier said so (`isRefusal` hook): "confirm" or "unavailable".
+    refusal: Literal["confirm", "unavailable"] | None = None
 
 
 class SessionInfo(Struct, forbid_unknown_fields=True):
@@ -194,6 +199,9 @@ class ToolChange(Struct, tag="tool", tag_field="type", forbid_unknown_fields=Tru
     internal: bool = False
     # Set when the host refused the registration (duplicate name, invalid schema): not a tool.
     rejected: ErrorText | None = None
+    # Optional fingerprint of the handler's source (off by default in the agent): a changed fingerprint under
+    # an unchanged descriptor is still a redefinition.
+    fingerprint: Annotated[str, Meta(max_length=64)] | None = None
 
 
 class Status(Struct, tag="status", tag_field="type", forbid_unknown_fields=True):
@@ -212,13 +220,23 @@ class Event(Struct, tag="event", tag_field="type", forbid_unknown_fields=True):
     detail: Annotated[dict[ShortText, Scalar], Meta(max_length=MAX_DETAIL_KEYS)] = {}
 
 
+class Payload(Struct, tag="payload", tag_field="type", forbid_unknown_fields=True):
+    """Opt-in payload capture (`capturePayloads` in the page, capped by `maxPayloadLength`). The relay hands it
+    to the OpenTelemetry exporter only: never to the store, the log, an export or the screen."""
+
+    session: SessionId
+    seq: NonNegInt
+    arguments: Annotated[str, Meta(max_length=MAX_PAYLOAD)] | None = None
+    result: Annotated[str, Meta(max_length=MAX_PAYLOAD)] | None = None
+
+
 class Bye(Struct, tag="bye", tag_field="type", forbid_unknown_fields=True):
     session: SessionId
     reason: Text = ""
 
 
-AgentFrame = Union[Hello, Start, Spans, Update, LedgerFrame, ToolChange, Status, Event, Bye]
-FRAME_TYPES = ("hello", "start", "spans", "update", "ledger", "tool", "status", "event", "bye")
+AgentFrame = Union[Hello, Start, Spans, Update, LedgerFrame, ToolChange, Status, Event, Payload, Bye]
+FRAME_TYPES = ("hello", "start", "spans", "update", "ledger", "tool", "status", "event", "payload", "bye")
 
 
 # Relay -> agent.

@@ -15,6 +15,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import msgspec
@@ -59,6 +60,7 @@ class RelayConfig:
     log_dir: Path | None = None  # session log; None = no log
     rate_per_second: float = RATE_PER_SECOND
     rate_burst: float = RATE_BURST
+    otlp: str | None = None  # OTLP/HTTP traces endpoint (relay_bridge.otlp); None = no export
 
 
 def _is_loopback_host(value: str | None, port: int) -> bool:
@@ -107,6 +109,12 @@ class Relay:
         self._server: Server | None = None
         self._conn_ids = itertools.count(1)
         self.port = config.port
+        self.otlp: Any = None  # relay_bridge.otlp.exporter.OtlpExport while --otlp is on
+        if config.otlp:
+            from .otlp.exporter import OtlpExport  # the optional extra is imported only when asked for
+
+            self.otlp = OtlpExport(config.otlp)
+            self.store.observers.append(self.otlp)
 
     # -- lifecycle ----------------------------------------------------------------------------------------
 
@@ -126,6 +134,8 @@ class Relay:
         self.port = sock.getsockname()[1]
         if self.session_log is not None:
             self.session_log.start()
+        if self.otlp is not None:
+            self.otlp.start()
         log.info("relay listening on %s:%d", self.config.host, self.port)
 
     async def stop(self) -> None:
@@ -135,6 +145,10 @@ class Relay:
             self._server = None
         if self.session_log is not None:
             self.session_log.close()
+        if self.otlp is not None:
+            await asyncio.to_thread(self.otlp.close)
+            self.store.observers.remove(self.otlp)
+            self.otlp = None
 
     @property
     def snippet(self) -> Snippet:
@@ -222,6 +236,15 @@ class Relay:
                         await ws.close(1008, "too many invalid frames")
                         break
                     await reply(err)
+                    continue
+                if isinstance(frame, p.Payload):
+                    # Opt-in captured text: to the OpenTelemetry lane only, never the store, log or screen.
+                    owned = frame.session in store.connections.get(conn, ())
+                    if self.otlp is not None and owned:
+                        self.otlp.on_payload(frame)
+                    else:
+                        store.counters["payloads_dropped"] += 1
+                    streak = 0
                     continue
                 replies = store.apply(conn, frame)
                 accepted = not all(isinstance(r, p.ErrorFrame) for r in replies) if replies else True

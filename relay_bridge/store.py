@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Protocol
 
 import msgspec
 
@@ -19,6 +19,12 @@ from . import protocol as p
 from .stats import SessionStats
 
 RelayState = Literal["live", "disconnected", "ended"]
+
+
+class StoreObserver(Protocol):
+    def on_span(self, session: Session, span: p.Span) -> None: ...
+
+    def on_tool(self, session: Session, record: ToolRecord, change: str, at: float) -> None: ...
 TIMELINE_MAX = 2000
 
 
@@ -44,6 +50,8 @@ class ToolRecord:
     annotationsKept: dict[str, Any] | None = None
     internal: bool = False
     rejected: str | None = None
+    fingerprint: str | None = None
+    redefined: bool = False  # registered again under the same name with a different descriptor or handler
 
     @property
     def registered(self) -> bool:
@@ -147,6 +155,9 @@ class Store:
         self._dirty: set[str] = set()
         self._relay_dirty = False
         self.wake: Callable[[], None] | None = None  # set by the Coalescer; called on every change
+        # Per-item observers (the OpenTelemetry lane): called for each stored span and each tool change.
+        # They must only enqueue; anything slow belongs on their own thread.
+        self.observers: list[StoreObserver] = []
 
     # -- change tracking ----------------------------------------------------------------------------------
 
@@ -238,6 +249,8 @@ class Store:
                 if frame.kind == "visibility" and isinstance(frame.detail.get("state"), str):
                     session.info.visibility = str(frame.detail["state"])[:16]
                 self._timeline(session, frame.kind, dict(frame.detail), frame.at)
+            case p.Payload():
+                pass  # never stored: the server hands payloads to the OpenTelemetry lane only
             case p.Bye():
                 session.state = "ended"
                 session.bye_reason = frame.reason
@@ -322,6 +335,8 @@ class Store:
             session.stats.add(span)
             session.inflight.pop(span.seq, None)
             stored += 1
+            for observer in self.observers:
+                observer.on_span(session, span)
             if span.isError:
                 self._timeline(session, "error", {"tool": span.tool, "seq": span.seq}, span.settledAt)
         while session.acked + 1 in session.above:
@@ -360,21 +375,31 @@ class Store:
                 annotationsKept=frame.annotationsKept,
                 internal=frame.internal,
                 rejected=frame.rejected,
+                fingerprint=frame.fingerprint,
             )
             previous = session.tools.get(frame.name)
+            if previous is not None and frame.rejected is None and previous.rejected is None:
+                record.redefined = previous.redefined or previous.descriptor != record.descriptor or previous.fingerprint != record.fingerprint
             if frame.rejected is None or previous is None or not previous.registered:
                 session.tools[frame.name] = record
             if frame.rejected is None:
                 session.stats.register(frame.name, frame.schemaBytes, frame.internal)
-                self._timeline(session, "register", {"tool": frame.name, "schemaBytes": frame.schemaBytes}, frame.at)
+                detail: dict[str, Any] = {"tool": frame.name, "schemaBytes": frame.schemaBytes}
+                if record.redefined:
+                    detail["redefined"] = True
+                self._timeline(session, "register", detail, frame.at)
             else:
                 self._timeline(session, "rejected", {"tool": frame.name, "reason": frame.rejected}, frame.at)
         else:
-            record = session.tools.get(frame.name)
-            if record is not None:
-                record.unregisteredAt = frame.at
+            found = session.tools.get(frame.name)
+            if found is None:
+                return
+            record = found
+            record.unregisteredAt = frame.at
             session.stats.unregister(frame.name)
             self._timeline(session, "unregister", {"tool": frame.name}, frame.at)
+        for observer in self.observers:
+            observer.on_tool(session, record, frame.change, frame.at)
 
     def _timeline(self, session: Session, kind: str, detail: dict[str, Any], at: float | None = None) -> None:
         if at is None:

@@ -1,0 +1,351 @@
+"""`wmcp-top compare base.json head.json`: per-tool diff of two reports, judged against thresholds.
+
+Reads `webmcp-perf-report/1` (webmcp-profiler 0.1) and `/2`. Per tool: calls, errors, p50, p95, bytes per call
+and tokens per call (sums are per run; a run with more calls is not a regression, so bytes and tokens are judged
+per call). Like is compared with like: a /1 report counted bytes in UTF-16 units and its estTokens left out the
+input tokens, so when the two reports differ in format the byte and token verdicts are skipped, the numbers are
+still shown, and the result says why (`notes`, and `skipped` on each metric).
+
+Plain function: `compare(base, head, thresholds=None) -> dict` with the parsed report documents. CLI:
+`python -m relay_bridge.compare base.json head.json [--thresholds FILE] [--json OUT]`; exit 1 on a regression,
+2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+FORMAT = "wmcp-top-compare/1"
+THRESHOLDS_FORMAT = "wmcp-top-thresholds/1"
+REPORT_FORMATS = ("webmcp-perf-report/1", "webmcp-perf-report/2")
+
+# A metric regresses when head is worse than base by more than `pct` percent AND by more than the absolute
+# floor (so 0.1 ms -> 0.2 ms is not a "100 % regression"). Improvements are judged symmetrically.
+DEFAULT_THRESHOLDS: dict[str, Any] = {
+    "p50Pct": 20.0,
+    "p50Ms": 1.0,
+    "p95Pct": 25.0,
+    "p95Ms": 2.0,
+    "bytesPct": 10.0,
+    "bytesAbs": 16.0,  # bytes per call
+    "tokensPct": 10.0,
+    "tokensAbs": 4.0,  # tokens per call
+    "errorRate": 0.0,  # head error rate may exceed base's by at most this (0.05 = five points)
+    "minCalls": 1,  # timing verdicts need at least this many calls on both sides
+    "failOnRemoved": False,  # a tool that vanished counts as a regression
+}
+THRESHOLD_KEYS = frozenset(DEFAULT_THRESHOLDS)
+METRICS = ("calls", "errors", "p50Ms", "p95Ms", "bytesPerCall", "tokensPerCall")
+CROSS_FORMAT_NOTE = (
+    "bytes and tokens not judged: the reports differ in format (webmcp-perf-report/1 counted UTF-16 units and its "
+    "estTokens left out input tokens; /2 counts UTF-8 bytes and includes them)"
+)
+
+
+class CompareError(Exception):
+    """A report or thresholds file that cannot be used; one line for the user."""
+
+
+# -- inputs -------------------------------------------------------------------------------------------------
+
+
+def load_report(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CompareError(f"no such file: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CompareError(f"cannot read {path}: {exc}") from None
+    except ValueError:
+        raise CompareError(f"{path} is not JSON") from None
+    check_report(doc, str(path))
+    return doc
+
+
+def check_report(doc: Any, name: str = "report") -> str:
+    if not isinstance(doc, dict):
+        raise CompareError(f"{name} is not a report (expected a JSON object)")
+    fmt = doc.get("format")
+    if fmt not in REPORT_FORMATS:
+        raise CompareError(f"{name}: unknown format {str(fmt)[:60]!r} (expected {' or '.join(REPORT_FORMATS)})")
+    if not isinstance(doc.get("tools"), list):
+        raise CompareError(f"{name}: no tools[] table")
+    return fmt
+
+
+def load_thresholds(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {"default": dict(DEFAULT_THRESHOLDS), "tools": {}}
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CompareError(f"no such thresholds file: {path}") from None
+    except ValueError:
+        raise CompareError(f"thresholds file {path} is not JSON") from None
+    return normalise_thresholds(doc)
+
+
+def normalise_thresholds(doc: Any) -> dict[str, Any]:
+    """`{"format"?, "default": {...}, "tools": {name: {...}}}`; a flat object is read as `default`."""
+    if doc is None:
+        return {"default": dict(DEFAULT_THRESHOLDS), "tools": {}}
+    if not isinstance(doc, dict):
+        raise CompareError("thresholds must be a JSON object")
+    if "default" not in doc and "tools" not in doc:
+        doc = {"default": {k: v for k, v in doc.items() if k != "format"}}
+    fmt = doc.get("format", THRESHOLDS_FORMAT)
+    if fmt != THRESHOLDS_FORMAT:
+        raise CompareError(f"thresholds: unknown format {str(fmt)[:60]!r} (expected {THRESHOLDS_FORMAT})")
+    default = dict(DEFAULT_THRESHOLDS)
+    default.update(_check_keys(doc.get("default") or {}, "default"))
+    tools = {}
+    for name, over in (doc.get("tools") or {}).items():
+        merged = dict(default)
+        merged.update(_check_keys(over, f"tools.{name}"))
+        tools[str(name)] = merged
+    return {"default": default, "tools": tools}
+
+
+def _check_keys(obj: Any, where: str) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise CompareError(f"thresholds {where} must be an object")
+    unknown = sorted(set(obj) - THRESHOLD_KEYS)
+    if unknown:
+        raise CompareError(f"thresholds {where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(THRESHOLD_KEYS))})")
+    for key, value in obj.items():
+        want_bool = isinstance(DEFAULT_THRESHOLDS[key], bool)
+        if want_bool and not isinstance(value, bool):
+            raise CompareError(f"thresholds {where}.{key} must be true or false")
+        if not want_bool and (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0):
+            raise CompareError(f"thresholds {where}.{key} must be a number >= 0")
+    return obj
+
+
+# -- the comparison -----------------------------------------------------------------------------------------
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _row_metrics(row: dict[str, Any]) -> dict[str, float | None]:
+    calls = _num(row.get("calls")) or 0.0
+    total_bytes = _num(row.get("totalBytes"))
+    tokens = _num(row.get("estTokens"))
+    return {
+        "calls": calls,
+        "errors": _num(row.get("errors")) or 0.0,
+        "p50Ms": _num(row.get("p50Ms")),
+        "p95Ms": _num(row.get("p95Ms")),
+        "bytesPerCall": total_bytes / calls if calls and total_bytes is not None else None,
+        "tokensPerCall": tokens / calls if calls and tokens is not None else None,
+    }
+
+
+def _rows(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for row in doc.get("tools", []):
+        if isinstance(row, dict) and isinstance(row.get("tool"), str):
+            out[row["tool"]] = row
+    return out
+
+
+def _verdict(base: float | None, head: float | None, pct: float, floor: float) -> str:
+    """`regressed`, `improved` or `same` for a metric where lower is better."""
+    if base is None or head is None:
+        return "n/a"
+    delta = head - base
+    if delta > floor and delta > base * pct / 100:
+        return "regressed"
+    if -delta > floor and -delta > base * pct / 100:
+        return "improved"
+    return "same"
+
+
+def compare(base: dict[str, Any], head: dict[str, Any], thresholds: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Diff two parsed reports per tool. `thresholds` is a thresholds document (or None for the defaults).
+
+    Returns `{format, base, head, crossFormat, notes, tools: [...], regressions, improvements}`; each tool has a
+    `status` (`regressed`, `improved`, `same`, `added`, `removed`) and per metric `{base, head, delta, pct,
+    verdict}` where verdict is `regressed`/`improved`/`same`/`n/a`/`skipped` (with `reason`).
+    """
+    base_fmt = check_report(base, "base")
+    head_fmt = check_report(head, "head")
+    th = normalise_thresholds(thresholds)
+    cross = base_fmt != head_fmt
+    notes = [CROSS_FORMAT_NOTE] if cross else []
+    base_rows, head_rows = _rows(base), _rows(head)
+    tools = []
+    regressions = improvements = 0
+    for name in sorted(set(base_rows) | set(head_rows)):
+        t = th["tools"].get(name, th["default"])
+        b = _row_metrics(base_rows[name]) if name in base_rows else None
+        h = _row_metrics(head_rows[name]) if name in head_rows else None
+        entry: dict[str, Any] = {"tool": name, "metrics": {}, "reasons": []}
+        if b is None or h is None:
+            entry["status"] = "added" if b is None else "removed"
+            for metric in METRICS:
+                entry["metrics"][metric] = {"base": b[metric] if b else None, "head": h[metric] if h else None, "delta": None, "pct": None, "verdict": "n/a"}
+            if entry["status"] == "removed" and t["failOnRemoved"]:
+                entry["status"] = "regressed"
+                entry["reasons"].append("tool removed (failOnRemoved)")
+            if entry["status"] == "regressed":
+                regressions += 1
+            tools.append(entry)
+            continue
+        enough = b["calls"] >= t["minCalls"] and h["calls"] >= t["minCalls"]
+        for metric in METRICS:
+            bv, hv = b[metric], h[metric]
+            delta = hv - bv if bv is not None and hv is not None else None
+            pct = (delta / bv * 100) if delta is not None and bv else None
+            cell: dict[str, Any] = {"base": bv, "head": hv, "delta": delta, "pct": pct}
+            if metric == "calls":
+                cell["verdict"] = "info"
+            elif metric == "errors":
+                b_rate = b["errors"] / b["calls"] if b["calls"] else 0.0
+                h_rate = h["errors"] / h["calls"] if h["calls"] else 0.0
+                cell["baseRate"], cell["headRate"] = b_rate, h_rate
+                if h_rate - b_rate > t["errorRate"] + 1e-12:
+                    cell["verdict"] = "regressed"
+                elif b_rate - h_rate > t["errorRate"] + 1e-12:
+                    cell["verdict"] = "improved"
+                else:
+                    cell["verdict"] = "same"
+            elif metric in ("bytesPerCall", "tokensPerCall") and cross:
+                cell["verdict"] = "skipped"
+                cell["reason"] = "formats differ (/1 vs /2)"
+            elif metric in ("p50Ms", "p95Ms") and not enough:
+                cell["verdict"] = "skipped"
+                cell["reason"] = f"fewer than {t['minCalls']} calls"
+            else:
+                key = {"p50Ms": ("p50Pct", "p50Ms"), "p95Ms": ("p95Pct", "p95Ms"), "bytesPerCall": ("bytesPct", "bytesAbs"), "tokensPerCall": ("tokensPct", "tokensAbs")}[metric]
+                cell["verdict"] = _verdict(bv, hv, t[key[0]], t[key[1]])
+            entry["metrics"][metric] = cell
+        verdicts = {m: c["verdict"] for m, c in entry["metrics"].items()}
+        worse = [m for m, v in verdicts.items() if v == "regressed"]
+        better = [m for m, v in verdicts.items() if v == "improved"]
+        if worse:
+            entry["status"] = "regressed"
+            entry["reasons"] = [_reason(m, entry["metrics"][m]) for m in worse]
+            regressions += 1
+        elif better:
+            entry["status"] = "improved"
+            entry["reasons"] = [_reason(m, entry["metrics"][m]) for m in better]
+            improvements += 1
+        else:
+            entry["status"] = "same"
+        tools.append(entry)
+    return {
+        "format": FORMAT,
+        "base": {"format": base_fmt, "session": (base.get("session") or {}).get("id")},
+        "head": {"format": head_fmt, "session": (head.get("session") or {}).get("id")},
+        "crossFormat": cross,
+        "notes": notes,
+        "thresholds": th["default"],
+        "tools": tools,
+        "regressions": regressions,
+        "improvements": improvements,
+    }
+
+
+def _reason(metric: str, cell: dict[str, Any]) -> str:
+    if metric == "errors":
+        return f"error rate {cell['baseRate'] * 100:.0f}% -> {cell['headRate'] * 100:.0f}%"
+    pct = f" ({cell['pct']:+.0f}%)" if cell.get("pct") is not None else ""
+    return f"{metric} {_fmt(metric, cell['base'])} -> {_fmt(metric, cell['head'])}{pct}"
+
+
+# -- output -------------------------------------------------------------------------------------------------
+
+
+def _fmt(metric: str, value: float | None) -> str:
+    if value is None:
+        return "–"
+    if metric in ("p50Ms", "p95Ms"):
+        return f"{value:.1f}ms" if value < 100 else f"{value:.0f}ms"
+    if metric in ("calls", "errors"):
+        return f"{value:.0f}"
+    return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+
+
+def render(result: dict[str, Any]) -> str:
+    heads = ("tool", "status", "calls", "errors", "p50", "p95", "B/call", "tok/call")
+    rows = [heads]
+    for t in result["tools"]:
+        cells = [t["tool"], t["status"]]
+        for metric in METRICS:
+            c = t["metrics"][metric]
+            if t["status"] in ("added", "removed") or c["base"] is None and c["head"] is None:
+                text = _fmt(metric, c["head"] if c["head"] is not None else c["base"])
+            else:
+                text = f"{_fmt(metric, c['base'])}→{_fmt(metric, c['head'])}"
+            mark = {"regressed": " ✗", "improved": " ✓", "skipped": " ·"}.get(c["verdict"], "")
+            cells.append(text + mark)
+        rows.append(tuple(cells))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(heads))]
+    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip() for r in rows]
+    for t in result["tools"]:
+        for reason in t["reasons"]:
+            lines.append(f"{t['tool']}: {t['status']}: {reason}")
+    for note in result["notes"]:
+        lines.append(f"note: {note} (· = not judged)")
+    lines.append(
+        f"{result['regressions']} regressed, {result['improvements']} improved, "
+        f"{sum(t['status'] == 'added' for t in result['tools'])} added, {sum(t['status'] == 'removed' for t in result['tools'])} removed "
+        f"({result['base']['format']} → {result['head']['format']})"
+    )
+    return "\n".join(lines)
+
+
+# -- command line -------------------------------------------------------------------------------------------
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("compare", help="diff two reports per tool; exit 1 on a regression")
+    _arguments(parser)
+    return parser
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("base", help="the baseline report (webmcp-perf-report/1 or /2)")
+    parser.add_argument("head", help="the report to judge")
+    parser.add_argument("--thresholds", metavar="FILE", help="per-tool thresholds (wmcp-top-thresholds/1)")
+    parser.add_argument("--json", metavar="OUT", help="also write the comparison as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        base = load_report(Path(args.base))
+        head = load_report(Path(args.head))
+        thresholds = load_thresholds(Path(args.thresholds) if args.thresholds else None)
+        result = compare(base, head, thresholds)
+    except CompareError as exc:
+        print(f"wmcp-top: {exc}", file=sys.stderr)
+        return 2
+    print(render(result), flush=True)
+    if args.json:
+        try:
+            out = Path(args.json)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
+        except OSError as exc:
+            print(f"wmcp-top: cannot write {args.json}: {exc.strerror}", file=sys.stderr)
+            return 2
+    return 1 if result["regressions"] else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="wmcp-top compare", description=__doc__.splitlines()[0])
+    _arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

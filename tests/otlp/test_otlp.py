@@ -1,0 +1,205 @@
+"""`--otlp`: every call reaches a real OTLP receiver as a GenAI-convention span; a collector that is down is
+shown and counted without slowing anything; the canary never leaves unless payload capture is on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect
+
+from relay_bridge import synth
+from relay_bridge.exports.capture import build_capture
+from relay_bridge.otlp.attributes import span_id, trace_id
+from relay_bridge.otlp.exporter import traces_endpoint
+from relay_bridge.server import Relay, RelayConfig
+
+from .receiver import Receiver
+
+TOKEN = "1234567890abcdef1234567890abcdef"
+SID = "07e17e10"
+T0 = 1_764_000_000_000.0
+CANARY = "CANARY-otlp-5e1f"
+
+
+async def wait_until(predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.02)
+    return value
+
+
+async def feed(relay: Relay, frames: list[dict[str, Any]]) -> None:
+    async with connect(f"ws://127.0.0.1:{relay.port}/relay?t={TOKEN}") as ws:
+        await ws.recv()
+        await ws.send(json.dumps(synth.hello(SID, origin="https://shop.example", time_origin=T0, path="/cart")))
+        await ws.recv()
+        for frame in frames:
+            await ws.send(json.dumps(frame))
+        await ws.send(json.dumps({"type": "bye", "session": SID, "reason": "done"}))
+    await wait_until(lambda: relay.store.sessions[SID].state == "ended")
+
+
+def calls() -> list[dict[str, Any]]:
+    return [
+        synth.tool(SID, "search", 1.0, description="find products", annotations={"readOnlyHint": True, "destructiveHint": False}, kept={"readOnlyHint": True}),
+        synth.spans_frame(SID, [
+            synth.span(SID, 0, "search", 100.0, 12.5, result_bytes=2048, input_bytes=30),
+            synth.span(SID, 1, "search", 200.0, 40.0, gap=87.5, is_error=True, error="card declined") | {"errorType": "TypeError"},
+            synth.span(SID, 2, "search", 210.0, 5.0, depth=1, parent=1, overlapped=True),
+        ]),
+        synth.tool(SID, "search", 300.0, change="unregistered"),
+    ]
+
+
+async def test_spans_arrive_with_names_attributes_times_and_resources(tmp_path: Path) -> None:
+    receiver = Receiver()
+    relay = Relay(RelayConfig(port=0, token=TOKEN, otlp=receiver.url, log_dir=tmp_path / "logs"))
+    await relay.start()
+    try:
+        await feed(relay, calls())
+        spans = await wait_until(lambda: len(receiver.snapshot()) >= 5 and receiver.snapshot())
+    finally:
+        await relay.stop()
+        receiver.close()
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for span in spans:
+        by_name.setdefault(span["name"], []).append(span)
+    assert sorted(by_name) == ["execute_tool search", "register_tool search", "unregister_tool search"]
+    first, failed, nested = sorted(by_name["execute_tool search"], key=lambda s: s["attributes"]["webmcp.execute.seq"])
+    assert first["kind"] == 1  # SPAN_KIND_INTERNAL
+    a = first["attributes"]
+    assert a["gen_ai.operation.name"] == "execute_tool" and a["gen_ai.tool.name"] == "search"
+    assert a["gen_ai.tool.call.id"] == f"{SID}#0"
+    assert a["mcp.tool.arguments.size"] == 30 and a["mcp.tool.result.size"] == 2048
+    assert a["webmcp.result.type"] == "object" and a["webmcp.result.envelope"] is True and a["webmcp.result.substituted"] is False
+    assert a["webmcp.annotations.sent"] == ["destructiveHint", "readOnlyHint"] and a["webmcp.annotations.dropped"] == ["destructiveHint"]
+    assert first["start"] == int((T0 + 100.0) * 1e6) and first["end"] == int((T0 + 112.5) * 1e6)
+    assert first["resource"]["webmcp.page.origin"] == "https://shop.example"
+    assert first["resource"]["webmcp.session.id"] == SID and first["resource"]["webmcp.page.path"] == "/cart"
+    assert first["trace_id"] == f"{trace_id(SID):032x}" and first["span_id"] == f"{span_id(SID, 0):016x}"
+    assert first["status"][0] == 0  # unset
+    assert failed["attributes"]["error.type"] == "TypeError" and failed["status"] == (2, "card declined")
+    assert nested["parent_span_id"] == failed["span_id"]
+    assert nested["attributes"]["webmcp.execute.depth"] == 1 and nested["attributes"]["webmcp.execute.parent"] == "search"
+    assert by_name["register_tool search"][0]["attributes"]["webmcp.tool.schema.size"] > 0
+    assert first["scope"] == "wmcp-top"
+
+
+async def test_collector_down_then_up(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port with nothing listening, for now
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    relay = Relay(RelayConfig(port=0, token=TOKEN, otlp=f"http://127.0.0.1:{port}/v1/traces"))
+    relay.otlp._interval = 0.05  # type: ignore[union-attr]
+    await relay.start()
+    receiver = None
+    try:
+        await feed(relay, calls())  # acked and stored although the collector is down
+        stats = relay.otlp.stats  # type: ignore[union-attr]
+        await wait_until(lambda: stats.state == "unreachable" and stats.dropped_unreachable >= 5)
+        session = relay.store.sessions[SID]
+        assert session.stats.totals.calls == 3 and session.acked == 2
+        receiver = Receiver(port)  # the collector comes up on the same address
+        async with connect(f"ws://127.0.0.1:{relay.port}/relay?t={TOKEN}") as ws:
+            await ws.recv()
+            await ws.send(json.dumps(synth.hello("0a0b0c0d", time_origin=T0)))
+            await ws.recv()
+            await ws.send(json.dumps(synth.spans_frame("0a0b0c0d", [synth.span("0a0b0c0d", 0, "after", 1.0, 1.0)])))
+            assert json.loads(await ws.recv())["seq"] == 0
+        await wait_until(lambda: any(s["name"] == "execute_tool after" for s in receiver.snapshot()))
+        await wait_until(lambda: stats.state == "ok")
+        assert stats.exported >= 1 and stats.dropped >= 5
+    finally:
+        await relay.stop()
+        if receiver is not None:
+            receiver.close()
+
+
+async def test_canary_absent_unless_payload_capture_is_on(tmp_path: Path) -> None:
+    receiver = Receiver()
+    relay = Relay(RelayConfig(port=0, token=TOKEN, otlp=receiver.url, log_dir=tmp_path / "logs"))
+    await relay.start()
+    try:
+        frames = calls()
+        await feed(relay, frames)
+        await wait_until(lambda: len(receiver.snapshot()) >= 5)
+        assert all(CANARY.encode() not in body for body in receiver.bodies)
+        # Payload capture on (the page opted in): the text goes to OTLP, and only there.
+        async with connect(f"ws://127.0.0.1:{relay.port}/relay?t={TOKEN}") as ws:
+            await ws.recv()
+            await ws.send(json.dumps(synth.hello("cafe0001", time_origin=T0)))
+            await ws.recv()
+            await ws.send(json.dumps({"type": "payload", "session": "cafe0001", "seq": 0, "arguments": json.dumps({"q": CANARY}), "result": f"found {CANARY}"}))
+            await ws.send(json.dumps(synth.spans_frame("cafe0001", [synth.span("cafe0001", 0, "search", 1.0, 1.0)])))
+            assert json.loads(await ws.recv())["type"] == "ack"
+        captured = await wait_until(lambda: [s for s in receiver.snapshot() if s["resource"]["webmcp.session.id"] == "cafe0001"])
+        assert captured[0]["attributes"]["gen_ai.tool.call.result"] == f"found {CANARY}"
+        assert CANARY in captured[0]["attributes"]["gen_ai.tool.call.arguments"]
+        capture = json.dumps(build_capture(relay.store))
+    finally:
+        await relay.stop()
+        receiver.close()
+    assert CANARY not in capture
+    for log in (tmp_path / "logs").glob("*.jsonl"):
+        assert CANARY not in log.read_text()
+
+
+def test_endpoint_from_flag_or_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
+    assert traces_endpoint(None) is None
+    assert traces_endpoint("http://127.0.0.1:4318") == "http://127.0.0.1:4318/v1/traces"
+    assert traces_endpoint("http://c:4318/custom/path") == "http://c:4318/custom/path"
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/")
+    assert traces_endpoint(None) == "http://collector:4318/v1/traces"
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces:9999/t")
+    assert traces_endpoint(None) == "http://traces:9999/t"
+
+
+async def test_through_a_real_collector_rotel(tmp_path: Path) -> None:
+    """wmcp-top -> rotel (an OpenTelemetry collector from PyPI) -> our receiver: a real collector takes the spans."""
+    import rotel
+
+    agent = Path(rotel.__file__).parent / "rotel-agent"
+    assert agent.exists(), "pip install rotel (the test extra) ships the rotel-agent collector"
+    downstream = Receiver()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [str(agent), "start", "--otlp-grpc-endpoint", "127.0.0.1:0", "--otlp-http-endpoint", f"127.0.0.1:{port}",
+         "--exporter", "otlp", "--otlp-exporter-endpoint", f"http://127.0.0.1:{downstream.port}", "--otlp-exporter-protocol", "http",
+         "--traces-batch-timeout", "100ms"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ, ROTEL_LOG_FORMAT="text"),
+    )
+    relay = Relay(RelayConfig(port=0, token=TOKEN, otlp=f"http://127.0.0.1:{port}/v1/traces"))
+    relay.otlp._interval = 0.05  # type: ignore[union-attr]
+    try:
+        await wait_until(lambda: _listening(port), 10)
+        await relay.start()
+        await feed(relay, calls())
+        spans = await wait_until(lambda: len(downstream.snapshot()) >= 5 and downstream.snapshot(), 20)
+        names = sorted({s["name"] for s in spans})
+        assert names == ["execute_tool search", "register_tool search", "unregister_tool search"]
+        assert {s["resource"]["webmcp.session.id"] for s in spans} == {SID}
+    finally:
+        await relay.stop()
+        proc.terminate()
+        proc.wait(10)
+        downstream.close()
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
