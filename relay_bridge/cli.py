@@ -59,6 +59,8 @@ def add_relay_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN", help="only these page origins may connect (repeatable)")
     parser.add_argument("--rotate-token", action="store_true", help="make a new token (pasted snippets stop working)")
     parser.add_argument("--no-log", action="store_true", help="do not write the session log")
+    parser.add_argument("--allow-invoke", action="store_true",
+                        help="let the terminal call a page's tools (the tool inspector's x); off by default")
     parser.add_argument("--otlp", metavar="URL", default=None,
                         help="send every call to an OpenTelemetry collector over OTLP/HTTP (default: $OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT)")
 
@@ -71,6 +73,7 @@ def relay_config(args: argparse.Namespace) -> RelayConfig:
         allow_origins=tuple(args.allow_origin),
         log_dir=None if args.no_log else log_dir(),
         otlp=traces_endpoint(args.otlp),
+        allow_invoke=args.allow_invoke,
     )
 
 

@@ -27,6 +27,7 @@ MAX_TEXT = 512  # titles, paths, messages, user agents
 MAX_HINTS = 8
 MAX_DETAIL_KEYS = 16
 MAX_CONTENT_TYPES = 16
+MAX_RESULT_TEXT = 256 * 1024  # an invoked tool's result text, for the terminal dialog
 MAX_PAYLOAD = 64 * 1024  # characters of one captured argument or result text (payload capture is opt-in)
 MAX_LIVE_SESSIONS = 64
 MAX_SESSIONS_PER_CONNECTION = 16
@@ -230,13 +231,42 @@ class Payload(Struct, tag="payload", tag_field="type", forbid_unknown_fields=Tru
     result: Annotated[str, Meta(max_length=MAX_PAYLOAD)] | None = None
 
 
+class Prompt(Struct, tag="prompt", tag_field="type", forbid_unknown_fields=True):
+    """One Prompt API (`LanguageModel`) step, measured in the page. Text is counted, never sent."""
+
+    session: SessionId
+    promptSession: Annotated[str, Meta(min_length=1, max_length=36)]
+    kind: Literal["create", "prompt", "stream", "destroy"]
+    at: NonNeg
+    seq: NonNegInt = 0
+    totalMs: NonNeg | None = None
+    firstChunkMs: NonNeg | None = None
+    chunks: NonNegInt | None = None
+    charsIn: NonNegInt | None = None
+    charsOut: NonNegInt | None = None
+    error: ErrorText | None = None
+
+
+class Result(Struct, tag="result", tag_field="type", forbid_unknown_fields=True):
+    """The agent's answer to a relay `command`. For `invoke`, `text` is the tool's result: shown in the
+    terminal's dialog only, never stored, logged or exported (the server hands it to the waiting caller)."""
+
+    id: Annotated[str, Meta(min_length=1, max_length=32)]
+    session: SessionId
+    ok: bool
+    text: Annotated[str, Meta(max_length=MAX_RESULT_TEXT)] | None = None
+    error: ErrorText | None = None
+    resultBytes: NonNegInt | None = None
+    wallMs: NonNeg | None = None
+
+
 class Bye(Struct, tag="bye", tag_field="type", forbid_unknown_fields=True):
     session: SessionId
     reason: Text = ""
 
 
-AgentFrame = Union[Hello, Start, Spans, Update, LedgerFrame, ToolChange, Status, Event, Payload, Bye]
-FRAME_TYPES = ("hello", "start", "spans", "update", "ledger", "tool", "status", "event", "payload", "bye")
+AgentFrame = Union[Hello, Start, Spans, Update, LedgerFrame, ToolChange, Status, Event, Payload, Prompt, Result, Bye]
+FRAME_TYPES = ("hello", "start", "spans", "update", "ledger", "tool", "status", "event", "payload", "prompt", "result", "bye")
 
 
 # Relay -> agent.
@@ -257,6 +287,15 @@ class Welcome(Struct, tag="welcome", tag_field="type"):
 class Ack(Struct, tag="ack", tag_field="type"):
     session: str
     seq: int  # highest contiguous seq stored; -1 when none yet
+
+
+class Command(Struct, tag="command", tag_field="type"):
+    """Relay -> agent. Only the terminal starts one (never a page), and only under `--allow-invoke`."""
+
+    id: str
+    session: str
+    name: str  # "invoke": args {tool, input}
+    args: dict[str, Any] = field(default_factory=dict)
 
 
 class ErrorFrame(Struct, tag="error", tag_field="type"):

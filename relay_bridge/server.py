@@ -61,6 +61,7 @@ class RelayConfig:
     rate_per_second: float = RATE_PER_SECOND
     rate_burst: float = RATE_BURST
     otlp: str | None = None  # OTLP/HTTP traces endpoint (relay_bridge.otlp); None = no export
+    allow_invoke: bool = False  # let the terminal call a page's tool (`wmcp-top --allow-invoke`)
 
 
 def _is_loopback_host(value: str | None, port: int) -> bool:
@@ -99,6 +100,24 @@ class _Bucket:
         return False
 
 
+class InvokeRefused(Exception):
+    """Calling a tool from the terminal is off, or the session cannot take a command now."""
+
+
+@dataclass(frozen=True, slots=True)
+class InvokeResult:
+    """What the page's agent answered. `text` is the tool's result: for the dialog only, never stored."""
+
+    ok: bool
+    text: str | None
+    error: str | None
+    result_bytes: int | None
+    wall_ms: float | None
+
+
+INVOKE_TIMEOUT = 30.0
+
+
 class Relay:
     """Owns the listening socket. `await start()`, then `await stop()`; the store is usable throughout."""
 
@@ -109,6 +128,9 @@ class Relay:
         self._server: Server | None = None
         self._conn_ids = itertools.count(1)
         self.port = config.port
+        self._sockets: dict[int, ServerConnection] = {}
+        self._pending: dict[str, tuple[int, str, asyncio.Future[InvokeResult]]] = {}
+        self._command_ids = itertools.count(1)
         self.otlp: Any = None  # relay_bridge.otlp.exporter.OtlpExport while --otlp is on
         if config.otlp:
             from .otlp.exporter import OtlpExport  # the optional extra is imported only when asked for
@@ -149,6 +171,38 @@ class Relay:
             await asyncio.to_thread(self.otlp.close)
             self.store.observers.remove(self.otlp)
             self.otlp = None
+
+    async def invoke(self, session_id: str, tool: str, arguments: dict[str, Any], timeout: float = INVOKE_TIMEOUT) -> InvokeResult:
+        """Ask the session's agent to call `tool` through the browser's own executeTool. Only the terminal calls
+        this; a page has no way to start a command."""
+        if not self.config.allow_invoke:
+            raise InvokeRefused("calling tools from the terminal is off: start wmcp-top with --allow-invoke")
+        session = self.store.sessions.get(session_id)
+        if session is None or session.state != "live" or session.conn not in self._sockets:
+            raise InvokeRefused("that session is not connected")
+        if session.info.context == "relayed":
+            raise InvokeRefused("a relayed session has no socket of its own to take a command")
+        command_id = f"c{next(self._command_ids)}"
+        future: asyncio.Future[InvokeResult] = asyncio.get_running_loop().create_future()
+        self._pending[command_id] = (session.conn, session_id, future)
+        try:
+            frame = p.Command(command_id, session_id, "invoke", {"tool": tool, "input": arguments})
+            await self._sockets[session.conn].send(p.encode(frame).decode())
+            self.store.counters["commands"] += 1
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            raise InvokeRefused(f"no answer from the page in {timeout:.0f} s") from None
+        except ConnectionClosed:
+            raise InvokeRefused("the page disconnected") from None
+        finally:
+            self._pending.pop(command_id, None)
+
+    def _take_result(self, conn: int, frame: p.Result) -> None:
+        pending = self._pending.get(frame.id)
+        if pending is None or pending[0] != conn or pending[1] != frame.session or pending[2].done():
+            self.store.counters["results_unsolicited"] += 1  # a page cannot answer what was never asked
+            return
+        pending[2].set_result(InvokeResult(frame.ok, frame.text, frame.error, frame.resultBytes, frame.wallMs))
 
     @property
     def snippet(self) -> Snippet:
@@ -204,6 +258,7 @@ class Relay:
         store.connect(conn)
         if self.session_log is not None:
             self.session_log.connection(conn, True)
+        self._sockets[conn] = ws
         bucket = _Bucket(self.config.rate_per_second, self.config.rate_burst)
         streak = 0
         closed = False
@@ -237,6 +292,10 @@ class Relay:
                         break
                     await reply(err)
                     continue
+                if isinstance(frame, p.Result):
+                    self._take_result(conn, frame)  # to the waiting dialog only: not stored, not logged
+                    streak = 0
+                    continue
                 if isinstance(frame, p.Payload):
                     # Opt-in captured text: to the OpenTelemetry lane only, never the store, log or screen.
                     owned = frame.session in store.connections.get(conn, ())
@@ -257,6 +316,10 @@ class Relay:
             if (exc.rcvd is not None and exc.rcvd.code == 1009) or (exc.sent is not None and exc.sent.code == 1009):
                 store.reject(conn, p.Rejection(p.Code.LIMIT, f"frame over {p.MAX_FRAME_BYTES} bytes"))
         finally:
+            self._sockets.pop(conn, None)
+            for command_id, (owner, _, future) in list(self._pending.items()):
+                if owner == conn and not future.done():
+                    future.set_exception(ConnectionClosed(None, None))
             store.disconnect(conn)
             if self.session_log is not None:
                 self.session_log.connection(conn, False)

@@ -26,6 +26,8 @@ class StoreObserver(Protocol):
 
     def on_tool(self, session: Session, record: ToolRecord, change: str, at: float) -> None: ...
 TIMELINE_MAX = 2000
+PROMPT_SESSIONS_MAX = 64
+PROMPTS_PER_SESSION = 200
 
 
 @dataclass(slots=True)
@@ -66,6 +68,42 @@ class TimelineEntry:
 
 
 @dataclass(slots=True)
+class PromptCall:
+    seq: int
+    kind: str  # prompt | stream
+    at: float
+    totalMs: float | None
+    firstChunkMs: float | None
+    chunks: int | None
+    charsIn: int | None
+    charsOut: int | None
+    error: str | None
+
+
+@dataclass(slots=True)
+class PromptSession:
+    """One `LanguageModel` session in the page: its prompts' timings and sizes, never their text."""
+
+    id: str
+    created_at: float
+    destroyed_at: float | None = None
+    calls: deque[PromptCall] = field(default_factory=lambda: deque(maxlen=PROMPTS_PER_SESSION))
+
+
+# Timeline categories for filtering (issue 8's tools, calls, prompts, system).
+CATEGORY = {
+    "register": "tools", "unregister": "tools", "rejected": "tools", "context-clear": "tools", "context-provide": "tools",
+    "redefined": "tools",
+    "start": "calls", "settle": "calls", "error": "calls", "toolcancel": "calls", "toolactivated": "calls",
+    "prompt-create": "prompts", "prompt": "prompts", "prompt-stream": "prompts", "prompt-destroy": "prompts",
+}
+
+
+def category(kind: str) -> str:
+    return CATEGORY.get(kind, "system")
+
+
+@dataclass(slots=True)
 class SessionCounters:
     frames: int = 0
     spans: int = 0
@@ -97,6 +135,7 @@ class Session:
     created: float = field(default_factory=time.time)
     last_seen: float = field(default_factory=time.monotonic)
     bye_reason: str | None = None
+    prompts: dict[str, PromptSession] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -138,6 +177,11 @@ class Session:
 
     def epoch(self, page_ms: float) -> float:
         return self.info.timeOrigin + page_ms
+
+    def timeline_view(self, categories: set[str] | None = None) -> list[TimelineEntry]:
+        """Entries in page-clock order (stable for ties), optionally only some categories."""
+        entries = [e for e in self.timeline if categories is None or category(e.kind) in categories]
+        return sorted(entries, key=lambda e: e.at)
 
 
 class Store:
@@ -246,11 +290,19 @@ class Store:
                     call = session.inflight.get(seq) if isinstance(seq, int) else None
                     if call is not None:
                         call.cancelled_at = time.monotonic()
+                if frame.kind == "context-clear":
+                    # The agent also withdraws each tool; this keeps the derived list right if it could not.
+                    for record in session.tools.values():
+                        if record.registered:
+                            record.unregisteredAt = frame.at
+                            session.stats.unregister(record.name)
                 if frame.kind == "visibility" and isinstance(frame.detail.get("state"), str):
                     session.info.visibility = str(frame.detail["state"])[:16]
                 self._timeline(session, frame.kind, dict(frame.detail), frame.at)
-            case p.Payload():
-                pass  # never stored: the server hands payloads to the OpenTelemetry lane only
+            case p.Prompt():
+                self._prompt(session, frame)
+            case p.Payload() | p.Result():
+                pass  # never stored: the server hands these to the OpenTelemetry lane / the waiting dialog
             case p.Bye():
                 session.state = "ended"
                 session.bye_reason = frame.reason
@@ -337,6 +389,7 @@ class Store:
             stored += 1
             for observer in self.observers:
                 observer.on_span(session, span)
+            self._timeline(session, "settle", {"tool": span.tool, "seq": span.seq, "wallMs": span.wallMs, "resultBytes": span.resultBytes}, span.settledAt)
             if span.isError:
                 self._timeline(session, "error", {"tool": span.tool, "seq": span.seq}, span.settledAt)
         while session.acked + 1 in session.above:
@@ -353,9 +406,29 @@ class Store:
             if session.is_contiguous_stored(call.seq):
                 continue  # its span is already here (a replayed start)
             session.inflight[call.seq] = InFlight(call.seq, call.tool, call.invokedAt, call.depth, call.parent, now)
+            self._timeline(session, "start", {"tool": call.tool, "seq": call.seq}, call.invokedAt)
         # A page that never settles must not grow this without bound.
         while len(session.inflight) > session.stats.buffer:
             session.inflight.pop(next(iter(session.inflight)))
+
+    def _prompt(self, session: Session, frame: p.Prompt) -> None:
+        ps = session.prompts.get(frame.promptSession)
+        if ps is None:
+            if len(session.prompts) >= PROMPT_SESSIONS_MAX:
+                session.prompts.pop(next(iter(session.prompts)))
+            ps = session.prompts[frame.promptSession] = PromptSession(frame.promptSession, frame.at)
+        detail: dict[str, Any] = {"promptSession": frame.promptSession}
+        if frame.kind == "destroy":
+            ps.destroyed_at = frame.at
+        elif frame.kind in ("prompt", "stream"):
+            ps.calls.append(PromptCall(frame.seq, frame.kind, frame.at, frame.totalMs, frame.firstChunkMs, frame.chunks, frame.charsIn, frame.charsOut, frame.error))
+            detail.update({"seq": frame.seq, "totalMs": frame.totalMs, "charsIn": frame.charsIn, "charsOut": frame.charsOut})
+            if frame.kind == "stream":
+                detail.update({"firstChunkMs": frame.firstChunkMs, "chunks": frame.chunks})
+            if frame.error:
+                detail["error"] = frame.error
+        kind = {"create": "prompt-create", "prompt": "prompt", "stream": "prompt-stream", "destroy": "prompt-destroy"}[frame.kind]
+        self._timeline(session, kind, detail, frame.at)
 
     def _ledger(self, session: Session, frame: p.LedgerFrame) -> None:
         if frame.rev <= session.ledger_rev:
