@@ -19,6 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--theme", default=None, help="theme name (built-in or a file in the config dir)")
     parser.add_argument("--export-dir", default=None, help="where e/E/t/ctrl+s write (default: user data dir)")
     parser.add_argument("--demo", action="store_true", help="feed the dashboard a synthetic demo over a real socket")
+    parser.add_argument("--seed", type=int, default=None, help="the demo's random seed (default 7: the same feed every run)")
+    parser.add_argument("--demo-speed", type=float, default=1.0, help="play the demo at this many times real time")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     relay = sub.add_parser("relay", help="run the relay headless, print one summary line per session")
@@ -35,7 +37,16 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--speed", type=float, default=0.0, help="replay in real time x SPEED (0 = all at once)")
     replay.add_argument("--theme", default=None)
     replay.add_argument("--export-dir", default=None)
+    for lane in headless_lanes():
+        lane.add_parser(sub)
     return parser
+
+
+def headless_lanes() -> list:  # type: ignore[type-arg]
+    """Subcommands that live in relay_bridge and run without the UI: each has add_parser(sub) and run(args)."""
+    from relay_bridge.footprint import cli as footprint
+
+    return [footprint]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
             return core.cmd_snippet(args)
         if args.command == "replay" and args.report:
             return core.cmd_replay_report(args)
+        for lane in headless_lanes():
+            if args.command == lane.COMMAND:
+                return lane.run(args)
         from .run import run_app  # Textual is imported only for the UI
 
         return run_app(args)

@@ -17,12 +17,11 @@ class _Parser(argparse.ArgumentParser):
 def main(argv: list[str] | None = None) -> int:
     top = _Parser(prog="python -m relay_bridge.footprint")
     sub = top.add_subparsers(dest="command", parser_class=_Parser)
-    parser = add_parser(sub)
+    add_parser(sub)
     # Standalone, the subcommand word is optional: `python -m relay_bridge.footprint --demo` works too.
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list or args_list[0] != "footprint":
         args_list.insert(0, "footprint")
-    del parser
     return run(top.parse_args(args_list))
 
 

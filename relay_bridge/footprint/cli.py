@@ -21,6 +21,9 @@ from .inputs import Server
 from .text import summary_lines
 
 
+COMMAND = "footprint"
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "footprint",

@@ -19,7 +19,7 @@ from typing import Any
 
 from .breakdown import PARTS
 from .similarity import LABELS
-from .text import PART_LABELS, repeated_line
+from .text import PART_LABELS, plural, repeated_line, where_bytes_go
 from .treemap import squarify
 
 _HIDDEN = re.compile("[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u00ad\u180e\u200b-\u200f\u2028-\u202e"
@@ -145,7 +145,7 @@ def _tool_rows(report: dict[str, Any], descriptions: dict[tuple[str, str], str])
         out.append(
             f'<tr data-search="{attr(hay)}"><td class="n">{t["rank"]}</td><td class="v">{esc(t["server"])}</td>'
             f'<td class="v"><b>{esc(t["name"])}</b></td><td class="n">{t["bytes"]}</td><td class="n">~{t["roughTokens"]}</td>'
-            f'<td class="n">{_pct(100 * t["share"])}</td><td>{_bar(t["breakdown"], t["bytes"])}</td>'
+            f'<td class="n">{_pct(100 * t["share"])}</td><td>{_bar(t["breakdown"], t["bytes"])}<small class="muted">{where_bytes_go(t["breakdown"], t["bytes"])}</small></td>'
             f'<td class="n">{t["findings"] or ""}</td></tr>'
         )
     return "".join(out)
@@ -211,7 +211,7 @@ def render_html(report: dict[str, Any], descriptions: dict[tuple[str, str], str]
 <div class="card"><b>{s["definitionBytes"]}</b>sum of definitions (envelope +{s["envelopeBytes"]})</div>
 <div class="card"><b>~{s["roughTokens"]}</b>rough tokens, {esc(s["tokenFormula"])}</div>
 <div class="card"><b>{report["pairs"]["found"]}</b>repeated-definition pairs</div>
-<div class="card"><b>{sum(sev.values())}</b>lint findings ({sev["error"]} error, {sev["warning"]} warning, {sev["suspicious"]} suspicious)</div>
+<div class="card"><b>{sum(sev.values())}</b>lint findings ({plural(sev["error"], "error", "errors")}, {plural(sev["warning"], "warning", "warnings")}, {sev["suspicious"]} suspicious)</div>
 </div>
 <h2>Servers by bytes</h2>
 <div id="treemap" role="img" aria-label="treemap of servers by canonical bytes">{_treemap(report["servers"])}</div>

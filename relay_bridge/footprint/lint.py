@@ -60,7 +60,7 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
         r"\b(?:the\s+)?(?:assistant|ai|model|llm)\s+(?:must|should|is\s+required\s+to)\b", re.I)),
     ("asks to pass context or secrets along", re.compile(
         r"\b(?:pass|include|put|send|append|add|copy)\b[^.\n]{0,40}?\b(?:conversation|chat\s+history|previous\s+messages|"
-        r"system\s+prompt|credentials?|api\s*keys?|secrets?|passwords?|private\s+keys?|contents?\s+of)\b[^.\n]{0,60}?"
+        r"system\s+prompt|credentials?|api\s*keys?|secrets?|passwords?|private\s+keys?|contents?\s+of|(?:its|their|the|file)\s+contents?)\b[^.\n]{0,60}?"
         r"(?:\b(?:parameter|argument|field)\b|https?://)", re.I)),
 ]
 
@@ -106,12 +106,17 @@ def _hidden(at: list[str | int], text: str, is_key: bool) -> dict[str, str] | No
     found = sorted({ord(c) for c in _HIDDEN_RE.findall(text)})
     if not found:
         return None
-    shown = ", ".join(_describe(cp) for cp in found[:4]) + (f" and {len(found) - 4} more" if len(found) > 4 else "")
     where = "a key" if is_key else "text"
-    message = f"{where} holds invisible or bidirectional characters: {shown}"
+    said = []
     tag = hidden_text(text)
-    if tag:
-        message += f"; tag characters spell {tag[:80]!r}"
+    if tag:  # the smuggled text first: it is what the reader needs to see
+        said.append(f"tag characters spell {tag[:80]!r}")
+    plain = [cp for cp in found if not 0xE0000 <= cp <= 0xE007F]
+    if plain:
+        said.append(", ".join(_describe(cp) for cp in plain[:4]) + (f" and {len(plain) - 4} more" if len(plain) > 4 else ""))
+    if not said:
+        said.append(", ".join(_describe(cp) for cp in found[:4]))
+    message = f"{where} holds invisible or bidirectional characters: " + "; ".join(said)
     return {"code": "hidden-unicode", "severity": "suspicious", "pointer": pointer(at), "message": message}
 
 

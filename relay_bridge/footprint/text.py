@@ -19,6 +19,7 @@ PART_LABELS = {
     "definitions": "definitions",
     "other": "other",
 }
+_SEVERITY_PLURAL = {"error": "errors", "warning": "warnings", "suspicious": "suspicious"}
 _PLURAL = {EXACT: ("exact match", "exact matches"),
            SAME_NAME: ("same name with a different definition", "same name with different definitions"),
            SIMILAR: ("similar description", "similar descriptions")}
@@ -79,7 +80,7 @@ def summary_lines(report: dict[str, Any], top: int = 10, max_findings: int = 20)
     sev = s["findingsBySeverity"]
     total_findings = sum(sev.values())
     lines.append(f"lint: {plural(total_findings, 'finding', 'findings')}"
-                 + (" (" + ", ".join(f"{n} {k}" for k, n in sev.items() if n) + ")" if total_findings else ""))
+                 + (" (" + ", ".join(plural(n, k, _SEVERITY_PLURAL[k]) for k, n in sev.items() if n) + ")" if total_findings else ""))
     tools = report["tools"][:top]
     if tools:
         lines.append("")
@@ -87,7 +88,7 @@ def summary_lines(report: dict[str, Any], top: int = 10, max_findings: int = 20)
         width = max(len(safe(f"{t['server']} / {t['name']}", 48)) for t in tools)
         for t in tools:
             label = safe(f"{t['server']} / {t['name']}", 48)
-            lines.append(f"{t['rank']:>4}  {label:<{width}}  {t['bytes']:>7} B  ~{t['roughTokens']:>5} tok  "
+            lines.append(f"{t['rank']:>4}  {label:<{width}}  {t['bytes']:>7} B {'~' + str(t['roughTokens']):>7} tok  "
                          f"{where_bytes_go(t['breakdown'], t['bytes'])}")
         if len(report["tools"]) > top:
             lines.append(f"      … {len(report['tools']) - top} more in --json / --html")

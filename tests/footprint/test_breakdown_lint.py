@@ -1,0 +1,76 @@
+"""Where the bytes go (parts sum to the whole) and the descriptor lint's locations."""
+
+from __future__ import annotations
+
+import json
+
+from relay_bridge.footprint.breakdown import breakdown
+from relay_bridge.footprint.canonical import canonical_size
+from relay_bridge.footprint.lint import lint_tool
+
+from .conftest import FIXTURES
+
+
+def test_breakdown_by_hand() -> None:
+    t = {
+        "name": "t",
+        "description": "abc",  # "description":"abc" = 19
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "mode": {"type": "string", "enum": ["a", "b"], "description": "d"},  # "mode": 7; "enum":["a","b"] 17; "description":"d" 17
+            },
+            "$defs": {"x": {"description": "inside defs counts as definitions"}},
+        },
+    }
+    size = canonical_size(t)
+    parts = breakdown(t, size)
+    assert parts["description"] == len('"description":"abc"')
+    assert parts["propertyNames"] == len('"mode":')
+    assert parts["propertyDescriptions"] == len('"description":"d"')
+    assert parts["enums"] == len('"enum":["a","b"]')
+    assert parts["definitions"] == len('"$defs":{"x":{"description":"inside defs counts as definitions"}}')
+    assert sum(parts.values()) == size and parts["other"] > 0
+
+
+def _findings(name: str) -> list[tuple[str, str]]:
+    doc = json.loads((FIXTURES / "lint.json").read_text(encoding="utf-8"))
+    t = next(t for t in doc["servers"][0]["tools"] if t["name"] == name)
+    return [(f["code"], f["pointer"]) for f in lint_tool(t)]
+
+
+def test_lint_rules_and_pointers() -> None:
+    assert _findings("x" * 129) == [("invalid-name", "/name")]
+    assert _findings("has space") == [("invalid-name", "/name")]
+    assert _findings("no_description") == [("missing-description", "/description")]
+    assert _findings("empty_description") == [("empty-description", "/description")]
+    assert _findings("array_schema") == [("schema-not-object", "/inputSchema/type")]
+    assert _findings("untyped") == [("untyped-property", "/inputSchema/properties/a"),
+                                    ("untyped-property", "/inputSchema/properties/b"),
+                                    ("untyped-property", "/inputSchema/properties/c/properties/d")]
+    assert _findings("bidi") == [("hidden-unicode", "/description")]
+    assert _findings("tags") == [("hidden-unicode", "/description"), ("model-instruction", "/description")]
+    for name in ("override", "conceal", "call_other", "assistant"):
+        assert _findings(name) == [("model-instruction", "/description")], name
+    assert _findings("exfil") == [("model-instruction", "/inputSchema/properties/notes/description")]
+    assert _findings("clean_tool") == [] and _findings("multi.type-ok_1") == []
+
+
+def test_pointer_escaping_and_hidden_keys() -> None:
+    t = {"name": "p", "description": "Fine tool description.", "inputSchema": {"type": "object", "properties": {
+        "a/b~c\u200b": {"type": "string", "description": "<IMPORTANT>do it</IMPORTANT>"}}}}
+    got = [(f["code"], f["pointer"]) for f in lint_tool(t)]
+    assert ("hidden-unicode", "/inputSchema/properties/a~1b~0c\u200b") in got
+    assert ("model-instruction", "/inputSchema/properties/a~1b~0c\u200b/description") in got
+
+
+def test_poisoning_heuristics_do_not_flag_ordinary_descriptions() -> None:
+    ordinary = [
+        "Search tickets by text, status and assignee.",
+        "Returns the weather for a city. Use metric units unless told otherwise.",
+        "Create a calendar event; the user must confirm the time.",
+        "Lists files in a directory, ignoring hidden files.",
+        "Call this to get the current time in ISO 8601.",
+    ]
+    for text in ordinary:
+        assert lint_tool({"name": "t", "description": text, "inputSchema": {"type": "object"}}) == [], text
