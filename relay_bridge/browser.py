@@ -144,7 +144,7 @@ async def launch_playwright(*, browser: str | None = None, headless: bool = True
     try:
         from playwright.async_api import async_playwright
     except ImportError:
-        raise BrowserError("Playwright for Python is needed: pip install playwright (no browser download needed)") from None
+        raise BrowserError("Playwright for Python is needed: pip install 'wmcp-top[browser]' (it uses your Chromium; nothing is downloaded)") from None
     pw = await async_playwright().start()
     try:
         b = await pw.chromium.launch(executable_path=path, headless=headless, args=list(CHROMIUM_FLAGS))
@@ -208,3 +208,100 @@ async def open_browser(url: str, relay: Any, headless: bool | None = None, *, br
             raise
         raise BrowserError(f"cannot open {url}: {str(exc).splitlines()[0][:200]}") from None
     return handle
+
+
+# -- `wmcp-top open URL` headless (the dashboard form is wired by the front end) -------------------------------
+
+
+def add_arguments(parser: Any) -> None:
+    from .cli import add_relay_options
+
+    parser.add_argument("url", help="the page to open")
+    parser.add_argument("--headless", action="store_true", help="no window (the default when there is no display)")
+    parser.add_argument("--browser", metavar="PATH", help="Chromium to use (default: $WMCP_CHROMIUM, then PATH)")
+    parser.add_argument("--report-on-exit", metavar="DIR", help="on exit write DIR/<session>.json and DIR/capture.json")
+    add_relay_options(parser)
+
+
+COMMAND = "open"
+
+
+def add_parser(subparsers: Any) -> Any:
+    parser = subparsers.add_parser("open", help="open a page in Chromium with WebMCP on and the agent injected")
+    add_arguments(parser)
+    return parser
+
+
+async def _open_main(args: Any) -> int:
+    import asyncio
+    import signal
+    from pathlib import Path as _Path
+
+    from . import cli as core
+    from .store import Store
+
+    store = Store(buffer=args.buffer)
+    relay = await core.start_relay(core.relay_config(args), store)
+    handle = None
+    try:
+        try:
+            handle = await open_browser(args.url, relay, True if args.headless else None, browser=args.browser)
+        except BrowserError as exc:
+            raise core.UsageError(str(exc)) from None
+        print(f"wmcp-top open: {args.url} in Chromium, agent injected; relay on http://127.0.0.1:{relay.port}", flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        known: set[str] = set()
+        changed = asyncio.Event()
+        store.wake = changed.set
+        waiters = {asyncio.ensure_future(stop.wait()), asyncio.ensure_future(handle.closed.wait())}
+        while not (stop.is_set() or handle.closed.is_set()):
+            change = asyncio.ensure_future(changed.wait())
+            await asyncio.wait(waiters | {change}, return_when=asyncio.FIRST_COMPLETED)
+            change.cancel()
+            changed.clear()
+            for session in list(store.sessions.values()):
+                if session.id not in known:
+                    known.add(session.id)
+                    print(f"{session.id} {session.info.origin}{session.info.path}: new session ({session.agent}, {session.info.context})", flush=True)
+        for waiter in waiters:
+            waiter.cancel()
+        print("wmcp-top open: " + ("browser closed" if handle.closed.is_set() and not stop.is_set() else "stopping"), flush=True)
+    finally:
+        if handle is not None:
+            await handle.close()
+        store.wake = None
+        await relay.stop()
+        if args.report_on_exit:
+            for path in core.write_reports(store, _Path(args.report_on_exit)):
+                print(f"wrote {path}", flush=True)
+    return 0
+
+
+def run(args: Any) -> int:
+    import asyncio
+
+    from . import cli as core
+
+    try:
+        return asyncio.run(_open_main(args))
+    except core.UsageError as exc:
+        return core.fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="wmcp-top open", description="Open a page in Chromium with WebMCP on and the page agent injected.")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

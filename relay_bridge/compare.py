@@ -307,6 +307,9 @@ def render(result: dict[str, Any]) -> str:
 # -- command line -------------------------------------------------------------------------------------------
 
 
+COMMAND = "compare"
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("compare", help="diff two reports per tool; exit 1 on a regression")
     _arguments(parser)

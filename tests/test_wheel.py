@@ -18,7 +18,8 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
     wheel = next((tmp_path / "dist").glob("wmcp_top-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "relay_bridge/_agent/agent.js" in names and "relay_bridge/_agent/agent.mjs" in names
-    assert "relay_bridge/schema/report.v2.json" in names
+    for data in ("schema/report.v2.json", "schema/footprint.v1.json", "schema/budget.v1.json", "schema/thresholds.v1.json", "bench/harness.js"):
+        assert f"relay_bridge/{data}" in names, data
     assert any(re.match(r"tui/_themes/.+\.(toml|json)$", n) for n in names)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)

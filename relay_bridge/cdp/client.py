@@ -27,6 +27,15 @@ START_HINT = (
     "then run: wmcp-top attach --cdp http://127.0.0.1:9222"
 )
 
+# For the status view of a CDP session or of `attach` waiting for a browser: one sentence and the steps.
+STATUS_HELP = (
+    "attach --cdp watches a browser through its DevTools port; nothing is injected in the page.",
+    "start it with: chromium --remote-debugging-port=9222 --user-data-dir=/tmp/wmcp-cdp "
+    "--enable-features=WebMCPTesting,DevToolsWebMCPSupport --enable-experimental-web-platform-features",
+    "(recent Chrome ignores the debugging port on the default profile: give it its own --user-data-dir)",
+    "then: wmcp-top attach --cdp http://127.0.0.1:9222 (tabs opened later are watched too)",
+)
+
 
 class CDPError(Exception):
     """A command answered with an error, or the endpoint is unreachable."""

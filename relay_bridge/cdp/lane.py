@@ -12,9 +12,11 @@ What the host reports, and what is kept of it:
 - toolResponded {invocationId, status, output, errorText, exception}: `output` is the host's serialised result
   parsed again (a string stays a string). resultBytes is the UTF-8 length of the string the agent received,
   rebuilt with V8's JSON.stringify rules (jsjson); content types and image bytes come from an MCP envelope.
-  Then the output is dropped. `Completed` with `isError: true` in the output counts as an error; `Error` keeps
-  the exception's first line (per error policy, 200 characters, never the stack); `Canceled` is an error
-  "Canceled". Calls still open when their document goes away are closed as canceled ("page navigated").
+  Then the output is dropped. A string result that itself parses as JSON arrives parsed, so its own
+  whitespace is not seen: it is measured as compact JSON.
+- `Completed` with `isError: true` in the output counts as an error; `Error` keeps the exception's first line
+  (per error policy, 200 characters, never the stack); `Canceled` is an error "Canceled". Calls still open
+  when their document goes away are closed as canceled ("Canceled: navigated", "Canceled: tab closed").
 - Times are the watcher's clock when each event arrived (the domain carries none): they include the DevTools
   transport, well under a millisecond on loopback. blockingMs is not observable here and stays 0.
 """
@@ -316,6 +318,7 @@ class CdpLane:
         envelope: bool | None = None
         is_error = status != "Completed"
         error: str | None = None
+        error_type: str | None = None
         if status == "Completed":
             text = output if isinstance(output, str) else stringify(output)
             result_bytes = utf8_len(text)
@@ -328,6 +331,7 @@ class CdpLane:
         elif status == "Error":
             name, message = _exception_message(params)
             error = error_text(self.error_policy, name, message)
+            error_type = name
             result_type = "error"
         else:
             error = error_text(self.error_policy, "Canceled", reason or "Canceled")
@@ -342,7 +346,7 @@ class CdpLane:
             contentTypes=types, imageBytes=size.imageBytes, estInputTokens=size.estInputTokens, estTextTokens=size.estTextTokens,
             estImageTokens=size.estImageTokens, estTokens=size.estTokens, isError=is_error, error=error,
             gapSincePrevCallMs=gap, synthetic=False, serializable=True, resultType=result_type, envelope=envelope,
-            overlapped=overlapped,
+            overlapped=overlapped, errorType=error_type,
         )
         if status == "Canceled":
             self._apply(doc.conn, p.Event(doc.sid, settled, "toolcancel", {"seq": call.seq, "tool": call.tool[:200]}))

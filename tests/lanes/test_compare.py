@@ -1,0 +1,149 @@
+"""compare: crafted pairs of reports (improvement, regression, tool added, tool removed, /1 against /2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from relay_bridge.compare import CompareError, compare
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def row(tool: str, calls: int = 20, errors: int = 0, p50: float = 10.0, p95: float = 20.0, total_bytes: int = 2000, tokens: int = 500) -> dict[str, Any]:
+    return {"tool": tool, "calls": calls, "errors": errors, "minMs": p50 / 2, "p50Ms": p50, "p95Ms": p95, "maxMs": p95 * 1.2,
+            "blockingMs": 0, "lastResultBytes": total_bytes // max(calls, 1), "totalBytes": total_bytes, "estTokens": tokens,
+            "estInputTokens": 10, "schemaBytes": 120}
+
+
+def report(*rows: dict[str, Any], fmt: str = "webmcp-perf-report/2") -> dict[str, Any]:
+    doc = {"format": fmt, "session": {"id": "0a0b0c0d", "origin": "http://127.0.0.1", "userAgent": "x", "generatedAt": 1, "version": "t"},
+           "ledger": {}, "tools": list(rows), "spans": []}
+    if fmt.endswith("/1"):
+        for r in doc["tools"]:
+            r.pop("estInputTokens", None)
+    return doc
+
+
+def status(result: dict[str, Any]) -> dict[str, str]:
+    return {t["tool"]: t["status"] for t in result["tools"]}
+
+
+def run_cli(tmp_path: Path, base: dict, head: dict, *extra: str, thresholds: dict | None = None) -> subprocess.CompletedProcess:
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    args = [sys.executable, "-m", "relay_bridge.compare", str(tmp_path / "base.json"), str(tmp_path / "head.json"), *extra]
+    if thresholds is not None:
+        (tmp_path / "th.json").write_text(json.dumps(thresholds))
+        args += ["--thresholds", str(tmp_path / "th.json")]
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=30)
+
+
+def test_improvement_exits_zero(tmp_path: Path) -> None:
+    base, head = report(row("search", p50=10, p95=20)), report(row("search", p50=4, p95=8))
+    result = compare(base, head)
+    assert status(result) == {"search": "improved"} and result["regressions"] == 0
+    out = run_cli(tmp_path, base, head)
+    assert out.returncode == 0, out.stderr
+    assert "search" in out.stdout and "improved" in out.stdout
+
+
+def test_regression_exits_one_and_names_the_tool(tmp_path: Path) -> None:
+    base = report(row("search"), row("price"))
+    head = report(row("search", p95=45), row("price"))
+    result = compare(base, head)
+    assert status(result) == {"search": "regressed", "price": "same"}
+    assert result["tools"][1]["metrics"]["p95Ms"]["verdict"] == "regressed"
+    out = run_cli(tmp_path, base, head, "--json", str(tmp_path / "out.json"))
+    assert out.returncode == 1
+    assert "search: regressed: p95Ms 20.0ms -> 45.0ms (+125%)" in out.stdout
+    written = json.loads((tmp_path / "out.json").read_text())
+    assert written["format"] == "wmcp-top-compare/1" and written["regressions"] == 1
+
+
+def test_bytes_tokens_and_errors_are_judged_per_call(tmp_path: Path) -> None:
+    # twice the calls and twice the bytes: the same per call, not a regression
+    assert status(compare(report(row("a")), report(row("a", calls=40, total_bytes=4000, tokens=1000)))) == {"a": "same"}
+    grown = compare(report(row("a")), report(row("a", total_bytes=3000)))
+    assert status(grown) == {"a": "regressed"} and grown["tools"][0]["metrics"]["bytesPerCall"]["verdict"] == "regressed"
+    errs = compare(report(row("a")), report(row("a", errors=3)))
+    assert errs["tools"][0]["metrics"]["errors"]["verdict"] == "regressed"
+
+
+def test_tool_added_and_removed(tmp_path: Path) -> None:
+    base = report(row("old"), row("kept"))
+    head = report(row("kept"), row("new"))
+    result = compare(base, head)
+    assert status(result) == {"kept": "same", "new": "added", "old": "removed"}
+    out = run_cli(tmp_path, base, head)
+    assert out.returncode == 0 and "1 added, 1 removed" in out.stdout
+    strict = run_cli(tmp_path, base, head, thresholds={"default": {"failOnRemoved": True}})
+    assert strict.returncode == 1 and "old: regressed: tool removed" in strict.stdout
+
+
+def test_v1_against_v2_skips_bytes_and_tokens_and_says_why(tmp_path: Path) -> None:
+    # /1 counted UTF-16 units and no input tokens: bigger /2 numbers are not a regression of the page
+    base = report(row("search", total_bytes=2000, tokens=400), fmt="webmcp-perf-report/1")
+    head = report(row("search", total_bytes=5000, tokens=1400), fmt="webmcp-perf-report/2")
+    result = compare(base, head)
+    assert result["crossFormat"] is True and result["notes"]
+    cell = result["tools"][0]["metrics"]["bytesPerCall"]
+    assert cell["verdict"] == "skipped" and "/1" in cell["reason"]
+    assert result["tools"][0]["metrics"]["tokensPerCall"]["verdict"] == "skipped"
+    assert status(result) == {"search": "same"}
+    out = run_cli(tmp_path, base, head)
+    assert out.returncode == 0 and "UTF-16" in out.stdout
+    # timings are comparable across formats and still judged
+    slow = compare(base, report(row("search", p50=30), fmt="webmcp-perf-report/2"))
+    assert status(slow) == {"search": "regressed"}
+    # like with like: two /1 reports do judge bytes
+    same_fmt = compare(base, report(row("search", total_bytes=5000, tokens=400), fmt="webmcp-perf-report/1"))
+    assert same_fmt["crossFormat"] is False and status(same_fmt) == {"search": "regressed"}
+
+
+def test_per_tool_thresholds_override(tmp_path: Path) -> None:
+    base, head = report(row("slowpoke")), report(row("slowpoke", p95=45))
+    loose = {"format": "wmcp-top-thresholds/1", "tools": {"slowpoke": {"p95Pct": 200}}}
+    assert status(compare(base, head, loose)) == {"slowpoke": "same"}
+    assert run_cli(tmp_path, base, head, thresholds=loose).returncode == 0
+
+
+@pytest.mark.parametrize("content, message", [("not json", "is not JSON"), ('{"format": "other"}', "unknown format")])
+def test_bad_input_is_one_line_exit_two(tmp_path: Path, content: str, message: str) -> None:
+    (tmp_path / "bad.json").write_text(content)
+    (tmp_path / "ok.json").write_text(json.dumps(report(row("a"))))
+    out = subprocess.run([sys.executable, "-m", "relay_bridge.compare", str(tmp_path / "bad.json"), str(tmp_path / "ok.json")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("wmcp-top: ") and message in lines[0]
+
+
+def test_bad_thresholds_rejected() -> None:
+    with pytest.raises(CompareError, match="unknown key"):
+        compare(report(row("a")), report(row("a")), {"default": {"p99Pct": 3}})
+
+
+def test_shipped_schemas_agree_with_the_loaders() -> None:
+    import jsonschema
+
+    from relay_bridge.bench.runner import BenchError, check_budget
+    from relay_bridge.compare import DEFAULT_THRESHOLDS
+
+    schema_dir = ROOT / "relay_bridge" / "schema"
+    th_schema = json.loads((schema_dir / "thresholds.v1.json").read_text())
+    budget_schema = json.loads((schema_dir / "budget.v1.json").read_text())
+    assert set(th_schema["$defs"]["limits"]["properties"]) == set(DEFAULT_THRESHOLDS)
+    jsonschema.Draft202012Validator(th_schema).validate({"format": "wmcp-top-thresholds/1", "default": DEFAULT_THRESHOLDS, "tools": {"a": {"p95Pct": 50}}})
+    good = {"format": "wmcp-top-budget/1", "default": {"p95Ms": 100}, "tools": {"search": {"bytes": 4000, "tokens": 1000}}}
+    jsonschema.Draft202012Validator(budget_schema).validate(good)
+    assert check_budget(good) == good
+    bad = {"tools": {"search": {"p99Ms": 1}}}
+    assert not jsonschema.Draft202012Validator(budget_schema).is_valid(bad)
+    with pytest.raises(BenchError):
+        check_budget(bad)

@@ -1,0 +1,77 @@
+"""open end to end: Chromium with WebMCP on, the agent injected before any page script, spans in the relay."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from relay_bridge.browser import open_browser
+from relay_bridge.server import Relay, RelayConfig
+from tests.lanes.helpers import wait_store
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[2]
+TOKEN = "00112233445566778899aabbccddeeff"
+
+
+async def test_open_injects_the_agent_before_page_scripts(chromium: str, site) -> None:
+    relay = Relay(RelayConfig(port=0, token=TOKEN))
+    await relay.start()
+    handle = None
+    try:
+        handle = await open_browser(site.url, relay, True, browser=chromium)
+        # every one of the page's registrations was seen: the agent ran before the page's own script
+        await wait_store(relay.store, lambda st: any(len([t for t in s.tools.values() if t.registered]) == 12 for s in st.sessions.values()))
+        got = await handle.page.evaluate("""async () => {
+            await window.__fixtureReady;
+            const mc = document.modelContext, tools = await mc.getTools();
+            const out = [];
+            for (const name of ["get_price", "ping_empty"]) out.push(await mc.executeTool(tools.find(t => t.name === name), {amount: 1, currency: "EUR"}));
+            return out;
+        }""")
+        assert got[1] == "Operation succeeded"
+        await wait_store(relay.store, lambda st: any(s.stats.totals.calls == 2 for s in st.sessions.values()))
+        [session] = [s for s in relay.store.sessions.values() if s.stats.totals.calls == 2]
+        assert sorted(sp.tool for sp in session.spans()) == ["get_price", "ping_empty"]
+        assert session.info.origin == site.url.rsplit("/", 1)[0]
+        # closing the page (the user closing the window) is seen, and close() then ends the browser
+        await handle.page.close()
+        await asyncio.wait_for(handle.closed.wait(), 10)
+        await handle.close()
+        assert not handle.browser.is_connected()
+    finally:
+        if handle is not None:
+            await handle.close()
+        await relay.stop()
+
+
+def test_open_cli_headless_then_sigterm_closes_both(chromium: str, site, tmp_path: Path) -> None:
+    env = dict(os.environ, WMCP_CHROMIUM=chromium)
+    proc = subprocess.Popen([sys.executable, "-m", "relay_bridge.browser", site.url, "--headless", "--port", "0", "--report-on-exit", str(tmp_path)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()
+        assert first.startswith("wmcp-top open: ") and "agent injected" in first, first + proc.stderr.read()
+        line = proc.stdout.readline()
+        assert "new session" in line and "wmcp-top-agent" in line, line
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rest, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "stopping" in rest and (tmp_path / "capture.json").exists()
+    assert len(list(tmp_path.glob("*.json"))) >= 2
+
+
+def test_open_without_chromium_names_apt_get(tmp_path: Path) -> None:
+    env = dict(os.environ, WMCP_CHROMIUM=str(tmp_path / "nope"))
+    out = subprocess.run([sys.executable, "-m", "relay_bridge.browser", "http://127.0.0.1:9/", "--headless", "--port", "0", "--no-log"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("wmcp-top: ") and "apt-get install -y chromium" in lines[0]
