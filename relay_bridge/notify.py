@@ -1,12 +1,15 @@
 """Coalesce the store's change notices: subscribers hear at most once per interval, never once per span.
 
 Bursts of frames mark sessions dirty; one timer on the event loop drains the dirty set and calls each
-listener with the ids that changed (the toolong approach to bursts of messages).
+listener with the ids that changed (the toolong approach to bursts of messages). The flush is on the leading
+edge: after a quiet spell the first change goes out on the next loop turn, and a busy stream is cut to at most
+one flush per interval.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Callable
 
 from .store import Store
@@ -19,8 +22,9 @@ class Coalescer:
         self.store = store
         self.interval = interval
         self.listeners: list[Listener] = []
-        self._handle: asyncio.TimerHandle | None = None
+        self._handle: asyncio.TimerHandle | asyncio.Handle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._last_flush = float("-inf")
         store.wake = self._wake
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -35,10 +39,12 @@ class Coalescer:
         except RuntimeError:
             return  # not on a loop (replay into a bare store): nobody to tell
         self._loop = loop
-        self._handle = loop.call_later(self.interval, self.flush)
+        wait = self._last_flush + self.interval - time.monotonic()
+        self._handle = loop.call_later(wait, self.flush) if wait > 0 else loop.call_soon(self.flush)
 
     def flush(self) -> None:
         self._handle = None
+        self._last_flush = time.monotonic()
         dirty, relay = self.store.drain_changes()
         if not dirty and not relay:
             return

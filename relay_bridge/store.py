@@ -21,6 +21,23 @@ from .stats import SessionStats
 RelayState = Literal["live", "disconnected", "ended"]
 
 
+class Clock(Protocol):
+    """Where the store reads the time: epoch seconds and a monotonic clock. Tests and screenshots pass a
+    frozen one; a live relay uses the system's."""
+
+    def time(self) -> float: ...
+
+    def monotonic(self) -> float: ...
+
+
+class SystemClock:
+    def time(self) -> float:
+        return time.time()
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+
 class StoreObserver(Protocol):
     def on_span(self, session: Session, span: p.Span) -> None: ...
 
@@ -132,8 +149,8 @@ class Session:
     ledger_rev: int = -1
     counters: SessionCounters = field(default_factory=SessionCounters)
     hellos: int = 0
-    created: float = field(default_factory=time.time)
-    last_seen: float = field(default_factory=time.monotonic)
+    created: float = 0.0  # epoch seconds, from the store's clock
+    last_seen: float = 0.0  # the store clock's monotonic seconds
     bye_reason: str | None = None
     prompts: dict[str, PromptSession] = field(default_factory=dict)
 
@@ -187,7 +204,8 @@ class Session:
 class Store:
     """Every session the relay knows, and the relay's own counters."""
 
-    def __init__(self, buffer: int = 500, max_sessions: int = p.MAX_LIVE_SESSIONS) -> None:
+    def __init__(self, buffer: int = 500, max_sessions: int = p.MAX_LIVE_SESSIONS, clock: Clock | None = None) -> None:
+        self.clock: Clock = clock or SystemClock()
         self.buffer = buffer
         self.max_sessions = max_sessions
         self.sessions: dict[str, Session] = {}
@@ -262,7 +280,7 @@ class Store:
         if session is None or session.conn != conn:
             return [self.reject(conn, p.Rejection(p.Code.UNKNOWN_SESSION, "send hello for this session on this socket first"))]
         session.counters.frames += 1
-        session.last_seen = time.monotonic()
+        session.last_seen = self.clock.monotonic()
         replies: list[msgspec.Struct] = []
         match frame:
             case p.Spans():
@@ -289,7 +307,7 @@ class Store:
                     seq = frame.detail.get("seq")
                     call = session.inflight.get(seq) if isinstance(seq, int) else None
                     if call is not None:
-                        call.cancelled_at = time.monotonic()
+                        call.cancelled_at = self.clock.monotonic()
                 if frame.kind == "context-clear":
                     # The agent also withdraws each tool; this keeps the derived list right if it could not.
                     for record in session.tools.values():
@@ -328,7 +346,8 @@ class Store:
         if session is None:
             if len(self.sessions) >= self.max_sessions and not self._evict_one():
                 return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {self.max_sessions} live sessions"))]
-            session = Session(hello.session, hello.agent, hello.config, SessionStats(self.buffer), conn)
+            session = Session(hello.session, hello.agent, hello.config, SessionStats(self.buffer), conn,
+                              created=self.clock.time(), last_seen=self.clock.monotonic())
             self.sessions[sid] = session
             self.counters["sessions"] += 1
             self._timeline(session, "attach", {"context": hello.session.context})
@@ -401,7 +420,7 @@ class Store:
         return replies
 
     def _start(self, session: Session, frame: p.Start) -> None:
-        now = time.monotonic()
+        now = self.clock.monotonic()
         for call in frame.calls:
             if session.is_contiguous_stored(call.seq):
                 continue  # its span is already here (a replayed start)
@@ -476,7 +495,7 @@ class Store:
 
     def _timeline(self, session: Session, kind: str, detail: dict[str, Any], at: float | None = None) -> None:
         if at is None:
-            at = max(0.0, time.time() * 1000 - session.info.timeOrigin) if session.info.timeOrigin else 0.0
+            at = max(0.0, self.clock.time() * 1000 - session.info.timeOrigin) if session.info.timeOrigin else 0.0
         session.timeline.append(TimelineEntry(at, kind, detail))
 
     # -- reads --------------------------------------------------------------------------------------------

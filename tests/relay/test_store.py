@@ -119,7 +119,13 @@ async def test_coalescer_hands_out_bursts_once() -> None:
     for seq in range(500):
         store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, seq, "t", seq, 1.0)])))
     await asyncio.wait_for(done.wait(), 2)
-    assert calls == [({SID}, False)]  # 500 frames, one notice
+    assert calls == [({SID}, False)]  # 500 frames in one loop turn, one notice
+    # A second burst right after the flush waits out the interval: still one notice per burst, never one per frame.
+    done.clear()
+    for seq in range(500, 600):
+        store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, seq, "t", seq, 1.0)])))
+    await asyncio.wait_for(done.wait(), 2)
+    assert len(calls) == 2
     coalescer.close()
 
 
@@ -182,3 +188,30 @@ def test_a_relayed_copy_of_a_direct_session_is_acked_and_ignored() -> None:
     assert store.counters["shadowed_sessions"] == 1
     # the direct socket keeps working
     assert store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, 1, "t", 2.0, 1.0)])))[-1] == p.Ack(SID, 1)
+
+
+class FrozenClock:
+    def __init__(self, epoch: float, mono: float) -> None:
+        self.epoch, self.mono = epoch, mono
+
+    def time(self) -> float:
+        return self.epoch
+
+    def monotonic(self) -> float:
+        return self.mono
+
+
+def test_every_relay_stamp_comes_from_the_injected_clock() -> None:
+    clock = FrozenClock(1_764_000_010.0, 500.0)
+    store = Store(clock=clock)
+    store.connect(1)
+    store.apply(1, frame(synth.hello(SID, time_origin=1_764_000_000_000.0)))
+    store.apply(1, frame(synth.start_frame(SID, [(0, "slow", 5.0)])))
+    clock.mono = 503.5
+    store.apply(1, frame(synth.event(SID, 6.0, "toolcancel", seq=0)))
+    store.disconnect(1)
+    s = store.sessions[SID]
+    assert s.created == 1_764_000_010.0 and s.last_seen == 503.5
+    assert (s.inflight[0].seen_at, s.inflight[0].cancelled_at) == (500.0, 503.5)
+    attach = next(e for e in s.timeline if e.kind == "attach")
+    assert attach.at == 10_000.0  # relay-side facts land on the page clock: 10 s after timeOrigin
