@@ -18,7 +18,6 @@ import re
 from typing import Any
 
 from .breakdown import PARTS
-from .similarity import LABELS
 from .text import PART_LABELS, plural, repeated_line, where_bytes_go
 from .treemap import squarify
 

@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from websockets.asyncio.client import connect
 
 from relay_bridge import synth
 from relay_bridge.exports.capture import build_capture

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Make screenshots/*.svg: wmcp-top's main views, drawn by the app itself from the demo feed.
+
+The feed is the demo scenario with a fixed seed, its first 30 s applied as the relay would, with every clock
+frozen (tui.feed.frozen_demo_app), so the files are byte-identical on every run:
+
+  python scripts/screenshots.py            # writes screenshots/
+  python scripts/screenshots.py --check    # fails if the files on disk differ from what the app draws now
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+# (file, keys pressed, terminal size, what it shows)
+SHOTS = [
+    ("main.svg", [], (120, 36), "the shop tab: summary line, per-tool table, sparklines, calls in flight"),
+    ("main-agent.svg", ["tab"], (120, 36), "the hidden agent tab: overlapping calls and a long call still in flight"),
+    ("timeline.svg", ["l"], (120, 36), "the shop tab's timeline"),
+    ("inspector.svg", ["down", "down", "down", "i"], (120, 36), "render_preview in the tool inspector"),
+    ("status.svg", ["d"], (120, 36), "status and troubleshooting"),
+    ("compact.svg", [], (60, 20), "the compact layout for a narrow split pane"),
+]
+SECONDS = 30.0
+SEED = 7
+
+
+async def shoot(keys: list[str], size: tuple[int, int], title: str) -> str:
+    from tui.feed import frozen_demo_app
+
+    app = frozen_demo_app(SECONDS, SEED, export_dir=Path(tempfile.gettempdir()))
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+        await pilot.pause()
+        return app.export_screenshot(title=title)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
+    parser.add_argument("--check", action="store_true", help="compare with the files on disk instead of writing")
+    args = parser.parse_args()
+    os.environ.setdefault("WMCP_TOP_HOME", tempfile.mkdtemp(prefix="wmcp-shots-"))  # no user keymap or themes
+    os.environ.pop("NO_COLOR", None)
+    args.out.mkdir(parents=True, exist_ok=True)
+    stale = []
+    for name, keys, size, what in SHOTS:
+        svg = asyncio.run(shoot(keys, size, f"wmcp-top — {what}"))
+        path = args.out / name
+        if args.check:
+            if not path.is_file() or path.read_text(encoding="utf-8") != svg:
+                stale.append(name)
+            continue
+        path.write_text(svg, encoding="utf-8")
+        print(f"wrote {path} ({size[0]}x{size[1]})")
+    if stale:
+        print("out of date: " + ", ".join(stale) + " (run python scripts/screenshots.py)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

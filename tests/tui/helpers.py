@@ -1,0 +1,92 @@
+"""Helpers for the tui tests: an app on a real relay, a websockets client, and condition waits."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.client import connect
+
+from relay_bridge import synth
+from relay_bridge.server import RelayConfig
+from tui.app import WmcpTopApp
+from tui.widgets.tool_table import ToolTable
+
+TOKEN = "0123456789abcdef0123456789abcdef"
+SID = "a1b2c3d4"
+SID2 = "0f0e0d0c"
+ORIGIN_MS = 1_764_000_000_000.0
+
+
+def live_app(tmp: Path, **kw: Any) -> WmcpTopApp:
+    """The app with its own relay on a free loopback port (no session log)."""
+    config = RelayConfig(port=0, token=TOKEN, log_dir=None)
+    return WmcpTopApp(relay_config=config, export_dir=tmp / "exports", **kw)
+
+
+class Page:
+    """A fake page agent: one websocket to the app's relay."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+        self.replies: list[dict[str, Any]] = []
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        try:
+            async for message in self.ws:
+                self.replies.append(json.loads(message))
+        except Exception:  # noqa: BLE001 - closed
+            return
+
+    async def send(self, frame: dict[str, Any]) -> None:
+        await self.ws.send(json.dumps(frame, separators=(",", ":")))
+
+    async def close(self) -> None:
+        await self.ws.close()
+        self._reader.cancel()
+
+
+async def open_page(app: WmcpTopApp, sid: str = SID, origin: str = "https://shop.example", tools: tuple[str, ...] = ("search", "cart"), **hello: Any) -> Page:
+    assert app.relay is not None
+    ws = await connect(f"ws://127.0.0.1:{app.relay.port}/relay?t={TOKEN}")
+    page = Page(ws)
+    await page.send(synth.hello(sid, origin, time_origin=ORIGIN_MS, **hello))
+    for i, name in enumerate(tools):
+        await page.send(synth.tool(sid, name, 10.0 + i, description=f"the {name} tool"))
+    return page
+
+
+def spans(sid: str, tool: str, first_seq: int, n: int, wall: float = 12.0, at: float = 1000.0, **kw: Any) -> dict[str, Any]:
+    return synth.spans_frame(sid, [synth.span(sid, first_seq + i, tool, at + i * 100, wall + i, gap=50.0 if first_seq + i else None, **kw) for i in range(n)])
+
+
+async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> float:
+    """Let the app run until `predicate()` holds; returns the seconds it took. Fails after `timeout`."""
+    start = time.monotonic()
+    while not predicate():
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"{what} not met within {timeout}s")
+        await pilot.pause(0.005)
+    return time.monotonic() - start
+
+
+def table(app: WmcpTopApp, sid: str = SID) -> ToolTable:
+    return app._views[sid].table
+
+
+def row_keys(app: WmcpTopApp, sid: str = SID) -> list[str]:
+    t = table(app, sid)
+    return [t.coordinate_to_cell_key((i, 0)).row_key.value for i in range(t.row_count)]
+
+
+def cell(app: WmcpTopApp, tool: str, column: str, sid: str = SID) -> str | None:
+    """The text shown in one cell, or None while that row (or session) is not on screen."""
+    view = app._views.get(sid)
+    if view is None or tool not in view.table.rows:
+        return None
+    return view.table.get_cell(tool, column).plain

@@ -1,0 +1,181 @@
+"""The tui's parts on their own: sanitising, themes, keymap, the demo scenario, the screenshots script."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from relay_bridge import demo
+from relay_bridge import protocol as p
+from tui import keys
+from tui.palette import Palette
+from tui.sanitize import inert, inert_str
+from tui.themes import APP_VARIABLES, ThemeError, load_file, load_themes, theme_from_data
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# -- sanitize -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("[bold red]x[/]", "[bold red]x[/]"),
+        ("\x1b[31mred\x1b[0m", "␛[31mred␛[0m"),
+        ("a\x07b\x00c\x7f", "a␇b␀c␡"),
+        ("tab\tnew\nline\r", "tab␉new␊line␍"),
+        ("\x9b31m", "\\x9b31m"),
+        ("abc\u202eevil", "abc\\u202eevil"),
+        ("naïve 名前 🙂", "naïve 名前 🙂"),
+    ],
+)
+def test_inert_makes_page_text_visible_and_markup_free(raw: str, shown: str) -> None:
+    text = inert(raw)
+    assert text.plain == shown
+    assert not text.spans and not text.style
+    assert all(ord(c) >= 0x20 and not 0x7F <= ord(c) <= 0x9F for c in text.plain)
+
+
+def test_inert_limits_and_keeps_our_own_newlines() -> None:
+    assert inert_str("x" * 10, limit=5) == "xxxx…"
+    assert inert("a\nb\x1b", keep_newlines=True).plain == "a\nb␛"
+
+
+# -- themes ---------------------------------------------------------------------------------------------------
+
+def test_builtin_themes_load_with_app_variables() -> None:
+    loaded = load_themes()
+    assert not loaded.errors
+    assert {"wmcp-dark", "wmcp-light", "wmcp-high-contrast"} <= set(loaded.themes)
+    assert loaded.themes["wmcp-light"].dark is False
+    for theme in loaded.themes.values():
+        assert set(APP_VARIABLES) <= set(theme.variables)
+
+
+def test_user_themes_from_the_config_dir_and_bad_files_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WMCP_TOP_HOME", str(tmp_path))
+    folder = tmp_path / "config" / "themes"
+    folder.mkdir(parents=True)
+    (folder / "mine.json").write_text(json.dumps({"name": "mine", "primary": "#ff00ff", "variables": {"wmcp-error": "#123456"}}))
+    (folder / "broken.toml").write_text('name = "broken"\nprimary = "not a colour"\n')
+    loaded = load_themes()
+    assert loaded.themes["mine"].variables["wmcp-error"] == "#123456"
+    assert loaded.themes["mine"].variables["wmcp-ok"] == APP_VARIABLES["wmcp-ok"]
+    assert "broken" not in loaded.themes and any("broken.toml" in e for e in loaded.errors)
+    with pytest.raises(ThemeError):
+        theme_from_data({"primary": "#000000"}, "nameless")
+
+
+async def test_theme_option_palette_switcher_and_unknown_name(tmp_path: Path) -> None:
+    from tui.app import WmcpTopApp
+
+    app = WmcpTopApp(theme_name="wmcp-light", export_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.theme == "wmcp-light"
+        assert app.palette.error == load_file(ROOT / "themes" / "wmcp-light.toml").variables["wmcp-error"]
+        assert {"wmcp-dark", "wmcp-light", "wmcp-high-contrast"} <= set(app.available_themes)  # the palette's Theme list
+        app.theme = "wmcp-high-contrast"
+        await pilot.pause()
+        assert app.palette.ok == "#00FF66"
+    app = WmcpTopApp(theme_name="no-such-theme", export_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.theme == "wmcp-dark"
+        assert any("unknown theme 'no-such-theme'" in e for e in app.theme_errors)
+
+
+def test_no_color_styles_by_weight_only() -> None:
+    palette = Palette(no_color=True)
+    for kind in ("ok", "slow", "error", "inflight", "muted"):
+        assert "#" not in palette.style(kind)
+    assert palette.style("error") == "bold reverse"
+
+
+async def test_no_color_env_is_respected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tui.app import WmcpTopApp
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = WmcpTopApp(export_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.no_color and app.palette.no_color
+
+
+# -- keymap ---------------------------------------------------------------------------------------------------
+
+def test_every_binding_has_a_unique_id_and_the_design_keys() -> None:
+    ids = [a.id for a in keys.ACTIONS]
+    assert len(ids) == len(set(ids))
+    by_key = {a.key: a.action for a in keys.ACTIONS}
+    for key, action in {"q": "quit", "question_mark": "help", "slash": "filter", "s": "sort", "S": "sort_reverse",
+                        "p": "pause", "tab": "next_session", "e": "export_report", "E": "export_capture",
+                        "t": "export_trace", "d": "status", "l": "timeline", "i": "inspect", "c": "copy_snippet",
+                        "ctrl+s": "screenshot"}.items():
+        assert by_key[key] == action
+
+
+def test_keymap_file(tmp_path: Path) -> None:
+    path = tmp_path / "keymap.toml"
+    path.write_text('[keys]\n"wmcp.pause" = "space"\n"wmcp.bogus" = "x"\n"wmcp.quit" = 3\n')
+    keymap, problems = keys.load_keymap(path)
+    assert keymap == {"wmcp.pause": "space"}
+    assert len(problems) == 2
+    path.write_text("not = [toml")
+    assert keys.load_keymap(path)[0] == {} and keys.load_keymap(path)[1]
+
+
+# -- the demo -------------------------------------------------------------------------------------------------
+
+def test_demo_scenario_is_deterministic_valid_and_has_every_case() -> None:
+    first = demo.frames_until(45.0)
+    assert first == demo.frames_until(45.0)
+    assert demo.frames_until(45.0, seed=8) != first
+    frames = [f for _, f in first]
+    for frame in frames:
+        if frame["type"] != "disconnect":
+            assert not isinstance(p.decode(json.dumps(frame)), p.Rejection), frame
+    hellos = {f["session"]["id"]: f["session"] for f in frames if f["type"] == "hello"}
+    assert len(hellos) == 4
+    assert hellos[demo.AGENT]["visibility"] == "hidden"
+    assert hellos[demo.RELAYED]["context"] == "relayed" and hellos[demo.RELAYED]["via"] == demo.SHOP
+    spans = [s for f in frames if f["type"] == "spans" for s in f["spans"]]
+    assert any(s["overlapped"] and s["gapSincePrevCallMs"] is None for s in spans)
+    assert any(s["isError"] for s in spans)
+    assert any(s["imageBytes"] > 0 and s["contentTypes"].get("image") for s in spans)
+    late = [f for t, f in first if f["type"] == "tool" and t > 10]
+    assert [f["name"] for f in late] == ["summarize_page"]
+    starts = {(f["session"], c["seq"]): t for t, f in first if f["type"] == "start" for c in f["calls"]}
+    settles = {(s["sessionId"], s["seq"]): t for t, f in first if f["type"] == "spans" for s in f["spans"]}
+    assert max(settles[k] - starts[k] for k in settles) > 20  # a call in flight for a long while
+    assert any(f["type"] == "event" and f["kind"] == "toolcancel" for f in frames)
+    assert [f["session"] for f in frames if f["type"] == "disconnect"] == [demo.DOCS]
+    assert Counter(demo.route(f) for f in frames)[demo.RELAYED] == 0  # relayed frames ride the shop's socket
+
+
+def test_demo_runs_over_a_real_socket(relay_server) -> None:
+    async def run() -> None:
+        await demo.run_demo(relay_server.ws_url, speed=50.0, limit_seconds=44.0)
+
+    asyncio.run(run())
+    snap = relay_server.wait_for(lambda s: len(s["sessions"]) == 4 and s["sessions"][demo.DOCS]["state"] != "live")
+    sessions = snap["sessions"]
+    assert sessions[demo.RELAYED]["info"]["context"] == "relayed" and sessions[demo.RELAYED]["lost"] == 3
+    assert sessions[demo.DOCS]["state"] == "disconnected"
+    assert "summarize_page" in sessions[demo.DOCS]["tools"]
+    assert sessions[demo.SHOP]["totals"]["calls"] > 10
+    assert snap["counters"].get("rejected", 0) == 0
+
+
+# -- screenshots ----------------------------------------------------------------------------------------------
+
+def test_screenshots_are_current() -> None:
+    """screenshots/*.svg are what scripts/screenshots.py draws now (run it after a visible change)."""
+    out = subprocess.run([sys.executable, "scripts/screenshots.py", "--check"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr

@@ -1,0 +1,299 @@
+"""Pilot tests: the app with its own relay on a real socket, fed by a websockets client as a page agent."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import jsonschema
+
+from relay_bridge import synth
+from relay_bridge.server import RelayConfig
+from tui.app import WmcpTopApp
+from tui.widgets.inflight import InFlightPane
+from tui.widgets.topbar import TopBar
+
+from .helpers import ORIGIN_MS, SID, SID2, TOKEN, cell, live_app, open_page, row_keys, spans, table, until
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "relay_bridge" / "schema" / "report.v2.json").read_text())
+
+
+async def test_first_screen_says_where_the_relay_listens_and_what_to_paste(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        text = str(app.query_one("#waiting").render())
+        assert f"127.0.0.1:{app.relay.port}" in text
+        assert f'<script src="http://127.0.0.1:{app.relay.port}/agent.js?t={TOKEN}"></script>' in text
+        assert "local-network access" in text and "connect-src" in text
+        await pilot.press("c")
+        assert app.clipboard == app.relay.snippet.script_tag
+
+
+async def test_row_appears_within_300ms_of_its_frame(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app)
+        await until(pilot, lambda: SID in app._views and "search" in row_keys(app), what="session and tools")
+        await page.send(spans(SID, "search", 0, 3))
+        took = await until(pilot, lambda: cell(app, "search", "calls") == "3", what="three calls shown")
+        assert took < 0.3, f"span took {took * 1000:.0f} ms to reach the table"
+        # A tool never registered gets its row from its first span, just as fast.
+        await page.send(spans(SID, "brand_new", 3, 1))
+        took = await until(pilot, lambda: "brand_new" in row_keys(app), what="new row")
+        assert took < 0.3, f"new row took {took * 1000:.0f} ms"
+        await page.close()
+
+
+async def test_sort_by_key_reverse_and_header_click(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app, tools=("alpha", "beta", "gamma"))
+        await page.send(spans(SID, "beta", 0, 5, wall=5))
+        await page.send(spans(SID, "gamma", 5, 2, wall=400))
+        await page.send(spans(SID, "alpha", 7, 1, wall=50))
+        await until(pilot, lambda: SID in app._views and cell(app, "alpha", "calls") == "1")
+        assert row_keys(app) == ["alpha", "beta", "gamma"]  # by name first
+        await pilot.press("s")  # next column: calls, biggest first
+        await until(pilot, lambda: row_keys(app) == ["beta", "gamma", "alpha"], what="sorted by calls")
+        await pilot.press("S")
+        await until(pilot, lambda: row_keys(app) == ["alpha", "gamma", "beta"], what="reversed")
+        # A header click sorts by that column: p95, slowest first.
+        t = table(app)
+        x = sum(col.get_render_width(t) for col in t.ordered_columns[: t.get_column_index("p95")]) + 1
+        await pilot.click(t, offset=(x, 0))
+        await until(pilot, lambda: app.sort_key == "p95", what="header click")
+        assert row_keys(app) == ["gamma", "alpha", "beta"]
+        assert "▼" in str(t.columns[t.ordered_columns[t.get_column_index("p95")].key].label) or "▲" in str(t.ordered_columns[t.get_column_index("p95")].label)
+        await page.close()
+
+
+async def test_filter_by_tool_name(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app, tools=("get_cart", "get_product", "checkout"))
+        await until(pilot, lambda: SID in app._views and len(row_keys(app)) == 3)
+        await pilot.press("slash")
+        await pilot.press(*"get_p")
+        await until(pilot, lambda: row_keys(app) == ["get_product"], what="filtered")
+        await pilot.press("enter")
+        assert row_keys(app) == ["get_product"]
+        await page.send(spans(SID, "checkout", 0, 1))  # still filtered as data arrives
+        await until(pilot, lambda: app.store.sessions[SID].stats.totals.calls == 1)
+        await pilot.pause()
+        assert row_keys(app) == ["get_product"]
+        await pilot.press("slash")
+        await pilot.press("escape")
+        await until(pilot, lambda: len(row_keys(app)) == 3, what="filter cleared")
+        await page.close()
+
+
+async def test_pause_freezes_the_screen_while_data_is_recorded(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app)
+        await page.send(spans(SID, "search", 0, 2))
+        await until(pilot, lambda: SID in app._views and cell(app, "search", "calls") == "2")
+        badge = app.query_one(TopBar).query_one("#paused")
+        assert not badge.has_class("on")
+        await pilot.press("p")
+        assert app.paused and badge.has_class("on") and badge.display
+        assert "PAUSED" in str(badge.render())
+        await page.send(spans(SID, "search", 2, 5))
+        await page.send(spans(SID, "new_tool", 7, 1))
+        await until(pilot, lambda: app.store.sessions[SID].stats.totals.calls == 8, what="data recorded while paused")
+        await pilot.pause(0.4)  # longer than a refresh interval: the screen must not move
+        assert cell(app, "search", "calls") == "2"
+        assert "new_tool" not in row_keys(app)
+        await pilot.press("p")
+        await until(pilot, lambda: cell(app, "search", "calls") == "7" and "new_tool" in row_keys(app), what="resumed")
+        assert not badge.has_class("on")
+        await page.close()
+
+
+async def test_session_tabs_switch_by_key_and_by_click(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        a = await open_page(app, SID, "https://shop.example")
+        b = await open_page(app, SID2, "https://docs.example", tools=("search_docs",), visibility="hidden")
+        await until(pilot, lambda: SID2 in app._views and SID in app._views)
+        assert app.selected_session_id == SID
+        labels = {sid: app.tabs.get_tab(f"s-{sid}").label.plain for sid in (SID, SID2)}
+        assert labels[SID] == f"shop.example {SID} live"
+        assert labels[SID2] == f"docs.example {SID2} hidden"
+        await pilot.press("tab")
+        assert app.selected_session_id == SID2
+        await pilot.press("tab")
+        assert app.selected_session_id == SID
+        await pilot.press("shift+tab")
+        assert app.selected_session_id == SID2
+        await pilot.click(f"#--content-tab-s-{SID}")
+        await until(pilot, lambda: app.selected_session_id == SID, what="tab click")
+        await pilot.press("l")  # over a view, tab belongs to the view (focus), not to the session tabs
+        await pilot.press("tab")
+        assert app.selected_session_id == SID
+        await pilot.press("escape")
+        # State words follow the session: a closed socket is `disconnected`, a bye is `ended`.
+        await b.close()
+        await until(pilot, lambda: app.tabs.get_tab(f"s-{SID2}").label.plain.endswith("disconnected"), what="disconnected label")
+        await a.send({"type": "bye", "session": SID, "reason": "pagehide"})
+        await until(pilot, lambda: app.tabs.get_tab(f"s-{SID}").label.plain.endswith("ended"), what="ended label")
+        await a.close()
+
+
+async def test_exports_write_files_and_the_report_validates(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app)
+        await page.send(spans(SID, "search", 0, 4, image_bytes=4000, result_bytes=5000))
+        await page.send(spans(SID, "cart", 4, 2, is_error=True, error="boom"))
+        await until(pilot, lambda: SID in app._views and cell(app, "cart", "calls") == "2")
+        await pilot.press("e")
+        await pilot.press("E")
+        await pilot.press("t")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        files = sorted(p.name for p in (tmp_path / "exports").iterdir())
+        reports = [f for f in files if f.startswith(f"report-{SID}-")]
+        assert len(reports) == 1 and any(f.startswith("capture-") for f in files) and any(f.startswith("trace-") for f in files)
+        assert any(f.endswith(".svg") for f in files)
+        doc = json.loads((tmp_path / "exports" / reports[0]).read_text())
+        jsonschema.validate(doc, SCHEMA)
+        assert doc["format"] == "webmcp-perf-report/2" and len(doc["spans"]) == 6
+        assert {r["tool"]: r["errors"] for r in doc["tools"]} == {"cart": 2, "search": 0}
+        trace = json.loads((tmp_path / "exports" / next(f for f in files if f.startswith("trace-"))).read_text())
+        assert sum(1 for e in trace["traceEvents"] if e["ph"] == "X" and e["cat"] != "gap") == 6
+        notes = [n.message for n in app._notifications]
+        assert any(reports[0] in m for m in notes), notes
+        await page.close()
+
+
+async def test_call_in_flight_grows_then_is_replaced_by_its_span(tmp_path: Path) -> None:
+    now = [ORIGIN_MS + 5_000.0]
+    app = live_app(tmp_path, clock=lambda: now[0])
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app)
+        await page.send(synth.start_frame(SID, [(0, "search", 4_000.0)]))  # invoked 1 s before "now"
+        pane = lambda: str(app._views[SID].query_one(InFlightPane).render())  # noqa: E731
+        await until(pilot, lambda: SID in app._views and "running 1.0s" in pane(), what="in flight shown")
+        assert "in flight: 1" in pane()
+        now[0] += 2_500.0
+        await until(pilot, lambda: "running 3.5s" in pane(), what="running time ticks")
+        await page.send({"type": "event", "session": SID, "at": 6_000.0, "kind": "toolcancel", "detail": {"seq": 0}})
+        await until(pilot, lambda: "cancelled by host" in pane(), what="cancellation marker")
+        await page.send(synth.spans_frame(SID, [synth.span(SID, 0, "search", 4_000.0, 3_600.0)]))
+        await until(pilot, lambda: "in flight: none" in pane(), what="span replaced the call")
+        assert cell(app, "search", "calls") == "1" and cell(app, "search", "p50") == "3.6s"
+        await page.close()
+
+
+HOSTILE_MARKUP = "[bold red]x[/]"
+HOSTILE_ESC = "\x1b[31mevil\x1b]0;pwned\x07"
+
+
+async def test_untrusted_names_render_literally(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app, origin="https://[red]o[/red].example", tools=(HOSTILE_MARKUP, HOSTILE_ESC))
+        await page.send(spans(SID, HOSTILE_MARKUP, 0, 1, is_error=True, error="[blink]E[/] \x1b[2J"))
+        await page.send({"type": "status", "session": SID, "phase": "measuring", "message": "[reverse]m[/]\x1b[5m", "hints": ["[link=http://x]h[/link]"]})
+        await until(pilot, lambda: SID in app._views and len(row_keys(app)) == 2)
+        await pilot.pause()
+        svg = app.export_screenshot()
+        assert "\x1b" not in svg and "\x07" not in svg
+        # Rich/Textual markup stays text: the brackets are on screen.
+        assert "[bold&#160;red]x[/]" in svg or "[bold red]x[/]" in svg
+        assert "␛[31mevil␛]0;pwned␇" in svg
+        assert "[red]o[/red].example" in svg
+        assert "[reverse]m[/]␛[5m" in svg
+        # The cell holds plain text with no style taken from the page.
+        name_cell = table(app).get_cell(HOSTILE_MARKUP, "tool")
+        assert name_cell.plain == HOSTILE_MARKUP and not name_cell.spans and not name_cell.style
+        # Same in the views: timeline (error message), inspector, status.
+        await pilot.press("l")
+        await pilot.pause()
+        svg = app.export_screenshot()
+        assert "\x1b" not in svg and "[blink]E[/]" in svg and "␛[2J" in svg
+        await pilot.press("escape")
+        await pilot.press("i")
+        await pilot.pause()
+        svg = app.export_screenshot()
+        assert "\x1b" not in svg
+        assert "␛[31mevil␛]0;pwned␇" in svg  # the first row (ESC sorts before "[")
+        await pilot.press("escape")
+        await pilot.press("down")
+        await pilot.press("i")
+        await pilot.pause()
+        svg = app.export_screenshot()
+        assert "\x1b" not in svg and ("[bold&#160;red]x[/]" in svg or "[bold red]x[/]" in svg)
+        await pilot.press("escape")
+        await pilot.press("d")
+        await pilot.pause()
+        svg = app.export_screenshot()
+        assert "\x1b" not in svg and "[link=http://x]h[/link]" in svg
+        await page.close()
+
+
+async def test_port_in_use_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    port = busy.getsockname()[1]
+    try:
+        app = WmcpTopApp(relay_config=RelayConfig(port=port, token=TOKEN, log_dir=None), export_dir=tmp_path)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+        assert app.return_code == 2
+        assert app.startup_error == f"port {port} is in use (another wmcp-top?); try --port 0"
+    finally:
+        busy.close()
+
+
+async def test_compact_layout_at_60x20_says_so(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        page = await open_page(app)
+        await page.send(spans(SID, "search", 0, 2))
+        await until(pilot, lambda: SID in app._views and cell(app, "search", "calls") == "2")
+        assert app.compact
+        badge = app.query_one(TopBar).query_one("#compact")
+        assert badge.has_class("on") and "compact layout" in str(badge.render())
+        assert [c.key.value for c in table(app).ordered_columns] == ["tool", "calls", "err", "p50", "p95", "bytes"]
+        await pilot.resize_terminal(120, 36)
+        await until(pilot, lambda: not app.compact and len(table(app).ordered_columns) == 11, what="full layout")
+        assert cell(app, "search", "calls") == "2"
+        await page.close()
+
+
+async def test_every_action_has_a_palette_command_and_keys_are_remappable(tmp_path: Path) -> None:
+    from tui import keys
+
+    keymap = tmp_path / "keymap.toml"
+    keymap.write_text('[keys]\n"wmcp.pause" = "x"\n"wmcp.nonsense" = "y"\n')
+    app = live_app(tmp_path, keymap_file=keymap)
+    async with app.run_test(size=(120, 36)) as pilot:
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for action in keys.ACTIONS:
+            assert any(t.startswith(action.description + " (") for t in titles), action.id
+        assert any(t == "Theme" or t.startswith("Theme") for t in titles)
+        assert any("unknown binding id 'wmcp.nonsense'" in p for p in app.keymap_problems)
+        await pilot.press("x")
+        assert app.paused
+        await pilot.press("p")  # p no longer pauses: remapped
+        assert app.paused
+
+
+async def test_replay_plays_a_capture_in_the_ui(tmp_path: Path) -> None:
+    from relay_bridge.exports.capture import build_capture
+    from tui.feed import demo_store, replay_feed
+
+    store, _ = demo_store(20.0)
+    path = tmp_path / "capture.json"
+    path.write_text(json.dumps(build_capture(store, generated_at=ORIGIN_MS)))
+    app = WmcpTopApp(feed=replay_feed(path, 0.0), export_dir=tmp_path, source_label="replay capture.json")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: len(app._views) == 4, what="four sessions replayed")
+        shop = next(iter(store.sessions))
+        await until(pilot, lambda: cell(app, "get_product", "calls", shop) == str(store.sessions[shop].stats.tools["get_product"].calls))
+        assert app.store.sessions[shop].stats.summary() == store.sessions[shop].stats.summary()

@@ -1,0 +1,39 @@
+"""Snapshot tests (pytest-textual-snapshot): the main views at 120x36 and in the compact 60x20 layout.
+
+The app is fed the demo's first 30 s with a fixed seed and every clock frozen (tui.feed.frozen_demo_app), so
+the pictures are the same on every run. Update after an intended change: `pytest tests/tui --snapshot-update`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tui.feed import frozen_demo_app
+
+SIZES = {"full": (120, 36), "compact": (60, 20)}
+VIEWS = {
+    "main": [],
+    "timeline": ["l"],
+    "inspector": ["down", "down", "down", "i"],  # render_preview: the image payload
+    "status": ["d"],
+}
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_view(snap_compare, tmp_path: Path, view: str, size: str) -> None:
+    app = frozen_demo_app(30.0, export_dir=tmp_path)
+    assert snap_compare(app, press=VIEWS[view], terminal_size=SIZES[size])
+
+
+def test_main_light_theme(snap_compare, tmp_path: Path) -> None:
+    app = frozen_demo_app(30.0, export_dir=tmp_path, theme_name="wmcp-light")
+    assert snap_compare(app, terminal_size=(120, 36))
+
+
+def test_main_high_contrast_other_session(snap_compare, tmp_path: Path) -> None:
+    """The hidden agent tab: overlapping calls and a long call still in flight."""
+    app = frozen_demo_app(30.0, export_dir=tmp_path, theme_name="wmcp-high-contrast")
+    assert snap_compare(app, press=["tab"], terminal_size=(80, 24))

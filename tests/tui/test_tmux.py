@@ -1,0 +1,162 @@
+"""A real terminal: `wmcp-top` in tmux, read back with capture-pane.
+
+- `wmcp-top --demo --port 0` at 120x36: the table and the summary line appear; `q` exits 0 and the shell is back
+  (alternate screen left);
+- untrusted names sent by a page over the real socket reach the terminal inert (no ESC, no style change);
+- a port in use is one line on stderr and exit code 2, with the terminal restored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import threading
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from relay_bridge import synth
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+ROOT = Path(__file__).resolve().parents[2]
+TOKEN = "fedcba9876543210fedcba9876543210"
+
+
+class Tmux:
+    def __init__(self, home: Path, width: int = 120, height: int = 36) -> None:
+        self.socket = f"wmcp-test-{uuid.uuid4().hex[:8]}"
+        self.home = home
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
+        env.update(WMCP_TOP_HOME=str(home), TERM="xterm-256color", PS1="$ ", PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""))
+        env.pop("NO_COLOR", None)
+        self.env = env
+        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-x", str(width), "-y", str(height),
+                        "bash", "--norc", "--noprofile"], check=True, env=env, cwd=ROOT)
+        subprocess.run(["tmux", "-L", self.socket, "set-option", "-g", "status", "off"], check=True, env=env)
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=self.env, check=True).stdout
+
+    def type(self, text: str) -> None:
+        self.run("send-keys", "-l", text)
+        self.run("send-keys", "Enter")
+
+    def key(self, key: str) -> None:
+        self.run("send-keys", key)
+
+    def screen(self, escapes: bool = False) -> str:
+        return self.run("capture-pane", "-p", *(["-e"] if escapes else []))
+
+    def alternate_on(self) -> bool:
+        return self.run("display-message", "-p", "#{alternate_on}").strip() == "1"
+
+    def wait(self, predicate, timeout: float = 20.0, what: str = "screen condition") -> str:
+        deadline = time.monotonic() + timeout
+        text = self.screen()
+        while not predicate(text):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{what} not met in {timeout}s; screen was:\n{text}")
+            time.sleep(0.1)
+            text = self.screen()
+        return text
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env)
+
+
+@pytest.fixture
+def tmux(tmp_path: Path):
+    term = Tmux(tmp_path)
+    try:
+        yield term
+    finally:
+        term.close()
+
+
+def exited(screen: str) -> bool:
+    return re.search(r"^EXIT=\d+", screen, re.M) is not None
+
+
+def cmd(args: str) -> str:
+    return f"{sys.executable} -m tui.cli {args}; echo EXIT=$?"
+
+
+def test_demo_in_a_real_terminal_and_q_restores_it(tmux: Tmux) -> None:
+    tmux.type(cmd("--demo --port 0"))
+    screen = tmux.wait(lambda s: "tool" in s and "calls" in s and "p95" in s and "schemas " in s and "host gaps" in s,
+                       what="table and summary line")
+    assert tmux.alternate_on()
+    assert "relay 127.0.0.1:" in screen and "shop.example 3f2a9c01" in screen
+    tmux.wait(lambda s: "search_products" in s or "get_product" in s, what="a tool row")
+    tmux.key("q")
+    screen = tmux.wait(exited, what="exit")
+    assert "EXIT=0" in screen
+    assert not tmux.alternate_on()
+    assert "schemas " not in screen and "Traceback" not in screen
+    tmux.type("tput cols; stty -a | head -1")  # the shell is usable again, at the size we gave it
+    screen = tmux.wait(lambda s: "\n120\n" in s or s.count("120") >= 1 and "speed" in s, what="shell answers")
+    assert "120" in screen
+
+
+def test_untrusted_names_reach_the_terminal_inert(tmux: Tmux, tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "config" / "token").write_text(TOKEN + "\n")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    tmux.type(cmd(f"--port {port} --no-log"))
+    tmux.wait(lambda s: f"127.0.0.1:{port}" in s and "waiting" in s, what="waiting screen")
+
+    async def page() -> None:
+        from websockets.asyncio.client import connect
+
+        sid = "a1b2c3d4"
+        async with connect(f"ws://127.0.0.1:{port}/relay?t={TOKEN}") as ws:
+            frames = [
+                synth.hello(sid, "https://evil.example", title="\x1b]0;title\x07"),
+                synth.tool(sid, "[bold red]x[/]", 1.0),
+                synth.tool(sid, "\x1b[31mred\x1b[0m\x1b[2J", 2.0),
+                synth.spans_frame(sid, [synth.span(sid, 0, "[bold red]x[/]", 10.0, 5.0)]),
+            ]
+            for frame in frames:
+                await ws.send(json.dumps(frame))
+            while not done.is_set():  # keep the socket open while the terminal is read
+                await asyncio.sleep(0.05)
+
+    done = threading.Event()
+    thread = threading.Thread(target=asyncio.run, args=(page(),))
+    thread.start()
+    try:
+        screen = tmux.wait(lambda s: "[bold red]x[/]" in s and "␛[31mred␛[0m␛[2J" in s, what="literal names")
+        styled = tmux.screen(escapes=True)
+        # The name's characters carry the table's own colours only: no red/bold opened by the page.
+        line = next(l for l in styled.splitlines() if "[bold red]x[/]" in l)
+        assert "\x1b[31m" not in line and "\x1b[1;31m" not in line
+        assert "red" in screen and "\x1b" not in screen
+    finally:
+        done.set()
+        thread.join(10)
+    tmux.key("q")
+    screen = tmux.wait(exited, what="exit")
+    assert "EXIT=0" in screen and not tmux.alternate_on()
+
+
+def test_port_in_use_is_one_line_and_exit_2(tmux: Tmux) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        tmux.type(cmd(f"--port {port}"))
+        screen = tmux.wait(exited, what="exit")
+    assert f"wmcp-top: port {port} is in use (another wmcp-top?); try --port 0" in screen
+    assert "EXIT=2" in screen and "Traceback" not in screen
+    assert not tmux.alternate_on()

@@ -1,0 +1,90 @@
+"""Key bindings, each with an id, and the user's keymap file.
+
+Every binding below can be remapped by id in `config_dir()/keymap.toml`:
+
+    # ~/.config/wmcp-top/keymap.toml  (WMCP_TOP_HOME/config/keymap.toml when that is set)
+    [keys]
+    "wmcp.pause" = "space"
+    "wmcp.next_session" = "tab,n"      # several keys: comma-separated
+
+Keys use Textual's names (`ctrl+s`, `question_mark`, `slash`, ...); unknown ids are reported on start and
+ignored. The help screen (`?`) lists every id with its current key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.binding import Binding
+
+from relay_bridge.paths import config_dir
+
+
+@dataclass(frozen=True)
+class Action:
+    id: str
+    key: str
+    action: str
+    description: str
+    show: bool = True
+    priority: bool = False
+    help: str = ""
+
+
+ACTIONS: tuple[Action, ...] = (
+    Action("wmcp.quit", "q", "quit", "Quit", help="stop the relay and leave"),
+    Action("wmcp.help", "question_mark", "help", "Help", help="keys, their ids and the keymap file"),
+    Action("wmcp.filter", "slash", "filter", "Filter", help="filter tools by name (esc clears)"),
+    Action("wmcp.sort", "s", "sort", "Sort", help="sort by the next column (a header click sorts too)"),
+    Action("wmcp.sort_reverse", "S", "sort_reverse", "Reverse", show=False, help="reverse the sort order"),
+    Action("wmcp.pause", "p", "pause", "Pause", help="freeze the screen; data is still recorded"),
+    Action("wmcp.next_session", "tab", "next_session", "Next", priority=True, help="next session tab"),
+    Action("wmcp.prev_session", "shift+tab", "prev_session", "Prev", show=False, priority=True, help="previous session tab"),
+    Action("wmcp.export_report", "e", "export_report", "Report", help="write the selected session's report (v2)"),
+    Action("wmcp.export_capture", "E", "export_capture", "Capture", show=False, help="write a capture of all sessions"),
+    Action("wmcp.export_trace", "t", "export_trace", "Trace", show=False, help="write a Chrome trace of all sessions"),
+    Action("wmcp.screenshot", "ctrl+s", "screenshot", "SVG", show=False, help="save an SVG screenshot"),
+    Action("wmcp.status", "d", "status", "Status", help="status and troubleshooting"),
+    Action("wmcp.timeline", "l", "timeline", "Timeline", help="the selected session's timeline"),
+    Action("wmcp.inspect", "i", "inspect", "Inspect", help="inspect the selected tool"),
+    Action("wmcp.copy_snippet", "c", "copy_snippet", "Copy", show=False, help="copy the script tag (OSC 52)"),
+)
+
+KEY_DISPLAY = {"question_mark": "?", "slash": "/", "shift+tab": "⇧tab"}
+
+
+def bindings() -> list[Binding]:
+    return [
+        Binding(a.key, a.action, a.description, show=a.show, priority=a.priority, id=a.id,
+                key_display=KEY_DISPLAY.get(a.key))
+        for a in ACTIONS
+    ]
+
+
+def keymap_path() -> Path:
+    return config_dir() / "keymap.toml"
+
+
+def load_keymap(path: Path | None = None) -> tuple[dict[str, str], list[str]]:
+    """The user's remapping {binding id: keys} and any problems found in the file."""
+    path = path or keymap_path()
+    if not path.is_file():
+        return {}, []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return {}, [f"{path}: {exc}"]
+    table = data.get("keys", data)
+    known = {a.id for a in ACTIONS}
+    keymap: dict[str, str] = {}
+    problems: list[str] = []
+    for key, value in table.items():
+        if key not in known:
+            problems.append(f"{path}: unknown binding id {key!r}")
+        elif not isinstance(value, str) or not value.strip():
+            problems.append(f"{path}: {key} needs a key string")
+        else:
+            keymap[key] = value.strip()
+    return keymap, problems

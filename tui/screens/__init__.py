@@ -1,0 +1,1 @@
+"""Views over the store: timeline, tool inspector, status and troubleshooting, help."""

@@ -1,0 +1,89 @@
+"""Status and troubleshooting: every session's phase, sentence, hints and coverage; relay health; the snippet."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from relay_bridge import __version__
+
+from ..sanitize import inert
+from ..widgets.status_pane import phase_text
+
+
+def status_text(app) -> Text:
+    store = app.store
+    palette = app.palette
+    out = Text()
+    out.append("Relay\n", style="bold")
+    relay = app.relay
+    if relay is not None:
+        out.append(f"  listening on {relay.snippet.base} (loopback only) · wmcp-top {__version__}\n")
+    elif app.source_label:
+        out.append("  no relay: ")
+        out.append_text(inert(app.source_label))
+        out.append("\n")
+    c = store.counters
+    health = [f"connections {c.get('connections', 0)}", f"frames {c.get('frames', 0)}", f"spans {c.get('spans', 0)}",
+              f"duplicates {c.get('duplicates', 0)}"]
+    out.append("  " + " · ".join(health) + "\n")
+    problems = [f"{k} {v}" for k, v in sorted(c.items()) if v and (k.startswith("rejected") or k.startswith("refused") or k in ("lost", "evicted"))]
+    if problems:
+        out.append("  " + " · ".join(problems) + "\n", style=palette.style("error"))
+    else:
+        out.append("  no rejected frames, no lost spans, no refused connections\n", style=palette.style("ok"))
+    if relay is not None:
+        out.append("\nThe line to paste (c copies it)\n", style="bold")
+        out.append(f"  {relay.snippet.script_tag}\n")
+        out.append(f"  DevTools console: {relay.snippet.console_line}\n")
+        out.append(f"  CSP: connect-src {relay.snippet.ws_url.split('/relay')[0]} ; script-src {relay.snippet.base}\n")
+    out.append(f"\nSessions ({len(store.sessions)})\n", style="bold")
+    if not store.sessions:
+        out.append("  waiting: no page agent has connected yet.\n")
+        out.append("  › paste the line above, or load the script tag in the page\n")
+        out.append("  › accept Chrome's local-network access prompt for the page\n")
+        out.append("  › a Content-Security-Policy must allow the relay in connect-src\n")
+    for session in store.sessions.values():
+        out.append("\n  ")
+        out.append(session.id, style="bold")
+        out.append(" ")
+        out.append_text(inert(session.info.origin, limit=60))
+        out.append(f"  {session.info.context}")
+        if session.info.via:
+            out.append(f" via {session.info.via}")
+        out.append(f" · {session.state} · {session.info.visibility} · ")
+        out.append_text(inert(session.agent, limit=40))
+        out.append("\n  ")
+        body = phase_text(session, palette, with_hints=True)
+        body = Text("\n  ").join(body.split("\n", allow_blank=True))
+        out.append_text(body)
+        reasons = session.coverage_reasons()
+        for reason in reasons[:4]:
+            out.append("\n    incomplete: ", style=palette.style("error"))
+            out.append_text(inert(reason, limit=160))
+        out.append("\n")
+    return out
+
+
+class StatusScreen(Screen[None]):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="wmcp.view.back")]
+    DEFAULT_CSS = """
+    StatusScreen VerticalScroll { padding: 0 1; }
+    StatusScreen #title { background: $panel; text-style: bold; padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("status and troubleshooting  (esc: back)"), id="title")
+        with VerticalScroll():
+            yield Static(id="body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_view()
+
+    def refresh_view(self) -> None:
+        self.query_one("#body", Static).update(status_text(self.app))

@@ -1,0 +1,63 @@
+"""Calls in flight: a `start` arrived and the span has not. Running time ticks; host cancellations are marked."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from rich.text import Text
+from textual.widgets import Static
+
+from relay_bridge.store import InFlight, Session
+from relay_bridge.units import fmt_ms
+
+from ..palette import Palette
+from ..sanitize import inert
+
+MAX_SHOWN = 6
+
+
+def running_ms(session: Session, call: InFlight, clock_ms: Callable[[], float]) -> float:
+    """How long `call` has been running: from the page's clock when the session has a time origin (comparable
+    across restarts and replays), else from when the relay saw its `start`."""
+    if session.info.timeOrigin:
+        return max(0.0, clock_ms() - (session.info.timeOrigin + call.invokedAt))
+    return max(0.0, (time.monotonic() - call.seen_at) * 1000)
+
+
+def inflight_text(session: Session, palette: Palette, clock_ms: Callable[[], float], limit: int = MAX_SHOWN) -> Text:
+    calls = sorted(session.inflight.values(), key=lambda c: c.invokedAt)
+    out = Text()
+    if not calls:
+        out.append("in flight: none", style=palette.style("muted"))
+        return out
+    out.append(f"in flight: {len(calls)}", style=palette.style("inflight"))
+    for call in calls[:limit]:
+        ms = running_ms(session, call, clock_ms)
+        out.append("\n  ")
+        out.append(f"#{call.seq} ", style=palette.style("muted"))
+        out.append_text(inert(call.tool, limit=40))
+        out.append("  running ")
+        out.append(fmt_ms(ms), style=palette.style("slow") if ms >= 1000 else palette.style("inflight"))
+        if call.cancelled_at is not None:
+            out.append("  ⊘ cancelled by host", style=palette.style("error"))
+    if len(calls) > limit:
+        out.append(f"\n  … and {len(calls) - limit} more", style=palette.style("muted"))
+    return out
+
+
+class InFlightPane(Static):
+    DEFAULT_CSS = """
+    InFlightPane { height: auto; max-height: 8; padding: 0 1; }
+    """
+
+    def __init__(self, **kw) -> None:
+        super().__init__("", **kw)
+        self._last = ""
+
+    def show(self, session: Session, palette: Palette, clock_ms: Callable[[], float], limit: int = MAX_SHOWN) -> None:
+        text = inflight_text(session, palette, clock_ms, limit)
+        sig = text.plain + str(text.spans)
+        if sig != self._last:
+            self._last = sig
+            self.update(text)

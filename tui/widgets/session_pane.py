@@ -1,0 +1,56 @@
+"""One session's tab: summary line, phase and coverage, the tool table, sparklines and calls in flight."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+
+from relay_bridge.store import Session
+
+from ..palette import Palette
+from .inflight import InFlightPane
+from .sparklines import Sparklines
+from .status_pane import StatusPane
+from .summary_line import SummaryLine
+from .tool_table import ToolTable
+
+
+class SessionView(Vertical):
+    DEFAULT_CSS = """
+    SessionView { height: 1fr; }
+    """
+
+    def __init__(self, session_id: str, **kw) -> None:
+        super().__init__(**kw)
+        self.session_id = session_id
+        self.stale = True
+
+    def compose(self) -> ComposeResult:
+        yield SummaryLine(classes="summary")
+        yield StatusPane(classes="status")
+        yield ToolTable(classes="tools")
+        yield Sparklines(classes="sparks")
+        yield InFlightPane(classes="inflight")
+
+    @property
+    def table(self) -> ToolTable:
+        return self.query_one(ToolTable)
+
+    def show(self, session: Session, palette: Palette, clock_ms: Callable[[], float], *, text_filter: str = "",
+             compact: bool = False) -> None:
+        self.query_one(SummaryLine).show(session)
+        self.query_one(StatusPane).show(session, palette, with_hints=not compact)
+        table = self.table
+        table.set_compact(compact)
+        registered = {name: rec.registered for name, rec in session.tools.items()}
+        table.sync(session.stats.aggregates(), palette, registered, text_filter)
+        if not compact:
+            self.query_one(Sparklines).show(session)
+        self.query_one(InFlightPane).show(session, palette, clock_ms, limit=2 if compact else 6)
+        self.stale = False
+
+    def tick(self, session: Session, palette: Palette, clock_ms: Callable[[], float], compact: bool) -> None:
+        if session.inflight:
+            self.query_one(InFlightPane).show(session, palette, clock_ms, limit=2 if compact else 6)

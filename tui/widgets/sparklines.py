@@ -1,0 +1,43 @@
+"""Sparklines of host gaps and wall times over the session's last 60 calls."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Label, Sparkline
+
+from relay_bridge.store import Session
+from relay_bridge.units import fmt_duration, fmt_ms
+
+WINDOW = 60
+
+
+class Sparklines(Horizontal):
+    DEFAULT_CSS = """
+    Sparklines { height: 2; padding: 0 1; }
+    Sparklines Label { width: auto; padding-right: 1; color: $wmcp-muted; }
+    Sparklines Sparkline { width: 1fr; height: 2; margin-right: 2; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Label("host gaps", id="gap-label")
+        yield Sparkline([], id="gaps")
+        yield Label("wall", id="wall-label")
+        yield Sparkline([], id="walls")
+
+    def show(self, session: Session) -> None:
+        ring = session.stats.ring
+        spans = list(ring.values())[-WINDOW:] if len(ring) > WINDOW else list(ring.values())
+        gaps = [s.gapSincePrevCallMs or 0.0 for s in spans]
+        walls = [s.wallMs for s in spans]
+        gap_max = max(gaps, default=0.0)
+        wall_max = max(walls, default=0.0)
+        self.query_one("#gap-label", Label).update(Text(f"host gaps ≤{fmt_duration(gap_max)}"))
+        self.query_one("#wall-label", Label).update(Text(f"wall ≤{fmt_ms(wall_max)}"))
+        gap_line = self.query_one("#gaps", Sparkline)
+        wall_line = self.query_one("#walls", Sparkline)
+        if list(gap_line.data or []) != gaps:
+            gap_line.data = gaps
+        if list(wall_line.data or []) != walls:
+            wall_line.data = walls

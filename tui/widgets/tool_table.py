@@ -1,0 +1,185 @@
+"""The per-tool table: rows keyed by tool name, cells updated in place (`update_cell`), never rebuilt.
+
+Sorting is by the numbers behind the cells (`Cell.sort_value`), so `2.1s` sorts above `950ms`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import DataTable
+from textual.widgets.data_table import CellDoesNotExist, ColumnKey
+
+from relay_bridge.units import fmt_bytes, fmt_count, fmt_ms
+
+from ..palette import Palette
+from ..sanitize import inert
+
+
+class Cell(Text):
+    """A table cell that knows the number it shows, for sorting."""
+
+    sort_value: Any = None
+
+    @classmethod
+    def of(cls, text: str | Text, value: Any, style: str = "", justify: str = "right") -> "Cell":
+        cell = cls(justify=justify, end="", no_wrap=True)  # type: ignore[arg-type]
+        if isinstance(text, Text):
+            cell.append_text(text)
+        else:
+            cell.append(text, style=style)
+        if style and isinstance(text, Text):
+            cell.stylize(style)
+        cell.sort_value = value
+        return cell
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    field: str | None
+    compact: bool
+
+
+COLUMNS = (
+    Column("tool", "tool", "tool", True),
+    Column("calls", "calls", "calls", True),
+    Column("err", "err", "errors", True),
+    Column("min", "min", "minMs", False),
+    Column("p50", "p50", "p50Ms", True),
+    Column("p95", "p95", "p95Ms", True),
+    Column("max", "max", "maxMs", False),
+    Column("blocking", "blocking", "blockingMs", False),
+    Column("bytes", "bytes", "totalBytes", True),
+    Column("tokens", "tokens", "estTokens", False),
+    Column("schema", "schema", "schemaBytes", False),
+)
+SORT_KEYS = tuple(c.key for c in COLUMNS)
+
+
+def _num(value: Any) -> float:
+    return float("-inf") if value is None else float(value)
+
+
+def make_cells(row: dict[str, Any], palette: Palette, registered: bool) -> dict[str, Cell]:
+    err_style = palette.style("error") if row["errors"] else palette.style("muted")
+    name_style = "" if registered else palette.style("muted")
+    name = inert(row["tool"], limit=48)
+    if name_style:
+        name.stylize(name_style)
+    cells = {
+        "tool": Cell.of(name, row["tool"].lower(), justify="left"),
+        "calls": Cell.of(fmt_count(row["calls"]), row["calls"]),
+        "err": Cell.of(str(row["errors"]), row["errors"], err_style),
+        "min": Cell.of(fmt_ms(row["minMs"]), _num(row["minMs"]), palette.for_ms(row["minMs"])),
+        "p50": Cell.of(fmt_ms(row["p50Ms"]), _num(row["p50Ms"]), palette.for_ms(row["p50Ms"])),
+        "p95": Cell.of(fmt_ms(row["p95Ms"]), _num(row["p95Ms"]), palette.for_ms(row["p95Ms"])),
+        "max": Cell.of(fmt_ms(row["maxMs"]), _num(row["maxMs"]), palette.for_ms(row["maxMs"])),
+        "blocking": Cell.of(fmt_ms(row["blockingMs"]) if row["blockingMs"] else "0", row["blockingMs"], "" if row["blockingMs"] else palette.style("muted")),
+        "bytes": Cell.of(fmt_bytes(row["totalBytes"]), row["totalBytes"]),
+        "tokens": Cell.of(fmt_count(row["estTokens"]), row["estTokens"]),
+        "schema": Cell.of(fmt_bytes(row["schemaBytes"]) if row["schemaBytes"] else "–", row["schemaBytes"], "" if row["schemaBytes"] else palette.style("muted")),
+    }
+    return cells
+
+
+class ToolTable(DataTable):
+    """One session's tools. `sync(rows)` adds, removes and updates rows by key; `set_sort` re-sorts."""
+
+    DEFAULT_CSS = """
+    ToolTable { height: 1fr; min-height: 4; }
+    """
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, **kw)
+        self.compact = False
+        self.sort_key = "tool"
+        self.sort_reverse = False
+        self._cells: dict[str, dict[str, str]] = {}  # row key -> column -> plain text shown (to skip no-op updates)
+        self._columns_for: bool | None = None
+
+    def on_mount(self) -> None:
+        self._ensure_columns()
+
+    def columns_now(self) -> list[Column]:
+        return [c for c in COLUMNS if c.compact or not self.compact]
+
+    def _ensure_columns(self) -> None:
+        if self._columns_for == self.compact:
+            return
+        self._columns_for = self.compact
+        self.clear(columns=True)  # only when the layout changes (compact <-> full), never for data
+        self._cells.clear()
+        for col in self.columns_now():
+            self.add_column(self._label(col), key=col.key)
+
+    def _label(self, col: Column) -> Text:
+        if col.key == self.sort_key:
+            return Text(col.label + (" ▲" if not self.sort_reverse else " ▼"), style="bold")
+        return Text(col.label)
+
+    def set_compact(self, compact: bool) -> None:
+        if compact != self.compact:
+            self.compact = compact
+            self._ensure_columns()
+
+    def set_sort(self, key: str, reverse: bool) -> None:
+        self.sort_key, self.sort_reverse = key, reverse
+        for col in self.columns_now():
+            column = self.columns.get(ColumnKey(col.key))
+            if column is not None:
+                column.label = self._label(col)
+        self._apply_sort()
+        self.refresh()
+
+    def _apply_sort(self) -> None:
+        if self.row_count and self.sort_key in {c.key for c in self.columns_now()}:
+            default_desc = self.sort_key != "tool"  # numbers: biggest first; names: a-z
+            self.sort(self.sort_key, key=lambda cell: getattr(cell, "sort_value", 0) if cell is not None else 0,
+                      reverse=default_desc != self.sort_reverse)
+
+    def sync(self, rows: list[dict[str, Any]], palette: Palette, registered: dict[str, bool], text_filter: str = "") -> bool:
+        """Bring the table to `rows` (filtered by tool-name substring). Returns whether anything changed."""
+        self._ensure_columns()
+        wanted = [r for r in rows if not text_filter or text_filter.lower() in r["tool"].lower()]
+        keys = {r["tool"] for r in wanted}
+        changed = False
+        for key in list(self._cells):
+            if key not in keys:
+                self.remove_row(key)
+                del self._cells[key]
+                changed = True
+        columns = self.columns_now()
+        for row in wanted:
+            key = row["tool"]
+            cells = make_cells(row, palette, registered.get(key, True))
+            shown = self._cells.get(key)
+            if shown is None:
+                self.add_row(*(cells[c.key] for c in columns), key=key)
+                self._cells[key] = {c.key: cells[c.key].plain + str(cells[c.key].spans) for c in columns}
+                changed = True
+                continue
+            for col in columns:
+                sig = cells[col.key].plain + str(cells[col.key].spans)
+                if shown.get(col.key) != sig:
+                    try:
+                        self.update_cell(key, col.key, cells[col.key], update_width=True)
+                    except CellDoesNotExist:  # pragma: no cover - columns changed under us
+                        continue
+                    shown[col.key] = sig
+                    changed = True
+        if changed:
+            self._apply_sort()
+        return changed
+
+    def selected_tool(self) -> str | None:
+        if not self.row_count:
+            return None
+        try:
+            row_key, _ = self.coordinate_to_cell_key((self.cursor_row, 0))
+        except CellDoesNotExist:
+            return None
+        return row_key.value

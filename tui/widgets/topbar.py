@@ -1,0 +1,34 @@
+"""The top bar: program, where the relay listens (or what is replayed), session counts, badges."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Label
+
+
+class TopBar(Horizontal):
+    DEFAULT_CSS = """
+    TopBar { height: 1; background: $panel; padding: 0 1; }
+    TopBar #where { width: 1fr; }
+    TopBar .badge { width: auto; padding: 0 1; margin-left: 1; text-style: bold; }
+    TopBar #paused { background: $warning; color: $background; display: none; }
+    TopBar #paused.on { display: block; }
+    TopBar #compact { background: $secondary; color: $background; display: none; }
+    TopBar #compact.on { display: block; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Label("wmcp-top", id="where")
+        yield Label("compact layout", id="compact", classes="badge")
+        yield Label("PAUSED", id="paused", classes="badge")
+
+    def set_text(self, text: Text) -> None:
+        self.query_one("#where", Label).update(text)
+
+    def set_paused(self, on: bool) -> None:
+        self.query_one("#paused", Label).set_class(on, "on")
+
+    def set_compact(self, on: bool) -> None:
+        self.query_one("#compact", Label).set_class(on, "on")
