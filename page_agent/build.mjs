@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+// Build page_agent/dist/agent.js (one classic script, an IIFE) and dist/agent.mjs (an ES module) from the
+// ES modules in src/, with no dependencies: each module becomes a function scope, its imports become
+// reads of the modules before it. `--check` exits 1 when dist/ differs from what the sources build.
+//
+//   node page_agent/build.mjs           write dist/
+//   node page_agent/build.mjs --check   verify dist/ is current (CI)
+
+import { readFileSync, writeFileSync, mkdirSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const SRC = join(here, "src")
+const DIST = join(here, "dist")
+const PLACEHOLDER = "/*@WMCP_RELAY@*/null"
+const ENTRY = "index"
+const MAIN = "main"
+
+const IMPORT_RE = /^import\s*\{([^}]*)\}\s*from\s*"\.\/([\w-]+)\.js"\s*;?\s*$/gm
+const REEXPORT_RE = /^export\s*\{([^}]*)\}\s*from\s*"\.\/([\w-]+)\.js"\s*;?\s*$/gm
+const EXPORT_LIST_RE = /^export\s*\{([^}]*)\}\s*;?\s*$/gm
+const EXPORT_DECL_RE = /^export\s+(async\s+function\*?|function\*?|class|const|let)\s+([A-Za-z_$][\w$]*)/gm
+
+function names(list) {
+  return list
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => {
+      const m = s.split(/\s+as\s+/)
+      return { from: m[0].trim(), to: (m[1] || m[0]).trim() }
+    })
+}
+
+function load(name) {
+  let text = readFileSync(join(SRC, `${name}.js`), "utf8")
+  const deps = []
+  const exported = []
+  text = text.replace(IMPORT_RE, (_, list, dep) => {
+    deps.push(dep)
+    return `const { ${names(list).map((n) => (n.from === n.to ? n.to : `${n.from}: ${n.to}`)).join(", ")} } = __m[${JSON.stringify(dep)}];`
+  })
+  text = text.replace(REEXPORT_RE, (_, list, dep) => {
+    deps.push(dep)
+    const ns = names(list)
+    for (const n of ns) exported.push(n.to)
+    return `const { ${ns.map((n) => (n.from === n.to ? n.to : `${n.from}: ${n.to}`)).join(", ")} } = __m[${JSON.stringify(dep)}];`
+  })
+  text = text.replace(EXPORT_LIST_RE, (_, list) => {
+    for (const n of names(list)) exported.push(n.from === n.to ? n.to : `${n.to}: ${n.from}`)
+    return ""
+  })
+  text = text.replace(EXPORT_DECL_RE, (_, kind, id) => {
+    exported.push(id)
+    return `${kind} ${id}`
+  })
+  if (/^(import|export)[\s{]/m.test(text)) throw new Error(`${name}.js: an import/export form the builder does not know`)
+  return { name, text: text.trimEnd(), deps, exported }
+}
+
+function order(entry) {
+  const seen = new Map()
+  const out = []
+  const visit = (name, path) => {
+    if (seen.get(name) === "done") return
+    if (seen.get(name) === "active") throw new Error(`import cycle: ${[...path, name].join(" -> ")}`)
+    seen.set(name, "active")
+    const mod = load(name)
+    for (const d of mod.deps) visit(d, [...path, name])
+    seen.set(name, "done")
+    out.push(mod)
+  }
+  visit(entry, [])
+  return out
+}
+
+function body() {
+  const mods = order(MAIN)
+  const parts = []
+  for (const m of mods) {
+    if (m.name === MAIN) continue
+    parts.push(`// ---- ${m.name}.js ----\n__m[${JSON.stringify(m.name)}] = (function () {\n${m.text}\nreturn { ${m.exported.join(", ")} };\n})();`)
+  }
+  const main = mods.find((m) => m.name === MAIN)
+  parts.push(`// ---- ${MAIN}.js ----\n(function () {\n${main.text}\n})();`)
+  return { code: parts.join("\n\n"), exported: mods.find((m) => m.name === ENTRY).exported }
+}
+
+export function build() {
+  const version = JSON.parse(readFileSync(join(here, "package.json"), "utf8")).version
+  // ASCII only: a page without a charset must not garble the agent's strings (the relay may serve it raw).
+  const { code: raw, exported } = body()
+  const code = raw.replace(/[^\x00-\x7f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`)
+  const head = `// wmcp-top page agent ${version}: built by page_agent/build.mjs from page_agent/src/. Do not edit.\n// MIT. No dependencies. Measures WebMCP tool calls; never keeps or sends inputs or results.\n`
+  const js = `${head}(function () {\n"use strict";\nconst __m = {};\n${code}\n})();\n`
+  const names = exported.map((e) => e.split(":")[0].trim())
+  const mjs =
+    `${head}const __agent = (function () {\n"use strict";\nconst __m = {};\n${code}\nreturn __m[${JSON.stringify(ENTRY)}];\n})();\n` +
+    `export const { ${names.join(", ")} } = __agent;\nexport default __agent;\n`
+  for (const [file, text] of [["agent.js", js], ["agent.mjs", mjs]]) {
+    if (/[^\x00-\x7f]/.test(text)) throw new Error(`${file}: non-ASCII text survived the build`)
+    const count = text.split(PLACEHOLDER).length - 1
+    if (count !== 1) throw new Error(`${file}: the relay placeholder ${PLACEHOLDER} occurs ${count} times; it must occur exactly once`)
+  }
+  return { "agent.js": js, "agent.mjs": mjs }
+}
+
+function main() {
+  const check = process.argv.includes("--check")
+  let out
+  try {
+    out = build()
+  } catch (e) {
+    console.error(`page_agent build failed: ${e.message}`)
+    process.exit(2)
+  }
+  if (check) {
+    const stale = []
+    for (const [file, text] of Object.entries(out)) {
+      let current = null
+      try {
+        current = readFileSync(join(DIST, file), "utf8")
+      } catch {
+        current = null
+      }
+      if (current !== text) stale.push(`page_agent/dist/${file}`)
+    }
+    if (stale.length) {
+      console.error(`page_agent/dist is stale (${stale.join(", ")} differ from page_agent/src). Run: node page_agent/build.mjs`)
+      process.exit(1)
+    }
+    console.log("page_agent/dist is up to date")
+    return
+  }
+  mkdirSync(DIST, { recursive: true })
+  for (const [file, text] of Object.entries(out)) writeFileSync(join(DIST, file), text)
+  console.log(`wrote ${Object.keys(out).map((f) => `page_agent/dist/${f} (${out[f].length} bytes)`).join(", ")}`)
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) main()
+

@@ -1,0 +1,266 @@
+// The BroadcastChannel mirror, compatible with webmcp-profiler's relay:
+//   posts and accepts {kind:"span", span} and {kind:"update", sessionId, seq, blockingMs}
+//   on BroadcastChannel("webmcp-perf:" + origin).
+// Also posts {kind:"wmcp-top", sessionId, uplink} on start (and again whenever a new wmcp-top peer
+// announces itself), so another wmcp-top agent in the same origin does not forward (as "relayed") a session
+// that has its own uplink. A foreign session is held back for `settleMs` before it is forwarded, which
+// leaves its agent time to announce. When several wmcp-top agents with an uplink share the origin, only
+// the one with the lowest session id forwards (an agent leaving says so with `gone: true`). Other consumers
+// ignore the unknown kind.
+// What arrives is validated as strictly as the relay would, capped (8 sessions, 500 spans each) and
+// rate-limited; our own messages are ignored. Every drop is counted, never thrown.
+
+import { safely } from "./util.js"
+
+export const MAX_FOREIGN_SESSIONS = 8
+export const MAX_FOREIGN_SPANS = 500
+const MAX_NUMBER = 1e13
+const HEX8 = /^[0-9a-f]{8}$/
+const RESULT_TYPES = new Set(["object", "array", "string", "number", "boolean", "null", "undefined", "error", "unserializable"])
+
+const nonNeg = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= MAX_NUMBER
+const nonNegInt = (v) => nonNeg(v) && Number.isInteger(v)
+
+/**
+ * A clean copy of a span with exactly the wire fields, or null when anything is off.
+ * @returns {object|null}
+ */
+export function validateSpan(s) {
+  if (!s || typeof s !== "object" || Array.isArray(s)) return null
+  if (typeof s.sessionId !== "string" || !HEX8.test(s.sessionId)) return null
+  if (!nonNegInt(s.seq)) return null
+  if (typeof s.tool !== "string" || s.tool.length < 1 || s.tool.length > 128) return null
+  for (const k of ["invokedAt", "settledAt", "wallMs", "blockingMs"]) if (!nonNeg(s[k])) return null
+  for (const k of ["inputBytes", "resultBytes", "imageBytes", "estInputTokens", "estTextTokens", "estImageTokens", "estTokens"]) if (!nonNegInt(s[k])) return null
+  const ct = s.contentTypes
+  if (!ct || typeof ct !== "object" || Array.isArray(ct)) return null
+  const keys = Object.keys(ct)
+  if (keys.length > 16) return null
+  const contentTypes = {}
+  for (const k of keys) {
+    if (k.length > 64 || !nonNegInt(ct[k])) return null
+    contentTypes[k] = ct[k]
+  }
+  if (typeof s.isError !== "boolean" || typeof s.synthetic !== "boolean" || typeof s.serializable !== "boolean") return null
+  if (!(s.error === null || (typeof s.error === "string" && s.error.length <= 200))) return null
+  if (!(s.gapSincePrevCallMs === null || nonNeg(s.gapSincePrevCallMs))) return null
+  const out = {
+    sessionId: s.sessionId,
+    seq: s.seq,
+    tool: s.tool,
+    invokedAt: s.invokedAt,
+    settledAt: s.settledAt,
+    wallMs: s.wallMs,
+    blockingMs: s.blockingMs,
+    inputBytes: s.inputBytes,
+    resultBytes: s.resultBytes,
+    contentTypes,
+    imageBytes: s.imageBytes,
+    estInputTokens: s.estInputTokens,
+    estTextTokens: s.estTextTokens,
+    estImageTokens: s.estImageTokens,
+    estTokens: s.estTokens,
+    isError: s.isError,
+    error: s.error,
+    gapSincePrevCallMs: s.gapSincePrevCallMs,
+    synthetic: s.synthetic,
+    serializable: s.serializable,
+  }
+  // Optional facts (001): kept when valid, dropped (not fatal) otherwise.
+  if (typeof s.resultType === "string" && RESULT_TYPES.has(s.resultType)) out.resultType = s.resultType
+  if (typeof s.envelope === "boolean") out.envelope = s.envelope
+  if (typeof s.substituted === "boolean") out.substituted = s.substituted
+  if (Number.isInteger(s.depth) && s.depth >= 0 && s.depth <= 64) out.depth = s.depth
+  if (s.parent === null || nonNegInt(s.parent)) out.parent = s.parent
+  if (typeof s.overlapped === "boolean") out.overlapped = s.overlapped
+  if (s.errorType === null || (typeof s.errorType === "string" && s.errorType.length <= 64)) out.errorType = s.errorType
+  return out
+}
+
+export const PROFILER_FIELDS = [
+  "sessionId", "seq", "tool", "invokedAt", "settledAt", "wallMs", "blockingMs", "inputBytes", "resultBytes",
+  "contentTypes", "imageBytes", "estInputTokens", "estTextTokens", "estImageTokens", "estTokens", "isError",
+  "error", "gapSincePrevCallMs", "synthetic", "serializable",
+]
+
+export function profilerSpan(span) {
+  const out = {}
+  for (const k of PROFILER_FIELDS) out[k] = span[k]
+  return out
+}
+
+export class ChannelMirror {
+  /**
+   * @param {object} o
+   * @param {string} o.name  channel name
+   * @param {string} o.sessionId  our own session (its messages are ignored)
+   * @param {boolean} [o.uplink]  announce that our session has its own uplink
+   * @param {Function} [o.BroadcastChannel]
+   * @param {() => number} [o.clock]  ms clock for the rate limit
+   * @param {number} [o.rate]  messages a second accepted (burst = 2x)
+   * @param {(span: object) => void} [o.onSpan]  a foreign span, validated
+   * @param {(u: {sessionId:string, seq:number, blockingMs:number}) => void} [o.onUpdate]
+   * @param {(sessionId: string) => void} [o.onSession]  a new foreign session (within the cap)
+   */
+  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, settleMs = 1000 }) {
+    this.sessionId = sessionId
+    this.uplink = !!uplink
+    this.st = st || ((fn, ms) => setTimeout(fn, ms))
+    this.settleMs = settleMs
+    /** foreign sessions waiting out settleMs: id -> buffered messages */
+    this.pending = new Map()
+    /** wmcp-top peers heard from */
+    this.peers = new Set()
+    /** live peers with their own uplink: the lowest session id among them and us forwards */
+    this.forwarders = new Set()
+    /** foreign sessions another agent forwards */
+    this.elsewhere = new Set()
+    this.clock = clock
+    this.rate = Number.isFinite(rate) && rate > 0 ? rate : 200
+    this.tokens = this.rate * 2
+    this.refilledAt = clock()
+    this.onSpan = onSpan || (() => {})
+    this.onUpdate = onUpdate || (() => {})
+    this.onSession = onSession || (() => {})
+    /** foreign sessionId -> count of spans accepted (for the per-session cap) */
+    this.sessions = new Map()
+    /** sessions that announced their own uplink: seen, not forwarded */
+    this.direct = new Set()
+    this.counters = { received: 0, accepted: 0, invalid: 0, own: 0, rateLimited: 0, sessionCap: 0, direct: 0, elsewhere: 0, heldDropped: 0, posted: 0 }
+    this.bc = null
+    if (typeof BC !== "function") return
+    safely(() => {
+      this.bc = new BC(name)
+      this.bc.onmessage = (e) => safely(() => this.receive(e && e.data))
+      this.announce()
+    })
+  }
+
+  announce(gone = false) {
+    const msg = { kind: "wmcp-top", sessionId: this.sessionId, uplink: this.uplink }
+    if (gone) msg.gone = true
+    this.post(msg)
+  }
+
+  /** Is this agent the one that forwards foreign sessions? */
+  elected() {
+    if (!this.uplink) return false
+    for (const id of this.forwarders) if (id < this.sessionId) return false
+    return true
+  }
+
+  post(msg) {
+    if (!this.bc) return
+    safely(() => {
+      this.bc.postMessage(msg)
+      this.counters.posted++
+    })
+  }
+
+  /** Post a span with exactly webmcp-profiler's 20 fields (its readers validate closed objects). */
+  span(span) {
+    this.post({ kind: "span", span: profilerSpan(span) })
+  }
+
+  update(sessionId, seq, blockingMs) {
+    this.post({ kind: "update", sessionId, seq, blockingMs })
+  }
+
+  allow() {
+    const t = this.clock()
+    this.tokens = Math.min(this.rate * 2, this.tokens + ((t - this.refilledAt) / 1000) * this.rate)
+    this.refilledAt = t
+    if (this.tokens < 1) return false
+    this.tokens -= 1
+    return true
+  }
+
+  /** Handle one message from another context. Never throws; every outcome is counted. */
+  receive(msg) {
+    const c = this.counters
+    c.received++
+    if (!this.allow()) return void c.rateLimited++
+    if (!msg || typeof msg !== "object") return void c.invalid++
+    if (msg.kind === "wmcp-top") {
+      if (typeof msg.sessionId !== "string" || !HEX8.test(msg.sessionId)) return void c.invalid++
+      if (msg.sessionId === this.sessionId) return void c.own++
+      if (msg.gone === true) {
+        this.forwarders.delete(msg.sessionId)
+        return
+      }
+      if (msg.uplink === true) {
+        this.direct.add(msg.sessionId)
+        this.forwarders.add(msg.sessionId)
+        this.pending.delete(msg.sessionId)
+      }
+      if (!this.peers.has(msg.sessionId)) {
+        // A new peer missed our first announcement: say it again (once per peer).
+        this.peers.add(msg.sessionId)
+        this.announce()
+      }
+      return
+    }
+    let sessionId
+    let payload
+    if (msg.kind === "span") {
+      payload = validateSpan(msg.span)
+      if (!payload) return void c.invalid++
+      sessionId = payload.sessionId
+    } else if (msg.kind === "update") {
+      if (typeof msg.sessionId !== "string" || !HEX8.test(msg.sessionId) || !nonNegInt(msg.seq) || !nonNeg(msg.blockingMs)) return void c.invalid++
+      sessionId = msg.sessionId
+      payload = { sessionId, seq: msg.seq, blockingMs: msg.blockingMs }
+    } else return void c.invalid++
+    if (sessionId === this.sessionId) return void c.own++
+    if (this.direct.has(sessionId)) return void c.direct++
+    if (this.elsewhere.has(sessionId)) return void c.elsewhere++
+    const held = this.pending.get(sessionId)
+    if (held) {
+      c.accepted++
+      // Everything said in the settle window is forwarded on release (the feed's ring keeps the newest 500
+      // and counts the rest as lost); beyond twice that it is dropped here, and counted.
+      if (held.length < 2 * MAX_FOREIGN_SPANS) held.push(msg.kind === "span" ? { span: payload } : { update: payload })
+      else c.heldDropped++
+      return
+    }
+    if (!this.sessions.has(sessionId)) {
+      if (msg.kind !== "span") return void c.invalid++ // an update for a session we never saw
+      if (this.sessions.size + this.pending.size >= MAX_FOREIGN_SESSIONS) return void c.sessionCap++
+      c.accepted++
+      this.pending.set(sessionId, [{ span: payload }])
+      this.st(() => safely(() => this.release(sessionId)), this.settleMs)
+      return
+    }
+    c.accepted++
+    this.deliver(sessionId, msg.kind === "span" ? { span: payload } : { update: payload })
+  }
+
+  /** settleMs passed without an announcement: forward the session and what it said meanwhile. */
+  release(sessionId) {
+    const held = this.pending.get(sessionId)
+    if (!held || this.direct.has(sessionId)) return
+    this.pending.delete(sessionId)
+    if (!this.elected()) {
+      this.elsewhere.add(sessionId)
+      this.counters.elsewhere += held.length
+      return
+    }
+    this.sessions.set(sessionId, 0)
+    this.onSession(sessionId)
+    for (const m of held) this.deliver(sessionId, m)
+  }
+
+  deliver(sessionId, m) {
+    if (m.span) {
+      this.sessions.set(sessionId, this.sessions.get(sessionId) + 1)
+      this.onSpan(m.span)
+    } else this.onUpdate(m.update)
+  }
+
+  close() {
+    if (!this.bc) return
+    if (this.uplink) this.announce(true)
+    safely(() => this.bc.close())
+    this.bc = null
+  }
+}

@@ -1,0 +1,454 @@
+// The collector: one session's calls, spans, ring buffer, ledger, Long-Task attribution, phases.
+//
+// The call path (enter/settle) does only clock reads and pushes; results are measured later, in one
+// batched macrotask (`flush`), after the host already has its value. Everything that leaves this module
+// goes through `sink` (see index.js): the channel mirror and the uplink.
+
+import { SessionStats, callTokens } from "./stats.js"
+import { resultFacts, inputBytesOf, errorText } from "./measure.js"
+import { now, safely, cap, makeTaskScheduler } from "./util.js"
+import { statusFor } from "./status.js"
+
+const RECENT_MAX = 256
+const MAX_LEDGER_TOOLS = 1024
+const RECENT_MS = 60_000
+
+/**
+ * @typedef {object} Call  one execute() in flight (or settled and awaiting accounting)
+ * @property {number} seq
+ * @property {string} tool
+ * @property {number} invokedAt
+ * @property {number|null} settledAt
+ * @property {number|null} gap
+ * @property {boolean} overlapped
+ * @property {number} depth
+ * @property {number|null} parent
+ * @property {number} blocking  Long-Task ms attributed so far
+ * @property {object|null} span once emitted
+ */
+
+export class Collector {
+  /**
+   * @param {object} o
+   * @param {string} o.sessionId
+   * @param {{buffer:number, sample:number, errorPolicy:string, tokenEstimator?:Function}} o.config
+   * @param {object} o.sink  {start, span, update, evicted, tool, ledger, status, event}
+   * @param {() => number} [o.clock]
+   * @param {(fn: Function) => void} [o.schedule]  macrotask scheduler for deferred accounting
+   * @param {() => number} [o.random]
+   * @param {object} [o.perf]  `performance` (measure/clearMeasures)
+   */
+  constructor({ sessionId, config, sink, clock, schedule, random, perf = globalThis.performance }) {
+    this.sessionId = sessionId
+    this.config = config
+    this.sink = sink
+    this.clock = clock || now
+    this.schedule = schedule || makeTaskScheduler()
+    this.random = random || Math.random
+    this.perf = perf
+    this.active = true
+    this.synthetic = false
+    this.stats = new SessionStats(config.buffer)
+    this.seq = 0
+    /** @type {Map<number, Call>} */
+    this.inFlight = new Map()
+    /** settled calls kept a while for late Long-Task attribution */
+    this.recent = []
+    this.open = 0
+    this.lastSettledAt = null
+    this.unsampled = 0
+    /** @type {Call[]} synchronous execute() stack, for depth/parent */
+    this.stack = []
+    this.pending = []
+    this.flushScheduled = false
+    this.spanListeners = new Set()
+    this.updateListeners = new Set()
+    // Ledger.
+    this.attachedAt = Date.now()
+    this.hostFoundAt = null
+    this.hostLocation = null
+    this.firstRegistrationAt = null
+    this.firstCallAt = null
+    /** @type {Map<string, object>} name -> tool record */
+    this.tools = new Map()
+    this.ledgerRev = 0
+    // Coverage.
+    this.wrapFailures = 0
+    this.reportToolName = null
+    this.unwrapped = new Set()
+    this.lostFn = () => 0
+    this.extraReasons = new Set()
+    this.lastPhase = null
+    this.observer = null
+    this.cost = { accounted: 0, ms: 0 }
+  }
+
+  // ---- the call path ---------------------------------------------------------------------------------
+
+  /** execute() entered. Returns the Call, or null when sampling left it unmeasured. */
+  enter(tool, input, profile) {
+    const t = this.clock()
+    const overlapped = this.open > 0
+    this.open++
+    const gap = overlapped || this.lastSettledAt === null ? null : t - this.lastSettledAt
+    const sample = this.config.sample
+    if (sample < 1 && !(this.random() < sample)) {
+      this.unsampled++
+      this.stats.setUnsampled(this.unsampled)
+      if (overlapped) this.stats.totals.overlappingCalls++
+      return null
+    }
+    const parent = this.stack.length ? this.stack[this.stack.length - 1] : null
+    /** @type {Call} */
+    const call = {
+      seq: this.seq++,
+      tool,
+      invokedAt: t,
+      settledAt: null,
+      gap,
+      overlapped,
+      depth: Math.min(this.stack.length, 64),
+      parent: parent ? parent.seq : null,
+      blocking: 0,
+      span: null,
+      input,
+      ok: true,
+      value: undefined,
+      synthetic: this.synthetic,
+      profile,
+    }
+    this.inFlight.set(call.seq, call)
+    if (this.firstCallAt === null) {
+      this.firstCallAt = t
+      this.statusChanged()
+    }
+    this.sink.start(call)
+    return call
+  }
+
+  /** execute() settled (returned, resolved, threw or rejected). `call` may be null (unsampled). */
+  settle(call, ok, value) {
+    const t = this.clock()
+    this.open = Math.max(0, this.open - 1)
+    this.lastSettledAt = t
+    if (!call) return
+    call.settledAt = t
+    call.ok = ok
+    call.value = value
+    this.inFlight.delete(call.seq)
+    this.pending.push(call)
+    if (!this.flushScheduled) {
+      this.flushScheduled = true
+      this.schedule(() => this.flush())
+    }
+  }
+
+  // ---- deferred accounting ---------------------------------------------------------------------------
+
+  /** Measure every settled call: serialise, count, emit. Runs as its own task, after the host has the value. */
+  flush() {
+    this.flushScheduled = false
+    const batch = this.pending
+    if (!batch.length) return
+    this.pending = []
+    const t0 = now()
+    for (const call of batch) safely(() => this.account(call))
+    this.ledgerChanged()
+    // The agent's own cost, off the call path (overhead() reports it).
+    this.cost.accounted += batch.length
+    this.cost.ms += now() - t0
+  }
+
+  account(call) {
+    const policy = this.config.errorPolicy
+    let facts
+    let isError
+    let error = null
+    let errorType = null
+    if (call.ok) {
+      facts = resultFacts(call.value, call.profile)
+      isError = facts.isError
+      if (!facts.serializable && isError) error = errorText({ name: "TypeError", message: "result could not be serialised to JSON" }, policy)
+      else if (isError) error = errorText({ name: "Error", message: "isError result" }, policy)
+    } else {
+      facts = { resultBytes: 0, resultType: "error", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
+      isError = true
+      error = errorText(call.value, policy)
+      if (policy !== "none") errorType = errorText(call.value, "name").slice(0, 64)
+    }
+    const inputBytes = inputBytesOf(call.input)
+    const est = this.config.tokenEstimator
+      ? safely(() => normaliseTokens(this.config.tokenEstimator({ inputBytes, resultBytes: facts.resultBytes, imageBytes: facts.imageBytes })), null) ||
+        callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
+      : callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
+    // Drop the bodies now: only sizes travel on.
+    call.input = undefined
+    call.value = undefined
+    call.profile = undefined
+    const span = {
+      sessionId: this.sessionId,
+      seq: call.seq,
+      tool: call.tool,
+      invokedAt: call.invokedAt,
+      settledAt: call.settledAt,
+      wallMs: Math.max(0, call.settledAt - call.invokedAt),
+      blockingMs: call.blocking,
+      inputBytes,
+      resultBytes: facts.resultBytes,
+      contentTypes: facts.contentTypes,
+      imageBytes: facts.imageBytes,
+      estInputTokens: est.estInputTokens,
+      estTextTokens: est.estTextTokens,
+      estImageTokens: est.estImageTokens,
+      estTokens: est.estTokens,
+      isError,
+      error,
+      gapSincePrevCallMs: call.gap,
+      synthetic: call.synthetic,
+      serializable: facts.serializable,
+      resultType: facts.resultType,
+      envelope: facts.envelope,
+      substituted: facts.substituted,
+      depth: call.depth,
+      parent: call.parent,
+      overlapped: call.overlapped,
+      errorType,
+    }
+    call.span = span
+    this.remember(call)
+    const evicted = this.stats.add(span)
+    safely(() => this.perf && this.perf.measure(measureName(span), { start: span.invokedAt, end: span.settledAt }))
+    if (evicted) {
+      safely(() => this.perf && this.perf.clearMeasures(measureName(evicted)))
+      this.sink.evicted(evicted)
+    }
+    for (const fn of this.spanListeners) safely(() => fn(span))
+    this.sink.span(span)
+  }
+
+  remember(call) {
+    const r = this.recent
+    r.push(call)
+    const cutoff = this.clock() - RECENT_MS
+    while (r.length > RECENT_MAX || (r.length && r[0].settledAt < cutoff)) r.shift()
+  }
+
+  // ---- Long Tasks --------------------------------------------------------------------------------------
+
+  /** Start observing Long Tasks where the browser has them (Chromium). */
+  observeLongTasks(PO = globalThis.PerformanceObserver) {
+    if (typeof PO !== "function") return
+    safely(() => {
+      if (PO.supportedEntryTypes && !PO.supportedEntryTypes.includes("longtask")) return
+      const obs = new PO((list) => safely(() => this.longTasks(list.getEntries())))
+      obs.observe({ type: "longtask", buffered: false })
+      this.observer = obs
+    })
+  }
+
+  /**
+   * Attribute each Long-Task millisecond to the most recently invoked call in flight at that moment, so
+   * no millisecond counts twice. Calls already emitted get a late `update`.
+   * @param {{startTime:number, duration:number}[]} entries
+   */
+  longTasks(entries) {
+    const touched = new Map()
+    for (const e of entries) {
+      const s = e.startTime
+      const end = s + e.duration
+      const cands = []
+      const consider = (c) => {
+        const cEnd = c.settledAt === null ? Infinity : c.settledAt
+        if (c.invokedAt < end && cEnd > s) cands.push(c)
+      }
+      for (const c of this.inFlight.values()) consider(c)
+      for (const c of this.pending) consider(c)
+      for (const c of this.recent) consider(c)
+      if (!cands.length) continue
+      const cuts = new Set([s, end])
+      for (const c of cands) {
+        if (c.invokedAt > s && c.invokedAt < end) cuts.add(c.invokedAt)
+        if (c.settledAt !== null && c.settledAt > s && c.settledAt < end) cuts.add(c.settledAt)
+      }
+      const points = Array.from(cuts).sort((a, b) => a - b)
+      for (let i = 0; i + 1 < points.length; i++) {
+        const a = points[i]
+        const b = points[i + 1]
+        let best = null
+        for (const c of cands) {
+          const cEnd = c.settledAt === null ? Infinity : c.settledAt
+          if (c.invokedAt <= a && cEnd >= b && (!best || c.invokedAt > best.invokedAt || (c.invokedAt === best.invokedAt && c.seq > best.seq))) best = c
+        }
+        if (best) {
+          best.blocking += b - a
+          touched.set(best.seq, best)
+        }
+      }
+    }
+    for (const c of touched.values()) {
+      if (!c.span) continue
+      this.stats.updateBlocking(c.seq, c.blocking)
+      c.span.blockingMs = c.blocking
+      for (const fn of this.updateListeners) safely(() => fn({ sessionId: this.sessionId, seq: c.seq, blockingMs: c.blocking }))
+      this.sink.update(c.seq, c.blocking)
+    }
+    if (touched.size) this.ledgerChanged()
+  }
+
+  // ---- registry ----------------------------------------------------------------------------------------
+
+  hostFound(location) {
+    if (this.hostFoundAt !== null) return
+    this.hostFoundAt = this.clock()
+    this.hostLocation = location
+    this.ledgerChanged()
+    this.statusChanged()
+  }
+
+  /**
+   * A tool was registered. `rec`: {name, schemaBytes, descriptor (JSON text|null), annotationsSent,
+   * annotationsKept, internal}.
+   */
+  registered(rec) {
+    const t = this.clock()
+    if (this.firstRegistrationAt === null && !rec.internal) this.firstRegistrationAt = t
+    const prev = this.tools.get(rec.name)
+    const full = { ...rec, registered: true, registeredAt: t, unregisteredAt: null }
+    if (prev && prev.registered && prev.registeredAt !== null) full.registeredAt = prev.registeredAt
+    this.tools.set(rec.name, full)
+    this.stats.register(rec.name, rec.schemaBytes, !!rec.internal)
+    this.sink.tool(full, "registered")
+    this.ledgerChanged()
+    this.statusChanged()
+  }
+
+  /** Record a registration the host refused (duplicate name, invalid schema): not a tool. */
+  rejected(rec, err) {
+    this.sink.tool({ ...rec, rejected: cap(errorText(err, "message") || "rejected", 200) }, "registered")
+  }
+
+  unregistered(name) {
+    const rec = this.tools.get(name)
+    if (!rec || !rec.registered) return
+    rec.registered = false
+    rec.unregisteredAt = this.clock()
+    this.stats.unregister(name)
+    this.sink.tool(rec, "unregistered")
+    this.ledgerChanged()
+    this.statusChanged()
+  }
+
+  /** A tool the host lists that was registered before the agent could wrap it. */
+  unwrappedTool(name) {
+    if (this.unwrapped.has(name)) return
+    this.unwrapped.add(name)
+    this.statusChanged()
+  }
+
+  wrapFailed(name) {
+    this.wrapFailures++
+    this.event("wrap-failed", { tool: cap(name, 128) })
+    this.statusChanged()
+  }
+
+  /** A toolcancel from the host: a marker on the newest call in flight of that tool. */
+  toolCancel(name) {
+    let seq = null
+    for (const c of this.inFlight.values()) if (c.tool === name && (seq === null || c.seq > seq)) seq = c.seq
+    this.event("toolcancel", { tool: cap(String(name), 128), seq })
+  }
+
+  event(kind, detail = {}) {
+    this.sink.event({ at: this.clock(), kind, detail })
+  }
+
+  // ---- read --------------------------------------------------------------------------------------------
+
+  ledger() {
+    const tools = {}
+    const registeredTools = []
+    // The wire caps the map at 1024 tools: the registered ones first, then the withdrawn ones.
+    const all = Array.from(this.tools)
+    const ordered = all.filter(([, r]) => r.registered).concat(all.filter(([, r]) => !r.registered)).slice(0, MAX_LEDGER_TOOLS)
+    for (const [name, r] of ordered) {
+      tools[name] = { schemaBytes: r.schemaBytes, registeredAt: r.registeredAt, unregisteredAt: r.unregisteredAt, internal: !!r.internal }
+      if (r.registered) registeredTools.push(name)
+    }
+    return {
+      sessionId: this.sessionId,
+      attachedAt: this.attachedAt,
+      hostFoundAt: this.hostFoundAt,
+      hostLocation: this.hostLocation,
+      firstRegistrationAt: this.firstRegistrationAt,
+      registeredTools,
+      tools,
+      firstCallAt: this.firstCallAt,
+      lastSettledAt: this.lastSettledAt,
+      totals: this.stats.totalsObject(),
+    }
+  }
+
+  ledgerChanged() {
+    this.ledgerRev++
+    this.sink.ledger()
+  }
+
+  /** Phase, sentence, hints and coverage, from the state alone. */
+  status() {
+    const reasons = []
+    if (this.wrapFailures) reasons.push(`${this.wrapFailures} tool execute() could not be wrapped`)
+    if (this.unwrapped.size) reasons.push(`${this.unwrapped.size} tool(s) registered before the agent loaded are not measured`)
+    const lost = this.lostFn()
+    if (lost) reasons.push(`${lost} span(s) evicted before the relay stored them`)
+    for (const r of this.extraReasons) reasons.push(r)
+    return statusFor({
+      active: this.active,
+      hostFound: this.hostFoundAt !== null,
+      registered: Array.from(this.tools.values()).some((r) => r.registered && !r.internal),
+      anyCall: this.firstCallAt !== null || this.unsampled > 0,
+      reasons,
+      inFlight: this.inFlight.size,
+    })
+  }
+
+  statusChanged() {
+    this.sink.status()
+  }
+
+  /**
+   * Clear spans and totals (the registry stays; seq keeps counting). Pending accounting is finished first;
+   * spans the relay has not stored leave the ring as evictions do. A "reset" event tells the relay.
+   */
+  reset() {
+    this.flush()
+    this.sink.beforeReset()
+    for (const span of this.stats.ring.values()) {
+      safely(() => this.perf && this.perf.clearMeasures(measureName(span)))
+      this.sink.evicted(span)
+    }
+    this.stats.reset()
+    this.lastSettledAt = null
+    this.unsampled = 0
+    this.recent = []
+    this.event("reset", { nextSeq: this.seq })
+    this.ledgerChanged()
+  }
+
+  stop() {
+    this.active = false
+    if (this.observer) safely(() => this.observer.disconnect())
+    this.observer = null
+    if (this.schedule.close) safely(() => this.schedule.close())
+  }
+}
+
+export const measureName = (span) => `webmcp:${span.tool}#${span.seq}`
+
+function normaliseTokens(t) {
+  if (!t || typeof t !== "object") return null
+  const n = (v) => (Number.isFinite(v) && v >= 0 ? Math.ceil(v) : 0)
+  const estInputTokens = n(t.estInputTokens)
+  const estTextTokens = n(t.estTextTokens)
+  const estImageTokens = n(t.estImageTokens)
+  return { estInputTokens, estTextTokens, estImageTokens, estTokens: estInputTokens + estTextTokens + estImageTokens }
+}

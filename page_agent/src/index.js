@@ -1,0 +1,432 @@
+// attach(): compose the collector, interceptor, channel and uplink for this context, and expose the
+// console API. maybeAttach(): the same behind the ?perf= gate. Nothing here throws into the page.
+
+import { Collector } from "./collector.js"
+import { Interceptor } from "./registry.js"
+import { ChannelMirror } from "./channel.js"
+import { Uplink, Delivery, PROTOCOL } from "./uplink.js"
+import { gate } from "./gate.js"
+import { makeApi, reportView, REPORT_TOOL, MEMBERS } from "./console.js"
+import { statusFor } from "./status.js"
+import { DEFAULTS, BAKED_RELAY, AGENT, VERSION } from "./config.js"
+import { newSessionId, cap, safely, makeTaskScheduler } from "./util.js"
+
+export { VERSION, gate }
+export { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents } from "./stats.js"
+
+const MAX_FOREIGN_SPANS = 500
+const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
+
+/** The Agent behind a console API object (tests and tooling; not a page-facing member). */
+export function agentOf(api) {
+  return AGENTS.get(api) || null
+}
+
+/** The relay address to use: explicit config, else the baked one, else globalThis.__WMCP_RELAY__. */
+export function resolveRelay(config, g = globalThis) {
+  const pick = (r) => (r && typeof r === "object" && typeof r.url === "string" && /^wss?:\/\//.test(r.url) ? { url: r.url, protocol: typeof r.protocol === "string" ? r.protocol : PROTOCOL } : null)
+  if (config && config.relay === false) return null
+  return pick(config && config.relay) || pick(BAKED_RELAY) || pick(safely(() => g.__WMCP_RELAY__, null))
+}
+
+function contextOf(g) {
+  if (typeof g.WorkerGlobalScope === "function" && safely(() => g instanceof g.WorkerGlobalScope, false)) return "worker"
+  try {
+    return g.top && g.top !== g ? "iframe" : "top"
+  } catch {
+    return "iframe"
+  }
+}
+
+class Agent {
+  constructor(config) {
+    const g = (this.g = config.global || globalThis)
+    this.config = config
+    const loc = safely(() => g.location, null)
+    const nav = safely(() => g.navigator, null)
+    this.env = {
+      origin: cap(safely(() => loc.origin, "") || "null", 512),
+      path: cap(safely(() => loc.pathname, "") || "", 512),
+      userAgent: cap(safely(() => nav.userAgent, "") || "", 512),
+      context: config.context || contextOf(g),
+    }
+    const sessionId = newSessionId()
+    this.schedule = config.schedule || makeTaskScheduler(g)
+    this.relay = resolveRelay(config, g)
+    this.pendingStarts = []
+    this.lastStatus = null
+    this.foreign = new Map()
+    this.reportTool = null
+    this.listeners = []
+    const self = this
+    this.collector = new Collector({
+      sessionId,
+      config,
+      clock: config.clock,
+      random: config.random,
+      schedule: this.schedule,
+      perf: config.performance !== undefined ? config.performance : g.performance,
+      sink: {
+        start: (call) => self.onStart(call),
+        span: (span) => self.onSpan(span),
+        update: (seq, ms) => self.onUpdate(seq, ms),
+        evicted: (span) => self.feed && self.feed.delivery.evicted(span.seq),
+        beforeReset: () => self.uplink && safely(() => self.uplink.flush()),
+        tool: (rec, change) => self.onTool(rec, change),
+        ledger: () => self.uplink && self.uplink.ledgerDirty(sessionId),
+        status: () => self.onStatus(),
+        event: (e) => self.uplink && self.uplink.send(sessionId, { type: "event", session: sessionId, at: e.at, kind: e.kind, detail: e.detail }),
+      },
+    })
+    this.interceptor = new Interceptor(this.collector, {
+      global: g,
+      pollMs: config.pollMs,
+      setInterval: config.setInterval || ((f, ms) => g.setInterval(f, ms)),
+      clearInterval: config.clearInterval || ((t) => g.clearInterval(t)),
+    })
+    this.interceptor.onFound = () => {
+      if (this.wantReportTool) this.registerReportTool()
+    }
+    if (this.relay) {
+      this.uplink = new Uplink({
+        relay: this.relay,
+        agent: AGENT,
+        WebSocket: (config.WebSocket !== undefined ? config.WebSocket : g.WebSocket) || null,
+        setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
+        clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
+        schedule: this.schedule,
+        clock: config.clock,
+      })
+      this.feed = this.ownFeed()
+      this.collector.lostFn = () => this.feed.delivery.lost
+    } else {
+      this.uplink = null
+      this.feed = null
+    }
+    this.channelName = typeof config.channel === "string" ? config.channel : `webmcp-perf:${this.env.origin}`
+    this.channel =
+      config.channel === false
+        ? null
+        : new ChannelMirror({
+            name: this.channelName,
+            sessionId,
+            uplink: !!this.uplink,
+            rate: config.channelRate,
+            setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
+            BroadcastChannel: (config.BroadcastChannel !== undefined ? config.BroadcastChannel : g.BroadcastChannel) || null,
+            onSession: (id) => this.foreignSession(id),
+            onSpan: (span) => this.foreignSpan(span),
+            onUpdate: (u) => this.foreignUpdate(u),
+          })
+    this.api = makeApi(this)
+  }
+
+  start() {
+    const c = this.collector
+    const g = this.g
+    this.interceptor.start()
+    c.observeLongTasks(this.config.PerformanceObserver || g.PerformanceObserver)
+    if (this.uplink) {
+      this.uplink.addFeed(this.feed)
+      this.uplink.start()
+    }
+    const doc = safely(() => g.document, null)
+    const on = (target, type, fn) => {
+      if (!target || typeof target.addEventListener !== "function") return
+      safely(() => {
+        target.addEventListener(type, fn)
+        this.listeners.push(() => target.removeEventListener(type, fn))
+      })
+    }
+    on(doc, "visibilitychange", () => safely(() => c.event("visibility", { state: String(doc.visibilityState) })))
+    on(g, "pagehide", (e) =>
+      safely(() => {
+        if (this.uplink) for (const id of this.uplink.feeds.keys()) this.uplink.write({ type: "bye", session: id, reason: e && e.persisted ? "bfcache" : "pagehide" })
+        if (this.channel && this.uplink) this.channel.announce(true)
+      }),
+    )
+    on(g, "pageshow", (e) => safely(() => e && e.persisted && c.event("navigation", { kind: "bfcache-restore" })))
+    on(g, "popstate", () => safely(() => c.event("navigation", { kind: "popstate" })))
+    on(g, "hashchange", () => safely(() => c.event("navigation", { kind: "hashchange" })))
+    const nav = safely(() => g.performance.getEntriesByType("navigation")[0], null)
+    if (nav && nav.type === "reload") c.event("reload", {})
+    if (this.config.reportTool) this.registerReportTool()
+    if (typeof this.config.onSpan === "function") c.spanListeners.add(this.config.onSpan)
+    this.onStatus()
+    const ann = this.config.announce
+    if (typeof ann === "function") safely(() => ann(this.api))
+    else if (ann && g.console) safely(() => g.console.info(`[wmcp-top] attached ${c.sessionId}${this.relay ? " · relay " + this.uplink.info().url : " · no relay"} · __webmcpPerf.help()`))
+  }
+
+  // ---- sink -------------------------------------------------------------------------------------------
+
+  onStart(call) {
+    const u = this.uplink
+    if (!u || !u.open) return
+    this.pendingStarts.push(call)
+    if (this.pendingStarts.length === 1) this.schedule(() => this.sendStarts())
+  }
+
+  sendStarts() {
+    const id = this.collector.sessionId
+    while (this.pendingStarts.length) {
+      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent }))
+      this.uplink.send(id, { type: "start", session: id, calls })
+    }
+  }
+
+  onSpan(span) {
+    if (this.channel) this.channel.span(span)
+    if (this.uplink) this.uplink.spansReady()
+  }
+
+  onUpdate(seq, blockingMs) {
+    const id = this.collector.sessionId
+    if (this.channel) this.channel.update(id, seq, blockingMs)
+    if (this.uplink) this.uplink.send(id, { type: "update", session: id, seq, blockingMs })
+  }
+
+  toolFrame(rec, change) {
+    const f = {
+      type: "tool",
+      session: this.collector.sessionId,
+      change,
+      name: rec.name,
+      at: (change === "unregistered" ? rec.unregisteredAt : rec.registeredAt) ?? this.collector.clock(),
+      schemaBytes: rec.schemaBytes || 0,
+      annotationsSent: rec.annotationsSent ?? null,
+      annotationsKept: rec.annotationsKept ?? null,
+      internal: !!rec.internal,
+    }
+    if (rec.descriptor) f.descriptor = safely(() => JSON.parse(rec.descriptor), null)
+    if (rec.rejected) f.rejected = rec.rejected
+    return f
+  }
+
+  onTool(rec, change) {
+    if (this.uplink) this.uplink.send(this.collector.sessionId, this.toolFrame(rec, change))
+  }
+
+  statusFrame() {
+    const s = this.collector.status()
+    return { type: "status", session: this.collector.sessionId, phase: s.phase, message: s.message, hints: s.hints, coverage: s.coverage, reasons: s.reasons }
+  }
+
+  onStatus() {
+    if (!this.uplink) return
+    const f = this.statusFrame()
+    const key = JSON.stringify(f)
+    if (key === this.lastStatus) return
+    this.lastStatus = key
+    this.uplink.send(this.collector.sessionId, f)
+  }
+
+  // ---- uplink feeds -----------------------------------------------------------------------------------
+
+  ownFeed() {
+    const c = this.collector
+    const g = this.g
+    const id = c.sessionId
+    return {
+      id,
+      delivery: new Delivery(),
+      hello: () => ({
+        session: {
+          id,
+          origin: this.env.origin,
+          path: this.env.path,
+          title: cap(safely(() => g.document.title, "") || "", 512),
+          userAgent: this.env.userAgent,
+          context: this.env.context,
+          visibility: cap(safely(() => g.document.visibilityState, "visible") || "visible", 64),
+          attachedAt: c.attachedAt,
+          timeOrigin: safely(() => g.performance.timeOrigin, 0) || 0,
+        },
+        config: { sample: c.config.sample, buffer: c.stats.buffer, errorPolicy: c.config.errorPolicy },
+      }),
+      spans: () => c.stats.ring.values(),
+      replay: () => {
+        const frames = []
+        for (const rec of c.tools.values()) if (rec.registered) frames.push(this.toolFrame(rec, "registered"))
+        const st = this.statusFrame()
+        this.lastStatus = JSON.stringify(st)
+        frames.push(st)
+        frames.push({ type: "ledger", session: id, rev: c.ledgerRev, ledger: c.ledger() })
+        this.pendingStarts = []
+        const calls = Array.from(c.inFlight.values()).map((x) => ({ seq: x.seq, tool: x.tool, invokedAt: x.invokedAt, depth: x.depth, parent: x.parent }))
+        if (calls.length) frames.push({ type: "start", session: id, calls: calls.slice(0, 500) })
+        return frames
+      },
+      ledgerFrame: () => ({ type: "ledger", session: id, rev: c.ledgerRev, ledger: c.ledger() }),
+    }
+  }
+
+  foreignSession(id) {
+    if (!this.uplink) return
+    const ring = new Map()
+    const feed = {
+      id,
+      ring,
+      delivery: new Delivery(),
+      hello: () => ({
+        session: { id, origin: this.env.origin, context: "relayed", via: this.collector.sessionId, visibility: "unknown" },
+        config: {},
+      }),
+      spans: () => ring.values(),
+      replay: () => [],
+    }
+    this.foreign.set(id, feed)
+    this.uplink.addFeed(feed)
+  }
+
+  foreignSpan(span) {
+    const feed = this.foreign.get(span.sessionId)
+    if (!feed || feed.ring.has(span.seq)) return
+    feed.ring.set(span.seq, span)
+    if (feed.ring.size > MAX_FOREIGN_SPANS) {
+      const [seq] = feed.ring.keys()
+      feed.ring.delete(seq)
+      feed.delivery.evicted(seq)
+    }
+    this.uplink.spansReady()
+  }
+
+  foreignUpdate(u) {
+    const feed = this.foreign.get(u.sessionId)
+    const span = feed && feed.ring.get(u.seq)
+    if (!span) return
+    span.blockingMs = u.blockingMs
+    this.uplink.send(u.sessionId, { type: "update", session: u.sessionId, seq: u.seq, blockingMs: u.blockingMs })
+  }
+
+  // ---- report tool, detach ----------------------------------------------------------------------------
+
+  /** Register get_perf_report on the host through its original (unpatched) registerTool: never measured. */
+  registerReportTool() {
+    if (!this.collector.active || this.reportTool) return !!this.reportTool
+    this.wantReportTool = true
+    let host = null
+    for (const [h, e] of this.interceptor.hosts) if (!host || e.location === "document") host = [h, e]
+    if (!host) return false
+    const [h, entry] = host
+    const register = entry.originals.registerTool
+    if (typeof register !== "function") return false
+    const ac = typeof this.g.AbortController === "function" ? new this.g.AbortController() : null
+    const tool = { ...REPORT_TOOL, execute: (input) => reportView(this, input) }
+    this.collector.reportToolName = tool.name
+    try {
+      const r = register.call(h, tool, ac ? { signal: ac.signal } : undefined)
+      if (r && typeof r.then === "function") r.then(null, () => {})
+    } catch {
+      return false
+    }
+    this.reportTool = { host: h, entry, ac }
+    const rec = this.interceptor.record(tool, true)
+    this.collector.registered(rec)
+    return true
+  }
+
+  unregisterReportTool() {
+    const rt = this.reportTool
+    if (!rt) return
+    this.reportTool = null
+    safely(() => {
+      if (rt.ac) rt.ac.abort()
+      if (typeof rt.entry.originals.unregisterTool === "function") rt.entry.originals.unregisterTool.call(rt.host, REPORT_TOOL.name)
+    })
+  }
+
+  detach() {
+    const c = this.collector
+    if (!c.active) return false
+    safely(() => this.sendStarts())
+    safely(() => this.unregisterReportTool())
+    this.interceptor.restore()
+    c.stop()
+    if (this.uplink) {
+      safely(() => this.onStatus())
+      safely(() => this.uplink.flush())
+      for (const id of Array.from(this.uplink.feeds.keys())) this.uplink.removeFeed(id, "detach")
+      this.uplink.stop()
+    }
+    if (this.channel) this.channel.close()
+    for (const off of this.listeners) safely(off)
+    this.listeners = []
+    if (this.schedule.close) safely(() => this.schedule.close())
+    const name = this.config.globalName
+    if (name && this.g[name] === this.api) safely(() => delete this.g[name])
+    return true
+  }
+}
+
+function normalise(config) {
+  const cfg = { ...DEFAULTS, ...config }
+  cfg.buffer = Number.isInteger(cfg.buffer) && cfg.buffer >= 1 ? Math.min(cfg.buffer, 100000) : DEFAULTS.buffer
+  cfg.sample = typeof cfg.sample === "number" && cfg.sample >= 0 && cfg.sample <= 1 ? cfg.sample : 1
+  if (!["message", "name", "none"].includes(cfg.errorPolicy)) cfg.errorPolicy = "message"
+  cfg.pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
+  return cfg
+}
+
+/**
+ * Attach unconditionally. Returns the console API (also exposed as globalThis[globalName] unless
+ * globalName is false). A second attach returns the live one.
+ */
+export function attach(config = {}) {
+  const cfg = normalise(config)
+  const g = cfg.global || globalThis
+  const name = cfg.globalName
+  if (name) {
+    const existing = safely(() => g[name], null)
+    if (existing && existing.active) return existing
+  }
+  const agent = new Agent(cfg)
+  AGENTS.set(agent.api, agent)
+  if (name) safely(() => Object.defineProperty(g, name, { value: agent.api, configurable: true, writable: true, enumerable: false }))
+  agent.start()
+  return agent.api
+}
+
+/** The inert object left when the gate is closed: status() says why and how to switch on. */
+function inert(cfg, decision) {
+  const api = {
+    active: false,
+    sessionId: null,
+    status: () => ({ ...statusFor({ inactive: true, reasons: [] }), reason: decision.reason }),
+    describe: () => ({ name: "wmcp-top page agent", version: VERSION, members: { ...MEMBERS } }),
+    help() {
+      const s = api.status()
+      safely(() => (cfg.global || globalThis).console.log(`[wmcp-top] inactive (${decision.reason}): ${s.hints[0]}`))
+      return s
+    },
+  }
+  return api
+}
+
+/**
+ * The ?perf= gate, then attach. `defaultOn` defaults to true when a relay address was baked in by the
+ * relay (the user pasted its tag on purpose) and false otherwise.
+ */
+export function maybeAttach(config = {}) {
+  const cfg = normalise(config)
+  const g = cfg.global || globalThis
+  const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : !!resolveRelay({ relay: BAKED_RELAY || undefined }, {})
+  const decision = gate({
+    search: safely(() => g.location.search, "") || "",
+    storage: safely(() => g.localStorage, null),
+    param: cfg.param,
+    storageKey: cfg.storageKey,
+    allow: cfg.allow,
+    defaultOn,
+  })
+  if (decision.on) return attach(cfg)
+  const api = inert(cfg, decision)
+  if (cfg.globalName && !safely(() => g[cfg.globalName], null)) safely(() => Object.defineProperty(g, cfg.globalName, { value: api, configurable: true, writable: true, enumerable: false }))
+  return api
+}
+
+/** Detach the agent exposed under globalName, if any. */
+export function detach(globalName = DEFAULTS.globalName, g = globalThis) {
+  const api = safely(() => g[globalName], null)
+  return api && typeof api.detach === "function" ? api.detach() : false
+}

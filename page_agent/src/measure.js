@@ -1,0 +1,151 @@
+// Sizes, token estimates and result facts of one call: what the agent receives, serialised the way
+// Chromium's host does it (measured on Chromium 156, see page_agent/README.md):
+//   string            -> itself; "" becomes "Operation succeeded" (substituted)
+//   undefined         -> "undefined" (also a function: JSON.stringify gives nothing)
+//   number/boolean/null/bigint -> String(value)   (NaN reads "NaN", not JSON's "null")
+//   object/array      -> JSON.stringify(value); an MCP {content:[...]} envelope is NOT unwrapped
+//   throws while serialising (cycle, nested bigint) -> the host reports UnknownError: an error
+// Values are measured and dropped here: nothing in this module keeps a body.
+
+import { utf8Length, cap } from "./util.js"
+import { callTokens } from "./stats.js"
+
+export const EMPTY_SUBSTITUTE = "Operation succeeded"
+export const UNDEFINED_TEXT = "undefined"
+const SUBSTITUTE_BYTES = utf8Length(EMPTY_SUBSTITUTE)
+const UNDEFINED_BYTES = utf8Length(UNDEFINED_TEXT)
+
+/** UTF-8 bytes of the input's JSON text (what the model wrote); 0 when it has none. */
+export function inputBytesOf(input) {
+  if (input === undefined) return 0
+  try {
+    const text = typeof input === "string" ? input : JSON.stringify(input)
+    return typeof text === "string" ? utf8Length(text) : 0
+  } catch {
+    return 0
+  }
+}
+
+const isEnvelope = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && Array.isArray(v.content)
+
+function contentFacts(envelope) {
+  const types = {}
+  let image = 0
+  let n = 0
+  for (const item of envelope.content) {
+    if (!item || typeof item !== "object") continue
+    let kind = item.type
+    if (typeof kind !== "string") continue
+    kind = kind.slice(0, 32)
+    if (!(kind in types)) {
+      if (n >= 16) continue
+      n++
+      types[kind] = 0
+    }
+    types[kind] += 1
+    if (kind === "image" && typeof item.data === "string") image += item.data.length
+  }
+  return [types, image]
+}
+
+/**
+ * How a host turns a result into text. "chromium" (the default, measured above) or "mcp-b" for
+ * @mcp-b/webmcp-polyfill 5.x, which writes JSON.stringify(value) when that gives text and String(value)
+ * otherwise (so a cycle reads "[object Object]" instead of failing), "" becoming "Operation succeeded".
+ */
+export const PROFILES = ["chromium", "mcp-b"]
+
+/**
+ * Facts about what the agent reads for a tool that returned `value`.
+ * @returns {{resultBytes:number, resultType:string, envelope:boolean, substituted:boolean,
+ *   contentTypes:Object<string,number>, imageBytes:number, serializable:boolean, isError:boolean}}
+ */
+export function resultFacts(value, profile = "chromium") {
+  const t = typeof value
+  if (profile === "mcp-b" && value !== null && (t === "object" || t === "function")) return mcpbFacts(value)
+  if (t === "string") {
+    if (value === "") return facts(SUBSTITUTE_BYTES, "string", false, true, { text: 1 })
+    let envelope = false
+    let types = { text: 1 }
+    let image = 0
+    let isError = false
+    if (value.charCodeAt(0) === 123 /* { */ && value.includes('"content"')) {
+      let inner = null
+      try {
+        inner = JSON.parse(value)
+      } catch {
+        inner = null
+      }
+      if (isEnvelope(inner)) {
+        envelope = true
+        ;[types, image] = contentFacts(inner)
+        isError = inner.isError === true
+      }
+    }
+    return facts(utf8Length(value), "string", envelope, false, types, image, true, isError)
+  }
+  if (value === undefined || t === "function" || t === "symbol") {
+    return facts(UNDEFINED_BYTES, "undefined", false, true, {})
+  }
+  if (value === null) return facts(4, "null", false, false, {})
+  if (t === "number" || t === "bigint") return facts(utf8Length(String(value)), "number", false, false, {})
+  if (t === "boolean") return facts(value ? 4 : 5, "boolean", false, false, {})
+  let text
+  try {
+    text = JSON.stringify(value)
+  } catch {
+    return facts(0, "unserializable", false, false, {}, 0, false, true)
+  }
+  if (typeof text !== "string") return facts(UNDEFINED_BYTES, "undefined", false, true, {})
+  const envelope = isEnvelope(value)
+  const [types, image] = envelope ? contentFacts(value) : [{}, 0]
+  return facts(utf8Length(text), Array.isArray(value) ? "array" : "object", envelope, false, types, image, true, envelope && value.isError === true)
+}
+
+function mcpbFacts(value) {
+  let text
+  try {
+    text = JSON.stringify(value)
+  } catch {
+    text = undefined
+  }
+  if (text) {
+    const envelope = isEnvelope(value)
+    const [types, image] = envelope ? contentFacts(value) : [{}, 0]
+    return facts(utf8Length(text), Array.isArray(value) ? "array" : typeof value === "function" ? "undefined" : "object", envelope, false, types, image, true, envelope && value.isError === true)
+  }
+  let s = ""
+  try {
+    s = String(value)
+  } catch {
+    s = ""
+  }
+  const substituted = s === ""
+  return facts(utf8Length(substituted ? EMPTY_SUBSTITUTE : s), "unserializable", false, substituted, {}, 0, false, false)
+}
+
+function facts(resultBytes, resultType, envelope, substituted, contentTypes, imageBytes = 0, serializable = true, isError = false) {
+  return { resultBytes, resultType, envelope, substituted, contentTypes, imageBytes, serializable, isError }
+}
+
+/** The error text a span keeps, per errorPolicy: "message" (capped at 200), "name", or "none". Never a stack. */
+export function errorText(err, policy) {
+  if (policy === "none") return null
+  let name = "Error"
+  let message = ""
+  try {
+    if (err && typeof err === "object") {
+      name = typeof err.name === "string" && err.name ? err.name : "Error"
+      message = typeof err.message === "string" ? err.message : ""
+    } else {
+      name = typeof err
+      message = String(err)
+    }
+  } catch {
+    /* a hostile getter: keep the defaults */
+  }
+  if (policy === "name" || !message) return cap(name, 200) || "Error"
+  return cap(message, 200)
+}
+
+export { callTokens }

@@ -1,0 +1,451 @@
+// The interceptor: find modelContext registries (document, navigator, window), however late; patch
+// registerTool / unregisterTool / provideContext / clearContext on the instance; wrap each tool's execute
+// in place before the host sees it (Chromium captures execute at registration). detach() restores all.
+
+import { wrapExecute, isWrapper } from "./wrap.js"
+import { utf8Length, safely, cap, isScalar } from "./util.js"
+
+const LOCATIONS = ["document", "navigator", "window"]
+const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext"]
+const MAX_DESCRIPTOR = 64 * 1024
+
+/** Descriptor facts of a tool: the text the host ships to the model anyway (never a body). */
+export function describeTool(tool) {
+  const d = {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    annotations: tool.annotations,
+  }
+  let text = null
+  try {
+    text = JSON.stringify(d)
+  } catch {
+    text = null
+  }
+  const schemaBytes = typeof text === "string" ? utf8Length(text) : 0
+  return {
+    schemaBytes,
+    descriptor: text !== null && schemaBytes <= MAX_DESCRIPTOR ? text : null,
+    annotationsSent: scalars(tool.annotations),
+  }
+}
+
+/** The scalar entries of an annotations object (at most 16), or null. */
+export function scalars(obj) {
+  if (!obj || typeof obj !== "object") return null
+  const out = {}
+  let n = 0
+  for (const k of Object.keys(obj)) {
+    if (n >= 16) break
+    const v = obj[k]
+    if (!isScalar(v) || k.length > 64) continue
+    out[k] = typeof v === "string" ? cap(v, 200) : v
+    n++
+  }
+  return out
+}
+
+/** A tool name as the wire takes it: 1..128 code points. */
+export const toolName = (name) => cap(String(name), 128) || "(unnamed)"
+
+/** How this host serialises results (see measure.js): the polyfill marks its instances. */
+export function profileOf(host) {
+  return host && safely(() => host.__isWebMCPPolyfill === true, false) ? "mcp-b" : "chromium"
+}
+
+export class Interceptor {
+  /**
+   * @param {import("./collector.js").Collector} collector
+   * @param {object} [o]
+   * @param {object} [o.global]  the window (globalThis)
+   * @param {number} [o.pollMs]
+   * @param {Function} [o.setInterval]
+   * @param {Function} [o.clearInterval]
+   */
+  constructor(collector, { global: g = globalThis, pollMs = 250, setInterval: si = globalThis.setInterval, clearInterval: ci = globalThis.clearInterval } = {}) {
+    this.c = collector
+    this.g = g
+    this.pollMs = pollMs
+    this.si = si
+    this.ci = ci
+    this.timer = null
+    /** @type {Map<object, {location:string, restore:Function[], names:Set<string>}>} */
+    this.hosts = new Map()
+    /** tool object -> {original, wrapper} for in-place wraps */
+    this.wrapped = new Map()
+    /** name -> {host, tool, wrapper, passed} of the live registration */
+    this.live = new Map()
+    this.busy = 0 // inside provideContext/clearContext: nested calls pass through
+    this.gen = 0 // bumps on every accepted registration (reconcile ignores newer ones)
+    /** names whose registration the host has not answered yet */
+    this.pendingNames = new Map()
+    this.onFound = null
+  }
+
+  start() {
+    this.sweep()
+    if (!this.hasDocumentHost()) this.timer = this.si(() => safely(() => this.sweep()), this.pollMs)
+  }
+
+  hasDocumentHost() {
+    for (const h of this.hosts.values()) if (h.location === "document") return true
+    return false
+  }
+
+  /** Look for registries; patch the new ones. Stops polling once document.modelContext is found. */
+  sweep() {
+    for (const loc of LOCATIONS) {
+      const owner = loc === "window" ? this.g : this.g[loc]
+      if (!owner) continue
+      let host
+      try {
+        host = owner.modelContext
+      } catch {
+        continue
+      }
+      if (!host || (typeof host !== "object" && typeof host !== "function") || this.hosts.has(host)) continue
+      if (typeof host.registerTool !== "function" && typeof host.provideContext !== "function") continue
+      this.patch(host, loc)
+    }
+    if (this.timer !== null && this.hasDocumentHost()) {
+      this.ci(this.timer)
+      this.timer = null
+    }
+  }
+
+  patch(host, location) {
+    const entry = { location, restore: [], names: new Set(), originals: {} }
+    this.hosts.set(host, entry)
+    this.c.hostFound(location)
+    const self = this
+    for (const m of METHODS) {
+      const original = host[m]
+      if (typeof original !== "function") continue
+      entry.originals[m] = original
+      const own = Object.getOwnPropertyDescriptor(host, m)
+      const patched = {
+        registerTool(tool, options) {
+          if (self.busy || !self.c.active) return original.apply(this, arguments)
+          return self.registerTool(host, original, this, arguments, tool, options)
+        },
+        unregisterTool(name) {
+          const ret = original.apply(this, arguments)
+          if (!self.busy && self.c.active) safely(() => self.dropName(host, String(name)))
+          return ret
+        },
+        provideContext(context) {
+          if (self.busy || !self.c.active) return original.apply(this, arguments)
+          return self.provideContext(host, original, this, arguments, context)
+        },
+        clearContext() {
+          self.busy++
+          let ret
+          try {
+            ret = original.apply(this, arguments)
+          } finally {
+            self.busy--
+          }
+          if (self.c.active) safely(() => self.dropAll(host))
+          return ret
+        },
+      }[m]
+      try {
+        Object.defineProperty(host, m, { value: patched, writable: true, configurable: true, enumerable: own ? own.enumerable : false })
+        entry.restore.push(() => {
+          if (host[m] !== patched) return // someone replaced it after us: leave theirs
+          if (own) Object.defineProperty(host, m, own)
+          else delete host[m]
+        })
+      } catch {
+        this.c.wrapFailed(m)
+      }
+    }
+    if (typeof host.addEventListener === "function") {
+      const onChange = () => safely(() => this.reconcile(host))
+      const onCancel = (e) => safely(() => this.c.toolCancel(e && (e.toolName || e.name || (e.detail && e.detail.toolName)) || ""))
+      safely(() => {
+        host.addEventListener("toolchange", onChange)
+        host.addEventListener("toolcancel", onCancel)
+        entry.restore.push(() => {
+          host.removeEventListener("toolchange", onChange)
+          host.removeEventListener("toolcancel", onCancel)
+        })
+      })
+    }
+    // Tools registered before we arrived: listed, not wrapped (use instrument()).
+    this.reconcile(host)
+    if (this.onFound) safely(() => this.onFound(host, location))
+  }
+
+  /** Wrap `tool.execute` in place; when the object refuses, register a copy. Returns what to hand the host. */
+  prepare(tool, host) {
+    if (!tool || typeof tool !== "object" || typeof tool.execute !== "function" || typeof tool.name !== "string") return { passed: tool, wrapper: null }
+    const current = tool.execute
+    if (isWrapper(current)) return { passed: tool, wrapper: current }
+    const wrapper = wrapExecute(this.c, toolName(tool.name), current, profileOf(host))
+    try {
+      tool.execute = wrapper
+    } catch {
+      /* frozen or a getter without setter */
+    }
+    if (tool.execute === wrapper) {
+      this.wrapped.set(tool, { original: current, wrapper })
+      return { passed: tool, wrapper }
+    }
+    try {
+      const copy = { ...tool, name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema, annotations: tool.annotations, execute: wrapper }
+      for (const k of Object.keys(copy)) if (copy[k] === undefined) delete copy[k]
+      return { passed: copy, wrapper }
+    } catch {
+      this.c.wrapFailed(tool.name)
+      return { passed: tool, wrapper: null }
+    }
+  }
+
+  record(tool, internal = false) {
+    const name = toolName(tool.name)
+    return { name, ...describeTool(tool), annotationsKept: null, internal }
+  }
+
+  registerTool(host, original, thisArg, args, tool, options) {
+    let prep
+    let rec = null
+    try {
+      prep = this.prepare(tool, host)
+      if (prep.passed && typeof prep.passed === "object" && typeof tool.name === "string" && tool.name) rec = this.record(tool)
+    } catch {
+      prep = { passed: tool, wrapper: null }
+    }
+    const a = Array.prototype.slice.call(args)
+    a[0] = prep.passed
+    if (rec) this.pend(rec.name, 1)
+    let ret
+    try {
+      ret = original.apply(thisArg, a)
+    } catch (err) {
+      if (rec) {
+        this.pend(rec.name, -1)
+        safely(() => this.refused(tool, rec, err))
+      }
+      throw err
+    }
+    if (!rec) return ret
+    const ok = () => {
+      this.pend(rec.name, -1)
+      safely(() => this.accepted(host, tool, prep, rec, options))
+    }
+    const bad = (err) => {
+      this.pend(rec.name, -1)
+      safely(() => this.refused(tool, rec, err))
+    }
+    if (ret && typeof ret.then === "function") {
+      try {
+        ret.then(ok, bad)
+      } catch {
+        ok()
+      }
+    } else ok()
+    return ret
+  }
+
+  pend(name, d) {
+    const n = (this.pendingNames.get(name) || 0) + d
+    if (n > 0) this.pendingNames.set(name, n)
+    else this.pendingNames.delete(name)
+  }
+
+  accepted(host, tool, prep, rec, options) {
+    const entry = this.hosts.get(host)
+    if (entry) entry.names.add(rec.name)
+    this.live.set(rec.name, { host, tool, wrapper: prep.wrapper, since: ++this.gen })
+    if (!prep.wrapper) this.c.unwrappedTool(rec.name)
+    else if (this.c.unwrapped.delete(rec.name)) this.c.statusChanged()
+    const signal = options && options.signal
+    if (signal && typeof signal.addEventListener === "function") {
+      const onAbort = () => safely(() => this.dropName(host, rec.name, tool))
+      safely(() => signal.addEventListener("abort", onAbort, { once: true }))
+    }
+    this.withKept(host, rec.name, (kept) => {
+      rec.annotationsKept = kept
+      const live = this.live.get(rec.name)
+      if (live && live.tool === tool) this.c.registered(rec)
+    })
+  }
+
+  refused(tool, rec, err) {
+    // A refused registration keeps nothing of ours: put the page's execute back.
+    const w = this.wrapped.get(tool)
+    const live = this.live.get(rec.name)
+    if (w && !(live && live.tool === tool)) {
+      safely(() => {
+        if (tool.execute === w.wrapper) tool.execute = w.original
+      })
+      this.wrapped.delete(tool)
+    }
+    this.c.rejected(rec, err)
+  }
+
+  /** Ask the host's getTools() what it kept of this tool's annotations; `done(null)` when it cannot say. */
+  withKept(host, name, done) {
+    let finished = false
+    const finish = (v) => {
+      if (finished) return
+      finished = true
+      done(v)
+    }
+    if (typeof host.getTools !== "function") return finish(null)
+    try {
+      const r = host.getTools()
+      const read = (list) => {
+        const t = Array.isArray(list) ? list.find((x) => x && x.name === name) : null
+        finish(t ? scalars(t.annotations) || {} : null)
+      }
+      if (r && typeof r.then === "function") r.then(read, () => finish(null))
+      else read(r)
+    } catch {
+      finish(null)
+    }
+  }
+
+  provideContext(host, original, thisArg, args, context) {
+    const tools = context && Array.isArray(context.tools) ? context.tools : []
+    const preps = tools.map((t) => {
+      try {
+        return { tool: t, ...this.prepare(t, host), rec: t && typeof t.name === "string" && t.name ? this.record(t) : null }
+      } catch {
+        return { tool: t, passed: t, wrapper: null, rec: null }
+      }
+    })
+    let passedContext = context
+    if (preps.some((p) => p.passed !== p.tool)) passedContext = { ...context, tools: preps.map((p) => p.passed) }
+    const a = Array.prototype.slice.call(args)
+    a[0] = passedContext
+    this.busy++
+    let ret
+    try {
+      ret = original.apply(thisArg, a)
+    } finally {
+      this.busy--
+    }
+    const done = () =>
+      safely(() => {
+        this.dropAll(host)
+        for (const p of preps) if (p.rec) this.accepted(host, p.tool, p, p.rec, null)
+      })
+    if (ret && typeof ret.then === "function") ret.then(done, () => {})
+    else done()
+    return ret
+  }
+
+  dropName(host, name, tool) {
+    const live = this.live.get(name)
+    if (!live || live.host !== host || (tool && live.tool !== tool)) return
+    this.live.delete(name)
+    const entry = this.hosts.get(host)
+    if (entry) entry.names.delete(name)
+    this.c.unregistered(name)
+  }
+
+  dropAll(host) {
+    const entry = this.hosts.get(host)
+    if (!entry) return
+    for (const name of Array.from(entry.names)) this.dropName(host, name)
+  }
+
+  /** On toolchange: names the host no longer lists are unregistered; unknown names are flagged unwrapped. */
+  reconcile(host) {
+    if (typeof host.getTools !== "function" || !this.c.active) return
+    const genAtCall = this.gen
+    let r
+    try {
+      r = host.getTools()
+    } catch {
+      return
+    }
+    const apply = (list) =>
+      safely(() => {
+        if (!Array.isArray(list) || !this.c.active) return
+        const names = new Set()
+        const entry = this.hosts.get(host)
+        for (const t of list) {
+          if (!t || typeof t.name !== "string" || !t.name) continue
+          names.add(t.name)
+          if (this.live.has(t.name) || this.pendingNames.has(t.name) || t.name === this.c.reportToolName) continue
+          // Registered before the agent could wrap it: listed, not measured (instrument() retrofits).
+          const name = toolName(t.name)
+          this.live.set(name, { host, tool: null, wrapper: null, since: ++this.gen })
+          if (entry) entry.names.add(name)
+          this.c.registered({ name, ...describeTool(t), annotationsKept: scalars(t.annotations) || {}, internal: false })
+          this.c.unwrappedTool(name)
+        }
+        if (entry) {
+          for (const name of Array.from(entry.names)) {
+            const live = this.live.get(name)
+            if (!names.has(name) && live && live.since <= genAtCall) this.dropName(host, name)
+          }
+        }
+      })
+    if (r && typeof r.then === "function") r.then(apply, () => {})
+    else apply(r)
+  }
+
+  /**
+   * Retrofit tools registered before the agent: a {name: tool} map, an array, or one tool. Wraps each
+   * execute in place; returns how many were newly wrapped.
+   */
+  instrument(target) {
+    if (!target || typeof target !== "object") return 0
+    let list
+    if (Array.isArray(target)) list = target.map((t) => [t && t.name, t])
+    else if (typeof target.execute === "function") list = [[target.name, target]]
+    else list = Object.keys(target).map((k) => [k, target[k]])
+    let n = 0
+    for (const [key, tool] of list) {
+      if (!tool || typeof tool !== "object" || typeof tool.execute !== "function") continue
+      const name = typeof tool.name === "string" && tool.name ? tool.name : String(key)
+      if (isWrapper(tool.execute)) continue
+      const original = tool.execute
+      const wrapper = wrapExecute(this.c, toolName(name), original)
+      try {
+        tool.execute = wrapper
+      } catch {
+        /* refused */
+      }
+      if (tool.execute !== wrapper) {
+        this.c.wrapFailed(name)
+        continue
+      }
+      this.wrapped.set(tool, { original, wrapper })
+      n++
+      const live = this.live.get(name)
+      if (live && !live.tool) live.tool = tool
+      const rec = this.c.tools.get(name)
+      if (this.c.unwrapped.has(name)) {
+        this.c.unwrapped.delete(name)
+        this.c.statusChanged()
+      }
+      if (!rec || !rec.registered) this.c.registered({ name: toolName(name), ...describeTool({ ...tool, name }), annotationsKept: null, internal: false })
+    }
+    return n
+  }
+
+  /** Put back every original: registry methods, listeners, tools' execute. Idempotent. */
+  restore() {
+    if (this.timer !== null) {
+      this.ci(this.timer)
+      this.timer = null
+    }
+    for (const entry of this.hosts.values()) for (const f of entry.restore.reverse()) safely(f)
+    for (const [tool, w] of this.wrapped) {
+      safely(() => {
+        if (tool.execute === w.wrapper) tool.execute = w.original
+      })
+    }
+    this.wrapped.clear()
+    this.hosts.clear()
+    this.live.clear()
+  }
+}
+

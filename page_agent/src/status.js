@@ -1,0 +1,58 @@
+// Status phases: what the agent is doing now, in one sentence, with next steps. Pure.
+
+const PHASES = {
+  inactive: {
+    message: "The agent is loaded but switched off for this origin.",
+    hints: ["open this page with ?perf=1 to switch it on (remembered for the origin)", "?perf=0 switches it off again"],
+  },
+  "no-host": {
+    message: "Attached; no modelContext registry found yet on document, navigator or window.",
+    hints: [
+      "agent browsers can inject the registry late: keep the tab open and let the agent work",
+      "Chromium needs --enable-features=WebMCPTesting (or the origin trial) for document.modelContext",
+      "no host at all? load a polyfill such as @mcp-b/webmcp-polyfill for a dry run",
+    ],
+  },
+  "host-found": {
+    message: "Registry found; the page has not registered any tools on it yet.",
+    hints: [
+      "the page may register later: wait a moment",
+      "tools registered before the agent loaded? retrofit them: __webmcpPerf.instrument(window.myTools)",
+    ],
+  },
+  "tools-registered": {
+    message: "Tools are wrapped; waiting for the first call.",
+    hints: ["let the agent call a tool, or call one yourself from the console: tool.execute({...})"],
+  },
+  measuring: {
+    message: "Measuring tool calls.",
+    hints: ["__webmcpPerf.summary() prints the split; .report() returns the document; the relay shows it live"],
+  },
+  detached: {
+    message: "Detached: every original is restored and nothing is measured.",
+    hints: ["reload the page to attach again"],
+  },
+}
+
+/**
+ * @param {{active:boolean, inactive?:boolean, hostFound:boolean, registered:boolean, anyCall:boolean,
+ *   reasons:string[], inFlight?:number}} s
+ * @returns {{phase:string, message:string, hints:string[], coverage:string|null, reasons:string[]}}
+ */
+export function statusFor(s) {
+  let phase
+  if (s.inactive) phase = "inactive"
+  else if (!s.active) phase = "detached"
+  else if (s.anyCall) phase = "measuring"
+  else if (s.registered) phase = "tools-registered"
+  else if (s.hostFound) phase = "host-found"
+  else phase = "no-host"
+  const p = PHASES[phase]
+  let coverage = null
+  if (phase !== "inactive" && phase !== "detached") {
+    coverage = s.reasons.length ? "incomplete" : s.anyCall ? "running" : "none-observed"
+  }
+  return { phase, message: p.message, hints: p.hints.slice(), coverage, reasons: s.reasons.slice(0, 8) }
+}
+
+export const PHASE_NAMES = Object.keys(PHASES)

@@ -1,0 +1,103 @@
+// Small helpers shared by every module. No page state here.
+
+/**
+ * UTF-8 byte length of a JavaScript string, without allocating. A lone surrogate counts 3 bytes, as
+ * TextEncoder (U+FFFD) and Python's "surrogatepass" both do.
+ * @param {string} s
+ */
+const NON_ASCII = /[^\x00-\x7f]/
+
+export function utf8Length(s) {
+  // ASCII text (most JSON) is one byte a unit: a native regex scan is far cheaper than the loop below.
+  if (!NON_ASCII.test(s)) return s.length
+  let n = 0
+  const len = s.length
+  for (let i = 0; i < len; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0x80) n += 1
+    else if (c < 0x800) n += 2
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < len) {
+      const d = s.charCodeAt(i + 1)
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n += 4
+        i++
+      } else n += 3
+    } else n += 3
+  }
+  return n
+}
+
+/** A new 8-lowercase-hex session id. */
+export function newSessionId() {
+  const c = globalThis.crypto
+  if (c && typeof c.getRandomValues === "function") {
+    const a = new Uint8Array(4)
+    c.getRandomValues(a)
+    return Array.from(a, (b) => b.toString(16).padStart(2, "0")).join("")
+  }
+  return Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, "0")
+}
+
+export const now =
+  typeof performance !== "undefined" && typeof performance.now === "function"
+    ? () => performance.now()
+    : () => Date.now()
+
+/** Cap a page-provided text to `max` code points (as the relay and Python count), never splitting a pair. */
+export function cap(s, max) {
+  s = String(s)
+  if (s.length <= max) return s
+  let out = ""
+  let n = 0
+  for (const ch of s) {
+    if (n >= max) break
+    out += ch
+    n++
+  }
+  return out
+}
+
+/** Run `fn`, never letting an exception escape into the page. */
+export function safely(fn, fallback) {
+  try {
+    return fn()
+  } catch {
+    return fallback
+  }
+}
+
+/** Is this a scalar the wire accepts in `detail` / annotations? */
+export function isScalar(v) {
+  return v === null || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v)) || typeof v === "string"
+}
+
+/**
+ * Schedule `fn` as a macrotask, off the caller's await chain: a MessageChannel where there is one
+ * (not throttled in hidden tabs), else setTimeout. Returns nothing; errors are swallowed.
+ */
+export function makeTaskScheduler(g = globalThis) {
+  if (typeof g.MessageChannel === "function") {
+    const ch = new g.MessageChannel()
+    let queue = []
+    ch.port1.onmessage = () => {
+      const q = queue
+      queue = []
+      for (const f of q) safely(f)
+    }
+    // Node's ports keep the process alive; browsers have no unref.
+    if (typeof ch.port1.unref === "function") ch.port1.unref()
+    const post = () => ch.port2.postMessage(0)
+    const schedule = (fn) => {
+      queue.push(fn)
+      if (queue.length === 1) post()
+    }
+    schedule.close = () => {
+      safely(() => ch.port1.close())
+      safely(() => ch.port2.close())
+    }
+    return schedule
+  }
+  const schedule = (fn) => setTimeout(() => safely(fn), 0)
+  schedule.close = () => {}
+  return schedule
+}

@@ -1,0 +1,69 @@
+// The execute() wrapper: the only code on the call path. Two clock reads, a few pushes; the result goes
+// back to the caller untouched (same value, same promise) and is measured later by the collector.
+
+const ORIGINAL = new WeakMap() // wrapper -> original execute
+
+/** Is `fn` one of our wrappers? */
+export const isWrapper = (fn) => typeof fn === "function" && ORIGINAL.has(fn)
+
+/**
+ * Wrap `original` so every call is measured by `collector` under `name`. Once the collector is stopped
+ * (detach), the wrapper is a plain pass-through: a host that captured it keeps working.
+ * @param {import("./collector.js").Collector} collector
+ * @param {string} name
+ * @param {Function} original
+ * @param {string} [profile]  how the host serialises results (measure.js PROFILES)
+ */
+export function wrapExecute(collector, name, original, profile) {
+  const c = collector
+  const wrapped = function (input) {
+    if (!c.active) return original.apply(this, arguments)
+    let call = null
+    try {
+      call = c.enter(name, input, profile)
+    } catch {
+      return original.apply(this, arguments)
+    }
+    const stack = c.stack
+    if (call) stack.push(call)
+    let ret
+    try {
+      ret = original.apply(this, arguments)
+    } catch (err) {
+      if (call) stack.pop()
+      c.settle(call, false, err)
+      throw err
+    }
+    if (call) stack.pop()
+    if (ret !== null && (typeof ret === "object" || typeof ret === "function")) {
+      let then
+      try {
+        then = ret.then
+      } catch {
+        then = undefined
+      }
+      if (typeof then === "function") {
+        try {
+          then.call(
+            ret,
+            (v) => c.settle(call, true, v),
+            (e) => c.settle(call, false, e),
+          )
+        } catch {
+          c.settle(call, true, undefined)
+        }
+        return ret
+      }
+    }
+    c.settle(call, true, ret)
+    return ret
+  }
+  ORIGINAL.set(wrapped, original)
+  try {
+    Object.defineProperty(wrapped, "name", { value: original.name || name, configurable: true })
+    Object.defineProperty(wrapped, "length", { value: original.length, configurable: true })
+  } catch {
+    /* cosmetic only */
+  }
+  return wrapped
+}

@@ -1,0 +1,190 @@
+// The BroadcastChannel mirror: validation, caps, rate limit, own messages, forwarding to the uplink.
+import { test } from "node:test"
+import assert from "node:assert/strict"
+import { ChannelMirror, validateSpan, MAX_FOREIGN_SESSIONS } from "../src/channel.js"
+import { channelBus, setup, settle, FakeWebSocket, manualEnv } from "../test-support/helpers.mjs"
+import { agentOf } from "../src/index.js"
+
+const span = (sessionId, seq, extra = {}) => ({
+  sessionId, seq, tool: "search", invokedAt: seq * 10, settledAt: seq * 10 + 2, wallMs: 2, blockingMs: 0,
+  inputBytes: 10, resultBytes: 100, contentTypes: { text: 1 }, imageBytes: 0, estInputTokens: 3,
+  estTextTokens: 25, estImageTokens: 0, estTokens: 28, isError: false, error: null, gapSincePrevCallMs: null,
+  synthetic: false, serializable: true, ...extra,
+})
+
+function mirror(opts = {}) {
+  let t = 0
+  opts = { uplink: true, ...opts }
+  const got = { spans: [], updates: [], sessions: [] }
+  const m = new ChannelMirror({
+    name: "webmcp-perf:http://x",
+    sessionId: "aaaaaaaa",
+    BroadcastChannel: null,
+    clock: () => t,
+    onSpan: (s) => got.spans.push(s),
+    onUpdate: (u) => got.updates.push(u),
+    onSession: (id) => got.sessions.push(id),
+    setTimeout: (fn) => fn(), // forward at once unless a test holds the timers
+    ...opts,
+  })
+  return { m, got, tick: (ms) => (t += ms) }
+}
+
+test("valid spans and updates from another context are accepted, as clean copies", () => {
+  const { m, got } = mirror()
+  m.receive({ kind: "span", span: { ...span("bbbbbbbb", 0), extra: "dropped", resultType: "object", overlapped: false } })
+  m.receive({ kind: "update", sessionId: "bbbbbbbb", seq: 0, blockingMs: 12 })
+  assert.equal(got.spans.length, 1)
+  assert.ok(!("extra" in got.spans[0]), "unknown fields never reach the relay")
+  assert.equal(got.spans[0].resultType, "object")
+  assert.deepEqual(got.updates, [{ sessionId: "bbbbbbbb", seq: 0, blockingMs: 12 }])
+  assert.deepEqual(got.sessions, ["bbbbbbbb"])
+  assert.equal(m.counters.accepted, 2)
+})
+
+test("bad messages are ignored and counted", () => {
+  const { m, got } = mirror()
+  const bad = [
+    null, 42, "span", {}, { kind: "nope" },
+    { kind: "span", span: span("BBBBBBBB", 0) },
+    { kind: "span", span: span("bbbbbbbb", -1) },
+    { kind: "span", span: span("bbbbbbbb", 1.5) },
+    { kind: "span", span: span("bbbbbbbb", 0, { tool: "" }) },
+    { kind: "span", span: span("bbbbbbbb", 0, { tool: "x".repeat(129) }) },
+    { kind: "span", span: span("bbbbbbbb", 0, { wallMs: Infinity }) },
+    { kind: "span", span: span("bbbbbbbb", 0, { wallMs: NaN }) },
+    { kind: "span", span: span("bbbbbbbb", 0, { resultBytes: -5 }) },
+    { kind: "span", span: span("bbbbbbbb", 0, { error: "e".repeat(201) }) },
+    { kind: "span", span: span("bbbbbbbb", 0, { isError: "yes" }) },
+    { kind: "span", span: span("bbbbbbbb", 0, { contentTypes: [1] }) },
+    { kind: "span", span: span("bbbbbbbb", 0, { gapSincePrevCallMs: -1 }) },
+    { kind: "span", span: (() => { const s = span("bbbbbbbb", 0); delete s.estTokens; return s })() },
+    { kind: "update", sessionId: "bbbbbbbb", seq: 0, blockingMs: -1 },
+    { kind: "update", sessionId: "cccccccc", seq: 0, blockingMs: 1 },
+  ]
+  for (const msg of bad) m.receive(msg)
+  assert.equal(got.spans.length, 0)
+  assert.equal(got.updates.length, 0)
+  assert.equal(m.counters.invalid, bad.length)
+  assert.equal(m.counters.received, bad.length)
+})
+
+test("its own messages are ignored", () => {
+  const { m, got } = mirror()
+  m.receive({ kind: "span", span: span("aaaaaaaa", 0) })
+  m.receive({ kind: "update", sessionId: "aaaaaaaa", seq: 0, blockingMs: 1 })
+  m.receive({ kind: "wmcp-top", sessionId: "aaaaaaaa", uplink: true })
+  assert.equal(got.spans.length, 0)
+  assert.equal(m.counters.own, 3)
+})
+
+test("at most 8 foreign sessions", () => {
+  const { m, got } = mirror()
+  for (let i = 0; i < MAX_FOREIGN_SESSIONS + 2; i++) m.receive({ kind: "span", span: span(`0000000${i}`.slice(-8).replace(/^0/, "b"), 0) })
+  assert.equal(got.sessions.length, 8)
+  assert.equal(m.counters.sessionCap, 2)
+})
+
+test("rate limited: a flood is cut to the budget and recovers with time", () => {
+  const { m, got, tick } = mirror({ rate: 100 })
+  for (let i = 0; i < 1000; i++) m.receive({ kind: "span", span: span("bbbbbbbb", i) })
+  assert.equal(got.spans.length, 200, "burst of 2x rate")
+  assert.equal(m.counters.rateLimited, 800)
+  tick(1000)
+  for (let i = 1000; i < 1200; i++) m.receive({ kind: "span", span: span("bbbbbbbb", i) })
+  assert.equal(got.spans.length, 300, "one second refills `rate` messages")
+})
+
+test("a session that announced its own uplink is not forwarded again", () => {
+  const { m, got } = mirror()
+  m.receive({ kind: "wmcp-top", sessionId: "dddddddd", uplink: true })
+  m.receive({ kind: "span", span: span("dddddddd", 0) })
+  assert.equal(got.spans.length, 0)
+  assert.equal(m.counters.direct, 1)
+})
+
+test("a new session is held back until its agent had time to announce its own uplink", () => {
+  const timers = []
+  const { m, got } = mirror({ setTimeout: (fn, ms) => timers.push({ fn, ms }) })
+  m.receive({ kind: "span", span: span("dddddddd", 0) })
+  m.receive({ kind: "update", sessionId: "dddddddd", seq: 0, blockingMs: 3 })
+  m.receive({ kind: "span", span: span("eeeeeeee", 0) })
+  assert.equal(got.spans.length, 0, "nothing forwarded yet")
+  assert.deepEqual(timers.map((t) => t.ms), [1000, 1000])
+  m.receive({ kind: "wmcp-top", sessionId: "dddddddd", uplink: true }) // d is a wmcp-top agent with its own uplink
+  for (const t of timers) t.fn()
+  assert.deepEqual(got.sessions, ["eeeeeeee"], "only the silent one is relayed")
+  assert.deepEqual(got.spans.map((s) => s.sessionId), ["eeeeeeee"])
+  m.receive({ kind: "span", span: span("dddddddd", 1) })
+  assert.equal(got.spans.length, 1)
+})
+
+test("a new wmcp-top peer is answered with our own announcement, once", () => {
+  const bus = channelBus()
+  const m = new ChannelMirror({ name: "c", sessionId: "aaaaaaaa", uplink: true, BroadcastChannel: bus.BroadcastChannel })
+  const peer = new bus.BroadcastChannel("c")
+  const heard = []
+  peer.onmessage = (e) => heard.push(e.data)
+  peer.postMessage({ kind: "wmcp-top", sessionId: "bbbbbbbb", uplink: true })
+  peer.postMessage({ kind: "wmcp-top", sessionId: "bbbbbbbb", uplink: true })
+  assert.deepEqual(heard, [{ kind: "wmcp-top", sessionId: "aaaaaaaa", uplink: true }])
+  m.close()
+  peer.close()
+})
+
+test("several agents with an uplink: only the lowest session id forwards; a gone peer hands over", () => {
+  const { m, got } = mirror({ uplink: true })
+  m.receive({ kind: "wmcp-top", sessionId: "00000001", uplink: true }) // a lower id than ours (aaaaaaaa)
+  m.receive({ kind: "span", span: span("eeeeeeee", 0) })
+  assert.equal(got.spans.length, 0, "the other agent forwards it")
+  assert.ok(m.counters.elsewhere >= 1)
+  m.receive({ kind: "wmcp-top", sessionId: "00000001", uplink: true, gone: true })
+  m.receive({ kind: "span", span: span("ffffffff", 0) })
+  assert.deepEqual(got.sessions, ["ffffffff"], "with the lower one gone, this agent forwards new sessions")
+})
+
+test("validateSpan keeps exactly the wire fields", () => {
+  const v = validateSpan(span("bbbbbbbb", 3, { depth: 2, parent: 1, envelope: true, substituted: false, overlapped: true, resultType: "bogus" }))
+  assert.equal(v.depth, 2)
+  assert.equal(v.parent, 1)
+  assert.ok(!("resultType" in v), "an invalid optional fact is dropped, not fatal")
+})
+
+test("end to end: spans mirror on the channel with webmcp-profiler's 20 fields; a relayed session is forwarded, 500 spans max", async () => {
+  FakeWebSocket.instances = []
+  const bus = channelBus()
+  const env = manualEnv()
+  // The page under test: uplink to the relay.
+  const ctx = setup({ env, config: { channelRate: 1000, BroadcastChannel: bus.BroadcastChannel, WebSocket: FakeWebSocket, relay: { url: "ws://127.0.0.1:1/relay?t=x" } } })
+  const ws = FakeWebSocket.last()
+  ws.accept()
+  env.run()
+  ws.deliver({ type: "ack", session: ctx.api.sessionId, seq: -1 })
+  env.run()
+  // Another context (a webmcp-profiler tab, say) posts its spans.
+  const other = new bus.BroadcastChannel(`webmcp-perf:${ctx.g.location.origin}`)
+  for (let i = 0; i < 520; i++) other.postMessage({ kind: "span", span: span("eeeeeeee", i) })
+  env.advance(1000) // nobody announced an uplink for eeeeeeee: forward it
+  env.run()
+  const hellos = ws.frames("hello")
+  const relayed = hellos.find((h) => h.session.id === "eeeeeeee")
+  assert.ok(relayed, "the foreign session says hello")
+  assert.equal(relayed.session.context, "relayed")
+  assert.equal(relayed.session.via, ctx.api.sessionId)
+  ws.deliver({ type: "ack", session: "eeeeeeee", seq: -1 })
+  env.run()
+  const sent = ws.frames("spans").filter((f) => f.session === "eeeeeeee").flatMap((f) => f.spans)
+  assert.equal(sent.length, 500, "the newest 500 are held and forwarded")
+  assert.equal(sent[0].seq, 20)
+  assert.equal(agentOf(ctx.api).foreign.get("eeeeeeee").delivery.lost, 20)
+  // Our own spans go out on the channel with exactly 000's fields.
+  await ctx.host.registerTool({ name: "t", description: "d", execute: () => "x" })
+  await settle()
+  await ctx.host.executeTool({ name: "t" }, {})
+  env.run()
+  const mine = bus.log.filter((e) => e.data.kind === "span" && e.data.span.sessionId === ctx.api.sessionId)
+  assert.equal(mine.length, 1)
+  assert.equal(Object.keys(mine[0].data.span).length, 20)
+  ctx.api.detach()
+  other.close()
+})

@@ -1,0 +1,80 @@
+// The built files: current, self-contained, one relay placeholder each; the classic script attaches on
+// load with the gate's relay default; agent.mjs exports the API.
+import { test } from "node:test"
+import assert from "node:assert/strict"
+import { readFileSync } from "node:fs"
+import { join, dirname } from "node:path"
+import { fileURLToPath } from "node:url"
+import vm from "node:vm"
+import { build } from "../build.mjs"
+import { fakeWindow, DraftHost, FakeWebSocket } from "../test-support/helpers.mjs"
+
+const DIST = join(dirname(fileURLToPath(import.meta.url)), "..", "dist")
+const PLACEHOLDER = "/*@WMCP_RELAY@*/null"
+const read = (f) => readFileSync(join(DIST, f), "utf8")
+const RELAY = { url: "ws://127.0.0.1:7420/relay?t=0123456789abcdef0123456789abcdef", protocol: "wmcp-relay/1" }
+
+test("dist/ is what the sources build (node page_agent/build.mjs --check)", () => {
+  const out = build()
+  assert.equal(read("agent.js"), out["agent.js"])
+  assert.equal(read("agent.mjs"), out["agent.mjs"])
+})
+
+test("each file holds the relay placeholder exactly once, is ASCII, and imports nothing", () => {
+  for (const f of ["agent.js", "agent.mjs"]) {
+    const text = read(f)
+    assert.equal(text.split(PLACEHOLDER).length - 1, 1, f)
+    assert.ok(!/[^\x00-\x7f]/.test(text), `${f} is ASCII`)
+    assert.ok(!/^\s*import\s/m.test(text), `${f} has no imports`)
+  }
+})
+
+/** Run dist/agent.js as a classic script in a fake window, as the relay serves it (address baked in). */
+function runClassic({ baked = true, search = "", relayGlobal = null, host = new DraftHost() } = {}) {
+  FakeWebSocket.instances = []
+  const g = fakeWindow({ host, search })
+  g.WebSocket = FakeWebSocket
+  g.setInterval = () => 1
+  g.clearInterval = () => {}
+  g.setTimeout = () => 1
+  g.clearTimeout = () => {}
+  g.window = g
+  g.console = { info() {}, log() {} }
+  if (relayGlobal) g.__WMCP_RELAY__ = relayGlobal
+  let code = read("agent.js")
+  if (baked) code = code.replace(PLACEHOLDER, JSON.stringify(RELAY))
+  vm.createContext(g)
+  g.globalThis = g
+  vm.runInContext(code, g)
+  return g
+}
+
+test("served by the relay: attaches on load (default on) and dials the baked address", () => {
+  const g = runClassic()
+  assert.equal(g.__webmcpPerf.active, true)
+  assert.equal(FakeWebSocket.instances.length, 1)
+  assert.equal(FakeWebSocket.last().url, RELAY.url)
+})
+
+test("served by the relay but switched off with ?perf=0: inert, no socket", () => {
+  const g = runClassic({ search: "?perf=0" })
+  assert.equal(g.__webmcpPerf.active, false)
+  assert.equal(g.__webmcpPerf.status().phase, "inactive")
+  assert.equal(FakeWebSocket.instances.length, 0)
+})
+
+test("loaded raw: off by default; ?perf=1 attaches and uses globalThis.__WMCP_RELAY__", () => {
+  assert.equal(runClassic({ baked: false }).__webmcpPerf.active, false)
+  const g = runClassic({ baked: false, search: "?perf=1", relayGlobal: RELAY })
+  assert.equal(g.__webmcpPerf.active, true)
+  assert.equal(FakeWebSocket.last().url, RELAY.url)
+  const alone = runClassic({ baked: false, search: "?perf=1" })
+  assert.equal(alone.__webmcpPerf.active, true)
+  assert.equal(FakeWebSocket.instances.length, 0, "no relay address: runs without an uplink")
+})
+
+test("agent.mjs exports attach, maybeAttach, detach and the pure helpers", async () => {
+  const m = await import(join(DIST, "agent.mjs"))
+  for (const name of ["attach", "maybeAttach", "detach", "gate", "SessionStats", "summaryLine", "fmtBytes", "traceEvents", "VERSION"]) assert.ok(name in m, name)
+  assert.equal(m.summaryLine(9800, 300, 310000, 78000, 39000), "schemas 9.8KB (~2.5K tok) · tools 0.3s · payloads 310KB (~78K tok) · host gaps 39s")
+})

@@ -1,0 +1,70 @@
+// The ?perf= gate: query, persistence, allow() with the last word, the relay default.
+import { test } from "node:test"
+import assert from "node:assert/strict"
+import { gate, queryParam } from "../src/gate.js"
+import { maybeAttach } from "../src/index.js"
+import { fakeWindow } from "../test-support/helpers.mjs"
+
+function store(initial = {}) {
+  const m = new Map(Object.entries(initial))
+  return { m, getItem: (k) => (m.has(k) ? m.get(k) : null), setItem: (k, v) => m.set(k, String(v)), removeItem: (k) => m.delete(k) }
+}
+const KEY = "webmcp-perf:mode"
+
+test("?perf=1 and ?perf=0 switch and persist", () => {
+  const s = store()
+  assert.deepEqual(gate({ search: "?perf=1", storage: s }).on, true)
+  assert.equal(s.m.get(KEY), "1")
+  assert.equal(gate({ search: "", storage: s }).on, true, "remembered across URL rewrites")
+  assert.equal(gate({ search: "?a=b&perf=0", storage: s }).on, false)
+  assert.equal(s.m.get(KEY), "0")
+  assert.equal(gate({ search: "", storage: s, defaultOn: true }).on, false, "a persisted 0 beats the relay default")
+  assert.equal(gate({ search: "?perf=overlay", storage: s }).on, true, "000's overlay value reads as on")
+})
+
+test("defaults: on when loaded from the relay, off otherwise", () => {
+  assert.equal(gate({ search: "", storage: store(), defaultOn: true }).on, true)
+  assert.equal(gate({ search: "", storage: store(), defaultOn: false }).on, false)
+  assert.equal(gate({ search: "?perf=banana", storage: store(), defaultOn: false }).on, false)
+  assert.equal(gate({ search: "", storage: null, defaultOn: true }).on, true, "no storage (sandboxed frame) still works")
+})
+
+test("allow() has the last word and clears a persisted mode; a throwing allow() is a no", () => {
+  const s = store({ [KEY]: "1" })
+  assert.equal(gate({ search: "?perf=1", storage: s, allow: () => false, defaultOn: true }).on, false)
+  assert.ok(!s.m.has(KEY))
+  assert.equal(gate({ search: "", storage: store(), allow: () => { throw new Error("x") }, defaultOn: true }).on, false)
+  assert.equal(gate({ search: "?perf=1", storage: store(), allow: () => true }).on, true)
+})
+
+test("custom param and storage key", () => {
+  const s = store()
+  assert.equal(gate({ search: "?prof=1", storage: s, param: "prof", storageKey: "k" }).on, true)
+  assert.equal(s.m.get("k"), "1")
+})
+
+test("maybeAttach: closed gate leaves an inert global whose status() says how to switch on", () => {
+  const g = fakeWindow({ search: "?perf=0" })
+  const api = maybeAttach({ global: g, announce: false, relay: false, BroadcastChannel: null })
+  assert.equal(api.active, false)
+  assert.equal(g.__webmcpPerf, api)
+  assert.equal(api.status().phase, "inactive")
+  assert.match(api.status().hints.join(" "), /perf=1/)
+})
+
+test("maybeAttach: ?perf=1 attaches", () => {
+  const g = fakeWindow({ search: "?perf=1" })
+  const api = maybeAttach({ global: g, announce: false, relay: false, BroadcastChannel: null, setInterval: () => 1, clearInterval() {} })
+  assert.equal(api.active, true)
+  assert.equal(api.status().phase, "no-host")
+  api.detach()
+})
+
+test("queryParam reads the first value, decoded", () => {
+  assert.equal(queryParam("?a=1&perf=0&perf=1", "perf"), "0")
+  assert.equal(queryParam("perf=overlay", "perf"), "overlay")
+  assert.equal(queryParam("?x=%20y", "x"), " y")
+  assert.equal(queryParam("?perf", "perf"), "")
+  assert.equal(queryParam("", "perf"), null)
+  assert.equal(queryParam("?perfx=1", "perf"), null)
+})

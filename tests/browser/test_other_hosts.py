@@ -1,0 +1,77 @@
+"""The same agent under hosts that are not Chromium's: the @mcp-b/webmcp-polyfill IIFE (npm, pinned in
+page_agent/package.json) and a legacy navigator.modelContext host with provideContext, clearContext and
+unregisterTool. Both run in Chromium without its WebMCP flags, so they own the registry."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, spans_of, wait_phase
+
+pytestmark = pytest.mark.browser
+
+NAMES = ["obj", "str", "empty", "undef", "env", "strenv", "thrower", "cyclic", "annotated"]
+
+
+def test_polyfill_host(plain_browser, pages, relay_server, polyfill_file) -> None:
+    page, errors = open_page(plain_browser, pages.url("polyfill.html", relay_server))
+    assert page.evaluate("document.modelContext.__isWebMCPPolyfill") is True, "the polyfill, not a native host"
+    page.evaluate("window.registered")
+    wait_phase(page, "tools-registered")
+    sid = page.evaluate("__webmcpPerf.sessionId")
+    assert page.evaluate("__webmcpPerf.ledger().hostLocation") == "document"
+    # The polyfill's executeTool takes the input as JSON text.
+    got = page.evaluate(RUN_ALL, {"names": NAMES, "input": {"q": "x"}, "stringInput": True})
+    snap = relay_server.wait_for(has_spans(sid, len(NAMES)))
+    by_tool = {s["tool"]: s for s in spans_of(snap, sid)}
+    assert got["empty"]["text"] == "Operation succeeded"
+    for name, result in got.items():
+        span = by_tool[name]
+        if result["ok"]:
+            assert span["resultBytes"] == len(result["text"].encode("utf-8")), name
+        assert span["isError"] == (not result["ok"]), name
+    assert by_tool["empty"]["substituted"] is True
+    listed = page.evaluate("async () => Object.fromEntries((await document.modelContext.getTools()).map((t) => [t.name, t.annotations ?? null]))")
+    tools = session_of(snap, sid)["tools"]
+    assert tools["annotated"]["annotationsKept"] == listed["annotated"]
+    assert "destructiveHint" not in tools["annotated"]["annotationsKept"]
+    # AbortSignal unregisters through the polyfill too.
+    page.evaluate("""async () => {
+      const ac = new AbortController()
+      await document.modelContext.registerTool({ name: "temp", description: "short-lived", execute: () => 1 }, { signal: ac.signal })
+      ac.abort()
+    }""")
+    snap = relay_server.wait_for(lambda s: any(e["kind"] == "unregister" and e["detail"]["tool"] == "temp" for e in session_of(s, sid)["timeline"]))
+    assert "temp" not in page.evaluate("__webmcpPerf.ledger().registeredTools")
+    assert errors == []
+
+
+def test_legacy_navigator_host(plain_browser, pages, relay_server) -> None:
+    page, errors = open_page(plain_browser, pages.url("legacy.html", relay_server))
+    sid = page.evaluate("__webmcpPerf.sessionId")
+    assert page.evaluate("__webmcpPerf.ledger().hostLocation") == "navigator"
+    assert page.evaluate("Object.hasOwn(navigator.modelContext, 'provideContext')"), "own-property methods, patched in place"
+    page.evaluate("navigator.modelContext.provideContext({ tools: makeTools().filter((t) => ['obj', 'str', 'empty'].includes(t.name)) })")
+    assert page.evaluate("__webmcpPerf.ledger().registeredTools") == ["obj", "str", "empty"]
+    texts = page.evaluate("""async () => ({
+      obj: await navigator.modelContext.callTool("obj", { q: "x" }),
+      str: await navigator.modelContext.callTool("str", {}),
+      empty: await navigator.modelContext.callTool("empty", {}),
+    })""")
+    snap = relay_server.wait_for(has_spans(sid, 3))
+    by_tool = {s["tool"]: s for s in spans_of(snap, sid)}
+    for name, text in texts.items():
+        assert by_tool[name]["resultBytes"] == len(text.encode("utf-8")), name
+    # registerTool and unregisterTool, then provideContext replacing everything, then clearContext.
+    page.evaluate("navigator.modelContext.registerTool(makeTools().find((t) => t.name === 'arr'))")
+    page.evaluate("navigator.modelContext.unregisterTool('str')")
+    assert page.evaluate("__webmcpPerf.ledger().registeredTools") == ["obj", "empty", "arr"]
+    page.evaluate("navigator.modelContext.provideContext({ tools: makeTools().filter((t) => t.name === 'num') })")
+    assert page.evaluate("__webmcpPerf.ledger().registeredTools") == ["num"]
+    page.evaluate("navigator.modelContext.clearContext()")
+    assert page.evaluate("__webmcpPerf.ledger().registeredTools") == []
+    assert page.evaluate("navigator.modelContext.listTools()") == []
+    gone = {"obj", "str", "empty", "arr", "num"}
+    snap = relay_server.wait_for(lambda s: {e["detail"]["tool"] for e in session_of(s, sid)["timeline"] if e["kind"] == "unregister"} >= gone)
+    assert session_of(snap, sid)["totals"]["schemaBytes"] == 0, "nothing registered any more"
+    assert errors == []
