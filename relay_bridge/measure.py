@@ -12,13 +12,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .jsjson import js_number, utf8_len
+from .jsjson import stringify as js_stringify
+from .protocol import MAX_CONTENT_TYPES
+
+__all__ = ["js_stringify", "utf8_len", "result_facts", "content_facts", "result_type", "call_size", "error_text"]
+
 # What Chromium's host hands the agent instead of an empty result (design section 4).
 EMPTY_SUBSTITUTE = "Operation succeeded"
 UNDEFINED_TEXT = "undefined"
-
-
-def utf8_len(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def tokens_for_bytes(n: int) -> int:
@@ -30,19 +32,11 @@ def image_tokens(image_bytes: int) -> int:
     return math.ceil(image_bytes * 0.75 / 4)
 
 
-def js_stringify(value: Any) -> str:
-    """JSON text as JavaScript's JSON.stringify writes it (no spaces, non-ASCII kept, integral floats bare)."""
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "null"
-        if value.is_integer() and abs(value) < 1e21:
-            return str(int(value))
-        return repr(value)
-    if isinstance(value, dict):
-        return "{" + ",".join(json.dumps(str(k), ensure_ascii=False) + ":" + js_stringify(v) for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(js_stringify(v) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
+def js_number_string(value: float | int) -> str:
+    """`String(value)`: how Chromium's host writes a number result (NaN reads "NaN", not JSON's "null")."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return js_number(value)
 
 
 def _is_envelope(value: Any) -> bool:
@@ -74,38 +68,46 @@ def result_facts(value: Any, *, undefined: bool = False) -> ResultFacts:
             except ValueError:
                 inner = None
             envelope = _is_envelope(inner)
-        types, image = _content_facts(inner) if envelope else ({"text": 1}, 0)
+        types, image, _ = content_facts(inner) if envelope else ({"text": 1}, 0, False)
         return ResultFacts(utf8_len(value), "string", envelope, False, types, image)
+    kind = result_type(value)
+    if kind in ("number", "boolean", "null"):
+        text = js_number_string(value) if kind == "number" else js_stringify(value)
+        return ResultFacts(utf8_len(text), kind, False, False)
+    types, image, envelope = content_facts(value)
+    return ResultFacts(utf8_len(js_stringify(value)), kind, envelope, False, types, image)
+
+
+def result_type(value: Any) -> str:
+    """The JSON type of a value as the page returned it (JavaScript's view: an int and a float are numbers)."""
+    if isinstance(value, str):
+        return "string"
     if value is None:
-        return ResultFacts(utf8_len("null"), "null", False, False)
+        return "null"
     if isinstance(value, bool):
-        kind = "boolean"
-    elif isinstance(value, (int, float)):
-        kind = "number"
-    elif isinstance(value, list):
-        kind = "array"
-    else:
-        kind = "object"
-    text = js_stringify(value)
-    envelope = _is_envelope(value)
-    types, image = _content_facts(value) if envelope else ({}, 0)
-    return ResultFacts(utf8_len(text), kind, envelope, False, types, image)
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "array" if isinstance(value, list) else "object"
 
 
-def _content_facts(envelope: dict[str, Any]) -> tuple[dict[str, int], int]:
+def content_facts(value: Any) -> tuple[dict[str, int], int, bool]:
+    """(content types, image base64 length, is an MCP envelope) of a result value. A string counts as one
+    text item; an envelope's `content[].type`s are counted (at most 16 kinds), images by their base64 length."""
+    if not _is_envelope(value):
+        return ({"text": 1} if isinstance(value, str) else {}), 0, False
     types: dict[str, int] = {}
     image = 0
-    for item in envelope.get("content", []):
-        if not isinstance(item, dict):
+    for item in value["content"]:
+        if not isinstance(item, dict) or not isinstance(item.get("type"), str):
             continue
-        kind = item.get("type")
-        if not isinstance(kind, str):
+        kind = item["type"][:32]
+        if kind not in types and len(types) >= MAX_CONTENT_TYPES:
             continue
-        kind = kind[:32]
         types[kind] = types.get(kind, 0) + 1
         if kind == "image" and isinstance(item.get("data"), str):
             image += len(item["data"])
-    return types, image
+    return types, image, True
 
 
 @dataclass(slots=True)

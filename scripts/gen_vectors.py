@@ -146,6 +146,17 @@ FORMATS = {
 }
 
 UNDEF = {"$undefined": True}
+NAN = {"$number": "NaN"}
+INF = {"$number": "-Infinity"}
+
+
+def value_of(marker: Any) -> tuple[Any, bool]:
+    """JSON cannot hold JavaScript's undefined, NaN or Infinity: the vectors spell them as markers."""
+    if marker == UNDEF:
+        return None, True
+    if isinstance(marker, dict) and set(marker) == {"$number"}:
+        return float(marker["$number"].replace("Infinity", "inf")), False
+    return marker, False
 MEASURES: list[tuple[str, Any, Any]] = [
     ("object", {"q": "tea"}, {"items": [1, 2, 3], "ok": True}),
     ("array", {}, [{"id": 1}, {"id": 2}]),
@@ -160,11 +171,15 @@ MEASURES: list[tuple[str, Any, Any]] = [
     ("string-envelope", {}, json.dumps({"content": [{"type": "text", "text": "wrapped"}]}, separators=(",", ":"))),
     ("non-ascii", {"名前": "値"}, {"text": "日本語のテキスト 🍵"}),
     ("nested", {"a": {"b": [1, {"c": None}]}}, {"deep": {"deeper": {"deepest": ["x", "y"]}}}),
+    ("number-nan", {}, NAN),
+    ("number-negative-infinity", {}, INF),
+    ("number-forms", {"n": 1e21}, {"big": 1e21, "small": 1e-7, "third": 0.1 + 0.2, "whole": 5.0, "huge": 123456789012345680000.0}),
 ]
 
 
 def measure_case(name: str, inp: Any, result: Any) -> dict[str, Any]:
-    facts = result_facts(None, undefined=True) if result == UNDEF else result_facts(result)
+    value, undefined = value_of(result)
+    facts = result_facts(value, undefined=undefined)
     from relay_bridge.measure import js_stringify, utf8_len
 
     size = call_size(utf8_len(js_stringify(inp)), facts.resultBytes, facts.imageBytes)

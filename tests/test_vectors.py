@@ -15,6 +15,15 @@ from relay_bridge.stats import SessionStats
 from relay_bridge.units import fmt_bytes, fmt_count, fmt_duration
 
 VECTORS = Path(__file__).parent / "vectors"
+
+
+def value_of(marker: object) -> tuple[object, bool]:
+    """JSON cannot hold JavaScript's undefined, NaN or Infinity: the vectors spell them as markers."""
+    if marker == {"$undefined": True}:
+        return None, True
+    if isinstance(marker, dict) and set(marker) == {"$number"}:
+        return float(marker["$number"].replace("Infinity", "inf")), False
+    return marker, False
 AGGREGATE = sorted((VECTORS / "aggregate").glob("*.json"))
 
 
@@ -81,8 +90,8 @@ def test_format_vectors(kind: str) -> None:
 
 def test_measure_vectors() -> None:
     for case in json.loads((VECTORS / "measure.json").read_text(encoding="utf-8")):
-        result = case["result"]
-        facts = result_facts(None, undefined=True) if result == {"$undefined": True} else result_facts(result)
+        value, undefined = value_of(case["result"])
+        facts = result_facts(value, undefined=undefined)
         size = call_size(utf8_len(js_stringify(case["input"])), facts.resultBytes, facts.imageBytes)
         got = {
             "inputBytes": size.inputBytes, "resultBytes": size.resultBytes, "resultType": facts.resultType,
@@ -94,6 +103,8 @@ def test_measure_vectors() -> None:
 
 
 def test_measure_by_hand() -> None:
+    assert result_facts(float("nan")).resultBytes == 3  # Chromium writes String(NaN)
+    assert js_stringify({"a": 1e21, "b": 1e-7}) == '{"a":1e+21,"b":1e-7}'
     assert result_facts("").resultBytes == len("Operation succeeded")
     assert result_facts({"content": [{"type": "text", "text": "é"}]}).resultBytes == len('{"content":[{"type":"text","text":"é"}]}'.encode())
     assert result_facts("日本").resultBytes == 6

@@ -36,10 +36,10 @@ import msgspec
 
 from .. import protocol as p
 from ..browser import chromium_major
-from ..measure import call_size, error_text
+from ..measure import call_size, content_facts, error_text, result_type
 from ..store import Store
 from .client import START_HINT, CDPClient, CDPError
-from .jsjson import stringify, utf8_len
+from ..jsjson import stringify, utf8_len
 
 log = logging.getLogger("wmcp_top.cdp")
 
@@ -104,32 +104,6 @@ def _origin(url: str) -> tuple[str, str]:
     if parts.scheme in ("http", "https") and parts.netloc:
         return f"{parts.scheme}://{parts.netloc}"[: p.MAX_TEXT], (parts.path or "/")[: p.MAX_TEXT]
     return url[:64] or "about:blank", ""
-
-
-def _content_facts(value: Any) -> tuple[dict[str, int], int, bool]:
-    if not (isinstance(value, dict) and isinstance(value.get("content"), list)):
-        return ({"text": 1} if isinstance(value, str) else {}), 0, False
-    types: dict[str, int] = {}
-    image = 0
-    for item in value["content"]:
-        if isinstance(item, dict) and isinstance(item.get("type"), str):
-            kind = item["type"][:32]
-            types[kind] = types.get(kind, 0) + 1
-            if kind == "image" and isinstance(item.get("data"), str):
-                image += len(item["data"])
-    return dict(list(types.items())[: p.MAX_CONTENT_TYPES]), image, True
-
-
-def _result_type(value: Any) -> str:
-    if isinstance(value, str):
-        return "string"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return "array" if isinstance(value, list) else "object"
 
 
 def _exception_message(params: dict[str, Any]) -> tuple[str, str]:
@@ -314,7 +288,7 @@ class CdpLane:
         overlapped, gap = call.overlapped, call.gap
         result_bytes = image = 0
         types: dict[str, int] = {}
-        result_type: str | None = None
+        result_kind: str | None = None
         envelope: bool | None = None
         is_error = status != "Completed"
         error: str | None = None
@@ -323,8 +297,8 @@ class CdpLane:
             text = output if isinstance(output, str) else stringify(output)
             result_bytes = utf8_len(text)
             del text
-            types, image, envelope = _content_facts(output)
-            result_type = _result_type(output)
+            types, image, envelope = content_facts(output)
+            result_kind = result_type(output)
             if isinstance(output, dict) and output.get("isError") is True:
                 is_error = True
                 error = error_text(self.error_policy, "ToolError", "isError")
@@ -332,7 +306,7 @@ class CdpLane:
             name, message = _exception_message(params)
             error = error_text(self.error_policy, name, message)
             error_type = name
-            result_type = "error"
+            result_kind = "error"
         else:
             error = error_text(self.error_policy, "Canceled", reason or "Canceled")
         output = None
@@ -345,7 +319,7 @@ class CdpLane:
             wallMs=max(0.0, settled - call.invokedAt), blockingMs=0.0, inputBytes=size.inputBytes, resultBytes=size.resultBytes,
             contentTypes=types, imageBytes=size.imageBytes, estInputTokens=size.estInputTokens, estTextTokens=size.estTextTokens,
             estImageTokens=size.estImageTokens, estTokens=size.estTokens, isError=is_error, error=error,
-            gapSincePrevCallMs=gap, synthetic=False, serializable=True, resultType=result_type, envelope=envelope,
+            gapSincePrevCallMs=gap, synthetic=False, serializable=True, resultType=result_kind, envelope=envelope,
             overlapped=overlapped, errorType=error_type,
         )
         if status == "Canceled":
