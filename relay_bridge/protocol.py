@@ -88,6 +88,10 @@ class Span(Struct, forbid_unknown_fields=True):
     errorType: Annotated[str, Meta(max_length=64)] | None = None
     # The page's own refusal classifier said so (`isRefusal` hook): "confirm" or "unavailable".
     refusal: Literal["confirm", "unavailable"] | None = None
+    # The consent the page recorded for this call (`recordConsent`), and whether the label the human read
+    # named another tool than the one that ran.
+    consent: Literal["granted", "denied"] | None = None
+    consentMismatch: bool | None = None
 
 
 class SessionInfo(Struct, forbid_unknown_fields=True):

@@ -117,6 +117,9 @@ def call_span(session: Session, span: Span, payload: tuple[str | None, str | Non
         value = getattr(span, name)
         if value is not None:
             attrs[key] = value
+    if span.consent is not None:
+        attrs["webmcp.consent.granted"] = span.consent == "granted"
+        attrs["webmcp.consent.mismatch"] = bool(span.consentMismatch)
     if span.refusal is not None:
         attrs["webmcp.result.refused"] = True
         attrs["webmcp.result.refusal"] = span.refusal
