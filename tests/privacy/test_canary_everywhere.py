@@ -1,0 +1,88 @@
+"""The privacy promise end to end: a canary placed in tool inputs and results in a real Chromium page appears
+nowhere the product writes or shows — not on the socket, in the relay's store, the session log, the exports
+made from the keyboard (report, capture, trace, SVG), nor on any screen of the running app.
+
+(The page agent's own suite checks the BroadcastChannel and the page-side API: tests/browser/test_page_safety.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from playwright.async_api import async_playwright
+
+from relay_bridge.server import RelayConfig
+from tests.browser.conftest import BASE_ARGS, RUN_ALL, WEBMCP_ARGS, PageServer, chromium_path
+from tui.app import WmcpTopApp
+
+pytestmark = pytest.mark.browser
+
+CANARY = "CANARY-screen-3c9e"
+TOKEN = "c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0"
+NAMES = ["obj", "str", "empty", "env", "strenv", "img", "flagged", "thrower", "cyclic", "slow", "echo", "annotated"]
+
+
+async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) -> None:
+    pages = PageServer()
+    app = WmcpTopApp(relay_config=RelayConfig(port=0, token=TOKEN, log_dir=tmp_path / "logs"), export_dir=tmp_path / "exports")
+    screens: dict[str, str] = {}
+    try:
+        async with app.run_test(size=(160, 50)) as pilot, async_playwright() as pw:
+            await pilot.pause()
+            assert app.relay is not None
+            relay = app.relay
+            browser = await pw.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS + WEBMCP_ARGS)
+            page = await browser.new_page()
+            agent = f"http://127.0.0.1:{relay.port}/agent.js?t={TOKEN}"
+            await page.goto(f"http://127.0.0.1:{pages.port}/native.html?" + urlencode({"agent": agent, "canary": CANARY}))
+            await page.evaluate("window.registered")
+            got = await page.evaluate(RUN_ALL, {"names": NAMES, "input": {"q": CANARY}, "stringInput": False})
+            # The canary really travelled through the tools and back to the browser's agent.
+            assert CANARY in got["str"]["text"] and CANARY in got["echo"]["text"] and CANARY in got["env"]["text"]
+            sid = await page.evaluate("__webmcpPerf.sessionId")
+
+            deadline = time.monotonic() + 15
+            while not (sid in relay.store.sessions and relay.store.sessions[sid].stats.totals.calls >= len(NAMES)):
+                assert time.monotonic() < deadline, "the spans never reached the app's relay"
+                await pilot.pause(0.02)
+            # ...and the dashboard shows them.
+            while "echo" not in app.export_screenshot():
+                assert time.monotonic() < deadline, "the table never showed the tools"
+                await pilot.pause(0.02)
+
+            screens["main"] = app.export_screenshot()
+            for key, name in [("l", "timeline"), ("escape", None), ("i", "inspector"), ("escape", None), ("d", "status"), ("escape", None), ("question_mark", "help"), ("escape", None)]:
+                await pilot.press(key)
+                await pilot.pause()
+                if name:
+                    screens[name] = app.export_screenshot()
+            for key in ("e", "E", "t", "ctrl+s"):
+                await pilot.press(key)
+            deadline = time.monotonic() + 10
+            while len(list((tmp_path / "exports").glob("*"))) < 4:
+                assert time.monotonic() < deadline, "the keyboard exports were not all written"
+                await pilot.pause(0.05)
+            socket_log = await page.evaluate("window.__socketLog")
+            store_bytes = pickle.dumps({k: v for k, v in relay.store.sessions.items()})
+            relay.session_log.flush()  # type: ignore[union-attr]
+            await browser.close()
+    finally:
+        pages.close()
+
+    assert any('"type":"spans"' in frame for frame in socket_log), "the socket was observed"
+    exports = sorted((tmp_path / "exports").iterdir())
+    assert {p.suffix for p in exports} == {".json", ".svg"} and len(exports) >= 4
+    places = {"socket": "\n".join(socket_log), "store": store_bytes.decode("latin-1")}
+    places.update({f"screen:{name}": text for name, text in screens.items()})
+    places.update({f"export:{p.name}": p.read_text(encoding="utf-8") for p in exports})
+    places.update({f"log:{p.name}": p.read_text(encoding="utf-8") for p in (tmp_path / "logs").glob("*.jsonl")})
+    assert any("echo" in text for name, text in places.items() if name.startswith("log:")), "the log was written"
+    for where, text in places.items():
+        assert CANARY not in text, f"the canary leaked into {where}"
+    report = json.loads(next(p for p in exports if p.name.startswith("report") or sid in p.name).read_text())
+    assert report["format"] == "webmcp-perf-report/2" and report["ledger"]["totals"]["calls"] == len(NAMES)
