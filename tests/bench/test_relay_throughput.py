@@ -17,6 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "5"))
+ROUNDS = 2
 
 
 def load(url: str) -> dict[str, float]:
@@ -35,8 +36,14 @@ def test_relay_throughput_against_plain_websockets(tmp_path: Path) -> None:
         plain_port = int(plain.stdout.readline())
         relay_port = int(re.search(r":(\d+)", relay.stdout.readline()).group(1))  # type: ignore[union-attr]
         token = (tmp_path / "config" / "token").read_text().strip()
-        base = load(f"ws://127.0.0.1:{plain_port}/")
-        ours = load(f"ws://127.0.0.1:{relay_port}/relay?t={token}")
+        # Alternate the two servers over ROUNDS rounds and keep each one's best round, so a burst of load from
+        # elsewhere on the machine does not land on one side only.
+        bases, ourss = [], []
+        for _ in range(ROUNDS):
+            bases.append(load(f"ws://127.0.0.1:{plain_port}/"))
+            ourss.append(load(f"ws://127.0.0.1:{relay_port}/relay?t={token}"))
+        base = max(bases, key=lambda r: r["frames_per_s"])
+        ours = max(ourss, key=lambda r: r["frames_per_s"])
     finally:
         plain.terminate()
         relay.terminate()
@@ -46,7 +53,7 @@ def test_relay_throughput_against_plain_websockets(tmp_path: Path) -> None:
     print()
     print(f"plain websockets: {base['frames_per_s']:,.0f} msg/s ({base['spans_per_s']:,.0f} spans/s), p95 {base['p95_ms']:.2f} ms")
     print(f"wmcp-top relay:   {ours['frames_per_s']:,.0f} msg/s, {ours['spans_per_s']:,.0f} spans stored/s, p95 sent->stored {ours['p95_ms']:.2f} ms (p50 {ours['p50_ms']:.2f} ms)")
-    print(f"relay / plain message rate: {ratio:.2f}x  (targets: >= 50,000 spans/s, >= 0.60x)")
+    print(f"relay / plain message rate: {ratio:.2f}x  (targets: >= 50,000 spans/s, >= 0.60x; best of {ROUNDS} alternating rounds of {SECONDS:g} s)")
     assert ours["spans"] > 0 and base["frames"] > 0
     # Every acked frame was stored: the session log has each span (the relay acks only after storing).
     logs = list((tmp_path / "state" / "logs").glob("session-*.jsonl"))
