@@ -27,6 +27,8 @@ SHOTS = [
     ("timeline.svg", ["l"], (120, 36), "the shop tab's timeline"),
     ("inspector.svg", ["down", "down", "down", "i"], (120, 36), "render_preview in the tool inspector"),
     ("status.svg", ["d"], (120, 36), "status and troubleshooting"),
+    ("schemas.svg", ["w"], (120, 36), "schema weight of every registered tool: bytes, tokens, duplicates, lint"),
+    ("prompts.svg", ["m"], (120, 36), "the shop tab's Prompt API sessions and prompts"),
     ("compact.svg", [], (60, 20), "the compact layout for a narrow split pane"),
 ]
 SECONDS = 30.0

@@ -71,6 +71,8 @@ def session_state_word(session: Session) -> str:
 def tab_label(session: Session, compact: bool = False) -> Text:
     state = session_state_word(session)
     label = Text(no_wrap=True, end="")
+    if session.agent.startswith("cdp/"):
+        label.append("cdp ", style="italic")  # watched over the DevTools Protocol: nothing in the page
     if not compact:
         label.append_text(inert(origin_host(session.info.origin), limit=28))
         label.append(" ")
@@ -106,6 +108,7 @@ class WmcpTopApp(App[int]):
         source_label: str | None = None,
         probe: Any = None,
         keymap_file: Path | None = None,
+        cdp_url: str | None = None,
     ) -> None:
         super().__init__()
         self.store = store if store is not None else Store(buffer=relay_config.buffer if relay_config else 500)
@@ -120,6 +123,10 @@ class WmcpTopApp(App[int]):
         self.probe = probe
         self.keymap_file = keymap_file
         self.startup_error: str | None = None
+        self.cdp_url = cdp_url  # `wmcp-top attach --cdp URL`: the status view explains how to start Chrome
+        self.lane_state: str | None = None  # one line about the attach/open lane, for the status view
+        self._otlp_sig: tuple | None = None
+        self.open_handle: Any = None  # `wmcp-top open`: the browser (relay_bridge.browser.OpenHandle)
         self.paused = False
         self.compact = False
         self.text_filter = ""
@@ -180,6 +187,9 @@ class WmcpTopApp(App[int]):
             await self.feed(self)
         except asyncio.CancelledError:
             raise
+        except UsageError as exc:  # the lane could not start (no browser, no DevTools endpoint): one line, exit 2
+            self.startup_error = str(exc)
+            self.exit(return_code=2)
         except Exception as exc:  # noqa: BLE001 - a broken feed is reported, the app stays up
             self.notify(inert_str(f"feed stopped: {exc}"), severity="error", markup=False, timeout=10)
 
@@ -286,6 +296,12 @@ class WmcpTopApp(App[int]):
                 view = SessionView(sid)
                 await tabs.add_pane(TabPane(Content.from_text(tab_label(store.sessions[sid], self.compact)), view, id=pane_id(sid)))
                 self._views[sid] = view  # only once mounted: everything in _views has its widgets
+            if new and self.selected_session is not None and self.selected_session.state != "live":
+                # the tab on screen has ended (about:blank before `open` navigates, a reloaded page): follow the
+                # newest live session rather than keep showing a finished one
+                live = [sid for sid in new if store.sessions[sid].state == "live"]
+                if live:
+                    tabs.active = pane_id(live[-1])
             if new or gone:
                 has = bool(self._views)
                 tabs.display = has
@@ -361,6 +377,11 @@ class WmcpTopApp(App[int]):
             extra.append(f"lost {counters['lost']}")
         if extra:
             text.append(" · " + " · ".join(extra), style=self.palette.style("error"))
+        otlp = self.relay.otlp.stats if self.relay is not None and self.relay.otlp is not None else None
+        if otlp is not None and otlp.state == "unreachable":
+            text.append(" · ")
+            text.append(f"OTLP down, {otlp.dropped} dropped" if not self.compact else f"OTLP✗{otlp.dropped}",
+                        style=self.palette.style("error"))
         if self.text_filter:
             text.append(" · filter ")
             text.append_text(inert(self.text_filter, limit=20))
@@ -375,6 +396,7 @@ class WmcpTopApp(App[int]):
             waiting.update(waiting_text(self.relay.snippet if self.relay else None, self.source_label))
 
     def _tick(self) -> None:
+        self._check_otlp()
         if self.paused:
             return
         session = self.selected_session
@@ -384,8 +406,24 @@ class WmcpTopApp(App[int]):
         if view is not None and not view.stale:
             view.tick(session, self.palette, self.clock_ms, self.compact)
 
+    def _check_otlp(self) -> None:
+        """The exporter works off the loop; its state (ok / unreachable, drops) reaches the screen on the tick."""
+        otlp = self.relay.otlp.stats if self.relay is not None and self.relay.otlp is not None else None
+        if otlp is None:
+            return
+        sig = (otlp.state, otlp.exported, otlp.dropped, otlp.last_error)
+        if sig == self._otlp_sig:
+            return
+        self._otlp_sig = sig
+        self._update_topbar()
+        screen = self.screen
+        if screen.__class__.__name__ == "StatusScreen":
+            screen.refresh_view()  # type: ignore[attr-defined]
+
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if not self.screen_stack or self._exit:
+            return  # a tab change delivered while the app closes
         sid = self.selected_session_id
         if sid is None:
             return
@@ -425,7 +463,17 @@ class WmcpTopApp(App[int]):
         (so tab moves focus there)."""
         if action in self.MAIN_ONLY and self.screen_stack and self.screen is not self._main:
             return False
+        if action in self.NOT_WHILE_CALLING and self._invoke_open():
+            return False  # the dialog may hold a tool's result: it goes into no file and no other view
         return True
+
+    NOT_WHILE_CALLING = frozenset({"screenshot", "export_report", "export_capture", "export_trace", "invoke",
+                                   "status", "timeline", "inspect", "schemas", "prompts", "copy_snippet", "help"})
+
+    def _invoke_open(self) -> bool:
+        from .screens.invoke import ConfirmCall, InvokeScreen
+
+        return any(isinstance(s, (InvokeScreen, ConfirmCall)) for s in self.screen_stack)
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen
@@ -587,6 +635,52 @@ class WmcpTopApp(App[int]):
             self.notify("no tool selected", severity="warning")
             return
         self._toggle_view(InspectorScreen, lambda: InspectorScreen(sid, tool))
+
+    def action_schemas(self) -> None:
+        from .screens.schemas import SchemasScreen
+
+        self._toggle_view(SchemasScreen, lambda: SchemasScreen())
+
+    def action_prompts(self) -> None:
+        from .screens.prompts import PromptsScreen
+
+        sid = self.selected_session_id
+        if sid is None:
+            self.notify("no session yet", severity="warning")
+            return
+        self._toggle_view(PromptsScreen, lambda: PromptsScreen(sid))
+
+    def action_invoke(self) -> None:
+        """Call a tool from the terminal: the inspector's tool, else the selected row of the tool table."""
+        from .screens.inspector import InspectorScreen
+        from .screens.invoke import InvokeScreen, input_schema, is_read_only
+
+        screen = self.screen
+        if isinstance(screen, InspectorScreen):
+            sid, tool = screen.session_id, screen.tool
+        elif screen is self._main:
+            sid = self.selected_session_id
+            view = self._views.get(sid) if sid else None
+            tool = view.table.selected_tool() if view is not None else None
+        else:
+            return
+        if sid is None or tool is None:
+            self.notify("no tool selected", severity="warning")
+            return
+        if self.relay is None:
+            self.notify("no relay in this mode (a replay or a fixed feed): there is no page to call", severity="warning")
+            return
+        if not self.relay.config.allow_invoke:
+            self.notify("calling tools from the terminal is off. Restart with: wmcp-top --allow-invoke "
+                        "(tools not marked readOnlyHint still ask before each call)",
+                        title="x: call a tool", severity="warning", timeout=8)
+            return
+        session = self.store.sessions.get(sid)
+        rec = session.tools.get(tool) if session is not None else None
+        if rec is None or not rec.registered:
+            self.notify("that tool is not registered in this session now", severity="warning")
+            return
+        self.push_screen(InvokeScreen(sid, tool, input_schema(rec.descriptor), is_read_only(rec.annotationsSent, rec.annotationsKept)))
 
     def _toggle_view(self, kind: type, make: Callable[[], Screen]) -> None:
         if isinstance(self.screen, kind):

@@ -38,8 +38,45 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--theme", default=None)
     replay.add_argument("--export-dir", default=None)
     for lane in headless_lanes():
-        lane.add_parser(sub)
+        lane_parser = lane.add_parser(sub)
+        if lane.COMMAND in UI_FORMS:
+            UI_FORMS[lane.COMMAND](lane_parser)
     return parser
+
+
+def _attach_ui(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Watch a Chrome started with --remote-debugging-port, with nothing injected in the page. Opens the dashboard "
+        "(CDP sessions are marked 'cdp' in their tabs; d shows how to start Chrome for it); --headless prints one "
+        "line per call instead. A DevTools endpoint that cannot be reached exits with code 2."
+    )
+    parser.add_argument("--theme", default=argparse.SUPPRESS, help="dashboard theme")
+    parser.add_argument("--export-dir", default=argparse.SUPPRESS, help="where e/E/t/ctrl+s write in the dashboard")
+
+
+def _open_ui(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Open URL in Chromium with WebMCP on and the page agent injected before any page script, and watch it in the "
+        "dashboard: closing the browser quits wmcp-top, quitting wmcp-top closes the browser. When stdout is not a "
+        "terminal (piped, CI), or with --no-ui, it prints one line per session instead of the dashboard. "
+        "--headless is about the browser window (no window), not the dashboard."
+    )
+    parser.add_argument("--no-ui", action="store_true", help="no dashboard: one line per session (the default when stdout is not a terminal)")
+    parser.add_argument("--theme", default=argparse.SUPPRESS, help="dashboard theme")
+    parser.add_argument("--export-dir", default=argparse.SUPPRESS, help="where e/E/t/ctrl+s write in the dashboard")
+
+
+# Lanes that also have a dashboard form: the parser gets its options; `wants_ui` says which form runs.
+UI_FORMS = {"attach": _attach_ui, "open": _open_ui}
+
+
+def wants_ui(args: argparse.Namespace) -> bool:
+    """attach: the dashboard unless --headless. open: the dashboard unless --no-ui or stdout is not a terminal."""
+    if args.command == "attach":
+        return not args.headless
+    if args.command == "open":
+        return not args.no_ui and sys.stdout.isatty()
+    return False
 
 
 def headless_lanes() -> list:  # type: ignore[type-arg]
@@ -62,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "replay" and args.report:
             return core.cmd_replay_report(args)
         for lane in headless_lanes():
-            if args.command == lane.COMMAND:
+            if args.command == lane.COMMAND and not wants_ui(args):
                 return lane.run(args)
         from .run import run_app  # Textual is imported only for the UI
 

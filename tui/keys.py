@@ -49,6 +49,10 @@ ACTIONS: tuple[Action, ...] = (
     Action("wmcp.status", "d", "status", "Status", help="status and troubleshooting"),
     Action("wmcp.timeline", "l", "timeline", "Timeline", help="the selected session's timeline"),
     Action("wmcp.inspect", "i", "inspect", "Inspect", help="inspect the selected tool"),
+    Action("wmcp.schemas", "w", "schemas", "Schemas", help="schema weight: bytes, tokens, duplicates and lint of every registered tool"),
+    Action("wmcp.prompts", "m", "prompts", "Prompts", help="the selected session's Prompt API (LanguageModel) sessions and prompts"),
+    Action("wmcp.invoke", "x", "invoke", "Call", show=False,
+           help="call the selected tool from the terminal (input editor; needs wmcp-top --allow-invoke)"),
     Action("wmcp.copy_snippet", "c", "copy_snippet", "Copy", show=False, help="copy the script tag (OSC 52)"),
 )
 

@@ -1,4 +1,5 @@
-"""Start the UI for `wmcp-top`, `wmcp-top --demo` and `wmcp-top replay FILE`.
+"""Start the UI for `wmcp-top`, `wmcp-top --demo`, `wmcp-top replay FILE`, and the dashboard forms of
+`wmcp-top attach --cdp URL` and `wmcp-top open URL`.
 
 The relay is started by the app on its own event loop (Textual's); a port in use or any other problem the
 user can fix comes back as a `UsageError` (one line, exit code 2) after the terminal is restored.
@@ -10,11 +11,12 @@ import argparse
 import os
 from pathlib import Path
 
-from relay_bridge.cli import UsageError, relay_config
+from relay_bridge.cli import UsageError, relay_config, write_reports
 from relay_bridge.replay import ReplayError
 
 
-def run_app(args: argparse.Namespace) -> int:
+def build_app(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The app for parsed `wmcp-top` arguments (not started). Raises UsageError for what the user can fix."""
     from .app import WmcpTopApp
     from .feed import demo_feed, replay_feed
 
@@ -31,17 +33,34 @@ def run_app(args: argparse.Namespace) -> int:
             feed = replay_feed(path, args.speed)
         except ReplayError as exc:
             raise UsageError(str(exc)) from None
-        app = WmcpTopApp(feed=feed, theme_name=theme, export_dir=export_dir, source_label=f"replay {path.name}", probe=probe)
+        return WmcpTopApp(feed=feed, theme_name=theme, export_dir=export_dir, source_label=f"replay {path.name}", probe=probe)
+    config = relay_config(args)
+    cdp_url = None
+    if args.command == "attach":
+        from .lanes import cdp_feed
+
+        cdp_url = args.cdp
+        feed = cdp_feed(args.cdp, args.error_policy)
+    elif args.command == "open":
+        from .lanes import open_feed
+
+        feed = open_feed(args.url, True if args.headless else None, args.browser)
+    elif getattr(args, "demo", False):
+        seed = getattr(args, "seed", None)
+        speed = getattr(args, "demo_speed", 1.0) or 1.0
+        feed = demo_feed(seed if seed is not None else 7, speed)
     else:
-        config = relay_config(args)
-        if getattr(args, "demo", False):
-            seed = getattr(args, "seed", None)
-            speed = getattr(args, "demo_speed", 1.0) or 1.0
-            feed = demo_feed(seed if seed is not None else 7, speed)
-        else:
-            feed = None
-        app = WmcpTopApp(relay_config=config, feed=feed, theme_name=theme, export_dir=export_dir, probe=probe)
+        feed = None
+    return WmcpTopApp(relay_config=config, feed=feed, theme_name=theme, export_dir=export_dir, probe=probe, cdp_url=cdp_url)
+
+
+def run_app(args: argparse.Namespace) -> int:
+    app = build_app(args)
     app.run()
     if app.startup_error:
         raise UsageError(app.startup_error)
+    report_dir = getattr(args, "report_on_exit", None)
+    if report_dir:
+        for path in write_reports(app.store, Path(report_dir)):
+            print(f"wrote {path}", flush=True)
     return int(app.return_code or 0)

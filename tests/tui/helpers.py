@@ -22,9 +22,22 @@ SID2 = "0f0e0d0c"
 ORIGIN_MS = 1_764_000_000_000.0
 
 
-def live_app(tmp: Path, **kw: Any) -> WmcpTopApp:
-    """The app with its own relay on a free loopback port (no session log)."""
-    config = RelayConfig(port=0, token=TOKEN, log_dir=None)
+def screen_text(app: WmcpTopApp) -> str:
+    """What the terminal shows now, as plain text (the same render as an SVG screenshot)."""
+    import io
+
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, color_system=None,
+                      record=True, legacy_windows=False, safe_box=False)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text()
+
+
+def live_app(tmp: Path, relay: dict[str, Any] | None = None, **kw: Any) -> WmcpTopApp:
+    """The app with its own relay on a free loopback port (no session log unless `relay` names a log_dir)."""
+    config = RelayConfig(**{"port": 0, "token": TOKEN, "log_dir": None, **(relay or {})})
     return WmcpTopApp(relay_config=config, export_dir=tmp / "exports", **kw)
 
 
@@ -34,12 +47,21 @@ class Page:
     def __init__(self, ws: Any) -> None:
         self.ws = ws
         self.replies: list[dict[str, Any]] = []
+        self.commands: list[dict[str, Any]] = []
+        # a fake agent: answers each relay `command` with the `result` this returns (None: no answer)
+        self.on_command: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
         self._reader = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
         try:
             async for message in self.ws:
-                self.replies.append(json.loads(message))
+                msg = json.loads(message)
+                self.replies.append(msg)
+                if msg.get("type") == "command":
+                    self.commands.append(msg)
+                    answer = self.on_command(msg) if self.on_command is not None else None
+                    if answer is not None:
+                        await self.send(answer)
         except Exception:  # noqa: BLE001 - closed
             return
 

@@ -27,6 +27,9 @@ def help_renderable(app) -> Table:
     table.add_row(Text("ctrl+p", style="bold"), Text("command palette: every action, and the theme switcher"), Text("(textual)"))
     table.add_row(Text("mouse", style="bold"), Text("a header click sorts by that column; a tab click switches session"), Text(""))
     table.add_row(Text("esc", style="bold"), Text("close a view or this help; clear the filter"), Text(""))
+    table.add_row(Text("x", style="bold"), Text("in the inspector: call the tool (input editor; wmcp-top --allow-invoke)"), Text("wmcp.inspect.invoke"))
+    table.add_row(Text("ctrl+r", style="bold"), Text("in the call dialog: validate the input, confirm if not read-only, call"), Text("wmcp.invoke.run"))
+    table.add_row(Text("ctrl+g", style="bold"), Text("in the call dialog: back to the generated input"), Text("wmcp.invoke.reset"))
     return table
 
 

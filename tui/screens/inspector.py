@@ -81,7 +81,10 @@ def inert_plain(value: object) -> str:
 
 
 class InspectorScreen(Screen[None]):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="wmcp.view.back")]
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="wmcp.view.back"),
+        Binding("x", "app.invoke", "Call tool", id="wmcp.inspect.invoke"),
+    ]
     DEFAULT_CSS = """
     InspectorScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     InspectorScreen VerticalScroll { padding: 0 1; }
@@ -113,7 +116,9 @@ class InspectorScreen(Screen[None]):
         session = self.app.store.sessions.get(self.session_id)
         title = Text("inspect  ")
         title.append_text(inert(self.tool, limit=60))
-        title.append(f"  in {self.session_id}  (esc: back)", style="dim")
+        title.append(f"  in {self.session_id}  (esc: back · x: call it", style="dim")
+        relay = getattr(self.app, "relay", None)
+        title.append(")" if relay is not None and relay.config.allow_invoke else ", needs --allow-invoke)", style="dim")
         self.query_one("#title", Static).update(title)
         if session is None:
             return

@@ -36,6 +36,44 @@ def status_text(app) -> Text:
         out.append("  " + " · ".join(problems) + "\n", style=palette.style("error"))
     else:
         out.append("  no rejected frames, no lost spans, no refused connections\n", style=palette.style("ok"))
+    otlp = relay.otlp.stats if relay is not None and relay.otlp is not None else None
+    if otlp is not None:
+        out.append("\nOpenTelemetry export (--otlp)\n", style="bold")
+        out.append("  ")
+        out.append_text(inert(otlp.endpoint, limit=100))
+        state = {"starting": "starting: nothing sent yet", "ok": "ok", "unreachable": "UNREACHABLE"}.get(otlp.state, otlp.state)
+        out.append("  ")
+        out.append(state, style=palette.style({"ok": "ok", "unreachable": "error"}.get(otlp.state, "muted")))
+        out.append(f"\n  exported {otlp.exported} · dropped {otlp.dropped}")
+        if otlp.dropped:
+            out.append(f" ({otlp.dropped_unreachable} collector unreachable, {otlp.dropped_queue_full} queue full)")
+        out.append(f" · queued {otlp.queued}\n")
+        if otlp.last_error and otlp.state != "ok":
+            out.append("  last error: ", style=palette.style("error"))
+            out.append_text(inert(otlp.last_error, limit=200))
+            out.append("\n")
+        if otlp.state == "unreachable":
+            out.append("  › spans are dropped and counted while the collector is down; the dashboard is not affected\n")
+            out.append("  › check the URL (OTLP/HTTP, usually http://127.0.0.1:4318/v1/traces) and that the collector runs\n")
+    if getattr(app, "cdp_url", None):
+        out.append("\nDevTools Protocol (attach --cdp)\n", style="bold")
+        out.append("  watching ")
+        out.append_text(inert(app.cdp_url, limit=100))
+        if app.lane_state:
+            out.append(" · ")
+            out.append_text(inert(app.lane_state, limit=160))
+        out.append("\n")
+        from relay_bridge.cdp.client import STATUS_HELP  # only when attach is in use
+
+        for line in STATUS_HELP:
+            out.append("  › ", style=palette.style("muted"))
+            out.append(line)
+            out.append("\n")
+    elif getattr(app, "lane_state", None):
+        out.append("\nBrowser (open)\n", style="bold")
+        out.append("  ")
+        out.append_text(inert(app.lane_state, limit=160))
+        out.append("\n")
     if relay is not None:
         out.append("\nThe line to paste (c copies it)\n", style="bold")
         out.append(f"  {relay.snippet.script_tag}\n")
@@ -57,6 +95,8 @@ def status_text(app) -> Text:
             out.append(f" via {session.info.via}")
         out.append(f" · {session.state} · {session.info.visibility} · ")
         out.append_text(inert(session.agent, limit=40))
+        if session.agent.startswith("cdp/"):
+            out.append(" (watched over the DevTools Protocol, nothing injected)", style=palette.style("muted"))
         out.append("\n  ")
         body = phase_text(session, palette, with_hints=True)
         body = Text("\n  ").join(body.split("\n", allow_blank=True))

@@ -27,6 +27,7 @@ class Row:
     at: float
     kind: str
     what: Text
+    failed: bool = False
 
 
 def group_of(kind: str) -> str:
@@ -69,11 +70,45 @@ def _call(session: Session, entry: Any) -> Text:
     return what
 
 
+PROMPT_KINDS = ("prompt-create", "prompt", "prompt-stream", "prompt-destroy")
+
+
+def _prompt(entry: Any) -> Text:
+    """A Prompt API step: the prompt session, then timings and counts (the text never leaves the page)."""
+    d = entry.detail
+    what = Text()
+    what.append_text(inert(d.get("promptSession", "?"), limit=24))
+    if entry.kind == "prompt-create":
+        what.append("  session created", style="dim")
+        return what
+    if entry.kind == "prompt-destroy":
+        what.append("  session destroyed", style="dim")
+        return what
+    if "seq" in d:
+        what.append(f" #{d['seq']}")
+    if isinstance(d.get("totalMs"), (int, float)):
+        what.append(f"  {fmt_ms(d['totalMs'])}")
+    if entry.kind == "prompt-stream":
+        if isinstance(d.get("firstChunkMs"), (int, float)):
+            what.append(f"  first chunk {fmt_ms(d['firstChunkMs'])}")
+        if isinstance(d.get("chunks"), int):
+            what.append(f"  {d['chunks']} chunks")
+    counts = [f"{k} {d[key]} ch" for k, key in (("in", "charsIn"), ("out", "charsOut")) if isinstance(d.get(key), int)]
+    if counts:
+        what.append("  " + " · ".join(counts), style="dim")
+    if d.get("error"):
+        what.append("  ")
+        what.append_text(inert(d["error"], limit=120))
+    return what
+
+
 def timeline_rows(session: Session, shown: set[str] | None = None) -> list[Row]:
     rows = []
     for entry in session.timeline_view(shown):
         if entry.kind in ("start", "settle", "error", "toolcancel") and "seq" in entry.detail:
             rows.append(Row(entry.at, entry.kind, _call(session, entry)))
+        elif entry.kind in PROMPT_KINDS:
+            rows.append(Row(entry.at, entry.kind, _prompt(entry), bool(entry.detail.get("error"))))
         else:
             rows.append(Row(entry.at, entry.kind, _detail(entry.detail)))
     return rows[-MAX_ROWS:]
@@ -137,7 +172,7 @@ class TimelineScreen(Screen[None]):
         table.clear()  # a log view: rows are appended history, rebuilt only when its content changes
         palette = self.app.palette
         for r in rows:
-            style = palette.style("error") if r.kind in ("error", "toolcancel", "disconnected", "rejected") else (palette.style("muted") if r.kind == "start" else "")
+            style = palette.style("error") if r.kind in ("error", "toolcancel", "disconnected", "rejected") or r.failed else (palette.style("muted") if r.kind in ("start", "prompt-create", "prompt-destroy") else "")
             table.add_row(Text(f"+{r.at / 1000:.3f}s", justify="right"), Text(r.kind, style=style), r.what)
         if rows:
             table.move_cursor(row=len(rows) - 1)
