@@ -201,6 +201,20 @@ def _hello(sim: _Sim, origin: str, **kw: Any) -> dict[str, Any]:
     return synth.hello(sim.sid, origin, time_origin=sim.origin_ms, **kw)
 
 
+# (seconds, LanguageModel session, step, measured facts): a plain prompt, streams (one aborted), a destroy.
+_SHOP_PROMPTS: list[tuple[float, str, str, dict[str, Any]]] = [
+    (4.2, "lm-7f01", "create", {}),
+    (5.1, "lm-7f01", "prompt", {"seq": 0, "totalMs": 842.5, "charsIn": 64, "charsOut": 212}),
+    (9.4, "lm-7f01", "stream", {"seq": 1, "totalMs": 2410.0, "firstChunkMs": 312.4, "chunks": 38, "charsIn": 120, "charsOut": 1480}),
+    (14.0, "lm-7f01", "stream", {"seq": 2, "totalMs": 655.0, "firstChunkMs": 298.0, "chunks": 6, "charsIn": 96, "charsOut": 140,
+                                 "error": "AbortError: the user stopped the answer"}),
+    (18.3, "lm-c2d9", "create", {}),
+    (20.6, "lm-c2d9", "prompt", {"seq": 0, "totalMs": 1203.2, "charsIn": 2048, "charsOut": 512}),
+    (22.0, "lm-7f01", "destroy", {}),
+    (26.8, "lm-c2d9", "stream", {"seq": 1, "totalMs": 1874.9, "firstChunkMs": 401.7, "chunks": 25, "charsIn": 88, "charsOut": 960}),
+]
+
+
 class _Scenario:
     def __init__(self, seed: int, time_origin: float) -> None:
         rng = random.Random(seed)
@@ -222,6 +236,9 @@ class _Scenario:
             shop.register(0.05 + i * 0.01, name, _SHOP_TOOLS[name])
         shop.phase(0.2, "measuring")
         shop.next_call_s = 0.6
+        # The shop page also uses the Prompt API: two LanguageModel sessions (timings and counts, never text).
+        for t, ps, kind, extra in _SHOP_PROMPTS:
+            shop.at(t, {"type": "prompt", "session": SHOP, "promptSession": ps, "kind": kind, "at": round(shop.page_ms(t), 3), **extra})
         shop.at(18.0, synth.event(SHOP, round(shop.page_ms(18.0), 3), "visibility", state="hidden"))
         shop.at(24.0, synth.event(SHOP, round(shop.page_ms(24.0), 3), "visibility", state="visible"))
         # The hidden agent tab: overlapping calls, and one long call still in flight for a while.

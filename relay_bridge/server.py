@@ -61,6 +61,7 @@ class RelayConfig:
     rate_per_second: float = RATE_PER_SECOND
     rate_burst: float = RATE_BURST
     otlp: str | None = None  # OTLP/HTTP traces endpoint (relay_bridge.otlp); None = no export
+    otlp_interval: float = 0.5  # seconds between export batches
     allow_invoke: bool = False  # let the terminal call a page's tool (`wmcp-top --allow-invoke`)
 
 
@@ -135,7 +136,7 @@ class Relay:
         if config.otlp:
             from .otlp.exporter import OtlpExport  # the optional extra is imported only when asked for
 
-            self.otlp = OtlpExport(config.otlp)
+            self.otlp = OtlpExport(config.otlp, interval=config.otlp_interval)
             self.store.observers.append(self.otlp)
 
     # -- lifecycle ----------------------------------------------------------------------------------------
@@ -168,7 +169,8 @@ class Relay:
         if self.session_log is not None:
             self.session_log.close()
         if self.otlp is not None:
-            await asyncio.to_thread(self.otlp.close)
+            # A collector that is down would hold the exit for its retries: flush only to a reachable one.
+            await asyncio.to_thread(self.otlp.close, self.otlp.stats.state != "unreachable")
             self.store.observers.remove(self.otlp)
             self.otlp = None
 

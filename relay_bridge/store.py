@@ -110,8 +110,8 @@ class PromptSession:
 # Timeline categories for filtering (issue 8's tools, calls, prompts, system).
 CATEGORY = {
     "register": "tools", "unregister": "tools", "rejected": "tools", "context-clear": "tools", "context-provide": "tools",
-    "redefined": "tools",
-    "start": "calls", "settle": "calls", "error": "calls", "toolcancel": "calls", "toolactivated": "calls",
+    "redefined": "tools", "wrap-failed": "tools",
+    "start": "calls", "settle": "calls", "error": "calls", "toolcancel": "calls", "toolactivated": "calls", "consent": "calls",
     "prompt-create": "prompts", "prompt": "prompts", "prompt-stream": "prompts", "prompt-destroy": "prompts",
 }
 
@@ -308,12 +308,6 @@ class Store:
                     call = session.inflight.get(seq) if isinstance(seq, int) else None
                     if call is not None:
                         call.cancelled_at = self.clock.monotonic()
-                if frame.kind == "context-clear":
-                    # The agent also withdraws each tool; this keeps the derived list right if it could not.
-                    for record in session.tools.values():
-                        if record.registered:
-                            record.unregisteredAt = frame.at
-                            session.stats.unregister(record.name)
                 if frame.kind == "visibility" and isinstance(frame.detail.get("state"), str):
                     session.info.visibility = str(frame.detail["state"])[:16]
                 self._timeline(session, frame.kind, dict(frame.detail), frame.at)
@@ -476,10 +470,8 @@ class Store:
                 session.tools[frame.name] = record
             if frame.rejected is None:
                 session.stats.register(frame.name, frame.schemaBytes, frame.internal)
-                detail: dict[str, Any] = {"tool": frame.name, "schemaBytes": frame.schemaBytes}
-                if record.redefined:
-                    detail["redefined"] = True
-                self._timeline(session, "register", detail, frame.at)
+                # A redefinition also gets the agent's own `redefined` event, saying what changed.
+                self._timeline(session, "register", {"tool": frame.name, "schemaBytes": frame.schemaBytes}, frame.at)
             else:
                 self._timeline(session, "rejected", {"tool": frame.name, "reason": frame.rejected}, frame.at)
         else:

@@ -64,30 +64,6 @@ class FrozenClock:
         return self.epoch_ms
 
 
-def demo_prompt_frames(seconds: float) -> list[tuple[float, dict[str, Any]]]:
-    """Prompt API steps in the shop tab for the fixed feed (the snapshot tests' and screenshots' prompts view and
-    timeline): two `LanguageModel` sessions, a plain prompt, two streamed ones (one aborted), a destroy. Timings
-    and character counts only, as the page agent sends them. (relay_bridge.demo has no Prompt API steps yet: see
-    tui/NOTES-for-relay.md; until then the live `--demo` shows none.)"""
-    shop = demo.SHOP
-
-    def step(t: float, ps: str, kind: str, **kw: Any) -> tuple[float, dict[str, Any]]:
-        return t, {"type": "prompt", "session": shop, "promptSession": ps, "kind": kind, "at": round(t * 1000, 1), **kw}
-
-    steps = [
-        step(4.2, "lm-7f01", "create"),
-        step(5.1, "lm-7f01", "prompt", seq=0, totalMs=842.5, charsIn=64, charsOut=212),
-        step(9.4, "lm-7f01", "stream", seq=1, totalMs=2410.0, firstChunkMs=312.4, chunks=38, charsIn=120, charsOut=1480),
-        step(14.0, "lm-7f01", "stream", seq=2, totalMs=655.0, firstChunkMs=298.0, chunks=6, charsIn=96, charsOut=140,
-             error="AbortError: the user stopped the answer"),
-        step(18.3, "lm-c2d9", "create"),
-        step(20.6, "lm-c2d9", "prompt", seq=0, totalMs=1203.2, charsIn=2048, charsOut=512),
-        step(22.0, "lm-7f01", "destroy"),
-        step(26.8, "lm-c2d9", "stream", seq=1, totalMs=1874.9, firstChunkMs=401.7, chunks=25, charsIn=88, charsOut=960),
-    ]
-    return [(t, f) for t, f in steps if t < seconds]
-
-
 def demo_store(seconds: float = 30.0, seed: int = demo.DEFAULT_SEED, buffer: int = 500) -> tuple[Store, FrozenClock]:
     """The demo's first `seconds`, applied as the relay would (one connection per top-level session), with
     every clock frozen at the scenario's time `seconds`. Returns the store and the clock to give the app."""
@@ -95,8 +71,7 @@ def demo_store(seconds: float = 30.0, seed: int = demo.DEFAULT_SEED, buffer: int
     clock = FrozenClock(origin)
     store = Store(buffer=buffer, clock=clock)
     conns: dict[str, int] = {}
-    frames = sorted(demo.frames_until(seconds, seed, origin) + demo_prompt_frames(seconds), key=lambda tf: tf[0])
-    for t, frame in frames:
+    for t, frame in demo.frames_until(seconds, seed, origin):
         clock.epoch_ms = origin + t * 1000
         key = demo.route(frame)
         if frame["type"] == "disconnect":

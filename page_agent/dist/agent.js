@@ -601,7 +601,155 @@ function errorText(err, policy) {
   if (policy === "name" || !message) return cap(name, 200) || "Error"
   return cap(message, 200)
 }
-return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, PROFILES, resultFacts, errorText };
+
+
+/**
+ * The text the agent reads for `value` (the same rules as resultFacts), or null when the host would fail the
+ * call. Only used where a body is wanted on purpose: an invoke from the terminal (its dialog) and opt-in
+ * payload capture (to OpenTelemetry). Never kept.
+ */
+function resultText(value, profile = "chromium") {
+  const t = typeof value
+  if (t === "string") return value === "" ? EMPTY_SUBSTITUTE : value
+  if (profile === "mcp-b" && value !== null && (t === "object" || t === "function")) {
+    let text
+    try {
+      text = JSON.stringify(value)
+    } catch {
+      text = undefined
+    }
+    if (text) return text
+    let s = ""
+    try {
+      s = String(value)
+    } catch {
+      return null
+    }
+    return s === "" ? EMPTY_SUBSTITUTE : s
+  }
+  if (value === undefined || t === "function" || t === "symbol") return UNDEFINED_TEXT
+  if (value === null || t === "number" || t === "bigint" || t === "boolean") return String(value)
+  try {
+    const text = JSON.stringify(value)
+    return typeof text === "string" ? text : UNDEFINED_TEXT
+  } catch {
+    return null
+  }
+}
+
+/** The input as JSON text (what the model wrote), or null. */
+function inputText(input) {
+  if (input === undefined) return null
+  if (typeof input === "string") return input
+  try {
+    const text = JSON.stringify(input)
+    return typeof text === "string" ? text : null
+  } catch {
+    return null
+  }
+}
+return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, PROFILES, resultFacts, errorText, resultText, inputText };
+})();
+
+// ---- hooks.js ----
+__m["hooks"] = (function () {
+// Page-supplied classifiers and the facts 001 (autotel-webmcp) adds to a call: a handler fingerprint, the
+// built-in English refusal match, the consent label check. Pure helpers; nothing here keeps a body.
+
+const { cap } = __m["util"];
+/**
+ * A short, stable hash of a text (two FNV-1a 32-bit lanes over UTF-16 units, 16 hex digits). Used for the
+ * optional handler fingerprint: not cryptographic, only "did this function's source change".
+ */
+function shortHash(text) {
+  const s = String(text)
+  let a = 0x811c9dc5
+  let b = 0x01000193 ^ s.length
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c ^ (i & 0xff), 0x0100019d)
+  }
+  return (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0")
+}
+
+/** The fingerprint of a handler: a short hash of its source text, or null when it has none we can read. */
+function fingerprintOf(fn) {
+  if (typeof fn !== "function") return null
+  let src
+  try {
+    src = Function.prototype.toString.call(fn)
+  } catch {
+    return null
+  }
+  return typeof src === "string" ? shortHash(src) : null
+}
+
+/**
+ * The built-in refusal match (used when the page gives no `isRefusal`): two English sentences, at the start
+ * of the text the agent reads, case-insensitive.
+ *   "confirm":     "Confirmation required" / "User confirmation required" / "This action requires (user) confirmation"
+ *   "unavailable": "Tool unavailable" / "This tool is (currently) not available" / "... is unavailable"
+ * A library that rewords its refusals is not recognised: give `isRefusal` then.
+ */
+const REFUSALS = [
+  ["confirm", /^\s*(?:(?:user )?confirmation (?:is )?required\b|this (?:action|tool|call) requires (?:user |the user's )?confirmation\b)/i],
+  ["unavailable", /^\s*(?:this )?tool (?:is )?(?:currently )?(?:not available|unavailable)\b/i],
+]
+const REFUSAL_SCAN = 2048
+
+/** The text a refusal would be written in: a string result, or the text items of an MCP envelope. */
+function refusalText(value) {
+  if (typeof value === "string") return value.length <= REFUSAL_SCAN ? value : null
+  if (value && typeof value === "object" && !Array.isArray(value) && Array.isArray(value.content)) {
+    for (const item of value.content) {
+      if (item && item.type === "text" && typeof item.text === "string") return item.text.length <= REFUSAL_SCAN ? item.text : null
+    }
+  }
+  return null
+}
+
+/** "confirm" | "unavailable" | null, by the built-in English match. */
+function defaultRefusal(value) {
+  const text = refusalText(value)
+  if (text === null) return null
+  for (const [kind, re] of REFUSALS) if (re.test(text)) return kind
+  return null
+}
+
+/** What a page's isRefusal returned, as the wire takes it. */
+function refusalOf(v) {
+  return v === "confirm" || v === "unavailable" ? v : null
+}
+
+const norm = (s) => String(s).trim().replace(/\s+/g, " ").toLowerCase()
+
+/**
+ * Does the consent label the human read name the tool that ran? It does when it equals (case- and
+ * space-insensitive) the tool's name, title or description, or contains its name as a word. `descriptor` is
+ * the tool's {name, title, description} as registered (null when the agent never saw the tool).
+ */
+function consentMismatch(shown, resolved, descriptor) {
+  const label = norm(shown)
+  if (!label) return true
+  const name = norm(resolved)
+  const same = [name]
+  if (descriptor && typeof descriptor === "object") {
+    for (const k of ["title", "description"]) if (typeof descriptor[k] === "string" && descriptor[k]) same.push(norm(descriptor[k]))
+  }
+  if (same.includes(label)) return false
+  if (name) {
+    const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+    if (new RegExp(`(^|[^a-z0-9_])${escaped}($|[^a-z0-9_])`).test(label)) return false
+  }
+  return true
+}
+
+/** The consent event's detail, capped to the wire's sizes. */
+function consentDetail(shown, resolved, granted, mismatch) {
+  return { shown: cap(String(shown ?? ""), 200), resolved: cap(String(resolved), 128), granted: !!granted, mismatch: !!mismatch }
+}
+return { shortHash, fingerprintOf, defaultRefusal, refusalOf, consentMismatch, consentDetail };
 })();
 
 // ---- status.js ----
@@ -676,12 +824,15 @@ __m["collector"] = (function () {
 // goes through `sink` (see index.js): the channel mirror and the uplink.
 
 const { SessionStats, callTokens } = __m["stats"];
-const { resultFacts, inputBytesOf, errorText } = __m["measure"];
+const { resultFacts, inputBytesOf, errorText, resultText, inputText } = __m["measure"];
+const { defaultRefusal, refusalOf, consentMismatch, consentDetail } = __m["hooks"];
 const { now, safely, cap, makeTaskScheduler } = __m["util"];
 const { statusFor } = __m["status"];
 const RECENT_MAX = 256
 const MAX_LEDGER_TOOLS = 1024
 const RECENT_MS = 60_000
+const HOOK_EVENTS_MAX = 32 // hook-failed events per hook and session; later failures are only counted
+const MAX_PAYLOAD = 65536
 
 /**
  * @typedef {object} Call  one execute() in flight (or settled and awaiting accounting)
@@ -751,6 +902,10 @@ class Collector {
     this.lastPhase = null
     this.observer = null
     this.cost = { accounted: 0, ms: 0 }
+    /** tool name -> the consent recorded for its next call */
+    this.consents = new Map()
+    /** hook name -> times it threw */
+    this.hookFailures = {}
   }
 
   // ---- the call path ---------------------------------------------------------------------------------
@@ -786,6 +941,14 @@ class Collector {
       value: undefined,
       synthetic: this.synthetic,
       profile,
+      consent: null,
+    }
+    if (this.consents.size) {
+      const consent = this.consents.get(tool)
+      if (consent) {
+        this.consents.delete(tool)
+        call.consent = consent
+      }
     }
     this.inFlight.set(call.seq, call)
     if (this.firstCallAt === null) {
@@ -835,11 +998,34 @@ class Collector {
     let isError
     let error = null
     let errorType = null
+    let refusal = null
+    const cfg = this.config
     if (call.ok) {
       facts = resultFacts(call.value, call.profile)
       isError = facts.isError
       if (!facts.serializable && isError) error = errorText({ name: "TypeError", message: "result could not be serialised to JSON" }, policy)
       else if (isError) error = errorText({ name: "Error", message: "isError result" }, policy)
+      // A failure a tool library returned as prose (001's isErrorResult): the agent still reads the value.
+      if (!isError && typeof cfg.isErrorResult === "function") {
+        let flagged = false
+        try {
+          flagged = !!cfg.isErrorResult(call.value)
+        } catch (e) {
+          this.hookFailed("isErrorResult", call, e)
+        }
+        if (flagged) {
+          isError = true
+          errorType = "tool_error"
+          error = errorText({ name: "Error", message: "the tool returned a failure (isErrorResult)" }, policy)
+        }
+      }
+      if (typeof cfg.isRefusal === "function") {
+        try {
+          refusal = refusalOf(cfg.isRefusal(call.value))
+        } catch (e) {
+          this.hookFailed("isRefusal", call, e)
+        }
+      } else refusal = safely(() => defaultRefusal(call.value), null)
     } else {
       facts = { resultBytes: 0, resultType: "error", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
       isError = true
@@ -851,6 +1037,13 @@ class Collector {
       ? safely(() => normaliseTokens(this.config.tokenEstimator({ inputBytes, resultBytes: facts.resultBytes, imageBytes: facts.imageBytes })), null) ||
         callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
       : callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
+    // Opt-in payload capture: the text goes to the relay's OpenTelemetry lane, ahead of the span.
+    if (cfg.capturePayloads === true && this.sink.payload) {
+      const max = payloadMax(cfg.maxPayloadLength)
+      const args = inputText(call.input)
+      const res = call.ok ? resultText(call.value, call.profile) : null
+      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cap(args, max), result: res === null ? null : cap(res, max) }))
+    }
     // Drop the bodies now: only sizes travel on.
     call.input = undefined
     call.value = undefined
@@ -883,6 +1076,9 @@ class Collector {
       parent: call.parent,
       overlapped: call.overlapped,
       errorType,
+      refusal,
+      consent: call.consent ? call.consent.consent : null,
+      consentMismatch: call.consent ? call.consent.mismatch : null,
     }
     call.span = span
     this.remember(call)
@@ -980,11 +1176,21 @@ class Collector {
    * annotationsKept, internal}.
    */
   registered(rec) {
-    const t = this.clock()
+    const t = typeof rec.acceptedAt === "number" ? rec.acceptedAt : this.clock()
     if (this.firstRegistrationAt === null && !rec.internal) this.firstRegistrationAt = t
     const prev = this.tools.get(rec.name)
     const full = { ...rec, registered: true, registeredAt: t, unregisteredAt: null }
     if (prev && prev.registered && prev.registeredAt !== null) full.registeredAt = prev.registeredAt
+    // Redefinition (001): the same name again with another descriptor, or another handler source when the
+    // fingerprint is on. The tool frame says so by carrying the new descriptor; this event names what moved.
+    if (prev && !rec.internal) {
+      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null)
+      const handler = (prev.fingerprint ?? null) !== (rec.fingerprint ?? null)
+      if (descriptor || handler) {
+        full.redefined = true
+        this.event("redefined", { tool: rec.name, descriptor, handler })
+      } else full.redefined = !!prev.redefined
+    }
     this.tools.set(rec.name, full)
     this.stats.register(rec.name, rec.schemaBytes, !!rec.internal)
     this.sink.tool(full, "registered")
@@ -1026,6 +1232,30 @@ class Collector {
     let seq = null
     for (const c of this.inFlight.values()) if (c.tool === name && (seq === null || c.seq > seq)) seq = c.seq
     this.event("toolcancel", { tool: cap(String(name), 128), seq })
+  }
+
+  /** A page hook threw: recorded (bounded) and ignored; the call is accounted as if there were no hook. */
+  hookFailed(hook, call, err) {
+    const n = (this.hookFailures[hook] = (this.hookFailures[hook] || 0) + 1)
+    if (n > HOOK_EVENTS_MAX) return
+    this.event("hook-failed", { hook, tool: call.tool, seq: call.seq, error: errorText(err, "name"), count: n })
+  }
+
+  /**
+   * The page reports the consent dialogue the host showed (001's recordConsent): an event now, and the
+   * consent on the next span of the resolved tool. Returns the event detail.
+   */
+  recordConsent(shown, resolved, granted) {
+    const name = cap(String(resolved), 128)
+    const rec = this.tools.get(name)
+    let descriptor = null
+    if (rec && rec.descriptor) descriptor = safely(() => JSON.parse(rec.descriptor), null)
+    const mismatch = consentMismatch(shown ?? "", name, descriptor)
+    const detail = consentDetail(shown, name, granted, mismatch)
+    this.consents.set(name, { consent: granted ? "granted" : "denied", mismatch })
+    if (this.consents.size > 256) this.consents.delete(this.consents.keys().next().value)
+    this.event("consent", detail)
+    return { ...detail }
   }
 
   event(kind, detail = {}) {
@@ -1112,6 +1342,10 @@ class Collector {
   }
 }
 
+function payloadMax(v) {
+  return Number.isInteger(v) && v > 0 ? Math.min(v, MAX_PAYLOAD) : 2048
+}
+
 const measureName = (span) => `webmcp:${span.tool}#${span.seq}`
 
 function normaliseTokens(t) {
@@ -1134,6 +1368,9 @@ const ORIGINAL = new WeakMap() // wrapper -> original execute
 
 /** Is `fn` one of our wrappers? */
 const isWrapper = (fn) => typeof fn === "function" && ORIGINAL.has(fn)
+
+/** The page's own function behind one of our wrappers (or `fn` itself). */
+const originalOf = (fn) => (typeof fn === "function" && ORIGINAL.has(fn) ? ORIGINAL.get(fn) : fn)
 
 /**
  * Wrap `original` so every call is measured by `collector` under `name`. Once the collector is stopped
@@ -1196,7 +1433,7 @@ function wrapExecute(collector, name, original, profile) {
   }
   return wrapped
 }
-return { isWrapper, wrapExecute };
+return { isWrapper, originalOf, wrapExecute };
 })();
 
 // ---- registry.js ----
@@ -1205,7 +1442,8 @@ __m["registry"] = (function () {
 // registerTool / unregisterTool / provideContext / clearContext on the instance; wrap each tool's execute
 // in place before the host sees it (Chromium captures execute at registration). detach() restores all.
 
-const { wrapExecute, isWrapper } = __m["wrap"];
+const { wrapExecute, isWrapper, originalOf } = __m["wrap"];
+const { fingerprintOf } = __m["hooks"];
 const { utf8Length, safely, cap, isScalar } = __m["util"];
 const LOCATIONS = ["document", "navigator", "window"]
 const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext"]
@@ -1281,9 +1519,13 @@ class Interceptor {
     this.live = new Map()
     this.busy = 0 // inside provideContext/clearContext: nested calls pass through
     this.gen = 0 // bumps on every accepted registration (reconcile ignores newer ones)
+    this.epoch = 0 // bumps on every registration change the agent saw
+    /** name -> epoch of its last change: a getTools() answer older than that is stale for the name */
+    this.changed = new Map()
     /** names whose registration the host has not answered yet */
     this.pendingNames = new Map()
     this.onFound = null
+    this.onSweep = null
   }
 
   start() {
@@ -1311,6 +1553,7 @@ class Interceptor {
       if (typeof host.registerTool !== "function" && typeof host.provideContext !== "function") continue
       this.patch(host, loc)
     }
+    if (this.onSweep) safely(() => this.onSweep())
     if (this.timer !== null && this.hasDocumentHost()) {
       this.ci(this.timer)
       this.timer = null
@@ -1349,7 +1592,7 @@ class Interceptor {
           } finally {
             self.busy--
           }
-          if (self.c.active) safely(() => self.dropAll(host))
+          if (self.c.active) safely(() => self.contextCleared(host))
           return ret
         },
       }[m]
@@ -1408,7 +1651,14 @@ class Interceptor {
 
   record(tool, internal = false) {
     const name = toolName(tool.name)
-    return { name, ...describeTool(tool), annotationsKept: null, internal }
+    const rec = { name, ...describeTool(tool), annotationsKept: null, internal }
+    // Optional (off by default): a short hash of the handler's source, so a swapped function under an
+    // identical descriptor still counts as a redefinition.
+    if (this.c.config.fingerprintHandler === true && !internal) {
+      const fp = safely(() => fingerprintOf(originalOf(tool.execute)), null)
+      if (fp) rec.fingerprint = fp
+    }
+    return rec
   }
 
   registerTool(host, original, thisArg, args, tool, options) {
@@ -1459,9 +1709,15 @@ class Interceptor {
   }
 
   accepted(host, tool, prep, rec, options) {
+    // Stamped when the host accepted it: the annotations read below arrive a little later.
+    rec.acceptedAt = this.c.clock()
     const entry = this.hosts.get(host)
     if (entry) entry.names.add(rec.name)
-    this.live.set(rec.name, { host, tool, wrapper: prep.wrapper, since: ++this.gen })
+    // Reported to the collector once the host says which annotations it kept (getTools() can take a round trip
+    // to the browser process), or at once when the tool is withdrawn before that answer.
+    const live = { host, tool, wrapper: prep.wrapper, since: ++this.gen, rec, reported: false }
+    this.live.set(rec.name, live)
+    this.changed.set(rec.name, ++this.epoch)
     if (!prep.wrapper) this.c.unwrappedTool(rec.name)
     else if (this.c.unwrapped.delete(rec.name)) this.c.statusChanged()
     const signal = options && options.signal
@@ -1470,9 +1726,10 @@ class Interceptor {
       safely(() => signal.addEventListener("abort", onAbort, { once: true }))
     }
     this.withKept(host, rec.name, (kept) => {
+      if (live.reported || this.live.get(rec.name) !== live) return
       rec.annotationsKept = kept
-      const live = this.live.get(rec.name)
-      if (live && live.tool === tool) this.c.registered(rec)
+      live.reported = true
+      this.c.registered(rec)
     })
   }
 
@@ -1533,6 +1790,10 @@ class Interceptor {
     }
     const done = () =>
       safely(() => {
+        // One event for the replacement, then the withdrawals and the new registrations it stands for.
+        const entry = this.hosts.get(host)
+        const withdrawn = entry ? entry.names.size : 0
+        this.c.event("context-provide", { tools: preps.filter((p) => p.rec).length, withdrawn, host: entry ? entry.location : "unknown" })
         this.dropAll(host)
         for (const p of preps) if (p.rec) this.accepted(host, p.tool, p, p.rec, null)
       })
@@ -1544,10 +1805,52 @@ class Interceptor {
   dropName(host, name, tool) {
     const live = this.live.get(name)
     if (!live || live.host !== host || (tool && live.tool !== tool)) return
+    if (live.rec && !live.reported) {
+      live.reported = true
+      this.c.registered(live.rec)
+    }
     this.live.delete(name)
+    this.changed.set(name, ++this.epoch)
     const entry = this.hosts.get(host)
     if (entry) entry.names.delete(name)
     this.c.unregistered(name)
+  }
+
+  /** clearContext succeeded on `host`: one event, then each tool withdrawn. */
+  contextCleared(host) {
+    const entry = this.hosts.get(host)
+    this.c.event("context-clear", { withdrawn: entry ? entry.names.size : 0, host: entry ? entry.location : "unknown" })
+    this.dropAll(host)
+  }
+
+  /**
+   * Where a terminal `invoke` can call `name`: the browser's own executeTool (with the host's RegisteredTool
+   * from getTools()) when the host has one, else the tool object the page registered (its wrapped execute).
+   * Resolves to {via, call: (input) => Promise<any>, profile} or null when no host lists the tool.
+   */
+  async invoker(name) {
+    const hosts = Array.from(this.hosts.entries()).sort((a, b) => Number(b[1].location === "document") - Number(a[1].location === "document"))
+    for (const [host, entry] of hosts) {
+      if (typeof host.executeTool !== "function" || typeof host.getTools !== "function") continue
+      let list = null
+      try {
+        list = await host.getTools()
+      } catch {
+        list = null
+      }
+      const t = Array.isArray(list) ? list.find((x) => x && x.name === name) : null
+      if (!t) continue
+      const profile = profileOf(host)
+      // The polyfill's executeTool takes the input as JSON text; Chromium's takes the object.
+      return { via: "executeTool", text: true, call: (input) => host.executeTool(t, profile === "mcp-b" ? JSON.stringify(input ?? {}) : input ?? {}) }
+    }
+    const live = this.live.get(name)
+    if (live && live.tool && typeof live.tool.execute === "function") {
+      const tool = live.tool
+      const fn = live.wrapper || tool.execute
+      return { via: "execute", text: false, profile: profileOf(live.host), call: (input) => fn.call(tool, input ?? {}, {}) }
+    }
+    return null
   }
 
   dropAll(host) {
@@ -1560,6 +1863,7 @@ class Interceptor {
   reconcile(host) {
     if (typeof host.getTools !== "function" || !this.c.active) return
     const genAtCall = this.gen
+    const epochAtCall = this.epoch
     let r
     try {
       r = host.getTools()
@@ -1575,6 +1879,7 @@ class Interceptor {
           if (!t || typeof t.name !== "string" || !t.name) continue
           names.add(t.name)
           if (this.live.has(t.name) || this.pendingNames.has(t.name) || t.name === this.c.reportToolName) continue
+          if ((this.changed.get(t.name) || 0) > epochAtCall) continue // the list predates our own news of it
           // Registered before the agent could wrap it: listed, not measured (instrument() retrofits).
           const name = toolName(t.name)
           this.live.set(name, { host, tool: null, wrapper: null, since: ++this.gen })
@@ -1938,6 +2243,8 @@ const BACKOFF = [250, 500, 1000, 2000, 4000, 5000]
 const LEDGER_EVERY_MS = 250
 const MAX_QUEUED = 500
 const RATE_PAUSE_MS = 500
+// History that nothing restates after a reconnect waits in the (bounded) queue; payloads and results do not.
+const KEPT_OFFLINE = new Set(["event", "update", "prompt"])
 
 /**
  * Which evicted spans the relay may not have. Evictions are oldest-first and acks only grow, so:
@@ -2014,6 +2321,7 @@ class Uplink {
     this.paused = false
     this.pauseTimer = null
     this.lastError = null
+    this.onCommand = null
   }
 
   start() {
@@ -2074,7 +2382,7 @@ class Uplink {
     s.resumed = false
     s.sentHigh = -1
     // Restated by replay() after hello; what is left is events and updates.
-    s.queue = s.queue.filter((f) => f.type === "event" || f.type === "update")
+    s.queue = s.queue.filter((f) => KEPT_OFFLINE.has(f.type))
   }
 
   // ---- feeds -----------------------------------------------------------------------------------------
@@ -2099,7 +2407,7 @@ class Uplink {
     const s = this.feeds.get(id)
     if (!s) return
     // Starts, tools and status are restated from state on reconnect; events and updates wait (bounded).
-    if (!this.open && frame.type !== "event" && frame.type !== "update") return
+    if (!this.open && !KEPT_OFFLINE.has(frame.type)) return
     if (frame.type === "update" && frame.seq > Math.max(s.sentHigh, s.feed.delivery.acked)) return // the span, when sent, carries it
     s.queue.push(frame)
     if (s.queue.length > MAX_QUEUED) s.queue.shift()
@@ -2223,6 +2531,9 @@ class Uplink {
         this.kick()
       }
       if (msg.fatal) this.stop()
+    } else if (msg.type === "command") {
+      // The terminal asked (through the relay) for something: only this socket can deliver one.
+      if (typeof this.onCommand === "function") this.onCommand(msg)
     } else if (msg.type === "welcome") {
       this.welcome = { relay: String(msg.relay || ""), protocol: String(msg.protocol || "") }
     }
@@ -2273,6 +2584,318 @@ class Uplink {
   }
 }
 return { PROTOCOL, MAX_SPANS_PER_FRAME, Delivery, Uplink };
+})();
+
+// ---- prompt.js ----
+__m["prompt"] = (function () {
+// The Prompt API lane (issue 8): wrap LanguageModel.create (and the older ai.languageModel.create,
+// ai.createTextSession), then each session's prompt, promptStreaming, clone and destroy. Every step becomes
+// one `prompt` frame with timings and CHARACTER COUNTS; the text itself is never kept or sent.
+// promptStreaming hands the page a pull-through stream: each original chunk is passed on as it is read,
+// nothing is read ahead or buffered, and the chunk values are the original ones.
+
+const { safely, cap } = __m["util"];
+const { errorText } = __m["measure"];
+const MAX_SESSIONS = 64
+const MAX_STEPS = 200
+const SURROGATE_PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g
+
+/** Characters (code points) of a string: a surrogate pair counts once. */
+function countChars(s) {
+  if (typeof s !== "string") return 0
+  const pairs = s.match(SURROGATE_PAIR)
+  return s.length - (pairs ? pairs.length : 0)
+}
+
+/**
+ * Characters of a prompt's input: a string; or messages [{role, content}] whose content is a string or parts
+ * ({type: "text", value} / {text}); non-text parts (images, audio) count 0.
+ */
+function countInput(input, depth = 0) {
+  if (typeof input === "string") return countChars(input)
+  if (!input || typeof input !== "object" || depth > 3) return 0
+  if (Array.isArray(input)) {
+    let n = 0
+    for (const x of input) n += countInput(x, depth + 1)
+    return n
+  }
+  if ("content" in input) return countInput(input.content, depth + 1)
+  if (input.type !== undefined && input.type !== "text") return 0
+  if (typeof input.value === "string") return countChars(input.value)
+  if (typeof input.text === "string") return countChars(input.text)
+  return 0
+}
+
+/** The factories to wrap: [owner, method name, label]. */
+function factories(g) {
+  const out = []
+  const lm = safely(() => g.LanguageModel, null)
+  if (lm && typeof safely(() => lm.create, null) === "function") out.push([lm, "create", "LanguageModel"])
+  const ai = safely(() => g.ai, null)
+  if (ai && typeof ai === "object") {
+    const alm = safely(() => ai.languageModel, null)
+    if (alm && alm !== lm && typeof safely(() => alm.create, null) === "function") out.push([alm, "create", "ai.languageModel"])
+    for (const m of ["createTextSession", "createGenericSession"]) if (typeof safely(() => ai[m], null) === "function") out.push([ai, m, `ai.${m}`])
+  }
+  return out
+}
+
+class PromptWatcher {
+  /**
+   * @param {object} o
+   * @param {object} o.global
+   * @param {() => number} o.clock  page clock (performance.now)
+   * @param {(frame: object) => void} o.send  one prompt step, without type/session
+   * @param {string} o.sessionId
+   * @param {string} [o.errorPolicy]
+   */
+  constructor({ global: g, clock, send, sessionId, errorPolicy = "message" }) {
+    this.g = g
+    this.clock = clock
+    this.send = send
+    this.sessionId = sessionId
+    this.errorPolicy = errorPolicy
+    this.active = true
+    this.patched = [] // [owner, method, wrapper, own descriptor]
+    this.adopted = new WeakMap() // page session object -> state
+    this.n = 0
+    /** id -> {id, api, createdAt, destroyedAt, steps[]}: sizes and timings only */
+    this.sessions = new Map()
+  }
+
+  /** Look for the Prompt API; wrap the factories not wrapped yet. Cheap; called on every registry sweep. */
+  sweep() {
+    if (!this.active) return
+    for (const [owner, method, label] of factories(this.g)) {
+      const current = owner[method]
+      if (this.patched.some((p) => p[0] === owner && p[1] === method && p[2] === current)) continue
+      this.patchFactory(owner, method, label)
+    }
+  }
+
+  patchFactory(owner, method, label) {
+    const original = owner[method]
+    const own = Object.getOwnPropertyDescriptor(owner, method)
+    const self = this
+    const wrapper = function () {
+      if (!self.active) return original.apply(this, arguments)
+      const t0 = self.clock()
+      let ret
+      try {
+        ret = original.apply(this, arguments)
+      } catch (e) {
+        safely(() => self.createFailed(label, t0, e))
+        throw e
+      }
+      return self.follow(ret, t0, label)
+    }
+    try {
+      Object.defineProperty(wrapper, "name", { value: original.name || method, configurable: true })
+      Object.defineProperty(owner, method, { value: wrapper, writable: true, configurable: true, enumerable: own ? own.enumerable : false })
+    } catch {
+      return
+    }
+    if (owner[method] === wrapper) this.patched.push([owner, method, wrapper, own])
+  }
+
+  /** A create/clone promise: adopt the session it resolves to. Returns a promise of the same session. */
+  follow(ret, t0, label) {
+    if (!ret || typeof ret.then !== "function") {
+      safely(() => this.adopt(ret, t0, label))
+      return ret
+    }
+    return ret.then(
+      (session) => {
+        safely(() => this.adopt(session, t0, label))
+        return session
+      },
+      (e) => {
+        safely(() => this.createFailed(label, t0, e))
+        throw e
+      },
+    )
+  }
+
+  newId() {
+    return `${this.sessionId}-${++this.n}`
+  }
+
+  record(id, step) {
+    const s = this.sessions.get(id)
+    if (s) {
+      if (step.kind === "destroy") s.destroyedAt = step.at
+      else if (step.kind !== "create") {
+        s.steps.push(step)
+        if (s.steps.length > MAX_STEPS) s.steps.shift()
+      }
+    }
+    this.send({ promptSession: id, ...step })
+  }
+
+  createFailed(label, t0, e) {
+    const id = this.newId()
+    this.remember(id, label, t0)
+    this.record(id, { kind: "create", at: t0, seq: 0, totalMs: Math.max(0, this.clock() - t0), error: this.err(e) })
+  }
+
+  remember(id, label, at) {
+    this.sessions.set(id, { id, api: label, createdAt: at, destroyedAt: null, steps: [] })
+    if (this.sessions.size > MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value)
+  }
+
+  err(e) {
+    return cap(errorText(e, this.errorPolicy === "none" ? "name" : this.errorPolicy) || "Error", 200)
+  }
+
+  /** A session the page now holds: give it an id, wrap its methods on the instance. */
+  adopt(session, t0, label) {
+    if (!session || (typeof session !== "object" && typeof session !== "function") || this.adopted.has(session)) return
+    const id = this.newId()
+    const state = { id, seq: 0 }
+    this.adopted.set(session, state)
+    this.remember(id, label, t0)
+    this.record(id, { kind: "create", at: t0, seq: 0, totalMs: Math.max(0, this.clock() - t0) })
+    const self = this
+    const wrap = (method, make) => {
+      const original = safely(() => session[method], null)
+      if (typeof original !== "function") return
+      const wrapped = make(original)
+      safely(() => Object.defineProperty(session, method, { value: wrapped, writable: true, configurable: true, enumerable: false }))
+    }
+    wrap("prompt", (original) =>
+      function (input) {
+        if (!self.active) return original.apply(this, arguments)
+        const seq = state.seq++
+        const t0 = self.clock()
+        const charsIn = safely(() => countInput(input), 0)
+        const done = (charsOut, error) =>
+          safely(() => self.record(id, { kind: "prompt", at: t0, seq, totalMs: Math.max(0, self.clock() - t0), charsIn, charsOut, error }))
+        let ret
+        try {
+          ret = original.apply(this, arguments)
+        } catch (e) {
+          done(0, self.err(e))
+          throw e
+        }
+        if (ret && typeof ret.then === "function") {
+          safely(() =>
+            ret.then(
+              (v) => done(countChars(v), null),
+              (e) => done(0, self.err(e)),
+            ),
+          )
+        } else done(countChars(ret), null)
+        return ret
+      },
+    )
+    wrap("promptStreaming", (original) =>
+      function (input) {
+        if (!self.active) return original.apply(this, arguments)
+        const seq = state.seq++
+        const t0 = self.clock()
+        const charsIn = safely(() => countInput(input), 0)
+        let src
+        try {
+          src = original.apply(this, arguments)
+        } catch (e) {
+          safely(() => self.record(id, { kind: "stream", at: t0, seq, totalMs: Math.max(0, self.clock() - t0), firstChunkMs: null, chunks: 0, charsIn, charsOut: 0, error: self.err(e) }))
+          throw e
+        }
+        return self.passThrough(src, id, seq, t0, charsIn)
+      },
+    )
+    wrap("destroy", (original) =>
+      function () {
+        if (!self.active) return original.apply(this, arguments)
+        const ret = original.apply(this, arguments)
+        safely(() => self.record(id, { kind: "destroy", at: self.clock(), seq: 0 }))
+        return ret
+      },
+    )
+    wrap("clone", (original) =>
+      function () {
+        if (!self.active) return original.apply(this, arguments)
+        const t0 = self.clock()
+        const ret = original.apply(this, arguments)
+        return self.follow(ret, t0, `${label}.clone`)
+      },
+    )
+  }
+
+  /**
+   * The stream the page reads: pulls one chunk from the original per read, counts it, hands the same value
+   * on. No read-ahead (highWaterMark 0), no text kept. Ends (done, error or cancel) send the step.
+   */
+  passThrough(src, id, seq, t0, charsIn) {
+    const RS = safely(() => this.g.ReadableStream, null) || (typeof ReadableStream === "function" ? ReadableStream : null)
+    if (!src || typeof src.getReader !== "function" || typeof RS !== "function") {
+      safely(() => this.record(id, { kind: "stream", at: t0, seq, totalMs: Math.max(0, this.clock() - t0), firstChunkMs: null, chunks: null, charsIn, charsOut: null, error: null }))
+      return src
+    }
+    let reader
+    try {
+      reader = src.getReader()
+    } catch {
+      return src
+    }
+    const self = this
+    let chunks = 0
+    let chars = 0
+    let first = null
+    let ended = false
+    const end = (error) => {
+      if (ended) return
+      ended = true
+      safely(() => self.record(id, { kind: "stream", at: t0, seq, totalMs: Math.max(0, self.clock() - t0), firstChunkMs: first, chunks, charsIn, charsOut: chars, error }))
+    }
+    return new RS(
+      {
+        async pull(ctl) {
+          let r
+          try {
+            r = await reader.read()
+          } catch (e) {
+            end(self.err(e))
+            ctl.error(e)
+            return
+          }
+          if (r.done) {
+            end(null)
+            ctl.close()
+            return
+          }
+          chunks++
+          if (first === null) first = Math.max(0, self.clock() - t0)
+          chars += countChars(r.value)
+          ctl.enqueue(r.value)
+        },
+        cancel(reason) {
+          end("cancelled")
+          return reader.cancel(reason)
+        },
+      },
+      { highWaterMark: 0 },
+    )
+  }
+
+  /** Sizes and timings per prompt session (for the console): never text. */
+  view() {
+    return Array.from(this.sessions.values(), (s) => ({ ...s, steps: s.steps.map((x) => ({ ...x })) }))
+  }
+
+  restore() {
+    this.active = false
+    for (const [owner, method, wrapper, own] of this.patched.reverse()) {
+      safely(() => {
+        if (owner[method] !== wrapper) return
+        if (own) Object.defineProperty(owner, method, own)
+        else delete owner[method]
+      })
+    }
+    this.patched = []
+  }
+}
+return { countChars, countInput, PromptWatcher };
 })();
 
 // ---- gate.js ----
@@ -2360,6 +2983,10 @@ const DEFAULTS = Object.freeze({
   storageKey: "webmcp-perf:mode",
   announce: true,
   reportTool: false,
+  capturePayloads: false,
+  maxPayloadLength: 2048,
+  fingerprintHandler: false,
+  prompts: true,
 })
 return { VERSION, AGENT, BAKED_RELAY, DEFAULTS };
 })();
@@ -2374,7 +3001,7 @@ const { safely } = __m["util"];
 const { PROFILER_FIELDS } = __m["channel"];
 /** The 000 span fields, in order: report v2 spans carry exactly these (the objects are closed). */
 const SPAN_FIELDS = PROFILER_FIELDS
-const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType"]
+const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch"]
 
 const pick = (o, keys) => {
   const out = {}
@@ -2406,6 +3033,8 @@ const MEMBERS = {
   relay: "the uplink's state: connection, counters, acked seq and lost per session (no token)",
   overhead: "the agent's own deferred accounting cost: spans accounted, total ms, ms per span",
   channel: "the BroadcastChannel mirror's counters (received, accepted, invalid, own, rateLimited, sessionCap)",
+  recordConsent: "report the host's consent dialogue: recordConsent({shown, resolved, granted}); an event now, and consent on the next span of that tool",
+  prompts: "Prompt API sessions seen (LanguageModel): per-step timings and character counts, never text",
 }
 
 /** report(): webmcp-perf-report/2 for one session. */
@@ -2545,7 +3174,19 @@ function makeApi(agent) {
       members: { ...MEMBERS },
       spanFields: SPAN_FIELDS.slice(),
       spanFacts: SPAN_FACTS.slice(),
-      config: { buffer: agent.config.buffer, sample: agent.config.sample, errorPolicy: agent.config.errorPolicy, pollMs: agent.config.pollMs, channel: agent.channelName },
+      config: {
+        buffer: agent.config.buffer,
+        sample: agent.config.sample,
+        errorPolicy: agent.config.errorPolicy,
+        pollMs: agent.config.pollMs,
+        channel: agent.channelName,
+        capturePayloads: agent.config.capturePayloads,
+        maxPayloadLength: agent.config.maxPayloadLength,
+        fingerprintHandler: agent.config.fingerprintHandler,
+        isErrorResult: typeof agent.config.isErrorResult === "function",
+        isRefusal: typeof agent.config.isRefusal === "function" ? "page" : "built-in English",
+        prompts: !!agent.prompts,
+      },
       relay: agent.uplink ? agent.uplink.info() : null,
     }),
     table() {
@@ -2588,6 +3229,11 @@ function makeApi(agent) {
     relay: () => (agent.uplink ? agent.uplink.info() : null),
     overhead: () => ({ accounted: c.cost.accounted, ms: c.cost.ms, perSpanMs: c.cost.accounted ? c.cost.ms / c.cost.accounted : 0 }),
     channel: () => (agent.channel ? { ...agent.channel.counters } : null),
+    recordConsent(o) {
+      if (!c.active || !o || typeof o !== "object" || typeof o.resolved !== "string" || !o.resolved) return false
+      return safely(() => c.recordConsent(o.shown, o.resolved, o.granted === true), false)
+    },
+    prompts: () => (agent.prompts ? agent.prompts.view() : []),
   }
   return api
 }
@@ -2603,14 +3249,18 @@ const { Collector } = __m["collector"];
 const { Interceptor } = __m["registry"];
 const { ChannelMirror } = __m["channel"];
 const { Uplink, Delivery, PROTOCOL } = __m["uplink"];
+const { PromptWatcher } = __m["prompt"];
+const { resultText, errorText } = __m["measure"];
 const { gate } = __m["gate"];
 const { makeApi, reportView, REPORT_TOOL, MEMBERS } = __m["console"];
 const { statusFor } = __m["status"];
 const { DEFAULTS, BAKED_RELAY, AGENT, VERSION } = __m["config"];
-const { newSessionId, cap, safely, makeTaskScheduler } = __m["util"];
+const { newSessionId, cap, safely, makeTaskScheduler, utf8Length, now } = __m["util"];
 
 const { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents } = __m["stats"];
 const MAX_FOREIGN_SPANS = 500
+const MAX_RESULT_TEXT = 256 * 1024 // characters of an invoked tool's result text (the relay's cap)
+const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
 const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
 
 /** The Agent behind a console API object (tests and tooling; not a page-facing member). */
@@ -2672,6 +3322,8 @@ class Agent {
         ledger: () => self.uplink && self.uplink.ledgerDirty(sessionId),
         status: () => self.onStatus(),
         event: (e) => self.uplink && self.uplink.send(sessionId, { type: "event", session: sessionId, at: e.at, kind: e.kind, detail: e.detail }),
+        // Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel.
+        payload: (p) => self.uplink && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result }),
       },
     })
     this.interceptor = new Interceptor(this.collector, {
@@ -2683,6 +3335,17 @@ class Agent {
     this.interceptor.onFound = () => {
       if (this.wantReportTool) this.registerReportTool()
     }
+    this.prompts =
+      config.prompts === false
+        ? null
+        : new PromptWatcher({
+            global: g,
+            clock: config.clock || now,
+            sessionId,
+            errorPolicy: config.errorPolicy,
+            send: (step) => self.uplink && self.uplink.send(sessionId, { type: "prompt", session: sessionId, ...step }),
+          })
+    if (this.prompts) this.interceptor.onSweep = () => this.prompts.sweep()
     if (this.relay) {
       this.uplink = new Uplink({
         relay: this.relay,
@@ -2695,6 +3358,8 @@ class Agent {
       })
       this.feed = this.ownFeed()
       this.collector.lostFn = () => this.feed.delivery.lost
+      // Commands come from the relay's socket only: nothing a page posts (channel, window message) reaches this.
+      this.uplink.onCommand = (msg) => safely(() => this.onCommand(msg))
     } else {
       this.uplink = null
       this.feed = null
@@ -2721,6 +3386,7 @@ class Agent {
     const c = this.collector
     const g = this.g
     this.interceptor.start()
+    if (this.prompts) safely(() => this.prompts.sweep())
     c.observeLongTasks(this.config.PerformanceObserver || g.PerformanceObserver)
     if (this.uplink) {
       this.uplink.addFeed(this.feed)
@@ -2796,6 +3462,7 @@ class Agent {
     }
     if (rec.descriptor) f.descriptor = safely(() => JSON.parse(rec.descriptor), null)
     if (rec.rejected) f.rejected = rec.rejected
+    if (rec.fingerprint) f.fingerprint = rec.fingerprint
     return f
   }
 
@@ -2895,6 +3562,45 @@ class Agent {
     this.uplink.send(u.sessionId, { type: "update", session: u.sessionId, seq: u.seq, blockingMs: u.blockingMs })
   }
 
+  // ---- commands from the terminal (relay socket only) ------------------------------------------------
+
+  /**
+   * `invoke` {tool, input}: call the tool through the browser's own executeTool where the host has one, else
+   * through the registered tool's (wrapped) execute, and answer with the text the agent would read. The text
+   * goes into the one `result` frame and nowhere else: not kept, not logged, not on the channel.
+   */
+  async onCommand(msg) {
+    const c = this.collector
+    const id = c.sessionId
+    if (!this.uplink || !c.active || !msg || typeof msg.id !== "string" || !COMMAND_ID.test(msg.id) || msg.session !== id) return
+    const answer = (f) => this.uplink.send(id, { type: "result", id: msg.id, session: id, ...f })
+    if (msg.name !== "invoke") return answer({ ok: false, error: cap(`unknown command: ${String(msg.name)}`, 200) })
+    const args = msg.args && typeof msg.args === "object" ? msg.args : {}
+    const tool = typeof args.tool === "string" ? args.tool : ""
+    let inv = null
+    try {
+      inv = tool ? await this.interceptor.invoker(tool) : null
+    } catch {
+      inv = null
+    }
+    if (!inv) return answer({ ok: false, error: cap(`unknown tool: ${tool || "(none)"}`, 200) })
+    const input = args.input && typeof args.input === "object" ? args.input : {}
+    const t0 = now()
+    let value
+    try {
+      value = await inv.call(input)
+    } catch (e) {
+      return answer({ ok: false, error: cap(`${errorText(e, "name")}: ${errorText(e, "message")}`, 200), wallMs: Math.max(0, now() - t0) })
+    }
+    const wallMs = Math.max(0, now() - t0)
+    let text = inv.text ? (typeof value === "string" ? value : safely(() => String(value), null)) : resultText(value, inv.profile)
+    if (text === null) return answer({ ok: false, error: "UnknownError: the result could not be serialised", wallMs })
+    const resultBytes = utf8Length(text)
+    answer({ ok: true, text: text.length > MAX_RESULT_TEXT ? cap(text, MAX_RESULT_TEXT) : text, resultBytes, wallMs })
+    text = null
+    value = null
+  }
+
   // ---- report tool, detach ----------------------------------------------------------------------------
 
   /** Register get_perf_report on the host through its original (unpatched) registerTool: never measured. */
@@ -2938,6 +3644,7 @@ class Agent {
     safely(() => this.sendStarts())
     safely(() => this.unregisterReportTool())
     this.interceptor.restore()
+    if (this.prompts) safely(() => this.prompts.restore())
     c.stop()
     if (this.uplink) {
       safely(() => this.onStatus())
@@ -2961,6 +3668,9 @@ function normalise(config) {
   cfg.sample = typeof cfg.sample === "number" && cfg.sample >= 0 && cfg.sample <= 1 ? cfg.sample : 1
   if (!["message", "name", "none"].includes(cfg.errorPolicy)) cfg.errorPolicy = "message"
   cfg.pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
+  cfg.capturePayloads = cfg.capturePayloads === true
+  cfg.maxPayloadLength = Number.isInteger(cfg.maxPayloadLength) && cfg.maxPayloadLength > 0 ? Math.min(cfg.maxPayloadLength, 65536) : DEFAULTS.maxPayloadLength
+  cfg.fingerprintHandler = cfg.fingerprintHandler === true
   return cfg
 }
 
@@ -2990,6 +3700,8 @@ function inert(cfg, decision) {
     sessionId: null,
     status: () => ({ ...statusFor({ inactive: true, reasons: [] }), reason: decision.reason }),
     describe: () => ({ name: "wmcp-top page agent", version: VERSION, members: { ...MEMBERS } }),
+    recordConsent: () => false,
+    prompts: () => [],
     help() {
       const s = api.status()
       safely(() => (cfg.global || globalThis).console.log(`[wmcp-top] inactive (${decision.reason}): ${s.hints[0]}`))

@@ -5,13 +5,16 @@
 // goes through `sink` (see index.js): the channel mirror and the uplink.
 
 import { SessionStats, callTokens } from "./stats.js"
-import { resultFacts, inputBytesOf, errorText } from "./measure.js"
+import { resultFacts, inputBytesOf, errorText, resultText, inputText } from "./measure.js"
+import { defaultRefusal, refusalOf, consentMismatch, consentDetail } from "./hooks.js"
 import { now, safely, cap, makeTaskScheduler } from "./util.js"
 import { statusFor } from "./status.js"
 
 const RECENT_MAX = 256
 const MAX_LEDGER_TOOLS = 1024
 const RECENT_MS = 60_000
+const HOOK_EVENTS_MAX = 32 // hook-failed events per hook and session; later failures are only counted
+const MAX_PAYLOAD = 65536
 
 /**
  * @typedef {object} Call  one execute() in flight (or settled and awaiting accounting)
@@ -81,6 +84,10 @@ export class Collector {
     this.lastPhase = null
     this.observer = null
     this.cost = { accounted: 0, ms: 0 }
+    /** tool name -> the consent recorded for its next call */
+    this.consents = new Map()
+    /** hook name -> times it threw */
+    this.hookFailures = {}
   }
 
   // ---- the call path ---------------------------------------------------------------------------------
@@ -116,6 +123,14 @@ export class Collector {
       value: undefined,
       synthetic: this.synthetic,
       profile,
+      consent: null,
+    }
+    if (this.consents.size) {
+      const consent = this.consents.get(tool)
+      if (consent) {
+        this.consents.delete(tool)
+        call.consent = consent
+      }
     }
     this.inFlight.set(call.seq, call)
     if (this.firstCallAt === null) {
@@ -165,11 +180,34 @@ export class Collector {
     let isError
     let error = null
     let errorType = null
+    let refusal = null
+    const cfg = this.config
     if (call.ok) {
       facts = resultFacts(call.value, call.profile)
       isError = facts.isError
       if (!facts.serializable && isError) error = errorText({ name: "TypeError", message: "result could not be serialised to JSON" }, policy)
       else if (isError) error = errorText({ name: "Error", message: "isError result" }, policy)
+      // A failure a tool library returned as prose (001's isErrorResult): the agent still reads the value.
+      if (!isError && typeof cfg.isErrorResult === "function") {
+        let flagged = false
+        try {
+          flagged = !!cfg.isErrorResult(call.value)
+        } catch (e) {
+          this.hookFailed("isErrorResult", call, e)
+        }
+        if (flagged) {
+          isError = true
+          errorType = "tool_error"
+          error = errorText({ name: "Error", message: "the tool returned a failure (isErrorResult)" }, policy)
+        }
+      }
+      if (typeof cfg.isRefusal === "function") {
+        try {
+          refusal = refusalOf(cfg.isRefusal(call.value))
+        } catch (e) {
+          this.hookFailed("isRefusal", call, e)
+        }
+      } else refusal = safely(() => defaultRefusal(call.value), null)
     } else {
       facts = { resultBytes: 0, resultType: "error", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
       isError = true
@@ -181,6 +219,13 @@ export class Collector {
       ? safely(() => normaliseTokens(this.config.tokenEstimator({ inputBytes, resultBytes: facts.resultBytes, imageBytes: facts.imageBytes })), null) ||
         callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
       : callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
+    // Opt-in payload capture: the text goes to the relay's OpenTelemetry lane, ahead of the span.
+    if (cfg.capturePayloads === true && this.sink.payload) {
+      const max = payloadMax(cfg.maxPayloadLength)
+      const args = inputText(call.input)
+      const res = call.ok ? resultText(call.value, call.profile) : null
+      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cap(args, max), result: res === null ? null : cap(res, max) }))
+    }
     // Drop the bodies now: only sizes travel on.
     call.input = undefined
     call.value = undefined
@@ -213,6 +258,9 @@ export class Collector {
       parent: call.parent,
       overlapped: call.overlapped,
       errorType,
+      refusal,
+      consent: call.consent ? call.consent.consent : null,
+      consentMismatch: call.consent ? call.consent.mismatch : null,
     }
     call.span = span
     this.remember(call)
@@ -310,11 +358,21 @@ export class Collector {
    * annotationsKept, internal}.
    */
   registered(rec) {
-    const t = this.clock()
+    const t = typeof rec.acceptedAt === "number" ? rec.acceptedAt : this.clock()
     if (this.firstRegistrationAt === null && !rec.internal) this.firstRegistrationAt = t
     const prev = this.tools.get(rec.name)
     const full = { ...rec, registered: true, registeredAt: t, unregisteredAt: null }
     if (prev && prev.registered && prev.registeredAt !== null) full.registeredAt = prev.registeredAt
+    // Redefinition (001): the same name again with another descriptor, or another handler source when the
+    // fingerprint is on. The tool frame says so by carrying the new descriptor; this event names what moved.
+    if (prev && !rec.internal) {
+      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null)
+      const handler = (prev.fingerprint ?? null) !== (rec.fingerprint ?? null)
+      if (descriptor || handler) {
+        full.redefined = true
+        this.event("redefined", { tool: rec.name, descriptor, handler })
+      } else full.redefined = !!prev.redefined
+    }
     this.tools.set(rec.name, full)
     this.stats.register(rec.name, rec.schemaBytes, !!rec.internal)
     this.sink.tool(full, "registered")
@@ -356,6 +414,30 @@ export class Collector {
     let seq = null
     for (const c of this.inFlight.values()) if (c.tool === name && (seq === null || c.seq > seq)) seq = c.seq
     this.event("toolcancel", { tool: cap(String(name), 128), seq })
+  }
+
+  /** A page hook threw: recorded (bounded) and ignored; the call is accounted as if there were no hook. */
+  hookFailed(hook, call, err) {
+    const n = (this.hookFailures[hook] = (this.hookFailures[hook] || 0) + 1)
+    if (n > HOOK_EVENTS_MAX) return
+    this.event("hook-failed", { hook, tool: call.tool, seq: call.seq, error: errorText(err, "name"), count: n })
+  }
+
+  /**
+   * The page reports the consent dialogue the host showed (001's recordConsent): an event now, and the
+   * consent on the next span of the resolved tool. Returns the event detail.
+   */
+  recordConsent(shown, resolved, granted) {
+    const name = cap(String(resolved), 128)
+    const rec = this.tools.get(name)
+    let descriptor = null
+    if (rec && rec.descriptor) descriptor = safely(() => JSON.parse(rec.descriptor), null)
+    const mismatch = consentMismatch(shown ?? "", name, descriptor)
+    const detail = consentDetail(shown, name, granted, mismatch)
+    this.consents.set(name, { consent: granted ? "granted" : "denied", mismatch })
+    if (this.consents.size > 256) this.consents.delete(this.consents.keys().next().value)
+    this.event("consent", detail)
+    return { ...detail }
   }
 
   event(kind, detail = {}) {
@@ -440,6 +522,10 @@ export class Collector {
     this.observer = null
     if (this.schedule.close) safely(() => this.schedule.close())
   }
+}
+
+function payloadMax(v) {
+  return Number.isInteger(v) && v > 0 ? Math.min(v, MAX_PAYLOAD) : 2048
 }
 
 export const measureName = (span) => `webmcp:${span.tool}#${span.seq}`

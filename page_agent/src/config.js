@@ -21,4 +21,8 @@ export const DEFAULTS = Object.freeze({
   storageKey: "webmcp-perf:mode",
   announce: true,
   reportTool: false,
+  capturePayloads: false,
+  maxPayloadLength: 2048,
+  fingerprintHandler: false,
+  prompts: true,
 })

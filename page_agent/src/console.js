@@ -7,7 +7,7 @@ import { PROFILER_FIELDS } from "./channel.js"
 
 /** The 000 span fields, in order: report v2 spans carry exactly these (the objects are closed). */
 export const SPAN_FIELDS = PROFILER_FIELDS
-export const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType"]
+export const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch"]
 
 const pick = (o, keys) => {
   const out = {}
@@ -39,6 +39,8 @@ export const MEMBERS = {
   relay: "the uplink's state: connection, counters, acked seq and lost per session (no token)",
   overhead: "the agent's own deferred accounting cost: spans accounted, total ms, ms per span",
   channel: "the BroadcastChannel mirror's counters (received, accepted, invalid, own, rateLimited, sessionCap)",
+  recordConsent: "report the host's consent dialogue: recordConsent({shown, resolved, granted}); an event now, and consent on the next span of that tool",
+  prompts: "Prompt API sessions seen (LanguageModel): per-step timings and character counts, never text",
 }
 
 /** report(): webmcp-perf-report/2 for one session. */
@@ -178,7 +180,19 @@ export function makeApi(agent) {
       members: { ...MEMBERS },
       spanFields: SPAN_FIELDS.slice(),
       spanFacts: SPAN_FACTS.slice(),
-      config: { buffer: agent.config.buffer, sample: agent.config.sample, errorPolicy: agent.config.errorPolicy, pollMs: agent.config.pollMs, channel: agent.channelName },
+      config: {
+        buffer: agent.config.buffer,
+        sample: agent.config.sample,
+        errorPolicy: agent.config.errorPolicy,
+        pollMs: agent.config.pollMs,
+        channel: agent.channelName,
+        capturePayloads: agent.config.capturePayloads,
+        maxPayloadLength: agent.config.maxPayloadLength,
+        fingerprintHandler: agent.config.fingerprintHandler,
+        isErrorResult: typeof agent.config.isErrorResult === "function",
+        isRefusal: typeof agent.config.isRefusal === "function" ? "page" : "built-in English",
+        prompts: !!agent.prompts,
+      },
       relay: agent.uplink ? agent.uplink.info() : null,
     }),
     table() {
@@ -221,6 +235,11 @@ export function makeApi(agent) {
     relay: () => (agent.uplink ? agent.uplink.info() : null),
     overhead: () => ({ accounted: c.cost.accounted, ms: c.cost.ms, perSpanMs: c.cost.accounted ? c.cost.ms / c.cost.accounted : 0 }),
     channel: () => (agent.channel ? { ...agent.channel.counters } : null),
+    recordConsent(o) {
+      if (!c.active || !o || typeof o !== "object" || typeof o.resolved !== "string" || !o.resolved) return false
+      return safely(() => c.recordConsent(o.shown, o.resolved, o.granted === true), false)
+    },
+    prompts: () => (agent.prompts ? agent.prompts.view() : []),
   }
   return api
 }

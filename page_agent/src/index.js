@@ -5,16 +5,20 @@ import { Collector } from "./collector.js"
 import { Interceptor } from "./registry.js"
 import { ChannelMirror } from "./channel.js"
 import { Uplink, Delivery, PROTOCOL } from "./uplink.js"
+import { PromptWatcher } from "./prompt.js"
+import { resultText, errorText } from "./measure.js"
 import { gate } from "./gate.js"
 import { makeApi, reportView, REPORT_TOOL, MEMBERS } from "./console.js"
 import { statusFor } from "./status.js"
 import { DEFAULTS, BAKED_RELAY, AGENT, VERSION } from "./config.js"
-import { newSessionId, cap, safely, makeTaskScheduler } from "./util.js"
+import { newSessionId, cap, safely, makeTaskScheduler, utf8Length, now } from "./util.js"
 
 export { VERSION, gate }
 export { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents } from "./stats.js"
 
 const MAX_FOREIGN_SPANS = 500
+const MAX_RESULT_TEXT = 256 * 1024 // characters of an invoked tool's result text (the relay's cap)
+const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
 const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
 
 /** The Agent behind a console API object (tests and tooling; not a page-facing member). */
@@ -76,6 +80,8 @@ class Agent {
         ledger: () => self.uplink && self.uplink.ledgerDirty(sessionId),
         status: () => self.onStatus(),
         event: (e) => self.uplink && self.uplink.send(sessionId, { type: "event", session: sessionId, at: e.at, kind: e.kind, detail: e.detail }),
+        // Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel.
+        payload: (p) => self.uplink && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result }),
       },
     })
     this.interceptor = new Interceptor(this.collector, {
@@ -87,6 +93,17 @@ class Agent {
     this.interceptor.onFound = () => {
       if (this.wantReportTool) this.registerReportTool()
     }
+    this.prompts =
+      config.prompts === false
+        ? null
+        : new PromptWatcher({
+            global: g,
+            clock: config.clock || now,
+            sessionId,
+            errorPolicy: config.errorPolicy,
+            send: (step) => self.uplink && self.uplink.send(sessionId, { type: "prompt", session: sessionId, ...step }),
+          })
+    if (this.prompts) this.interceptor.onSweep = () => this.prompts.sweep()
     if (this.relay) {
       this.uplink = new Uplink({
         relay: this.relay,
@@ -99,6 +116,8 @@ class Agent {
       })
       this.feed = this.ownFeed()
       this.collector.lostFn = () => this.feed.delivery.lost
+      // Commands come from the relay's socket only: nothing a page posts (channel, window message) reaches this.
+      this.uplink.onCommand = (msg) => safely(() => this.onCommand(msg))
     } else {
       this.uplink = null
       this.feed = null
@@ -125,6 +144,7 @@ class Agent {
     const c = this.collector
     const g = this.g
     this.interceptor.start()
+    if (this.prompts) safely(() => this.prompts.sweep())
     c.observeLongTasks(this.config.PerformanceObserver || g.PerformanceObserver)
     if (this.uplink) {
       this.uplink.addFeed(this.feed)
@@ -200,6 +220,7 @@ class Agent {
     }
     if (rec.descriptor) f.descriptor = safely(() => JSON.parse(rec.descriptor), null)
     if (rec.rejected) f.rejected = rec.rejected
+    if (rec.fingerprint) f.fingerprint = rec.fingerprint
     return f
   }
 
@@ -299,6 +320,45 @@ class Agent {
     this.uplink.send(u.sessionId, { type: "update", session: u.sessionId, seq: u.seq, blockingMs: u.blockingMs })
   }
 
+  // ---- commands from the terminal (relay socket only) ------------------------------------------------
+
+  /**
+   * `invoke` {tool, input}: call the tool through the browser's own executeTool where the host has one, else
+   * through the registered tool's (wrapped) execute, and answer with the text the agent would read. The text
+   * goes into the one `result` frame and nowhere else: not kept, not logged, not on the channel.
+   */
+  async onCommand(msg) {
+    const c = this.collector
+    const id = c.sessionId
+    if (!this.uplink || !c.active || !msg || typeof msg.id !== "string" || !COMMAND_ID.test(msg.id) || msg.session !== id) return
+    const answer = (f) => this.uplink.send(id, { type: "result", id: msg.id, session: id, ...f })
+    if (msg.name !== "invoke") return answer({ ok: false, error: cap(`unknown command: ${String(msg.name)}`, 200) })
+    const args = msg.args && typeof msg.args === "object" ? msg.args : {}
+    const tool = typeof args.tool === "string" ? args.tool : ""
+    let inv = null
+    try {
+      inv = tool ? await this.interceptor.invoker(tool) : null
+    } catch {
+      inv = null
+    }
+    if (!inv) return answer({ ok: false, error: cap(`unknown tool: ${tool || "(none)"}`, 200) })
+    const input = args.input && typeof args.input === "object" ? args.input : {}
+    const t0 = now()
+    let value
+    try {
+      value = await inv.call(input)
+    } catch (e) {
+      return answer({ ok: false, error: cap(`${errorText(e, "name")}: ${errorText(e, "message")}`, 200), wallMs: Math.max(0, now() - t0) })
+    }
+    const wallMs = Math.max(0, now() - t0)
+    let text = inv.text ? (typeof value === "string" ? value : safely(() => String(value), null)) : resultText(value, inv.profile)
+    if (text === null) return answer({ ok: false, error: "UnknownError: the result could not be serialised", wallMs })
+    const resultBytes = utf8Length(text)
+    answer({ ok: true, text: text.length > MAX_RESULT_TEXT ? cap(text, MAX_RESULT_TEXT) : text, resultBytes, wallMs })
+    text = null
+    value = null
+  }
+
   // ---- report tool, detach ----------------------------------------------------------------------------
 
   /** Register get_perf_report on the host through its original (unpatched) registerTool: never measured. */
@@ -342,6 +402,7 @@ class Agent {
     safely(() => this.sendStarts())
     safely(() => this.unregisterReportTool())
     this.interceptor.restore()
+    if (this.prompts) safely(() => this.prompts.restore())
     c.stop()
     if (this.uplink) {
       safely(() => this.onStatus())
@@ -365,6 +426,9 @@ function normalise(config) {
   cfg.sample = typeof cfg.sample === "number" && cfg.sample >= 0 && cfg.sample <= 1 ? cfg.sample : 1
   if (!["message", "name", "none"].includes(cfg.errorPolicy)) cfg.errorPolicy = "message"
   cfg.pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
+  cfg.capturePayloads = cfg.capturePayloads === true
+  cfg.maxPayloadLength = Number.isInteger(cfg.maxPayloadLength) && cfg.maxPayloadLength > 0 ? Math.min(cfg.maxPayloadLength, 65536) : DEFAULTS.maxPayloadLength
+  cfg.fingerprintHandler = cfg.fingerprintHandler === true
   return cfg
 }
 
@@ -394,6 +458,8 @@ function inert(cfg, decision) {
     sessionId: null,
     status: () => ({ ...statusFor({ inactive: true, reasons: [] }), reason: decision.reason }),
     describe: () => ({ name: "wmcp-top page agent", version: VERSION, members: { ...MEMBERS } }),
+    recordConsent: () => false,
+    prompts: () => [],
     help() {
       const s = api.status()
       safely(() => (cfg.global || globalThis).console.log(`[wmcp-top] inactive (${decision.reason}): ${s.hints[0]}`))

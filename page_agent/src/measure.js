@@ -149,3 +149,49 @@ export function errorText(err, policy) {
 }
 
 export { callTokens }
+
+/**
+ * The text the agent reads for `value` (the same rules as resultFacts), or null when the host would fail the
+ * call. Only used where a body is wanted on purpose: an invoke from the terminal (its dialog) and opt-in
+ * payload capture (to OpenTelemetry). Never kept.
+ */
+export function resultText(value, profile = "chromium") {
+  const t = typeof value
+  if (t === "string") return value === "" ? EMPTY_SUBSTITUTE : value
+  if (profile === "mcp-b" && value !== null && (t === "object" || t === "function")) {
+    let text
+    try {
+      text = JSON.stringify(value)
+    } catch {
+      text = undefined
+    }
+    if (text) return text
+    let s = ""
+    try {
+      s = String(value)
+    } catch {
+      return null
+    }
+    return s === "" ? EMPTY_SUBSTITUTE : s
+  }
+  if (value === undefined || t === "function" || t === "symbol") return UNDEFINED_TEXT
+  if (value === null || t === "number" || t === "bigint" || t === "boolean") return String(value)
+  try {
+    const text = JSON.stringify(value)
+    return typeof text === "string" ? text : UNDEFINED_TEXT
+  } catch {
+    return null
+  }
+}
+
+/** The input as JSON text (what the model wrote), or null. */
+export function inputText(input) {
+  if (input === undefined) return null
+  if (typeof input === "string") return input
+  try {
+    const text = JSON.stringify(input)
+    return typeof text === "string" ? text : null
+  } catch {
+    return null
+  }
+}

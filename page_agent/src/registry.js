@@ -2,7 +2,8 @@
 // registerTool / unregisterTool / provideContext / clearContext on the instance; wrap each tool's execute
 // in place before the host sees it (Chromium captures execute at registration). detach() restores all.
 
-import { wrapExecute, isWrapper } from "./wrap.js"
+import { wrapExecute, isWrapper, originalOf } from "./wrap.js"
+import { fingerprintOf } from "./hooks.js"
 import { utf8Length, safely, cap, isScalar } from "./util.js"
 
 const LOCATIONS = ["document", "navigator", "window"]
@@ -79,9 +80,13 @@ export class Interceptor {
     this.live = new Map()
     this.busy = 0 // inside provideContext/clearContext: nested calls pass through
     this.gen = 0 // bumps on every accepted registration (reconcile ignores newer ones)
+    this.epoch = 0 // bumps on every registration change the agent saw
+    /** name -> epoch of its last change: a getTools() answer older than that is stale for the name */
+    this.changed = new Map()
     /** names whose registration the host has not answered yet */
     this.pendingNames = new Map()
     this.onFound = null
+    this.onSweep = null
   }
 
   start() {
@@ -109,6 +114,7 @@ export class Interceptor {
       if (typeof host.registerTool !== "function" && typeof host.provideContext !== "function") continue
       this.patch(host, loc)
     }
+    if (this.onSweep) safely(() => this.onSweep())
     if (this.timer !== null && this.hasDocumentHost()) {
       this.ci(this.timer)
       this.timer = null
@@ -147,7 +153,7 @@ export class Interceptor {
           } finally {
             self.busy--
           }
-          if (self.c.active) safely(() => self.dropAll(host))
+          if (self.c.active) safely(() => self.contextCleared(host))
           return ret
         },
       }[m]
@@ -206,7 +212,14 @@ export class Interceptor {
 
   record(tool, internal = false) {
     const name = toolName(tool.name)
-    return { name, ...describeTool(tool), annotationsKept: null, internal }
+    const rec = { name, ...describeTool(tool), annotationsKept: null, internal }
+    // Optional (off by default): a short hash of the handler's source, so a swapped function under an
+    // identical descriptor still counts as a redefinition.
+    if (this.c.config.fingerprintHandler === true && !internal) {
+      const fp = safely(() => fingerprintOf(originalOf(tool.execute)), null)
+      if (fp) rec.fingerprint = fp
+    }
+    return rec
   }
 
   registerTool(host, original, thisArg, args, tool, options) {
@@ -257,9 +270,15 @@ export class Interceptor {
   }
 
   accepted(host, tool, prep, rec, options) {
+    // Stamped when the host accepted it: the annotations read below arrive a little later.
+    rec.acceptedAt = this.c.clock()
     const entry = this.hosts.get(host)
     if (entry) entry.names.add(rec.name)
-    this.live.set(rec.name, { host, tool, wrapper: prep.wrapper, since: ++this.gen })
+    // Reported to the collector once the host says which annotations it kept (getTools() can take a round trip
+    // to the browser process), or at once when the tool is withdrawn before that answer.
+    const live = { host, tool, wrapper: prep.wrapper, since: ++this.gen, rec, reported: false }
+    this.live.set(rec.name, live)
+    this.changed.set(rec.name, ++this.epoch)
     if (!prep.wrapper) this.c.unwrappedTool(rec.name)
     else if (this.c.unwrapped.delete(rec.name)) this.c.statusChanged()
     const signal = options && options.signal
@@ -268,9 +287,10 @@ export class Interceptor {
       safely(() => signal.addEventListener("abort", onAbort, { once: true }))
     }
     this.withKept(host, rec.name, (kept) => {
+      if (live.reported || this.live.get(rec.name) !== live) return
       rec.annotationsKept = kept
-      const live = this.live.get(rec.name)
-      if (live && live.tool === tool) this.c.registered(rec)
+      live.reported = true
+      this.c.registered(rec)
     })
   }
 
@@ -331,6 +351,10 @@ export class Interceptor {
     }
     const done = () =>
       safely(() => {
+        // One event for the replacement, then the withdrawals and the new registrations it stands for.
+        const entry = this.hosts.get(host)
+        const withdrawn = entry ? entry.names.size : 0
+        this.c.event("context-provide", { tools: preps.filter((p) => p.rec).length, withdrawn, host: entry ? entry.location : "unknown" })
         this.dropAll(host)
         for (const p of preps) if (p.rec) this.accepted(host, p.tool, p, p.rec, null)
       })
@@ -342,10 +366,52 @@ export class Interceptor {
   dropName(host, name, tool) {
     const live = this.live.get(name)
     if (!live || live.host !== host || (tool && live.tool !== tool)) return
+    if (live.rec && !live.reported) {
+      live.reported = true
+      this.c.registered(live.rec)
+    }
     this.live.delete(name)
+    this.changed.set(name, ++this.epoch)
     const entry = this.hosts.get(host)
     if (entry) entry.names.delete(name)
     this.c.unregistered(name)
+  }
+
+  /** clearContext succeeded on `host`: one event, then each tool withdrawn. */
+  contextCleared(host) {
+    const entry = this.hosts.get(host)
+    this.c.event("context-clear", { withdrawn: entry ? entry.names.size : 0, host: entry ? entry.location : "unknown" })
+    this.dropAll(host)
+  }
+
+  /**
+   * Where a terminal `invoke` can call `name`: the browser's own executeTool (with the host's RegisteredTool
+   * from getTools()) when the host has one, else the tool object the page registered (its wrapped execute).
+   * Resolves to {via, call: (input) => Promise<any>, profile} or null when no host lists the tool.
+   */
+  async invoker(name) {
+    const hosts = Array.from(this.hosts.entries()).sort((a, b) => Number(b[1].location === "document") - Number(a[1].location === "document"))
+    for (const [host, entry] of hosts) {
+      if (typeof host.executeTool !== "function" || typeof host.getTools !== "function") continue
+      let list = null
+      try {
+        list = await host.getTools()
+      } catch {
+        list = null
+      }
+      const t = Array.isArray(list) ? list.find((x) => x && x.name === name) : null
+      if (!t) continue
+      const profile = profileOf(host)
+      // The polyfill's executeTool takes the input as JSON text; Chromium's takes the object.
+      return { via: "executeTool", text: true, call: (input) => host.executeTool(t, profile === "mcp-b" ? JSON.stringify(input ?? {}) : input ?? {}) }
+    }
+    const live = this.live.get(name)
+    if (live && live.tool && typeof live.tool.execute === "function") {
+      const tool = live.tool
+      const fn = live.wrapper || tool.execute
+      return { via: "execute", text: false, profile: profileOf(live.host), call: (input) => fn.call(tool, input ?? {}, {}) }
+    }
+    return null
   }
 
   dropAll(host) {
@@ -358,6 +424,7 @@ export class Interceptor {
   reconcile(host) {
     if (typeof host.getTools !== "function" || !this.c.active) return
     const genAtCall = this.gen
+    const epochAtCall = this.epoch
     let r
     try {
       r = host.getTools()
@@ -373,6 +440,7 @@ export class Interceptor {
           if (!t || typeof t.name !== "string" || !t.name) continue
           names.add(t.name)
           if (this.live.has(t.name) || this.pendingNames.has(t.name) || t.name === this.c.reportToolName) continue
+          if ((this.changed.get(t.name) || 0) > epochAtCall) continue // the list predates our own news of it
           // Registered before the agent could wrap it: listed, not measured (instrument() retrofits).
           const name = toolName(t.name)
           this.live.set(name, { host, tool: null, wrapper: null, since: ++this.gen })

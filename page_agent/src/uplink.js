@@ -12,6 +12,8 @@ const BACKOFF = [250, 500, 1000, 2000, 4000, 5000]
 const LEDGER_EVERY_MS = 250
 const MAX_QUEUED = 500
 const RATE_PAUSE_MS = 500
+// History that nothing restates after a reconnect waits in the (bounded) queue; payloads and results do not.
+const KEPT_OFFLINE = new Set(["event", "update", "prompt"])
 
 /**
  * Which evicted spans the relay may not have. Evictions are oldest-first and acks only grow, so:
@@ -88,6 +90,7 @@ export class Uplink {
     this.paused = false
     this.pauseTimer = null
     this.lastError = null
+    this.onCommand = null
   }
 
   start() {
@@ -148,7 +151,7 @@ export class Uplink {
     s.resumed = false
     s.sentHigh = -1
     // Restated by replay() after hello; what is left is events and updates.
-    s.queue = s.queue.filter((f) => f.type === "event" || f.type === "update")
+    s.queue = s.queue.filter((f) => KEPT_OFFLINE.has(f.type))
   }
 
   // ---- feeds -----------------------------------------------------------------------------------------
@@ -173,7 +176,7 @@ export class Uplink {
     const s = this.feeds.get(id)
     if (!s) return
     // Starts, tools and status are restated from state on reconnect; events and updates wait (bounded).
-    if (!this.open && frame.type !== "event" && frame.type !== "update") return
+    if (!this.open && !KEPT_OFFLINE.has(frame.type)) return
     if (frame.type === "update" && frame.seq > Math.max(s.sentHigh, s.feed.delivery.acked)) return // the span, when sent, carries it
     s.queue.push(frame)
     if (s.queue.length > MAX_QUEUED) s.queue.shift()
@@ -297,6 +300,9 @@ export class Uplink {
         this.kick()
       }
       if (msg.fatal) this.stop()
+    } else if (msg.type === "command") {
+      // The terminal asked (through the relay) for something: only this socket can deliver one.
+      if (typeof this.onCommand === "function") this.onCommand(msg)
     } else if (msg.type === "welcome") {
       this.welcome = { relay: String(msg.relay || ""), protocol: String(msg.protocol || "") }
     }

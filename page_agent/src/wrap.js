@@ -6,6 +6,9 @@ const ORIGINAL = new WeakMap() // wrapper -> original execute
 /** Is `fn` one of our wrappers? */
 export const isWrapper = (fn) => typeof fn === "function" && ORIGINAL.has(fn)
 
+/** The page's own function behind one of our wrappers (or `fn` itself). */
+export const originalOf = (fn) => (typeof fn === "function" && ORIGINAL.has(fn) ? ORIGINAL.get(fn) : fn)
+
 /**
  * Wrap `original` so every call is measured by `collector` under `name`. Once the collector is stopped
  * (detach), the wrapper is a plain pass-through: a host that captured it keeps working.

@@ -8,7 +8,7 @@ const SPAN_KEYS = [
   "sessionId", "seq", "tool", "invokedAt", "settledAt", "wallMs", "blockingMs", "inputBytes", "resultBytes",
   "contentTypes", "imageBytes", "estInputTokens", "estTextTokens", "estImageTokens", "estTokens", "isError",
   "error", "gapSincePrevCallMs", "synthetic", "serializable", "resultType", "envelope", "substituted", "depth",
-  "parent", "overlapped", "errorType",
+  "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch",
 ]
 
 /** Register one tool whose execute takes `ms` of manual time and returns `value` (or throws). */

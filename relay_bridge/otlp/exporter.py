@@ -108,10 +108,14 @@ class OtlpExport:
         self._thread.start()
 
     def close(self, flush: bool = True) -> None:
+        """Stop the thread; with `flush`, what is queued is sent first (bounded by the export timeout)."""
+        if not flush:
+            self.stats.dropped_unreachable += len(self._queue)
+            self._queue.clear()
         self._stop.set()
         self._wake.set()
         if self._thread.is_alive():
-            self._thread.join(EXPORT_TIMEOUT * 2 if flush else 1)
+            self._thread.join(EXPORT_TIMEOUT * 2 if flush else 0.5)
         self._exporter.shutdown()
 
     def _run(self) -> None:

@@ -75,3 +75,64 @@ def test_legacy_navigator_host(plain_browser, pages, relay_server) -> None:
     snap = relay_server.wait_for(lambda s: {e["detail"]["tool"] for e in session_of(s, sid)["timeline"] if e["kind"] == "unregister"} >= gone)
     assert session_of(snap, sid)["totals"]["schemaBytes"] == 0, "nothing registered any more"
     assert errors == []
+
+
+TIMELINE_KINDS = ("register", "unregister", "rejected", "context-provide", "context-clear", "reload")
+
+
+def test_legacy_host_timeline_and_derived_tools(plain_browser, pages, relay_server) -> None:
+    """Issue 8 against the legacy host: register, duplicate (refused), unregister, provideContext, clearContext,
+    reload, as ordered events; the relay's derived tool set matches what the host holds at every step."""
+    page, errors = open_page(plain_browser, pages.url("legacy.html", relay_server))
+    sid = page.evaluate("__webmcpPerf.sessionId")
+
+    def derived(snap):
+        return {n for n, t in session_of(snap, sid)["tools"].items() if t["registered"]}
+
+    def host_holds():
+        return set(page.evaluate("navigator.modelContext.listTools()"))
+
+    steps = [
+        ("navigator.modelContext.registerTool(makeTools().find((t) => t.name === 'obj'))", {"obj"}),
+        ("(() => { try { navigator.modelContext.registerTool(makeTools().find((t) => t.name === 'obj')) } catch (e) { return e.message } })()", {"obj"}),
+        ("navigator.modelContext.registerTool(makeTools().find((t) => t.name === 'str'))", {"obj", "str"}),
+        ("navigator.modelContext.unregisterTool('obj')", {"str"}),
+        ("navigator.modelContext.provideContext({ tools: makeTools().filter((t) => ['num', 'arr'].includes(t.name)) })", {"num", "arr"}),
+        ("navigator.modelContext.clearContext()", set()),
+        ("navigator.modelContext.provideContext({ tools: makeTools().filter((t) => t.name === 'env') })", {"env"}),
+    ]
+    for i, (script, expected) in enumerate(steps):
+        page.evaluate(script)
+        assert host_holds() == expected, script
+        marker = f"m{i}"
+        page.evaluate("(m) => __webmcpPerf.recordConsent({ shown: m, resolved: m, granted: true })", marker)  # a barrier event
+        snap = relay_server.wait_for(lambda s, m=marker: session_of(s, sid) and any(e["kind"] == "consent" and e["detail"]["resolved"] == m for e in session_of(s, sid)["timeline"]))
+        assert derived(snap) == expected, script
+    timeline = sorted(session_of(snap, sid)["timeline"], key=lambda e: e["at"])
+    seen = [(e["kind"], e["detail"].get("tool", e["detail"].get("tools", e["detail"].get("withdrawn", "")))) for e in timeline if e["kind"] in TIMELINE_KINDS]
+    assert seen == [
+        ("register", "obj"),
+        ("rejected", "obj"),
+        ("register", "str"),
+        ("unregister", "obj"),
+        ("context-provide", 2),
+        ("unregister", "str"),
+        ("register", "num"),
+        ("register", "arr"),
+        ("context-clear", 2),
+        ("unregister", "num"),
+        ("unregister", "arr"),
+        ("context-provide", 1),
+        ("register", "env"),
+    ]
+    rejected = [e["detail"]["reason"] for e in timeline if e["kind"] == "rejected"]
+    assert rejected == ["duplicate tool obj"]
+
+    page.reload()
+    sid_old, sid = sid, page.evaluate("__webmcpPerf.sessionId")
+    page.evaluate("navigator.modelContext.registerTool(makeTools().find((t) => t.name === 'img'))")
+    snap = relay_server.wait_for(lambda s: session_of(s, sid) and derived(s) == {"img"} and session_of(s, sid_old)["state"] != "live")
+    kinds = [e["kind"] for e in sorted(session_of(snap, sid)["timeline"], key=lambda e: e["at"]) if e["kind"] in TIMELINE_KINDS]
+    assert kinds == ["reload", "register"]
+    assert snap["counters"].get("rejected", 0) == 0
+    assert errors == []

@@ -100,8 +100,7 @@ async def test_collector_down_then_up(tmp_path: Path) -> None:
     with socket.socket() as s:  # a port with nothing listening, for now
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    relay = Relay(RelayConfig(port=0, token=TOKEN, otlp=f"http://127.0.0.1:{port}/v1/traces"))
-    relay.otlp._interval = 0.05  # type: ignore[union-attr]
+    relay = Relay(RelayConfig(port=0, token=TOKEN, otlp=f"http://127.0.0.1:{port}/v1/traces", otlp_interval=0.05))
     await relay.start()
     receiver = None
     try:
@@ -183,8 +182,7 @@ async def test_through_a_real_collector_rotel(tmp_path: Path) -> None:
          "--traces-batch-timeout", "100ms"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ, ROTEL_LOG_FORMAT="text"),
     )
-    relay = Relay(RelayConfig(port=0, token=TOKEN, otlp=f"http://127.0.0.1:{port}/v1/traces"))
-    relay.otlp._interval = 0.05  # type: ignore[union-attr]
+    relay = Relay(RelayConfig(port=0, token=TOKEN, otlp=f"http://127.0.0.1:{port}/v1/traces", otlp_interval=0.05))
     try:
         await wait_until(lambda: _listening(port), 10)
         await relay.start()

@@ -100,7 +100,8 @@ async def test_prompt_sessions_and_the_timeline() -> None:
             {"type": "prompt", "session": SID, "promptSession": "p1", "kind": "stream", "at": 5.0, "seq": 0, "totalMs": 900.0,
              "firstChunkMs": 120.0, "chunks": 14, "charsIn": 42, "charsOut": 512},
             synth.spans_frame(SID, [synth.span(SID, 0, "search", 4.0, 2.0)]),
-            synth.event(SID, 7.0, "context-clear"),
+            synth.tool(SID, "search", 7.0, change="unregistered"),  # clearContext: the agent withdraws each tool...
+            synth.event(SID, 7.0, "context-clear"),  # ...and says why
             {"type": "prompt", "session": SID, "promptSession": "p1", "kind": "destroy", "at": 8.0},
         ]
         for frame in frames:
@@ -114,7 +115,7 @@ async def test_prompt_sessions_and_the_timeline() -> None:
         assert ps.destroyed_at == 8.0 and len(ps.calls) == 1
         call = ps.calls[0]
         assert (call.firstChunkMs, call.chunks, call.charsOut) == (120.0, 14, 512)
-        assert not s.tools["search"].registered  # cleared by clearContext
+        assert not s.tools["search"].registered
         kinds = [e.kind for e in s.timeline_view()]
         assert kinds.index("register") < kinds.index("rejected") < kinds.index("prompt-create") < kinds.index("start")
         assert kinds.index("start") < kinds.index("prompt-stream") < kinds.index("settle") < kinds.index("context-clear") < kinds.index("prompt-destroy")

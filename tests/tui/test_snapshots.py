@@ -19,7 +19,7 @@ VIEWS = {
     "inspector": ["down", "down", "down", "i"],  # render_preview: the image payload
     "status": ["d"],
     "schemas": ["w"],  # search_products: the exact match across the shop and agent tabs
-    "prompts": ["m"],  # the shop tab's two LanguageModel sessions (tui.feed.demo_prompt_frames)
+    "prompts": ["m"],  # the shop tab's two LanguageModel sessions (relay_bridge.demo)
 }
 
 

@@ -267,10 +267,9 @@ async def test_otlp_unreachable_shows_in_the_status_view_and_top_bar(tmp_path: P
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     endpoint = f"http://127.0.0.1:{port}/v1/traces"
-    app = live_app(tmp_path, relay={"otlp": endpoint})
+    app = live_app(tmp_path, relay={"otlp": endpoint, "otlp_interval": 0.05})
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: app.relay is not None and app.relay.otlp is not None, what="relay")
-        app.relay.otlp._interval = 0.05  # type: ignore[union-attr]
         page = await open_page(app)
         await page.send(spans(SID, "search", 0, 5))
         stats = app.relay.otlp.stats  # type: ignore[union-attr]
