@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from relay_bridge.browser import BrowserError, DebugBrowser, find_chromium, launch_debug_browser
+from tests.lanes.helpers import SiteServer
 from tests.relay_thread import RelayThread
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,3 +37,40 @@ def relay_server(tmp_path: Path) -> Iterator[RelayThread]:
         yield relay
     finally:
         relay.close()
+
+
+# -- the browser lanes (tests/lanes, tests/tui/test_lanes.py) -----------------------------------------------
+
+CHROMIUM_INSTALL = "Chromium is needed for the browser-lane tests: apt-get install -y chromium"
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's Chromium (or $WMCP_CHROMIUM). Missing: the tests FAIL with the install line, never skip."""
+    try:
+        return find_chromium()
+    except BrowserError as exc:
+        pytest.fail(f"{CHROMIUM_INSTALL} ({exc})", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def site() -> Iterator[SiteServer]:
+    """The fixture site (tests/lanes/site: a dozen tools) on a loopback port."""
+    server = SiteServer()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="module")
+def debug_browser(chromium: str) -> Iterator[DebugBrowser]:
+    """Chromium with --remote-debugging-port=0; the port comes from DevToolsActivePort in its user-data-dir."""
+    try:
+        browser = launch_debug_browser("about:blank", browser=chromium)
+    except BrowserError as exc:
+        pytest.fail(f"{CHROMIUM_INSTALL} ({exc})", pytrace=False)
+    try:
+        yield browser
+    finally:
+        browser.close()

@@ -7,12 +7,11 @@ Chromium fails these tests with the install line (tests/lanes/conftest.py does t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from relay_bridge.browser import BrowserError, DebugBrowser, find_chromium, launch_debug_browser
+from relay_bridge.browser import DebugBrowser
 from relay_bridge.cdp import STATUS_HELP
 from tests.lanes.helpers import PageDriver, SiteServer
 from tui.cli import build_parser, wants_ui
@@ -22,38 +21,6 @@ from tui.screens.status import StatusScreen
 from .helpers import screen_text, until
 
 pytestmark = pytest.mark.browser
-INSTALL = "Chromium is needed for the browser-lane tests: apt-get install -y chromium"
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    try:
-        return find_chromium()
-    except BrowserError as exc:
-        pytest.fail(f"{INSTALL} ({exc})", pytrace=False)
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[SiteServer]:
-    server = SiteServer()
-    try:
-        yield server
-    finally:
-        server.close()
-
-
-@pytest.fixture(scope="module")
-def debug_browser(chromium: str) -> Iterator[DebugBrowser]:
-    try:
-        browser = launch_debug_browser("about:blank", browser=chromium)
-    except BrowserError as exc:
-        pytest.fail(f"{INSTALL} ({exc})", pytrace=False)
-    try:
-        yield browser
-    finally:
-        browser.close()
-
-
 def _cdp_session(app):  # type: ignore[no-untyped-def]
     return next((s for s in app.store.sessions.values() if s.agent.startswith("cdp/") and len(s.tools) == 12), None)
 
