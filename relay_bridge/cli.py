@@ -11,6 +11,7 @@ import asyncio
 import errno
 import json
 import signal
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,20 @@ def relay_config(args: argparse.Namespace) -> RelayConfig:
         otlp=traces_endpoint(args.otlp),
         allow_invoke=args.allow_invoke,
     )
+
+
+def preflight_port(config: RelayConfig) -> None:
+    """Fail before a UI takes the terminal when the port is plainly taken (the real bind still decides)."""
+    if config.port == 0:
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds: TIME_WAIT is fine
+        try:
+            probe.bind((config.host, config.port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise UsageError(f"port {config.port} is in use (another wmcp-top?); try --port 0") from None
+            raise UsageError(f"cannot listen on {config.host}:{config.port}: {exc.strerror}") from None
 
 
 async def start_relay(config: RelayConfig, store: Store | None = None) -> Relay:

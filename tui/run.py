@@ -11,7 +11,7 @@ import argparse
 import os
 from pathlib import Path
 
-from relay_bridge.cli import UsageError, relay_config, write_reports
+from relay_bridge.cli import UsageError, preflight_port, relay_config, write_reports
 from relay_bridge.replay import ReplayError
 
 
@@ -35,6 +35,7 @@ def build_app(args: argparse.Namespace):  # type: ignore[no-untyped-def]
             raise UsageError(str(exc)) from None
         return WmcpTopApp(feed=feed, theme_name=theme, export_dir=export_dir, source_label=f"replay {path.name}", probe=probe)
     config = relay_config(args)
+    preflight_port(config)
     cdp_url = None
     if args.command == "attach":
         from .lanes import cdp_feed

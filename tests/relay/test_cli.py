@@ -70,8 +70,12 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
-        out = run(tmp_path, "relay", "--port", str(s.getsockname()[1]))
-    assert out.returncode == 2 and "in use" in out.stderr and "Traceback" not in out.stderr
+        port = str(s.getsockname()[1])
+        out = run(tmp_path, "relay", "--port", port)
+        assert out.returncode == 2 and "in use" in out.stderr and "Traceback" not in out.stderr
+        # The dashboard says so before it takes the terminal: one plain line, no screen switching.
+        ui = run(tmp_path, "--port", port)
+    assert ui.returncode == 2 and ui.stderr == f"wmcp-top: port {port} is in use (another wmcp-top?); try --port 0\n"
 
 
 def test_relay_prints_snippet_and_summaries_then_writes_reports_on_sigterm(tmp_path: Path) -> None:
