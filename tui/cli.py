@@ -98,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
             return core.cmd_snippet(args)
         if args.command == "replay" and args.report:
             return core.cmd_replay_report(args)
+        if args.command == "bench" and sys.stderr.isatty():
+            from relay_bridge.bench import cli as bench
+            from .bench_progress import RichBenchProgress  # rich, not Textual: the bench has no dashboard
+
+            return bench.run(args, progress=RichBenchProgress())
         for lane in headless_lanes():
             if args.command == lane.COMMAND and not wants_ui(args):
                 return lane.run(args)

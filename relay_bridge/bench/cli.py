@@ -1,7 +1,7 @@
 """`wmcp-top bench URL`: call a page's read-only tools with generated inputs and write report v2.
 
-Progress goes to stderr: a carriage-return bar on a terminal, one plain line per tool when piped (no rich here:
-relay_bridge never imports it; a front end may draw its own through `run_bench(progress=...)`). The result
+Progress goes to stderr: on a terminal the `wmcp-top` command passes a rich progress bar (tui/bench_progress.py;
+relay_bridge never imports rich), run standalone it draws a carriage-return bar; piped, one plain line per tool. The result
 table, skipped tools, overhead and budget tables go to stdout. Exit 1 when a budget is broken, 2 on a usage error.
 """
 
@@ -82,10 +82,11 @@ def result_table(report: dict[str, Any]) -> str:
     return table(rows)
 
 
-async def _main(args: argparse.Namespace) -> int:
+async def _main(args: argparse.Namespace, progress: Any = None) -> int:
+    """`progress` is called as progress(tool, done, total) and has a `label`; default: ProgressPrinter(stderr)."""
     cases = load_cases(Path(args.cases)) if args.cases else None
     budget = load_budget(Path(args.budget)) if args.budget else None
-    progress = ProgressPrinter(sys.stderr)
+    progress = progress or ProgressPrinter(sys.stderr)
     common = dict(runs=args.runs, seed=args.seed, allow_mutating=set(args.allow_mutating), cases=cases, only=set(args.only) or None,
                   port=args.port, browser=args.browser, headless=not args.headed, error_policy=args.error_policy, progress=progress)
     result = await run_bench(args.url, armed=not args.no_agent, **common)
@@ -134,9 +135,9 @@ def _write(path: Path, text: str) -> None:
         raise BenchError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, progress: Any = None) -> int:
     try:
-        return asyncio.run(_main(args))
+        return asyncio.run(_main(args, progress))
     except (BenchError, BrowserError) as exc:
         print(f"wmcp-top: {exc}", file=sys.stderr)
         return 2

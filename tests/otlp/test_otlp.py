@@ -201,3 +201,11 @@ async def test_through_a_real_collector_rotel(tmp_path: Path) -> None:
 def _listening(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+async def test_missing_extra_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from relay_bridge.cli import UsageError, start_relay
+
+    monkeypatch.setitem(__import__("sys").modules, "opentelemetry.exporter.otlp.proto.http.trace_exporter", None)
+    with pytest.raises(UsageError, match=r"pip install 'wmcp-top\[otlp\]'"):
+        await start_relay(RelayConfig(port=0, token=TOKEN, otlp="http://127.0.0.1:4318/v1/traces"))
