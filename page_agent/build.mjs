@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// Build page_agent/dist/agent.js (one classic script, an IIFE) and dist/agent.mjs (an ES module) from the
-// ES modules in src/, with no dependencies: each module becomes a function scope, its imports become
-// reads of the modules before it. `--check` exits 1 when dist/ differs from what the sources build.
+// Build page_agent/dist/agent.js (one classic script, an IIFE) from the ES modules in src/, with no
+// dependencies: each module becomes a function scope, its imports become reads of the modules before it.
+// The relay serves the same file as an ES module at /agent.mjs (relay_bridge/assets.py): it fills the
+// `/*@WMCP_MODULE@*/` marker with a binding for the IIFE's result and appends the exports named on the
+// `//@WMCP_EXPORTS@` line. `--check` exits 1 when dist/ differs from what the sources build.
 //
 //   node page_agent/build.mjs           write dist/
 //   node page_agent/build.mjs --check   verify dist/ is current (CI)
@@ -14,6 +16,8 @@ const here = dirname(fileURLToPath(import.meta.url))
 const SRC = join(here, "src")
 const DIST = join(here, "dist")
 const PLACEHOLDER = "/*@WMCP_RELAY@*/null"
+const MODULE_MARKER = "/*@WMCP_MODULE@*/"
+const EXPORTS_MARKER = "//@WMCP_EXPORTS@"
 const ENTRY = "index"
 const MAIN = "main"
 
@@ -93,17 +97,16 @@ export function build() {
   const { code: raw, exported } = body()
   const code = raw.replace(/[^\x00-\x7f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`)
   const head = `// wmcp-top page agent ${version}: built by page_agent/build.mjs from page_agent/src/. Do not edit.\n// MIT. No dependencies. Measures WebMCP tool calls; never keeps or sends inputs or results.\n`
-  const js = `${head}(function () {\n"use strict";\nconst __m = {};\n${code}\n})();\n`
   const names = exported.map((e) => e.split(":")[0].trim())
-  const mjs =
-    `${head}const __agent = (function () {\n"use strict";\nconst __m = {};\n${code}\nreturn __m[${JSON.stringify(ENTRY)}];\n})();\n` +
-    `export const { ${names.join(", ")} } = __agent;\nexport default __agent;\n`
-  for (const [file, text] of [["agent.js", js], ["agent.mjs", mjs]]) {
+  const js =
+    `${head}${MODULE_MARKER}(function () {\n"use strict";\nconst __m = {};\n${code}\nreturn __m[${JSON.stringify(ENTRY)}];\n})();\n` +
+    `${EXPORTS_MARKER} ${names.join(",")}\n`
+  for (const [file, text] of [["agent.js", js]]) {
     if (/[^\x00-\x7f]/.test(text)) throw new Error(`${file}: non-ASCII text survived the build`)
     const count = text.split(PLACEHOLDER).length - 1
     if (count !== 1) throw new Error(`${file}: the relay placeholder ${PLACEHOLDER} occurs ${count} times; it must occur exactly once`)
   }
-  return { "agent.js": js, "agent.mjs": mjs }
+  return { "agent.js": js }
 }
 
 function main() {

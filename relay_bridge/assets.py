@@ -1,18 +1,23 @@
-"""The page agent's built scripts, found in the wheel (relay_bridge/_agent) or the source tree (page_agent/dist).
+"""The page agent's built script, found in the wheel (relay_bridge/_agent) or the source tree (page_agent/dist).
 
-The relay bakes its address and token into the one placeholder each file carries.
+One file is built (`agent.js`, a classic script). The relay bakes its address and token into the file's one
+placeholder, and serves the same text as an ES module at /agent.mjs: the `/*@WMCP_MODULE@*/` marker before the
+IIFE becomes a binding for its result, and the names on the `//@WMCP_EXPORTS@` line are exported from it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 
 from .protocol import PROTOCOL
 
 PLACEHOLDER = b"/*@WMCP_RELAY@*/null"
-FILES = {"/agent.js": "agent.js", "/agent.mjs": "agent.mjs"}
+MODULE_MARKER = b"/*@WMCP_MODULE@*/"
+EXPORTS_RE = re.compile(rb"^//@WMCP_EXPORTS@ ([A-Za-z0-9_$,]+)$", re.M)
+PATHS = ("/agent.js", "/agent.mjs")
 
 
 def _candidates() -> list[Path]:
@@ -20,7 +25,7 @@ def _candidates() -> list[Path]:
     return [here / "_agent", here.parent / "page_agent" / "dist"]
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=2)
 def _read(name: str) -> bytes | None:
     for folder in _candidates():
         path = folder / name
@@ -29,13 +34,24 @@ def _read(name: str) -> bytes | None:
     return None
 
 
+def as_module(classic: bytes) -> bytes | None:
+    """The classic script as an ES module exporting the agent's API; None when the markers are missing."""
+    exports = EXPORTS_RE.search(classic)
+    if MODULE_MARKER not in classic or exports is None:
+        return None
+    names = exports.group(1).decode().split(",")
+    body = classic.replace(MODULE_MARKER, b"const __wmcpTopAgent = ", 1)
+    tail = f"export const {{ {', '.join(names)} }} = __wmcpTopAgent;\nexport default __wmcpTopAgent;\n"
+    return body + tail.encode()
+
+
 def agent_script(path: str, ws_url: str) -> bytes | None:
     """The script for `path` with the relay address baked in, or None when the agent is not built."""
-    name = FILES.get(path)
-    if name is None:
+    if path not in PATHS:
         return None
-    body = _read(name)
+    body = _read("agent.js")
     if body is None or PLACEHOLDER not in body:
         return None
     config = json.dumps({"url": ws_url, "protocol": PROTOCOL}, separators=(",", ":")).encode()
-    return body.replace(PLACEHOLDER, config, 1)
+    body = body.replace(PLACEHOLDER, config, 1)
+    return as_module(body) if path == "/agent.mjs" else body

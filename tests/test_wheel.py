@@ -17,7 +17,7 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(ROOT)], check=True, timeout=300)
     wheel = next((tmp_path / "dist").glob("wmcp_top-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    assert "relay_bridge/_agent/agent.js" in names and "relay_bridge/_agent/agent.mjs" in names
+    assert "relay_bridge/_agent/agent.js" in names
     for data in ("schema/report.v2.json", "schema/footprint.v1.json", "schema/budget.v1.json", "schema/thresholds.v1.json", "bench/harness.js"):
         assert f"relay_bridge/{data}" in names, data
     assert any(re.match(r"tui/_themes/.+\.(toml|json)$", n) for n in names)
@@ -35,8 +35,9 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
         health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read())
         assert health["ok"] is True and health["sessions"] == 0
         token = (home / "config" / "token").read_text().strip()
-        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/agent.js?t={token}", timeout=5).read()
-        assert f"ws://127.0.0.1:{port}/relay?t={token}".encode() in body
+        for path in ("/agent.js", "/agent.mjs"):
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}{path}?t={token}", timeout=5).read()
+            assert f"ws://127.0.0.1:{port}/relay?t={token}".encode() in body, path
     finally:
         proc.terminate()
         proc.wait(10)

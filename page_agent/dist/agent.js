@@ -1,6 +1,6 @@
 // wmcp-top page agent 0.1.0: built by page_agent/build.mjs from page_agent/src/. Do not edit.
 // MIT. No dependencies. Measures WebMCP tool calls; never keeps or sends inputs or results.
-(function () {
+/*@WMCP_MODULE@*/(function () {
 "use strict";
 const __m = {};
 // ---- stats.js ----
@@ -3751,4 +3751,6 @@ try {
   /* never throw into the page */
 }
 })();
+return __m["index"];
 })();
+//@WMCP_EXPORTS@ SessionStats,summaryLine,fmtBytes,fmtCount,fmtDuration,fmtMs,traceEvents,VERSION,gate,agentOf,resolveRelay,attach,maybeAttach,detach

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -15,6 +16,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from relay_bridge import protocol as p
+from relay_bridge.assets import agent_script
 from relay_bridge import synth
 from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import span_events
@@ -120,8 +122,25 @@ async def test_agent_script_has_the_relay_baked_in(relay: Relay) -> None:
         pytest.fail("page_agent/dist/agent.js is missing: run `node page_agent/build.mjs`")
     assert status == 200 and headers["Content-Type"].startswith("text/javascript")
     assert ws_url(relay).encode() in body and b"/*@WMCP_RELAY@*/null" not in body
-    status, body, _ = await asyncio.to_thread(http, relay, f"/agent.mjs?t={TOKEN}")
-    assert status == 200 and ws_url(relay).encode() in body
+    status, body, headers = await asyncio.to_thread(http, relay, f"/agent.mjs?t={TOKEN}")
+    assert status == 200 and ws_url(relay).encode() in body and headers["Content-Type"].startswith("text/javascript")
+
+
+def test_agent_module_imports_in_node_and_exports_the_api(tmp_path: Path) -> None:
+    """/agent.mjs is derived from the one built script: import it as an ES module and use its exports."""
+    body = agent_script("/agent.mjs", "ws://127.0.0.1:1/relay?t=x")
+    assert body is not None, "page_agent/dist/agent.js is missing: run `node page_agent/build.mjs`"
+    module = tmp_path / "agent.mjs"
+    module.write_bytes(body)
+    script = (
+        f"const m = await import({json.dumps(module.as_uri())});"
+        "const names = ['attach','maybeAttach','detach','gate','SessionStats','summaryLine','fmtBytes','traceEvents','VERSION'];"
+        "const missing = names.filter((n) => !(n in m));"
+        "process.stdout.write(JSON.stringify({missing, line: m.summaryLine(9800, 300, 310000, 78000, 39000), dflt: typeof m.default.attach}));"
+    )
+    out = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=30, check=True)
+    got = json.loads(out.stdout)
+    assert got == {"missing": [], "line": "schemas 9.8KB (~2.5K tok) · tools 0.3s · payloads 310KB (~78K tok) · host gaps 39s", "dflt": "function"}
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1:1", "192.168.1.5:{port}", ""])
