@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .jsonfile import read_json
+
 FORMAT = "wmcp-top-compare/1"
 THRESHOLDS_FORMAT = "wmcp-top-thresholds/1"
 REPORT_FORMATS = ("webmcp-perf-report/1", "webmcp-perf-report/2")
@@ -55,14 +57,7 @@ class CompareError(Exception):
 
 
 def load_report(path: Path) -> dict[str, Any]:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CompareError(f"no such file: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CompareError(f"cannot read {path}: {exc}") from None
-    except ValueError:
-        raise CompareError(f"{path} is not JSON") from None
+    doc = read_json(path, "report", CompareError)
     check_report(doc, str(path))
     return doc
 
@@ -81,13 +76,7 @@ def check_report(doc: Any, name: str = "report") -> str:
 def load_thresholds(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {"default": dict(DEFAULT_THRESHOLDS), "tools": {}}
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CompareError(f"no such thresholds file: {path}") from None
-    except ValueError:
-        raise CompareError(f"thresholds file {path} is not JSON") from None
-    return normalise_thresholds(doc)
+    return normalise_thresholds(read_json(path, "thresholds file", CompareError))
 
 
 def normalise_thresholds(doc: Any) -> dict[str, Any]:

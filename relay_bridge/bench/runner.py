@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 from urllib.parse import urlsplit
 
+from ..jsonfile import read_json
 from .. import __version__
 from .. import protocol as p
 from ..assets import agent_script
@@ -82,12 +83,7 @@ class RunResult:
 
 def load_cases(path: Path) -> dict[str, list[Any]]:
     """`{"tool": [input, ...]}` or `{"cases": {...}}`; each input a JSON object."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BenchError(f"no such cases file: {path}") from None
-    except ValueError:
-        raise BenchError(f"cases file {path} is not JSON") from None
+    doc = read_json(path, "cases file", BenchError)
     if isinstance(doc, dict) and isinstance(doc.get("cases"), dict):
         doc = doc["cases"]
     if not isinstance(doc, dict) or not all(isinstance(v, list) and all(isinstance(i, dict) for i in v) for v in doc.values()):
@@ -250,13 +246,7 @@ BUDGET_KEYS = {"p95Ms": "p95 ms", "bytes": "result bytes (largest call)", "token
 
 
 def load_budget(path: Path) -> dict[str, Any]:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BenchError(f"no such budget file: {path}") from None
-    except ValueError:
-        raise BenchError(f"budget file {path} is not JSON") from None
-    return check_budget(doc)
+    return check_budget(read_json(path, "budget file", BenchError))
 
 
 def check_budget(doc: Any) -> dict[str, Any]:
