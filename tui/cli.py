@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from relay_bridge import __version__
 from relay_bridge import cli as core
+from relay_bridge.inert import inert_output
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,27 +94,43 @@ def headless_lanes() -> list:  # type: ignore[type-arg]
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "relay":
-            return core.cmd_relay(args)
-        if args.command == "snippet":
-            return core.cmd_snippet(args)
-        if args.command == "replay" and args.report:
-            return core.cmd_replay_report(args)
-        if args.command == "bench" and sys.stderr.isatty():
-            from relay_bridge.bench import cli as bench
-            from .bench_progress import RichBenchProgress  # rich, not Textual: the bench has no dashboard
+        headless = headless_command(args)
+        if headless is None:
+            from .run import run_app  # Textual is imported only for the UI
 
-            return bench.run(args, progress=RichBenchProgress())
-        for lane in headless_lanes():
-            if args.command == lane.COMMAND and not wants_ui(args):
-                return lane.run(args)
-        from .run import run_app  # Textual is imported only for the UI
-
-        return run_app(args)
+            return run_app(args)
+        # What a headless command prints can hold page text (origins, tool names): never let it reach the
+        # terminal as control sequences.
+        with inert_output():
+            return headless()
     except core.UsageError as exc:
-        return core.fail(str(exc))
+        with inert_output():
+            return core.fail(str(exc))
     except KeyboardInterrupt:
         return 130
+
+
+def headless_command(args: argparse.Namespace) -> Callable[[], int] | None:
+    """The command to run without the dashboard, or None for the UI."""
+    if args.command == "relay":
+        return lambda: core.cmd_relay(args)
+    if args.command == "snippet":
+        return lambda: core.cmd_snippet(args)
+    if args.command == "replay" and args.report:
+        return lambda: core.cmd_replay_report(args)
+    if args.command == "bench" and sys.stderr.isatty():
+        from rich.console import Console
+
+        from relay_bridge.bench import cli as bench
+
+        from .bench_progress import RichBenchProgress  # rich, not Textual: the bench has no dashboard
+
+        progress = RichBenchProgress(Console(file=sys.stderr))  # our own escapes: bound before stderr is made inert
+        return lambda: bench.run(args, progress=progress)
+    for lane in headless_lanes():
+        if args.command == lane.COMMAND and not wants_ui(args):
+            return lambda: lane.run(args)
+    return None
 
 
 if __name__ == "__main__":

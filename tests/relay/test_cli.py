@@ -117,3 +117,27 @@ def test_relay_prints_snippet_and_summaries_then_writes_reports_on_sigterm(tmp_p
         assert replayed["ledger"]["totals"] == report["ledger"]["totals"]
     # nothing from the relay's own logging reached the terminal
     assert "connection open" not in proc.stderr.read()  # type: ignore[union-attr]
+
+
+def test_headless_output_never_carries_a_page_escape_sequence(tmp_path: Path) -> None:
+    """`wmcp-top relay` prints origins and summaries: a page's control characters show, never act."""
+    env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--no-log"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    try:
+        port = int(re.search(r":(\d+)", proc.stdout.readline()).group(1))  # type: ignore[union-attr]
+        token = (tmp_path / "config" / "token").read_text().strip()
+        with connect(f"ws://127.0.0.1:{port}/relay?t={token}") as ws:
+            ws.recv()
+            ws.send(json.dumps(synth.hello("e5c0e5c0", origin="https://evil.example\x1b]0;pwned\x07\x1b[2J\u202e")))
+            ws.recv()
+            lines = [proc.stdout.readline() for _ in range(5)]
+            while not lines[-1].startswith("e5c0e5c0"):
+                lines.append(proc.stdout.readline())
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    line = lines[-1]
+    assert "\x1b" not in line and "\x07" not in line and "\u202e" not in line
+    assert "https://evil.example␛]0;pwned␇␛[2J\\u202e" in line
