@@ -45,13 +45,17 @@ async def one_client(url: str, index: int, batch: int, seconds: float, latencies
         seq_frame = 0
         stop = time.perf_counter() + seconds
 
+        acked = asyncio.Event()  # set by every ack: the window may have room again
+
         async def sender() -> None:
             nonlocal seq_frame
             while time.perf_counter() < stop:
                 while len(sent_at) - frames_acked >= WINDOW:
-                    await asyncio.sleep(0)
-                    if time.perf_counter() >= stop:
-                        return
+                    acked.clear()
+                    if len(sent_at) - frames_acked >= WINDOW:
+                        await asyncio.wait_for(acked.wait(), 30)
+                if time.perf_counter() >= stop:
+                    return
                 frame = frames[seq_frame % len(frames)]
                 if seq_frame >= len(frames):  # keep seqs unique so the relay stores every span
                     base = seq_frame * batch
@@ -60,16 +64,27 @@ async def one_client(url: str, index: int, batch: int, seconds: float, latencies
                 await ws.send(frame)
                 seq_frame += 1
 
+        caught_up = asyncio.Event()  # set whenever every frame sent so far is acked
+
         async def receiver() -> None:
             nonlocal frames_acked
             while True:
-                if frames_acked >= len(sent_at) and time.perf_counter() >= stop:
-                    return
                 await ws.recv()
                 latencies.append(time.perf_counter() - sent_at[frames_acked])
                 frames_acked += 1
+                acked.set()
+                if frames_acked == len(sent_at):
+                    caught_up.set()
 
-        await asyncio.gather(sender(), receiver())
+        rx = asyncio.create_task(receiver())
+        await sender()
+        # The sender has stopped: wait for the acks still owed, then stop listening (never on a recv that
+        # no ack will answer).
+        while frames_acked < len(sent_at):
+            caught_up.clear()
+            if frames_acked < len(sent_at):
+                await asyncio.wait_for(caught_up.wait(), 30)
+        rx.cancel()
     return frames_acked
 
 
