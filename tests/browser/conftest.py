@@ -159,6 +159,16 @@ def spans_of(snapshot: dict[str, Any], sid: str) -> list[dict[str, Any]]:
     return s["spans"] if s else []
 
 
+def session_where(sid: str, predicate: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], bool]:
+    """A wait_for condition on one session that holds only once the session has reached the relay."""
+
+    def check(snapshot: dict[str, Any]) -> bool:
+        session = session_of(snapshot, sid)
+        return session is not None and bool(predicate(session))
+
+    return check
+
+
 def has_spans(sid: str, n: int) -> Callable[[dict[str, Any]], bool]:
     return lambda snap: len(spans_of(snap, sid)) >= n
 

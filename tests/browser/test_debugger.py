@@ -10,14 +10,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import trace_document
 from relay_bridge.server import InvokeRefused
-from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, spans_of
+from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, spans_of, session_where
 from tests.otlp.receiver import Receiver
 from tests.relay_thread import RelayThread
 
@@ -94,7 +93,7 @@ def test_timeline_and_derived_tools_on_the_native_host(browser, pages, relay_ser
     sid2 = page.evaluate("__webmcpPerf.sessionId")
     assert sid2 != sid
     page.evaluate(REGISTER, ["d"])
-    snap = relay_server.wait_for(lambda s: session_of(s, sid2) and registered(session_of(s, sid2)) == {"d"} and session_of(s, sid)["state"] != "live")
+    snap = relay_server.wait_for(lambda s: session_of(s, sid2) and registered(session_of(s, sid2)) == {"d"} and session_where(sid, lambda x: x["state"] != "live")(s))
     assert tool_timeline(session_of(snap, sid2)) == [("reload", ""), ("register", "d")]
     assert session_of(snap, sid)["timeline"][-1]["kind"] in ("bye", "disconnected")
     assert snap["counters"].get("rejected", 0) == 0, "every frame the agent sent was valid"

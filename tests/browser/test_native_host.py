@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, spans_of, wait_phase
+from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, spans_of, wait_phase, session_where
 
 pytestmark = pytest.mark.browser
 
@@ -94,7 +94,7 @@ def test_annotations_kept_and_dropped_match_get_tools(browser, pages, relay_serv
     # A duplicate is refused by the host and reported as refused, not as a second tool.
     err = page.evaluate("""async () => { try { await document.modelContext.registerTool({ name: "obj", description: "again", execute() {} }); return null } catch (e) { return e.name } }""")
     assert err == "InvalidStateError"
-    snap = relay_server.wait_for(lambda s: any(e["kind"] == "rejected" for e in session_of(s, sid)["timeline"]))
+    snap = relay_server.wait_for(session_where(sid, lambda x: any(e["kind"] == "rejected" for e in x["timeline"])))
     [refused] = [e for e in session_of(snap, sid)["timeline"] if e["kind"] == "rejected"]
     assert refused["detail"] == {"tool": "obj", "reason": "Duplicate tool name"}
     assert session_of(snap, sid)["tools"]["obj"]["registered"] is True, "the first registration stands"
@@ -116,7 +116,7 @@ def test_a_hanging_call_is_in_flight_while_it_hangs(browser, pages, relay_server
     page.evaluate("window.__release('done'); window.__pending")
     snap = relay_server.wait_for(has_spans(sid, 1))
     assert spans_of(snap, sid)[0]["tool"] == "hang"
-    relay_server.wait_for(lambda s: not session_of(s, sid)["inflight"])
+    relay_server.wait_for(session_where(sid, lambda x: not x["inflight"]))
     assert errors == []
 
 
@@ -129,7 +129,7 @@ def test_report_tool_is_internal_and_never_measured(browser, pages, relay_server
     out = page.evaluate(RUN_ALL, {"names": ["get_perf_report"], "input": {"view": "summary"}, "stringInput": False})
     view = json.loads(out["get_perf_report"]["text"])
     assert view["view"] == "summary" and view["summary"].startswith("schemas ")
-    snap = relay_server.wait_for(lambda s: "get_perf_report" in session_of(s, sid)["tools"])
+    snap = relay_server.wait_for(session_where(sid, lambda x: "get_perf_report" in x["tools"]))
     assert session_of(snap, sid)["tools"]["get_perf_report"]["internal"] is True
     page.evaluate(RUN_ALL, {"names": ["obj"], "input": {}, "stringInput": False})
     snap = relay_server.wait_for(has_spans(sid, 2))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, spans_of, wait_phase
+from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, spans_of, wait_phase, session_where
 
 pytestmark = pytest.mark.browser
 
@@ -41,7 +41,7 @@ def test_polyfill_host(plain_browser, pages, relay_server, polyfill_file) -> Non
       await document.modelContext.registerTool({ name: "temp", description: "short-lived", execute: () => 1 }, { signal: ac.signal })
       ac.abort()
     }""")
-    snap = relay_server.wait_for(lambda s: any(e["kind"] == "unregister" and e["detail"]["tool"] == "temp" for e in session_of(s, sid)["timeline"]))
+    snap = relay_server.wait_for(session_where(sid, lambda x: any(e["kind"] == "unregister" and e["detail"]["tool"] == "temp" for e in x["timeline"])))
     assert "temp" not in page.evaluate("__webmcpPerf.ledger().registeredTools")
     assert errors == []
 
@@ -72,7 +72,7 @@ def test_legacy_navigator_host(plain_browser, pages, relay_server) -> None:
     assert page.evaluate("__webmcpPerf.ledger().registeredTools") == []
     assert page.evaluate("navigator.modelContext.listTools()") == []
     gone = {"obj", "str", "empty", "arr", "num"}
-    snap = relay_server.wait_for(lambda s: {e["detail"]["tool"] for e in session_of(s, sid)["timeline"] if e["kind"] == "unregister"} >= gone)
+    snap = relay_server.wait_for(session_where(sid, lambda x: {e["detail"]["tool"] for e in x["timeline"] if e["kind"] == "unregister"} >= gone))
     assert session_of(snap, sid)["totals"]["schemaBytes"] == 0, "nothing registered any more"
     assert errors == []
 

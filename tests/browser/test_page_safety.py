@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, spans_of, wait_phase
+from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, session_where, spans_of
 
 pytestmark = pytest.mark.browser
 
@@ -29,7 +29,7 @@ def test_canary_appears_nowhere(browser, pages, relay_server, tmp_path) -> None:
     # The canary really went through the tools and came back to the browser's agent.
     assert CANARY in got["str"]["text"] and CANARY in got["echo"]["text"] and CANARY in got["env"]["text"]
     page.evaluate("__webmcpPerf.reset(); __webmcpPerf.registerReportTool()")
-    snap = relay_server.wait_for(lambda s: any(e["kind"] == "reset" for e in session_of(s, sid)["timeline"]))
+    snap = relay_server.wait_for(session_where(sid, lambda x: any(e["kind"] == "reset" for e in x["timeline"])))
     listener.wait_for_function("(n) => window.__channelLog.filter((m) => m.includes('\"kind\":\"span\"')).length >= n", arg=len(NAMES))
 
     socket = page.evaluate("window.__socketLog")
@@ -101,7 +101,7 @@ def test_detach_leaves_the_page_as_it_was(browser, pages, relay_server) -> None:
       global: "__webmcpPerf" in window,
     })""")
     assert state == {"executes": True, "late": True, "registerTool": True, "ownKeys": True, "global": False}
-    snap = relay_server.wait_for(lambda s: session_of(s, sid)["state"] != "live")
+    snap = relay_server.wait_for(session_where(sid, lambda x: x["state"] != "live"))
     assert session_of(snap, sid)["phase"] in ("detached", "disconnected")
     before = len(spans_of(snap, sid))
     # The host still holds the wrapper it was given: it now passes straight through, unmeasured.
