@@ -378,6 +378,3 @@ def _safe(text: str) -> str:
 def encode(frame: Struct) -> bytes:
     return _encoder.encode(frame)
 
-
-def encode_json(obj: Any) -> bytes:
-    return _encoder.encode(obj)

@@ -12,7 +12,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Static
 
-from relay_bridge.store import Session, category
+from relay_bridge.store import Session
 from relay_bridge.units import fmt_bytes, fmt_ms
 
 from ..sanitize import inert
@@ -28,10 +28,6 @@ class Row:
     kind: str
     what: Text
     failed: bool = False
-
-
-def group_of(kind: str) -> str:
-    return category(kind)
 
 
 def _detail(detail: dict[str, Any], skip: tuple[str, ...] = ()) -> Text:
