@@ -38,7 +38,7 @@ from .palette import Palette
 from .sanitize import inert, inert_str
 from .themes import DEFAULT_THEME, APP_VARIABLES, load_themes
 from .widgets.session_pane import SessionView
-from .widgets.tool_table import COLUMNS
+from .widgets.tool_table import columns_for
 from .widgets.topbar import TopBar
 from .widgets.waiting import WaitingPanel, waiting_text
 
@@ -46,6 +46,7 @@ Feed = Callable[["WmcpTopApp"], Awaitable[None]]
 REFRESH_INTERVAL = 0.25  # at most 4 screen updates a second
 TICK_INTERVAL = 0.5
 COMPACT_WIDTH, COMPACT_HEIGHT = 80, 24
+NARROW_WIDTH = 100  # under this the tool table drops min and max rather than scroll sideways
 
 
 class StoreChanged(Message):
@@ -129,6 +130,7 @@ class WmcpTopApp(App[int]):
         self.open_handle: Any = None  # `wmcp-top open`: the browser (relay_bridge.browser.OpenHandle)
         self.paused = False
         self.compact = False
+        self.table_layout = "full"  # compact / narrow / full: which tool-table columns fit
         self.text_filter = ""
         self.sort_key = "tool"
         self.sort_reverse = False
@@ -344,7 +346,7 @@ class WmcpTopApp(App[int]):
         if (table.sort_key, table.sort_reverse) != (self.sort_key, self.sort_reverse):
             table.sort_key, table.sort_reverse = self.sort_key, self.sort_reverse
             table.set_sort(self.sort_key, self.sort_reverse)
-        view.show(session, self.palette, self.clock_ms, text_filter=self.text_filter, compact=self.compact)
+        view.show(session, self.palette, self.clock_ms, text_filter=self.text_filter, compact=self.compact, layout=self.table_layout)
 
     async def _refresh_all(self) -> None:
         for view in self._views.values():
@@ -446,11 +448,14 @@ class WmcpTopApp(App[int]):
 
     def _update_compact(self, width: int, height: int) -> None:
         compact = width < COMPACT_WIDTH or height < COMPACT_HEIGHT
-        if compact == self.compact:
+        layout = "compact" if compact else ("narrow" if width < NARROW_WIDTH else "full")
+        if compact == self.compact and layout == self.table_layout:
             return
-        self.compact = compact
-        self.set_class(compact, "-compact")
-        self._labels.clear()
+        self.table_layout = layout
+        if compact != self.compact:
+            self.compact = compact
+            self.set_class(compact, "-compact")
+            self._labels.clear()
         if self.is_mounted:
             self.call_later(self._refresh_all)
 
@@ -511,7 +516,7 @@ class WmcpTopApp(App[int]):
             self._views[sid].table.focus()
 
     def _columns(self) -> list[str]:
-        return [c.key for c in COLUMNS if c.compact or not self.compact]
+        return [c.key for c in columns_for(self.table_layout)]
 
     async def _set_sort(self, key: str, reverse: bool) -> None:
         self.sort_key, self.sort_reverse = key, reverse  # the header's ▲/▼ says which (no toast: cheap to repaint)

@@ -297,3 +297,17 @@ async def test_replay_plays_a_capture_in_the_ui(tmp_path: Path) -> None:
         shop = next(iter(store.sessions))
         await until(pilot, lambda: cell(app, "get_product", "calls", shop) == str(store.sessions[shop].stats.tools["get_product"].calls))
         assert app.store.sessions[shop].stats.summary() == store.sessions[shop].stats.summary()
+
+
+async def test_at_80_columns_the_table_fits_without_sideways_scrolling(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        page = await open_page(app, tools=("search_products", "get_product"))
+        await page.send(spans(SID, "search_products", 0, 3))
+        await until(pilot, lambda: SID in app._views and cell(app, "search_products", "calls") == "3")
+        t = table(app)
+        assert [str(c.value) for c in t.columns] == ["tool", "calls", "err", "p50", "p95", "blocking", "bytes", "tokens", "schema"]
+        assert t.virtual_size.width <= t.scrollable_content_region.width, "the narrow table still scrolls sideways"
+        await pilot.resize_terminal(120, 36)
+        await until(pilot, lambda: "min" in [str(c.value) for c in table(app).columns], what="full table at 120 columns")
+        await page.close()

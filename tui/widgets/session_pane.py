@@ -39,11 +39,11 @@ class SessionView(Vertical):
         return self.query_one(ToolTable)
 
     def show(self, session: Session, palette: Palette, clock_ms: Callable[[], float], *, text_filter: str = "",
-             compact: bool = False) -> None:
+             compact: bool = False, layout: str = "full") -> None:
         self.query_one(SummaryLine).show(session)
         self.query_one(StatusPane).show(session, palette, with_hints=not compact)
         table = self.table
-        table.set_compact(compact)
+        table.set_columns_layout(layout)
         registered = {name: rec.registered for name, rec in session.tools.items()}
         table.sync(session.stats.aggregates(), palette, registered, text_filter)
         if not compact:

@@ -41,23 +41,34 @@ class Column:
     key: str
     label: str
     field: str | None
-    compact: bool
+    compact: bool  # shown in the compact layout (a split pane, under 80 columns)
+    narrow: bool = True  # shown from 80 to 99 columns, where the full table would scroll sideways
 
 
 COLUMNS = (
     Column("tool", "tool", "tool", True),
     Column("calls", "calls", "calls", True),
     Column("err", "err", "errors", True),
-    Column("min", "min", "minMs", False),
+    Column("min", "min", "minMs", False, narrow=False),
     Column("p50", "p50", "p50Ms", True),
     Column("p95", "p95", "p95Ms", True),
-    Column("max", "max", "maxMs", False),
+    Column("max", "max", "maxMs", False, narrow=False),
     Column("blocking", "blocking", "blockingMs", False),
     Column("bytes", "bytes", "totalBytes", True),
     Column("tokens", "tokens", "estTokens", False),
     Column("schema", "schema", "schemaBytes", False),
 )
 SORT_KEYS = tuple(c.key for c in COLUMNS)
+LAYOUTS = ("compact", "narrow", "full")
+
+
+def columns_for(layout: str) -> list[Column]:
+    """The columns a table layout shows: compact under 80 columns, narrow (no min/max) under 100, else all."""
+    if layout == "compact":
+        return [c for c in COLUMNS if c.compact]
+    if layout == "narrow":
+        return [c for c in COLUMNS if c.narrow]
+    return list(COLUMNS)
 
 
 def _num(value: Any) -> float:
@@ -95,23 +106,23 @@ class ToolTable(DataTable):
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kw)
-        self.compact = False
+        self.columns_layout = "full"
         self.sort_key = "tool"
         self.sort_reverse = False
         self._cells: dict[str, dict[str, str]] = {}  # row key -> column -> plain text shown (to skip no-op updates)
-        self._columns_for: bool | None = None
+        self._columns_for: str | None = None
 
     def on_mount(self) -> None:
         self._ensure_columns()
 
     def columns_now(self) -> list[Column]:
-        return [c for c in COLUMNS if c.compact or not self.compact]
+        return columns_for(self.columns_layout)
 
     def _ensure_columns(self) -> None:
-        if self._columns_for == self.compact:
+        if self._columns_for == self.columns_layout:
             return
-        self._columns_for = self.compact
-        self.clear(columns=True)  # only when the layout changes (compact <-> full), never for data
+        self._columns_for = self.columns_layout
+        self.clear(columns=True)  # only when the layout changes (compact / narrow / full), never for data
         self._cells.clear()
         for col in self.columns_now():
             self.add_column(self._label(col), key=col.key)
@@ -121,9 +132,9 @@ class ToolTable(DataTable):
             return Text(col.label + (" ▲" if not self.sort_reverse else " ▼"), style="bold")
         return Text(col.label)
 
-    def set_compact(self, compact: bool) -> None:
-        if compact != self.compact:
-            self.compact = compact
+    def set_columns_layout(self, layout: str) -> None:
+        if layout != self.columns_layout:
+            self.columns_layout = layout
             self._ensure_columns()
 
     def set_sort(self, key: str, reverse: bool) -> None:
