@@ -42,6 +42,11 @@ class Coalescer:
         wait = self._last_flush + self.interval - time.monotonic()
         self._handle = loop.call_later(wait, self.flush) if wait > 0 else loop.call_soon(self.flush)
 
+    def would_flush_at_once(self) -> bool:
+        """Nothing pending and the interval since the last flush has passed: the next change goes out on the
+        next loop turn."""
+        return self._handle is None and time.monotonic() - self._last_flush >= self.interval
+
     def flush(self) -> None:
         self._handle = None
         self._last_flush = time.monotonic()
