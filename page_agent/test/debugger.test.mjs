@@ -2,22 +2,9 @@
 // for every registration change (provideContext, clearContext, reload), and registrations the host refused.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { setup, settle, FakeWebSocket, manualEnv, DraftHost, legacyHost, fakeWindow, channelBus, CANARY, utf8 } from "../test-support/helpers.mjs"
+import { setup, settle, FakeWebSocket, manualEnv, DraftHost, legacyHost, fakeWindow, channelBus, CANARY, utf8, RELAY, connectedAgent } from "../test-support/helpers.mjs"
 
-const RELAY = { url: "ws://127.0.0.1:7420/relay?t=0123456789abcdef0123456789abcdef", protocol: "wmcp-relay/1" }
 const tool = (name, execute, extra = {}) => ({ name, description: `${name} tool`, inputSchema: { type: "object" }, execute, ...extra })
-
-async function connected({ host = new DraftHost(), location = "document", config = {}, g } = {}) {
-  FakeWebSocket.instances = []
-  const env = manualEnv()
-  const ctx = setup({ env, host, location, g, config: { WebSocket: FakeWebSocket, relay: RELAY, ...config } })
-  const ws = FakeWebSocket.last()
-  ws.accept()
-  env.run()
-  ws.deliver({ type: "ack", session: ctx.api.sessionId, seq: -1 })
-  env.run()
-  return { ...ctx, ws, id: ctx.api.sessionId }
-}
 
 /** Deliver a command and wait until the agent answered it. */
 async function command(ctx, msg) {
@@ -32,7 +19,7 @@ async function command(ctx, msg) {
 }
 
 test("invoke: through the host's executeTool; the answer is the text the agent reads; the call is a span", async () => {
-  const ctx = await connected()
+  const ctx = await connectedAgent()
   await ctx.host.registerTool(tool("find", (input) => ({ hit: input.q + CANARY })))
   await settle()
   let viaExecuteTool = 0
@@ -63,7 +50,7 @@ test("invoke: through the host's executeTool; the answer is the text the agent r
 })
 
 test("invoke: unknown tool, unknown command, a failing tool, a foreign session, a bad id", async () => {
-  const ctx = await connected()
+  const ctx = await connectedAgent()
   await ctx.host.registerTool(tool("boom", () => { throw new TypeError("card declined") }))
   await settle()
   let [r] = await command(ctx, { id: "c1", name: "invoke", args: { tool: "nope", input: {} } })
@@ -88,7 +75,7 @@ test("invoke: unknown tool, unknown command, a failing tool, a foreign session, 
 
 test("invoke: a legacy host without executeTool is called through the registered execute", async () => {
   const host = legacyHost()
-  const ctx = await connected({ host, location: "navigator" })
+  const ctx = await connectedAgent({ host, location: "navigator" })
   host.registerTool(tool("num", () => NaN))
   host.registerTool(tool("empty", () => ""))
   host.registerTool(tool("cyc", () => { const o = {}; o.o = o; return o }))
@@ -102,7 +89,7 @@ test("invoke: a legacy host without executeTool is called through the registered
 })
 
 test("invoke: the text is capped at 256 KiB characters; resultBytes counts all of it", async () => {
-  const ctx = await connected()
+  const ctx = await connectedAgent()
   await ctx.host.registerTool(tool("big", () => "é".repeat(300000)))
   await settle()
   const [r] = await command(ctx, { id: "big", name: "invoke", args: { tool: "big" } })
@@ -132,7 +119,7 @@ test("a command posted on the BroadcastChannel or as a window message does nothi
 
 test("timeline: provideContext is one event, then the withdrawals and registrations it stands for", async () => {
   const host = legacyHost()
-  const ctx = await connected({ host, location: "navigator" })
+  const ctx = await connectedAgent({ host, location: "navigator" })
   host.registerTool(tool("a", () => 1))
   host.provideContext({ tools: [tool("b", () => 2), tool("c", () => 3)] })
   host.clearContext()
@@ -159,7 +146,7 @@ test("timeline: a provideContext or clearContext the host refuses says nothing",
   host.provideContext = () => {
     throw new TypeError("bad context")
   }
-  const ctx = await connected({ host, location: "navigator" })
+  const ctx = await connectedAgent({ host, location: "navigator" })
   host.registerTool(tool("a", () => 1))
   assert.throws(() => host.provideContext({ tools: [tool("b", () => 2)] }), /bad context/)
   ctx.env.run()
@@ -182,7 +169,7 @@ class StrictHost extends DraftHost {
 }
 
 test("rejected registrations (duplicate name, invalid schema) are tool frames with `rejected`, never tools", async () => {
-  const ctx = await connected({ host: new StrictHost() })
+  const ctx = await connectedAgent({ host: new StrictHost() })
   await ctx.host.registerTool(tool("a", () => 1))
   await settle()
   await assert.rejects(ctx.host.registerTool(tool("a", () => 2, { description: "again" })), /Duplicate tool name/)
@@ -206,7 +193,7 @@ test("a reload is an event at attach; a navigation later is one too", async () =
   const listeners = {}
   g.addEventListener = (type, fn) => (listeners[type] = fn)
   g.performance = { getEntriesByType: (t) => (t === "navigation" ? [{ type: "reload" }] : []), timeOrigin: 1700000000000 }
-  const ctx = await connected({ g, host: g.document.modelContext })
+  const ctx = await connectedAgent({ g, host: g.document.modelContext })
   listeners.popstate({})
   ctx.env.run()
   const kinds = ctx.ws.frames("event").map((e) => [e.kind, e.detail])
@@ -221,7 +208,7 @@ test("a tool withdrawn before the host's getTools() answers is still registered,
     }
   }
   const host = new SlowList()
-  const ctx = await connected({ host })
+  const ctx = await connectedAgent({ host })
   const ac = new AbortController()
   await host.registerTool(tool("b", () => 1), { signal: ac.signal })
   await settle()

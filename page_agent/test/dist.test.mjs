@@ -8,12 +8,11 @@ import { join, dirname } from "node:path"
 import { fileURLToPath } from "node:url"
 import vm from "node:vm"
 import { build } from "../build.mjs"
-import { fakeWindow, DraftHost, FakeWebSocket } from "../test-support/helpers.mjs"
+import { fakeWindow, DraftHost, FakeWebSocket, RELAY } from "../test-support/helpers.mjs"
 
 const DIST = join(dirname(fileURLToPath(import.meta.url)), "..", "dist")
 const PLACEHOLDER = "/*@WMCP_RELAY@*/null"
 const read = (f) => readFileSync(join(DIST, f), "utf8")
-const RELAY = { url: "ws://127.0.0.1:7420/relay?t=0123456789abcdef0123456789abcdef", protocol: "wmcp-relay/1" }
 
 test("dist/ is what the sources build (node page_agent/build.mjs --check)", () => {
   const out = build()

@@ -2,23 +2,10 @@
 // isRefusal and the built-in English match, recordConsent, and opt-in payload capture (socket only).
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { setup, settle, FakeWebSocket, manualEnv, DraftHost, channelBus, CANARY } from "../test-support/helpers.mjs"
+import { setup, settle, FakeWebSocket, manualEnv, DraftHost, channelBus, CANARY, RELAY, connectedAgent } from "../test-support/helpers.mjs"
 import { shortHash, fingerprintOf, defaultRefusal, consentMismatch } from "../src/hooks.js"
 
-const RELAY = { url: "ws://127.0.0.1:7420/relay?t=0123456789abcdef0123456789abcdef", protocol: "wmcp-relay/1" }
 const tool = (name, execute, extra = {}) => ({ name, description: `${name} tool`, inputSchema: { type: "object" }, execute, ...extra })
-
-async function connected(config = {}, extra = {}) {
-  FakeWebSocket.instances = []
-  const env = manualEnv()
-  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, relay: RELAY, ...config }, ...extra })
-  const ws = FakeWebSocket.last()
-  ws.accept()
-  env.run()
-  ws.deliver({ type: "ack", session: ctx.api.sessionId, seq: -1 })
-  env.run()
-  return { ...ctx, ws, id: ctx.api.sessionId }
-}
 
 async function reg(ctx, t, signal) {
   await ctx.host.registerTool(t, signal ? { signal } : {})
@@ -50,7 +37,7 @@ test("shortHash and fingerprintOf: stable, 16 hex digits, move with the source",
 })
 
 test("redefinition: the same name again with another descriptor sends the tool frame again and an event", async () => {
-  const ctx = await connected()
+  const ctx = await connectedAgent()
   let ac = new AbortController()
   await reg(ctx, tool("a", () => 1), ac.signal)
   ac.abort()
@@ -67,7 +54,7 @@ test("redefinition: the same name again with another descriptor sends the tool f
 })
 
 test("fingerprintHandler: a swapped function under an identical descriptor is a redefinition", async () => {
-  const ctx = await connected({ fingerprintHandler: true })
+  const ctx = await connectedAgent({ config: { fingerprintHandler: true } })
   let ac = new AbortController()
   await reg(ctx, tool("a", () => "one"), ac.signal)
   ac.abort()
@@ -81,12 +68,12 @@ test("fingerprintHandler: a swapped function under an identical descriptor is a 
 
 test("isErrorResult: prose failures become errors (tool_error); the agent still reads the prose", async () => {
   const seen = []
-  const ctx = await connected({
+  const ctx = await connectedAgent({ config: {
     isErrorResult: (v) => {
       seen.push(v)
       return typeof v === "string" && v.startsWith("Error: ")
     },
-  })
+  } })
   await reg(ctx, tool("lib", (i) => (i.fail ? "Error: out of stock" : "ok")))
   await reg(ctx, tool("throws", () => { throw new RangeError("x") }))
   assert.equal(await run(ctx, "lib", { fail: true }), "Error: out of stock")
@@ -100,10 +87,10 @@ test("isErrorResult: prose failures become errors (tool_error); the agent still 
 })
 
 test("a hook that throws is recorded as hook-failed and ignored", async () => {
-  const ctx = await connected({
+  const ctx = await connectedAgent({ config: {
     isErrorResult: () => { throw new SyntaxError(CANARY) },
     isRefusal: () => { throw new TypeError(CANARY) },
-  })
+  } })
   await reg(ctx, tool("t", () => "Confirmation required"))
   await run(ctx, "t")
   const [s] = ctx.api.spans()
@@ -117,7 +104,7 @@ test("a hook that throws is recorded as hook-failed and ignored", async () => {
 })
 
 test("isRefusal: the page's classifier decides; junk answers are no refusal", async () => {
-  const ctx = await connected({ isRefusal: (v) => (v === "nope" ? "unavailable" : v === "ask" ? "confirm" : v === "odd" ? "maybe" : undefined) })
+  const ctx = await connectedAgent({ config: { isRefusal: (v) => (v === "nope" ? "unavailable" : v === "ask" ? "confirm" : v === "odd" ? "maybe" : undefined) } })
   await reg(ctx, tool("r", (i) => i.v))
   for (const v of ["nope", "ask", "odd", "Confirmation required"]) await run(ctx, "r", { v })
   assert.deepEqual(ctx.api.spans().map((s) => s.refusal), ["unavailable", "confirm", null, null])
@@ -133,7 +120,7 @@ test("the built-in English refusal match (no isRefusal given)", async () => {
   assert.equal(defaultRefusal("Your order: confirmation required later"), null, "anchored at the start")
   assert.equal(defaultRefusal("Bestätigung erforderlich"), null, "English only")
   assert.equal(defaultRefusal(42), null)
-  const ctx = await connected()
+  const ctx = await connectedAgent()
   await reg(ctx, tool("r", (i) => i.v))
   await run(ctx, "r", { v: "Confirmation required" })
   await run(ctx, "r", { v: "fine" })
@@ -141,7 +128,7 @@ test("the built-in English refusal match (no isRefusal given)", async () => {
 })
 
 test("recordConsent: an event now, consent on the NEXT span of the resolved tool only", async () => {
-  const ctx = await connected()
+  const ctx = await connectedAgent()
   await reg(ctx, tool("search", () => "r", { title: "Search", description: "Search the product catalogue" }))
   await reg(ctx, tool("buy", () => "b"))
   await run(ctx, "search")
@@ -180,7 +167,7 @@ test("consentMismatch: name, title or description, or the name as a word", () =>
 
 test("payload capture off (default): no payload frame, no body anywhere", async () => {
   const bus = channelBus()
-  const ctx = await connected({ BroadcastChannel: bus.BroadcastChannel })
+  const ctx = await connectedAgent({ config: { BroadcastChannel: bus.BroadcastChannel } })
   await reg(ctx, tool("echo", (i) => "echo " + i.q))
   await run(ctx, "echo", { q: CANARY })
   assert.equal(ctx.ws.frames("payload").length, 0)
@@ -190,7 +177,7 @@ test("payload capture off (default): no payload frame, no body anywhere", async 
 
 test("payload capture on: a payload frame BEFORE the span, truncated; never the channel or report", async () => {
   const bus = channelBus()
-  const ctx = await connected({ capturePayloads: true, maxPayloadLength: 16, BroadcastChannel: bus.BroadcastChannel })
+  const ctx = await connectedAgent({ config: { capturePayloads: true, maxPayloadLength: 16, BroadcastChannel: bus.BroadcastChannel } })
   await reg(ctx, tool("echo", (i) => "echo " + i.q))
   await reg(ctx, tool("fail", () => { throw new Error("no") }))
   await run(ctx, "echo", { q: CANARY })
@@ -208,11 +195,11 @@ test("payload capture on: a payload frame BEFORE the span, truncated; never the 
 })
 
 test("maxPayloadLength defaults to 2048 and is capped at the relay's 65536", async () => {
-  let ctx = await connected({ capturePayloads: true })
+  let ctx = await connectedAgent({ config: { capturePayloads: true } })
   await reg(ctx, tool("big", () => "z".repeat(100000)))
   await run(ctx, "big")
   assert.equal(ctx.ws.frames("payload")[0].result.length, 2048)
-  ctx = await connected({ capturePayloads: true, maxPayloadLength: 10 ** 7 })
+  ctx = await connectedAgent({ config: { capturePayloads: true, maxPayloadLength: 10 ** 7 } })
   await reg(ctx, tool("big", () => "z".repeat(100000)))
   await run(ctx, "big")
   assert.equal(ctx.ws.frames("payload")[0].result.length, 65536)

@@ -2,10 +2,8 @@
 // in a fake window; every step a `prompt` frame with counts, never text; streams pass the original chunks.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { setup, settle, FakeWebSocket, manualEnv, fakeWindow, DraftHost, CANARY } from "../test-support/helpers.mjs"
+import { setup, settle, FakeWebSocket, manualEnv, fakeWindow, DraftHost, CANARY, RELAY } from "../test-support/helpers.mjs"
 import { countChars, countInput } from "../src/prompt.js"
-
-const RELAY = { url: "ws://127.0.0.1:7420/relay?t=0123456789abcdef0123456789abcdef", protocol: "wmcp-relay/1" }
 
 /** A stand-in for Chromium's LanguageModel: answers are scripted, time is the test's manual clock. */
 function fakeLanguageModel(env, { chunks = ["Hel", "lo ", "😀", CANARY], answer = "Bonjour " + CANARY, failStream = false } = {}) {

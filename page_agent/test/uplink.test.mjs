@@ -2,11 +2,9 @@
 // backoff capped at 5 s, relay errors, and never throwing into the page.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { setup, settle, FakeWebSocket, manualEnv, CANARY } from "../test-support/helpers.mjs"
+import { setup, settle, FakeWebSocket, manualEnv, CANARY, RELAY } from "../test-support/helpers.mjs"
 import { Delivery, Uplink } from "../src/uplink.js"
 import { agentOf } from "../src/index.js"
-
-const RELAY = { url: "ws://127.0.0.1:7420/relay?t=0123456789abcdef0123456789abcdef", protocol: "wmcp-relay/1" }
 
 async function connected(config = {}) {
   FakeWebSocket.instances = []
