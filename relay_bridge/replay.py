@@ -43,10 +43,14 @@ def read_steps(path: Path) -> list[Step]:
         whole = None
     if isinstance(whole, dict) and "format" in whole:
         return list(_capture_steps(path, whole))
+    if not text.strip():
+        raise ReplayError(f"{path}: empty file (not a session log or capture)")
     steps: list[Step] = []
     for part in log_parts(path):
         lines = text if part == path else part.read_text(encoding="utf-8", errors="replace")
         steps.extend(_log_steps(part, lines.splitlines()))
+    if not steps:  # one line that is not a log record (the torn-last-line allowance must not accept any file)
+        raise ReplayError(f"{path}: not a wmcp-top session log or capture")
     return steps
 
 

@@ -22,6 +22,8 @@ def build_app(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
     export_dir = Path(args.export_dir).expanduser() if getattr(args, "export_dir", None) else None
     theme = getattr(args, "theme", None)
+    if theme:
+        check_theme(theme)
     probe = None
     if os.environ.get("WMCP_TOP_PROBE"):
         from .probe import Probe
@@ -48,11 +50,22 @@ def build_app(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         feed = open_feed(args.url, True if args.headless else None, args.browser)
     elif getattr(args, "demo", False):
         seed = getattr(args, "seed", None)
-        speed = getattr(args, "demo_speed", 1.0) or 1.0
+        speed = getattr(args, "demo_speed", 1.0)
         feed = demo_feed(seed if seed is not None else 7, speed)
     else:
         feed = None
     return WmcpTopApp(relay_config=config, feed=feed, theme_name=theme, export_dir=export_dir, probe=probe, cdp_url=cdp_url)
+
+
+def check_theme(name: str) -> None:
+    """An unknown --theme is a usage error at start (not a toast after the screen is up)."""
+    from textual.theme import BUILTIN_THEMES
+
+    from .themes import load_themes
+
+    known = set(BUILTIN_THEMES) | set(load_themes().themes)
+    if name not in known:
+        raise UsageError(f"unknown theme {name!r}; known: {', '.join(sorted(known))}")
 
 
 def run_app(args: argparse.Namespace) -> int:
