@@ -575,39 +575,61 @@ class WmcpTopApp(App[int]):
     def _stamp(self) -> str:
         return time.strftime("%Y%m%d-%H%M%S")
 
-    def _export(self, name: str, doc: Any) -> Path | None:
-        path = self.export_dir / name
+    def _export_path(self, stem: str, suffix: str) -> Path:
+        """`DIR/<stem>-<stamp><suffix>`, never an existing file: two exports in one second get `-2`, `-3`."""
+        base = f"{stem}-{self._stamp()}"
+        path = self.export_dir / f"{base}{suffix}"
+        n = 1
+        while path.exists():
+            n += 1
+            path = self.export_dir / f"{base}-{n}{suffix}"
+        return path
+
+    def _export(self, stem: str, doc: Any) -> Path | None:
+        path = self._export_path(stem, ".json")
         try:
             write_json(path, doc)
         except OSError as exc:
-            self.notify(inert_str(f"could not write {path}: {exc.strerror}"), severity="error", markup=False)
+            self.notify(inert_str(f"could not write {path}: {exc.strerror or exc}"), severity="error", markup=False)
             return None
         self.notify(inert_str(f"wrote {path}"), title="export", markup=False, timeout=6)
         return path
+
+    def _no_sessions(self) -> bool:
+        if self.store.sessions:
+            return False
+        self.notify("no sessions yet: nothing to export", severity="warning")
+        return True
 
     def action_export_report(self) -> Path | None:
         session = self.selected_session
         if session is None:
             self.notify("no session selected", severity="warning")
             return None
-        return self._export(f"report-{session.id}-{self._stamp()}.json", build_report(session))
+        return self._export(f"report-{session.id}", build_report(session))
 
     def action_export_capture(self) -> Path | None:
-        return self._export(f"capture-{self._stamp()}.json", build_capture(self.store))
+        if self._no_sessions():
+            return None
+        return self._export("capture", build_capture(self.store))
 
     def action_export_trace(self) -> Path | None:
+        if self._no_sessions():
+            return None
         sessions = [(f"{s.info.origin} {s.id}", s.info.timeOrigin, s.spans()) for s in self.store.sessions.values()]
-        return self._export(f"trace-{self._stamp()}.json", trace_document(sessions))
+        return self._export("trace", trace_document(sessions))
 
     def action_screenshot(self) -> Path | None:
-        self.export_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            path = self.save_screenshot(f"wmcp-top-{self._stamp()}.svg", str(self.export_dir))
+        try:  # an unusable export dir is a toast, like e/E/t: never an exception that takes the relay down
+            self.export_dir.mkdir(parents=True, exist_ok=True)
+            path = self._export_path("wmcp-top", ".svg")
+            saved = self.save_screenshot(path.name, str(self.export_dir))
         except OSError as exc:
-            self.notify(inert_str(f"could not save the screenshot: {exc.strerror}"), severity="error", markup=False)
+            self.notify(inert_str(f"could not save the screenshot in {self.export_dir}: {exc.strerror or exc}"),
+                        severity="error", markup=False)
             return None
-        self.notify(inert_str(f"wrote {path}"), title="screenshot", markup=False, timeout=6)
-        return Path(path)
+        self.notify(inert_str(f"wrote {saved}"), title="screenshot", markup=False, timeout=6)
+        return Path(saved)
 
     def action_copy_snippet(self) -> None:
         if self.relay is None:
