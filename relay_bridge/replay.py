@@ -136,6 +136,20 @@ def _capture_frames(sess: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield dict(sess["status"], type="status")
 
 
+class StepClock:
+    """The store's clock during a replay: the time of the step being applied, so what the store stamps (a call
+    ended by its session's end, relay-side timeline entries) carries the log's time, not the replay's."""
+
+    def __init__(self) -> None:
+        self.ms = 0.0
+
+    def time(self) -> float:
+        return self.ms / 1000
+
+    def monotonic(self) -> float:
+        return self.ms / 1000
+
+
 def replay_into(store: Store, steps: list[Step]) -> None:
     """Apply every step now (headless replay)."""
     for step in steps:
@@ -143,6 +157,8 @@ def replay_into(store: Store, steps: list[Step]) -> None:
 
 
 def apply_step(store: Store, step: Step) -> None:
+    if isinstance(store.clock, StepClock) and step.t:
+        store.clock.ms = step.t
     if step.opened is True:
         store.connect(step.conn)
     elif step.opened is False:
@@ -154,13 +170,14 @@ def apply_step(store: Store, step: Step) -> None:
 
 
 def close_all(store: Store) -> None:
-    """After the last step nothing is connected any more (a log cut by a crash has no close lines)."""
+    """After the last step nothing is connected any more (a log cut by a crash has no close lines): calls still
+    open end there, at the last step's time."""
     for conn in list(store.connections):
         store.disconnect(conn)
 
 
 def load_store(path: Path, buffer: int = 500) -> Store:
-    store = Store(buffer=buffer)
+    store = Store(buffer=buffer, clock=StepClock())
     replay_into(store, read_steps(path))
     close_all(store)
     return store

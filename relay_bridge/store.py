@@ -56,6 +56,9 @@ class InFlight:
     parent: int | None
     seen_at: float  # relay clock (time.monotonic) when `start` arrived
     cancelled_at: float | None = None
+    # Page-clock ms when its session ended (bye) or lost its socket with the call still open: the call ends
+    # there, marked, instead of running on. A re-sent `start` after a reconnect opens it again.
+    ended_at: float | None = None
 
 
 @dataclass(slots=True)
@@ -251,6 +254,7 @@ class Store:
             if session is not None and session.conn == conn and session.state == "live":
                 session.state = "disconnected"
                 session.conn = None
+                self._end_calls(session)
                 self._timeline(session, "disconnected", {})
                 self._touch(sid)
         self._touch()
@@ -319,6 +323,7 @@ class Store:
                 session.state = "ended"
                 session.bye_reason = frame.reason
                 session.conn = None
+                self._end_calls(session)
                 self.connections.get(conn, set()).discard(session.id)
                 self._timeline(session, "bye", {"reason": frame.reason})
         self._touch(session.id)
@@ -424,6 +429,16 @@ class Store:
         while len(session.inflight) > session.stats.buffer:
             session.inflight.pop(next(iter(session.inflight)))
 
+    def _end_calls(self, session: Session) -> None:
+        """Calls still open when the session ends (or loses its socket) end with it, at the page's time now."""
+        now = self._page_now(session)
+        for call in session.inflight.values():
+            if call.ended_at is None:
+                call.ended_at = max(now, call.invokedAt)
+
+    def _page_now(self, session: Session) -> float:
+        return max(0.0, self.clock.time() * 1000 - session.info.timeOrigin) if session.info.timeOrigin else 0.0
+
     def _prompt(self, session: Session, frame: p.Prompt) -> None:
         ps = session.prompts.get(frame.promptSession)
         if ps is None:
@@ -487,7 +502,7 @@ class Store:
 
     def _timeline(self, session: Session, kind: str, detail: dict[str, Any], at: float | None = None) -> None:
         if at is None:
-            at = max(0.0, self.clock.time() * 1000 - session.info.timeOrigin) if session.info.timeOrigin else 0.0
+            at = self._page_now(session)
         session.timeline.append(TimelineEntry(at, kind, detail))
 
     # -- reads --------------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ import os
 from pathlib import Path
 
 from relay_bridge.cli import UsageError, preflight_port, relay_config, write_reports
-from relay_bridge.replay import ReplayError
+from relay_bridge.replay import ReplayError, StepClock
+from relay_bridge.store import Store
 
 
 def build_app(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -35,7 +36,8 @@ def build_app(args: argparse.Namespace):  # type: ignore[no-untyped-def]
             feed = replay_feed(path, args.speed)
         except ReplayError as exc:
             raise UsageError(str(exc)) from None
-        return WmcpTopApp(feed=feed, theme_name=theme, export_dir=export_dir, source_label=f"replay {path.name}", probe=probe)
+        store = Store(clock=StepClock())  # stamps carry the log's time, not the replay's
+        return WmcpTopApp(store=store, feed=feed, theme_name=theme, export_dir=export_dir, source_label=f"replay {path.name}", probe=probe)
     config = relay_config(args)
     preflight_port(config)
     cdp_url = None

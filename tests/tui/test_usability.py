@@ -3,9 +3,16 @@ by keyboard). Each test runs the real app on its own relay, fed over a real sock
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from .helpers import SID, cell, live_app, open_page, spans, until
+from relay_bridge import synth
+from relay_bridge.replay import load_store
+from tui.app import TICK_INTERVAL
+from tui.palette import Palette
+from tui.widgets.inflight import InFlightPane, inflight_text
+
+from .helpers import ORIGIN_MS, SID, SID2, cell, live_app, open_page, spans, until
 
 
 async def test_screenshot_into_an_unusable_export_dir_is_a_toast_not_a_crash(tmp_path: Path) -> None:
@@ -57,3 +64,46 @@ async def test_exports_with_no_session_say_so_instead_of_writing_an_empty_file(t
         assert not (tmp_path / "exports").exists() or not any((tmp_path / "exports").iterdir())
         notes = [n.message for n in app._notifications]
         assert notes.count("no sessions yet: nothing to export") == 2, notes
+
+
+async def test_a_call_in_flight_ends_with_its_session(tmp_path: Path) -> None:
+    now = [ORIGIN_MS + 5_000.0]
+    app = live_app(tmp_path, clock=lambda: now[0])
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app)
+        await page.send(synth.start_frame(SID, [(0, "slow", 4_000.0)]))
+        pane = lambda: str(app._views[SID].query_one(InFlightPane).render())  # noqa: E731
+        await until(pilot, lambda: SID in app._views and "running 1.0s" in pane(), what="in flight shown")
+        await page.send({"type": "bye", "session": SID, "reason": "pagehide"})
+        await until(pilot, lambda: "ended with the session" in pane(), what="call ended with its session")
+        shown = pane()
+        assert "in flight: 0" in shown and "running" not in shown
+        now[0] += 20_000.0  # time passes: the ended call does not count on
+        await pilot.pause(TICK_INTERVAL * 2)
+        assert pane() == shown
+        await page.close()
+
+
+def test_a_replayed_log_does_not_leave_calls_running(tmp_path: Path) -> None:
+    """The log's own times end the call (the page's last word), not the time of the replay."""
+    t0 = ORIGIN_MS
+    frames = [
+        {"t": t0, "c": 1, "open": True},
+        {"t": t0 + 1, "c": 1, "f": synth.hello(SID, "https://shop.example", time_origin=t0)},
+        {"t": t0 + 1_000, "c": 1, "f": synth.start_frame(SID, [(0, "slow", 1_000.0)])},
+        {"t": t0 + 3_500, "c": 1, "f": {"type": "bye", "session": SID, "reason": "pagehide"}},
+        {"t": t0 + 3_600, "c": 1, "close": True},
+        {"t": t0 + 4_000, "c": 2, "open": True},  # a second page cut by a crash: no bye, no close line
+        {"t": t0 + 4_001, "c": 2, "f": synth.hello(SID2, "https://shop.example", time_origin=t0)},
+        {"t": t0 + 4_500, "c": 2, "f": synth.start_frame(SID2, [(0, "slow", 4_500.0)])},
+        {"t": t0 + 6_000, "c": 2, "f": synth.spans_frame(SID2, [])},
+    ]
+    log = tmp_path / "run.jsonl"
+    log.write_text("".join(json.dumps(f) + "\n" for f in frames))
+    store = load_store(log)
+    (call,) = store.sessions[SID].inflight.values()
+    assert call.ended_at == 3_500.0
+    (other,) = store.sessions[SID2].inflight.values()
+    assert other.ended_at == 6_000.0
+    text = inflight_text(store.sessions[SID], Palette(), lambda: ORIGIN_MS + 257_000.0).plain
+    assert "ended with the session after 2.5s" in text and "running" not in text
