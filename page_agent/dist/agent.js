@@ -2309,7 +2309,7 @@ class Uplink {
     this.ct = ct
     this.schedule = schedule || ((fn) => st(fn, 0))
     this.clock = clock || (() => Date.now())
-    /** @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sentHigh:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any}>} */
+    /** @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sentHigh:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, said:boolean}>} */
     this.feeds = new Map()
     this.ws = null
     this.state = "idle"
@@ -2390,7 +2390,30 @@ class Uplink {
   /** @param {Feed} feed */
   addFeed(feed) {
     if (this.feeds.has(feed.id)) return
-    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sentHigh: -1, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null })
+    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sentHigh: -1, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, said: false })
+    this.kick()
+  }
+
+  /**
+   * The page is going away (pagehide): say `bye` for every session and send nothing more for them, since
+   * whatever the unload still produces (the `visibility` event fired after pagehide, a status, a ledger)
+   * would reach a relay that has ended the session and be refused. A bfcache restore calls `resume()`.
+   */
+  bye(reason) {
+    for (const [id, s] of this.feeds) {
+      if (this.open && s.helloSent && !s.said) this.write({ type: "bye", session: id, reason })
+      s.said = true
+      s.queue = []
+    }
+  }
+
+  /** The page is back (pageshow from the bfcache): every session says hello again. */
+  resume() {
+    for (const s of this.feeds.values()) {
+      if (!s.said) continue
+      s.said = false
+      this.resetLink(s)
+    }
     this.kick()
   }
 
@@ -2405,7 +2428,7 @@ class Uplink {
   /** Queue a small frame for a session (start, update, tool, status, event). */
   send(id, frame) {
     const s = this.feeds.get(id)
-    if (!s) return
+    if (!s || s.said) return
     // Starts, tools and status are restated from state on reconnect; events and updates wait (bounded).
     if (!this.open && !KEPT_OFFLINE.has(frame.type)) return
     if (frame.type === "update" && frame.seq > Math.max(s.sentHigh, s.feed.delivery.acked)) return // the span, when sent, carries it
@@ -2451,7 +2474,7 @@ class Uplink {
   flush() {
     if (!this.open || this.paused) return
     for (const s of this.feeds.values()) {
-      const id = s.feed.id
+      if (s.said) continue // said bye: nothing more until resume()
       if (!s.helloSent) {
         const h = s.feed.hello()
         if (!this.write({ type: "hello", protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost })) return
@@ -2526,7 +2549,7 @@ class Uplink {
       this.counters.errors++
       this.lastError = String(msg.code || "error")
       if (msg.code === "rate_limited") this.slowDown()
-      if (msg.code === "unknown_session" && msg.session && this.feeds.has(msg.session)) {
+      if (msg.code === "unknown_session" && msg.session && this.feeds.has(msg.session) && !this.feeds.get(msg.session).said) {
         this.resetLink(this.feeds.get(msg.session))
         this.kick()
       }
@@ -3403,11 +3426,17 @@ class Agent {
     on(doc, "visibilitychange", () => safely(() => c.event("visibility", { state: String(doc.visibilityState) })))
     on(g, "pagehide", (e) =>
       safely(() => {
-        if (this.uplink) for (const id of this.uplink.feeds.keys()) this.uplink.write({ type: "bye", session: id, reason: e && e.persisted ? "bfcache" : "pagehide" })
+        if (this.uplink) this.uplink.bye(e && e.persisted ? "bfcache" : "pagehide")
         if (this.channel && this.uplink) this.channel.announce(true)
       }),
     )
-    on(g, "pageshow", (e) => safely(() => e && e.persisted && c.event("navigation", { kind: "bfcache-restore" })))
+    on(g, "pageshow", (e) =>
+      safely(() => {
+        if (!e || !e.persisted) return
+        if (this.uplink) this.uplink.resume()
+        c.event("navigation", { kind: "bfcache-restore" })
+      }),
+    )
     on(g, "popstate", () => safely(() => c.event("navigation", { kind: "popstate" })))
     on(g, "hashchange", () => safely(() => c.event("navigation", { kind: "hashchange" })))
     const nav = safely(() => g.performance.getEntriesByType("navigation")[0], null)

@@ -161,11 +161,17 @@ class Agent {
     on(doc, "visibilitychange", () => safely(() => c.event("visibility", { state: String(doc.visibilityState) })))
     on(g, "pagehide", (e) =>
       safely(() => {
-        if (this.uplink) for (const id of this.uplink.feeds.keys()) this.uplink.write({ type: "bye", session: id, reason: e && e.persisted ? "bfcache" : "pagehide" })
+        if (this.uplink) this.uplink.bye(e && e.persisted ? "bfcache" : "pagehide")
         if (this.channel && this.uplink) this.channel.announce(true)
       }),
     )
-    on(g, "pageshow", (e) => safely(() => e && e.persisted && c.event("navigation", { kind: "bfcache-restore" })))
+    on(g, "pageshow", (e) =>
+      safely(() => {
+        if (!e || !e.persisted) return
+        if (this.uplink) this.uplink.resume()
+        c.event("navigation", { kind: "bfcache-restore" })
+      }),
+    )
     on(g, "popstate", () => safely(() => c.event("navigation", { kind: "popstate" })))
     on(g, "hashchange", () => safely(() => c.event("navigation", { kind: "hashchange" })))
     const nav = safely(() => g.performance.getEntriesByType("navigation")[0], null)

@@ -78,7 +78,7 @@ export class Uplink {
     this.ct = ct
     this.schedule = schedule || ((fn) => st(fn, 0))
     this.clock = clock || (() => Date.now())
-    /** @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sentHigh:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any}>} */
+    /** @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sentHigh:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, said:boolean}>} */
     this.feeds = new Map()
     this.ws = null
     this.state = "idle"
@@ -159,7 +159,30 @@ export class Uplink {
   /** @param {Feed} feed */
   addFeed(feed) {
     if (this.feeds.has(feed.id)) return
-    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sentHigh: -1, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null })
+    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sentHigh: -1, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, said: false })
+    this.kick()
+  }
+
+  /**
+   * The page is going away (pagehide): say `bye` for every session and send nothing more for them, since
+   * whatever the unload still produces (the `visibility` event fired after pagehide, a status, a ledger)
+   * would reach a relay that has ended the session and be refused. A bfcache restore calls `resume()`.
+   */
+  bye(reason) {
+    for (const [id, s] of this.feeds) {
+      if (this.open && s.helloSent && !s.said) this.write({ type: "bye", session: id, reason })
+      s.said = true
+      s.queue = []
+    }
+  }
+
+  /** The page is back (pageshow from the bfcache): every session says hello again. */
+  resume() {
+    for (const s of this.feeds.values()) {
+      if (!s.said) continue
+      s.said = false
+      this.resetLink(s)
+    }
     this.kick()
   }
 
@@ -174,7 +197,7 @@ export class Uplink {
   /** Queue a small frame for a session (start, update, tool, status, event). */
   send(id, frame) {
     const s = this.feeds.get(id)
-    if (!s) return
+    if (!s || s.said) return
     // Starts, tools and status are restated from state on reconnect; events and updates wait (bounded).
     if (!this.open && !KEPT_OFFLINE.has(frame.type)) return
     if (frame.type === "update" && frame.seq > Math.max(s.sentHigh, s.feed.delivery.acked)) return // the span, when sent, carries it
@@ -220,7 +243,7 @@ export class Uplink {
   flush() {
     if (!this.open || this.paused) return
     for (const s of this.feeds.values()) {
-      const id = s.feed.id
+      if (s.said) continue // said bye: nothing more until resume()
       if (!s.helloSent) {
         const h = s.feed.hello()
         if (!this.write({ type: "hello", protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost })) return
@@ -295,7 +318,7 @@ export class Uplink {
       this.counters.errors++
       this.lastError = String(msg.code || "error")
       if (msg.code === "rate_limited") this.slowDown()
-      if (msg.code === "unknown_session" && msg.session && this.feeds.has(msg.session)) {
+      if (msg.code === "unknown_session" && msg.session && this.feeds.has(msg.session) && !this.feeds.get(msg.session).said) {
         this.resetLink(this.feeds.get(msg.session))
         this.kick()
       }
