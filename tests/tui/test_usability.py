@@ -12,7 +12,7 @@ from tui.app import TICK_INTERVAL
 from tui.palette import Palette
 from tui.widgets.inflight import InFlightPane, inflight_text
 
-from .helpers import ORIGIN_MS, SID, SID2, cell, live_app, open_page, spans, until
+from .helpers import ORIGIN_MS, SID, SID2, cell, live_app, open_page, row_keys, screen_text, spans, table, until
 
 
 async def test_screenshot_into_an_unusable_export_dir_is_a_toast_not_a_crash(tmp_path: Path) -> None:
@@ -107,3 +107,40 @@ def test_a_replayed_log_does_not_leave_calls_running(tmp_path: Path) -> None:
     assert other.ended_at == 6_000.0
     text = inflight_text(store.sessions[SID], Palette(), lambda: ORIGIN_MS + 257_000.0).plain
     assert "ended with the session after 2.5s" in text and "running" not in text
+
+
+def header_line(app) -> str:  # type: ignore[no-untyped-def]
+    """The tool table's header row as shown on screen."""
+    lines = screen_text(app).splitlines()
+    return next(line for line in lines if " tool" in line and "calls" in line)
+
+
+async def test_the_sort_arrow_is_always_on_the_sorted_column_with_one_meaning(tmp_path: Path) -> None:
+    for size in ((120, 36), (90, 30), (70, 20)):
+        app = live_app(tmp_path)
+        async with app.run_test(size=size) as pilot:
+            page = await open_page(app, tools=("alpha", "beta", "gamma"))
+            await page.send(spans(SID, "beta", 0, 12, wall=5))
+            await page.send(spans(SID, "gamma", 12, 2, wall=400))
+            await until(pilot, lambda: SID in app._views and cell(app, "gamma", "calls") == "2", what="rows")
+            columns = [c.key for c in table(app).ordered_columns]
+            for _ in range(len(columns) + 1):
+                for reverse in (False, True):
+                    await pilot.pause()
+                    shown = header_line(app)
+                    assert shown.count("▲") + shown.count("▼") == 1, (size, app.sort_key, shown)
+                    label = {"err": "err", "tokens": "tokens"}.get(app.sort_key, app.sort_key)
+                    order = row_keys(app)
+                    first, last = order[0], order[-1]
+                    if "▲" in shown:  # ascending: smallest (or A) first, on names and numbers alike
+                        assert f"{label} ▲" in shown and sort_value(app, first) <= sort_value(app, last), (size, app.sort_key, shown, order)
+                    else:
+                        assert f"{label} ▼" in shown and sort_value(app, first) >= sort_value(app, last), (size, app.sort_key, shown, order)
+                    await pilot.press("S")
+                await pilot.press("s")
+            await page.close()
+
+
+def sort_value(app, tool: str):  # type: ignore[no-untyped-def]
+    t = table(app)
+    return t.get_cell(tool, app.sort_key).sort_value

@@ -127,9 +127,14 @@ class ToolTable(DataTable):
         for col in self.columns_now():
             self.add_column(self._label(col), key=col.key)
 
+    @property
+    def descending(self) -> bool:
+        """Numbers sort largest first and names A to Z unless reversed; the arrow shows which it is now."""
+        return (self.sort_key != "tool") != self.sort_reverse
+
     def _label(self, col: Column) -> Text:
         if col.key == self.sort_key:
-            return Text(col.label + (" ▲" if not self.sort_reverse else " ▼"), style="bold")
+            return Text(col.label + (" ▼" if self.descending else " ▲"), style="bold")
         return Text(col.label)
 
     def set_columns_layout(self, layout: str) -> None:
@@ -143,14 +148,15 @@ class ToolTable(DataTable):
             column = self.columns.get(ColumnKey(col.key))
             if column is not None:
                 column.label = self._label(col)
-        self._apply_sort()
-        self.refresh()
+                # the arrow must fit: a column sized for "calls" would cut "calls ▼" back to "calls"
+                column.content_width = max(column.content_width, column.label.cell_len)
+        self._apply_sort(always=True)
 
-    def _apply_sort(self) -> None:
-        if self.row_count and self.sort_key in {c.key for c in self.columns_now()}:
-            default_desc = self.sort_key != "tool"  # numbers: biggest first; names: a-z
+    def _apply_sort(self, always: bool = False) -> None:
+        """Re-order the rows. DataTable.sort also re-renders the header (a changed label alone is cached)."""
+        if (self.row_count or always) and self.sort_key in {c.key for c in self.columns_now()}:
             self.sort(self.sort_key, key=lambda cell: getattr(cell, "sort_value", 0) if cell is not None else 0,
-                      reverse=default_desc != self.sort_reverse)
+                      reverse=self.descending)
 
     def sync(self, rows: list[dict[str, Any]], palette: Palette, registered: dict[str, bool], text_filter: str = "") -> bool:
         """Bring the table to `rows` (filtered by tool-name substring). Returns whether anything changed."""
