@@ -717,8 +717,13 @@ class WmcpTopApp(App[int]):
             self.pop_screen()
         self.push_screen(make())
 
+    # Textual's own entries that one of ours replaces (its Screenshot also fails outside a web driver).
+    REPLACED_SYSTEM_COMMANDS = frozenset({"Quit", "Screenshot"})
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title not in self.REPLACED_SYSTEM_COMMANDS:
+                yield command
         for action in keys.ACTIONS:
             key = keys.KEY_DISPLAY.get(action.key, action.key)
             yield SystemCommand(f"{action.description} ({key})", action.help or action.description,

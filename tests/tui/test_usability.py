@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from textual.command import CommandList, CommandPalette
+
 from relay_bridge import synth
 from relay_bridge.replay import load_store
 from tui.app import TICK_INTERVAL
@@ -144,3 +146,19 @@ async def test_the_sort_arrow_is_always_on_the_sorted_column_with_one_meaning(tm
 def sort_value(app, tool: str):  # type: ignore[no-untyped-def]
     t = table(app)
     return t.get_cell(tool, app.sort_key).sort_value
+
+
+async def test_the_palette_has_one_working_entry_per_action(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for word in ("Quit", "Screenshot", "Help", "Status"):
+            assert len([t for t in titles if t.split(" (")[0] == word]) == 1, (word, titles)
+        assert "Quit" not in titles and "Screenshot" not in titles and not any(t.startswith("SVG") for t in titles)
+        # the one Screenshot entry, chosen in the real palette, writes the file
+        await pilot.press("ctrl+p")
+        await pilot.press(*"screenshot")
+        found = lambda: isinstance(app.screen, CommandPalette) and app.screen.query_one(CommandList).option_count > 0  # noqa: E731
+        await until(pilot, found, what="palette matches")
+        await pilot.press("enter")
+        await until(pilot, lambda: (tmp_path / "exports").is_dir() and any((tmp_path / "exports").glob("*.svg")), what="screenshot from the palette")
