@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 
 from textual.command import CommandList, CommandPalette
+from textual.widgets import DataTable, Static
 
 from relay_bridge import synth
 from relay_bridge.replay import load_store
 from tui.app import TICK_INTERVAL
 from tui.palette import Palette
+from tui.screens.schemas import SchemasScreen
 from tui.widgets.inflight import InFlightPane, inflight_text
 
 from .helpers import ORIGIN_MS, SID, SID2, cell, live_app, open_page, row_keys, screen_text, spans, table, until
@@ -162,3 +164,24 @@ async def test_the_palette_has_one_working_entry_per_action(tmp_path: Path) -> N
         await until(pilot, found, what="palette matches")
         await pilot.press("enter")
         await until(pilot, lambda: (tmp_path / "exports").is_dir() and any((tmp_path / "exports").glob("*.svg")), what="screenshot from the palette")
+
+
+async def test_the_schemas_header_adds_up_to_its_rows(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app, tools=("search", "cart"))
+        empty = await open_page(app, sid=SID2, origin="https://other.example", tools=())  # a session with no tools
+        await until(pilot, lambda: SID2 in app._views and len(row_keys(app)) == 2, what="tools")
+        await pilot.press("w")
+        await until(pilot, lambda: isinstance(app.screen, SchemasScreen) and app.screen.report is not None, what="schemas")
+        screen: SchemasScreen = app.screen  # type: ignore[assignment]
+        rows = screen.report["tools"]  # type: ignore[index]
+        s = screen.report["summary"]  # type: ignore[index]
+        table = screen.query_one("#tools", DataTable)
+        shown = [int(table.get_cell_at((i, table.get_column_index("bytes"))).plain) for i in range(table.row_count)]
+        assert sum(shown) == sum(r["bytes"] for r in rows) == s["definitionBytes"]
+        header = str(screen.query_one("#summary", Static).render())
+        assert "2 tools in 1 session (1 more with none)" in header, header
+        assert f"{sum(shown)} B of definitions + {s['envelopeBytes']} B envelope = catalog {s['catalogBytes']} B" in header, header
+        await page.close()
+        await empty.close()

@@ -23,7 +23,6 @@ from textual.widgets import DataTable, Footer, Static
 
 from relay_bridge.footprint.errors import FootprintError
 from relay_bridge.footprint.live import analyze_sessions
-from relay_bridge.units import fmt_bytes
 
 from ..sanitize import inert
 
@@ -139,10 +138,18 @@ class SchemasScreen(Screen[None]):
         s = report["summary"]
         palette = self.app.palette  # type: ignore[attr-defined]
         out = Text()
+        # The header adds up to the rows: sessions that have rows, bytes as the rows count them (B), and the
+        # catalog envelope ({"servers":[{"name","tools"}]} punctuation) named as the difference.
+        with_tools = len({t["server"] for t in report["tools"]})
+        without = s["servers"] - with_tools
+        defs, envelope, catalog = s["definitionBytes"], s["envelopeBytes"], s["catalogBytes"]
         if self.compact:
-            out.append(f"{s['tools']} tools · {s['servers']} sessions · {fmt_bytes(s['catalogBytes'])} · ~{s['roughTokens']} tok (rough)")
+            out.append(f"{s['tools']} tools · {with_tools} sessions · {defs} B (+{envelope} envelope) · ~{s['roughTokens']} tok (rough)")
         else:
-            out.append(f"{s['tools']} tool{'s' if s['tools'] != 1 else ''} in {s['servers']} session{'s' if s['servers'] != 1 else ''} · catalog {fmt_bytes(s['catalogBytes'])} · "
+            out.append(f"{s['tools']} tool{'s' if s['tools'] != 1 else ''} in {with_tools} session{'s' if with_tools != 1 else ''}")
+            if without:
+                out.append(f" ({without} more with none)", style=palette.style("muted"))
+            out.append(f" · {defs} B of definitions + {envelope} B envelope = catalog {catalog} B · "
                        f"~{s['roughTokens']} tok (rough: {s['tokenFormula']})")
         by = s["pairsByLabel"]
         dup = [f"{LABEL_MARKS[k]} {n} {k}" for k, n in by.items() if n]
