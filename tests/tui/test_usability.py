@@ -185,3 +185,22 @@ async def test_the_schemas_header_adds_up_to_its_rows(tmp_path: Path) -> None:
         assert f"{sum(shown)} B of definitions + {s['envelopeBytes']} B envelope = catalog {s['catalogBytes']} B" in header, header
         await page.close()
         await empty.close()
+
+
+async def test_the_demo_answers_a_call_from_the_terminal_at_once(tmp_path: Path) -> None:
+    from relay_bridge import demo
+    from relay_bridge.server import InvokeRefused
+    from tui.feed import demo_feed
+
+    app = live_app(tmp_path, relay={"allow_invoke": True}, feed=demo_feed(speed=20.0))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: demo.SHOP in app.store.sessions and "search_products" in app.store.sessions[demo.SHOP].tools, what="demo tools")
+        assert app.relay is not None
+        result = await app.relay.invoke(demo.SHOP, "search_products", {"query": "bowl"}, timeout=5)
+        assert result.ok and result.text is not None and "synthetic" in result.text
+        try:
+            refused = await app.relay.invoke(demo.SHOP, "no_such_tool", {}, timeout=5)
+        except InvokeRefused as exc:  # the relay may refuse first; either way, at once and not after 30 s
+            assert "no answer" not in str(exc)
+        else:
+            assert not refused.ok and "cannot" in (refused.error or "")
