@@ -204,3 +204,39 @@ async def test_the_demo_answers_a_call_from_the_terminal_at_once(tmp_path: Path)
             assert "no answer" not in str(exc)
         else:
             assert not refused.ok and "cannot" in (refused.error or "")
+
+
+async def test_help_status_and_inspector_scroll_by_keyboard(tmp_path: Path) -> None:
+    from tui.screens.help import HelpScreen
+    from tui.screens.inspector import InspectorScreen
+    from tui.screens.status import StatusScreen
+
+    app = live_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        pages = [await open_page(app, sid=f"5e55{i:04d}", tools=()) for i in range(4)]
+        big = {"type": "object", "properties": {f"field_{i}": {"type": "string", "description": f"field number {i}"} for i in range(30)}}
+        await pages[0].send(synth.tool("5e550000", "wide", 10.0, description="a tool with many fields", schema=big))
+        await until(pilot, lambda: len(app._views) == 4, what="four sessions")
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, StatusScreen), what="status")
+        assert "5e550003" not in screen_text(app)  # the fourth session is below the fold at 80x24
+        await pilot.press("end")
+        await until(pilot, lambda: "5e550003" in screen_text(app), what="status scrolled to the end")
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app._main, what="dashboard")
+        app.tabs.active = "s-5e550000"
+        await until(pilot, lambda: "wide" in row_keys(app, "5e550000"), what="wide row")
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, InspectorScreen), what="inspector")
+        assert "field_29" not in screen_text(app)
+        await pilot.press("pagedown", "pagedown", "pagedown", "pagedown", "pagedown", "end")
+        await until(pilot, lambda: "field_29" in screen_text(app), what="inspector scrolled to the descriptor's end")
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app._main, what="dashboard")
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        assert "Themes:" not in screen_text(app)
+        await pilot.press("end")
+        await until(pilot, lambda: "Themes:" in screen_text(app), what="help scrolled to its end")
+        for page in pages:
+            await page.close()
