@@ -240,3 +240,30 @@ async def test_help_status_and_inspector_scroll_by_keyboard(tmp_path: Path) -> N
         await until(pilot, lambda: "Themes:" in screen_text(app), what="help scrolled to its end")
         for page in pages:
             await page.close()
+
+
+LOOKALIKES = ["se\u00adarch", "\u115fsearch", "search\u3164", "sea\u180erch", "se\u034farch", "search\ufe0f", "\ufff9search\ufffb",
+              "search\U000e0041", "\u0301search", "search \u0301", "search\u00a0", "sea\u2028rch"]
+
+
+def test_every_invisible_or_ignorable_character_shows_on_screen() -> None:
+    from tui.sanitize import inert, inert_str
+
+    shown = {inert(name).plain for name in LOOKALIKES}
+    assert len(shown) == len(LOOKALIKES) and "search" not in shown
+    for name in LOOKALIKES:
+        text = inert_str(name)
+        assert all(ch.isprintable() and not ch.isspace() or ch == " " for ch in text), (name, text)
+    for fine in ("naïve", "e\u0301", "こんにちは", "क्षि", "Ünïcödé ✓"):
+        assert inert_str(fine) == fine  # real letters, accents (composed or not) and scripts pass
+
+
+async def test_two_tool_names_that_differ_only_invisibly_look_different(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app, tools=("search", "se\u00adarch", "search\ufe0f"))
+        await until(pilot, lambda: SID in app._views and len(row_keys(app)) == 3, what="three rows")
+        shown = [table(app).get_cell(key, "tool").plain for key in row_keys(app)]
+        assert len(set(shown)) == 3 and "se\\u00adarch" in shown and "search\\ufe0f" in shown, shown
+        await until(pilot, lambda: "se\\u00adarch" in screen_text(app), what="escape on screen")
+        await page.close()
