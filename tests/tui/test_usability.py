@@ -267,3 +267,54 @@ async def test_two_tool_names_that_differ_only_invisibly_look_different(tmp_path
         assert len(set(shown)) == 3 and "se\\u00adarch" in shown and "search\\ufe0f" in shown, shown
         await until(pilot, lambda: "se\\u00adarch" in screen_text(app), what="escape on screen")
         await page.close()
+
+
+async def test_the_timeline_follows_the_tail_only_from_the_newest_event(tmp_path: Path) -> None:
+    from textual.widgets import DataTable as Table
+
+    from tui.screens.timeline import TimelineScreen
+
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app)
+        await page.send(spans(SID, "search", 0, 10))
+        await until(pilot, lambda: cell(app, "search", "calls") == "10", what="rows")
+        await pilot.press("l")
+        await until(pilot, lambda: isinstance(app.screen, TimelineScreen), what="timeline")
+        events = app.screen.query_one("#events", Table)
+        await until(pilot, lambda: events.row_count > 10 and events.cursor_row == events.row_count - 1, what="at the tail")
+        await pilot.press("up", "up", "up")
+        reading = events.coordinate_to_cell_key((events.cursor_row, 0)).row_key.value
+        what = events.get_row(reading)[2].plain
+        await page.send(spans(SID, "search", 10, 5, at=5000.0))
+        await until(pilot, lambda: cell(app, "search", "calls") == "15" and events.row_count > 15, what="new events listed")
+        assert events.coordinate_to_cell_key((events.cursor_row, 0)).row_key.value == reading  # still reading it
+        assert events.get_row_at(events.cursor_row)[2].plain == what
+        await pilot.press("end")  # back on the newest event: the tail is followed again
+        assert events.cursor_row == events.row_count - 1
+        before = events.row_count
+        await page.send(spans(SID, "search", 15, 2, at=9000.0))
+        await until(pilot, lambda: events.row_count == before + 2, what="more events")
+        assert events.cursor_row == events.row_count - 1  # followed the tail
+        await page.close()
+
+
+async def test_timeline_filters_by_number_keys_and_marks_state_without_colour(tmp_path: Path) -> None:
+    from tui.screens.timeline import TimelineScreen
+
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app)
+        await page.send(spans(SID, "search", 0, 2))
+        await until(pilot, lambda: cell(app, "search", "calls") == "2", what="rows")
+        await pilot.press("l")
+        await until(pilot, lambda: isinstance(app.screen, TimelineScreen), what="timeline")
+        screen: TimelineScreen = app.screen  # type: ignore[assignment]
+        await until(pilot, lambda: "▐X▌ 1 tools" in screen_text(app) and "▐X▌ 2 calls" in screen_text(app), what="boxes")
+        await pilot.press("2")
+        await until(pilot, lambda: not screen.shown["calls"], what="calls hidden by key 2")
+        await until(pilot, lambda: "▐ ▌ 2 calls" in screen_text(app), what="an unchecked box is blank, not just another colour")
+        assert "settle" not in screen_text(app)
+        await pilot.press("2")
+        await until(pilot, lambda: screen.shown["calls"] and "settle" in screen_text(app), what="calls back")
+        await page.close()

@@ -28,6 +28,7 @@ class Row:
     kind: str
     what: Text
     failed: bool = False
+    key: str = ""  # the entry's identity while it is in the session's timeline (keeps the cursor on it)
 
 
 def _detail(detail: dict[str, Any], skip: tuple[str, ...] = ()) -> Text:
@@ -101,17 +102,33 @@ def _prompt(entry: Any) -> Text:
 def timeline_rows(session: Session, shown: set[str] | None = None) -> list[Row]:
     rows = []
     for entry in session.timeline_view(shown):
+        key = str(id(entry))
         if entry.kind in ("start", "settle", "error", "toolcancel") and "seq" in entry.detail:
-            rows.append(Row(entry.at, entry.kind, _call(session, entry)))
+            rows.append(Row(entry.at, entry.kind, _call(session, entry), key=key))
         elif entry.kind in PROMPT_KINDS:
-            rows.append(Row(entry.at, entry.kind, _prompt(entry), bool(entry.detail.get("error"))))
+            rows.append(Row(entry.at, entry.kind, _prompt(entry), bool(entry.detail.get("error")), key=key))
         else:
-            rows.append(Row(entry.at, entry.kind, _detail(entry.detail)))
+            rows.append(Row(entry.at, entry.kind, _detail(entry.detail), key=key))
     return rows[-MAX_ROWS:]
 
 
+class KindBox(Checkbox):
+    """A filter box whose mark is X when on and blank when off: told apart without colour (NO_COLOR, mono)."""
+
+    def watch_value(self) -> None:
+        self.BUTTON_INNER = "X" if self.value else " "
+        super().watch_value()  # the -on class and the Changed message
+
+
 class TimelineScreen(Screen[None]):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="wmcp.view.back")]
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="wmcp.view.back"),
+        *(Binding(str(n), f"toggle_group('{group}')", group.capitalize(), show=False, id=f"wmcp.timeline.{group}")
+          for n, group in enumerate(GROUPS, 1)),
+        # a log's End is its newest line (and follows it from there); the table's own End scrolls sideways
+        Binding("end,G", "newest", "Newest", show=False, priority=True, id="wmcp.timeline.newest"),
+        Binding("home,g", "oldest", "Oldest", show=False, priority=True, id="wmcp.timeline.oldest"),
+    ]
     DEFAULT_CSS = """
     TimelineScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     TimelineScreen #kinds { height: auto; }
@@ -128,8 +145,8 @@ class TimelineScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="title")
         with Horizontal(id="kinds"):
-            for group in GROUPS:
-                yield Checkbox(group, True, id=f"k-{group}")
+            for n, group in enumerate(GROUPS, 1):
+                yield KindBox(f"{n} {group}", True, id=f"k-{group}")
         yield DataTable(cursor_type="row", id="events")
         yield Footer()
 
@@ -140,6 +157,16 @@ class TimelineScreen(Screen[None]):
         table.add_column("what", key="what")
         self.refresh_view()
         table.focus()
+
+    def action_newest(self) -> None:
+        table = self.query_one("#events", DataTable)
+        table.move_cursor(row=table.row_count - 1, animate=False)
+
+    def action_oldest(self) -> None:
+        self.query_one("#events", DataTable).move_cursor(row=0, animate=False)
+
+    def action_toggle_group(self, group: str) -> None:
+        self.query_one(f"#k-{group}", Checkbox).toggle()
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
         group = (event.checkbox.id or "k-")[2:]
@@ -157,7 +184,7 @@ class TimelineScreen(Screen[None]):
             return
         title.append(session.id + " ")
         title.append_text(inert(session.info.origin, limit=50))
-        title.append("  (esc: back; the boxes filter by kind)", style="dim")
+        title.append("  (esc: back · 1-4 or a click filter by kind · end: newest, followed)", style="dim")
         self.query_one("#title", Static).update(title)
         rows = timeline_rows(session, {g for g, on in self.shown.items() if on})
         sig = (len(rows), rows[-1].at if rows else None, rows[-1].kind if rows else None, tuple(self.shown.values()))
@@ -165,10 +192,18 @@ class TimelineScreen(Screen[None]):
             return
         self._sig = sig
         table = self.query_one("#events", DataTable)
+        # Follow the tail only while the cursor is on the newest event (as `less +F`): a reader of older
+        # events stays on the one they read.
+        follow = table.row_count == 0 or table.cursor_row >= table.row_count - 1
+        reading = None if follow else table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
         table.clear()  # a log view: rows are appended history, rebuilt only when its content changes
         palette = self.app.palette
         for r in rows:
             style = palette.style("error") if r.kind in ("error", "toolcancel", "disconnected", "rejected") or r.failed else (palette.style("muted") if r.kind in ("start", "prompt-create", "prompt-destroy") else "")
-            table.add_row(Text(f"+{r.at / 1000:.3f}s", justify="right"), Text(r.kind, style=style), r.what)
-        if rows:
-            table.move_cursor(row=len(rows) - 1)
+            table.add_row(Text(f"+{r.at / 1000:.3f}s", justify="right"), Text(r.kind, style=style), r.what, key=r.key)
+        if not rows:
+            return
+        if reading is not None and reading in table.rows:
+            table.move_cursor(row=table.get_row_index(reading), animate=False)
+        else:
+            table.move_cursor(row=len(rows) - 1 if follow else 0, animate=False)
