@@ -157,6 +157,7 @@ def replay_into(store: Store, steps: list[Step]) -> None:
 
 
 def apply_step(store: Store, step: Step) -> None:
+    store.check_resume = False  # the log holds accepted frames only, and never a resume secret
     if isinstance(store.clock, StepClock) and step.t:
         store.clock.ms = step.t
     if step.opened is True:
