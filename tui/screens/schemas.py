@@ -159,7 +159,7 @@ class SchemasScreen(Screen[None]):
             if without:
                 out.append(f" ({without} more with none)", style=palette.style("muted"))
             out.append(f" · {defs} B of definitions + {envelope} B envelope = catalog {catalog} B · "
-                       f"~{s['roughTokens']} tok (rough: {s['tokenFormula']})")
+                       f"~{s['roughTokens']} tok (rough)")
         by = s["pairsByLabel"]
         dup = [f"{LABEL_MARKS[k]} {n} {k}" for k, n in by.items() if n]
         out.append("\nrepeated: " if not self.compact else "\n")

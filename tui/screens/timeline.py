@@ -193,7 +193,8 @@ class TimelineScreen(Screen[None]):
             return
         title.append(session.id + " ")
         title.append_text(inert(session.info.origin, limit=50))
-        title.append("  (esc: back · 1-4 or a click filter by kind · end: newest, followed)", style="dim")
+        compact = bool(getattr(self.app, "compact", False))
+        title.append("  (esc · 1-4 filter)" if compact else "  (esc: back · 1-4 or a click filter by kind · end: newest, followed)", style="dim")
         self.query_one("#title", Static).update(title)
         rows = timeline_rows(session, {g for g, on in self.shown.items() if on})
         sig = (len(rows), rows[-1].at if rows else None, rows[-1].kind if rows else None, tuple(self.shown.values()))
