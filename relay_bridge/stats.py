@@ -12,10 +12,13 @@ page_agent/src/stats.js through tests/vectors/, so the two implementations canno
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from .protocol import Span
 from .units import summary_line
@@ -107,7 +110,8 @@ class SessionStats:
         if span is None:
             return False
         delta = blocking_ms - span.blockingMs
-        span.blockingMs = blocking_ms
+        # a new span, not a changed one: spans are shared with snapshots (a paused screen's moment)
+        self.ring[seq] = msgspec.structs.replace(span, blockingMs=blocking_ms)
         self.totals.blockingMs += delta
         row = self.tools.get(span.tool)
         if row is not None:
@@ -150,6 +154,18 @@ class SessionStats:
         if row is None:
             row = self.tools[name] = ToolRow()
         return row
+
+    def snapshot(self) -> SessionStats:
+        """A copy that later spans do not change, made in O(ring + tools): spans are never changed in place, so
+        they are shared; rows and totals, which are, are copied."""
+        copy = SessionStats.__new__(SessionStats)
+        copy.buffer = self.buffer
+        copy.ring = OrderedDict(self.ring)
+        copy.tools = {name: dataclasses.replace(row) for name, row in self.tools.items()}
+        copy.totals = dataclasses.replace(self.totals)
+        copy._measured = self._measured
+        copy._first_seq = self._first_seq
+        return copy
 
     # -- read ---------------------------------------------------------------------------------------------
 

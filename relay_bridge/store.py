@@ -8,6 +8,7 @@ at most a few times a second.
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import secrets
 import time
@@ -201,6 +202,21 @@ class Session:
 
     def epoch(self, page_ms: float) -> float:
         return self.info.timeOrigin + page_ms
+
+    def snapshot(self) -> Session:
+        """This session as it is now, kept so by later frames (a paused screen shows one moment). Everything the
+        store changes in place is copied; what it only replaces (spans, status, ledger, entries) is shared."""
+        return dataclasses.replace(
+            self,
+            info=msgspec.structs.replace(self.info),
+            stats=self.stats.snapshot(),
+            above=set(self.above),
+            inflight={seq: dataclasses.replace(call) for seq, call in self.inflight.items()},
+            tools={name: dataclasses.replace(rec) for name, rec in self.tools.items()},
+            timeline=deque(self.timeline, maxlen=self.timeline.maxlen),
+            counters=dataclasses.replace(self.counters),
+            prompts={k: dataclasses.replace(ps, calls=deque(ps.calls, maxlen=ps.calls.maxlen)) for k, ps in self.prompts.items()},
+        )
 
     def timeline_view(self, categories: set[str] | None = None) -> list[TimelineEntry]:
         """Entries in page-clock order (stable for ties), optionally only some categories."""
@@ -547,5 +563,20 @@ class Store:
     def live_sessions(self) -> list[Session]:
         return [s for s in self.sessions.values() if s.state == "live"]
 
+    def snapshot(self) -> StoreSnapshot:
+        """Every session and the relay's counters as they are now (for a paused screen: one moment)."""
+        return StoreSnapshot({sid: s.snapshot() for sid, s in self.sessions.items()}, Counter(self.counters))
+
     def counter_view(self) -> dict[str, int]:
         return dict(self.counters)
+
+
+@dataclass(frozen=True)
+class StoreSnapshot:
+    """What the views read of a Store (`sessions`, `counters`), frozen at one moment."""
+
+    sessions: dict[str, Session]
+    counters: Counter[str]
+
+    def live_sessions(self) -> list[Session]:
+        return [s for s in self.sessions.values() if s.state == "live"]

@@ -26,7 +26,7 @@ from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import trace_document
 from relay_bridge.paths import data_dir
 from relay_bridge.server import Relay, RelayConfig
-from relay_bridge.store import Session, Store
+from relay_bridge.store import Session, Store, StoreSnapshot
 
 from . import keys
 from .changes import Changes
@@ -88,6 +88,8 @@ class WmcpTopApp(App[int]):
         # Every view subscribes here on mount (and unsubscribes on unmount): what changed in the store.
         self.changes: Signal[Changes] = Signal(self, "changes")
         self._held = Changes()  # what changed while paused
+        self._moment: StoreSnapshot | None = None  # while paused: the store as it was at `p`
+        self._moment_ms = 0.0
         self._feed_task: asyncio.Task[None] | None = None
         self.theme_errors: list[str] = []
         self.keymap_problems: list[str] = []
@@ -198,10 +200,25 @@ class WmcpTopApp(App[int]):
             return
         self.changes.publish(changes)
 
+    @property
+    def view_store(self) -> Store | StoreSnapshot:
+        """What the views show: the store, or while paused the one moment `p` was pressed (every view and every
+        tab the same moment, opened before the pause or after)."""
+        return self._moment if self._moment is not None else self.store
+
+    def view_clock_ms(self) -> float:
+        """The clock the views show times with (running calls): stopped at the moment while paused."""
+        return self._moment_ms if self._moment is not None else self.clock_ms()
+
     def watch_paused(self, paused: bool) -> None:
-        if not paused:
-            held, self._held = self._held, Changes()
-            self._publish(held | Changes(frozenset(self.store.sessions), True, True))
+        if paused:
+            self._moment, self._moment_ms = self.store.snapshot(), self.clock_ms()
+            # what the coalescer had not handed over yet is in the moment too: show it all, once
+            self.changes.publish(Changes(frozenset(self._moment.sessions), True, True))
+            return
+        self._moment = None
+        held, self._held = self._held, Changes()
+        self._publish(held | Changes(frozenset(self.store.sessions), True, True))
 
     @property
     def selected_session_id(self) -> str | None:

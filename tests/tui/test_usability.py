@@ -318,3 +318,37 @@ async def test_timeline_filters_by_number_keys_and_marks_state_without_colour(tm
         await pilot.press("2")
         await until(pilot, lambda: screen.shown["calls"] and "settle" in screen_text(app), what="calls back")
         await page.close()
+
+
+async def test_pause_is_one_moment_for_every_view_and_tab(tmp_path: Path) -> None:
+    from tui.screens.timeline import TimelineScreen
+
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app)
+        other = await open_page(app, sid=SID2, origin="https://other.example", tools=("lookup",))
+        await other.send(synth.status(SID2, "host-found", "a host is there"))
+        await page.send(spans(SID, "search", 0, 5))
+        await until(pilot, lambda: shown(app) and cell(app, "search", "calls") == "5", what="five calls")
+        await pilot.press("p")
+        await page.send(spans(SID, "search", 5, 3, at=2000.0))
+        await other.send(synth.status(SID2, "measuring", "measuring calls"))
+        session = app.store.sessions[SID]
+        await until(pilot, lambda: session.stats.totals.calls == 8 and app.store.sessions[SID2].phase == "measuring", what="recorded")
+        assert cell(app, "search", "calls") == "5"  # the table is frozen...
+        await pilot.press("l")
+        await until(pilot, lambda: isinstance(app.screen, TimelineScreen), what="timeline")
+        text = screen_text(app)
+        assert "#4 search" in text and "#7 search" not in text  # ...and the timeline opened now shows the same moment
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.dashboard, what="dashboard")
+        tabs(app).active = f"s-{SID2}"
+        await until(pilot, lambda: shown(app, SID2), what="other tab")
+        text = screen_text(app)
+        assert "host-found" in text and "measuring" not in text  # the other tab too: its phase at the pause
+        await pilot.press("p")  # resumed: everything current
+        await until(pilot, lambda: "measuring" in screen_text(app), what="other tab current")
+        tabs(app).active = f"s-{SID}"
+        await until(pilot, lambda: cell(app, "search", "calls") == "8", what="table current")
+        await page.close()
+        await other.close()

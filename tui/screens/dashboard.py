@@ -113,7 +113,7 @@ class DashboardScreen(Screen[None]):
         self.app.changes.subscribe(self, self._on_changes)
         self.watch(self.app, "paused", self._paused_changed, init=False)
         self.set_interval(TICK_INTERVAL, self._tick)
-        await self._apply(Changes(frozenset(self.app.store.sessions), True, True))
+        await self._apply(Changes(frozenset(self.app.view_store.sessions), True, True))
 
     def on_unmount(self) -> None:
         self.app.changes.unsubscribe(self)
@@ -169,7 +169,7 @@ class DashboardScreen(Screen[None]):
 
     async def _apply_locked(self, changes: Changes) -> None:
         app = self.app
-        store = app.store
+        store = app.view_store
         tabs = self.tabs
         new = [sid for sid in store.sessions if sid not in self._labels]
         gone = [sid for sid in self._labels if sid not in store.sessions]
@@ -220,7 +220,7 @@ class DashboardScreen(Screen[None]):
     def _show(self, sid: str) -> None:
         """Bring the view to session `sid` (pointing it there first when another session was shown)."""
         app = self.app
-        session = app.store.sessions.get(sid)
+        session = app.view_store.sessions.get(sid)
         if session is None:
             return
         view = self.view
@@ -233,7 +233,7 @@ class DashboardScreen(Screen[None]):
         table = view.table
         if (table.sort_key, table.sort_reverse) != (self.sort_key, self.sort_reverse):
             table.set_sort(self.sort_key, self.sort_reverse)
-        view.show(session, app.palette, app.clock_ms, text_filter=self.text_filter, compact=app.compact,
+        view.show(session, app.palette, app.view_clock_ms, text_filter=self.text_filter, compact=app.compact,
                   layout=app.table_layout)
         remembered = self._cursor.pop(sid, None)
         if remembered is not None:
@@ -241,7 +241,7 @@ class DashboardScreen(Screen[None]):
 
     def _update_topbar(self) -> None:
         app = self.app
-        store = app.store
+        store = app.view_store
         text = Text(no_wrap=True, end="")
         text.append("wmcp-top", style="bold")
         if not app.compact:
@@ -297,11 +297,8 @@ class DashboardScreen(Screen[None]):
         sid = self.selected_session_id
         if sid is None:
             return
-        if not self.app.paused:
-            with self.app.batch_update():
-                self._show(sid)
-        elif self.view.session_id is None:
-            self._show(sid)  # paused before anything was shown: show the first session once
+        with self.app.batch_update():
+            self._show(sid)  # paused: the session as it was at the moment of the pause (app.view_store)
         if self.app.screen is self and not self.query_one("#filter", Input).has_focus:
             self.view.table.focus()
 

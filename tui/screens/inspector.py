@@ -123,7 +123,7 @@ class InspectorScreen(Screen[None]):
             self.refresh_view()
 
     def refresh_view(self) -> None:
-        session = self.app.store.sessions.get(self.session_id)
+        session = self.app.view_store.sessions.get(self.session_id)
         title = Text("inspect  ")
         title.append_text(inert(self.tool, limit=60))
         title.append(f"  in {self.session_id}  (esc: back · x: call it", style="dim")

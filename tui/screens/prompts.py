@@ -92,7 +92,7 @@ class PromptsScreen(Screen[None]):
             self.refresh_view()
 
     def refresh_view(self) -> None:
-        session = self.app.store.sessions.get(self.session_id)  # type: ignore[attr-defined]
+        session = self.app.view_store.sessions.get(self.session_id)  # type: ignore[attr-defined]
         compact = bool(getattr(self.app, "compact", False))
         title = Text("prompts  ")
         title.append(self.session_id + " ")

@@ -111,7 +111,7 @@ class SchemasScreen(Screen[None]):
     # -- data -----------------------------------------------------------------------------------------------
 
     def refresh_view(self) -> None:
-        sig = (catalog_signature(self.app.store), self.compact)  # type: ignore[attr-defined]
+        sig = (catalog_signature(self.app.view_store), self.compact)  # type: ignore[attr-defined]
         if sig == self._sig:
             return
         self._sig = sig
@@ -119,7 +119,7 @@ class SchemasScreen(Screen[None]):
         title.append("(esc: back)" if self.compact else "what every registered tool costs in each conversation (esc: back)", style="dim")
         self.query_one("#title", Static).update(title)
         try:
-            report = analyze_sessions(self.app.store)  # type: ignore[attr-defined]
+            report = analyze_sessions(self.app.view_store)  # type: ignore[attr-defined]
         except FootprintError as exc:  # pragma: no cover - live data is skipped with notes, not refused
             self.report = None
             self.query_one("#summary", Static).update(Text("cannot analyse: ") + inert(exc, limit=200))

@@ -17,7 +17,7 @@ from ..widgets.status_pane import phase_text
 
 
 def status_text(app) -> Text:
-    store = app.store
+    store = app.view_store
     palette = app.palette
     out = Text()
     out.append("Relay\n", style="bold")

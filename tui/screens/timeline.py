@@ -184,7 +184,7 @@ class TimelineScreen(Screen[None]):
         self.refresh_view()
 
     def refresh_view(self) -> None:
-        session = self.app.store.sessions.get(self.session_id)
+        session = self.app.view_store.sessions.get(self.session_id)
         title = Text()
         title.append("timeline  ")
         if session is None:
