@@ -137,8 +137,9 @@ class Start(Struct, tag="start", tag_field="type", forbid_unknown_fields=True):
 class Spans(Struct, tag="spans", tag_field="type", forbid_unknown_fields=True):
     session: SessionId
     spans: Annotated[list[Span], Meta(max_length=MAX_SPANS_PER_FRAME)]
-    # Lowest seq the agent still holds: every seq below it was either acked or lost (evicted unsent),
-    # so the relay's contiguous ack can move past a hole the agent will never fill.
+    # Lowest seq the agent may still send (a call still running, a held span the relay lacks): every seq
+    # below it was either stored or lost (evicted unsent), so the relay's ack can move past a hole the agent
+    # will never fill, and never past a call that is still running.
     floor: NonNegInt | None = None
     lost: NonNegInt | None = None
 
@@ -288,9 +289,12 @@ class Welcome(Struct, tag="welcome", tag_field="type"):
     limits: Limits = field(default_factory=Limits)
 
 
-class Ack(Struct, tag="ack", tag_field="type"):
+class Ack(Struct, tag="ack", tag_field="type", omit_defaults=True):
     session: str
-    seq: int  # highest contiguous seq stored; -1 when none yet
+    seq: int  # highest contiguous seq stored (or skipped under the agent's floor); -1 when none yet
+    # The first ranges [lo, hi] stored above `seq` (calls settle in any order, so a slow call leaves a hole
+    # that later spans do not wait behind); absent when there are none.
+    above: list[list[int]] | None = None
 
 
 class Command(Struct, tag="command", tag_field="type"):

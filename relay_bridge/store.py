@@ -16,6 +16,7 @@ from typing import Any, Callable, Literal, Protocol
 import msgspec
 
 from . import protocol as p
+from .received import Received
 from .stats import SessionStats
 
 RelayState = Literal["live", "disconnected", "ended"]
@@ -138,8 +139,7 @@ class Session:
     conn: int | None
     state: RelayState = "live"
     lost: int = 0
-    acked: int = -1  # highest contiguous seq stored
-    above: set[int] = field(default_factory=set)  # stored seqs beyond `acked`
+    received: Received = field(default_factory=Received)  # which seqs are stored (any settle order)
     floor: int = 0
     inflight: dict[int, InFlight] = field(default_factory=dict)
     tools: dict[str, ToolRecord] = field(default_factory=dict)
@@ -186,8 +186,16 @@ class Session:
             reasons.extend(self.status.reasons)
         return reasons
 
+    @property
+    def acked(self) -> int:
+        """Highest seq below which every span is stored (or the agent's floor said none will come)."""
+        return self.received.acked
+
     def is_contiguous_stored(self, seq: int) -> bool:
-        return seq <= self.acked or seq in self.above
+        return self.received.has(seq)
+
+    def ack(self) -> p.Ack:
+        return p.Ack(self.id, self.received.acked, [list(r) for r in self.received.above()] or None)
 
     def spans(self) -> list[p.Span]:
         return list(self.stats.ring.values())
@@ -276,7 +284,7 @@ class Store:
         session = self.sessions.get(frame.session)
         if frame.session in self.shadowed.get(conn, ()):
             self.counters["shadowed_frames"] += 1
-            return [p.Ack(session.id, session.acked)] if session is not None and isinstance(frame, p.Spans) else []
+            return [session.ack()] if session is not None and isinstance(frame, p.Spans) else []
         if session is None or session.conn != conn:
             return [self.reject(conn, p.Rejection(p.Code.UNKNOWN_SESSION, "send hello for this session on this socket first"))]
         session.counters.frames += 1
@@ -335,7 +343,7 @@ class Store:
         if session is not None and session.state == "live" and session.conn != conn and hello.session.context == "relayed":
             self.shadowed.setdefault(conn, set()).add(sid)
             self.counters["shadowed_sessions"] += 1
-            return [p.Ack(sid, session.acked)]
+            return [session.ack()]
         self.shadowed.get(conn, set()).discard(sid)
         if session is None:
             if len(self.sessions) >= self.max_sessions and not self._evict_one():
@@ -361,7 +369,7 @@ class Store:
         session.counters.frames += 1
         self._touch(sid)
         self._touch()
-        return [p.Ack(sid, session.acked)]
+        return [session.ack()]
 
     def _set_lost(self, session: Session, lost: int) -> None:
         if lost > session.lost:
@@ -381,22 +389,16 @@ class Store:
     def _spans(self, session: Session, frame: p.Spans) -> list[msgspec.Struct]:
         if frame.lost is not None:
             self._set_lost(session, frame.lost)
-        if frame.floor is not None and frame.floor - 1 > session.acked:
-            # The agent holds nothing below `floor`: what it never sent is lost (counted by the agent).
-            session.acked = frame.floor - 1
-            session.floor = frame.floor
-            session.above = {s for s in session.above if s > session.acked}
         stored = 0
         replies: list[msgspec.Struct] = []
         for span in frame.spans:
             if span.sessionId != session.id:
                 replies.append(self.reject(None, p.Rejection(p.Code.INVALID, "span belongs to another session"), session.id))
                 continue
-            if session.is_contiguous_stored(span.seq):
+            if not session.received.add(span.seq):
                 session.counters.duplicates += 1
                 self.counters["duplicates"] += 1
                 continue
-            session.above.add(span.seq)
             session.stats.add(span)
             session.inflight.pop(span.seq, None)
             stored += 1
@@ -405,12 +407,16 @@ class Store:
             self._timeline(session, "settle", {"tool": span.tool, "seq": span.seq, "wallMs": span.wallMs, "resultBytes": span.resultBytes}, span.settledAt)
             if span.isError:
                 self._timeline(session, "error", {"tool": span.tool, "seq": span.seq}, span.settledAt)
-        while session.acked + 1 in session.above:
-            session.acked += 1
-            session.above.discard(session.acked)
+        if frame.floor is not None and frame.floor - 1 > session.acked:
+            # The agent will send nothing below `floor` beyond this frame (no call below it is still running):
+            # what it never sent is lost (counted by the agent). Applied after the frame's own spans.
+            session.received.floor(frame.floor)
+            session.floor = frame.floor
+            for seq in [seq for seq in session.inflight if seq <= session.acked]:
+                del session.inflight[seq]  # started, then evicted in the page before it could be sent
         session.counters.spans += stored
         self.counters["spans"] += stored
-        replies.append(p.Ack(session.id, session.acked))
+        replies.append(session.ack())
         return replies
 
     def _start(self, session: Session, frame: p.Start) -> None:

@@ -62,6 +62,9 @@ export class Collector {
     this.unsampled = 0
     /** @type {Call[]} synchronous execute() stack, for depth/parent */
     this.stack = []
+    /** @type {{tool:string, parent:Call}[]} executeTool() calls made from inside a measured call, oldest first */
+    this.expected = []
+    this.frameRe = new RegExp(`__wmcp_${sessionId}_(\\d+)\\b`)
     this.pending = []
     this.flushScheduled = false
     this.spanListeners = new Set()
@@ -105,7 +108,7 @@ export class Collector {
       if (overlapped) this.stats.totals.overlappingCalls++
       return null
     }
-    const parent = this.stack.length ? this.stack[this.stack.length - 1] : null
+    const parent = this.stack.length ? this.stack[this.stack.length - 1] : this.takeExpected(tool)
     /** @type {Call} */
     const call = {
       seq: this.seq++,
@@ -114,7 +117,7 @@ export class Collector {
       settledAt: null,
       gap,
       overlapped,
-      depth: Math.min(this.stack.length, 64),
+      depth: parent ? Math.min(parent.depth + 1, 64) : 0,
       parent: parent ? parent.seq : null,
       blocking: 0,
       span: null,
@@ -141,6 +144,62 @@ export class Collector {
     return call
   }
 
+  // ---- nesting across executeTool() and awaits -----------------------------------------------------------
+
+  /** The name of the async frame that carries a call's promise (wrap.js `carry`). */
+  frameName(seq) {
+    return `__wmcp_${this.sessionId}_${seq}`
+  }
+
+  /**
+   * The measured call the current code runs inside: the synchronous stack's top, else the innermost call whose
+   * carrier frame is in V8's async stack trace (code after an `await` in a tool's async function). Null when
+   * neither says (code reached through setTimeout, a plain .then chain, or no tool at all).
+   */
+  callerOf() {
+    if (this.stack.length) return this.stack[this.stack.length - 1]
+    if (!this.inFlight.size) return null
+    const E = Error
+    let text = null
+    const limit = E.stackTraceLimit
+    try {
+      E.stackTraceLimit = 64
+      text = new E().stack
+    } catch {
+      text = null
+    } finally {
+      try {
+        E.stackTraceLimit = limit
+      } catch {
+        /* a frozen Error: the page's limit stays */
+      }
+    }
+    const m = typeof text === "string" ? this.frameRe.exec(text) : null
+    return m ? this.inFlight.get(Number(m[1])) || null : null
+  }
+
+  /**
+   * Page code is calling `executeTool(tool)`: when that code runs inside a measured call, the call the browser
+   * is about to make of `tool` is its child. Returns a release for when executeTool settles, or null.
+   */
+  nestedCall(tool) {
+    const parent = this.callerOf()
+    if (!parent) return null
+    const e = { tool, parent }
+    this.expected.push(e)
+    if (this.expected.length > 64) this.expected.shift()
+    return () => {
+      const i = this.expected.indexOf(e)
+      if (i >= 0) this.expected.splice(i, 1)
+    }
+  }
+
+  takeExpected(tool) {
+    const i = this.expected.findIndex((e) => e.tool === tool)
+    if (i < 0) return null
+    return this.expected.splice(i, 1)[0].parent
+  }
+
   /** execute() settled (returned, resolved, threw or rejected). `call` may be null (unsampled). */
   settle(call, ok, value) {
     const t = this.clock()
@@ -156,6 +215,17 @@ export class Collector {
       this.flushScheduled = true
       this.schedule(() => this.flush())
     }
+  }
+
+  /**
+   * For the uplink's `floor`: the lowest seq that will still become a span (in flight, or settled and
+   * awaiting accounting), or null; and the next seq to be given out.
+   */
+  openSeqs() {
+    let open = null
+    for (const seq of this.inFlight.keys()) if (open === null || seq < open) open = seq
+    for (const call of this.pending) if (open === null || call.seq < open) open = call.seq
+    return { open, next: this.seq }
   }
 
   // ---- deferred accounting ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // The interceptor: find modelContext registries (document, navigator, window), however late; patch
-// registerTool / unregisterTool / provideContext / clearContext on the instance; wrap each tool's execute
+// registerTool / unregisterTool / provideContext / clearContext / executeTool on the instance; wrap each tool's execute
 // in place before the host sees it (Chromium captures execute at registration). detach() restores all.
 
 import { wrapExecute, isWrapper, originalOf } from "./wrap.js"
@@ -7,7 +7,7 @@ import { fingerprintOf } from "./hooks.js"
 import { utf8Length, safely, cap, isScalar } from "./util.js"
 
 const LOCATIONS = ["document", "navigator", "window"]
-const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext"]
+const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext", "executeTool"]
 const MAX_DESCRIPTOR = 64 * 1024
 
 /** Descriptor facts of a tool: the text the host ships to the model anyway (never a body). */
@@ -144,6 +144,23 @@ export class Interceptor {
         provideContext(context) {
           if (self.busy || !self.c.active) return original.apply(this, arguments)
           return self.provideContext(host, original, this, arguments, context)
+        },
+        // A tool calling another tool: the call the browser makes next is this caller's child (collector.js).
+        executeTool(tool) {
+          if (!self.c.active) return original.apply(this, arguments)
+          const release = safely(() => self.c.nestedCall(toolName(typeof tool === "string" ? tool : tool && tool.name)), null)
+          let ret
+          try {
+            ret = original.apply(this, arguments)
+          } catch (err) {
+            if (release) release()
+            throw err
+          }
+          if (release) {
+            if (ret && typeof ret.then === "function") safely(() => ret.then(release, release))
+            else release()
+          }
+          return ret
         },
         clearContext() {
           self.busy++
