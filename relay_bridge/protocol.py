@@ -159,6 +159,10 @@ class LedgerTool(Struct, forbid_unknown_fields=True):
     registeredAt: NonNeg | None = None
     unregisteredAt: NonNeg | None = None
     internal: bool = False
+    # False for a tool the agent could not wrap (registered before it loaded): its calls are only counted.
+    measured: bool = True
+    # Calls counted from the host's `toolactivated` event for such a tool: no timing, no bytes.
+    counted: NonNegInt = 0
 
 
 class LedgerTotals(Struct, forbid_unknown_fields=True):

@@ -206,6 +206,13 @@ class Session:
     def spans(self) -> list[p.Span]:
         return list(self.stats.ring.values())
 
+    def counted_only(self) -> dict[str, int]:
+        """Tools whose calls the page could count but not measure (registered before its agent loaded, seen
+        through `toolactivated`): name -> calls counted. From the page's latest ledger."""
+        if self.ledger is None:
+            return {}
+        return {name: t.counted for name, t in self.ledger.tools.items() if not t.measured or t.counted}
+
     def epoch(self, page_ms: float) -> float:
         return self.info.timeOrigin + page_ms
 

@@ -900,6 +900,8 @@ class Collector {
     this.wrapFailures = 0
     this.reportToolName = null
     this.unwrapped = new Set()
+    /** tool name -> calls counted from `toolactivated` (tools the agent could not wrap) */
+    this.counted = new Map()
     this.lostFn = () => 0
     this.extraReasons = new Set()
     this.lastPhase = null
@@ -1297,6 +1299,18 @@ class Collector {
     this.statusChanged()
   }
 
+  /**
+   * A call of a tool the agent cannot measure (see Interceptor.activated): counted per tool, with its time on
+   * the timeline. No span, no timing, no bytes: the tool is "counted, not measured".
+   */
+  countedCall(name) {
+    if (!this.counted.has(name) && this.counted.size >= MAX_LEDGER_TOOLS) return
+    this.counted.set(name, (this.counted.get(name) || 0) + 1)
+    this.event("toolactivated", { tool: name, counted: true })
+    this.ledgerChanged()
+    this.statusChanged()
+  }
+
   /** A toolcancel from the host: a marker on the newest call in flight of that tool. */
   toolCancel(name) {
     let seq = null
@@ -1342,6 +1356,9 @@ class Collector {
     const ordered = all.filter(([, r]) => r.registered).concat(all.filter(([, r]) => !r.registered)).slice(0, MAX_LEDGER_TOOLS)
     for (const [name, r] of ordered) {
       tools[name] = { schemaBytes: r.schemaBytes, registeredAt: r.registeredAt, unregisteredAt: r.unregisteredAt, internal: !!r.internal }
+      // Counted, not measured: calls seen through `toolactivated` only (no timing, no bytes).
+      if (this.unwrapped.has(name)) tools[name].measured = false
+      if (this.counted.has(name)) tools[name].counted = this.counted.get(name)
       if (r.registered) registeredTools.push(name)
     }
     return {
@@ -1367,7 +1384,11 @@ class Collector {
   status() {
     const reasons = []
     if (this.wrapFailures) reasons.push(`${this.wrapFailures} tool execute() could not be wrapped`)
-    if (this.unwrapped.size) reasons.push(`${this.unwrapped.size} tool(s) registered before the agent loaded are not measured`)
+    if (this.unwrapped.size) {
+      let n = 0
+      for (const name of this.unwrapped) n += this.counted.get(name) || 0
+      reasons.push(`${this.unwrapped.size} tool(s) registered before the agent loaded are counted, not measured (${n} call(s) counted from toolactivated)`)
+    }
     const lost = this.lostFn()
     if (lost) reasons.push(`${lost} span(s) evicted before the relay stored them`)
     for (const r of this.extraReasons) reasons.push(r)
@@ -1397,6 +1418,7 @@ class Collector {
       this.sink.evicted(span)
     }
     this.stats.reset()
+    this.counted.clear()
     this.lastSettledAt = null
     this.unsampled = 0
     this.recent = []
@@ -1725,18 +1747,33 @@ class Interceptor {
     if (typeof host.addEventListener === "function") {
       const onChange = () => safely(() => this.reconcile(host))
       const onCancel = (e) => safely(() => this.c.toolCancel(e && (e.toolName || e.name || (e.detail && e.detail.toolName)) || ""))
+      const onActivated = (e) => safely(() => this.activated(e && typeof e.toolName === "string" ? e.toolName : ""))
       safely(() => {
         host.addEventListener("toolchange", onChange)
         host.addEventListener("toolcancel", onCancel)
+        host.addEventListener("toolactivated", onActivated)
         entry.restore.push(() => {
           host.removeEventListener("toolchange", onChange)
           host.removeEventListener("toolcancel", onCancel)
+          host.removeEventListener("toolactivated", onActivated)
         })
       })
     }
     // Tools registered before we arrived: listed, not wrapped (use instrument()).
     this.reconcile(host)
     if (this.onFound) safely(() => this.onFound(host, location))
+  }
+
+  /**
+   * The host is about to run `name` (Chromium fires `toolactivated` for every call, before execute). A tool
+   * the agent wrapped is measured by its span: not counted again here. One it could not wrap (registered
+   * before the agent loaded, or an execute it could not replace) is counted: a call and its time, no more.
+   */
+  activated(name) {
+    if (!name || name === this.c.reportToolName || this.pendingNames.has(name)) return
+    const live = this.live.get(toolName(name))
+    if (live && live.wrapper) return
+    this.c.countedCall(toolName(name))
   }
 
   /** Wrap `tool.execute` in place; when the object refuses, register a copy. Returns what to hand the host. */

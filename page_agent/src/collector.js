@@ -82,6 +82,8 @@ export class Collector {
     this.wrapFailures = 0
     this.reportToolName = null
     this.unwrapped = new Set()
+    /** tool name -> calls counted from `toolactivated` (tools the agent could not wrap) */
+    this.counted = new Map()
     this.lostFn = () => 0
     this.extraReasons = new Set()
     this.lastPhase = null
@@ -479,6 +481,18 @@ export class Collector {
     this.statusChanged()
   }
 
+  /**
+   * A call of a tool the agent cannot measure (see Interceptor.activated): counted per tool, with its time on
+   * the timeline. No span, no timing, no bytes: the tool is "counted, not measured".
+   */
+  countedCall(name) {
+    if (!this.counted.has(name) && this.counted.size >= MAX_LEDGER_TOOLS) return
+    this.counted.set(name, (this.counted.get(name) || 0) + 1)
+    this.event("toolactivated", { tool: name, counted: true })
+    this.ledgerChanged()
+    this.statusChanged()
+  }
+
   /** A toolcancel from the host: a marker on the newest call in flight of that tool. */
   toolCancel(name) {
     let seq = null
@@ -524,6 +538,9 @@ export class Collector {
     const ordered = all.filter(([, r]) => r.registered).concat(all.filter(([, r]) => !r.registered)).slice(0, MAX_LEDGER_TOOLS)
     for (const [name, r] of ordered) {
       tools[name] = { schemaBytes: r.schemaBytes, registeredAt: r.registeredAt, unregisteredAt: r.unregisteredAt, internal: !!r.internal }
+      // Counted, not measured: calls seen through `toolactivated` only (no timing, no bytes).
+      if (this.unwrapped.has(name)) tools[name].measured = false
+      if (this.counted.has(name)) tools[name].counted = this.counted.get(name)
       if (r.registered) registeredTools.push(name)
     }
     return {
@@ -549,7 +566,11 @@ export class Collector {
   status() {
     const reasons = []
     if (this.wrapFailures) reasons.push(`${this.wrapFailures} tool execute() could not be wrapped`)
-    if (this.unwrapped.size) reasons.push(`${this.unwrapped.size} tool(s) registered before the agent loaded are not measured`)
+    if (this.unwrapped.size) {
+      let n = 0
+      for (const name of this.unwrapped) n += this.counted.get(name) || 0
+      reasons.push(`${this.unwrapped.size} tool(s) registered before the agent loaded are counted, not measured (${n} call(s) counted from toolactivated)`)
+    }
     const lost = this.lostFn()
     if (lost) reasons.push(`${lost} span(s) evicted before the relay stored them`)
     for (const r of this.extraReasons) reasons.push(r)
@@ -579,6 +600,7 @@ export class Collector {
       this.sink.evicted(span)
     }
     this.stats.reset()
+    this.counted.clear()
     this.lastSettledAt = null
     this.unsampled = 0
     this.recent = []

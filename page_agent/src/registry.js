@@ -188,18 +188,33 @@ export class Interceptor {
     if (typeof host.addEventListener === "function") {
       const onChange = () => safely(() => this.reconcile(host))
       const onCancel = (e) => safely(() => this.c.toolCancel(e && (e.toolName || e.name || (e.detail && e.detail.toolName)) || ""))
+      const onActivated = (e) => safely(() => this.activated(e && typeof e.toolName === "string" ? e.toolName : ""))
       safely(() => {
         host.addEventListener("toolchange", onChange)
         host.addEventListener("toolcancel", onCancel)
+        host.addEventListener("toolactivated", onActivated)
         entry.restore.push(() => {
           host.removeEventListener("toolchange", onChange)
           host.removeEventListener("toolcancel", onCancel)
+          host.removeEventListener("toolactivated", onActivated)
         })
       })
     }
     // Tools registered before we arrived: listed, not wrapped (use instrument()).
     this.reconcile(host)
     if (this.onFound) safely(() => this.onFound(host, location))
+  }
+
+  /**
+   * The host is about to run `name` (Chromium fires `toolactivated` for every call, before execute). A tool
+   * the agent wrapped is measured by its span: not counted again here. One it could not wrap (registered
+   * before the agent loaded, or an execute it could not replace) is counted: a call and its time, no more.
+   */
+  activated(name) {
+    if (!name || name === this.c.reportToolName || this.pendingNames.has(name)) return
+    const live = this.live.get(toolName(name))
+    if (live && live.wrapper) return
+    this.c.countedCall(toolName(name))
   }
 
   /** Wrap `tool.execute` in place; when the object refuses, register a copy. Returns what to hand the host. */
