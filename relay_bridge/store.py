@@ -436,6 +436,7 @@ class Store:
         if frame.lost is not None:
             self._set_lost(session, frame.lost)
         stored = 0
+        abandoned = session.received.abandoned
         replies: list[msgspec.Struct] = []
         for span in frame.spans:
             if span.sessionId != session.id:
@@ -460,6 +461,8 @@ class Store:
             session.floor = frame.floor
             for seq in [seq for seq in session.inflight if seq <= session.acked]:
                 del session.inflight[seq]  # started, then evicted in the page before it could be sent
+        if session.received.abandoned > abandoned:  # over MAX_RANGES holes: the lowest were given up
+            self.counters["holes_abandoned"] += session.received.abandoned - abandoned
         session.counters.spans += stored
         self.counters["spans"] += stored
         replies.append(session.ack())

@@ -111,12 +111,17 @@ def test_a_span_passed_by_floor_that_arrives_anyway_is_a_duplicate_not_a_second_
     assert s.counters.duplicates == 2 and s.stats.totals.calls == 1
 
 
-def test_holes_are_bounded() -> None:
+def test_holes_are_bounded_and_giving_one_up_is_counted() -> None:
     r = Received()
     for s in range(0, 2 * (rc.MAX_RANGES + 10), 2):  # every other seq: a hole before each
         r.add(s + 1)
     assert len(r.ranges) <= rc.MAX_RANGES and r.abandoned > 0
     assert len(r.above()) == rc.ACK_RANGES
+    store = live_store()
+    store.apply(1, spans([s + 1 for s in range(0, 2 * (rc.MAX_RANGES + 3), 2)][:500]))
+    store.apply(1, spans([s + 1 for s in range(0, 2 * (rc.MAX_RANGES + 3), 2)][500:1000]))
+    store.apply(1, spans([s + 1 for s in range(0, 2 * (rc.MAX_RANGES + 3), 2)][1000:]))
+    assert store.counters["holes_abandoned"] == store.sessions[SID].received.abandoned > 0
 
 
 def test_a_random_stream_with_floors_never_double_stores() -> None:
