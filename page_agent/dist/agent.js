@@ -2966,18 +2966,19 @@ const VERSION = "0.1.0"
 const AGENT = `wmcp-top-agent/${VERSION}`
 
 /**
- * The relay address. The relay replaces the placeholder below, when it serves /agent.js and /agent.mjs,
- * with {"url":"ws://127.0.0.1:PORT/relay?t=TOKEN","protocol":"wmcp-relay/1"}. Loaded raw, it stays null
- * and the agent reads globalThis.__WMCP_RELAY__ (same shape), or runs without an uplink.
+ * The uplink address (the relay's WebSocket). The relay replaces the placeholder below, when it serves
+ * /agent.js and /agent.mjs, with "ws://127.0.0.1:PORT/relay?t=TOKEN". Loaded raw, it stays null and the
+ * agent reads globalThis.__WMCP_UPLINK__ (same shape), or runs without an uplink.
  */
-const BAKED_RELAY = /*@WMCP_RELAY@*/null
+const BAKED_UPLINK = /*@WMCP_UPLINK@*/null
 
 const DEFAULTS = Object.freeze({
   buffer: 500,
   sample: 1,
   errorPolicy: "message",
   globalName: "__webmcpPerf",
-  channel: true,
+  relay: true, // webmcp-profiler's meaning: mirror spans onto the BroadcastChannel (false: no channel)
+  uplink: null, // the relay's WebSocket URL; null: the baked one or __WMCP_UPLINK__; false: none
   pollMs: 250,
   param: "perf",
   storageKey: "webmcp-perf:mode",
@@ -2988,7 +2989,7 @@ const DEFAULTS = Object.freeze({
   fingerprintHandler: false,
   prompts: true,
 })
-return { VERSION, AGENT, BAKED_RELAY, DEFAULTS };
+return { VERSION, AGENT, BAKED_UPLINK, DEFAULTS };
 })();
 
 // ---- console.js ----
@@ -3254,7 +3255,7 @@ const { resultText, errorText } = __m["measure"];
 const { gate } = __m["gate"];
 const { makeApi, reportView, REPORT_TOOL, MEMBERS } = __m["console"];
 const { statusFor } = __m["status"];
-const { DEFAULTS, BAKED_RELAY, AGENT, VERSION } = __m["config"];
+const { DEFAULTS, BAKED_UPLINK, AGENT, VERSION } = __m["config"];
 const { newSessionId, cap, safely, makeTaskScheduler, utf8Length, now } = __m["util"];
 
 const { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents } = __m["stats"];
@@ -3268,11 +3269,18 @@ function agentOf(api) {
   return AGENTS.get(api) || null
 }
 
-/** The relay address to use: explicit config, else the baked one, else globalThis.__WMCP_RELAY__. */
-function resolveRelay(config, g = globalThis) {
-  const pick = (r) => (r && typeof r === "object" && typeof r.url === "string" && /^wss?:\/\//.test(r.url) ? { url: r.url, protocol: typeof r.protocol === "string" ? r.protocol : PROTOCOL } : null)
-  if (config && config.relay === false) return null
-  return pick(config && config.relay) || pick(BAKED_RELAY) || pick(safely(() => g.__WMCP_RELAY__, null))
+/**
+ * The uplink (relay WebSocket) to dial: config.uplink (a ws:// URL; false for none), else the address the
+ * relay baked in, else globalThis.__WMCP_UPLINK__. `relay` is webmcp-profiler's option and means the
+ * BroadcastChannel only, never the socket.
+ */
+function resolveUplink(config, g = globalThis) {
+  const pick = (u) => {
+    const url = typeof u === "string" ? u : u && typeof u === "object" && typeof u.url === "string" ? u.url : null
+    return url && /^wss?:\/\//.test(url) ? { url, protocol: PROTOCOL } : null
+  }
+  if (config && config.uplink === false) return null
+  return pick(config && config.uplink) || pick(BAKED_UPLINK) || pick(safely(() => g.__WMCP_UPLINK__, null))
 }
 
 function contextOf(g) {
@@ -3298,7 +3306,7 @@ class Agent {
     }
     const sessionId = newSessionId()
     this.schedule = config.schedule || makeTaskScheduler(g)
-    this.relay = resolveRelay(config, g)
+    this.relay = resolveUplink(config, g)
     this.pendingStarts = []
     this.lastStatus = null
     this.foreign = new Map()
@@ -3365,8 +3373,9 @@ class Agent {
       this.feed = null
     }
     this.channelName = typeof config.channel === "string" ? config.channel : `webmcp-perf:${this.env.origin}`
+    // 000's `relay: false` is its privacy switch: nothing goes onto the BroadcastChannel, nothing is read there.
     this.channel =
-      config.channel === false
+      config.relay === false || config.channel === false
         ? null
         : new ChannelMirror({
             name: this.channelName,
@@ -3718,7 +3727,7 @@ function inert(cfg, decision) {
 function maybeAttach(config = {}) {
   const cfg = normalise(config)
   const g = cfg.global || globalThis
-  const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : !!resolveRelay({ relay: BAKED_RELAY || undefined }, {})
+  const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : !!resolveUplink({ uplink: BAKED_UPLINK || undefined }, {})
   const decision = gate({
     search: safely(() => g.location.search, "") || "",
     storage: safely(() => g.localStorage, null),
@@ -3738,7 +3747,7 @@ function detach(globalName = DEFAULTS.globalName, g = globalThis) {
   const api = safely(() => g[globalName], null)
   return api && typeof api.detach === "function" ? api.detach() : false
 }
-return { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents, VERSION, gate, agentOf, resolveRelay, attach, maybeAttach, detach };
+return { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents, VERSION, gate, agentOf, resolveUplink, attach, maybeAttach, detach };
 })();
 
 // ---- main.js ----
@@ -3753,4 +3762,4 @@ try {
 })();
 return __m["index"];
 })();
-//@WMCP_EXPORTS@ SessionStats,summaryLine,fmtBytes,fmtCount,fmtDuration,fmtMs,traceEvents,VERSION,gate,agentOf,resolveRelay,attach,maybeAttach,detach
+//@WMCP_EXPORTS@ SessionStats,summaryLine,fmtBytes,fmtCount,fmtDuration,fmtMs,traceEvents,VERSION,gate,agentOf,resolveUplink,attach,maybeAttach,detach

@@ -10,7 +10,7 @@ import { resultText, errorText } from "./measure.js"
 import { gate } from "./gate.js"
 import { makeApi, reportView, REPORT_TOOL, MEMBERS } from "./console.js"
 import { statusFor } from "./status.js"
-import { DEFAULTS, BAKED_RELAY, AGENT, VERSION } from "./config.js"
+import { DEFAULTS, BAKED_UPLINK, AGENT, VERSION } from "./config.js"
 import { newSessionId, cap, safely, makeTaskScheduler, utf8Length, now } from "./util.js"
 
 export { VERSION, gate }
@@ -26,11 +26,18 @@ export function agentOf(api) {
   return AGENTS.get(api) || null
 }
 
-/** The relay address to use: explicit config, else the baked one, else globalThis.__WMCP_RELAY__. */
-export function resolveRelay(config, g = globalThis) {
-  const pick = (r) => (r && typeof r === "object" && typeof r.url === "string" && /^wss?:\/\//.test(r.url) ? { url: r.url, protocol: typeof r.protocol === "string" ? r.protocol : PROTOCOL } : null)
-  if (config && config.relay === false) return null
-  return pick(config && config.relay) || pick(BAKED_RELAY) || pick(safely(() => g.__WMCP_RELAY__, null))
+/**
+ * The uplink (relay WebSocket) to dial: config.uplink (a ws:// URL; false for none), else the address the
+ * relay baked in, else globalThis.__WMCP_UPLINK__. `relay` is webmcp-profiler's option and means the
+ * BroadcastChannel only, never the socket.
+ */
+export function resolveUplink(config, g = globalThis) {
+  const pick = (u) => {
+    const url = typeof u === "string" ? u : u && typeof u === "object" && typeof u.url === "string" ? u.url : null
+    return url && /^wss?:\/\//.test(url) ? { url, protocol: PROTOCOL } : null
+  }
+  if (config && config.uplink === false) return null
+  return pick(config && config.uplink) || pick(BAKED_UPLINK) || pick(safely(() => g.__WMCP_UPLINK__, null))
 }
 
 function contextOf(g) {
@@ -56,7 +63,7 @@ class Agent {
     }
     const sessionId = newSessionId()
     this.schedule = config.schedule || makeTaskScheduler(g)
-    this.relay = resolveRelay(config, g)
+    this.relay = resolveUplink(config, g)
     this.pendingStarts = []
     this.lastStatus = null
     this.foreign = new Map()
@@ -123,8 +130,9 @@ class Agent {
       this.feed = null
     }
     this.channelName = typeof config.channel === "string" ? config.channel : `webmcp-perf:${this.env.origin}`
+    // 000's `relay: false` is its privacy switch: nothing goes onto the BroadcastChannel, nothing is read there.
     this.channel =
-      config.channel === false
+      config.relay === false || config.channel === false
         ? null
         : new ChannelMirror({
             name: this.channelName,
@@ -476,7 +484,7 @@ function inert(cfg, decision) {
 export function maybeAttach(config = {}) {
   const cfg = normalise(config)
   const g = cfg.global || globalThis
-  const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : !!resolveRelay({ relay: BAKED_RELAY || undefined }, {})
+  const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : !!resolveUplink({ uplink: BAKED_UPLINK || undefined }, {})
   const decision = gate({
     search: safely(() => g.location.search, "") || "",
     storage: safely(() => g.localStorage, null),

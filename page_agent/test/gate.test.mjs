@@ -45,7 +45,7 @@ test("custom param and storage key", () => {
 
 test("maybeAttach: closed gate leaves an inert global whose status() says how to switch on", () => {
   const g = fakeWindow({ search: "?perf=0" })
-  const api = maybeAttach({ global: g, announce: false, relay: false, BroadcastChannel: null })
+  const api = maybeAttach({ global: g, announce: false, uplink: false, BroadcastChannel: null })
   assert.equal(api.active, false)
   assert.equal(g.__webmcpPerf, api)
   assert.equal(api.status().phase, "inactive")
@@ -54,7 +54,7 @@ test("maybeAttach: closed gate leaves an inert global whose status() says how to
 
 test("maybeAttach: ?perf=1 attaches", () => {
   const g = fakeWindow({ search: "?perf=1" })
-  const api = maybeAttach({ global: g, announce: false, relay: false, BroadcastChannel: null, setInterval: () => 1, clearInterval() {} })
+  const api = maybeAttach({ global: g, announce: false, uplink: false, BroadcastChannel: null, setInterval: () => 1, clearInterval() {} })
   assert.equal(api.active, true)
   assert.equal(api.status().phase, "no-host")
   api.detach()

@@ -121,7 +121,7 @@ async def test_agent_script_has_the_relay_baked_in(relay: Relay) -> None:
     if status == 503:
         pytest.fail("page_agent/dist/agent.js is missing: run `node page_agent/build.mjs`")
     assert status == 200 and headers["Content-Type"].startswith("text/javascript")
-    assert ws_url(relay).encode() in body and b"/*@WMCP_RELAY@*/null" not in body
+    assert ws_url(relay).encode() in body and b"/*@WMCP_UPLINK@*/null" not in body
     status, body, headers = await asyncio.to_thread(http, relay, f"/agent.mjs?t={TOKEN}")
     assert status == 200 and ws_url(relay).encode() in body and headers["Content-Type"].startswith("text/javascript")
 
