@@ -20,11 +20,13 @@ export function callTokens(inputBytes, resultBytes, imageBytes) {
   return { estInputTokens, estTextTokens, estImageTokens, estTokens: estInputTokens + estTextTokens + estImageTokens }
 }
 
-/** Nearest rank over sorted values: sorted[ceil(p/100*n) - 1]; null when empty. */
-export function nearestRank(sorted, p) {
+/**
+ * webmcp-profiler's quantile over ascending values: sorted[min(n-1, floor(p*n))] for p in 0..1; null when
+ * empty. Same in relay_bridge/stats.py, so p50/p95 of the same spans agree with 000's everywhere.
+ */
+export function quantile(sorted, p) {
   if (!sorted.length) return null
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length))
-  return sorted[rank - 1]
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
 }
 
 // ---- formatting (arithmetic-identical to relay_bridge/units.py) -------------------------------------------
@@ -249,8 +251,8 @@ export class SessionStats {
         calls: row.calls,
         errors: row.errors,
         minMs: values.length ? values[0] : null,
-        p50Ms: nearestRank(values, 50),
-        p95Ms: nearestRank(values, 95),
+        p50Ms: quantile(values, 0.5),
+        p95Ms: quantile(values, 0.95),
         maxMs: values.length ? values[values.length - 1] : null,
         blockingMs: row.blockingMs,
         lastResultBytes: row.lastResultBytes,
@@ -260,6 +262,14 @@ export class SessionStats {
         schemaBytes: row.schemaBytes,
       }
     })
+  }
+
+  /**
+   * report v2's tools[] (and 000's aggregates()): one row per tool with spans in the ring, the internal
+   * report tool excluded, so min/p50/p95/max are always numbers.
+   */
+  reportRows() {
+    return this.aggregates().filter((r) => r.minMs !== null && !this.tools.get(r.tool).internal)
   }
 
   totalsObject() {

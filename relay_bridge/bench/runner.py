@@ -27,7 +27,7 @@ from ..browser import launch_playwright
 from ..exports.report import build_report
 from ..measure import call_size
 from ..server import Relay, RelayConfig
-from ..stats import nearest_rank
+from ..stats import quantile
 from ..store import Store
 from .gen import generate
 
@@ -296,7 +296,7 @@ def budget_breaches(report: dict[str, Any], budget: dict[str, Any]) -> list[dict
 def overhead_rows(armed: RunResult, unarmed: RunResult) -> list[dict[str, Any]]:
     rows = []
     for name in sorted(armed.walls):
-        a = nearest_rank(sorted(armed.walls[name]), 50)
-        u = nearest_rank(sorted(unarmed.walls.get(name, [])), 50)
+        a = quantile(sorted(armed.walls[name]), 0.5)
+        u = quantile(sorted(unarmed.walls.get(name, [])), 0.5)
         rows.append({"tool": name, "armedP50Ms": a, "unarmedP50Ms": u, "deltaMs": None if a is None or u is None else a - u})
     return rows

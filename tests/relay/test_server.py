@@ -37,7 +37,7 @@ def vector_frames(doc: dict) -> list[dict]:
     for step in doc["steps"]:
         match step["op"]:
             case "register":
-                out.append({"type": "tool", "session": sid, "change": "registered", "name": step["name"], "at": step["at"], "schemaBytes": step["schemaBytes"]})
+                out.append({"type": "tool", "session": sid, "change": "registered", "name": step["name"], "at": step["at"], "schemaBytes": step["schemaBytes"], "internal": step.get("internal", False)})
             case "unregister":
                 out.append({"type": "tool", "session": sid, "change": "unregistered", "name": step["name"], "at": 1.0})
             case "span":
@@ -76,7 +76,7 @@ async def test_vectors_over_a_real_socket(tmp_path: Path, path: Path) -> None:
         assert trace == expect["trace"]
         report = build_report(session)
         jsonschema.validate(report, SCHEMA)
-        assert report["tools"] == expect["aggregates"]
+        assert report["tools"] == expect["reportTools"]
         assert report["ledger"]["totals"] == expect["totals"]
         assert session.counters.rejected == 0
     finally:
