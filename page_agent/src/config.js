@@ -22,6 +22,7 @@ export const DEFAULTS = Object.freeze({
   storageKey: "webmcp-perf:mode",
   announce: true,
   reportTool: false,
+  overlay: false, // webmcp-profiler's panel; here true prints one line pointing to the terminal
   capturePayloads: false,
   maxPayloadLength: 2048,
   fingerprintHandler: false,

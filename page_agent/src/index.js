@@ -8,7 +8,8 @@ import { Uplink, Delivery, PROTOCOL } from "./uplink.js"
 import { PromptWatcher } from "./prompt.js"
 import { resultText, errorText } from "./measure.js"
 import { gate } from "./gate.js"
-import { makeApi, reportView, REPORT_TOOL, MEMBERS } from "./console.js"
+import { makeApi, reportView, reportToolDescriptor, manifest, helpText, overlayNotice } from "./console.js"
+import { markInternal } from "./wrap.js"
 import { statusFor } from "./status.js"
 import { DEFAULTS, BAKED_UPLINK, AGENT, VERSION } from "./config.js"
 import { newSessionId, cap, safely, makeTaskScheduler, utf8Length, now } from "./util.js"
@@ -181,6 +182,7 @@ class Agent {
     if (this.config.reportTool) this.registerReportTool()
     if (typeof this.config.onSpan === "function") c.spanListeners.add(this.config.onSpan)
     this.onStatus()
+    if (this.config.overlay === true) overlayNotice(this.config, g)
     const ann = this.config.announce
     if (typeof ann === "function") safely(() => ann(this.api))
     else if (ann && g.console) safely(() => g.console.info(`[wmcp-top] attached ${c.sessionId}${this.relay ? " · relay " + this.uplink.info().url : " · no relay"} · __webmcpPerf.help()`))
@@ -380,7 +382,7 @@ class Agent {
     const register = entry.originals.registerTool
     if (typeof register !== "function") return false
     const ac = typeof this.g.AbortController === "function" ? new this.g.AbortController() : null
-    const tool = { ...REPORT_TOOL, execute: (input) => reportView(this, input) }
+    const tool = markInternal(reportToolDescriptor((input) => reportView(this, input)))
     this.collector.reportToolName = tool.name
     try {
       const r = register.call(h, tool, ac ? { signal: ac.signal } : undefined)
@@ -400,7 +402,7 @@ class Agent {
     this.reportTool = null
     safely(() => {
       if (rt.ac) rt.ac.abort()
-      if (typeof rt.entry.originals.unregisterTool === "function") rt.entry.originals.unregisterTool.call(rt.host, REPORT_TOOL.name)
+      if (typeof rt.entry.originals.unregisterTool === "function") rt.entry.originals.unregisterTool.call(rt.host, this.collector.reportToolName)
     })
   }
 
@@ -431,7 +433,8 @@ class Agent {
 function normalise(config) {
   const cfg = { ...DEFAULTS, ...config }
   cfg.buffer = Number.isInteger(cfg.buffer) && cfg.buffer >= 1 ? Math.min(cfg.buffer, 100000) : DEFAULTS.buffer
-  cfg.sample = typeof cfg.sample === "number" && cfg.sample >= 0 && cfg.sample <= 1 ? cfg.sample : 1
+  // 000 clamps: 5 measures every call, -1 none.
+  cfg.sample = typeof cfg.sample === "number" && !Number.isNaN(cfg.sample) ? Math.min(1, Math.max(0, cfg.sample)) : 1
   if (!["message", "name", "none"].includes(cfg.errorPolicy)) cfg.errorPolicy = "message"
   cfg.pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
   cfg.capturePayloads = cfg.capturePayloads === true
@@ -461,25 +464,36 @@ export function attach(config = {}) {
 
 /** The inert object left when the gate is closed: status() says why and how to switch on. */
 function inert(cfg, decision) {
+  const g = cfg.global || globalThis
+  const status = () => ({
+    ...statusFor({ inactive: true, reasons: [] }),
+    hostLocation: null,
+    hostFoundAt: null,
+    toolCount: 0,
+    callCount: 0,
+    lastCallAt: null,
+    reason: decision.reason,
+  })
   const api = {
     active: false,
     sessionId: null,
-    status: () => ({ ...statusFor({ inactive: true, reasons: [] }), reason: decision.reason }),
-    describe: () => ({ name: "wmcp-top page agent", version: VERSION, members: { ...MEMBERS } }),
+    status,
+    describe: () => Promise.resolve(manifest(cfg)),
+    overlay: () => overlayNotice(cfg, g),
     recordConsent: () => false,
     prompts: () => [],
     help() {
-      const s = api.status()
-      safely(() => (cfg.global || globalThis).console.log(`[wmcp-top] inactive (${decision.reason}): ${s.hints[0]}`))
-      return s
+      safely(() => g.console.info(`${helpText(status())}\n(inactive: ${decision.reason})`))
+      return Promise.resolve(undefined)
     },
   }
   return api
 }
 
 /**
- * The ?perf= gate, then attach. `defaultOn` defaults to true when a relay address was baked in by the
- * relay (the user pasted its tag on purpose) and false otherwise.
+ * The ?perf= gate (webmcp-profiler's values), then attach. `defaultOn` defaults to true when an uplink address
+ * was baked in by the relay (the user pasted its tag on purpose) and false otherwise. An unknown value is
+ * warned about once and otherwise ignored; `?perf=overlay` (given or remembered) also prints the terminal pointer.
  */
 export function maybeAttach(config = {}) {
   const cfg = normalise(config)
@@ -493,10 +507,27 @@ export function maybeAttach(config = {}) {
     allow: cfg.allow,
     defaultOn,
   })
-  if (decision.on) return attach(cfg)
+  if (decision.rejected !== null) safely(() => g.console.warn(`[wmcp-top] ignoring ?${cfg.param}=${cap(decision.rejected, 64)}: use 1, on, true, overlay, 0, off or false`))
+  if (decision.on) return attach(decision.mode === "overlay" ? { ...cfg, overlay: true } : cfg)
   const api = inert(cfg, decision)
   if (cfg.globalName && !safely(() => g[cfg.globalName], null)) safely(() => Object.defineProperty(g, cfg.globalName, { value: api, configurable: true, writable: true, enumerable: false }))
   return api
+}
+
+/**
+ * webmcp-profiler's report-tool factory (`profilerTool(profiler)` from "webmcp-profiler/tool"): a descriptor
+ * the page registers itself; the agent lists it as internal and never measures it.
+ * @param {object} api  the console API attach() returned
+ * @param {{name?:string, title?:string}} [options]
+ */
+export function profilerTool(api, options = {}) {
+  const agent = agentOf(api)
+  const name = typeof options.name === "string" && options.name ? options.name : "get_perf_report"
+  const execute = agent
+    ? (input) => reportView(agent, input)
+    : () => ({ content: [{ type: "text", text: api && typeof api.status === "function" ? api.status().message : "wmcp-top agent not attached" }], isError: false })
+  if (agent) agent.collector.reportToolName = name
+  return markInternal(reportToolDescriptor(execute, { name, title: typeof options.title === "string" ? options.title : undefined }))
 }
 
 /** Detach the agent exposed under globalName, if any. */

@@ -82,9 +82,9 @@ export function fmtMs(ms) {
 }
 
 /** `schemas 9.8KB (~2.5K tok) · tools 0.3s · payloads 310KB (~78K tok) · host gaps 39s` */
-export function summaryLine(schemaBytes, wallMs, resultBytes, estTokens, hostGapMs) {
+export function summaryLine(schemaBytes, wallMs, resultBytes, estTokens, hostGapMs, schemaTokens = Math.ceil(schemaBytes / 4)) {
   return (
-    `schemas ${fmtBytes(schemaBytes)} (~${fmtCount(Math.ceil(schemaBytes / 4))} tok)` +
+    `schemas ${fmtBytes(schemaBytes)} (~${fmtCount(schemaTokens)} tok)` +
     ` · tools ${fmtDuration(wallMs)}` +
     ` · payloads ${fmtBytes(resultBytes)} (~${fmtCount(estTokens)} tok)` +
     ` · host gaps ${fmtDuration(hostGapMs)}`
@@ -124,8 +124,13 @@ const newRow = () => ({
  * and totals since attach or reset. Mirrors relay_bridge.stats.SessionStats.
  */
 export class SessionStats {
-  constructor(buffer = 500) {
+  /**
+   * @param {number} [buffer]
+   * @param {(bytes:number) => number} [schemaTokens]  schema bytes to tokens (a page's tokenEstimator); ceil(/4)
+   */
+  constructor(buffer = 500, schemaTokens = tokensForBytes) {
     this.buffer = Math.max(1, buffer | 0)
+    this.schemaTokens = schemaTokens
     /** @type {Map<number, object>} seq -> span, oldest first */
     this.ring = new Map()
     /** @type {Map<string, ReturnType<typeof newRow>>} */
@@ -275,12 +280,13 @@ export class SessionStats {
   totalsObject() {
     const t = this.totals
     const schema = this.schemaBytes
-    return { ...t, schemaBytes: schema, estSchemaTokens: Math.ceil(schema / 4) }
+    return { ...t, schemaBytes: schema, estSchemaTokens: this.schemaTokens(schema) }
   }
 
   summary() {
     const t = this.totals
-    return summaryLine(this.schemaBytes, t.wallMs, t.resultBytes, t.estTokens, t.hostGapMs)
+    const schema = this.schemaBytes
+    return summaryLine(schema, t.wallMs, t.resultBytes, t.estTokens, t.hostGapMs, this.schemaTokens(schema))
   }
 }
 

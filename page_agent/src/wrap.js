@@ -2,6 +2,16 @@
 // back to the caller untouched (same value, same promise) and is measured later by the collector.
 
 const ORIGINAL = new WeakMap() // wrapper -> original execute
+const INTERNAL = new WeakSet() // report-tool descriptors (profilerTool): listed in the ledger, never wrapped
+
+/** Mark a descriptor as the agent's own report tool: the interceptor lists it and never measures it. */
+export const markInternal = (tool) => {
+  INTERNAL.add(tool)
+  return tool
+}
+
+/** Is `tool` a descriptor made by profilerTool()? */
+export const isInternal = (tool) => !!tool && typeof tool === "object" && INTERNAL.has(tool)
 
 /** Is `fn` one of our wrappers? */
 export const isWrapper = (fn) => typeof fn === "function" && ORIGINAL.has(fn)
