@@ -54,7 +54,7 @@ test("bad messages are ignored and counted", () => {
     { kind: "span", span: span("bbbbbbbb", 0, { wallMs: Infinity }) },
     { kind: "span", span: span("bbbbbbbb", 0, { wallMs: NaN }) },
     { kind: "span", span: span("bbbbbbbb", 0, { resultBytes: -5 }) },
-    { kind: "span", span: span("bbbbbbbb", 0, { error: "e".repeat(201) }) },
+    { kind: "span", span: span("bbbbbbbb", 0, { error: "e".repeat(202) }) },
     { kind: "span", span: span("bbbbbbbb", 0, { isError: "yes" }) },
     { kind: "span", span: span("bbbbbbbb", 0, { contentTypes: [1] }) },
     { kind: "span", span: span("bbbbbbbb", 0, { gapSincePrevCallMs: -1 }) },
