@@ -85,8 +85,9 @@ def test_cli_budget_breach_exits_one_and_names_the_tool(chromium: str, site, tmp
     assert "get_price" not in broken
     # piped: plain progress lines, no carriage returns
     assert "\r" not in out.stderr and "bench: 22/22 calls done" in out.stderr
-    report = json.loads((tmp_path / "r.json").read_text())
-    jsonschema.Draft202012Validator(SCHEMA).validate(report)
+    written = json.loads((tmp_path / "r.json").read_text())
+    assert set(written) == {"rows", "boot", "report"}
+    jsonschema.Draft202012Validator(SCHEMA).validate(written["report"])
     plan = json.loads((tmp_path / "plan.json").read_text())
     assert plan["cases"]["echo_note"] == [{"note": "from the cases file"}] * 2
     # the written plan is itself a cases file: running from it gives the same inputs
