@@ -102,11 +102,14 @@ def check_report(doc: Any, name: str = "report") -> str:
     return fmt
 
 
-def load_thresholds(path: Path | None) -> dict[str, Any] | None:
-    """None without a file: nothing is judged (webmcp-profiler's behaviour)."""
+def load_thresholds(path: Path | None) -> Any:
+    """The thresholds document as written (checked), for compare(); None without a file: nothing is judged
+    (webmcp-profiler's behaviour)."""
     if path is None:
         return None
-    return normalise_thresholds(read_json(path, "thresholds file", CompareError))
+    doc = read_json(path, "thresholds file", CompareError)
+    normalise_thresholds(doc)
+    return doc
 
 
 def normalise_thresholds(doc: Any) -> dict[str, Any] | None:

@@ -1426,16 +1426,24 @@ __m["wrap"] = (function () {
 // back to the caller untouched (same value, same promise) and is measured later by the collector.
 
 const ORIGINAL = new WeakMap() // wrapper -> original execute
-const INTERNAL = new WeakSet() // report-tool descriptors (profilerTool): listed in the ledger, never wrapped
+// Report-tool descriptors (profilerTool) carry this registered symbol: listed in the ledger, never wrapped. A
+// symbol, not a module-local set, so the /agent.mjs copy's descriptor is known to the classic script's agent.
+const INTERNAL = Symbol.for("wmcp-top/internal-tool")
 
 /** Mark a descriptor as the agent's own report tool: the interceptor lists it and never measures it. */
 const markInternal = (tool) => {
-  INTERNAL.add(tool)
+  Object.defineProperty(tool, INTERNAL, { value: true, enumerable: false })
   return tool
 }
 
 /** Is `tool` a descriptor made by profilerTool()? */
-const isInternal = (tool) => !!tool && typeof tool === "object" && INTERNAL.has(tool)
+const isInternal = (tool) => {
+  try {
+    return !!tool && typeof tool === "object" && tool[INTERNAL] === true
+  } catch {
+    return false
+  }
+}
 
 /** Is `fn` one of our wrappers? */
 const isWrapper = (fn) => typeof fn === "function" && ORIGINAL.has(fn)
@@ -3519,11 +3527,13 @@ const { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, trace
 const MAX_FOREIGN_SPANS = 500
 const MAX_RESULT_TEXT = 256 * 1024 // characters of an invoked tool's result text (the relay's cap)
 const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
-const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
+// api -> Agent. A registered symbol rather than a module-local map, so a second copy of the agent (the
+// /agent.mjs module imported next to the classic script) finds the agent behind the global API.
+const AGENT_KEY = Symbol.for("wmcp-top/agent")
 
-/** The Agent behind a console API object (tests and tooling; not a page-facing member). */
+/** The Agent behind a console API object (tests, tooling and profilerTool; not a page-facing member). */
 function agentOf(api) {
-  return AGENTS.get(api) || null
+  return (api && typeof api === "object" && safely(() => api[AGENT_KEY], null)) || null
 }
 
 /**
@@ -3955,7 +3965,7 @@ function attach(config = {}) {
     if (existing && existing.active) return existing
   }
   const agent = new Agent(cfg)
-  AGENTS.set(agent.api, agent)
+  safely(() => Object.defineProperty(agent.api, AGENT_KEY, { value: agent, enumerable: false }))
   if (name) safely(() => Object.defineProperty(g, name, { value: agent.api, configurable: true, writable: true, enumerable: false }))
   agent.start()
   return agent.api
@@ -4029,12 +4039,14 @@ function profilerTool(api, options = {}) {
   return markInternal(reportToolDescriptor(execute, { name, title: typeof options.title === "string" ? options.title : undefined }))
 }
 
+/** webmcp-profiler's entry names: `attachProfiler(config)` and the gate `maybeAttachProfiler(config)`. */
+
 /** Detach the agent exposed under globalName, if any. */
 function detach(globalName = DEFAULTS.globalName, g = globalThis) {
   const api = safely(() => g[globalName], null)
   return api && typeof api.detach === "function" ? api.detach() : false
 }
-return { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents, VERSION, gate, agentOf, resolveUplink, attach, maybeAttach, profilerTool, detach };
+return { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents, VERSION, gate, attachProfiler: attach, maybeAttachProfiler: maybeAttach, agentOf, resolveUplink, attach, maybeAttach, profilerTool, detach };
 })();
 
 // ---- main.js ----
@@ -4049,4 +4061,4 @@ try {
 })();
 return __m["index"];
 })();
-//@WMCP_EXPORTS@ SessionStats,summaryLine,fmtBytes,fmtCount,fmtDuration,fmtMs,traceEvents,VERSION,gate,agentOf,resolveUplink,attach,maybeAttach,profilerTool,detach
+//@WMCP_EXPORTS@ SessionStats,summaryLine,fmtBytes,fmtCount,fmtDuration,fmtMs,traceEvents,VERSION,gate,attachProfiler,maybeAttachProfiler,agentOf,resolveUplink,attach,maybeAttach,profilerTool,detach

@@ -20,11 +20,13 @@ export { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, trac
 const MAX_FOREIGN_SPANS = 500
 const MAX_RESULT_TEXT = 256 * 1024 // characters of an invoked tool's result text (the relay's cap)
 const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
-const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
+// api -> Agent. A registered symbol rather than a module-local map, so a second copy of the agent (the
+// /agent.mjs module imported next to the classic script) finds the agent behind the global API.
+const AGENT_KEY = Symbol.for("wmcp-top/agent")
 
-/** The Agent behind a console API object (tests and tooling; not a page-facing member). */
+/** The Agent behind a console API object (tests, tooling and profilerTool; not a page-facing member). */
 export function agentOf(api) {
-  return AGENTS.get(api) || null
+  return (api && typeof api === "object" && safely(() => api[AGENT_KEY], null)) || null
 }
 
 /**
@@ -456,7 +458,7 @@ export function attach(config = {}) {
     if (existing && existing.active) return existing
   }
   const agent = new Agent(cfg)
-  AGENTS.set(agent.api, agent)
+  safely(() => Object.defineProperty(agent.api, AGENT_KEY, { value: agent, enumerable: false }))
   if (name) safely(() => Object.defineProperty(g, name, { value: agent.api, configurable: true, writable: true, enumerable: false }))
   agent.start()
   return agent.api
@@ -529,6 +531,9 @@ export function profilerTool(api, options = {}) {
   if (agent) agent.collector.reportToolName = name
   return markInternal(reportToolDescriptor(execute, { name, title: typeof options.title === "string" ? options.title : undefined }))
 }
+
+/** webmcp-profiler's entry names: `attachProfiler(config)` and the gate `maybeAttachProfiler(config)`. */
+export { attach as attachProfiler, maybeAttach as maybeAttachProfiler }
 
 /** Detach the agent exposed under globalName, if any. */
 export function detach(globalName = DEFAULTS.globalName, g = globalThis) {
