@@ -308,3 +308,19 @@ test("summary() is laid out as 000's: session line, split, one padded line per t
   assert.equal(lines[2], `  ${"broken".padEnd(22)}   1 calls · p50 0.0ms · p95 0.0ms · last 0B (~1 tok) · \u27171`)
   assert.match(lines[3], /^ {2}search {19}1 calls · p50 4\.0ms · p95 4\.0ms · last 104B \(~\d+ tok\)$/)
 })
+
+// ---- privacy: the new surfaces carry no bodies ----------------------------------------------------------
+
+test("the report tool's views, describe(), help() and summary() never carry an input or a result", async () => {
+  const { CANARY } = await import("../test-support/helpers.mjs")
+  const ctx = setup({ config: { reportTool: true } })
+  const said = []
+  ctx.g.console.info = (m) => said.push(m)
+  await oneTool(ctx, "leaky", (input) => ({ content: [{ type: "text", text: `${CANARY} ${input.q}` }] }))
+  await ctx.host.executeTool({ name: "leaky" }, { q: CANARY })
+  const views = []
+  for (const view of ["summary", "tools", "spans"]) views.push(await ctx.host.executeTool({ name: "get_perf_report" }, { view }))
+  await ctx.api.help()
+  const everything = JSON.stringify([views, await ctx.api.describe(), said, ctx.api.summary(), ctx.api.status(), ctx.api.table()])
+  assert.ok(!everything.includes(CANARY))
+})
