@@ -8,6 +8,7 @@ at most a few times a second.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hmac
 import secrets
@@ -227,7 +228,7 @@ class Session:
             self,
             info=msgspec.structs.replace(self.info),
             stats=self.stats.snapshot(),
-            above=set(self.above),
+            received=copy.deepcopy(self.received),  # small: at most MAX_RANGES holes
             inflight={seq: dataclasses.replace(call) for seq, call in self.inflight.items()},
             tools={name: dataclasses.replace(rec) for name, rec in self.tools.items()},
             timeline=deque(self.timeline, maxlen=self.timeline.maxlen),

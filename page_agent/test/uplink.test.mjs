@@ -2,7 +2,7 @@
 // backoff capped at 5 s, relay errors, and never throwing into the page.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { setup, settle, fakeWindow, DraftHost, FakeWebSocket, manualEnv, CANARY, RELAY } from "../test-support/helpers.mjs"
+import { setup, settle, fakeWindow, connectedAgent, DraftHost, FakeWebSocket, manualEnv, CANARY, RELAY } from "../test-support/helpers.mjs"
 import { Delivery, Uplink } from "../src/uplink.js"
 import { agentOf } from "../src/index.js"
 
@@ -233,21 +233,13 @@ test("an unknown_session error re-sends hello for that session", async () => {
 test("after pagehide's bye nothing more is sent for the session, until a bfcache restore says hello again", async () => {
   // Chromium fires visibilitychange (hidden) after pagehide: that event reached a relay that had ended the
   // session, which refused it as unknown_session (the red `rejected` on a normal close).
-  FakeWebSocket.instances = []
-  const env = manualEnv()
   const g = fakeWindow({ host: new DraftHost() })
   const listeners = {}
   const listen = (type, fn) => ((listeners[type] ||= []).push(fn))
   g.addEventListener = listen
   g.document.addEventListener = listen
   const fire = (type, e = {}) => (listeners[type] || []).forEach((fn) => fn(e))
-  const ctx = setup({ env, g, config: { WebSocket: FakeWebSocket, relay: RELAY } })
-  const ws = FakeWebSocket.last()
-  ws.accept()
-  env.run()
-  const id = ctx.api.sessionId
-  ws.deliver({ type: "ack", session: id, seq: -1 })
-  env.run()
+  const { ws, env, id } = await connectedAgent({ g })
   fire("pagehide", { persisted: false })
   const before = ws.sent.length
   assert.deepEqual(ws.sent.at(-1), { type: "bye", session: id, reason: "pagehide" })
