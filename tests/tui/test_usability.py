@@ -352,3 +352,29 @@ async def test_pause_is_one_moment_for_every_view_and_tab(tmp_path: Path) -> Non
         await until(pilot, lambda: cell(app, "search", "calls") == "8", what="table current")
         await page.close()
         await other.close()
+
+
+async def test_q_and_esc_go_back_from_every_view_and_q_quits_from_the_dashboard(tmp_path: Path) -> None:
+    from textual.widgets import Input
+
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app)
+        await until(pilot, lambda: shown(app) and len(row_keys(app)) == 2, what="rows")
+        for key in ("d", "l", "i", "w", "m", "question_mark"):
+            for back in ("q", "escape"):
+                await pilot.press(key)
+                await until(pilot, lambda: app.screen is not app.dashboard, what=f"view {key}")
+                await pilot.press(back)
+                await until(pilot, lambda: app.screen is app.dashboard, what=f"{back} back from {key}")
+                assert app.is_running
+        # Esc on the dashboard clears a filter kept with enter
+        await pilot.press("slash", "s", "e", "enter")
+        await until(pilot, lambda: row_keys(app) == ["search"], what="filtered")
+        assert not app.dashboard.query_one("#filter", Input).display
+        await pilot.press("escape")
+        await until(pilot, lambda: row_keys(app) == ["cart", "search"], what="filter cleared by esc")
+        assert app.dashboard.text_filter == ""
+        await page.close()
+        await pilot.press("q")
+        await until(pilot, lambda: not app.is_running, what="q quits from the dashboard")

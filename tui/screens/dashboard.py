@@ -322,11 +322,16 @@ class DashboardScreen(Screen[None]):
         self.view.table.focus()
 
     def key_escape(self) -> None:
+        """Esc clears the filter: the one being typed, or the one kept with enter (as the help says)."""
         field = self.query_one("#filter", Input)
-        if field.display:
+        if not field.display and not self.text_filter:
+            return
+        field.display = False
+        with field.prevent(Input.Changed):
             field.value = ""
-            field.display = False
-            self.view.table.focus()
+        self.text_filter = ""
+        self._redraw_shown()
+        self.view.table.focus()
 
     def _redraw_shown(self) -> None:
         sid = self.selected_session_id

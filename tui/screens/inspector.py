@@ -89,7 +89,7 @@ def inert_plain(value: object) -> str:
 class InspectorScreen(Screen[None]):
     AUTO_FOCUS = "VerticalScroll"  # Down, PgDn, End scroll it (the app focuses nothing by itself)
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", id="wmcp.view.back"),
+        Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back"),
         Binding("x", "app.invoke", "Call tool", id="wmcp.inspect.invoke"),
     ]
     DEFAULT_CSS = """

@@ -54,7 +54,7 @@ def prompts_signature(session: Session) -> tuple:
 
 
 class PromptsScreen(Screen[None]):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="wmcp.view.back")]
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
     DEFAULT_CSS = """
     PromptsScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     PromptsScreen #lm-sessions { padding: 0 1; height: auto; max-height: 8; background: $boost; }

@@ -67,7 +67,7 @@ def row_key(server: str, tool: str) -> str:
 
 
 class SchemasScreen(Screen[None]):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="wmcp.view.back")]
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
     DEFAULT_CSS = """
     SchemasScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     SchemasScreen #summary { padding: 0 1; height: auto; background: $boost; }

@@ -129,7 +129,7 @@ def status_text(app) -> Text:
 
 class StatusScreen(Screen[None]):
     AUTO_FOCUS = "VerticalScroll"  # Down, PgDn, End scroll it (the app focuses nothing by itself)
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="wmcp.view.back")]
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
     DEFAULT_CSS = """
     StatusScreen VerticalScroll { padding: 0 1; }
     StatusScreen #title { background: $panel; text-style: bold; padding: 0 1; }

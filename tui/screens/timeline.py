@@ -123,7 +123,7 @@ class KindBox(Checkbox):
 
 class TimelineScreen(Screen[None]):
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", id="wmcp.view.back"),
+        Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back"),
         *(Binding(str(n), f"toggle_group('{group}')", group.capitalize(), show=False, id=f"wmcp.timeline.{group}")
           for n, group in enumerate(GROUPS, 1)),
         # a log's End is its newest line (and follows it from there); the table's own End scrolls sideways
