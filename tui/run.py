@@ -8,6 +8,7 @@ user can fix comes back as a `UsageError` (one line, exit code 2) after the term
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from pathlib import Path
 
@@ -51,6 +52,8 @@ def build_app(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
         feed = open_feed(args.url, True if args.headless else None, args.browser)
     elif getattr(args, "demo", False):
+        if config.log_dir is not None:  # a demo's frames are not mixed with (or pruning) the real runs' logs
+            config = dataclasses.replace(config, log_dir=config.log_dir / "demo")
         seed = getattr(args, "seed", None)
         speed = getattr(args, "demo_speed", 1.0)
         feed = demo_feed(seed if seed is not None else 7, speed)

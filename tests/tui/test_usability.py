@@ -378,3 +378,34 @@ async def test_q_and_esc_go_back_from_every_view_and_q_quits_from_the_dashboard(
         await page.close()
         await pilot.press("q")
         await until(pilot, lambda: not app.is_running, what="q quits from the dashboard")
+
+
+async def test_the_status_view_names_the_session_log_and_an_idle_run_leaves_no_file(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tui.screens.status import StatusScreen
+
+    logs = tmp_path / "logs"
+    idle = live_app(tmp_path, relay={"log_dir": logs})
+    async with idle.run_test(size=(200, 50)) as pilot:
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(idle.screen, StatusScreen), what="status")
+        await until(pilot, lambda: f"session log: nothing written yet (in {logs})" in screen_text(idle), what="no log yet")
+    assert not list(logs.glob("*.jsonl"))  # no page came: no empty file
+
+    app = live_app(tmp_path, relay={"log_dir": logs})
+    async with app.run_test(size=(200, 50)) as pilot:
+        page = await open_page(app)
+        assert app.relay is not None and app.relay.session_log is not None
+        await until(pilot, lambda: app.relay.session_log.path is not None, what="log written")  # type: ignore[union-attr]
+        await pilot.press("d")
+        await until(pilot, lambda: f"session log: {app.relay.session_log.path}" in screen_text(app), what="log path shown")  # type: ignore[union-attr]
+        await page.close()
+
+    # the demo logs apart from real runs (their pruning and `replay` of the newest run never mix them)
+    from tui.cli import build_parser
+    from tui.run import build_app
+
+    monkeypatch.setenv("WMCP_TOP_HOME", str(tmp_path / "home"))
+    demo = build_app(build_parser().parse_args(["--demo", "--port", "0"]))
+    real = build_app(build_parser().parse_args(["--port", "0"]))
+    assert demo.relay_config is not None and real.relay_config is not None
+    assert demo.relay_config.log_dir == real.relay_config.log_dir / "demo"  # type: ignore[operator]

@@ -37,6 +37,16 @@ def status_text(app) -> Text:
         out.append("  no relay: ")
         out.append_text(inert(app.source_label))
         out.append("\n")
+    if relay is not None:
+        out.append("  session log: ")
+        log = relay.session_log
+        if log is None:
+            out.append("off (--no-log)", style=palette.style("muted"))
+        elif log.path is None:
+            out.append(f"nothing written yet (in {log.directory})", style=palette.style("muted"))
+        else:
+            out.append(str(log.path))
+        out.append("\n")
     c = store.counters
     health = [f"connections {c.get('connections', 0)}", f"frames {c.get('frames', 0)}", f"spans {c.get('spans', 0)}",
               f"duplicates {c.get('duplicates', 0)}"]
