@@ -4,7 +4,7 @@
 // batched macrotask (`flush`), after the host already has its value. Everything that leaves this module
 // goes through `sink` (see index.js): the channel mirror and the uplink.
 
-import { SessionStats, callTokens } from "./stats.js"
+import { SessionStats, callTokens, tokensForBytes, imageTokens } from "./stats.js"
 import { resultFacts, inputBytesOf, errorText, resultText, inputText } from "./measure.js"
 import { defaultRefusal, refusalOf, consentMismatch, consentDetail } from "./hooks.js"
 import { now, safely, cap, makeTaskScheduler } from "./util.js"
@@ -51,7 +51,8 @@ export class Collector {
     this.perf = perf
     this.active = true
     this.synthetic = false
-    this.stats = new SessionStats(config.buffer)
+    this.estimate = estimatorOf(config.tokenEstimator)
+    this.stats = new SessionStats(config.buffer, (bytes) => this.estimate("text", bytes))
     this.seq = 0
     /** @type {Map<number, Call>} */
     this.inFlight = new Map()
@@ -287,10 +288,7 @@ export class Collector {
       if (policy !== "none") errorType = errorText(call.value, "name").slice(0, 64)
     }
     const inputBytes = inputBytesOf(call.input)
-    const est = this.config.tokenEstimator
-      ? safely(() => normaliseTokens(this.config.tokenEstimator({ inputBytes, resultBytes: facts.resultBytes, imageBytes: facts.imageBytes })), null) ||
-        callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
-      : callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
+    const est = this.config.tokenEstimator ? this.pageTokens(inputBytes, facts.resultBytes, facts.imageBytes) : callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
     // Opt-in payload capture: the text goes to the relay's OpenTelemetry lane, ahead of the span.
     if (cfg.capturePayloads === true && this.sink.payload) {
       const max = payloadMax(cfg.maxPayloadLength)
@@ -344,6 +342,14 @@ export class Collector {
     }
     for (const fn of this.spanListeners) safely(() => fn(span))
     this.sink.span(span)
+  }
+
+  /** Tokens through the page's tokenEstimator (000's `({kind, bytes}) => number`), one ask per kind. */
+  pageTokens(inputBytes, resultBytes, imageBytes) {
+    const estInputTokens = this.estimate("input", inputBytes)
+    const estTextTokens = this.estimate("text", Math.max(0, resultBytes - imageBytes))
+    const estImageTokens = imageBytes ? this.estimate("image", imageBytes) : 0
+    return { estInputTokens, estTextTokens, estImageTokens, estTokens: estInputTokens + estTextTokens + estImageTokens }
   }
 
   remember(call) {
@@ -530,6 +536,15 @@ export class Collector {
 
   // ---- read --------------------------------------------------------------------------------------------
 
+  /**
+   * Finish pending accounting now, so a read right after `await tool.execute(x)` counts that call (000's
+   * quick start). The call path stays as it is: accounting still runs off it, only earlier when someone reads.
+   */
+  current() {
+    if (this.pending.length) this.flush()
+    return this
+  }
+
   ledger() {
     const tools = {}
     const registeredTools = []
@@ -574,14 +589,34 @@ export class Collector {
     const lost = this.lostFn()
     if (lost) reasons.push(`${lost} span(s) evicted before the relay stored them`)
     for (const r of this.extraReasons) reasons.push(r)
-    return statusFor({
+    let toolCount = 0
+    let own = false
+    for (const r of this.tools.values()) {
+      if (!r.registered) continue
+      toolCount++
+      if (!r.internal) own = true
+    }
+    const s = statusFor({
       active: this.active,
       hostFound: this.hostFoundAt !== null,
-      registered: Array.from(this.tools.values()).some((r) => r.registered && !r.internal),
+      registered: own,
       anyCall: this.firstCallAt !== null || this.unsampled > 0,
       reasons,
       inFlight: this.inFlight.size,
     })
+    // 000's status fields beside the phase and coverage.
+    return {
+      phase: s.phase,
+      message: s.message,
+      hostLocation: this.hostLocation,
+      hostFoundAt: this.hostFoundAt,
+      toolCount,
+      callCount: this.stats.totals.calls,
+      lastCallAt: this.lastSettledAt,
+      hints: s.hints,
+      coverage: s.coverage,
+      reasons: s.reasons,
+    }
   }
 
   statusChanged() {
@@ -622,11 +657,21 @@ function payloadMax(v) {
 
 export const measureName = (span) => `webmcp:${span.tool}#${span.seq}`
 
-function normaliseTokens(t) {
-  if (!t || typeof t !== "object") return null
-  const n = (v) => (Number.isFinite(v) && v >= 0 ? Math.ceil(v) : 0)
-  const estInputTokens = n(t.estInputTokens)
-  const estTextTokens = n(t.estTextTokens)
-  const estImageTokens = n(t.estImageTokens)
-  return { estInputTokens, estTextTokens, estImageTokens, estTokens: estInputTokens + estTextTokens + estImageTokens }
+/**
+ * (kind, bytes) -> tokens through a page's tokenEstimator, webmcp-profiler's `({kind, bytes}) => number` with
+ * kind "input" | "text" | "image" (bytes: base64 length for images). A throw or a value that is not a finite
+ * number >= 0 falls back to the built-in estimate; results are whole tokens.
+ */
+function estimatorOf(fn) {
+  const builtIn = (kind, bytes) => (kind === "image" ? imageTokens(bytes) : tokensForBytes(bytes))
+  if (typeof fn !== "function") return builtIn
+  return (kind, bytes) => {
+    let v
+    try {
+      v = fn({ kind, bytes })
+    } catch {
+      v = undefined
+    }
+    return typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.ceil(v) : builtIn(kind, bytes)
+  }
 }

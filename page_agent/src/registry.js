@@ -2,7 +2,7 @@
 // registerTool / unregisterTool / provideContext / clearContext / executeTool on the instance; wrap each tool's execute
 // in place before the host sees it (Chromium captures execute at registration). detach() restores all.
 
-import { wrapExecute, isWrapper, originalOf } from "./wrap.js"
+import { wrapExecute, isWrapper, originalOf, isInternal } from "./wrap.js"
 import { fingerprintOf } from "./hooks.js"
 import { utf8Length, safely, cap, isScalar } from "./util.js"
 
@@ -220,6 +220,7 @@ export class Interceptor {
   /** Wrap `tool.execute` in place; when the object refuses, register a copy. Returns what to hand the host. */
   prepare(tool, host) {
     if (!tool || typeof tool !== "object" || typeof tool.execute !== "function" || typeof tool.name !== "string") return { passed: tool, wrapper: null }
+    if (isInternal(tool)) return { passed: tool, wrapper: null }
     const current = tool.execute
     if (isWrapper(current)) return { passed: tool, wrapper: current }
     const wrapper = wrapExecute(this.c, toolName(tool.name), current, profileOf(host))
@@ -259,7 +260,7 @@ export class Interceptor {
     let rec = null
     try {
       prep = this.prepare(tool, host)
-      if (prep.passed && typeof prep.passed === "object" && typeof tool.name === "string" && tool.name) rec = this.record(tool)
+      if (prep.passed && typeof prep.passed === "object" && typeof tool.name === "string" && tool.name) rec = this.record(tool, isInternal(tool))
     } catch {
       prep = { passed: tool, wrapper: null }
     }
@@ -311,7 +312,7 @@ export class Interceptor {
     const live = { host, tool, wrapper: prep.wrapper, since: ++this.gen, rec, reported: false }
     this.live.set(rec.name, live)
     this.changed.set(rec.name, ++this.epoch)
-    if (!prep.wrapper) this.c.unwrappedTool(rec.name)
+    if (!prep.wrapper && !rec.internal) this.c.unwrappedTool(rec.name)
     else if (this.c.unwrapped.delete(rec.name)) this.c.statusChanged()
     const signal = options && options.signal
     if (signal && typeof signal.addEventListener === "function") {

@@ -3,6 +3,24 @@
 // `carry`) and is measured later by the collector.
 
 const ORIGINAL = new WeakMap() // wrapper -> original execute
+// Report-tool descriptors (profilerTool) carry this registered symbol: listed in the ledger, never wrapped. A
+// symbol, not a module-local set, so the /agent.mjs copy's descriptor is known to the classic script's agent.
+const INTERNAL = Symbol.for("wmcp-top/internal-tool")
+
+/** Mark a descriptor as the agent's own report tool: the interceptor lists it and never measures it. */
+export const markInternal = (tool) => {
+  Object.defineProperty(tool, INTERNAL, { value: true, enumerable: false })
+  return tool
+}
+
+/** Is `tool` a descriptor made by profilerTool()? */
+export const isInternal = (tool) => {
+  try {
+    return !!tool && typeof tool === "object" && tool[INTERNAL] === true
+  } catch {
+    return false
+  }
+}
 
 /** Is `fn` one of our wrappers? */
 export const isWrapper = (fn) => typeof fn === "function" && ORIGINAL.has(fn)

@@ -75,7 +75,7 @@ function mulberry32(seed) {
 async function harness(buffer) {
   FakeWebSocket.instances = []
   const env = manualEnv()
-  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, relay: RELAY, buffer } })
+  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, uplink: RELAY, buffer } })
   const agent = agentOf(ctx.api)
   const h = {
     env,
