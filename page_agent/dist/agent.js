@@ -806,9 +806,13 @@ const PHASES = {
   },
 }
 
+// Tools registered before the agent loaded are only counted (toolactivated): how to measure them.
+const COUNTED_HINT =
+  "tools registered before the agent are only counted: load the agent first (first in <head>), or run `wmcp-top open URL`, or watch with `wmcp-top attach --cdp`"
+
 /**
  * @param {{active:boolean, inactive?:boolean, hostFound:boolean, registered:boolean, anyCall:boolean,
- *   reasons:string[], inFlight?:number}} s
+ *   reasons:string[], inFlight?:number, countedOnly?:boolean}} s
  * @returns {{phase:string, message:string, hints:string[], coverage:string|null, reasons:string[]}}
  */
 function statusFor(s) {
@@ -824,11 +828,13 @@ function statusFor(s) {
   if (phase !== "inactive" && phase !== "detached") {
     coverage = s.reasons.length ? "incomplete" : s.anyCall ? "running" : "none-observed"
   }
-  return { phase, message: p.message, hints: p.hints.slice(), coverage, reasons: s.reasons.slice(0, 8) }
+  const hints = p.hints.slice()
+  if (s.countedOnly && coverage !== null) hints.unshift(COUNTED_HINT)
+  return { phase, message: p.message, hints, coverage, reasons: s.reasons.slice(0, 8) }
 }
 
 const PHASE_NAMES = Object.keys(PHASES)
-return { statusFor, PHASE_NAMES };
+return { COUNTED_HINT, statusFor, PHASE_NAMES };
 })();
 
 // ---- collector.js ----
@@ -1437,6 +1443,7 @@ class Collector {
       anyCall: this.firstCallAt !== null || this.unsampled > 0,
       reasons,
       inFlight: this.inFlight.size,
+      countedOnly: this.unwrapped.size > 0,
     })
     // 000's status fields beside the phase and coverage.
     return {

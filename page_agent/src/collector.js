@@ -603,6 +603,7 @@ export class Collector {
       anyCall: this.firstCallAt !== null || this.unsampled > 0,
       reasons,
       inFlight: this.inFlight.size,
+      countedOnly: this.unwrapped.size > 0,
     })
     // 000's status fields beside the phase and coverage.
     return {
