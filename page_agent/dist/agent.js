@@ -4085,10 +4085,20 @@ return { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, trac
 
 // ---- main.js ----
 (function () {
-// Entry of the classic script (dist/agent.js): run the gate on load and expose window.__webmcpPerf.
-const { maybeAttach } = __m["index"];
+// Entry of the classic script (dist/agent.js): run the gate on load, expose window.__webmcpPerf, and, as
+// webmcp-profiler's script tag does, window.WebMCPProfiler (its entry points) unless the page already has one.
+const { maybeAttach, attach, profilerTool, detach, VERSION } = __m["index"];
 try {
-  if (typeof window !== "undefined") maybeAttach(typeof window.__WMCP_CONFIG__ === "object" && window.__WMCP_CONFIG__ ? window.__WMCP_CONFIG__ : {})
+  if (typeof window !== "undefined") {
+    if (!("WebMCPProfiler" in window)) {
+      Object.defineProperty(window, "WebMCPProfiler", {
+        value: Object.freeze({ attachProfiler: attach, maybeAttachProfiler: maybeAttach, profilerTool, detach, version: VERSION }),
+        configurable: true,
+        writable: true,
+      })
+    }
+    maybeAttach(typeof window.__WMCP_CONFIG__ === "object" && window.__WMCP_CONFIG__ ? window.__WMCP_CONFIG__ : {})
+  }
 } catch {
   /* never throw into the page */
 }
