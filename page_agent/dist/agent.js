@@ -897,6 +897,9 @@ class Collector {
     this.unsampled = 0
     /** @type {Call[]} synchronous execute() stack, for depth/parent */
     this.stack = []
+    /** @type {{tool:string, parent:Call}[]} executeTool() calls made from inside a measured call, oldest first */
+    this.expected = []
+    this.frameRe = new RegExp(`__wmcp_${sessionId}_(\\d+)\\b`)
     this.pending = []
     this.flushScheduled = false
     this.spanListeners = new Set()
@@ -914,6 +917,8 @@ class Collector {
     this.wrapFailures = 0
     this.reportToolName = null
     this.unwrapped = new Set()
+    /** tool name -> calls counted from `toolactivated` (tools the agent could not wrap) */
+    this.counted = new Map()
     this.lostFn = () => 0
     this.extraReasons = new Set()
     this.lastPhase = null
@@ -940,7 +945,7 @@ class Collector {
       if (overlapped) this.stats.totals.overlappingCalls++
       return null
     }
-    const parent = this.stack.length ? this.stack[this.stack.length - 1] : null
+    const parent = this.stack.length ? this.stack[this.stack.length - 1] : this.takeExpected(tool)
     /** @type {Call} */
     const call = {
       seq: this.seq++,
@@ -949,7 +954,7 @@ class Collector {
       settledAt: null,
       gap,
       overlapped,
-      depth: Math.min(this.stack.length, 64),
+      depth: parent ? Math.min(parent.depth + 1, 64) : 0,
       parent: parent ? parent.seq : null,
       blocking: 0,
       span: null,
@@ -976,6 +981,62 @@ class Collector {
     return call
   }
 
+  // ---- nesting across executeTool() and awaits -----------------------------------------------------------
+
+  /** The name of the async frame that carries a call's promise (wrap.js `carry`). */
+  frameName(seq) {
+    return `__wmcp_${this.sessionId}_${seq}`
+  }
+
+  /**
+   * The measured call the current code runs inside: the synchronous stack's top, else the innermost call whose
+   * carrier frame is in V8's async stack trace (code after an `await` in a tool's async function). Null when
+   * neither says (code reached through setTimeout, a plain .then chain, or no tool at all).
+   */
+  callerOf() {
+    if (this.stack.length) return this.stack[this.stack.length - 1]
+    if (!this.inFlight.size) return null
+    const E = Error
+    let text = null
+    const limit = E.stackTraceLimit
+    try {
+      E.stackTraceLimit = 64
+      text = new E().stack
+    } catch {
+      text = null
+    } finally {
+      try {
+        E.stackTraceLimit = limit
+      } catch {
+        /* a frozen Error: the page's limit stays */
+      }
+    }
+    const m = typeof text === "string" ? this.frameRe.exec(text) : null
+    return m ? this.inFlight.get(Number(m[1])) || null : null
+  }
+
+  /**
+   * Page code is calling `executeTool(tool)`: when that code runs inside a measured call, the call the browser
+   * is about to make of `tool` is its child. Returns a release for when executeTool settles, or null.
+   */
+  nestedCall(tool) {
+    const parent = this.callerOf()
+    if (!parent) return null
+    const e = { tool, parent }
+    this.expected.push(e)
+    if (this.expected.length > 64) this.expected.shift()
+    return () => {
+      const i = this.expected.indexOf(e)
+      if (i >= 0) this.expected.splice(i, 1)
+    }
+  }
+
+  takeExpected(tool) {
+    const i = this.expected.findIndex((e) => e.tool === tool)
+    if (i < 0) return null
+    return this.expected.splice(i, 1)[0].parent
+  }
+
   /** execute() settled (returned, resolved, threw or rejected). `call` may be null (unsampled). */
   settle(call, ok, value) {
     const t = this.clock()
@@ -991,6 +1052,17 @@ class Collector {
       this.flushScheduled = true
       this.schedule(() => this.flush())
     }
+  }
+
+  /**
+   * For the uplink's `floor`: the lowest seq that will still become a span (in flight, or settled and
+   * awaiting accounting), or null; and the next seq to be given out.
+   */
+  openSeqs() {
+    let open = null
+    for (const seq of this.inFlight.keys()) if (open === null || seq < open) open = seq
+    for (const call of this.pending) if (open === null || call.seq < open) open = call.seq
+    return { open, next: this.seq }
   }
 
   // ---- deferred accounting ---------------------------------------------------------------------------
@@ -1249,6 +1321,18 @@ class Collector {
     this.statusChanged()
   }
 
+  /**
+   * A call of a tool the agent cannot measure (see Interceptor.activated): counted per tool, with its time on
+   * the timeline. No span, no timing, no bytes: the tool is "counted, not measured".
+   */
+  countedCall(name) {
+    if (!this.counted.has(name) && this.counted.size >= MAX_LEDGER_TOOLS) return
+    this.counted.set(name, (this.counted.get(name) || 0) + 1)
+    this.event("toolactivated", { tool: name, counted: true })
+    this.ledgerChanged()
+    this.statusChanged()
+  }
+
   /** A toolcancel from the host: a marker on the newest call in flight of that tool. */
   toolCancel(name) {
     let seq = null
@@ -1303,6 +1387,9 @@ class Collector {
     const ordered = all.filter(([, r]) => r.registered).concat(all.filter(([, r]) => !r.registered)).slice(0, MAX_LEDGER_TOOLS)
     for (const [name, r] of ordered) {
       tools[name] = { schemaBytes: r.schemaBytes, registeredAt: r.registeredAt, unregisteredAt: r.unregisteredAt, internal: !!r.internal }
+      // Counted, not measured: calls seen through `toolactivated` only (no timing, no bytes).
+      if (this.unwrapped.has(name)) tools[name].measured = false
+      if (this.counted.has(name)) tools[name].counted = this.counted.get(name)
       if (r.registered) registeredTools.push(name)
     }
     return {
@@ -1328,7 +1415,11 @@ class Collector {
   status() {
     const reasons = []
     if (this.wrapFailures) reasons.push(`${this.wrapFailures} tool execute() could not be wrapped`)
-    if (this.unwrapped.size) reasons.push(`${this.unwrapped.size} tool(s) registered before the agent loaded are not measured`)
+    if (this.unwrapped.size) {
+      let n = 0
+      for (const name of this.unwrapped) n += this.counted.get(name) || 0
+      reasons.push(`${this.unwrapped.size} tool(s) registered before the agent loaded are counted, not measured (${n} call(s) counted from toolactivated)`)
+    }
     const lost = this.lostFn()
     if (lost) reasons.push(`${lost} span(s) evicted before the relay stored them`)
     for (const r of this.extraReasons) reasons.push(r)
@@ -1378,6 +1469,7 @@ class Collector {
       this.sink.evicted(span)
     }
     this.stats.reset()
+    this.counted.clear()
     this.lastSettledAt = null
     this.unsampled = 0
     this.recent = []
@@ -1423,7 +1515,8 @@ return { Collector, measureName };
 // ---- wrap.js ----
 __m["wrap"] = (function () {
 // The execute() wrapper: the only code on the call path. Two clock reads, a few pushes; the result goes
-// back to the caller untouched (same value, same promise) and is measured later by the collector.
+// back to the caller untouched (the same value; a promise comes back as a promise of the same value, see
+// `carry`) and is measured later by the collector.
 
 const ORIGINAL = new WeakMap() // wrapper -> original execute
 // Report-tool descriptors (profilerTool) carry this registered symbol: listed in the ledger, never wrapped. A
@@ -1488,6 +1581,7 @@ function wrapExecute(collector, name, original, profile) {
         then = undefined
       }
       if (typeof then === "function") {
+        if (call) return carry(c, call, ret)
         try {
           then.call(
             ret,
@@ -1512,20 +1606,46 @@ function wrapExecute(collector, name, original, profile) {
   }
   return wrapped
 }
+
+/**
+ * A measured call that returned a promise: await it inside an async function named after the call
+ * (`__wmcp_<session>_<seq>`) and hand the host that function's promise, which settles with the same value or
+ * reason. Being the only one awaiting the tool's promise puts that name in V8's async stack trace of every
+ * continuation of the tool's async code, so an `executeTool` called after an `await` inside the tool can
+ * name its caller (Collector.callerOf). No AsyncContext in Chromium 156: this is what the page can observe.
+ * @param {import("./collector.js").Collector} c
+ */
+function carry(c, call, ret) {
+  const name = c.frameName(call.seq)
+  const run = {
+    async [name]() {
+      let v
+      try {
+        v = await ret
+      } catch (e) {
+        c.settle(call, false, e)
+        throw e
+      }
+      c.settle(call, true, v)
+      return v
+    },
+  }[name]
+  return run()
+}
 return { markInternal, isInternal, isWrapper, originalOf, wrapExecute };
 })();
 
 // ---- registry.js ----
 __m["registry"] = (function () {
 // The interceptor: find modelContext registries (document, navigator, window), however late; patch
-// registerTool / unregisterTool / provideContext / clearContext on the instance; wrap each tool's execute
+// registerTool / unregisterTool / provideContext / clearContext / executeTool on the instance; wrap each tool's execute
 // in place before the host sees it (Chromium captures execute at registration). detach() restores all.
 
 const { wrapExecute, isWrapper, originalOf, isInternal } = __m["wrap"];
 const { fingerprintOf } = __m["hooks"];
 const { utf8Length, safely, cap, isScalar } = __m["util"];
 const LOCATIONS = ["document", "navigator", "window"]
-const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext"]
+const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext", "executeTool"]
 const MAX_DESCRIPTOR = 64 * 1024
 
 /** Descriptor facts of a tool: the text the host ships to the model anyway (never a body). */
@@ -1663,6 +1783,23 @@ class Interceptor {
           if (self.busy || !self.c.active) return original.apply(this, arguments)
           return self.provideContext(host, original, this, arguments, context)
         },
+        // A tool calling another tool: the call the browser makes next is this caller's child (collector.js).
+        executeTool(tool) {
+          if (!self.c.active) return original.apply(this, arguments)
+          const release = safely(() => self.c.nestedCall(toolName(typeof tool === "string" ? tool : tool && tool.name)), null)
+          let ret
+          try {
+            ret = original.apply(this, arguments)
+          } catch (err) {
+            if (release) release()
+            throw err
+          }
+          if (release) {
+            if (ret && typeof ret.then === "function") safely(() => ret.then(release, release))
+            else release()
+          }
+          return ret
+        },
         clearContext() {
           self.busy++
           let ret
@@ -1689,18 +1826,33 @@ class Interceptor {
     if (typeof host.addEventListener === "function") {
       const onChange = () => safely(() => this.reconcile(host))
       const onCancel = (e) => safely(() => this.c.toolCancel(e && (e.toolName || e.name || (e.detail && e.detail.toolName)) || ""))
+      const onActivated = (e) => safely(() => this.activated(e && typeof e.toolName === "string" ? e.toolName : ""))
       safely(() => {
         host.addEventListener("toolchange", onChange)
         host.addEventListener("toolcancel", onCancel)
+        host.addEventListener("toolactivated", onActivated)
         entry.restore.push(() => {
           host.removeEventListener("toolchange", onChange)
           host.removeEventListener("toolcancel", onCancel)
+          host.removeEventListener("toolactivated", onActivated)
         })
       })
     }
     // Tools registered before we arrived: listed, not wrapped (use instrument()).
     this.reconcile(host)
     if (this.onFound) safely(() => this.onFound(host, location))
+  }
+
+  /**
+   * The host is about to run `name` (Chromium fires `toolactivated` for every call, before execute). A tool
+   * the agent wrapped is measured by its span: not counted again here. One it could not wrap (registered
+   * before the agent loaded, or an execute it could not replace) is counted: a call and its time, no more.
+   */
+  activated(name) {
+    if (!name || name === this.c.reportToolName || this.pendingNames.has(name)) return
+    const live = this.live.get(toolName(name))
+    if (live && live.wrapper) return
+    this.c.countedCall(toolName(name))
   }
 
   /** Wrap `tool.execute` in place; when the object refuses, register a copy. Returns what to hand the host. */
@@ -2313,8 +2465,9 @@ return { MAX_FOREIGN_SESSIONS, MAX_FOREIGN_SPANS, validateSpan, PROFILER_FIELDS,
 __m["uplink"] = (function () {
 // The uplink: one WebSocket to the relay, carrying one or more sessions (ours, and any relayed from the
 // channel). hello first (again on every reconnect, same session id, current `lost`); the relay answers
-// `ack {session, seq}` with the highest contiguous seq it stored, and we send every span after it. Spans
-// stay in the ring buffer after sending, so a reconnect replays what the relay has not acked.
+// `ack {session, seq, above}` with what it holds, and we send every held span it does not hold, once per
+// connection, whatever order the calls settled in. Spans stay in the ring buffer after sending, so a
+// reconnect replays what the relay has not acked.
 // Never throws into the page; while no relay is there it costs one timer.
 //
 // Ownership: the ack that answers our first hello carries `resume`, a secret only this page holds; every
@@ -2334,37 +2487,87 @@ const RATE_PAUSE_MS = 500
 const KEPT_OFFLINE = new Set(["event", "update", "prompt"])
 
 /**
- * Which evicted spans the relay may not have. Evictions are oldest-first and acks only grow, so:
- * evicted after the ack: stored; evicted before ever being written to a socket: lost; written but not
- * acked: unsure until the relay's next ack says.
+ * What the relay holds of one feed, as far as its acks tell, and which evicted spans it may not have.
+ *
+ * The relay answers `ack {seq, above}`: `seq` its highest contiguous seq (counting what a `floor` let it
+ * skip), `above` the first ranges [lo, hi] it holds beyond that. Spans settle in any seq order (a slow call
+ * settles after faster, later ones), so what the relay holds is not a prefix. A span evicted from the ring is:
+ * known held by the relay (no loss); never written to any socket (lost); written but not yet confirmed
+ * (`unsure`). An unsure seq is settled by the first ack that covers it (held), or by the resume ack of the next
+ * connection (what that relay does not hold by then it never will: lost). Until then `floor` stays at or
+ * below it, so the relay's contiguous ack cannot pass it and later claim it held.
  */
 class Delivery {
   constructor() {
     this.acked = -1
-    this.writtenHigh = -1
+    /** @type {number[][]} [lo, hi] ranges above `acked`, lowest first, as the relay last said */
+    this.above = []
+    /** seqs written to a socket (this connection or an earlier one) and not yet known held */
+    this.pending = new Set()
+    /** @type {number[]} evicted seqs that were written and are not yet known held */
     this.unsure = []
     this.lost = 0
   }
 
+  /** Does the relay hold `seq` (as far as its last ack said)? */
+  has(seq) {
+    if (seq <= this.acked) return true
+    for (const [lo, hi] of this.above) {
+      if (seq < lo) return false
+      if (seq <= hi) return true
+    }
+    return false
+  }
+
   evicted(seq) {
-    if (seq <= this.acked) return
-    if (seq <= this.writtenHigh) this.unsure.push(seq)
+    if (this.has(seq)) return
+    if (this.pending.delete(seq)) this.unsure.push(seq)
     else this.lost++
   }
 
   written(seq) {
-    if (seq > this.writtenHigh) this.writtenHigh = seq
+    if (!this.has(seq)) this.pending.add(seq)
   }
 
-  /** An ack. `resume` is the one right after hello: what it does not cover was not stored. */
-  ack(seq, resume) {
-    if (seq > this.acked) this.acked = seq
+  /**
+   * An ack. `resume` is the one right after hello: it replaces what an earlier relay said (a restarted relay
+   * holds nothing), and whatever unsure seq it does not cover was not stored.
+   * @param {number} seq
+   * @param {unknown} above  the ack's `above` ranges (validated here)
+   * @param {boolean} resume
+   */
+  ack(seq, above, resume) {
+    if (resume || seq > this.acked) this.acked = seq
+    this.above = ranges(above, this.acked)
+    for (const s of this.pending) if (this.has(s)) this.pending.delete(s)
     if (!this.unsure.length) return
-    if (resume) {
-      this.lost += this.unsure.filter((s) => s > seq).length
-      this.unsure = []
-    } else this.unsure = this.unsure.filter((s) => s > this.acked)
+    if (resume) this.lost += this.unsure.filter((s) => !this.has(s)).length
+    this.unsure = resume ? [] : this.unsure.filter((s) => !this.has(s))
   }
+
+  /** The lowest unsure seq, or null: the floor may not pass it. */
+  lowestUnsure() {
+    let low = null
+    for (const s of this.unsure) if (low === null || s < low) low = s
+    return low
+  }
+}
+
+const MAX_ACK_RANGES = 64 // the relay sends at most this many `above` ranges
+
+/** An ack's `above`: at most MAX_ACK_RANGES integer [lo, hi] pairs above `acked`, ascending; junk dropped. */
+function ranges(above, acked) {
+  const out = []
+  if (!Array.isArray(above)) return out
+  let last = acked
+  for (const r of above.slice(0, MAX_ACK_RANGES)) {
+    if (!Array.isArray(r) || !Number.isInteger(r[0]) || !Number.isInteger(r[1])) break
+    const [lo, hi] = r
+    if (lo <= last || hi < lo) break
+    out.push([lo, hi])
+    last = hi
+  }
+  return out
 }
 
 /**
@@ -2375,6 +2578,8 @@ class Delivery {
  * @property {() => Iterable<object>} spans  held spans, oldest first
  * @property {() => object[]} replay  frames that restate the session after a (re)connect
  * @property {Delivery} delivery
+ * @property {() => {open: number|null, next: number}} [seqs]  the lowest seq still running or awaiting
+ *   accounting (it will become a span later), and the next seq to be given out. Without it no `floor` is sent.
  */
 
 class Uplink {
@@ -2396,7 +2601,8 @@ class Uplink {
     this.ct = ct
     this.schedule = schedule || ((fn) => st(fn, 0))
     this.clock = clock || (() => Date.now())
-    /** @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sentHigh:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any}>} */
+    /** `sent`: seqs written on this connection and not yet known held (each goes out once a connection).
+     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any}>} */
     this.feeds = new Map()
     this.ws = null
     this.state = "idle"
@@ -2467,7 +2673,7 @@ class Uplink {
   resetLink(s) {
     s.helloSent = false
     s.resumed = false
-    s.sentHigh = -1
+    s.sent = new Set()
     // Restated by replay() after hello; what is left is events and updates.
     s.queue = s.queue.filter((f) => KEPT_OFFLINE.has(f.type))
   }
@@ -2477,7 +2683,7 @@ class Uplink {
   /** @param {Feed} feed */
   addFeed(feed) {
     if (this.feeds.has(feed.id)) return
-    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sentHigh: -1, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null })
+    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null })
     this.kick()
   }
 
@@ -2496,7 +2702,8 @@ class Uplink {
     if (!s) return
     // Starts, tools and status are restated from state on reconnect; events and updates wait (bounded).
     if (!this.open && !KEPT_OFFLINE.has(frame.type)) return
-    if (frame.type === "update" && frame.seq > Math.max(s.sentHigh, s.feed.delivery.acked)) return // the span, when sent, carries it
+    // A span not yet sent on this connection carries its blockingMs when it goes.
+    if (frame.type === "update" && !s.sent.has(frame.seq) && !s.feed.delivery.has(frame.seq)) return
     s.queue.push(frame)
     if (s.queue.length > MAX_QUEUED) s.queue.shift()
     this.kick()
@@ -2547,6 +2754,7 @@ class Uplink {
         if (s.resume) hello.resume = s.resume
         if (!this.write(hello)) return
         s.helloSent = true
+        s.toldLost = s.feed.delivery.lost
         for (const f of s.feed.replay()) this.write(f)
         s.ledgerDirty = false
         s.ledgerAt = this.clock()
@@ -2559,24 +2767,39 @@ class Uplink {
     }
   }
 
+  /**
+   * Send every held span the relay does not hold and this connection has not carried yet, in seq order,
+   * with `floor`: the lowest seq this feed may still send (a call in flight, a held span the relay lacks, an
+   * unsure eviction) or else the next seq to be given out. Below it the relay may stop waiting.
+   */
   sendSpans(s) {
+    const d = s.feed.delivery
     const pending = []
-    for (const span of s.feed.spans()) if (span.seq > s.sentHigh) pending.push(span)
-    if (!pending.length) return
-    const held = s.feed.spans()
-    let floor = null
-    for (const span of held) {
-      floor = span.seq
-      break
+    let low = d.lowestUnsure()
+    for (const span of s.feed.spans()) {
+      if (d.has(span.seq)) continue
+      if (low === null || span.seq < low) low = span.seq
+      if (!s.sent.has(span.seq)) pending.push(span)
     }
-    for (let i = 0; i < pending.length; i += MAX_SPANS_PER_FRAME) {
+    // Nothing to send but news of a loss (settled by a resume ack): an empty frame says it.
+    if (!pending.length && d.lost === s.toldLost) return
+    pending.sort((a, b) => a.seq - b.seq)
+    let floor = null
+    const seqs = s.feed.seqs && s.feed.seqs()
+    if (seqs) {
+      floor = seqs.next
+      for (const v of [seqs.open, low]) if (v !== null && v !== undefined && v < floor) floor = v
+    }
+    for (let i = 0; i === 0 || i < pending.length; i += MAX_SPANS_PER_FRAME) {
       const chunk = pending.slice(i, i + MAX_SPANS_PER_FRAME)
-      const frame = { type: "spans", session: s.feed.id, spans: chunk, lost: s.feed.delivery.lost }
+      const frame = { type: "spans", session: s.feed.id, spans: chunk, lost: d.lost }
       if (floor !== null) frame.floor = floor
       if (!this.write(frame)) return
-      const last = chunk[chunk.length - 1].seq
-      s.sentHigh = last
-      s.feed.delivery.written(last)
+      s.toldLost = d.lost
+      for (const span of chunk) {
+        s.sent.add(span.seq)
+        d.written(span.seq)
+      }
       this.counters.spansSent += chunk.length
     }
   }
@@ -2605,14 +2828,15 @@ class Uplink {
     if (msg.type === "ack") {
       this.counters.acks++
       const s = this.feeds.get(msg.session)
-      if (!s || typeof msg.seq !== "number") return
+      if (!s || !Number.isInteger(msg.seq) || msg.seq < -1) return
       if (typeof msg.resume === "string" && /^[0-9a-f]{32}$/.test(msg.resume)) s.resume = msg.resume
       const resume = !s.resumed
       if (resume) s.helloAttempt = 0
-      s.feed.delivery.ack(msg.seq, resume)
+      const d = s.feed.delivery
+      d.ack(msg.seq, msg.above, resume)
+      for (const seq of s.sent) if (d.has(seq)) s.sent.delete(seq)
       if (resume) {
         s.resumed = true
-        s.sentHigh = Math.max(msg.seq, -1)
         this.kick()
       }
     } else if (msg.type === "error") {
@@ -2653,16 +2877,16 @@ class Uplink {
 
   /**
    * The relay dropped frames over its rate cap (not stored, not acked): hold off for a moment, then send
-   * again everything after the last ack.
+   * again every held span it has not acked by then (the acks of what it did take arrive meanwhile).
    */
   slowDown() {
     this.counters.rateLimited++
-    for (const s of this.feeds.values()) if (s.resumed) s.sentHigh = Math.min(s.sentHigh, s.feed.delivery.acked)
     if (this.pauseTimer) return
     this.paused = true
     this.pauseTimer = this.st(() => {
       this.paused = false
       this.pauseTimer = null
+      for (const s of this.feeds.values()) s.sent = new Set()
       safely(() => this.flush())
     }, RATE_PAUSE_MS)
   }
@@ -2698,7 +2922,7 @@ class Uplink {
     return { state: this.state, url, ...this.counters, lastError: this.lastError, sessions: Array.from(this.feeds.keys()), acked, lost }
   }
 }
-return { PROTOCOL, MAX_SPANS_PER_FRAME, Delivery, Uplink };
+return { PROTOCOL, MAX_SPANS_PER_FRAME, Delivery, MAX_ACK_RANGES, Uplink };
 })();
 
 // ---- prompt.js ----
@@ -3821,6 +4045,7 @@ class Agent {
         config: { sample: c.config.sample, buffer: c.stats.buffer, errorPolicy: c.config.errorPolicy },
       }),
       spans: () => c.stats.ring.values(),
+      seqs: () => c.openSeqs(),
       replay: () => {
         const frames = []
         for (const rec of c.tools.values()) if (rec.registered) frames.push(this.toolFrame(rec, "registered"))

@@ -280,6 +280,7 @@ class Agent {
         config: { sample: c.config.sample, buffer: c.stats.buffer, errorPolicy: c.config.errorPolicy },
       }),
       spans: () => c.stats.ring.values(),
+      seqs: () => c.openSeqs(),
       replay: () => {
         const frames = []
         for (const rec of c.tools.values()) if (rec.registered) frames.push(this.toolFrame(rec, "registered"))

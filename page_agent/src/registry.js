@@ -1,5 +1,5 @@
 // The interceptor: find modelContext registries (document, navigator, window), however late; patch
-// registerTool / unregisterTool / provideContext / clearContext on the instance; wrap each tool's execute
+// registerTool / unregisterTool / provideContext / clearContext / executeTool on the instance; wrap each tool's execute
 // in place before the host sees it (Chromium captures execute at registration). detach() restores all.
 
 import { wrapExecute, isWrapper, originalOf, isInternal } from "./wrap.js"
@@ -7,7 +7,7 @@ import { fingerprintOf } from "./hooks.js"
 import { utf8Length, safely, cap, isScalar } from "./util.js"
 
 const LOCATIONS = ["document", "navigator", "window"]
-const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext"]
+const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext", "executeTool"]
 const MAX_DESCRIPTOR = 64 * 1024
 
 /** Descriptor facts of a tool: the text the host ships to the model anyway (never a body). */
@@ -145,6 +145,23 @@ export class Interceptor {
           if (self.busy || !self.c.active) return original.apply(this, arguments)
           return self.provideContext(host, original, this, arguments, context)
         },
+        // A tool calling another tool: the call the browser makes next is this caller's child (collector.js).
+        executeTool(tool) {
+          if (!self.c.active) return original.apply(this, arguments)
+          const release = safely(() => self.c.nestedCall(toolName(typeof tool === "string" ? tool : tool && tool.name)), null)
+          let ret
+          try {
+            ret = original.apply(this, arguments)
+          } catch (err) {
+            if (release) release()
+            throw err
+          }
+          if (release) {
+            if (ret && typeof ret.then === "function") safely(() => ret.then(release, release))
+            else release()
+          }
+          return ret
+        },
         clearContext() {
           self.busy++
           let ret
@@ -171,18 +188,33 @@ export class Interceptor {
     if (typeof host.addEventListener === "function") {
       const onChange = () => safely(() => this.reconcile(host))
       const onCancel = (e) => safely(() => this.c.toolCancel(e && (e.toolName || e.name || (e.detail && e.detail.toolName)) || ""))
+      const onActivated = (e) => safely(() => this.activated(e && typeof e.toolName === "string" ? e.toolName : ""))
       safely(() => {
         host.addEventListener("toolchange", onChange)
         host.addEventListener("toolcancel", onCancel)
+        host.addEventListener("toolactivated", onActivated)
         entry.restore.push(() => {
           host.removeEventListener("toolchange", onChange)
           host.removeEventListener("toolcancel", onCancel)
+          host.removeEventListener("toolactivated", onActivated)
         })
       })
     }
     // Tools registered before we arrived: listed, not wrapped (use instrument()).
     this.reconcile(host)
     if (this.onFound) safely(() => this.onFound(host, location))
+  }
+
+  /**
+   * The host is about to run `name` (Chromium fires `toolactivated` for every call, before execute). A tool
+   * the agent wrapped is measured by its span: not counted again here. One it could not wrap (registered
+   * before the agent loaded, or an execute it could not replace) is counted: a call and its time, no more.
+   */
+  activated(name) {
+    if (!name || name === this.c.reportToolName || this.pendingNames.has(name)) return
+    const live = this.live.get(toolName(name))
+    if (live && live.wrapper) return
+    this.c.countedCall(toolName(name))
   }
 
   /** Wrap `tool.execute` in place; when the object refuses, register a copy. Returns what to hand the host. */

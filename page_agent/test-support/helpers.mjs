@@ -48,6 +48,10 @@ export class DraftHost extends EventTarget {
   async executeTool(tool, input) {
     const entry = this.registry.get(tool.name)
     if (!entry) throw Object.assign(new Error("no such tool"), { name: "NotFoundError" })
+    // Chromium 156 fires toolactivated {toolName} before every call, form and imperative tools alike.
+    const activated = new Event("toolactivated")
+    activated.toolName = tool.name
+    this.dispatchEvent(activated)
     try {
       const v = await entry.execute(input, {})
       return chromiumText(v)

@@ -304,9 +304,14 @@ test("off the call path: the host gets its value before any measuring happens", 
   ctx.env.run()
   assert.equal(serialised, 1)
   assert.equal(ctx.api.spans()[0].resultBytes, utf8(JSON.stringify(big)))
-  const p = Promise.resolve(7)
+  const p = Promise.resolve(big)
   const tool2 = await oneTool(ctx, "p", () => p)
-  assert.equal(tool2.execute({}), p, "a promise comes back as the same promise")
+  const back = tool2.execute({})
+  assert.ok(back instanceof Promise, "a promise comes back as a promise")
+  assert.equal(await back, big, "of the very same value")
+  const boom = new Error("no")
+  const tool3 = await oneTool(ctx, "rej", () => Promise.reject(boom))
+  await assert.rejects(tool3.execute({}), (e) => e === boom, "and the very same reason")
 })
 
 test("never throws into the page: hostile results and listeners", async () => {

@@ -162,20 +162,6 @@ test("lost is exact: evicted before sent counts; evicted after the ack does not;
   assert.match(ctx.api.status().reasons.join(" "), /3 span\(s\) evicted/)
 })
 
-test("Delivery by itself", () => {
-  const d = new Delivery()
-  d.written(3)
-  d.evicted(0)
-  d.evicted(1)
-  d.ack(0, false)
-  assert.deepEqual(d.unsure, [1])
-  d.ack(5, false)
-  assert.deepEqual(d.unsure, [])
-  d.evicted(4)
-  d.evicted(6)
-  assert.equal(d.lost, 1)
-})
-
 test("at most 500 spans a frame", async () => {
   const ctx = await connected({ buffer: 1200 })
   await register(ctx, "t", () => 1)

@@ -45,6 +45,10 @@ def annotations_table(sent: dict | None, kept: dict | None) -> Table | Text:
 def result_facts(session: Session, tool: str) -> Text:
     spans = [s for s in session.spans() if s.tool == tool]
     out = Text()
+    counted = session.counted_only()
+    if tool in counted:
+        out.append(f"  counted, not measured: {counted[tool]} calls seen through toolactivated (no timing, no bytes);\n"
+                   "  the tool was registered before the agent loaded (d: how to measure it)\n", style="bold")
     if not spans:
         out.append("  no calls in the buffer yet", style="dim")
         return out
