@@ -3792,13 +3792,15 @@ const { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, trace
 const MAX_FOREIGN_SPANS = 500
 const MAX_RESULT_TEXT = 256 * 1024 // characters of an invoked tool's result text (the relay's cap)
 const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
-// api -> Agent. A registered symbol rather than a module-local map, so a second copy of the agent (the
-// /agent.mjs module imported next to the classic script) finds the agent behind the global API.
-const AGENT_KEY = Symbol.for("wmcp-top/agent")
+const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
+// What profilerTool needs of an API, under a registered symbol, so a second copy of the agent (the /agent.mjs
+// module imported next to the classic script) can make the report tool of the global API. Only the report's
+// view: the Agent itself (its uplink address, with the token) stays out of the page's reach.
+const REPORT_KEY = Symbol.for("wmcp-top/report-tool")
 
-/** The Agent behind a console API object (tests, tooling and profilerTool; not a page-facing member). */
+/** The Agent behind a console API object (tests and tooling; not a page-facing member). */
 function agentOf(api) {
-  return (api && typeof api === "object" && safely(() => api[AGENT_KEY], null)) || null
+  return AGENTS.get(api) || null
 }
 
 /**
@@ -4231,7 +4233,14 @@ function attach(config = {}) {
     if (existing && existing.active) return existing
   }
   const agent = new Agent(cfg)
-  safely(() => Object.defineProperty(agent.api, AGENT_KEY, { value: agent, enumerable: false }))
+  AGENTS.set(agent.api, agent)
+  const hook = Object.freeze({
+    view: (input) => reportView(agent, input),
+    named: (name) => {
+      agent.collector.reportToolName = name
+    },
+  })
+  safely(() => Object.defineProperty(agent.api, REPORT_KEY, { value: hook, enumerable: false }))
   if (name) safely(() => Object.defineProperty(g, name, { value: agent.api, configurable: true, writable: true, enumerable: false }))
   agent.start()
   return agent.api
@@ -4296,12 +4305,12 @@ function maybeAttach(config = {}) {
  * @param {{name?:string, title?:string}} [options]
  */
 function profilerTool(api, options = {}) {
-  const agent = agentOf(api)
+  const hook = (api && typeof api === "object" && safely(() => api[REPORT_KEY], null)) || null
   const name = typeof options.name === "string" && options.name ? options.name : "get_perf_report"
-  const execute = agent
-    ? (input) => reportView(agent, input)
+  const execute = hook
+    ? (input) => hook.view(input)
     : () => ({ content: [{ type: "text", text: api && typeof api.status === "function" ? api.status().message : "wmcp-top agent not attached" }], isError: false })
-  if (agent) agent.collector.reportToolName = name
+  if (hook) hook.named(name)
   return markInternal(reportToolDescriptor(execute, { name, title: typeof options.title === "string" ? options.title : undefined }))
 }
 
@@ -4317,10 +4326,20 @@ return { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, trac
 
 // ---- main.js ----
 (function () {
-// Entry of the classic script (dist/agent.js): run the gate on load and expose window.__webmcpPerf.
-const { maybeAttach } = __m["index"];
+// Entry of the classic script (dist/agent.js): run the gate on load, expose window.__webmcpPerf, and, as
+// webmcp-profiler's script tag does, window.WebMCPProfiler (its entry points) unless the page already has one.
+const { maybeAttach, attach, profilerTool, detach, VERSION } = __m["index"];
 try {
-  if (typeof window !== "undefined") maybeAttach(typeof window.__WMCP_CONFIG__ === "object" && window.__WMCP_CONFIG__ ? window.__WMCP_CONFIG__ : {})
+  if (typeof window !== "undefined") {
+    if (!("WebMCPProfiler" in window)) {
+      Object.defineProperty(window, "WebMCPProfiler", {
+        value: Object.freeze({ attachProfiler: attach, maybeAttachProfiler: maybeAttach, profilerTool, detach, version: VERSION }),
+        configurable: true,
+        writable: true,
+      })
+    }
+    maybeAttach(typeof window.__WMCP_CONFIG__ === "object" && window.__WMCP_CONFIG__ ? window.__WMCP_CONFIG__ : {})
+  }
 } catch {
   /* never throw into the page */
 }
