@@ -29,6 +29,8 @@ MAX_DETAIL_KEYS = 16
 MAX_CONTENT_TYPES = 16
 MAX_RESULT_TEXT = 256 * 1024  # an invoked tool's result text, for the terminal dialog
 MAX_PAYLOAD = 64 * 1024  # characters of one captured argument or result text (payload capture is opt-in)
+# ... plus the agent's cut marker `...[N chars]` (001's form) when the text was longer than its limit.
+MAX_PAYLOAD_TEXT = MAX_PAYLOAD + 32
 MAX_LIVE_SESSIONS = 64
 MAX_SESSIONS_PER_CONNECTION = 16
 # Largest accepted clock or size: finite, far above anything real (about 300 years in ms).
@@ -86,8 +88,9 @@ class Span(Struct, forbid_unknown_fields=True):
     overlapped: bool | None = None
     # The error's class name (e.g. "TypeError"), for OpenTelemetry's error.type; never a message or stack.
     errorType: Annotated[str, Meta(max_length=64)] | None = None
-    # The page's own refusal classifier said so (`isRefusal` hook): "confirm" or "unavailable".
-    refusal: Literal["confirm", "unavailable"] | None = None
+    # A refusal (the tool declined to act): "confirm" or "unavailable" from the built-in match, or the label the
+    # page's own `isRefusal` hook returned (a short identifier, as autotel-webmcp lets hosts name their own).
+    refusal: Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}$")] | None = None
     # The consent the page recorded for this call (`recordConsent`), and whether the label the human read
     # named another tool than the one that ran.
     consent: Literal["granted", "denied"] | None = None
@@ -231,8 +234,10 @@ class Payload(Struct, tag="payload", tag_field="type", forbid_unknown_fields=Tru
 
     session: SessionId
     seq: NonNegInt
-    arguments: Annotated[str, Meta(max_length=MAX_PAYLOAD)] | None = None
-    result: Annotated[str, Meta(max_length=MAX_PAYLOAD)] | None = None
+    arguments: Annotated[str, Meta(max_length=MAX_PAYLOAD_TEXT)] | None = None
+    result: Annotated[str, Meta(max_length=MAX_PAYLOAD_TEXT)] | None = None
+    # A thrown error's message (autotel-webmcp's `webmcp.error.message`, capture on only).
+    error: Annotated[str, Meta(max_length=MAX_PAYLOAD_TEXT)] | None = None
 
 
 class Prompt(Struct, tag="prompt", tag_field="type", forbid_unknown_fields=True):

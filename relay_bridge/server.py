@@ -62,6 +62,7 @@ class RelayConfig:
     rate_burst: float = RATE_BURST
     otlp: str | None = None  # OTLP/HTTP traces endpoint (relay_bridge.otlp); None = no export
     otlp_interval: float = 0.5  # seconds between export batches
+    otlp_service: str | None = None  # service.name (--otlp-service); else OTEL_SERVICE_NAME, else webmcp-page
     allow_invoke: bool = False  # let the terminal call a page's tool (`wmcp-top --allow-invoke`)
 
 
@@ -136,7 +137,7 @@ class Relay:
         if config.otlp:
             from .otlp.exporter import OtlpExport  # the optional extra is imported only when asked for
 
-            self.otlp = OtlpExport(config.otlp, interval=config.otlp_interval)
+            self.otlp = OtlpExport(config.otlp, interval=config.otlp_interval, service=config.otlp_service)
             self.store.observers.append(self.otlp)
 
     # -- lifecycle ----------------------------------------------------------------------------------------

@@ -42,6 +42,10 @@ class StoreObserver(Protocol):
     def on_span(self, session: Session, span: p.Span) -> None: ...
 
     def on_tool(self, session: Session, record: ToolRecord, change: str, at: float) -> None: ...
+
+    # Optional (looked up with getattr): a session's first hello, and every accepted event frame.
+    # def on_session(self, session: Session) -> None
+    # def on_event(self, session: Session, kind: str, detail: dict[str, Any], at: float) -> None
 TIMELINE_MAX = 2000
 PROMPT_SESSIONS_MAX = 64
 PROMPTS_PER_SESSION = 200
@@ -71,6 +75,7 @@ class ToolRecord:
     rejected: str | None = None
     fingerprint: str | None = None
     redefined: bool = False  # registered again under the same name with a different descriptor or handler
+    redefining: bool = False  # this registration is the one that changed it (the previous one differed)
 
     @property
     def registered(self) -> bool:
@@ -311,6 +316,10 @@ class Store:
                 if frame.kind == "visibility" and isinstance(frame.detail.get("state"), str):
                     session.info.visibility = str(frame.detail["state"])[:16]
                 self._timeline(session, frame.kind, dict(frame.detail), frame.at)
+                for observer in self.observers:
+                    on_event = getattr(observer, "on_event", None)
+                    if on_event is not None:
+                        on_event(session, frame.kind, frame.detail, frame.at)
             case p.Prompt():
                 self._prompt(session, frame)
             case p.Payload() | p.Result():
@@ -345,6 +354,10 @@ class Store:
             self.sessions[sid] = session
             self.counters["sessions"] += 1
             self._timeline(session, "attach", {"context": hello.session.context})
+            for observer in self.observers:
+                on_session = getattr(observer, "on_session", None)
+                if on_session is not None:
+                    on_session(session)
         else:
             # A reconnect (or a reload keeping its id): same session, resume after the last ack.
             if session.conn is not None and session.conn != conn:
@@ -465,7 +478,8 @@ class Store:
             )
             previous = session.tools.get(frame.name)
             if previous is not None and frame.rejected is None and previous.rejected is None:
-                record.redefined = previous.redefined or previous.descriptor != record.descriptor or previous.fingerprint != record.fingerprint
+                record.redefining = previous.descriptor != record.descriptor or previous.fingerprint != record.fingerprint
+                record.redefined = previous.redefined or record.redefining
             if frame.rejected is None or previous is None or not previous.registered:
                 session.tools[frame.name] = record
             if frame.rejected is None:

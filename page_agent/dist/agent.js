@@ -657,46 +657,67 @@ __m["hooks"] = (function () {
 // built-in English refusal match, the consent label check. Pure helpers; nothing here keeps a body.
 
 const { cap } = __m["util"];
-/**
- * A short, stable hash of a text (two FNV-1a 32-bit lanes over UTF-16 units, 16 hex digits). Used for the
- * optional handler fingerprint: not cryptographic, only "did this function's source change".
- */
-function shortHash(text) {
+/** FNV-1a, 32 bits, over UTF-16 code units, as 8 hex digits (001's descriptor fingerprint hash). */
+function fnv1a32(text) {
   const s = String(text)
-  let a = 0x811c9dc5
-  let b = 0x01000193 ^ s.length
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    a = Math.imul(a ^ c, 0x01000193)
-    b = Math.imul(b ^ c ^ (i & 0xff), 0x0100019d)
-  }
-  return (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0")
+  let h = 0x811c9dc5
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193)
+  return (h >>> 0).toString(16).padStart(8, "0")
 }
 
-/** The fingerprint of a handler: a short hash of its source text, or null when it has none we can read. */
-function fingerprintOf(fn) {
+/** The source text of a handler, or null when it has none we can read (proxies, revoked functions). */
+function sourceOf(fn) {
   if (typeof fn !== "function") return null
-  let src
   try {
-    src = Function.prototype.toString.call(fn)
+    const src = Function.prototype.toString.call(fn)
+    return typeof src === "string" ? src : null
   } catch {
     return null
   }
-  return typeof src === "string" ? shortHash(src) : null
 }
 
 /**
- * The built-in refusal match (used when the page gives no `isRefusal`): two English sentences, at the start
- * of the text the agent reads, case-insensitive.
- *   "confirm":     "Confirmation required" / "User confirmation required" / "This action requires (user) confirmation"
- *   "unavailable": "Tool unavailable" / "This tool is (currently) not available" / "... is unavailable"
+ * The descriptor fingerprint exactly as autotel-webmcp (001) computes `webmcp.tool.descriptor`, so a trace from
+ * either tool joins on it: FNV-1a over the JSON text of [name, title (a string, else ""), description (as a
+ * string, "" when absent), inputSchema (null when absent), annotations (null when absent), handler source (only
+ * with `fingerprintHandler`, else null)]. A changed fingerprint under the same name is a redefinition.
+ * Returns null when the descriptor cannot be serialised (a cyclic schema).
+ * @param {object} tool  the tool object as the page passed it
+ * @param {boolean} withHandler  fold the handler's source in (`fingerprintHandler`)
+ */
+function descriptorFingerprint(tool, withHandler) {
+  let text
+  try {
+    text = JSON.stringify([
+      String(tool.name),
+      typeof tool.title === "string" ? tool.title : "",
+      String(tool.description ?? ""),
+      tool.inputSchema ?? null,
+      tool.annotations ?? null,
+      withHandler ? sourceOf(tool.execute) : null,
+    ])
+  } catch {
+    return null
+  }
+  return typeof text === "string" ? fnv1a32(text) : null
+}
+
+/**
+ * The built-in refusal match (used when the page gives no `isRefusal`):
+ *   autotel-webmcp's (001) two sentences, at the end of the text and case-sensitive as 001 has them:
+ *   "\u2026 was not confirmed." is "confirm", "\u2026 is not available right now." is "unavailable";
+ *   and, case-insensitive at the start: "Confirmation required" / "User confirmation required" / "This action
+ *   requires (user) confirmation" ("confirm"), "Tool unavailable" / "This tool is (currently) not available".
  * A library that rewords its refusals is not recognised: give `isRefusal` then.
  */
 const REFUSALS = [
+  ["confirm", / was not confirmed\.$/],
+  ["unavailable", / is not available right now\.$/],
   ["confirm", /^\s*(?:(?:user )?confirmation (?:is )?required\b|this (?:action|tool|call) requires (?:user |the user's )?confirmation\b)/i],
   ["unavailable", /^\s*(?:this )?tool (?:is )?(?:currently )?(?:not available|unavailable)\b/i],
 ]
 const REFUSAL_SCAN = 2048
+const REFUSAL_LABEL = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}$/
 
 /** The text a refusal would be written in: a string result, or the text items of an MCP envelope. */
 function refusalText(value) {
@@ -717,9 +738,26 @@ function defaultRefusal(value) {
   return null
 }
 
-/** What a page's isRefusal returned, as the wire takes it. */
+/**
+ * What a page's isRefusal returned, as the wire takes it: 001's "confirm" / "unavailable", or the page's own
+ * label (a short identifier, up to 32 characters: letters, digits, `_ . : -`). Anything else is no refusal.
+ */
 function refusalOf(v) {
-  return v === "confirm" || v === "unavailable" ? v : null
+  return typeof v === "string" && REFUSAL_LABEL.test(v) ? v : null
+}
+
+/**
+ * A captured payload text cut at `max` characters the way autotel-webmcp (001) cuts it: the kept head, then
+ * `...[N chars]` naming the full length, so a cut is never mistaken for the whole (nor for valid JSON).
+ * Counts UTF-16 units like 001; never splits a surrogate pair.
+ */
+function cutPayload(text, max) {
+  const s = String(text)
+  if (s.length <= max) return s
+  let end = max
+  const c = s.charCodeAt(end - 1)
+  if (c >= 0xd800 && c <= 0xdbff) end--
+  return `${s.slice(0, end)}...[${s.length} chars]`
 }
 
 const norm = (s) => String(s).trim().replace(/\s+/g, " ").toLowerCase()
@@ -749,7 +787,7 @@ function consentMismatch(shown, resolved, descriptor) {
 function consentDetail(shown, resolved, granted, mismatch) {
   return { shown: cap(String(shown ?? ""), 200), resolved: cap(String(resolved), 128), granted: !!granted, mismatch: !!mismatch }
 }
-return { shortHash, fingerprintOf, defaultRefusal, refusalOf, consentMismatch, consentDetail };
+return { fnv1a32, sourceOf, descriptorFingerprint, defaultRefusal, refusalOf, cutPayload, consentMismatch, consentDetail };
 })();
 
 // ---- status.js ----
@@ -825,7 +863,7 @@ __m["collector"] = (function () {
 
 const { SessionStats, callTokens } = __m["stats"];
 const { resultFacts, inputBytesOf, errorText, resultText, inputText } = __m["measure"];
-const { defaultRefusal, refusalOf, consentMismatch, consentDetail } = __m["hooks"];
+const { defaultRefusal, refusalOf, consentMismatch, consentDetail, cutPayload } = __m["hooks"];
 const { now, safely, cap, makeTaskScheduler } = __m["util"];
 const { statusFor } = __m["status"];
 const RECENT_MAX = 256
@@ -1042,7 +1080,12 @@ class Collector {
       const max = payloadMax(cfg.maxPayloadLength)
       const args = inputText(call.input)
       const res = call.ok ? resultText(call.value, call.profile) : null
-      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cap(args, max), result: res === null ? null : cap(res, max) }))
+      // A thrown error's message rides along (001's webmcp.error.message, capture on only).
+      const err = call.ok ? null : safely(() => {
+        const v = call.value
+        return v && typeof v === "object" && typeof v.message === "string" ? v.message : String(v)
+      }, null)
+      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cutPayload(args, max), result: res === null ? null : cutPayload(res, max), error: err ? cutPayload(err, max) : null }))
     }
     // Drop the bodies now: only sizes travel on.
     call.input = undefined
@@ -1184,8 +1227,10 @@ class Collector {
     // Redefinition (001): the same name again with another descriptor, or another handler source when the
     // fingerprint is on. The tool frame says so by carrying the new descriptor; this event names what moved.
     if (prev && !rec.internal) {
-      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null)
-      const handler = (prev.fingerprint ?? null) !== (rec.fingerprint ?? null)
+      // The fingerprint covers the descriptor (and the handler under fingerprintHandler, whose own hash the
+      // record keeps in the page to say which of the two moved).
+      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null) || (!prev.handlerHash && (prev.fingerprint ?? null) !== (rec.fingerprint ?? null))
+      const handler = (prev.handlerHash ?? null) !== (rec.handlerHash ?? null)
       if (descriptor || handler) {
         full.redefined = true
         this.event("redefined", { tool: rec.name, descriptor, handler })
@@ -1443,7 +1488,7 @@ __m["registry"] = (function () {
 // in place before the host sees it (Chromium captures execute at registration). detach() restores all.
 
 const { wrapExecute, isWrapper, originalOf } = __m["wrap"];
-const { fingerprintOf } = __m["hooks"];
+const { descriptorFingerprint, fnv1a32, sourceOf } = __m["hooks"];
 const { utf8Length, safely, cap, isScalar } = __m["util"];
 const LOCATIONS = ["document", "navigator", "window"]
 const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext"]
@@ -1652,11 +1697,15 @@ class Interceptor {
   record(tool, internal = false) {
     const name = toolName(tool.name)
     const rec = { name, ...describeTool(tool), annotationsKept: null, internal }
-    // Optional (off by default): a short hash of the handler's source, so a swapped function under an
-    // identical descriptor still counts as a redefinition.
-    if (this.c.config.fingerprintHandler === true && !internal) {
-      const fp = safely(() => fingerprintOf(originalOf(tool.execute)), null)
+    // 001's descriptor fingerprint (webmcp.tool.descriptor), with the handler's source folded in only under
+    // `fingerprintHandler` (off by default: a bundled handler moves on every load), so a swapped function under
+    // an identical descriptor still counts as a redefinition. The page's function, never our wrapper.
+    if (!internal) {
+      const withHandler = this.c.config.fingerprintHandler === true
+      const fp = safely(() => descriptorFingerprint(withHandler ? { ...tool, execute: originalOf(tool.execute) } : tool, withHandler), null)
       if (fp) rec.fingerprint = fp
+      // Kept in the page only: tells the `redefined` event whether the handler moved too.
+      if (withHandler) rec.handlerHash = safely(() => fnv1a32(sourceOf(originalOf(tool.execute)) ?? ""), null)
     }
     return rec
   }
@@ -3323,7 +3372,7 @@ class Agent {
         status: () => self.onStatus(),
         event: (e) => self.uplink && self.uplink.send(sessionId, { type: "event", session: sessionId, at: e.at, kind: e.kind, detail: e.detail }),
         // Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel.
-        payload: (p) => self.uplink && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result }),
+        payload: (p) => self.uplink && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }),
       },
     })
     this.interceptor = new Interceptor(this.collector, {

@@ -6,7 +6,7 @@
 
 import { SessionStats, callTokens } from "./stats.js"
 import { resultFacts, inputBytesOf, errorText, resultText, inputText } from "./measure.js"
-import { defaultRefusal, refusalOf, consentMismatch, consentDetail } from "./hooks.js"
+import { defaultRefusal, refusalOf, consentMismatch, consentDetail, cutPayload } from "./hooks.js"
 import { now, safely, cap, makeTaskScheduler } from "./util.js"
 import { statusFor } from "./status.js"
 
@@ -224,7 +224,12 @@ export class Collector {
       const max = payloadMax(cfg.maxPayloadLength)
       const args = inputText(call.input)
       const res = call.ok ? resultText(call.value, call.profile) : null
-      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cap(args, max), result: res === null ? null : cap(res, max) }))
+      // A thrown error's message rides along (001's webmcp.error.message, capture on only).
+      const err = call.ok ? null : safely(() => {
+        const v = call.value
+        return v && typeof v === "object" && typeof v.message === "string" ? v.message : String(v)
+      }, null)
+      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cutPayload(args, max), result: res === null ? null : cutPayload(res, max), error: err ? cutPayload(err, max) : null }))
     }
     // Drop the bodies now: only sizes travel on.
     call.input = undefined
@@ -366,8 +371,10 @@ export class Collector {
     // Redefinition (001): the same name again with another descriptor, or another handler source when the
     // fingerprint is on. The tool frame says so by carrying the new descriptor; this event names what moved.
     if (prev && !rec.internal) {
-      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null)
-      const handler = (prev.fingerprint ?? null) !== (rec.fingerprint ?? null)
+      // The fingerprint covers the descriptor (and the handler under fingerprintHandler, whose own hash the
+      // record keeps in the page to say which of the two moved).
+      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null) || (!prev.handlerHash && (prev.fingerprint ?? null) !== (rec.fingerprint ?? null))
+      const handler = (prev.handlerHash ?? null) !== (rec.handlerHash ?? null)
       if (descriptor || handler) {
         full.redefined = true
         this.event("redefined", { tool: rec.name, descriptor, handler })
