@@ -95,6 +95,9 @@ class Span(Struct, forbid_unknown_fields=True):
     # named another tool than the one that ran.
     consent: Literal["granted", "denied"] | None = None
     consentMismatch: bool | None = None
+    # "terminal": the call was started from wmcp-top (the inspector's `x`), not by the page's agent. It is in
+    # the timeline and the spans, never in the host-gap chain, the totals or the per-tool numbers.
+    invokedBy: Literal["terminal"] | None = None
 
 
 class SessionInfo(Struct, forbid_unknown_fields=True):
@@ -130,6 +133,7 @@ class CallStart(Struct, forbid_unknown_fields=True):
     invokedAt: NonNeg
     depth: Annotated[int, Meta(ge=0, le=64)] = 0
     parent: NonNegInt | None = None
+    invokedBy: Literal["terminal"] | None = None  # started from wmcp-top, not by the page's agent
 
 
 class Start(Struct, tag="start", tag_field="type", forbid_unknown_fields=True):

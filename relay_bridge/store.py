@@ -60,6 +60,7 @@ class InFlight:
     parent: int | None
     seen_at: float  # relay clock (time.monotonic) when `start` arrived
     cancelled_at: float | None = None
+    terminal: bool = False  # started from wmcp-top (the inspector's `x`), not by the page's agent
 
 
 @dataclass(slots=True)
@@ -415,7 +416,10 @@ class Store:
             stored += 1
             for observer in self.observers:
                 observer.on_span(session, span)
-            self._timeline(session, "settle", {"tool": span.tool, "seq": span.seq, "wallMs": span.wallMs, "resultBytes": span.resultBytes}, span.settledAt)
+            settled: dict[str, Any] = {"tool": span.tool, "seq": span.seq, "wallMs": span.wallMs, "resultBytes": span.resultBytes}
+            if span.invokedBy:
+                settled["invokedBy"] = span.invokedBy
+            self._timeline(session, "settle", settled, span.settledAt)
             if span.isError:
                 self._timeline(session, "error", {"tool": span.tool, "seq": span.seq}, span.settledAt)
         while session.acked + 1 in session.above:
@@ -431,8 +435,12 @@ class Store:
         for call in frame.calls:
             if session.is_contiguous_stored(call.seq):
                 continue  # its span is already here (a replayed start)
-            session.inflight[call.seq] = InFlight(call.seq, call.tool, call.invokedAt, call.depth, call.parent, now)
-            self._timeline(session, "start", {"tool": call.tool, "seq": call.seq}, call.invokedAt)
+            session.inflight[call.seq] = InFlight(call.seq, call.tool, call.invokedAt, call.depth, call.parent, now,
+                                                  terminal=call.invokedBy == "terminal")
+            detail: dict[str, Any] = {"tool": call.tool, "seq": call.seq}
+            if call.invokedBy:
+                detail["invokedBy"] = call.invokedBy
+            self._timeline(session, "start", detail, call.invokedAt)
         # A page that never settles must not grow this without bound.
         while len(session.inflight) > session.stats.buffer:
             session.inflight.pop(next(iter(session.inflight)))

@@ -146,6 +146,9 @@ class SessionStats {
    * @returns {object|null} the span evicted from the ring, if any
    */
   add(span) {
+    // A call started from the terminal (`invokedBy: "terminal"`) is not part of the agent's run: it is kept
+    // for the timeline and export, but counts in no total, row or percentile.
+    if (span.invokedBy === "terminal") return this.keep(span)
     const row = this.row(span.tool)
     row.calls += 1
     row.blockingMs += span.blockingMs
@@ -169,6 +172,11 @@ class SessionStats {
     if (this.firstSeq === null || span.seq < this.firstSeq) this.firstSeq = span.seq
     const ov = span.overlapped !== undefined && span.overlapped !== null ? span.overlapped : span.gapSincePrevCallMs === null && span.seq !== this.firstSeq
     if (ov) t.overlappingCalls += 1
+    return this.keep(span)
+  }
+
+  /** Hold `span` in the ring; returns the span evicted, if any. */
+  keep(span) {
     this.ring.set(span.seq, span)
     if (this.ring.size > this.buffer) {
       const [seq, old] = this.ring.entries().next().value
@@ -184,6 +192,7 @@ class SessionStats {
     if (!span) return false
     const delta = blockingMs - span.blockingMs
     span.blockingMs = blockingMs
+    if (span.invokedBy === "terminal") return true
     this.totals.blockingMs += delta
     const row = this.tools.get(span.tool)
     if (row) row.blockingMs += delta
@@ -243,6 +252,7 @@ class SessionStats {
   aggregates() {
     const walls = new Map()
     for (const span of this.ring.values()) {
+      if (span.invokedBy === "terminal") continue
       let list = walls.get(span.tool)
       if (!list) walls.set(span.tool, (list = []))
       list.push(span.wallMs)
@@ -940,6 +950,8 @@ class Collector {
     this.lastPhase = null
     this.observer = null
     this.cost = { accounted: 0, ms: 0 }
+    /** tool name -> tokens of calls the terminal asked for that have not entered yet (see expectTerminal) */
+    this.terminalPending = new Map()
     /** tool name -> the consent recorded for its next call */
     this.consents = new Map()
     /** hook name -> times it threw */
@@ -951,11 +963,15 @@ class Collector {
   /** execute() entered. Returns the Call, or null when sampling left it unmeasured. */
   enter(tool, input, profile) {
     const t = this.clock()
-    const overlapped = this.open > 0
-    this.open++
-    const gap = overlapped || this.lastSettledAt === null ? null : t - this.lastSettledAt
+    // A call the terminal asked for (`invoke` command) is measured, but it is not the agent's: it stays out of
+    // the host-gap chain (no gap of its own, the next agent call's gap runs from the last agent call) and of
+    // the overlap count, and sampling never drops it.
+    const terminal = this.terminalPending.size > 0 && this.takeTerminal(tool)
+    const overlapped = !terminal && this.open > 0
+    if (!terminal) this.open++
+    const gap = terminal || overlapped || this.lastSettledAt === null ? null : t - this.lastSettledAt
     const sample = this.config.sample
-    if (sample < 1 && !(this.random() < sample)) {
+    if (!terminal && sample < 1 && !(this.random() < sample)) {
       this.unsampled++
       this.stats.setUnsampled(this.unsampled)
       if (overlapped) this.stats.totals.overlappingCalls++
@@ -980,6 +996,7 @@ class Collector {
       synthetic: this.synthetic,
       profile,
       consent: null,
+      terminal,
     }
     if (this.consents.size) {
       const consent = this.consents.get(tool)
@@ -1000,8 +1017,10 @@ class Collector {
   /** execute() settled (returned, resolved, threw or rejected). `call` may be null (unsampled). */
   settle(call, ok, value) {
     const t = this.clock()
-    this.open = Math.max(0, this.open - 1)
-    this.lastSettledAt = t
+    if (!call || !call.terminal) {
+      this.open = Math.max(0, this.open - 1)
+      this.lastSettledAt = t
+    }
     if (!call) return
     call.settledAt = t
     call.ok = ok
@@ -1012,6 +1031,33 @@ class Collector {
       this.flushScheduled = true
       this.schedule(() => this.flush())
     }
+  }
+
+  /**
+   * The terminal is about to call `tool` (an `invoke` command): its next call of that tool is marked
+   * `invokedBy: "terminal"`. Returns a function that withdraws the mark if the call never entered.
+   */
+  expectTerminal(tool) {
+    const token = { used: false }
+    const queue = this.terminalPending.get(tool) || []
+    queue.push(token)
+    this.terminalPending.set(tool, queue)
+    return () => {
+      if (token.used) return
+      token.used = true
+      const q = this.terminalPending.get(tool)
+      const i = q ? q.indexOf(token) : -1
+      if (i >= 0) q.splice(i, 1)
+      if (q && !q.length) this.terminalPending.delete(tool)
+    }
+  }
+
+  takeTerminal(tool) {
+    const q = this.terminalPending.get(tool)
+    if (!q || !q.length) return false
+    q.shift().used = true
+    if (!q.length) this.terminalPending.delete(tool)
+    return true
   }
 
   // ---- deferred accounting ---------------------------------------------------------------------------
@@ -1122,6 +1168,10 @@ class Collector {
       refusal,
       consent: call.consent ? call.consent.consent : null,
       consentMismatch: call.consent ? call.consent.mismatch : null,
+    }
+    if (call.terminal) {
+      span.invokedBy = "terminal"
+      span.synthetic = true // not a live host's call (000's meaning), also for the channel's readers
     }
     call.span = span
     this.remember(call)
@@ -3050,7 +3100,7 @@ const { safely } = __m["util"];
 const { PROFILER_FIELDS } = __m["channel"];
 /** The 000 span fields, in order: report v2 spans carry exactly these (the objects are closed). */
 const SPAN_FIELDS = PROFILER_FIELDS
-const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch"]
+const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch", "invokedBy"]
 
 const pick = (o, keys) => {
   const out = {}
@@ -3481,7 +3531,7 @@ class Agent {
   sendStarts() {
     const id = this.collector.sessionId
     while (this.pendingStarts.length) {
-      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent }))
+      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}) }))
       this.uplink.send(id, { type: "start", session: id, calls })
     }
   }
@@ -3636,10 +3686,14 @@ class Agent {
     const input = args.input && typeof args.input === "object" ? args.input : {}
     const t0 = now()
     let value
+    // The wrapped execute this reaches marks its call as the terminal's, not the agent's (see expectTerminal).
+    const unmark = c.expectTerminal(tool)
     try {
       value = await inv.call(input)
     } catch (e) {
       return answer({ ok: false, error: cap(`${errorText(e, "name")}: ${errorText(e, "message")}`, 200), wallMs: Math.max(0, now() - t0) })
+    } finally {
+      unmark()
     }
     const wallMs = Math.max(0, now() - t0)
     let text = inv.text ? (typeof value === "string" ? value : safely(() => String(value), null)) : resultText(value, inv.profile)

@@ -190,7 +190,7 @@ class Agent {
   sendStarts() {
     const id = this.collector.sessionId
     while (this.pendingStarts.length) {
-      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent }))
+      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}) }))
       this.uplink.send(id, { type: "start", session: id, calls })
     }
   }
@@ -345,10 +345,14 @@ class Agent {
     const input = args.input && typeof args.input === "object" ? args.input : {}
     const t0 = now()
     let value
+    // The wrapped execute this reaches marks its call as the terminal's, not the agent's (see expectTerminal).
+    const unmark = c.expectTerminal(tool)
     try {
       value = await inv.call(input)
     } catch (e) {
       return answer({ ok: false, error: cap(`${errorText(e, "name")}: ${errorText(e, "message")}`, 200), wallMs: Math.max(0, now() - t0) })
+    } finally {
+      unmark()
     }
     const wallMs = Math.max(0, now() - t0)
     let text = inv.text ? (typeof value === "string" ? value : safely(() => String(value), null)) : resultText(value, inv.profile)
