@@ -238,6 +238,9 @@ class Payload(Struct, tag="payload", tag_field="type", forbid_unknown_fields=Tru
 
     session: SessionId
     seq: NonNegInt
+    # Set for a Prompt API step: then `seq` is the step's seq in that prompt session, `arguments` the prompt's
+    # text and `result` the model's answer (streamed chunks joined).
+    promptSession: Annotated[str, Meta(min_length=1, max_length=36)] | None = None
     arguments: Annotated[str, Meta(max_length=MAX_PAYLOAD_TEXT)] | None = None
     result: Annotated[str, Meta(max_length=MAX_PAYLOAD_TEXT)] | None = None
     # A thrown error's message (autotel-webmcp's `webmcp.error.message`, capture on only).
@@ -295,6 +298,8 @@ class Welcome(Struct, tag="welcome", tag_field="type"):
     protocol: str
     relay: str
     limits: Limits = field(default_factory=Limits)
+    # The relay has a use for opt-in `payload` frames (--otlp or --show-payloads): an agent sends none otherwise.
+    payloads: bool = False
 
 
 class Ack(Struct, tag="ack", tag_field="type"):

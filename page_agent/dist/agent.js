@@ -761,13 +761,14 @@ function refusalOf(v) {
  * `...[N chars]` naming the full length, so a cut is never mistaken for the whole (nor for valid JSON).
  * Counts UTF-16 units like 001; never splits a surrogate pair.
  */
-function cutPayload(text, max) {
+function cutPayload(text, max, fullLength) {
   const s = String(text)
-  if (s.length <= max) return s
-  let end = max
+  const n = fullLength === undefined ? s.length : fullLength
+  if (n <= max) return s
+  let end = Math.min(max, s.length)
   const c = s.charCodeAt(end - 1)
   if (c >= 0xd800 && c <= 0xdbff) end--
-  return `${s.slice(0, end)}...[${s.length} chars]`
+  return `${s.slice(0, end)}...[${n} chars]`
 }
 
 const norm = (s) => String(s).trim().replace(/\s+/g, " ").toLowerCase()
@@ -2634,7 +2635,9 @@ class Uplink {
       // The terminal asked (through the relay) for something: only this socket can deliver one.
       if (typeof this.onCommand === "function") this.onCommand(msg)
     } else if (msg.type === "welcome") {
-      this.welcome = { relay: String(msg.relay || ""), protocol: String(msg.protocol || "") }
+      // `payloads`: the relay has a use for opt-in payload frames (--otlp or --show-payloads); without it the
+      // agent sends none, so bodies never cross the socket for nothing.
+      this.welcome = { relay: String(msg.relay || ""), protocol: String(msg.protocol || ""), payloads: msg.payloads === true }
     }
   }
 
@@ -2689,12 +2692,15 @@ return { PROTOCOL, MAX_SPANS_PER_FRAME, Delivery, Uplink };
 __m["prompt"] = (function () {
 // The Prompt API lane (issue 8): wrap LanguageModel.create (and the older ai.languageModel.create,
 // ai.createTextSession), then each session's prompt, promptStreaming, clone and destroy. Every step becomes
-// one `prompt` frame with timings and CHARACTER COUNTS; the text itself is never kept or sent.
+// one `prompt` frame with timings and CHARACTER COUNTS; the text itself is never kept or sent, except under the
+// page's opt-in `capturePayloads` (then a `payload` frame carries the prompt and the answer, cut at
+// maxPayloadLength, for the terminal's detail pane under --show-payloads).
 // promptStreaming hands the page a pull-through stream: each original chunk is passed on as it is read,
 // nothing is read ahead or buffered, and the chunk values are the original ones.
 
 const { safely, cap } = __m["util"];
 const { errorText } = __m["measure"];
+const { cutPayload } = __m["hooks"];
 const MAX_SESSIONS = 64
 const MAX_STEPS = 200
 const SURROGATE_PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g
@@ -2725,6 +2731,13 @@ function countInput(input, depth = 0) {
   return 0
 }
 
+/** A prompt's input as text: a string as itself, messages as their JSON; null when it has none. */
+function inputText(input) {
+  if (typeof input === "string") return input
+  const t = JSON.stringify(input)
+  return typeof t === "string" ? t : null
+}
+
 /** The factories to wrap: [owner, method name, label]. */
 function factories(g) {
   const out = []
@@ -2747,11 +2760,16 @@ class PromptWatcher {
    * @param {(frame: object) => void} o.send  one prompt step, without type/session
    * @param {string} o.sessionId
    * @param {string} [o.errorPolicy]
+   * @param {((p: {promptSession: string, seq: number, arguments: string|null, result: string|null}) => void)|null} [o.payload]
+   *   opt-in text capture (capturePayloads); null: no text ever leaves
+   * @param {number} [o.maxPayload]  characters kept of each text
    */
-  constructor({ global: g, clock, send, sessionId, errorPolicy = "message" }) {
+  constructor({ global: g, clock, send, sessionId, errorPolicy = "message", payload = null, maxPayload = 2048 }) {
     this.g = g
     this.clock = clock
     this.send = send
+    this.payload = payload
+    this.maxPayload = maxPayload
     this.sessionId = sessionId
     this.errorPolicy = errorPolicy
     this.active = true
@@ -2867,8 +2885,11 @@ class PromptWatcher {
         const seq = state.seq++
         const t0 = self.clock()
         const charsIn = safely(() => countInput(input), 0)
-        const done = (charsOut, error) =>
+        const promptText = self.payload ? safely(() => inputText(input), null) : null
+        const done = (charsOut, error, answer = null) => {
           safely(() => self.record(id, { kind: "prompt", at: t0, seq, totalMs: Math.max(0, self.clock() - t0), charsIn, charsOut, error }))
+          if (self.payload) self.sendText(id, seq, promptText, typeof answer === "string" ? answer : null)
+        }
         let ret
         try {
           ret = original.apply(this, arguments)
@@ -2879,11 +2900,11 @@ class PromptWatcher {
         if (ret && typeof ret.then === "function") {
           safely(() =>
             ret.then(
-              (v) => done(countChars(v), null),
+              (v) => done(countChars(v), null, v),
               (e) => done(0, self.err(e)),
             ),
           )
-        } else done(countChars(ret), null)
+        } else done(countChars(ret), null, ret)
         return ret
       },
     )
@@ -2900,7 +2921,8 @@ class PromptWatcher {
           safely(() => self.record(id, { kind: "stream", at: t0, seq, totalMs: Math.max(0, self.clock() - t0), firstChunkMs: null, chunks: 0, charsIn, charsOut: 0, error: self.err(e) }))
           throw e
         }
-        return self.passThrough(src, id, seq, t0, charsIn)
+        const promptText = self.payload ? safely(() => inputText(input), null) : null
+        return self.passThrough(src, id, seq, t0, charsIn, promptText)
       },
     )
     wrap("destroy", (original) =>
@@ -2925,7 +2947,7 @@ class PromptWatcher {
    * The stream the page reads: pulls one chunk from the original per read, counts it, hands the same value
    * on. No read-ahead (highWaterMark 0), no text kept. Ends (done, error or cancel) send the step.
    */
-  passThrough(src, id, seq, t0, charsIn) {
+  passThrough(src, id, seq, t0, charsIn, promptText = null) {
     const RS = safely(() => this.g.ReadableStream, null) || (typeof ReadableStream === "function" ? ReadableStream : null)
     if (!src || typeof src.getReader !== "function" || typeof RS !== "function") {
       safely(() => this.record(id, { kind: "stream", at: t0, seq, totalMs: Math.max(0, this.clock() - t0), firstChunkMs: null, chunks: null, charsIn, charsOut: null, error: null }))
@@ -2942,10 +2964,15 @@ class PromptWatcher {
     let chars = 0
     let first = null
     let ended = false
+    // Opt-in capture only: the answer's text so far, kept to a little over the cut (the cut names the length).
+    let text = self.payload ? "" : null
+    let textLength = 0
     const end = (error) => {
       if (ended) return
       ended = true
       safely(() => self.record(id, { kind: "stream", at: t0, seq, totalMs: Math.max(0, self.clock() - t0), firstChunkMs: first, chunks, charsIn, charsOut: chars, error }))
+      if (text !== null) self.sendText(id, seq, promptText, cutPayload(text, self.maxPayload, textLength), true)
+      text = null
     }
     return new RS(
       {
@@ -2966,6 +2993,10 @@ class PromptWatcher {
           chunks++
           if (first === null) first = Math.max(0, self.clock() - t0)
           chars += countChars(r.value)
+          if (text !== null && typeof r.value === "string") {
+            textLength += r.value.length
+            if (text.length <= self.maxPayload) text = (text + r.value).slice(0, self.maxPayload + 1)
+          }
           ctl.enqueue(r.value)
         },
         cancel(reason) {
@@ -2974,6 +3005,18 @@ class PromptWatcher {
         },
       },
       { highWaterMark: 0 },
+    )
+  }
+
+  /** Opt-in capture: the prompt and the answer of one step, cut at maxPayload, to the payload sink. */
+  sendText(id, seq, promptText, answer, answerIsCut = false) {
+    safely(() =>
+      this.payload({
+        promptSession: id,
+        seq,
+        arguments: promptText === null ? null : cutPayload(promptText, this.maxPayload),
+        result: answer === null || answerIsCut ? answer : cutPayload(answer, this.maxPayload),
+      }),
     )
   }
 
@@ -3422,7 +3465,7 @@ class Agent {
         status: () => self.onStatus(),
         event: (e) => self.uplink && self.uplink.send(sessionId, { type: "event", session: sessionId, at: e.at, kind: e.kind, detail: e.detail }),
         // Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel.
-        payload: (p) => self.uplink && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }),
+        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }),
       },
     })
     this.interceptor = new Interceptor(this.collector, {
@@ -3443,6 +3486,12 @@ class Agent {
             sessionId,
             errorPolicy: config.errorPolicy,
             send: (step) => self.uplink && self.uplink.send(sessionId, { type: "prompt", session: sessionId, ...step }),
+            // Opt-in (capturePayloads) and only to a relay that wants payloads: the prompt's and the answer's text.
+            payload:
+              config.capturePayloads === true
+                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, ...p })
+                : null,
+            maxPayload: config.maxPayloadLength,
           })
     if (this.prompts) this.interceptor.onSweep = () => this.prompts.sweep()
     if (this.relay) {

@@ -97,13 +97,14 @@ export function refusalOf(v) {
  * `...[N chars]` naming the full length, so a cut is never mistaken for the whole (nor for valid JSON).
  * Counts UTF-16 units like 001; never splits a surrogate pair.
  */
-export function cutPayload(text, max) {
+export function cutPayload(text, max, fullLength) {
   const s = String(text)
-  if (s.length <= max) return s
-  let end = max
+  const n = fullLength === undefined ? s.length : fullLength
+  if (n <= max) return s
+  let end = Math.min(max, s.length)
   const c = s.charCodeAt(end - 1)
   if (c >= 0xd800 && c <= 0xdbff) end--
-  return `${s.slice(0, end)}...[${s.length} chars]`
+  return `${s.slice(0, end)}...[${n} chars]`
 }
 
 const norm = (s) => String(s).trim().replace(/\s+/g, " ").toLowerCase()

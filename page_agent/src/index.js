@@ -81,7 +81,7 @@ class Agent {
         status: () => self.onStatus(),
         event: (e) => self.uplink && self.uplink.send(sessionId, { type: "event", session: sessionId, at: e.at, kind: e.kind, detail: e.detail }),
         // Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel.
-        payload: (p) => self.uplink && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }),
+        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }),
       },
     })
     this.interceptor = new Interceptor(this.collector, {
@@ -102,6 +102,12 @@ class Agent {
             sessionId,
             errorPolicy: config.errorPolicy,
             send: (step) => self.uplink && self.uplink.send(sessionId, { type: "prompt", session: sessionId, ...step }),
+            // Opt-in (capturePayloads) and only to a relay that wants payloads: the prompt's and the answer's text.
+            payload:
+              config.capturePayloads === true
+                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, ...p })
+                : null,
+            maxPayload: config.maxPayloadLength,
           })
     if (this.prompts) this.interceptor.onSweep = () => this.prompts.sweep()
     if (this.relay) {

@@ -99,6 +99,8 @@ class OtlpExport:
 
     def on_payload(self, frame: Payload) -> None:
         """Opt-in captured text, held (bounded) until its span arrives; it goes nowhere else."""
+        if frame.promptSession is not None:
+            return  # Prompt API text is for the terminal's detail pane (--show-payloads), not a tool call's span
         self._payloads[(frame.session, frame.seq)] = frame
         while len(self._payloads) > PAYLOADS_MAX:
             self._payloads.popitem(last=False)
