@@ -20,6 +20,7 @@ from textual.widgets import Checkbox, DataTable, Footer, Static
 from relay_bridge.store import Session, TimelineEntry
 from relay_bridge.units import fmt_bytes, fmt_ms
 
+from ..changes import Changes
 from ..sanitize import inert
 from .entry_detail import EntryDetailScreen, held_payload
 
@@ -159,6 +160,7 @@ class TimelineScreen(Screen[None]):
         table.add_column("at", key="at")
         table.add_column("kind", key="kind")
         table.add_column("what", key="what")
+        self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
         self.refresh_view()
         table.focus()
 
@@ -180,6 +182,13 @@ class TimelineScreen(Screen[None]):
             return
         relay = self.app.relay  # type: ignore[attr-defined]
         self.app.push_screen(EntryDetailScreen(session, self._rows[index].entry, relay.payloads if relay is not None else None))
+
+    def on_unmount(self) -> None:
+        self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
+
+    def _on_changes(self, changes: Changes) -> None:
+        if changes.touches(self.session_id):
+            self.refresh_view()
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
         group = (event.checkbox.id or "k-")[2:]
