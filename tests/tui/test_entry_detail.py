@@ -19,6 +19,7 @@ CANARY = "CANARY-detail-40c7"
 
 
 async def open_timeline(app, pilot):  # type: ignore[no-untyped-def]
+    await until(pilot, lambda: app.selected_session_id == SID, what="the session's tab")
     await pilot.press("l")
     await until(pilot, lambda: isinstance(app.screen, TimelineScreen), what="timeline")
     return app.screen
@@ -33,7 +34,7 @@ async def open_entry(app, pilot, screen: TimelineScreen, kind: str, seq: int) ->
     table = screen.query_one("#events")
     table.move_cursor(row=rows_of(screen).index((kind, str(seq))))
     await pilot.press("enter")
-    await until(pilot, lambda: isinstance(app.screen, EntryDetailScreen), what="entry detail")
+    await until(pilot, lambda: isinstance(app.screen, EntryDetailScreen) and "(page clock)" in screen_text(app), what="entry detail painted")
     return app.screen
 
 
@@ -47,11 +48,11 @@ async def test_payloads_shown_only_with_both_opt_ins_and_never_written(tmp_path:
         assert bar.query_one("#payloads").has_class("on"), "a PAYLOADS badge while payloads are shown"
         await page.send({"type": "payload", "session": SID, "seq": 0, "arguments": json.dumps({"q": CANARY}), "result": f"found {CANARY}\nline two"})
         await page.send(synth.spans_frame(SID, [synth.span(SID, 0, "search", 100.0, 12.5, result_bytes=2048), synth.span(SID, 1, "search", 200.0, 3.0, gap=87.5)]))
-        await until(pilot, lambda: app.store.sessions[SID].stats.totals.calls == 2, what="spans stored")
+        await until(pilot, lambda: SID in app.store.sessions and app.store.sessions[SID].stats.totals.calls == 2, what="spans stored")
         timeline = await open_timeline(app, pilot)
         await open_entry(app, pilot, timeline, "settle", 0)
         text = screen_text(app)
-        assert "wallMs" in text and "12.5ms" in text and "resultBytes" in text and "2.0KB (2048 B)" in text
+        assert "wallMs" in text and "12.5 ms" in text and "resultBytes" in text and "2.0KB (2048 B)" in text
         assert CANARY in text and "arguments" in text and "result (as the agent read it)" in text and "line two" in text
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is timeline, what="back to the timeline")
@@ -77,7 +78,7 @@ async def test_without_show_payloads_the_detail_has_facts_and_says_how_to_see_pa
         assert not app.query_one(TopBar).query_one("#payloads").has_class("on")
         await page.send({"type": "payload", "session": SID, "seq": 0, "result": f"found {CANARY}"})
         await page.send(synth.spans_frame(SID, [synth.span(SID, 0, "search", 100.0, 12.5, is_error=True, error="card declined") | {"errorType": "TypeError"}]))
-        await until(pilot, lambda: app.store.sessions[SID].stats.totals.calls == 1, what="span stored")
+        await until(pilot, lambda: SID in app.store.sessions and app.store.sessions[SID].stats.totals.calls == 1, what="span stored")
         timeline = await open_timeline(app, pilot)
         await open_entry(app, pilot, timeline, "error", 0)
         text = screen_text(app)
@@ -93,12 +94,12 @@ async def test_timeline_clear_and_the_row_cap_is_stated(tmp_path: Path) -> None:
         page = await open_page(app, tools=("search",))
         n = MAX_ROWS + 50
         await page.send(synth.spans_frame(SID, [synth.span(SID, i, "search", 100.0 + i * 10, 1.0) for i in range(n)]))
-        await until(pilot, lambda: app.store.sessions[SID].stats.totals.calls == n, what="spans stored")
+        await until(pilot, lambda: SID in app.store.sessions and app.store.sessions[SID].stats.totals.calls == n, what="spans stored")
         timeline = await open_timeline(app, pilot)
         await until(pilot, lambda: f"newest {MAX_ROWS} of" in screen_text(app), what="the cap is stated")
         await pilot.press("ctrl+l")
         await until(pilot, lambda: timeline._rows == [], what="cleared")
-        assert "cleared at" in screen_text(app) and f"newest {MAX_ROWS} of" not in screen_text(app)
+        assert "cleared (ctrl+l: show all)" in screen_text(app) and f"newest {MAX_ROWS} of" not in screen_text(app)
         await page.send(synth.spans_frame(SID, [synth.span(SID, n, "search", 100.0 + n * 10, 1.0)]))
         await until(pilot, lambda: ("settle", str(n)) in rows_of(timeline), what="a new entry after the clear")
         assert len(timeline._rows) == 1
@@ -114,7 +115,7 @@ async def test_calls_from_the_terminal_are_marked_and_not_in_the_agents_totals(t
         terminal = synth.span(SID, 1, "search", 150.0, 400.0, synthetic=True) | {"invokedBy": "terminal"}
         await page.send(synth.start_frame(SID, [(1, "search", 150.0)]) | {"calls": [{"seq": 1, "tool": "search", "invokedAt": 150.0, "depth": 0, "parent": None, "invokedBy": "terminal"}]})
         await page.send(synth.spans_frame(SID, [synth.span(SID, 0, "search", 100.0, 10.0), terminal, synth.span(SID, 2, "search", 700.0, 10.0, gap=590.0)]))
-        await until(pilot, lambda: app.store.sessions[SID].acked == 2, what="spans stored")
+        await until(pilot, lambda: SID in app.store.sessions and app.store.sessions[SID].acked == 2, what="spans stored")
         totals = app.store.sessions[SID].stats.totals
         assert totals.calls == 2 and totals.wallMs == 20.0 and totals.hostGapMs == 590.0
         timeline = await open_timeline(app, pilot)

@@ -43,7 +43,7 @@ def _fmt(value: Any, how: str) -> str:
     if value is None:
         return "—"
     if how == "ms":
-        return fmt_ms(value)
+        return f"{fmt_ms(value)} ({value:g} ms)"
     if how == "bytes":
         return f"{fmt_bytes(value)} ({value} B)"
     if isinstance(value, dict):

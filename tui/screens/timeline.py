@@ -108,10 +108,23 @@ def _prompt(entry: Any) -> Text:
     return what
 
 
-def timeline_window(session: Session, shown: set[str] | None = None, since: float | None = None,
+def recorded_after(session: Session, marker: TimelineEntry | None) -> set[int] | None:
+    """Ids of the entries recorded after `marker` (None: no marker, or it left the buffer, so every entry is)."""
+    if marker is None:
+        return None
+    later: list[int] = []
+    for entry in reversed(session.timeline):
+        if entry is marker:
+            return set(later)
+        later.append(id(entry))
+    return None
+
+
+def timeline_window(session: Session, shown: set[str] | None = None, after: TimelineEntry | None = None,
                     limit: int = MAX_ROWS) -> tuple[list[Row], int]:
-    """The newest `limit` rows after `since` (page clock; None: all), and how many there are in all."""
-    entries = [e for e in session.timeline_view(shown) if since is None or e.at > since]
+    """The newest `limit` rows recorded after `after` (None: all), and how many there are in all."""
+    later = recorded_after(session, after)
+    entries = [e for e in session.timeline_view(shown) if later is None or id(e) in later]
     rows = []
     for entry in entries[-limit:]:
         if entry.kind in ("start", "settle", "error", "toolcancel") and "seq" in entry.detail:
@@ -144,7 +157,7 @@ class TimelineScreen(Screen[None]):
         self.session_id = session_id
         self.shown = {g: True for g in GROUPS}
         self._sig: tuple | None = None
-        self.since: float | None = None  # ctrl+l: list only entries after this page-clock time
+        self.since: TimelineEntry | None = None  # ctrl+l: list only entries recorded after this one
         self._rows: list[Row] = []
 
     def compose(self) -> ComposeResult:
@@ -167,10 +180,10 @@ class TimelineScreen(Screen[None]):
     def action_clear(self) -> None:
         """Clear the view (not the record): only entries after now are listed; again shows everything."""
         session = self.app.store.sessions.get(self.session_id)
-        if self.since is not None or session is None:
+        if self.since is not None or session is None or not session.timeline:
             self.since = None
         else:
-            self.since = max((e.at for e in session.timeline), default=0.0)
+            self.since = session.timeline[-1]
         self._sig = None
         self.refresh_view()
 
@@ -210,7 +223,7 @@ class TimelineScreen(Screen[None]):
         if total > len(rows):
             title.append(f"  newest {len(rows)} of {total} entries (export a capture for all)", style="bold")
         if self.since is not None:
-            title.append(f"  cleared at +{self.since / 1000:.3f}s (ctrl+l: show all)", style="dim")
+            title.append("  cleared (ctrl+l: show all)", style="dim")
         title.append("  (enter: detail; ctrl+l: clear; esc: back; the boxes filter by kind)", style="dim")
         self.query_one("#title", Static).update(title)
         sig = (total, rows[-1].at if rows else None, rows[-1].kind if rows else None, tuple(self.shown.values()), self.since)
