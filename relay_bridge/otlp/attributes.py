@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
 
@@ -116,21 +117,29 @@ def resource(session: Session, base: Attrs | None = None) -> Attrs:
     return attrs
 
 
-def _descriptor(record: ToolRecord | None) -> dict[str, Any]:
-    if record is None or not record.descriptor:
-        return {}
+@lru_cache(maxsize=256)
+def _parsed(descriptor: bytes) -> dict[str, Any]:
+    """A descriptor's JSON, parsed once per distinct descriptor (every call span of a tool reads it; never mutated)."""
     try:
-        value = json.loads(record.descriptor)
+        value = json.loads(descriptor)
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
 
 
+def _descriptor(record: ToolRecord | None) -> dict[str, Any]:
+    return _parsed(record.descriptor) if record is not None and record.descriptor else {}
+
+
+_computed_fingerprint = lru_cache(maxsize=256)(fingerprint_of_json)
+
+
 def fingerprint(record: ToolRecord | None) -> str | None:
-    """001's descriptor fingerprint: the agent's own (with the handler under fingerprintHandler), else computed."""
+    """001's descriptor fingerprint: the agent's own (with the handler under fingerprintHandler), else computed
+    from the descriptor (once per distinct descriptor)."""
     if record is None:
         return None
-    return record.fingerprint or fingerprint_of_json(record.descriptor)
+    return record.fingerprint or _computed_fingerprint(record.descriptor)
 
 
 def tool_facts(record: ToolRecord | None) -> Attrs:

@@ -60,6 +60,16 @@ async def test_payloads_shown_only_with_both_opt_ins_and_never_written(tmp_path:
         assert "no payload held for this entry" in screen_text(app), "a call the page sent no payload for says so"
         assert CANARY not in screen_text(app)
         await pilot.press("escape")
+        # A Prompt API step: the prompt and the answer, from the page's payload frame for that step.
+        ps = f"{SID}-1"
+        await page.send({"type": "prompt", "session": SID, "promptSession": ps, "kind": "prompt", "at": 300.0, "seq": 0,
+                         "totalMs": 40.0, "charsIn": 9, "charsOut": 14})
+        await page.send({"type": "payload", "session": SID, "seq": 0, "promptSession": ps, "arguments": f"Say hi {CANARY}", "result": "Bonjour, world"})
+        await until(pilot, lambda: ("prompt", "0") in rows_of(timeline), what="the prompt step listed")
+        await open_entry(app, pilot, timeline, "prompt", 0)
+        await until(pilot, lambda: "Bonjour, world" in screen_text(app), what="the answer shown")
+        assert "prompt" in screen_text(app) and f"Say hi {CANARY}" in screen_text(app)
+        await pilot.press("escape")
         # Exports made from the keyboard hold no body.
         await pilot.press("escape")
         for key in ("e", "E", "t"):
