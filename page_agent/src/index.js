@@ -93,7 +93,7 @@ class Agent {
         status: () => self.onStatus(),
         event: (e) => self.uplink && self.uplink.send(sessionId, { type: "event", session: sessionId, at: e.at, kind: e.kind, detail: e.detail }),
         // Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel.
-        payload: (p) => self.uplink && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result }),
+        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }),
       },
     })
     this.interceptor = new Interceptor(this.collector, {
@@ -114,6 +114,12 @@ class Agent {
             sessionId,
             errorPolicy: config.errorPolicy,
             send: (step) => self.uplink && self.uplink.send(sessionId, { type: "prompt", session: sessionId, ...step }),
+            // Opt-in (capturePayloads) and only to a relay that wants payloads: the prompt's and the answer's text.
+            payload:
+              config.capturePayloads === true
+                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, ...p })
+                : null,
+            maxPayload: config.maxPayloadLength,
           })
     if (this.prompts) this.interceptor.onSweep = () => this.prompts.sweep()
     if (this.relay) {
@@ -204,7 +210,7 @@ class Agent {
   sendStarts() {
     const id = this.collector.sessionId
     while (this.pendingStarts.length) {
-      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent }))
+      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}) }))
       this.uplink.send(id, { type: "start", session: id, calls })
     }
   }
@@ -360,10 +366,14 @@ class Agent {
     const input = args.input && typeof args.input === "object" ? args.input : {}
     const t0 = now()
     let value
+    // The wrapped execute this reaches marks its call as the terminal's, not the agent's (see expectTerminal).
+    const unmark = c.expectTerminal(tool)
     try {
       value = await inv.call(input)
     } catch (e) {
       return answer({ ok: false, error: cap(`${errorText(e, "name")}: ${errorText(e, "message")}`, 200), wallMs: Math.max(0, now() - t0) })
+    } finally {
+      unmark()
     }
     const wallMs = Math.max(0, now() - t0)
     let text = inv.text ? (typeof value === "string" ? value : safely(() => String(value), null)) : resultText(value, inv.profile)
