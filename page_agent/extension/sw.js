@@ -389,8 +389,8 @@ class PipeHub {
    */
   constructor({ WebSocket: WS, onTab, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout }) {
     this.WebSocket = WS
-    this.setTimeout = st
-    this.clearTimeout = ct
+    this.setTimeout = (fn, ms) => st(fn, ms) // unbound: a worker's timers refuse another `this`
+    this.clearTimeout = (t) => ct(t)
     this.onTab = onTab
     /** @type {Settings} */
     this.settings = { relay: null, token: null, off: [] }

@@ -9,7 +9,7 @@ import json
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,7 @@ def routes(port: int) -> dict[str, tuple[str, dict[str, str]]]:
     srcdoc = page_html("srcdoc").replace('"', "&quot;")
     return {
         "/csp.html": (page_html("csp"), {"Content-Security-Policy": CSP_STRICT}),
-        "/frames.html": (page_html("top", f'<iframe id="child" src="{child}"></iframe><iframe id="doc" srcdoc="{srcdoc}"></iframe>'),
+        "/frames.html": (page_html("top", f'<iframe id="child" allow="tools" src="{child}"></iframe><iframe id="doc" srcdoc="{srcdoc}"></iframe>'),
                          {"Content-Security-Policy": f"default-src 'none'; script-src 'nonce-{NONCE}'; frame-src {child}"}),
         "/child.html": (page_html("child"), {"Content-Security-Policy": CSP_STRICT}),
         "/plain.html": (page_html("plain"), {}),
@@ -161,17 +161,34 @@ def run_tools(target: Any, tag: str, q: str = CANARY) -> list[dict[str, Any]]:
     return target.evaluate(RUN, {"names": [f"echo_{tag}", f"text_{tag}"], "q": q})
 
 
-def wait_js(target: Any, expression: str, timeout: float = 10.0) -> Any:
-    """Poll `expression` in the page until truthy. (wait_for_function evaluates a string, which a page whose
-    CSP forbids eval refuses; evaluate goes through the DevTools Protocol, outside the page's CSP.)"""
+def until(fn: Callable[[], Any], what: str, timeout: float = 10.0) -> Any:
+    """Poll `fn` until it returns something truthy; fail saying `what` and the last value."""
     deadline = time.monotonic() + timeout
     while True:
-        value = target.evaluate(expression)
+        value = fn()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"not true in {timeout}s: {expression}")
+            raise AssertionError(f"not true in {timeout}s: {what} (last: {value!r})")
         time.sleep(0.02)
+
+
+def wait_js(target: Any, expression: str, timeout: float = 10.0) -> Any:
+    """Poll `expression` in the page until truthy. (wait_for_function evaluates a string, which a page whose
+    CSP forbids eval refuses; evaluate goes through the DevTools Protocol, outside the page's CSP.)"""
+    return until(lambda: target.evaluate(expression), expression, timeout)
+
+
+TAB_VIEW = """async (url) => {
+  const [tab] = await chrome.tabs.query({ url })
+  if (!tab) return null
+  return { badge: await chrome.action.getBadgeText({ tabId: tab.id }), title: await chrome.action.getTitle({ tabId: tab.id }), tabId: tab.id }
+}"""
+
+
+def badge(ctx: BrowserContext, url: str) -> dict[str, Any] | None:
+    """The toolbar badge text and tooltip of the tab showing `url`, read in the extension's service worker."""
+    return ctx.service_workers[-1].evaluate(TAB_VIEW, url)
 
 
 def sid(target: Any) -> str:

@@ -1,0 +1,161 @@
+"""The extension lane end to end, in Debian's Chromium with the unpacked extension loaded and paired through its
+own pairing page: the agent is first in every frame (strict CSP top page, cross-origin iframe, srcdoc frame), in
+a background tab and in a tab opened with window.open; its service worker is stopped mid-run and the relay goes
+down and comes back mid-run; every call the browser executes reaches the relay exactly once, with the bytes the
+browser delivered, and the canary in inputs and results is nowhere the relay keeps anything."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from relay_bridge.extension import is_extension_agent
+from tests.extension.conftest import badge, pair, run_tools, sid, until
+from tests.lanes.helpers import CANARY
+from tests.relay_thread import RelayThread
+
+pytestmark = pytest.mark.browser
+
+
+def utf8(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def assert_exactly_once(snap: dict[str, Any], delivered: dict[str, list[dict[str, Any]]]) -> None:
+    """Each session holds exactly the calls its page ran, one span per seq, sizes as the browser delivered them."""
+    for session_id, calls in delivered.items():
+        s = snap["sessions"][session_id]
+        assert is_extension_agent(s["agent"]), s["agent"]
+        spans = s["spans"]
+        assert [x["seq"] for x in spans] == list(range(len(calls))), session_id
+        assert [x["tool"] for x in spans] == [c["name"] for c in calls]
+        for span, call in zip(spans, calls):
+            assert span["inputBytes"] == utf8(call["input"]), (session_id, span["seq"])
+            assert span["resultBytes"] == utf8(call["text"]), (session_id, span["seq"])
+        assert s["lost"] == 0 and s["counters"]["rejected"] == 0
+
+
+def canary_nowhere(relay: RelayThread, tmp: Path, ctx: Any) -> None:
+    relay.store  # noqa: B018 - the relay is up
+    store_bytes = relay.call(lambda: pickle.dumps(dict(relay.store.sessions)))
+    assert CANARY.encode() not in store_bytes, "store"
+    relay.call(lambda: relay.relay.session_log.flush())
+    logs = list((tmp / "logs").rglob("*"))
+    assert any(p.is_file() and p.stat().st_size for p in logs), "the session log was written"
+    for p in logs:
+        if p.is_file():
+            assert CANARY.encode() not in p.read_bytes(), p
+    sw = ctx.service_workers[-1]
+    stored = sw.evaluate("Promise.all([chrome.storage.local.get(null), chrome.storage.session.get(null)])")
+    assert CANARY not in json.dumps(stored), "extension storage"
+
+
+def test_first_in_every_frame_and_tab_through_strict_csp(ext_browser, ext_id, ext_site, relay_server, tmp_path) -> None:
+    ctx = ext_browser
+    pair(ctx, ext_id, relay_server.port, relay_server.token)
+    errors: list[str] = []
+    ctx.on("weberror", lambda e: errors.append(str(e.error)))
+
+    top = ctx.new_page()
+    top.goto(ext_site.url("/frames.html"))
+    # cross-origin: localhost vs 127.0.0.1
+    child = next(f for f in top.frames if f.url.startswith(f"http://localhost:{ext_site.port}/"))
+    srcdoc = next(f for f in top.frames if f.url == "about:srcdoc")
+    background = ctx.new_page()
+    background.goto(ext_site.url("/csp.html"))
+    opener = ctx.new_page()
+    opener.goto(ext_site.url("/opener.html"))
+    with ctx.expect_page() as popup_info:
+        opener.evaluate("window.open('/csp.html?opened=1', '_blank')")
+    opened = popup_info.value
+    opened.wait_for_load_state()
+    opener.bring_to_front()  # `background` is behind two newer tabs
+
+    targets = {"top": (top, "top"), "child": (child, "child"), "srcdoc": (srcdoc, "srcdoc"), "background": (background, "csp"),
+               "opener": (opener, "opener"), "opened": (opened, "csp")}
+    ids = {k: sid(t) for k, (t, _) in targets.items()}
+    assert len(set(ids.values())) == len(ids), "every frame and tab is a session of its own"
+    for k, (t, _) in targets.items():
+        assert t.evaluate("window.firstSawAgent") is True, f"{k}: the agent was there before the page's first script"
+    # The strict CSP really is in force: the page itself can open no socket to the relay.
+    blocked = background.evaluate("""(url) => new Promise((done) => {
+        try { const ws = new WebSocket(url); ws.onopen = () => done('open'); ws.onerror = () => done('blocked') } catch (e) { done('blocked') }
+    })""", relay_server.ws_url)
+    assert blocked == "blocked"
+
+    delivered: dict[str, list[dict[str, Any]]] = {ids[k]: [] for k in ids}
+    for _ in range(2):
+        for k, (t, tag) in targets.items():
+            got = run_tools(t, tag)
+            assert CANARY in got[0]["text"] and CANARY in got[1]["text"], "the canary travelled through the tools"
+            delivered[ids[k]] += got
+    snap = relay_server.wait_for(lambda s: all(len(s["sessions"].get(i, {}).get("spans", [])) == len(c) for i, c in delivered.items()))
+    assert_exactly_once(snap, delivered)
+    info = {k: snap["sessions"][i]["info"] for k, i in ids.items()}
+    assert info["top"]["context"] == "top" and info["child"]["context"] == "iframe" and info["srcdoc"]["context"] == "iframe"
+    assert info["child"]["origin"] == f"http://localhost:{ext_site.port}"
+    assert {snap["sessions"][i]["hellos"] for i in ids.values()} == {1}
+    canary_nowhere(relay_server, tmp_path, ctx)
+    assert not errors, errors
+
+    # The toolbar badge counts this tab's calls (top frame + two frames: 3 sessions x 2 rounds x 2 tools).
+    until(lambda: (badge(ctx, ext_site.url("/frames.html")) or {}).get("badge") == "12", "badge 12 on the frames tab")
+    assert "relay reached" in badge(ctx, ext_site.url("/frames.html"))["title"]
+
+
+STOP_WORKER = "Target.closeTarget"
+
+
+def stop_service_worker(ctx: Any, page: Any) -> None:
+    """Stop the extension's service worker the way Chromium does when it idles out: close its target."""
+    cdp = ctx.new_cdp_session(page)
+    try:
+        workers = [t for t in cdp.send("Target.getTargets")["targetInfos"] if t["type"] == "service_worker"]
+        assert len(workers) == 1, workers
+        assert cdp.send(STOP_WORKER, {"targetId": workers[0]["targetId"]})["success"] is True
+    finally:
+        cdp.detach()
+
+
+def test_service_worker_stopped_and_relay_down_mid_run(ext_browser, ext_id, ext_site, tmp_path) -> None:
+    ctx = ext_browser
+    relay = RelayThread(tmp_path)
+    try:
+        pair(ctx, ext_id, relay.port, relay.token)
+        url = ext_site.url("/csp.html")
+        page = ctx.new_page()
+        page.goto(url)
+        session = sid(page)
+        delivered = {session: run_tools(page, "csp")}
+        relay.wait_for(lambda s: len(s["sessions"].get(session, {}).get("spans", [])) == 2)
+
+        # 1. The service worker is stopped; calls go on in the page meanwhile.
+        ctx.service_workers[-1].evaluate("self.__beforeStop = true")
+        stop_service_worker(ctx, page)
+        delivered[session] += run_tools(page, "csp")
+        delivered[session] += run_tools(page, "csp")
+        snap = relay.wait_for(lambda s: len(s["sessions"][session]["spans"]) == 6)
+        assert snap["sessions"][session]["hellos"] == 2, "the page re-said hello through a new worker"
+        assert ctx.service_workers[-1].evaluate("self.__beforeStop === undefined"), "a fresh worker carries the session"
+
+        # 2. The relay goes away; calls go on; the badge says the relay is not reached.
+        store = relay.store
+        relay.stop()
+        delivered[session] += run_tools(page, "csp")
+        until(lambda: (badge(ctx, url) or {}).get("badge") == "!", "badge ! while the relay is down")
+        delivered[session] += run_tools(page, "csp")
+
+        # 3. ... and comes back on the same port with its store (a resumed session must be re-claimed).
+        relay.start(store)
+        delivered[session] += run_tools(page, "csp")
+        snap = relay.wait_for(lambda s: len(s["sessions"][session]["spans"]) == 12)
+        assert_exactly_once(snap, delivered)
+        assert snap["sessions"][session]["hellos"] == 3
+        until(lambda: (badge(ctx, url) or {}).get("badge") == "12", "badge counts the tab's 12 calls again")
+        canary_nowhere(relay, tmp_path, ctx)
+    finally:
+        relay.close()
