@@ -7,8 +7,16 @@ function say(id, text, cls = "") {
   $(id).className = cls
 }
 
-async function main() {
+/** The tab the popup describes: the active one, or `popup.html#tab=ID` when the popup is opened in a tab. */
+async function currentTab() {
+  const m = /^#tab=(\d+)$/.exec(location.hash)
+  if (m) return chrome.tabs.get(Number(m[1]))
   const [tab] = await chrome.tabs.query({ active: true, currentWindow: true })
+  return tab
+}
+
+async function main() {
+  const tab = await currentTab()
   if (!tab) return
   const v = await chrome.runtime.sendMessage({ q: "tab", tabId: tab.id })
   let origin = ""
@@ -65,4 +73,4 @@ async function main() {
   }
 }
 
-main()
+main().finally(() => (document.documentElement.dataset.ready = "1"))

@@ -56,6 +56,8 @@ def canary_nowhere(relay: RelayThread, tmp: Path, ctx: Any) -> None:
 
 def test_first_in_every_frame_and_tab_through_strict_csp(ext_browser, ext_id, ext_site, relay_server, tmp_path) -> None:
     ctx = ext_browser
+    # The id `wmcp-top extension` derives from the manifest key is the one Chromium gave the extension.
+    assert ctx.service_workers[0].url == f"chrome-extension://{ext_id}/sw.js"
     pair(ctx, ext_id, relay_server.port, relay_server.token)
     errors: list[str] = []
     ctx.on("weberror", lambda e: errors.append(str(e.error)))
@@ -159,3 +161,47 @@ def test_service_worker_stopped_and_relay_down_mid_run(ext_browser, ext_id, ext_
         canary_nowhere(relay, tmp_path, ctx)
     finally:
         relay.close()
+
+
+def popup_text(ctx: Any, ext_id: str, tab_id: int) -> str:
+    """The toolbar popup's text for a tab (the popup page opened in a tab of its own, pointed at `tab_id`)."""
+    page = ctx.new_page()
+    page.goto(f"chrome-extension://{ext_id}/popup.html#tab={tab_id}")
+    page.wait_for_selector("html[data-ready='1']", state="attached")
+    text = page.inner_text("body")
+    page.close()
+    return text
+
+
+def test_unpaired_waits_then_pairing_connects_and_the_site_switch_detaches(ext_browser, ext_id, ext_site, relay_server) -> None:
+    ctx = ext_browser
+    url = ext_site.url("/plain.html")
+    page = ctx.new_page()
+    page.goto(url)
+    session = sid(page)
+    before = run_tools(page, "plain")
+    view = until(lambda: badge(ctx, url), "the tab has a badge")
+    until(lambda: badge(ctx, url)["badge"] == "?", "badge ? while not paired")
+    text = popup_text(ctx, ext_id, view["tabId"])
+    assert "not paired" in text and "Not paired: run `wmcp-top extension`" in text
+
+    # Pairing reaches the page that was already open and waiting: its calls so far arrive, once each.
+    pair(ctx, ext_id, relay_server.port, relay_server.token)
+    delivered = {session: before + run_tools(page, "plain")}
+    snap = relay_server.wait_for(lambda s: len(s["sessions"].get(session, {}).get("spans", [])) == 4)
+    assert_exactly_once(snap, delivered)
+    until(lambda: badge(ctx, url)["badge"] == "4", "badge counts 4 calls")
+    text = popup_text(ctx, ext_id, view["tabId"])
+    assert f"127.0.0.1:{relay_server.port}" in text and "reached" in text
+    assert f"{session} · measuring" in text and "4 calls measured" in text
+
+    # "Stop watching this site": the agent in the open page detaches; nothing more reaches the relay.
+    ctx.service_workers[-1].evaluate("chrome.storage.local.set({ off: ['127.0.0.1'] })")
+    until(lambda: page.evaluate("window.__webmcpPerf === undefined || window.__webmcpPerf.active === false"), "the agent detached")
+    run_tools(page, "plain")
+    reloaded = ctx.new_page()
+    reloaded.goto(url)
+    assert reloaded.evaluate("window.firstSawAgent") is True  # injected, then told to stop at its first connect
+    until(lambda: reloaded.evaluate("!window.__webmcpPerf || !window.__webmcpPerf.active"), "a new page of the site detaches too")
+    snap = relay_server.snapshot()
+    assert len(snap["sessions"][session]["spans"]) == 4 and len(snap["sessions"]) == 1
