@@ -31,6 +31,16 @@ def is_extension_agent(agent: str) -> bool:
     return agent.startswith(EXTENSION_AGENT_PREFIX)
 
 
+# The status view's troubleshooting for the extension lane, one line each: the three ways it stays silent.
+STATUS_HELP = (
+    "not paired (badge ?): run `wmcp-top extension` and open the link it prints once in that browser",
+    "relay down (badge !): start wmcp-top on the port the extension was paired with, or pair it again with this relay",
+    "site access not granted (no badge on the tab): open the extension's popup and click 'Allow on this site', "
+    "or set its site access to 'On all sites'; then reload the tab",
+    "the popup's 'watch' switch is off for the site: switch it on and reload the tab",
+)
+
+
 def extension_dir() -> Path | None:
     """The unpacked extension: inside the installed package, else the source tree's build output."""
     here = Path(__file__).resolve().parent
@@ -46,6 +56,14 @@ def extension_id(manifest: dict[str, Any]) -> str:
     return "".join(chr(ord("a") + int(c, 16)) for c in digest)
 
 
+def pairing_link(port: int, token: str) -> str | None:
+    """The pairing link for a relay on `port` with `token`; None when the extension is not built."""
+    folder = extension_dir()
+    if folder is None:
+        return None
+    return pairing_url(extension_id(json.loads((folder / "manifest.json").read_text(encoding="utf-8"))), port, token)
+
+
 def pairing_url(ext_id: str, port: int, token: str, host: str = LOOPBACK) -> str:
     relay = f"ws://{host}:{port}/relay"
     return f"chrome-extension://{ext_id}/pair.html#relay={quote(relay, safe='')}&t={token}"
@@ -59,7 +77,7 @@ def relay_running(port: int, host: str = LOOPBACK) -> bool:
         return False
 
 
-def instructions(folder: Path, ext_id: str, port: int, token: str, running: bool) -> str:
+def instructions(folder: Path, port: int, token: str, running: bool) -> str:
     return "\n".join(
         [
             f"The wmcp-top browser extension (unpacked, Manifest V3) is in:\n  {folder}",
@@ -70,7 +88,7 @@ def instructions(folder: Path, ext_id: str, port: int, token: str, running: bool
             f"     (or start Chromium with --load-extension={folder})",
             "",
             "Pair it with the relay (open this link once in that browser; the token is in the link, nothing to type):",
-            f"  {pairing_url(ext_id, port, token)}",
+            f"  {pairing_link(port, token)}",
             "",
             "relay on port %d: %s" % (port, "running" if running else "not running now (start `wmcp-top`; the pairing link stays valid)"),
             "Site access: all sites by default; in the extension's menu choose 'On click' to allow one site at a time.",
@@ -95,6 +113,5 @@ def run(args: argparse.Namespace) -> int:
     folder = extension_dir()
     if folder is None:
         raise UsageError("the extension is not built: run `node page_agent/build.mjs`")
-    ext_id = extension_id(json.loads((folder / "manifest.json").read_text(encoding="utf-8")))
-    print(instructions(folder, ext_id, args.port, load_token(), relay_running(args.port)))
+    print(instructions(folder, args.port, load_token(), relay_running(args.port)))
     return 0

@@ -31,6 +31,7 @@ from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import trace_document
 from relay_bridge.paths import data_dir
 from relay_bridge.server import Relay, RelayConfig
+from relay_bridge.extension import is_extension_agent
 from relay_bridge.store import Session, Store
 
 from . import keys
@@ -74,6 +75,8 @@ def tab_label(session: Session, compact: bool = False) -> Text:
     label = Text(no_wrap=True, end="")
     if session.agent.startswith("cdp/"):
         label.append("cdp ", style="italic")  # watched over the DevTools Protocol: nothing in the page
+    elif is_extension_agent(session.agent):
+        label.append("ext ", style="italic")  # injected by the wmcp-top browser extension
     if not compact:
         label.append_text(inert(origin_host(session.info.origin), limit=28))
         label.append(" ")
