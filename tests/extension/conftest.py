@@ -48,13 +48,25 @@ def page_html(tag: str, body: str = "", title: str | None = None) -> str:
 
 CSP_STRICT = f"default-src 'none'; script-src 'nonce-{NONCE}'"
 
+# An about:blank frame made by the page, whose tools the page registers in the frame's own document.
+BLANK_FRAME = f"""<script nonce="{NONCE}">{{
+const f = document.createElement("iframe"); f.id = "blank"; document.body.append(f);
+const w = f.contentWindow;
+w.firstSawAgent = !!(w.__webmcpPerf && w.__webmcpPerf.active);
+const reg = (name, fn) => w.document.modelContext.registerTool({{ name, description: name + " tool", inputSchema: {{ type: "object", properties: {{ q: {{ type: "string" }} }} }}, execute: fn }});
+w.registered = Promise.all([
+  reg("echo_blank", async (input) => ({{ content: [{{ type: "text", text: "echo " + input.q }}] }})),
+  reg("text_blank", async (input) => "text " + input.q),
+]).then(() => true);
+}}</script>"""
+
 
 def routes(port: int) -> dict[str, tuple[str, dict[str, str]]]:
     child = f"http://localhost:{port}/child.html"
     srcdoc = page_html("srcdoc").replace('"', "&quot;")
     return {
         "/csp.html": (page_html("csp"), {"Content-Security-Policy": CSP_STRICT}),
-        "/frames.html": (page_html("top", f'<iframe id="child" allow="tools" src="{child}"></iframe><iframe id="doc" srcdoc="{srcdoc}"></iframe>'),
+        "/frames.html": (page_html("top", f'<iframe id="child" allow="tools" src="{child}"></iframe><iframe id="doc" srcdoc="{srcdoc}"></iframe>' + BLANK_FRAME),
                          {"Content-Security-Policy": f"default-src 'none'; script-src 'nonce-{NONCE}'; frame-src {child}"}),
         "/child.html": (page_html("child"), {"Content-Security-Policy": CSP_STRICT}),
         "/plain.html": (page_html("plain"), {}),

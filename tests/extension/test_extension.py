@@ -67,6 +67,7 @@ def test_first_in_every_frame_and_tab_through_strict_csp(ext_browser, ext_id, ex
     # cross-origin: localhost vs 127.0.0.1
     child = next(f for f in top.frames if f.url.startswith(f"http://localhost:{ext_site.port}/"))
     srcdoc = next(f for f in top.frames if f.url == "about:srcdoc")
+    blank = next(f for f in top.frames if f.url == "about:blank")
     background = ctx.new_page()
     background.goto(ext_site.url("/csp.html"))
     opener = ctx.new_page()
@@ -77,7 +78,7 @@ def test_first_in_every_frame_and_tab_through_strict_csp(ext_browser, ext_id, ex
     opened.wait_for_load_state()
     opener.bring_to_front()  # `background` is behind two newer tabs
 
-    targets = {"top": (top, "top"), "child": (child, "child"), "srcdoc": (srcdoc, "srcdoc"), "background": (background, "csp"),
+    targets = {"top": (top, "top"), "child": (child, "child"), "srcdoc": (srcdoc, "srcdoc"), "blank": (blank, "blank"), "background": (background, "csp"),
                "opener": (opener, "opener"), "opened": (opened, "csp")}
     ids = {k: sid(t) for k, (t, _) in targets.items()}
     assert len(set(ids.values())) == len(ids), "every frame and tab is a session of its own"
@@ -98,14 +99,18 @@ def test_first_in_every_frame_and_tab_through_strict_csp(ext_browser, ext_id, ex
     snap = relay_server.wait_for(lambda s: all(len(s["sessions"].get(i, {}).get("spans", [])) == len(c) for i, c in delivered.items()))
     assert_exactly_once(snap, delivered)
     info = {k: snap["sessions"][i]["info"] for k, i in ids.items()}
-    assert info["top"]["context"] == "top" and info["child"]["context"] == "iframe" and info["srcdoc"]["context"] == "iframe"
+    assert info["top"]["context"] == "top" and {info[k]["context"] for k in ("child", "srcdoc", "blank")} == {"iframe"}
     assert info["child"]["origin"] == f"http://localhost:{ext_site.port}"
     assert {snap["sessions"][i]["hellos"] for i in ids.values()} == {1}
     canary_nowhere(relay_server, tmp_path, ctx)
     assert not errors, errors
+    # The token never reaches a page's world: not in the agent's view of its uplink, the DOM, or resource URLs.
+    for k, (t, _) in targets.items():
+        seen = t.evaluate("JSON.stringify([__webmcpPerf.relay(), document.documentElement.outerHTML, performance.getEntries().map((e) => e.name)])")
+        assert relay_server.token not in seen and str(relay_server.port) not in seen, k
 
-    # The toolbar badge counts this tab's calls (top frame + two frames: 3 sessions x 2 rounds x 2 tools).
-    until(lambda: (badge(ctx, ext_site.url("/frames.html")) or {}).get("badge") == "12", "badge 12 on the frames tab")
+    # The toolbar badge counts this tab's calls (top frame + three frames: 4 sessions x 2 rounds x 2 tools).
+    until(lambda: (badge(ctx, ext_site.url("/frames.html")) or {}).get("badge") == "16", "badge 16 on the frames tab")
     assert "relay reached" in badge(ctx, ext_site.url("/frames.html"))["title"]
 
 
