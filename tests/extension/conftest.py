@@ -168,6 +168,28 @@ RUN = """async ({ names, q }) => {
 }"""
 
 
+BACKGROUND_RUN = """({ names, q, rounds, gapMs }) => {
+  window.backgroundRun = (async () => {
+    const out = []
+    for (let i = 0; i < rounds; i++) {
+      out.push(...(await (""" + RUN + """)({ names, q })))
+      await new Promise((r) => setTimeout(r, gapMs))
+    }
+    return out
+  })()
+  return true
+}"""
+
+
+def start_background_calls(target: Any, tag: str, rounds: int, gap_ms: int = 20, q: str = CANARY) -> None:
+    """Start `rounds` rounds of calls in the page without waiting for them; collect with `background_calls`."""
+    target.evaluate(BACKGROUND_RUN, {"names": [f"echo_{tag}", f"text_{tag}"], "q": q, "rounds": rounds, "gapMs": gap_ms})
+
+
+def background_calls(target: Any) -> list[dict[str, Any]]:
+    return target.evaluate("window.backgroundRun")
+
+
 def run_tools(target: Any, tag: str, q: str = CANARY) -> list[dict[str, Any]]:
     """Call the page's two tools through the browser's own executeTool; returns what the browser delivered."""
     return target.evaluate(RUN, {"names": [f"echo_{tag}", f"text_{tag}"], "q": q})

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from relay_bridge.extension import is_extension_agent
-from tests.extension.conftest import badge, pair, run_tools, sid, until
+from tests.extension.conftest import background_calls, badge, pair, run_tools, sid, start_background_calls, until, wait_js
 from tests.lanes.helpers import CANARY
 from tests.relay_thread import RelayThread
 
@@ -140,12 +140,14 @@ def test_service_worker_stopped_and_relay_down_mid_run(ext_browser, ext_id, ext_
         delivered = {session: run_tools(page, "csp")}
         relay.wait_for(lambda s: len(s["sessions"].get(session, {}).get("spans", [])) == 2)
 
-        # 1. The service worker is stopped; calls go on in the page meanwhile.
+        # 1. The service worker is stopped while the page is making calls.
         ctx.service_workers[-1].evaluate("self.__beforeStop = true")
+        start_background_calls(page, "csp", rounds=20)
+        wait_js(page, "window.calls >= 6")
         stop_service_worker(ctx, page)
-        delivered[session] += run_tools(page, "csp")
-        delivered[session] += run_tools(page, "csp")
-        snap = relay.wait_for(lambda s: len(s["sessions"][session]["spans"]) == 6)
+        assert page.evaluate("window.calls") < 40, "the worker stopped while calls were still being made"
+        delivered[session] += background_calls(page)
+        snap = relay.wait_for(lambda s: len(s["sessions"][session]["spans"]) == 42)
         assert snap["sessions"][session]["hellos"] == 2, "the page re-said hello through a new worker"
         assert ctx.service_workers[-1].evaluate("self.__beforeStop === undefined"), "a fresh worker carries the session"
 
@@ -159,10 +161,10 @@ def test_service_worker_stopped_and_relay_down_mid_run(ext_browser, ext_id, ext_
         # 3. ... and comes back on the same port with its store (a resumed session must be re-claimed).
         relay.start(store)
         delivered[session] += run_tools(page, "csp")
-        snap = relay.wait_for(lambda s: len(s["sessions"][session]["spans"]) == 12)
+        snap = relay.wait_for(lambda s: len(s["sessions"][session]["spans"]) == 48)
         assert_exactly_once(snap, delivered)
         assert snap["sessions"][session]["hellos"] == 3
-        until(lambda: (badge(ctx, url) or {}).get("badge") == "12", "badge counts the tab's 12 calls again")
+        until(lambda: (badge(ctx, url) or {}).get("badge") == "48", "badge counts the tab's 48 calls again")
         canary_nowhere(relay, tmp_path, ctx)
     finally:
         relay.close()
