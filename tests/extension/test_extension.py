@@ -165,6 +165,11 @@ def test_service_worker_stopped_and_relay_down_mid_run(ext_browser, ext_id, ext_
         assert_exactly_once(snap, delivered)
         assert snap["sessions"][session]["hellos"] == 3
         until(lambda: (badge(ctx, url) or {}).get("badge") == "48", "badge counts the tab's 48 calls again")
+
+        # 4. The relay is killed and a new one starts empty: the page's ring replays what it holds, once each.
+        relay.restart(fresh=True)
+        snap = relay.wait_for(lambda s: len(s["sessions"].get(session, {}).get("spans", [])) == 48)
+        assert_exactly_once(snap, delivered)
         canary_nowhere(relay, tmp_path, ctx)
     finally:
         relay.close()
