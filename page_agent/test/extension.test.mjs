@@ -1,7 +1,7 @@
 // The extension's pieces without a browser (the browser tests are tests/extension/): the page-world socket
 // over a MessagePort (port.js) and the service worker's pipes to the relay (pipes.js), with a fake relay
 // socket, fake chrome.runtime ports and manual timers.
-import { test } from "node:test"
+import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { portSocketClass, BRIDGE_KEY } from "../src/port.js"
 import { PipeHub, badgeFor, badgeCount, pairingFrom, validRelay, siteOf } from "../src/pipes.js"
@@ -38,7 +38,15 @@ function pageWindow(bridge) {
   }
 }
 
-const tick = () => new Promise((r) => setTimeout(r, 5))
+/** Wait until `cond()` holds (MessagePort delivery is a task away; under load more than one). */
+async function until(cond, what) {
+  for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 5))
+  assert.ok(cond(), what)
+}
+
+// Every MessagePort made here is closed after each test, pass or fail: an open one keeps node running.
+const opened = []
+afterEach(() => opened.splice(0).forEach((p) => p.close()))
 
 test("PortSocket: one handshake carrying a port, then WebSocket semantics over it", async () => {
   let bridgePort = null
@@ -46,6 +54,7 @@ test("PortSocket: one handshake carrying a port, then WebSocket semantics over i
   const g = pageWindow((data, ports) => {
     assert.deepEqual(data, { [BRIDGE_KEY]: "connect" })
     bridgePort = ports[0]
+    opened.push(bridgePort)
     bridgePort.onmessage = (e) => seen.push(e.data)
   })
   const PortSocket = portSocketClass(g)
@@ -60,20 +69,20 @@ test("PortSocket: one handshake carrying a port, then WebSocket semantics over i
   bridgePort.postMessage({ t: "open" })
   bridgePort.postMessage({ t: "msg", d: '{"type":"ack"}' })
   bridgePort.postMessage({ t: "msg", d: 42 }) // not a string: ignored
-  await tick()
+  bridgePort.postMessage({ t: "msg", d: "last" })
+  await until(() => events.length === 3, "open and two messages")
   assert.equal(ws.readyState, 1)
   ws.send('{"type":"hello"}')
-  await tick()
+  await until(() => seen.length === 1, "the frame reached the bridge")
   assert.deepEqual(seen, [{ t: "send", d: '{"type":"hello"}' }])
   bridgePort.postMessage({ t: "close" })
-  await tick()
-  assert.deepEqual(events, ["open", '{"type":"ack"}', "close"])
+  await until(() => ws.readyState === 3, "closed")
+  assert.deepEqual(events, ["open", '{"type":"ack"}', "last", "close"])
   assert.equal(ws.readyState, 3)
-  bridgePort.close()
 })
 
 test("PortSocket: no bridge answers (extension gone) -> closed after a timeout, so the uplink retries", () => {
-  const g = pageWindow(() => {})
+  const g = pageWindow((_, ports) => opened.push(ports[0]))
   const ws = new (portSocketClass(g))("ws://placeholder/relay")
   let closed = 0
   ws.onclose = () => closed++
@@ -84,14 +93,12 @@ test("PortSocket: no bridge answers (extension gone) -> closed after a timeout, 
 
 test("PortSocket: `detach` from the extension closes the socket and calls the hook", async () => {
   let port = null
-  const g = pageWindow((_, ports) => (port = ports[0]))
+  const g = pageWindow((_, ports) => opened.push((port = ports[0])))
   let detached = 0
   const ws = new (portSocketClass(g, { onDetach: () => detached++ }))("ws://placeholder/relay")
   port.postMessage({ t: "detach" })
-  await tick()
-  assert.equal(detached, 1)
+  await until(() => detached === 1, "detached")
   assert.equal(ws.readyState, 3)
-  port.close()
 })
 
 /** A chrome.runtime.Port double. */
