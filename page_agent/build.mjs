@@ -19,7 +19,7 @@ const EXT = join(here, "extension")
 const EXT_SRC = join(here, "extension_src")
 // extension file -> entry module in src/
 const EXT_ENTRIES = { "agent.js": "ext_main", "bridge.js": "bridge_main", "sw.js": "sw_main" }
-const PLACEHOLDER = "/*@WMCP_RELAY@*/null"
+const PLACEHOLDER = "/*@WMCP_UPLINK@*/null"
 const MODULE_MARKER = "/*@WMCP_MODULE@*/"
 const EXPORTS_MARKER = "//@WMCP_EXPORTS@"
 const ENTRY = "index"

@@ -21,7 +21,7 @@ MAX_FRAME_BYTES = 1 << 20
 MAX_SPANS_PER_FRAME = 500
 MAX_CALLS_PER_FRAME = 500
 MAX_TOOL_NAME = 128
-MAX_ERROR = 200
+MAX_ERROR = 201  # this agent caps at 200; a webmcp-profiler page relayed over the channel adds an ellipsis (201)
 MAX_DESCRIPTOR_BYTES = 64 * 1024
 MAX_TEXT = 512  # titles, paths, messages, user agents
 MAX_HINTS = 8
@@ -39,6 +39,7 @@ SESSION_ID_RE = re.compile(r"^[0-9a-f]{8}$")
 NonNeg = Annotated[float, Meta(ge=0, le=MAX_NUMBER)]
 NonNegInt = Annotated[int, Meta(ge=0, le=int(MAX_NUMBER))]
 SessionId = Annotated[str, Meta(pattern=r"^[0-9a-f]{8}$")]
+ResumeSecret = Annotated[str, Meta(pattern=r"^[0-9a-f]{32}$")]
 ToolName = Annotated[str, Meta(min_length=1, max_length=MAX_TOOL_NAME)]
 Text = Annotated[str, Meta(max_length=MAX_TEXT)]
 ShortText = Annotated[str, Meta(max_length=64)]
@@ -119,6 +120,9 @@ class Hello(Struct, tag="hello", tag_field="type", forbid_unknown_fields=True):
     session: SessionInfo
     config: AgentConfig = field(default_factory=AgentConfig)
     lost: NonNegInt = 0
+    # The secret the relay handed the session's first socket in the ack of its hello: only a hello that
+    # presents it may re-claim the session once that socket has closed (README, "Session ownership").
+    resume: ResumeSecret | None = None
 
 
 class CallStart(Struct, forbid_unknown_fields=True):
@@ -137,8 +141,9 @@ class Start(Struct, tag="start", tag_field="type", forbid_unknown_fields=True):
 class Spans(Struct, tag="spans", tag_field="type", forbid_unknown_fields=True):
     session: SessionId
     spans: Annotated[list[Span], Meta(max_length=MAX_SPANS_PER_FRAME)]
-    # Lowest seq the agent still holds: every seq below it was either acked or lost (evicted unsent),
-    # so the relay's contiguous ack can move past a hole the agent will never fill.
+    # Lowest seq the agent may still send (a call still running, a held span the relay lacks): every seq
+    # below it was either stored or lost (evicted unsent), so the relay's ack can move past a hole the agent
+    # will never fill, and never past a call that is still running.
     floor: NonNegInt | None = None
     lost: NonNegInt | None = None
 
@@ -154,6 +159,10 @@ class LedgerTool(Struct, forbid_unknown_fields=True):
     registeredAt: NonNeg | None = None
     unregisteredAt: NonNeg | None = None
     internal: bool = False
+    # False for a tool the agent could not wrap (registered before it loaded): its calls are only counted.
+    measured: bool = True
+    # Calls counted from the host's `toolactivated` event for such a tool: no timing, no bytes.
+    counted: NonNegInt = 0
 
 
 class LedgerTotals(Struct, forbid_unknown_fields=True):
@@ -288,9 +297,14 @@ class Welcome(Struct, tag="welcome", tag_field="type"):
     limits: Limits = field(default_factory=Limits)
 
 
-class Ack(Struct, tag="ack", tag_field="type"):
+class Ack(Struct, tag="ack", tag_field="type", omit_defaults=True):
     session: str
-    seq: int  # highest contiguous seq stored; -1 when none yet
+    seq: int  # highest contiguous seq stored (or skipped under the agent's floor); -1 when none yet
+    # Only in the ack that answers a hello, and only to the socket that owns the session.
+    resume: str | None = None
+    # The first ranges [lo, hi] stored above `seq` (calls settle in any order, so a slow call leaves a hole
+    # that later spans do not wait behind); absent when there are none.
+    above: list[list[int]] | None = None
 
 
 class Command(Struct, tag="command", tag_field="type"):
@@ -322,6 +336,8 @@ class Code:
     SESSION_LIMIT = "session_limit"
     RATE_LIMITED = "rate_limited"
     FORBIDDEN_ORIGIN = "forbidden_origin"
+    # A hello naming a session another socket owns (live), or whose owner closed, without its resume secret.
+    SESSION_TAKEN = "session_taken"
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,10 +353,41 @@ _encoder = msgspec.json.Encoder()
 _path_re = re.compile(r" - at `(\$[^`]*)`$")
 
 
+# A JSON escape of one UTF-16 surrogate, with the backslashes before it (an odd run means it is an escape).
+_SURROGATE_ESCAPE = re.compile(rb"(\\+)u([dD][89abAB][0-9a-fA-F]{2})(?:(\\)u([dD][c-fC-F][0-9a-fA-F]{2}))?|(\\+)u([dD][c-fC-F][0-9a-fA-F]{2})")
+
+
+def _replace_surrogate(match: re.Match[bytes]) -> bytes:
+    if match.group(1) is not None:
+        slashes, high, low = match.group(1), match.group(2), match.group(4)
+        if len(slashes) % 2 == 0:  # an escaped backslash followed by the letters "ud83d": plain text
+            return match.group(0)
+        if low is not None:
+            return match.group(0)  # a proper pair
+        return slashes[:-1] + b"\\ufffd"
+    slashes = match.group(5)
+    if len(slashes) % 2 == 0:
+        return match.group(0)
+    return slashes[:-1] + b"\\ufffd"
+
+
+_RAW_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub(data: bytes | str) -> bytes:
+    """The frame's bytes with every lone surrogate (a title or message cut mid-emoji, JSON-escaped by the
+    page's JSON.stringify) replaced by U+FFFD: page text is repaired, never a reason to refuse a frame.
+    Raw surrogates (a str from a lenient source) are replaced the same way."""
+    if isinstance(data, str):
+        data = _RAW_SURROGATE.sub("\ufffd", data).encode("utf-8")
+    if b"\\u" not in data:
+        return data
+    return _SURROGATE_ESCAPE.sub(_replace_surrogate, data)
+
+
 def decode(data: bytes | str) -> AgentFrame | Rejection:
     """Decode and validate one frame. Never raises on page input."""
-    if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")
+    data = scrub(data)
     try:
         frame = _decoder.decode(data)
     except msgspec.ValidationError as exc:

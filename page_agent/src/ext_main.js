@@ -5,14 +5,13 @@
 // configure the user's extension.
 import { maybeAttach } from "./index.js"
 import { portSocketClass, EXTENSION_RELAY_URL } from "./port.js"
-import { PROTOCOL } from "./uplink.js"
 import { EXTENSION_AGENT } from "./config.js"
 
 try {
   if (typeof window !== "undefined" && typeof window.MessageChannel === "function") {
     let api = null
     const PortSocket = portSocketClass(window, { onDetach: () => api && api.detach && api.detach() })
-    api = maybeAttach({ relay: { url: EXTENSION_RELAY_URL, protocol: PROTOCOL }, WebSocket: PortSocket, defaultOn: true, agent: EXTENSION_AGENT, announce: false })
+    api = maybeAttach({ uplink: EXTENSION_RELAY_URL, WebSocket: PortSocket, defaultOn: true, agent: EXTENSION_AGENT, announce: false })
   }
 } catch {
   /* never throw into the page */

@@ -9,9 +9,9 @@ import { agentOf } from "../src/index.js"
 async function connected(config = {}) {
   FakeWebSocket.instances = []
   const env = manualEnv()
-  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, relay: RELAY, ...config } })
+  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, uplink: RELAY, ...config } })
   const ws = FakeWebSocket.last()
-  assert.equal(ws.url, RELAY.url)
+  assert.equal(ws.url, RELAY)
   ws.accept()
   env.run()
   return { ...ctx, ws, id: ctx.api.sessionId }
@@ -162,20 +162,6 @@ test("lost is exact: evicted before sent counts; evicted after the ack does not;
   assert.match(ctx.api.status().reasons.join(" "), /3 span\(s\) evicted/)
 })
 
-test("Delivery by itself", () => {
-  const d = new Delivery()
-  d.written(3)
-  d.evicted(0)
-  d.evicted(1)
-  d.ack(0, false)
-  assert.deepEqual(d.unsure, [1])
-  d.ack(5, false)
-  assert.deepEqual(d.unsure, [])
-  d.evicted(4)
-  d.evicted(6)
-  assert.equal(d.lost, 1)
-})
-
 test("at most 500 spans a frame", async () => {
   const ctx = await connected({ buffer: 1200 })
   await register(ctx, "t", () => 1)
@@ -188,7 +174,7 @@ test("at most 500 spans a frame", async () => {
 test("backoff: 250 ms doubling, capped at 5 s; no relay costs one timer; a fatal error stops it", async () => {
   FakeWebSocket.instances = []
   const env = manualEnv()
-  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, relay: RELAY } })
+  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, uplink: RELAY } })
   const gaps = []
   let last = env.clock()
   for (let i = 0; i < 9; i++) {
@@ -218,13 +204,13 @@ test("never throws into the page: a throwing constructor, garbage frames, send f
     }
   }
   const env = manualEnv()
-  const ctx = setup({ env, config: { WebSocket: Broken, relay: RELAY } })
+  const ctx = setup({ env, config: { WebSocket: Broken, uplink: RELAY } })
   env.advance(1000)
   assert.ok(n >= 2, "keeps retrying quietly")
   await ctx.host.registerTool({ name: "t", description: "d", execute: () => 1 })
   await settle()
   assert.equal(await ctx.host.executeTool({ name: "t" }, {}), "1")
-  const u = new Uplink({ relay: RELAY, agent: "x/1", WebSocket: FakeWebSocket, setTimeout: env.setTimeout, clearTimeout: env.clearTimeout, schedule: env.schedule })
+  const u = new Uplink({ relay: { url: RELAY }, agent: "x/1", WebSocket: FakeWebSocket, setTimeout: env.setTimeout, clearTimeout: env.clearTimeout, schedule: env.schedule })
   u.start()
   const ws = FakeWebSocket.last()
   ws.accept()
@@ -268,4 +254,46 @@ test("rate_limited: frames the relay dropped are sent again after a pause", asyn
   ctx.env.run()
   assert.deepEqual(ctx.ws.frames("spans").at(-1).spans.map((s) => s.seq), [1, 2, 3], "everything after the last ack")
   assert.equal(agentOf(ctx.api).uplink.info().rateLimited, 1)
+})
+
+test("the resume secret from the hello's ack is presented in every later hello", async () => {
+  const ctx = await connected()
+  assert.equal(ctx.ws.frames("hello")[0].resume, undefined, "a first hello has no secret")
+  const secret = "0123456789abcdef0123456789abcdef"
+  ctx.ws.deliver({ type: "ack", session: ctx.id, seq: -1, resume: secret })
+  ctx.ws.drop()
+  ctx.env.advance(250)
+  const ws2 = FakeWebSocket.last()
+  assert.notEqual(ws2, ctx.ws)
+  ws2.accept()
+  ctx.env.run()
+  assert.equal(ws2.frames("hello")[0].resume, secret)
+  ws2.deliver({ type: "ack", session: ctx.id, seq: -1, resume: "not a secret" })
+  ws2.drop()
+  ctx.env.advance(250)
+  FakeWebSocket.last().accept()
+  ctx.env.run()
+  assert.equal(FakeWebSocket.last().frames("hello")[0].resume, secret, "only a 32-hex secret replaces it")
+})
+
+test("a refused hello is tried again after a backoff, never in a loop, never given up", async () => {
+  const ctx = await connected()
+  // 64 live sessions: the hello is refused, and the frames sent behind it are unknown to the relay.
+  ctx.ws.deliver({ type: "error", code: "session_limit", message: "full", fatal: false, session: ctx.id })
+  ctx.ws.deliver({ type: "error", code: "unknown_session", message: "who?", fatal: false, session: ctx.id })
+  ctx.env.run()
+  assert.equal(ctx.ws.frames("hello").length, 1, "no hello storm on the refusals of the frames behind it")
+  ctx.env.advance(250)
+  ctx.env.run()
+  assert.equal(ctx.ws.frames("hello").length, 2, "tried again after the backoff")
+  for (let i = 0; i < 8; i++) {
+    ctx.ws.deliver({ type: "error", code: "session_taken", message: "taken", fatal: false, session: ctx.id })
+    ctx.env.advance(5000)
+    ctx.env.run()
+  }
+  assert.equal(ctx.ws.frames("hello").length, 10, "still trying, at most every 5 s")
+  ctx.ws.deliver({ type: "ack", session: ctx.id, seq: -1 })
+  await register(ctx, "t", () => 1)
+  await calls(ctx, "t", 1)
+  assert.deepEqual(ctx.ws.frames("spans").flatMap((f) => f.spans.map((s) => s.seq)), [0], "accepted at last: spans flow")
 })

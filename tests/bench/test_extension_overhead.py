@@ -67,7 +67,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             "/tag": (TAG_PAGE, "text/html; charset=utf-8"),
             "/bare": (BARE_PAGE, "text/html; charset=utf-8"),
             "/agent.js": (AGENT.read_bytes(), "text/javascript; charset=utf-8"),
-            "/cfg.js": (f"window.__WMCP_RELAY__ = {json.dumps({'url': self.relay_url, 'protocol': 'wmcp-relay/1'})};".encode(), "text/javascript; charset=utf-8"),
+            "/cfg.js": (f"window.__WMCP_UPLINK__ = {json.dumps(self.relay_url)};".encode(), "text/javascript; charset=utf-8"),
         }
         if path not in pages:
             self.send_error(404)

@@ -13,19 +13,14 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from relay_bridge.stats import quantile
 from relay_bridge.store import PromptSession, Session
 from relay_bridge.units import fmt_count, fmt_ms
 
+from ..changes import Changes
 from ..sanitize import inert
 
 MAX_ROWS = 400
-
-
-def _median(values: list[float]) -> float | None:
-    if not values:
-        return None
-    values = sorted(values)
-    return values[len(values) // 2]
 
 
 def prompt_session_line(ps: PromptSession, compact: bool = False) -> Text:
@@ -47,7 +42,7 @@ def prompt_session_line(ps: PromptSession, compact: bool = False) -> Text:
     if streams and not compact:
         out.append(f" ({streams} streamed)")
     if totals:
-        out.append(f" · p50 {fmt_ms(_median(totals))}" + (f" · max {fmt_ms(max(totals))}" if not compact else ""))
+        out.append(f" · p50 {fmt_ms(quantile(sorted(totals), 0.5))}" + (f" · max {fmt_ms(max(totals))}" if not compact else ""))
     errors = sum(1 for c in calls if c.error)
     if errors:
         out.append(f" · {errors} error{'s' if errors != 1 else ''}", style="bold")
@@ -79,8 +74,16 @@ class PromptsScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
         self.refresh_view()
         self.query_one("#prompts", DataTable).focus()
+
+    def on_unmount(self) -> None:
+        self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
+
+    def _on_changes(self, changes: Changes) -> None:
+        if changes.touches(self.session_id):
+            self.refresh_view()
 
     def refresh_view(self) -> None:
         session = self.app.store.sessions.get(self.session_id)  # type: ignore[attr-defined]

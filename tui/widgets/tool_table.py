@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.widgets import DataTable
-from textual.widgets.data_table import CellDoesNotExist, ColumnKey
+from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotExist
 
 from relay_bridge.units import fmt_bytes, fmt_count, fmt_ms
 
@@ -75,15 +75,19 @@ def _num(value: Any) -> float:
     return float("-inf") if value is None else float(value)
 
 
-def make_cells(row: dict[str, Any], palette: Palette, registered: bool) -> dict[str, Cell]:
+def make_cells(row: dict[str, Any], palette: Palette, registered: bool, counted: int | None = None) -> dict[str, Cell]:
+    """`counted`: the tool's calls were only counted (toolactivated), not measured: shown as `N*` with a marker."""
     err_style = palette.style("error") if row["errors"] else palette.style("muted")
     name_style = "" if registered else palette.style("muted")
     name = inert(row["tool"], limit=48)
     if name_style:
         name.stylize(name_style)
+    if counted is not None:
+        name.append(" ∗counted", style=palette.style("slow"))
+    calls = row["calls"] + (counted or 0)
     cells = {
         "tool": Cell.of(name, row["tool"].lower(), justify="left"),
-        "calls": Cell.of(fmt_count(row["calls"]), row["calls"]),
+        "calls": Cell.of(fmt_count(calls) + ("*" if counted is not None else ""), calls, palette.style("slow") if counted is not None else ""),
         "err": Cell.of(str(row["errors"]), row["errors"], err_style),
         "min": Cell.of(fmt_ms(row["minMs"]), _num(row["minMs"]), palette.for_ms(row["minMs"])),
         "p50": Cell.of(fmt_ms(row["p50Ms"]), _num(row["p50Ms"]), palette.for_ms(row["p50Ms"])),
@@ -152,8 +156,11 @@ class ToolTable(DataTable):
             self.sort(self.sort_key, key=lambda cell: getattr(cell, "sort_value", 0) if cell is not None else 0,
                       reverse=default_desc != self.sort_reverse)
 
-    def sync(self, rows: list[dict[str, Any]], palette: Palette, registered: dict[str, bool], text_filter: str = "") -> bool:
-        """Bring the table to `rows` (filtered by tool-name substring). Returns whether anything changed."""
+    def sync(self, rows: list[dict[str, Any]], palette: Palette, registered: dict[str, bool], text_filter: str = "",
+             counted: dict[str, int] | None = None) -> bool:
+        """Bring the table to `rows` (filtered by tool-name substring). Returns whether anything changed.
+        `counted`: tools counted, not measured (Session.counted_only), marked in the name and calls cells."""
+        counted = counted or {}
         self._ensure_columns()
         wanted = [r for r in rows if not text_filter or text_filter.lower() in r["tool"].lower()]
         keys = {r["tool"] for r in wanted}
@@ -166,7 +173,7 @@ class ToolTable(DataTable):
         columns = self.columns_now()
         for row in wanted:
             key = row["tool"]
-            cells = make_cells(row, palette, registered.get(key, True))
+            cells = make_cells(row, palette, registered.get(key, True), counted.get(key))
             shown = self._cells.get(key)
             if shown is None:
                 self.add_row(*(cells[c.key] for c in columns), key=key)
@@ -185,6 +192,18 @@ class ToolTable(DataTable):
         if changed:
             self._apply_sort()
         return changed
+
+    def forget(self) -> None:
+        """Drop every row (another session is about to be shown); the columns stay."""
+        self.clear()
+        self._cells.clear()
+
+    def move_to(self, tool: str) -> None:
+        """Put the cursor back on `tool`'s row, if it is shown."""
+        try:
+            self.move_cursor(row=self.get_row_index(tool), animate=False)
+        except RowDoesNotExist:  # filtered out, or gone
+            return
 
     def selected_tool(self) -> str | None:
         if not self.row_count:
