@@ -13,6 +13,9 @@ from typing import Any
 
 import pytest
 
+from websockets.sync.client import connect
+
+from relay_bridge import synth
 from relay_bridge.extension import is_extension_agent
 from tests.extension.conftest import background_calls, badge, pair, run_tools, sid, start_background_calls, until, wait_js
 from tests.lanes.helpers import CANARY
@@ -37,6 +40,15 @@ def assert_exactly_once(snap: dict[str, Any], delivered: dict[str, list[dict[str
             assert span["inputBytes"] == utf8(call["input"]), (session_id, span["seq"])
             assert span["resultBytes"] == utf8(call["text"]), (session_id, span["seq"])
         assert s["lost"] == 0 and s["counters"]["rejected"] == 0
+
+
+def assert_session_owned(relay: RelayThread, session: str) -> None:
+    """A hello for `session` from another socket, without the resume secret, is refused with session_taken."""
+    with connect(relay.ws_url) as ws:
+        ws.recv()  # welcome
+        ws.send(json.dumps(synth.hello(session, "https://intruder.example")))
+        answer = json.loads(ws.recv())
+    assert answer["type"] == "error" and answer["code"] == "session_taken" and answer["session"] == session, answer
 
 
 def canary_nowhere(relay: RelayThread, tmp: Path, ctx: Any) -> None:
@@ -165,6 +177,8 @@ def test_service_worker_stopped_and_relay_down_mid_run(ext_browser, ext_id, ext_
         assert_exactly_once(snap, delivered)
         assert snap["sessions"][session]["hellos"] == 3
         until(lambda: (badge(ctx, url) or {}).get("badge") == "48", "badge counts the tab's 48 calls again")
+        # The page re-claimed its session with the relay's resume secret; nobody else can (session ownership).
+        assert_session_owned(relay, session)
 
         # 4. The relay is killed and a new one starts empty: the page's ring replays what it holds, once each.
         relay.restart(fresh=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 from relay_bridge.extension import STATUS_HELP
 from tui.screens.status import StatusScreen
 
-from .helpers import SID, SID2, live_app, open_page, screen_text, spans, until
+from .helpers import SID, SID2, has_tab, live_app, open_page, screen_text, spans, tab_text, until
 
 
 async def test_extension_sessions_are_marked_and_the_status_view_troubleshoots(tmp_path: Path) -> None:
@@ -29,9 +29,9 @@ async def test_extension_sessions_are_marked_and_the_status_view_troubleshoots(t
         ext = await open_page(app, SID, agent="wmcp-top-extension/0.1.0")
         tag = await open_page(app, SID2, origin="https://other.example")
         await ext.send(spans(SID, "search", 0, 2))
-        await until(pilot, lambda: SID in app._views and SID2 in app._views, what="both tabs")
-        assert str(app.tabs.get_tab(f"s-{SID}").label).startswith("ext ")
-        assert not str(app.tabs.get_tab(f"s-{SID2}").label).startswith("ext ")
+        await until(pilot, lambda: has_tab(app, SID) and has_tab(app, SID2), what="both tabs")
+        assert tab_text(app, SID).startswith("ext ")
+        assert not tab_text(app, SID2).startswith("ext ")
         await pilot.press("d")
         await until(pilot, lambda: "1 session through the extension" in screen_text(app), what="the count")
         text = screen_text(app)
