@@ -3466,6 +3466,8 @@ __m["config"] = (function () {
 
 const VERSION = "0.1.0"
 const AGENT = `wmcp-top-agent/${VERSION}`
+/** The agent as the browser extension injects it: the relay and the dashboard mark its sessions by this name. */
+const EXTENSION_AGENT = `wmcp-top-extension/${VERSION}`
 
 /**
  * The uplink address (the relay's WebSocket). The relay replaces the placeholder below, when it serves
@@ -3492,7 +3494,7 @@ const DEFAULTS = Object.freeze({
   fingerprintHandler: false,
   prompts: true,
 })
-return { VERSION, AGENT, BAKED_UPLINK, DEFAULTS };
+return { VERSION, AGENT, EXTENSION_AGENT, BAKED_UPLINK, DEFAULTS };
 })();
 
 // ---- console.js ----
@@ -4039,7 +4041,7 @@ class Agent {
     if (this.relay) {
       this.uplink = new Uplink({
         relay: this.relay,
-        agent: AGENT,
+        agent: typeof config.agent === "string" && config.agent ? config.agent : AGENT,
         WebSocket: (config.WebSocket !== undefined ? config.WebSocket : g.WebSocket) || null,
         setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
         clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),

@@ -125,7 +125,7 @@ class Agent {
     if (this.relay) {
       this.uplink = new Uplink({
         relay: this.relay,
-        agent: AGENT,
+        agent: typeof config.agent === "string" && config.agent ? config.agent : AGENT,
         WebSocket: (config.WebSocket !== undefined ? config.WebSocket : g.WebSocket) || null,
         setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
         clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),

@@ -2,7 +2,9 @@
 nowhere the product writes or shows — not on the socket, in the relay's store, the session log, the exports
 made from the keyboard (report, capture, trace, SVG), nor on any screen of the running app.
 
-(The page agent's own suite checks the BroadcastChannel and the page-side API: tests/browser/test_page_safety.py.)
+(The page agent's own suite checks the BroadcastChannel and the page-side API: tests/browser/test_page_safety.py.
+The browser extension's lane has its canary checks in tests/extension/test_extension.py: relay store, session log
+and the extension's own storage, through a worker stop and relay restarts.)
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Tab, Tabs
 
 from relay_bridge import __version__
+from relay_bridge.extension import is_extension_agent
 from relay_bridge.store import Session
 
 from .. import keys
@@ -58,6 +59,8 @@ def tab_label(session: Session, compact: bool = False) -> Text:
     label = Text(no_wrap=True, end="")
     if session.agent.startswith("cdp/"):
         label.append("cdp ", style="italic")  # watched over the DevTools Protocol: nothing in the page
+    elif is_extension_agent(session.agent):
+        label.append("ext ", style="italic")  # injected by the wmcp-top browser extension
     if not compact:
         label.append_text(inert(origin_host(session.info.origin), limit=28))
         label.append(" ")
@@ -72,7 +75,7 @@ def tab_label(session: Session, compact: bool = False) -> Text:
 
 def label_key(session: Session, compact: bool) -> tuple[Any, ...]:
     """Everything a tab label is made of: the label is rebuilt only when this changes."""
-    return (session_state_word(session), session.agent.startswith("cdp/"), session.info.origin,
+    return (session_state_word(session), session.agent, session.info.origin,
             session.info.context, compact)
 
 
