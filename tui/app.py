@@ -328,6 +328,9 @@ class WmcpTopApp(App[int]):
         return self._export("trace", trace_document(sessions))
 
     def action_screenshot(self) -> Path | None:
+        if getattr(self.screen, "holds_payload", False):  # tui/screens/entry_detail.py: a body is on screen
+            self.notify("no screenshot while a payload is shown: it would write the body to a file", severity="warning")
+            return None
         try:  # an unusable export dir is a toast, like e/E/t: never an exception that takes the relay down
             self.export_dir.mkdir(parents=True, exist_ok=True)
             path = self._export_path("wmcp-top", ".svg")

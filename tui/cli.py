@@ -83,12 +83,12 @@ def wants_ui(args: argparse.Namespace) -> bool:
 
 def headless_lanes() -> list:  # type: ignore[type-arg]
     """Subcommands that live in relay_bridge and run without the UI: each has add_parser(sub) and run(args)."""
-    from relay_bridge import browser, compare
+    from relay_bridge import browser, compare, extension
     from relay_bridge.bench import cli as bench
     from relay_bridge.cdp import cli as attach
     from relay_bridge.footprint import cli as footprint
 
-    return [footprint, compare, bench, attach, browser]
+    return [footprint, compare, bench, attach, browser, extension]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Tab, Tabs
 
 from relay_bridge import __version__
+from relay_bridge.extension import is_extension_agent
 from relay_bridge.store import Session
 
 from .. import keys
@@ -58,6 +59,8 @@ def tab_label(session: Session, compact: bool = False) -> Text:
     label = Text(no_wrap=True, end="")
     if session.agent.startswith("cdp/"):
         label.append("cdp ", style="italic")  # watched over the DevTools Protocol: nothing in the page
+    elif is_extension_agent(session.agent):
+        label.append("ext ", style="italic")  # injected by the wmcp-top browser extension
     if not compact:
         label.append_text(inert(origin_host(session.info.origin), limit=28))
         label.append(" ")
@@ -72,7 +75,7 @@ def tab_label(session: Session, compact: bool = False) -> Text:
 
 def label_key(session: Session, compact: bool) -> tuple[Any, ...]:
     """Everything a tab label is made of: the label is rebuilt only when this changes."""
-    return (session_state_word(session), session.agent.startswith("cdp/"), session.info.origin,
+    return (session_state_word(session), session.agent, session.info.origin,
             session.info.context, compact)
 
 
@@ -224,6 +227,8 @@ class DashboardScreen(Screen[None]):
         if session is None:
             return
         view = self.view
+        if app.relay is not None and app.relay.payloads is not None:
+            app.relay.payloads.show(sid)  # payloads are held for the shown session only
         if view.session_id != sid:
             if view.session_id is not None:
                 left = view.table.selected_tool()
@@ -254,6 +259,10 @@ class DashboardScreen(Screen[None]):
         live = sum(1 for s in store.sessions.values() if s.state == "live")
         n = len(store.sessions)
         text.append(f" · {n} session{'s' if n != 1 else ''}" + (f", {live} live" if n else ""))
+        shown = store.sessions.get(self.selected_session_id or "")
+        if shown is not None:  # the tools the shown page offers the agent now (the internal report tool aside)
+            tools = sum(1 for r in shown.tools.values() if r.registered and not r.internal)
+            text.append(f" · {tools} tool{'s' if tools != 1 else ''}")
         counters = store.counters
         extra = []
         if counters.get("rejected"):
@@ -274,6 +283,7 @@ class DashboardScreen(Screen[None]):
         bar.set_text(text)
         bar.set_paused(app.paused)
         bar.set_compact(app.compact)
+        bar.set_payloads(app.relay is not None and app.relay.payloads is not None)
         waiting = self.query_one("#waiting", WaitingPanel)
         if waiting.display:
             waiting.update(waiting_text(app.relay.snippet if app.relay else None, app.source_label))
@@ -299,6 +309,7 @@ class DashboardScreen(Screen[None]):
             return
         with self.app.batch_update():
             self._show(sid)  # paused: the session as it was at the moment of the pause (app.view_store)
+            self._update_topbar()  # it counts the shown session's tools
         if self.app.screen is self and not self.query_one("#filter", Input).has_focus:
             self.view.table.focus()
 

@@ -10,6 +10,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from relay_bridge import __version__
+from relay_bridge.extension import STATUS_HELP as EXTENSION_HELP
+from relay_bridge.extension import is_extension_agent, pairing_link
 
 from ..changes import Changes
 from ..sanitize import inert
@@ -94,6 +96,7 @@ def status_text(app) -> Text:
         out.append("  ")
         out.append_text(inert(app.lane_state, limit=160))
         out.append("\n")
+    extension_section(app, out)
     if relay is not None:
         out.append("\nThe line to paste (c copies it)\n", style="bold")
         out.append(f"  {relay.snippet.script_tag}\n")
@@ -117,6 +120,8 @@ def status_text(app) -> Text:
         out.append_text(inert(session.agent, limit=40))
         if session.agent.startswith("cdp/"):
             out.append(" (watched over the DevTools Protocol, nothing injected)", style=palette.style("muted"))
+        elif is_extension_agent(session.agent):
+            out.append(" (through the wmcp-top browser extension)", style=palette.style("muted"))
         out.append("\n  ")
         body = phase_text(session, palette, with_hints=True)
         body = Text("\n  ").join(body.split("\n", allow_blank=True))
@@ -135,6 +140,27 @@ def status_text(app) -> Text:
                 out.append(line)
         out.append("\n")
     return out
+
+
+def extension_section(app, out: Text) -> None:
+    """The browser-extension lane: how many sessions came through it, and why it may stay silent."""
+    if app.relay is None:
+        return
+    muted = app.palette.style("muted")
+    live = [s for s in app.store.sessions.values() if is_extension_agent(s.agent)]
+    out.append("\nBrowser extension (wmcp-top extension)\n", style="bold")
+    if live:
+        out.append(f"  {len(live)} session{'s' if len(live) != 1 else ''} through the extension\n")
+    else:
+        out.append("  no session through the extension yet\n")
+        for line in EXTENSION_HELP:
+            out.append("  › ", style=muted)
+            out.append(line)
+            out.append("\n")
+    link = pairing_link(app.relay.port, app.relay.config.token)
+    if link:
+        out.append("  pairing link: ", style=muted)
+        out.append(link + "\n")
 
 
 class StatusScreen(Screen[None]):
