@@ -64,6 +64,11 @@ def add_relay_options(parser: argparse.ArgumentParser) -> None:
                         help="let the terminal call a page's tools (the tool inspector's x); off by default")
     parser.add_argument("--otlp", metavar="URL", default=None,
                         help="send every call to an OpenTelemetry collector over OTLP/HTTP (default: $OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT)")
+    parser.add_argument("--show-payloads", action="store_true",
+                        help="show the arguments and results of calls (and Prompt API text) in the timeline's detail, for pages "
+                             "that allow it (capturePayloads); held in memory for the shown session only, never written anywhere")
+    parser.add_argument("--otlp-service", metavar="NAME", default=None,
+                        help="service.name of the exported spans (default: $OTEL_SERVICE_NAME, else webmcp-page)")
 
 
 def relay_config(args: argparse.Namespace) -> RelayConfig:
@@ -74,7 +79,9 @@ def relay_config(args: argparse.Namespace) -> RelayConfig:
         allow_origins=tuple(args.allow_origin),
         log_dir=None if args.no_log else log_dir(),
         otlp=traces_endpoint(args.otlp),
+        otlp_service=args.otlp_service,
         allow_invoke=args.allow_invoke,
+        show_payloads=args.show_payloads,
     )
 
 

@@ -73,7 +73,11 @@ class SessionStats:
     # -- ingest -------------------------------------------------------------------------------------------
 
     def add(self, span: Span) -> Span | None:
-        """Account one new span (the caller has deduplicated by seq). Returns the span evicted, if any."""
+        """Account one new span (the caller has deduplicated by seq). Returns the span evicted, if any.
+        A call started from the terminal (`invokedBy == "terminal"`) is not part of the agent's run: it is kept
+        for the timeline and export, but counts in no total, row or percentile."""
+        if span.invokedBy == "terminal":
+            return self._keep(span)
         row = self._row(span.tool)
         row.calls += 1
         row.blockingMs += span.blockingMs
@@ -98,6 +102,9 @@ class SessionStats:
             self._first_seq = span.seq
         if span.overlapped if span.overlapped is not None else (span.gapSincePrevCallMs is None and span.seq != self._first_seq):
             t.overlappingCalls += 1
+        return self._keep(span)
+
+    def _keep(self, span: Span) -> Span | None:
         self.ring[span.seq] = span
         if len(self.ring) > self.buffer:
             return self.ring.popitem(last=False)[1]
@@ -109,6 +116,8 @@ class SessionStats:
             return False
         delta = blocking_ms - span.blockingMs
         span.blockingMs = blocking_ms
+        if span.invokedBy == "terminal":
+            return True
         self.totals.blockingMs += delta
         row = self.tools.get(span.tool)
         if row is not None:
@@ -161,7 +170,8 @@ class SessionStats:
     def wall_times(self) -> dict[str, list[float]]:
         out: dict[str, list[float]] = {}
         for span in self.ring.values():
-            out.setdefault(span.tool, []).append(span.wallMs)
+            if span.invokedBy != "terminal":
+                out.setdefault(span.tool, []).append(span.wallMs)
         return out
 
     def aggregates(self) -> list[dict[str, Any]]:

@@ -45,6 +45,10 @@ class StoreObserver(Protocol):
     def on_span(self, session: Session, span: p.Span) -> None: ...
 
     def on_tool(self, session: Session, record: ToolRecord, change: str, at: float) -> None: ...
+
+    # Optional (looked up with getattr): a session's first hello, and every accepted event frame.
+    # def on_session(self, session: Session) -> None
+    # def on_event(self, session: Session, kind: str, detail: dict[str, Any], at: float) -> None
 TIMELINE_MAX = 2000
 PROMPT_SESSIONS_MAX = 64
 PROMPTS_PER_SESSION = 200
@@ -59,6 +63,7 @@ class InFlight:
     parent: int | None
     seen_at: float  # relay clock (time.monotonic) when `start` arrived
     cancelled_at: float | None = None
+    terminal: bool = False  # started from wmcp-top (the inspector's `x`), not by the page's agent
 
 
 @dataclass(slots=True)
@@ -74,6 +79,7 @@ class ToolRecord:
     rejected: str | None = None
     fingerprint: str | None = None
     redefined: bool = False  # registered again under the same name with a different descriptor or handler
+    redefining: bool = False  # this registration is the one that changed it (the previous one differed)
 
     @property
     def registered(self) -> bool:
@@ -353,6 +359,10 @@ class Store:
                 if frame.kind == "visibility" and isinstance(frame.detail.get("state"), str):
                     session.info.visibility = str(frame.detail["state"])[:16]
                 self._timeline(session, frame.kind, dict(frame.detail), frame.at)
+                for observer in self.observers:
+                    on_event = getattr(observer, "on_event", None)
+                    if on_event is not None:
+                        on_event(session, frame.kind, frame.detail, frame.at)
             case p.Prompt():
                 self._prompt(session, frame)
             case p.Payload() | p.Result():
@@ -393,6 +403,10 @@ class Store:
             self.sessions[sid] = session
             self.counters["sessions"] += 1
             self._timeline(session, "attach", {"context": hello.session.context})
+            for observer in self.observers:
+                on_session = getattr(observer, "on_session", None)
+                if on_session is not None:
+                    on_session(session)
         else:
             # A reconnect (or a reload keeping its id) by the owner: same session, resume after the last ack.
             session.info = hello.session
@@ -451,7 +465,10 @@ class Store:
             stored += 1
             for observer in self.observers:
                 observer.on_span(session, span)
-            self._timeline(session, "settle", {"tool": span.tool, "seq": span.seq, "wallMs": span.wallMs, "resultBytes": span.resultBytes}, span.settledAt)
+            settled: dict[str, Any] = {"tool": span.tool, "seq": span.seq, "wallMs": span.wallMs, "resultBytes": span.resultBytes}
+            if span.invokedBy:
+                settled["invokedBy"] = span.invokedBy
+            self._timeline(session, "settle", settled, span.settledAt)
             if span.isError:
                 self._timeline(session, "error", {"tool": span.tool, "seq": span.seq}, span.settledAt)
         if frame.floor is not None and frame.floor - 1 > session.acked:
@@ -473,8 +490,12 @@ class Store:
         for call in frame.calls:
             if session.is_contiguous_stored(call.seq):
                 continue  # its span is already here (a replayed start)
-            session.inflight[call.seq] = InFlight(call.seq, call.tool, call.invokedAt, call.depth, call.parent, now)
-            self._timeline(session, "start", {"tool": call.tool, "seq": call.seq}, call.invokedAt)
+            session.inflight[call.seq] = InFlight(call.seq, call.tool, call.invokedAt, call.depth, call.parent, now,
+                                                  terminal=call.invokedBy == "terminal")
+            detail: dict[str, Any] = {"tool": call.tool, "seq": call.seq}
+            if call.invokedBy:
+                detail["invokedBy"] = call.invokedBy
+            self._timeline(session, "start", detail, call.invokedAt)
         # A page that never settles must not grow this without bound.
         while len(session.inflight) > session.stats.buffer:
             session.inflight.pop(next(iter(session.inflight)))
@@ -520,7 +541,8 @@ class Store:
             )
             previous = session.tools.get(frame.name)
             if previous is not None and frame.rejected is None and previous.rejected is None:
-                record.redefined = previous.redefined or previous.descriptor != record.descriptor or previous.fingerprint != record.fingerprint
+                record.redefining = previous.descriptor != record.descriptor or previous.fingerprint != record.fingerprint
+                record.redefined = previous.redefined or record.redefining
             if frame.rejected is None or previous is None or not previous.registered:
                 session.tools[frame.name] = record
             if frame.rejected is None:

@@ -291,6 +291,9 @@ class WmcpTopApp(App[int]):
         return self._export(f"trace-{self._stamp()}.json", trace_document(sessions))
 
     def action_screenshot(self) -> Path | None:
+        if getattr(self.screen, "holds_payload", False):  # tui/screens/entry_detail.py: a body is on screen
+            self.notify("no screenshot while a payload is shown: it would write the body to a file", severity="warning")
+            return None
         self.export_dir.mkdir(parents=True, exist_ok=True)
         try:
             path = self.save_screenshot(f"wmcp-top-{self._stamp()}.svg", str(self.export_dir))

@@ -153,6 +153,9 @@ class SessionStats {
    * @returns {object|null} the span evicted from the ring, if any
    */
   add(span) {
+    // A call started from the terminal (`invokedBy: "terminal"`) is not part of the agent's run: it is kept
+    // for the timeline and export, but counts in no total, row or percentile.
+    if (span.invokedBy === "terminal") return this.keep(span)
     const row = this.row(span.tool)
     row.calls += 1
     row.blockingMs += span.blockingMs
@@ -176,6 +179,11 @@ class SessionStats {
     if (this.firstSeq === null || span.seq < this.firstSeq) this.firstSeq = span.seq
     const ov = span.overlapped !== undefined && span.overlapped !== null ? span.overlapped : span.gapSincePrevCallMs === null && span.seq !== this.firstSeq
     if (ov) t.overlappingCalls += 1
+    return this.keep(span)
+  }
+
+  /** Hold `span` in the ring; returns the span evicted, if any. */
+  keep(span) {
     this.ring.set(span.seq, span)
     if (this.ring.size > this.buffer) {
       const [seq, old] = this.ring.entries().next().value
@@ -191,6 +199,7 @@ class SessionStats {
     if (!span) return false
     const delta = blockingMs - span.blockingMs
     span.blockingMs = blockingMs
+    if (span.invokedBy === "terminal") return true
     this.totals.blockingMs += delta
     const row = this.tools.get(span.tool)
     if (row) row.blockingMs += delta
@@ -250,6 +259,7 @@ class SessionStats {
   aggregates() {
     const walls = new Map()
     for (const span of this.ring.values()) {
+      if (span.invokedBy === "terminal") continue
       let list = walls.get(span.tool)
       if (!list) walls.set(span.tool, (list = []))
       list.push(span.wallMs)
@@ -673,46 +683,67 @@ __m["hooks"] = (function () {
 // built-in English refusal match, the consent label check. Pure helpers; nothing here keeps a body.
 
 const { cap } = __m["util"];
-/**
- * A short, stable hash of a text (two FNV-1a 32-bit lanes over UTF-16 units, 16 hex digits). Used for the
- * optional handler fingerprint: not cryptographic, only "did this function's source change".
- */
-function shortHash(text) {
+/** FNV-1a, 32 bits, over UTF-16 code units, as 8 hex digits (001's descriptor fingerprint hash). */
+function fnv1a32(text) {
   const s = String(text)
-  let a = 0x811c9dc5
-  let b = 0x01000193 ^ s.length
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    a = Math.imul(a ^ c, 0x01000193)
-    b = Math.imul(b ^ c ^ (i & 0xff), 0x0100019d)
-  }
-  return (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0")
+  let h = 0x811c9dc5
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193)
+  return (h >>> 0).toString(16).padStart(8, "0")
 }
 
-/** The fingerprint of a handler: a short hash of its source text, or null when it has none we can read. */
-function fingerprintOf(fn) {
+/** The source text of a handler, or null when it has none we can read (proxies, revoked functions). */
+function sourceOf(fn) {
   if (typeof fn !== "function") return null
-  let src
   try {
-    src = Function.prototype.toString.call(fn)
+    const src = Function.prototype.toString.call(fn)
+    return typeof src === "string" ? src : null
   } catch {
     return null
   }
-  return typeof src === "string" ? shortHash(src) : null
 }
 
 /**
- * The built-in refusal match (used when the page gives no `isRefusal`): two English sentences, at the start
- * of the text the agent reads, case-insensitive.
- *   "confirm":     "Confirmation required" / "User confirmation required" / "This action requires (user) confirmation"
- *   "unavailable": "Tool unavailable" / "This tool is (currently) not available" / "... is unavailable"
+ * The descriptor fingerprint exactly as autotel-webmcp (001) computes `webmcp.tool.descriptor`, so a trace from
+ * either tool joins on it: FNV-1a over the JSON text of [name, title (a string, else ""), description (as a
+ * string, "" when absent), inputSchema (null when absent), annotations (null when absent), handler source (only
+ * with `fingerprintHandler`, else null)]. A changed fingerprint under the same name is a redefinition.
+ * Returns null when the descriptor cannot be serialised (a cyclic schema).
+ * @param {object} tool  the tool object as the page passed it
+ * @param {boolean} withHandler  fold the handler's source in (`fingerprintHandler`)
+ */
+function descriptorFingerprint(tool, withHandler) {
+  let text
+  try {
+    text = JSON.stringify([
+      String(tool.name),
+      typeof tool.title === "string" ? tool.title : "",
+      String(tool.description ?? ""),
+      tool.inputSchema ?? null,
+      tool.annotations ?? null,
+      withHandler ? sourceOf(tool.execute) : null,
+    ])
+  } catch {
+    return null
+  }
+  return typeof text === "string" ? fnv1a32(text) : null
+}
+
+/**
+ * The built-in refusal match (used when the page gives no `isRefusal`):
+ *   autotel-webmcp's (001) two sentences, at the end of the text and case-sensitive as 001 has them:
+ *   "\u2026 was not confirmed." is "confirm", "\u2026 is not available right now." is "unavailable";
+ *   and, case-insensitive at the start: "Confirmation required" / "User confirmation required" / "This action
+ *   requires (user) confirmation" ("confirm"), "Tool unavailable" / "This tool is (currently) not available".
  * A library that rewords its refusals is not recognised: give `isRefusal` then.
  */
 const REFUSALS = [
+  ["confirm", / was not confirmed\.$/],
+  ["unavailable", / is not available right now\.$/],
   ["confirm", /^\s*(?:(?:user )?confirmation (?:is )?required\b|this (?:action|tool|call) requires (?:user |the user's )?confirmation\b)/i],
   ["unavailable", /^\s*(?:this )?tool (?:is )?(?:currently )?(?:not available|unavailable)\b/i],
 ]
 const REFUSAL_SCAN = 2048
+const REFUSAL_LABEL = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}$/
 
 /** The text a refusal would be written in: a string result, or the text items of an MCP envelope. */
 function refusalText(value) {
@@ -733,9 +764,27 @@ function defaultRefusal(value) {
   return null
 }
 
-/** What a page's isRefusal returned, as the wire takes it. */
+/**
+ * What a page's isRefusal returned, as the wire takes it: 001's "confirm" / "unavailable", or the page's own
+ * label (a short identifier, up to 32 characters: letters, digits, `_ . : -`). Anything else is no refusal.
+ */
 function refusalOf(v) {
-  return v === "confirm" || v === "unavailable" ? v : null
+  return typeof v === "string" && REFUSAL_LABEL.test(v) ? v : null
+}
+
+/**
+ * A captured payload text cut at `max` characters the way autotel-webmcp (001) cuts it: the kept head, then
+ * `...[N chars]` naming the full length, so a cut is never mistaken for the whole (nor for valid JSON).
+ * Counts UTF-16 units like 001; never splits a surrogate pair.
+ */
+function cutPayload(text, max, fullLength) {
+  const s = String(text)
+  const n = fullLength === undefined ? s.length : fullLength
+  if (n <= max) return s
+  let end = Math.min(max, s.length)
+  const c = s.charCodeAt(end - 1)
+  if (c >= 0xd800 && c <= 0xdbff) end--
+  return `${s.slice(0, end)}...[${n} chars]`
 }
 
 const norm = (s) => String(s).trim().replace(/\s+/g, " ").toLowerCase()
@@ -765,7 +814,7 @@ function consentMismatch(shown, resolved, descriptor) {
 function consentDetail(shown, resolved, granted, mismatch) {
   return { shown: cap(String(shown ?? ""), 200), resolved: cap(String(resolved), 128), granted: !!granted, mismatch: !!mismatch }
 }
-return { shortHash, fingerprintOf, defaultRefusal, refusalOf, consentMismatch, consentDetail };
+return { fnv1a32, sourceOf, descriptorFingerprint, defaultRefusal, refusalOf, cutPayload, consentMismatch, consentDetail };
 })();
 
 // ---- status.js ----
@@ -806,9 +855,13 @@ const PHASES = {
   },
 }
 
+// Tools registered before the agent loaded are only counted (toolactivated): how to measure them.
+const COUNTED_HINT =
+  "tools registered before the agent are only counted: load the agent first (first in <head>), or run `wmcp-top open URL`, or watch with `wmcp-top attach --cdp`"
+
 /**
  * @param {{active:boolean, inactive?:boolean, hostFound:boolean, registered:boolean, anyCall:boolean,
- *   reasons:string[], inFlight?:number}} s
+ *   reasons:string[], inFlight?:number, countedOnly?:boolean}} s
  * @returns {{phase:string, message:string, hints:string[], coverage:string|null, reasons:string[]}}
  */
 function statusFor(s) {
@@ -824,11 +877,13 @@ function statusFor(s) {
   if (phase !== "inactive" && phase !== "detached") {
     coverage = s.reasons.length ? "incomplete" : s.anyCall ? "running" : "none-observed"
   }
-  return { phase, message: p.message, hints: p.hints.slice(), coverage, reasons: s.reasons.slice(0, 8) }
+  const hints = p.hints.slice()
+  if (s.countedOnly && coverage !== null) hints.unshift(COUNTED_HINT)
+  return { phase, message: p.message, hints, coverage, reasons: s.reasons.slice(0, 8) }
 }
 
 const PHASE_NAMES = Object.keys(PHASES)
-return { statusFor, PHASE_NAMES };
+return { COUNTED_HINT, statusFor, PHASE_NAMES };
 })();
 
 // ---- collector.js ----
@@ -841,7 +896,7 @@ __m["collector"] = (function () {
 
 const { SessionStats, callTokens, tokensForBytes, imageTokens } = __m["stats"];
 const { resultFacts, inputBytesOf, errorText, resultText, inputText } = __m["measure"];
-const { defaultRefusal, refusalOf, consentMismatch, consentDetail } = __m["hooks"];
+const { defaultRefusal, refusalOf, consentMismatch, consentDetail, cutPayload } = __m["hooks"];
 const { now, safely, cap, makeTaskScheduler } = __m["util"];
 const { statusFor } = __m["status"];
 const RECENT_MAX = 256
@@ -924,6 +979,8 @@ class Collector {
     this.lastPhase = null
     this.observer = null
     this.cost = { accounted: 0, ms: 0 }
+    /** tool name -> tokens of calls the terminal asked for that have not entered yet (see expectTerminal) */
+    this.terminalPending = new Map()
     /** tool name -> the consent recorded for its next call */
     this.consents = new Map()
     /** hook name -> times it threw */
@@ -935,11 +992,15 @@ class Collector {
   /** execute() entered. Returns the Call, or null when sampling left it unmeasured. */
   enter(tool, input, profile) {
     const t = this.clock()
-    const overlapped = this.open > 0
-    this.open++
-    const gap = overlapped || this.lastSettledAt === null ? null : t - this.lastSettledAt
+    // A call the terminal asked for (`invoke` command) is measured, but it is not the agent's: it stays out of
+    // the host-gap chain (no gap of its own, the next agent call's gap runs from the last agent call) and of
+    // the overlap count, and sampling never drops it.
+    const terminal = this.terminalPending.size > 0 && this.takeTerminal(tool)
+    const overlapped = !terminal && this.open > 0
+    if (!terminal) this.open++
+    const gap = terminal || overlapped || this.lastSettledAt === null ? null : t - this.lastSettledAt
     const sample = this.config.sample
-    if (sample < 1 && !(this.random() < sample)) {
+    if (!terminal && sample < 1 && !(this.random() < sample)) {
       this.unsampled++
       this.stats.setUnsampled(this.unsampled)
       if (overlapped) this.stats.totals.overlappingCalls++
@@ -964,6 +1025,7 @@ class Collector {
       synthetic: this.synthetic,
       profile,
       consent: null,
+      terminal,
     }
     if (this.consents.size) {
       const consent = this.consents.get(tool)
@@ -1040,8 +1102,10 @@ class Collector {
   /** execute() settled (returned, resolved, threw or rejected). `call` may be null (unsampled). */
   settle(call, ok, value) {
     const t = this.clock()
-    this.open = Math.max(0, this.open - 1)
-    this.lastSettledAt = t
+    if (!call || !call.terminal) {
+      this.open = Math.max(0, this.open - 1)
+      this.lastSettledAt = t
+    }
     if (!call) return
     call.settledAt = t
     call.ok = ok
@@ -1052,6 +1116,33 @@ class Collector {
       this.flushScheduled = true
       this.schedule(() => this.flush())
     }
+  }
+
+  /**
+   * The terminal is about to call `tool` (an `invoke` command): its next call of that tool is marked
+   * `invokedBy: "terminal"`. Returns a function that withdraws the mark if the call never entered.
+   */
+  expectTerminal(tool) {
+    const token = { used: false }
+    const queue = this.terminalPending.get(tool) || []
+    queue.push(token)
+    this.terminalPending.set(tool, queue)
+    return () => {
+      if (token.used) return
+      token.used = true
+      const q = this.terminalPending.get(tool)
+      const i = q ? q.indexOf(token) : -1
+      if (i >= 0) q.splice(i, 1)
+      if (q && !q.length) this.terminalPending.delete(tool)
+    }
+  }
+
+  takeTerminal(tool) {
+    const q = this.terminalPending.get(tool)
+    if (!q || !q.length) return false
+    q.shift().used = true
+    if (!q.length) this.terminalPending.delete(tool)
+    return true
   }
 
   /**
@@ -1128,7 +1219,12 @@ class Collector {
       const max = payloadMax(cfg.maxPayloadLength)
       const args = inputText(call.input)
       const res = call.ok ? resultText(call.value, call.profile) : null
-      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cap(args, max), result: res === null ? null : cap(res, max) }))
+      // A thrown error's message rides along (001's webmcp.error.message, capture on only).
+      const err = call.ok ? null : safely(() => {
+        const v = call.value
+        return v && typeof v === "object" && typeof v.message === "string" ? v.message : String(v)
+      }, null)
+      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cutPayload(args, max), result: res === null ? null : cutPayload(res, max), error: err ? cutPayload(err, max) : null }))
     }
     // Drop the bodies now: only sizes travel on.
     call.input = undefined
@@ -1165,6 +1261,10 @@ class Collector {
       refusal,
       consent: call.consent ? call.consent.consent : null,
       consentMismatch: call.consent ? call.consent.mismatch : null,
+    }
+    if (call.terminal) {
+      span.invokedBy = "terminal"
+      span.synthetic = true // not a live host's call (000's meaning), also for the channel's readers
     }
     call.span = span
     this.remember(call)
@@ -1278,8 +1378,10 @@ class Collector {
     // Redefinition (001): the same name again with another descriptor, or another handler source when the
     // fingerprint is on. The tool frame says so by carrying the new descriptor; this event names what moved.
     if (prev && !rec.internal) {
-      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null)
-      const handler = (prev.fingerprint ?? null) !== (rec.fingerprint ?? null)
+      // The fingerprint covers the descriptor (and the handler under fingerprintHandler, whose own hash the
+      // record keeps in the page to say which of the two moved).
+      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null) || (!prev.handlerHash && (prev.fingerprint ?? null) !== (rec.fingerprint ?? null))
+      const handler = (prev.handlerHash ?? null) !== (rec.handlerHash ?? null)
       if (descriptor || handler) {
         full.redefined = true
         this.event("redefined", { tool: rec.name, descriptor, handler })
@@ -1437,6 +1539,7 @@ class Collector {
       anyCall: this.firstCallAt !== null || this.unsampled > 0,
       reasons,
       inFlight: this.inFlight.size,
+      countedOnly: this.unwrapped.size > 0,
     })
     // 000's status fields beside the phase and coverage.
     return {
@@ -1642,7 +1745,7 @@ __m["registry"] = (function () {
 // in place before the host sees it (Chromium captures execute at registration). detach() restores all.
 
 const { wrapExecute, isWrapper, originalOf, isInternal } = __m["wrap"];
-const { fingerprintOf } = __m["hooks"];
+const { descriptorFingerprint, fnv1a32, sourceOf } = __m["hooks"];
 const { utf8Length, safely, cap, isScalar } = __m["util"];
 const LOCATIONS = ["document", "navigator", "window"]
 const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext", "executeTool"]
@@ -1884,11 +1987,15 @@ class Interceptor {
   record(tool, internal = false) {
     const name = toolName(tool.name)
     const rec = { name, ...describeTool(tool), annotationsKept: null, internal }
-    // Optional (off by default): a short hash of the handler's source, so a swapped function under an
-    // identical descriptor still counts as a redefinition.
-    if (this.c.config.fingerprintHandler === true && !internal) {
-      const fp = safely(() => fingerprintOf(originalOf(tool.execute)), null)
+    // 001's descriptor fingerprint (webmcp.tool.descriptor), with the handler's source folded in only under
+    // `fingerprintHandler` (off by default: a bundled handler moves on every load), so a swapped function under
+    // an identical descriptor still counts as a redefinition. The page's function, never our wrapper.
+    if (!internal) {
+      const withHandler = this.c.config.fingerprintHandler === true
+      const fp = safely(() => descriptorFingerprint(withHandler ? { ...tool, execute: originalOf(tool.execute) } : tool, withHandler), null)
       if (fp) rec.fingerprint = fp
+      // Kept in the page only: tells the `redefined` event whether the handler moved too.
+      if (withHandler) rec.handlerHash = safely(() => fnv1a32(sourceOf(originalOf(tool.execute)) ?? ""), null)
     }
     return rec
   }
@@ -2855,7 +2962,9 @@ class Uplink {
       // The terminal asked (through the relay) for something: only this socket can deliver one.
       if (typeof this.onCommand === "function") this.onCommand(msg)
     } else if (msg.type === "welcome") {
-      this.welcome = { relay: String(msg.relay || ""), protocol: String(msg.protocol || "") }
+      // `payloads`: the relay has a use for opt-in payload frames (--otlp or --show-payloads); without it the
+      // agent sends none, so bodies never cross the socket for nothing.
+      this.welcome = { relay: String(msg.relay || ""), protocol: String(msg.protocol || ""), payloads: msg.payloads === true }
     }
   }
 
@@ -2929,12 +3038,15 @@ return { PROTOCOL, MAX_SPANS_PER_FRAME, Delivery, MAX_ACK_RANGES, Uplink };
 __m["prompt"] = (function () {
 // The Prompt API lane (issue 8): wrap LanguageModel.create (and the older ai.languageModel.create,
 // ai.createTextSession), then each session's prompt, promptStreaming, clone and destroy. Every step becomes
-// one `prompt` frame with timings and CHARACTER COUNTS; the text itself is never kept or sent.
+// one `prompt` frame with timings and CHARACTER COUNTS; the text itself is never kept or sent, except under the
+// page's opt-in `capturePayloads` (then a `payload` frame carries the prompt and the answer, cut at
+// maxPayloadLength, for the terminal's detail pane under --show-payloads).
 // promptStreaming hands the page a pull-through stream: each original chunk is passed on as it is read,
 // nothing is read ahead or buffered, and the chunk values are the original ones.
 
 const { safely, cap } = __m["util"];
 const { errorText } = __m["measure"];
+const { cutPayload } = __m["hooks"];
 const MAX_SESSIONS = 64
 const MAX_STEPS = 200
 const SURROGATE_PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g
@@ -2965,6 +3077,13 @@ function countInput(input, depth = 0) {
   return 0
 }
 
+/** A prompt's input as text: a string as itself, messages as their JSON; null when it has none. */
+function inputText(input) {
+  if (typeof input === "string") return input
+  const t = JSON.stringify(input)
+  return typeof t === "string" ? t : null
+}
+
 /** The factories to wrap: [owner, method name, label]. */
 function factories(g) {
   const out = []
@@ -2987,11 +3106,16 @@ class PromptWatcher {
    * @param {(frame: object) => void} o.send  one prompt step, without type/session
    * @param {string} o.sessionId
    * @param {string} [o.errorPolicy]
+   * @param {((p: {promptSession: string, seq: number, arguments: string|null, result: string|null}) => void)|null} [o.payload]
+   *   opt-in text capture (capturePayloads); null: no text ever leaves
+   * @param {number} [o.maxPayload]  characters kept of each text
    */
-  constructor({ global: g, clock, send, sessionId, errorPolicy = "message" }) {
+  constructor({ global: g, clock, send, sessionId, errorPolicy = "message", payload = null, maxPayload = 2048 }) {
     this.g = g
     this.clock = clock
     this.send = send
+    this.payload = payload
+    this.maxPayload = maxPayload
     this.sessionId = sessionId
     this.errorPolicy = errorPolicy
     this.active = true
@@ -3107,8 +3231,11 @@ class PromptWatcher {
         const seq = state.seq++
         const t0 = self.clock()
         const charsIn = safely(() => countInput(input), 0)
-        const done = (charsOut, error) =>
+        const promptText = self.payload ? safely(() => inputText(input), null) : null
+        const done = (charsOut, error, answer = null) => {
           safely(() => self.record(id, { kind: "prompt", at: t0, seq, totalMs: Math.max(0, self.clock() - t0), charsIn, charsOut, error }))
+          if (self.payload) self.sendText(id, seq, promptText, typeof answer === "string" ? answer : null)
+        }
         let ret
         try {
           ret = original.apply(this, arguments)
@@ -3119,11 +3246,11 @@ class PromptWatcher {
         if (ret && typeof ret.then === "function") {
           safely(() =>
             ret.then(
-              (v) => done(countChars(v), null),
+              (v) => done(countChars(v), null, v),
               (e) => done(0, self.err(e)),
             ),
           )
-        } else done(countChars(ret), null)
+        } else done(countChars(ret), null, ret)
         return ret
       },
     )
@@ -3140,7 +3267,8 @@ class PromptWatcher {
           safely(() => self.record(id, { kind: "stream", at: t0, seq, totalMs: Math.max(0, self.clock() - t0), firstChunkMs: null, chunks: 0, charsIn, charsOut: 0, error: self.err(e) }))
           throw e
         }
-        return self.passThrough(src, id, seq, t0, charsIn)
+        const promptText = self.payload ? safely(() => inputText(input), null) : null
+        return self.passThrough(src, id, seq, t0, charsIn, promptText)
       },
     )
     wrap("destroy", (original) =>
@@ -3165,7 +3293,7 @@ class PromptWatcher {
    * The stream the page reads: pulls one chunk from the original per read, counts it, hands the same value
    * on. No read-ahead (highWaterMark 0), no text kept. Ends (done, error or cancel) send the step.
    */
-  passThrough(src, id, seq, t0, charsIn) {
+  passThrough(src, id, seq, t0, charsIn, promptText = null) {
     const RS = safely(() => this.g.ReadableStream, null) || (typeof ReadableStream === "function" ? ReadableStream : null)
     if (!src || typeof src.getReader !== "function" || typeof RS !== "function") {
       safely(() => this.record(id, { kind: "stream", at: t0, seq, totalMs: Math.max(0, this.clock() - t0), firstChunkMs: null, chunks: null, charsIn, charsOut: null, error: null }))
@@ -3182,10 +3310,15 @@ class PromptWatcher {
     let chars = 0
     let first = null
     let ended = false
+    // Opt-in capture only: the answer's text so far, kept to a little over the cut (the cut names the length).
+    let text = self.payload ? "" : null
+    let textLength = 0
     const end = (error) => {
       if (ended) return
       ended = true
       safely(() => self.record(id, { kind: "stream", at: t0, seq, totalMs: Math.max(0, self.clock() - t0), firstChunkMs: first, chunks, charsIn, charsOut: chars, error }))
+      if (text !== null) self.sendText(id, seq, promptText, cutPayload(text, self.maxPayload, textLength), true)
+      text = null
     }
     return new RS(
       {
@@ -3206,6 +3339,10 @@ class PromptWatcher {
           chunks++
           if (first === null) first = Math.max(0, self.clock() - t0)
           chars += countChars(r.value)
+          if (text !== null && typeof r.value === "string") {
+            textLength += r.value.length
+            if (text.length <= self.maxPayload) text = (text + r.value).slice(0, self.maxPayload + 1)
+          }
           ctl.enqueue(r.value)
         },
         cancel(reason) {
@@ -3214,6 +3351,18 @@ class PromptWatcher {
         },
       },
       { highWaterMark: 0 },
+    )
+  }
+
+  /** Opt-in capture: the prompt and the answer of one step, cut at maxPayload, to the payload sink. */
+  sendText(id, seq, promptText, answer, answerIsCut = false) {
+    safely(() =>
+      this.payload({
+        promptSession: id,
+        seq,
+        arguments: promptText === null ? null : cutPayload(promptText, this.maxPayload),
+        result: answer === null || answerIsCut ? answer : cutPayload(answer, this.maxPayload),
+      }),
     )
   }
 
@@ -3358,7 +3507,7 @@ const { safely, utf8Length } = __m["util"];
 const { PROFILER_FIELDS } = __m["channel"];
 /** The 000 span fields, in order: report v2 spans carry exactly these (the objects are closed). */
 const SPAN_FIELDS = PROFILER_FIELDS
-const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch"]
+const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch", "invokedBy"]
 
 const pick = (o, keys) => {
   const out = {}
@@ -3787,13 +3936,15 @@ const { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, trace
 const MAX_FOREIGN_SPANS = 500
 const MAX_RESULT_TEXT = 256 * 1024 // characters of an invoked tool's result text (the relay's cap)
 const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
-// api -> Agent. A registered symbol rather than a module-local map, so a second copy of the agent (the
-// /agent.mjs module imported next to the classic script) finds the agent behind the global API.
-const AGENT_KEY = Symbol.for("wmcp-top/agent")
+const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
+// What profilerTool needs of an API, under a registered symbol, so a second copy of the agent (the /agent.mjs
+// module imported next to the classic script) can make the report tool of the global API. Only the report's
+// view: the Agent itself (its uplink address, with the token) stays out of the page's reach.
+const REPORT_KEY = Symbol.for("wmcp-top/report-tool")
 
-/** The Agent behind a console API object (tests, tooling and profilerTool; not a page-facing member). */
+/** The Agent behind a console API object (tests and tooling; not a page-facing member). */
 function agentOf(api) {
-  return (api && typeof api === "object" && safely(() => api[AGENT_KEY], null)) || null
+  return AGENTS.get(api) || null
 }
 
 /**
@@ -3858,7 +4009,7 @@ class Agent {
         status: () => self.onStatus(),
         event: (e) => self.uplink && self.uplink.send(sessionId, { type: "event", session: sessionId, at: e.at, kind: e.kind, detail: e.detail }),
         // Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel.
-        payload: (p) => self.uplink && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result }),
+        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }),
       },
     })
     this.interceptor = new Interceptor(this.collector, {
@@ -3879,6 +4030,12 @@ class Agent {
             sessionId,
             errorPolicy: config.errorPolicy,
             send: (step) => self.uplink && self.uplink.send(sessionId, { type: "prompt", session: sessionId, ...step }),
+            // Opt-in (capturePayloads) and only to a relay that wants payloads: the prompt's and the answer's text.
+            payload:
+              config.capturePayloads === true
+                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, ...p })
+                : null,
+            maxPayload: config.maxPayloadLength,
           })
     if (this.prompts) this.interceptor.onSweep = () => this.prompts.sweep()
     if (this.relay) {
@@ -3969,7 +4126,7 @@ class Agent {
   sendStarts() {
     const id = this.collector.sessionId
     while (this.pendingStarts.length) {
-      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent }))
+      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}) }))
       this.uplink.send(id, { type: "start", session: id, calls })
     }
   }
@@ -4125,10 +4282,14 @@ class Agent {
     const input = args.input && typeof args.input === "object" ? args.input : {}
     const t0 = now()
     let value
+    // The wrapped execute this reaches marks its call as the terminal's, not the agent's (see expectTerminal).
+    const unmark = c.expectTerminal(tool)
     try {
       value = await inv.call(input)
     } catch (e) {
       return answer({ ok: false, error: cap(`${errorText(e, "name")}: ${errorText(e, "message")}`, 200), wallMs: Math.max(0, now() - t0) })
+    } finally {
+      unmark()
     }
     const wallMs = Math.max(0, now() - t0)
     let text = inv.text ? (typeof value === "string" ? value : safely(() => String(value), null)) : resultText(value, inv.profile)
@@ -4226,7 +4387,14 @@ function attach(config = {}) {
     if (existing && existing.active) return existing
   }
   const agent = new Agent(cfg)
-  safely(() => Object.defineProperty(agent.api, AGENT_KEY, { value: agent, enumerable: false }))
+  AGENTS.set(agent.api, agent)
+  const hook = Object.freeze({
+    view: (input) => reportView(agent, input),
+    named: (name) => {
+      agent.collector.reportToolName = name
+    },
+  })
+  safely(() => Object.defineProperty(agent.api, REPORT_KEY, { value: hook, enumerable: false }))
   if (name) safely(() => Object.defineProperty(g, name, { value: agent.api, configurable: true, writable: true, enumerable: false }))
   agent.start()
   return agent.api
@@ -4291,12 +4459,12 @@ function maybeAttach(config = {}) {
  * @param {{name?:string, title?:string}} [options]
  */
 function profilerTool(api, options = {}) {
-  const agent = agentOf(api)
+  const hook = (api && typeof api === "object" && safely(() => api[REPORT_KEY], null)) || null
   const name = typeof options.name === "string" && options.name ? options.name : "get_perf_report"
-  const execute = agent
-    ? (input) => reportView(agent, input)
+  const execute = hook
+    ? (input) => hook.view(input)
     : () => ({ content: [{ type: "text", text: api && typeof api.status === "function" ? api.status().message : "wmcp-top agent not attached" }], isError: false })
-  if (agent) agent.collector.reportToolName = name
+  if (hook) hook.named(name)
   return markInternal(reportToolDescriptor(execute, { name, title: typeof options.title === "string" ? options.title : undefined }))
 }
 
@@ -4312,10 +4480,20 @@ return { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, trac
 
 // ---- main.js ----
 (function () {
-// Entry of the classic script (dist/agent.js): run the gate on load and expose window.__webmcpPerf.
-const { maybeAttach } = __m["index"];
+// Entry of the classic script (dist/agent.js): run the gate on load, expose window.__webmcpPerf, and, as
+// webmcp-profiler's script tag does, window.WebMCPProfiler (its entry points) unless the page already has one.
+const { maybeAttach, attach, profilerTool, detach, VERSION } = __m["index"];
 try {
-  if (typeof window !== "undefined") maybeAttach(typeof window.__WMCP_CONFIG__ === "object" && window.__WMCP_CONFIG__ ? window.__WMCP_CONFIG__ : {})
+  if (typeof window !== "undefined") {
+    if (!("WebMCPProfiler" in window)) {
+      Object.defineProperty(window, "WebMCPProfiler", {
+        value: Object.freeze({ attachProfiler: attach, maybeAttachProfiler: maybeAttach, profilerTool, detach, version: VERSION }),
+        configurable: true,
+        writable: true,
+      })
+    }
+    maybeAttach(typeof window.__WMCP_CONFIG__ === "object" && window.__WMCP_CONFIG__ ? window.__WMCP_CONFIG__ : {})
+  }
 } catch {
   /* never throw into the page */
 }

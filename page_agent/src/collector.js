@@ -6,7 +6,7 @@
 
 import { SessionStats, callTokens, tokensForBytes, imageTokens } from "./stats.js"
 import { resultFacts, inputBytesOf, errorText, resultText, inputText } from "./measure.js"
-import { defaultRefusal, refusalOf, consentMismatch, consentDetail } from "./hooks.js"
+import { defaultRefusal, refusalOf, consentMismatch, consentDetail, cutPayload } from "./hooks.js"
 import { now, safely, cap, makeTaskScheduler } from "./util.js"
 import { statusFor } from "./status.js"
 
@@ -90,6 +90,8 @@ export class Collector {
     this.lastPhase = null
     this.observer = null
     this.cost = { accounted: 0, ms: 0 }
+    /** tool name -> tokens of calls the terminal asked for that have not entered yet (see expectTerminal) */
+    this.terminalPending = new Map()
     /** tool name -> the consent recorded for its next call */
     this.consents = new Map()
     /** hook name -> times it threw */
@@ -101,11 +103,15 @@ export class Collector {
   /** execute() entered. Returns the Call, or null when sampling left it unmeasured. */
   enter(tool, input, profile) {
     const t = this.clock()
-    const overlapped = this.open > 0
-    this.open++
-    const gap = overlapped || this.lastSettledAt === null ? null : t - this.lastSettledAt
+    // A call the terminal asked for (`invoke` command) is measured, but it is not the agent's: it stays out of
+    // the host-gap chain (no gap of its own, the next agent call's gap runs from the last agent call) and of
+    // the overlap count, and sampling never drops it.
+    const terminal = this.terminalPending.size > 0 && this.takeTerminal(tool)
+    const overlapped = !terminal && this.open > 0
+    if (!terminal) this.open++
+    const gap = terminal || overlapped || this.lastSettledAt === null ? null : t - this.lastSettledAt
     const sample = this.config.sample
-    if (sample < 1 && !(this.random() < sample)) {
+    if (!terminal && sample < 1 && !(this.random() < sample)) {
       this.unsampled++
       this.stats.setUnsampled(this.unsampled)
       if (overlapped) this.stats.totals.overlappingCalls++
@@ -130,6 +136,7 @@ export class Collector {
       synthetic: this.synthetic,
       profile,
       consent: null,
+      terminal,
     }
     if (this.consents.size) {
       const consent = this.consents.get(tool)
@@ -206,8 +213,10 @@ export class Collector {
   /** execute() settled (returned, resolved, threw or rejected). `call` may be null (unsampled). */
   settle(call, ok, value) {
     const t = this.clock()
-    this.open = Math.max(0, this.open - 1)
-    this.lastSettledAt = t
+    if (!call || !call.terminal) {
+      this.open = Math.max(0, this.open - 1)
+      this.lastSettledAt = t
+    }
     if (!call) return
     call.settledAt = t
     call.ok = ok
@@ -218,6 +227,33 @@ export class Collector {
       this.flushScheduled = true
       this.schedule(() => this.flush())
     }
+  }
+
+  /**
+   * The terminal is about to call `tool` (an `invoke` command): its next call of that tool is marked
+   * `invokedBy: "terminal"`. Returns a function that withdraws the mark if the call never entered.
+   */
+  expectTerminal(tool) {
+    const token = { used: false }
+    const queue = this.terminalPending.get(tool) || []
+    queue.push(token)
+    this.terminalPending.set(tool, queue)
+    return () => {
+      if (token.used) return
+      token.used = true
+      const q = this.terminalPending.get(tool)
+      const i = q ? q.indexOf(token) : -1
+      if (i >= 0) q.splice(i, 1)
+      if (q && !q.length) this.terminalPending.delete(tool)
+    }
+  }
+
+  takeTerminal(tool) {
+    const q = this.terminalPending.get(tool)
+    if (!q || !q.length) return false
+    q.shift().used = true
+    if (!q.length) this.terminalPending.delete(tool)
+    return true
   }
 
   /**
@@ -294,7 +330,12 @@ export class Collector {
       const max = payloadMax(cfg.maxPayloadLength)
       const args = inputText(call.input)
       const res = call.ok ? resultText(call.value, call.profile) : null
-      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cap(args, max), result: res === null ? null : cap(res, max) }))
+      // A thrown error's message rides along (001's webmcp.error.message, capture on only).
+      const err = call.ok ? null : safely(() => {
+        const v = call.value
+        return v && typeof v === "object" && typeof v.message === "string" ? v.message : String(v)
+      }, null)
+      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cutPayload(args, max), result: res === null ? null : cutPayload(res, max), error: err ? cutPayload(err, max) : null }))
     }
     // Drop the bodies now: only sizes travel on.
     call.input = undefined
@@ -331,6 +372,10 @@ export class Collector {
       refusal,
       consent: call.consent ? call.consent.consent : null,
       consentMismatch: call.consent ? call.consent.mismatch : null,
+    }
+    if (call.terminal) {
+      span.invokedBy = "terminal"
+      span.synthetic = true // not a live host's call (000's meaning), also for the channel's readers
     }
     call.span = span
     this.remember(call)
@@ -444,8 +489,10 @@ export class Collector {
     // Redefinition (001): the same name again with another descriptor, or another handler source when the
     // fingerprint is on. The tool frame says so by carrying the new descriptor; this event names what moved.
     if (prev && !rec.internal) {
-      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null)
-      const handler = (prev.fingerprint ?? null) !== (rec.fingerprint ?? null)
+      // The fingerprint covers the descriptor (and the handler under fingerprintHandler, whose own hash the
+      // record keeps in the page to say which of the two moved).
+      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null) || (!prev.handlerHash && (prev.fingerprint ?? null) !== (rec.fingerprint ?? null))
+      const handler = (prev.handlerHash ?? null) !== (rec.handlerHash ?? null)
       if (descriptor || handler) {
         full.redefined = true
         this.event("redefined", { tool: rec.name, descriptor, handler })
@@ -603,6 +650,7 @@ export class Collector {
       anyCall: this.firstCallAt !== null || this.unsampled > 0,
       reasons,
       inFlight: this.inFlight.size,
+      countedOnly: this.unwrapped.size > 0,
     })
     // 000's status fields beside the phase and coverage.
     return {

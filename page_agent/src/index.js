@@ -20,13 +20,15 @@ export { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, trac
 const MAX_FOREIGN_SPANS = 500
 const MAX_RESULT_TEXT = 256 * 1024 // characters of an invoked tool's result text (the relay's cap)
 const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
-// api -> Agent. A registered symbol rather than a module-local map, so a second copy of the agent (the
-// /agent.mjs module imported next to the classic script) finds the agent behind the global API.
-const AGENT_KEY = Symbol.for("wmcp-top/agent")
+const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
+// What profilerTool needs of an API, under a registered symbol, so a second copy of the agent (the /agent.mjs
+// module imported next to the classic script) can make the report tool of the global API. Only the report's
+// view: the Agent itself (its uplink address, with the token) stays out of the page's reach.
+const REPORT_KEY = Symbol.for("wmcp-top/report-tool")
 
-/** The Agent behind a console API object (tests, tooling and profilerTool; not a page-facing member). */
+/** The Agent behind a console API object (tests and tooling; not a page-facing member). */
 export function agentOf(api) {
-  return (api && typeof api === "object" && safely(() => api[AGENT_KEY], null)) || null
+  return AGENTS.get(api) || null
 }
 
 /**
@@ -91,7 +93,7 @@ class Agent {
         status: () => self.onStatus(),
         event: (e) => self.uplink && self.uplink.send(sessionId, { type: "event", session: sessionId, at: e.at, kind: e.kind, detail: e.detail }),
         // Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel.
-        payload: (p) => self.uplink && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result }),
+        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }),
       },
     })
     this.interceptor = new Interceptor(this.collector, {
@@ -112,6 +114,12 @@ class Agent {
             sessionId,
             errorPolicy: config.errorPolicy,
             send: (step) => self.uplink && self.uplink.send(sessionId, { type: "prompt", session: sessionId, ...step }),
+            // Opt-in (capturePayloads) and only to a relay that wants payloads: the prompt's and the answer's text.
+            payload:
+              config.capturePayloads === true
+                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, ...p })
+                : null,
+            maxPayload: config.maxPayloadLength,
           })
     if (this.prompts) this.interceptor.onSweep = () => this.prompts.sweep()
     if (this.relay) {
@@ -202,7 +210,7 @@ class Agent {
   sendStarts() {
     const id = this.collector.sessionId
     while (this.pendingStarts.length) {
-      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent }))
+      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}) }))
       this.uplink.send(id, { type: "start", session: id, calls })
     }
   }
@@ -358,10 +366,14 @@ class Agent {
     const input = args.input && typeof args.input === "object" ? args.input : {}
     const t0 = now()
     let value
+    // The wrapped execute this reaches marks its call as the terminal's, not the agent's (see expectTerminal).
+    const unmark = c.expectTerminal(tool)
     try {
       value = await inv.call(input)
     } catch (e) {
       return answer({ ok: false, error: cap(`${errorText(e, "name")}: ${errorText(e, "message")}`, 200), wallMs: Math.max(0, now() - t0) })
+    } finally {
+      unmark()
     }
     const wallMs = Math.max(0, now() - t0)
     let text = inv.text ? (typeof value === "string" ? value : safely(() => String(value), null)) : resultText(value, inv.profile)
@@ -459,7 +471,14 @@ export function attach(config = {}) {
     if (existing && existing.active) return existing
   }
   const agent = new Agent(cfg)
-  safely(() => Object.defineProperty(agent.api, AGENT_KEY, { value: agent, enumerable: false }))
+  AGENTS.set(agent.api, agent)
+  const hook = Object.freeze({
+    view: (input) => reportView(agent, input),
+    named: (name) => {
+      agent.collector.reportToolName = name
+    },
+  })
+  safely(() => Object.defineProperty(agent.api, REPORT_KEY, { value: hook, enumerable: false }))
   if (name) safely(() => Object.defineProperty(g, name, { value: agent.api, configurable: true, writable: true, enumerable: false }))
   agent.start()
   return agent.api
@@ -524,12 +543,12 @@ export function maybeAttach(config = {}) {
  * @param {{name?:string, title?:string}} [options]
  */
 export function profilerTool(api, options = {}) {
-  const agent = agentOf(api)
+  const hook = (api && typeof api === "object" && safely(() => api[REPORT_KEY], null)) || null
   const name = typeof options.name === "string" && options.name ? options.name : "get_perf_report"
-  const execute = agent
-    ? (input) => reportView(agent, input)
+  const execute = hook
+    ? (input) => hook.view(input)
     : () => ({ content: [{ type: "text", text: api && typeof api.status === "function" ? api.status().message : "wmcp-top agent not attached" }], isError: false })
-  if (agent) agent.collector.reportToolName = name
+  if (hook) hook.named(name)
   return markInternal(reportToolDescriptor(execute, { name, title: typeof options.title === "string" ? options.title : undefined }))
 }
 

@@ -3,7 +3,7 @@
 // in place before the host sees it (Chromium captures execute at registration). detach() restores all.
 
 import { wrapExecute, isWrapper, originalOf, isInternal } from "./wrap.js"
-import { fingerprintOf } from "./hooks.js"
+import { descriptorFingerprint, fnv1a32, sourceOf } from "./hooks.js"
 import { utf8Length, safely, cap, isScalar } from "./util.js"
 
 const LOCATIONS = ["document", "navigator", "window"]
@@ -246,11 +246,15 @@ export class Interceptor {
   record(tool, internal = false) {
     const name = toolName(tool.name)
     const rec = { name, ...describeTool(tool), annotationsKept: null, internal }
-    // Optional (off by default): a short hash of the handler's source, so a swapped function under an
-    // identical descriptor still counts as a redefinition.
-    if (this.c.config.fingerprintHandler === true && !internal) {
-      const fp = safely(() => fingerprintOf(originalOf(tool.execute)), null)
+    // 001's descriptor fingerprint (webmcp.tool.descriptor), with the handler's source folded in only under
+    // `fingerprintHandler` (off by default: a bundled handler moves on every load), so a swapped function under
+    // an identical descriptor still counts as a redefinition. The page's function, never our wrapper.
+    if (!internal) {
+      const withHandler = this.c.config.fingerprintHandler === true
+      const fp = safely(() => descriptorFingerprint(withHandler ? { ...tool, execute: originalOf(tool.execute) } : tool, withHandler), null)
       if (fp) rec.fingerprint = fp
+      // Kept in the page only: tells the `redefined` event whether the handler moved too.
+      if (withHandler) rec.handlerHash = safely(() => fnv1a32(sourceOf(originalOf(tool.execute)) ?? ""), null)
     }
     return rec
   }

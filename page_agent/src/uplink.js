@@ -391,7 +391,9 @@ export class Uplink {
       // The terminal asked (through the relay) for something: only this socket can deliver one.
       if (typeof this.onCommand === "function") this.onCommand(msg)
     } else if (msg.type === "welcome") {
-      this.welcome = { relay: String(msg.relay || ""), protocol: String(msg.protocol || "") }
+      // `payloads`: the relay has a use for opt-in payload frames (--otlp or --show-payloads); without it the
+      // agent sends none, so bodies never cross the socket for nothing.
+      this.welcome = { relay: String(msg.relay || ""), protocol: String(msg.protocol || ""), payloads: msg.payloads === true }
     }
   }
 

@@ -227,6 +227,8 @@ class DashboardScreen(Screen[None]):
         if session is None:
             return
         view = self.view
+        if app.relay is not None and app.relay.payloads is not None:
+            app.relay.payloads.show(sid)  # payloads are held for the shown session only
         if view.session_id != sid:
             if view.session_id is not None:
                 left = view.table.selected_tool()
@@ -257,6 +259,10 @@ class DashboardScreen(Screen[None]):
         live = sum(1 for s in store.sessions.values() if s.state == "live")
         n = len(store.sessions)
         text.append(f" · {n} session{'s' if n != 1 else ''}" + (f", {live} live" if n else ""))
+        shown = store.sessions.get(self.selected_session_id or "")
+        if shown is not None:  # the tools the shown page offers the agent now (the internal report tool aside)
+            tools = sum(1 for r in shown.tools.values() if r.registered and not r.internal)
+            text.append(f" · {tools} tool{'s' if tools != 1 else ''}")
         counters = store.counters
         extra = []
         if counters.get("rejected"):
@@ -277,6 +283,7 @@ class DashboardScreen(Screen[None]):
         bar.set_text(text)
         bar.set_paused(app.paused)
         bar.set_compact(app.compact)
+        bar.set_payloads(app.relay is not None and app.relay.payloads is not None)
         waiting = self.query_one("#waiting", WaitingPanel)
         if waiting.display:
             waiting.update(waiting_text(app.relay.snippet if app.relay else None, app.source_label))
@@ -303,6 +310,7 @@ class DashboardScreen(Screen[None]):
         if not self.app.paused:
             with self.app.batch_update():
                 self._show(sid)
+                self._update_topbar()  # it counts the shown session's tools
         elif self.view.session_id is None:
             self._show(sid)  # paused before anything was shown: show the first session once
         if self.app.screen is self and not self.query_one("#filter", Input).has_focus:

@@ -32,9 +32,12 @@ PART_LABELS = {
     "description": "description",
     "propertyNames": "property names",
     "propertyDescriptions": "property descriptions",
+    "types": "types",
+    "constraints": "constraints (required, limits, formats, defaults)",
     "enums": "enums",
     "definitions": "nested definitions",
-    "other": "other (name, types, required, annotations, punctuation)",
+    "structure": "schema structure (braces, keys, $ref, titles)",
+    "other": "other (name, title, annotations)",
 }
 # short marks for the table's duplicates column
 LABEL_MARKS = {"exact match": "=", "same name, different definition": "≠", "similar description": "≈"}
