@@ -14,7 +14,7 @@ import itertools
 import logging
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -29,6 +29,7 @@ from . import __version__
 from . import protocol as p
 from .assets import agent_script
 from .auth import token_matches
+from .ratecap import Bucket, SocketGate
 from .sessionlog import SessionLog
 from .snippet import Snippet
 from .store import Store
@@ -43,10 +44,17 @@ _root_log.propagate = False
 DEFAULT_PORT = 7420
 LOOPBACK = "127.0.0.1"
 
-# Per-connection rate cap: a token bucket. Frames over it get a non-fatal `rate_limited` error and are not
-# stored (nor acked, so a well-behaved agent re-sends them after backing off).
+# Rate caps (relay_bridge.ratecap): per connection, and per token across all connections (one token serves
+# the whole relay). Frames over them get a non-fatal `rate_limited` error and are not stored (nor acked, so a
+# well-behaved agent re-sends them after backing off).
 RATE_PER_SECOND = 2000.0
 RATE_BURST = 4000.0
+TOKEN_RATE_PER_SECOND = 8000.0
+TOKEN_RATE_BURST = 8000.0
+# Sockets open at once; more are refused at the handshake (503). Each buffers at most 16 frames (of up to 1 MiB)
+# while the loop is busy.
+MAX_CONNECTIONS = 128
+MAX_QUEUED_FRAMES = 16
 # A connection that keeps sending frames the relay cannot use is closed with 1008.
 INVALID_STREAK_CLOSE = 16
 
@@ -61,6 +69,9 @@ class RelayConfig:
     log_dir: Path | None = None  # session log; None = no log
     rate_per_second: float = RATE_PER_SECOND
     rate_burst: float = RATE_BURST
+    token_rate_per_second: float = TOKEN_RATE_PER_SECOND
+    token_rate_burst: float = TOKEN_RATE_BURST
+    max_connections: int = MAX_CONNECTIONS
     otlp: str | None = None  # OTLP/HTTP traces endpoint (relay_bridge.otlp); None = no export
     otlp_interval: float = 0.5  # seconds between export batches
     allow_invoke: bool = False  # let the terminal call a page's tool (`wmcp-top --allow-invoke`)
@@ -79,26 +90,6 @@ def _is_loopback_host(value: str | None, port: int) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
-        return False
-
-
-@dataclass
-class _Bucket:
-    rate: float
-    burst: float
-    tokens: float = 0.0
-    stamp: float = field(default_factory=time.monotonic)
-
-    def __post_init__(self) -> None:
-        self.tokens = self.burst
-
-    def take(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
         return False
 
 
@@ -131,6 +122,7 @@ class Relay:
         self._conn_ids = itertools.count(1)
         self.port = config.port
         self._sockets: dict[int, ServerConnection] = {}
+        self._token_bucket = Bucket(config.token_rate_per_second, config.token_rate_burst, time.monotonic())
         self._pending: dict[str, tuple[int, str, asyncio.Future[InvokeResult]]] = {}
         self._command_ids = itertools.count(1)
         self.otlp: Any = None  # relay_bridge.otlp.exporter.OtlpExport while --otlp is on
@@ -150,7 +142,7 @@ class Relay:
             process_request=self._process_request,
             compression=None,
             max_size=p.MAX_FRAME_BYTES,
-            max_queue=64,
+            max_queue=MAX_QUEUED_FRAMES,
             server_header=f"wmcp-top/{__version__}",
             logger=logging.getLogger("wmcp_top.websockets"),
         )
@@ -240,6 +232,9 @@ class Relay:
         origins = request.headers.get_all("Origin")
         origin = origins[0] if len(origins) == 1 else None
         if url.path == "/relay":
+            if len(self._sockets) >= self.config.max_connections:
+                self.store.counters["refused:connections"] += 1
+                return self._respond(503, b"too many connections\n")
             if self.config.allow_origins and origin not in self.config.allow_origins:
                 self.store.counters["refused:origin"] += 1
                 return self._respond(403, b"forbidden: origin not allowed by --allow-origin\n")
@@ -258,11 +253,12 @@ class Relay:
     async def _handle(self, ws: ServerConnection) -> None:
         conn = next(self._conn_ids)
         store = self.store
-        store.connect(conn)
+        origins = ws.request.headers.get_all("Origin") if ws.request is not None else []
+        store.connect(conn, origins[0] if len(origins) == 1 else None)
         if self.session_log is not None:
             self.session_log.connection(conn, True)
         self._sockets[conn] = ws
-        bucket = _Bucket(self.config.rate_per_second, self.config.rate_burst)
+        gate = SocketGate(self._token_bucket, self.config.rate_per_second, self.config.rate_burst, time.monotonic())
         streak = 0
         closed = False
 
@@ -281,7 +277,7 @@ class Relay:
             await reply(p.Welcome(p.PROTOCOL, f"wmcp-top/{__version__}"))
             async for message in ws:
                 raw = p.scrub(message if isinstance(message, str) else bytes(message))
-                if not bucket.take():
+                if not gate.take(time.monotonic()):
                     await reply(store.reject(conn, p.Rejection(p.Code.RATE_LIMITED, "too many frames; slow down and re-send unacked spans"), _session_hint(raw)))
                     continue
                 frame = p.decode(raw)

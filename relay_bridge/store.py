@@ -220,6 +220,7 @@ class Store:
         self.shadowed: dict[int, dict[str, int]] = {}
         # Frames a connection sent for sessions it does not own: counted against it, never against the session.
         self.refused_by_conn: Counter[int] = Counter()
+        self.origins: dict[int, str] = {}
         # A replayed log holds only frames the live relay accepted, ownership already checked; its hellos carry
         # no secret (the log never stores one), so replay turns the check off.
         self.check_resume = True
@@ -248,14 +249,21 @@ class Store:
 
     # -- connections --------------------------------------------------------------------------------------
 
-    def connect(self, conn: int) -> None:
+    def connect(self, conn: int, origin: str | None = None) -> None:
+        """A socket opened. `origin` is its handshake's Origin header (a browser sets it, a page cannot): every
+        hello on a web page's socket must claim that origin. None (no header: a local tool, a replay) checks nothing."""
         self.connections[conn] = set()
+        if origin is not None and (origin == "null" or origin.startswith(("http://", "https://"))):
+            # A web page's socket. Other schemes (chrome-extension://) are the user's own installed extension,
+            # which speaks for the pages it was given: not checked here.
+            self.origins[conn] = origin
         self.counters["connections"] += 1
         self._touch()
 
     def disconnect(self, conn: int) -> None:
         self.shadowed.pop(conn, None)
         self.refused_by_conn.pop(conn, None)
+        self.origins.pop(conn, None)
         for sid in self.connections.pop(conn, set()):
             session = self.sessions.get(sid)
             if session is not None and session.conn == conn and session.state == "live":
@@ -295,7 +303,10 @@ class Store:
             return self._hello(conn, frame)
         session = self.sessions.get(frame.session)
         shadow = self.shadowed.get(conn, {})
-        if frame.session in shadow:
+        if frame.session in shadow and session is not None and session.conn is None and session.info.context == "relayed":
+            # The tab that forwarded this relayed session left; this socket forwards the same channel: it carries on.
+            self._claim(conn, session)
+        elif frame.session in shadow:
             self.counters["shadowed_frames"] += 1
             if not isinstance(frame, p.Spans) or not frame.spans:
                 return []
@@ -357,6 +368,9 @@ class Store:
         sid = hello.session.id
         if hello.protocol != p.PROTOCOL:
             return [self.reject(conn, p.Rejection(p.Code.PROTOCOL_VERSION, f"this relay speaks {p.PROTOCOL}"), sid)]
+        origin = self.origins.get(conn)
+        if origin is not None and hello.session.origin != origin:
+            return [self.reject(conn, p.Rejection(p.Code.FORBIDDEN_ORIGIN, "the hello's origin is not the origin of the page that opened this socket"), sid)]
         owned = self.connections.setdefault(conn, set())
         session = self.sessions.get(sid)
         if sid not in owned and len(owned) >= p.MAX_SESSIONS_PER_CONNECTION:
@@ -367,7 +381,6 @@ class Store:
                 self.counters["shadowed_sessions"] += 1
                 return [p.Ack(sid, self.shadowed[conn][sid])]
             return [self.reject(conn, p.Rejection(p.Code.SESSION_TAKEN, "another socket owns this session; a reconnect presents the resume secret from its ack"), sid)]
-        self.shadowed.get(conn, {}).pop(sid, None)
         if session is None:
             if len(self.sessions) >= self.max_sessions and not self._evict_one():
                 return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {self.max_sessions} live sessions"), sid)]
@@ -378,11 +391,10 @@ class Store:
             self._timeline(session, "attach", {"context": hello.session.context})
         else:
             # A reconnect (or a reload keeping its id) by the owner: same session, resume after the last ack.
+            self._claim(conn, session)
             session.info = hello.session
             session.agent = hello.agent
             session.config = hello.config
-            session.conn = conn
-            session.state = "live"
             self._timeline(session, "reconnect", {})
         session.hellos += 1
         self._set_lost(session, hello.lost)
@@ -393,12 +405,27 @@ class Store:
         return [p.Ack(sid, session.acked, session.resume)]
 
     def _may_claim(self, session: Session, hello: p.Hello) -> bool:
-        """Another socket's hello for an existing session: only once its owner is gone, and only with the secret."""
+        """Another socket's hello for an existing session: only once its owner is gone, and only with the secret.
+        A session the relay knows only as relayed (heard on a BroadcastChannel, where any same-origin script
+        can post) protects nothing: its page's own uplink takes it over, and once its forwarder left any hello
+        carries it on."""
+        relayed = session.info.context == "relayed"
         if session.conn is not None:
-            return False
-        if not self.check_resume:
+            return relayed and hello.session.context != "relayed"
+        if not self.check_resume or relayed:
             return True
         return hello.resume is not None and hmac.compare_digest(hello.resume, session.resume)
+
+    def _claim(self, conn: int, session: Session) -> None:
+        """`conn` owns the session from now on; a previous owner still connected only shadows it."""
+        old = session.conn
+        if old is not None and old != conn:
+            self.connections.get(old, set()).discard(session.id)
+            self.shadowed.setdefault(old, {})[session.id] = -1
+        self.shadowed.get(conn, {}).pop(session.id, None)
+        self.connections.setdefault(conn, set()).add(session.id)
+        session.conn = conn
+        session.state = "live"
 
     def _set_lost(self, session: Session, lost: int) -> None:
         if lost > session.lost:
