@@ -31,17 +31,18 @@ class Action:
     show: bool = True
     priority: bool = False
     help: str = ""
+    scope: str = "app"  # "dashboard": bound on the dashboard screen only (over a view the key passes on)
 
 
 ACTIONS: tuple[Action, ...] = (
     Action("wmcp.quit", "q", "quit", "Quit", help="stop the relay and leave"),
     Action("wmcp.help", "question_mark", "help", "Help", help="keys, their ids and the keymap file"),
-    Action("wmcp.filter", "slash", "filter", "Filter", help="filter tools by name (esc clears)"),
-    Action("wmcp.sort", "s", "sort", "Sort", help="sort by the next column (a header click sorts too)"),
-    Action("wmcp.sort_reverse", "S", "sort_reverse", "Reverse", show=False, help="reverse the sort order"),
+    Action("wmcp.filter", "slash", "filter", "Filter", help="filter tools by name (esc clears)", scope="dashboard"),
+    Action("wmcp.sort", "s", "sort", "Sort", help="sort by the next column (a header click sorts too)", scope="dashboard"),
+    Action("wmcp.sort_reverse", "S", "sort_reverse", "Reverse", show=False, help="reverse the sort order", scope="dashboard"),
     Action("wmcp.pause", "p", "pause", "Pause", help="freeze the screen; data is still recorded"),
-    Action("wmcp.next_session", "tab", "next_session", "Next", priority=True, help="next session tab"),
-    Action("wmcp.prev_session", "shift+tab", "prev_session", "Prev", show=False, priority=True, help="previous session tab"),
+    Action("wmcp.next_session", "tab", "next_session", "Next", priority=True, help="next session tab", scope="dashboard"),
+    Action("wmcp.prev_session", "shift+tab", "prev_session", "Prev", show=False, priority=True, help="previous session tab", scope="dashboard"),
     Action("wmcp.export_report", "e", "export_report", "Report", help="write the selected session's report (v2)"),
     Action("wmcp.export_capture", "E", "export_capture", "Capture", show=False, help="write a capture of all sessions"),
     Action("wmcp.export_trace", "t", "export_trace", "Trace", show=False, help="write a Chrome trace of all sessions"),
@@ -59,11 +60,13 @@ ACTIONS: tuple[Action, ...] = (
 KEY_DISPLAY = {"question_mark": "?", "slash": "/", "shift+tab": "⇧tab"}
 
 
-def bindings() -> list[Binding]:
+def bindings(scope: str = "app") -> list[Binding]:
+    """The bindings of one scope: "app" (every screen) or "dashboard" (the dashboard screen only)."""
     return [
         Binding(a.key, a.action, a.description, show=a.show, priority=a.priority, id=a.id,
                 key_display=KEY_DISPLAY.get(a.key))
         for a in ACTIONS
+        if a.scope == scope
     ]
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from textual.widgets import Tabs
 from websockets.asyncio.client import connect
 
 from relay_bridge import synth
@@ -97,18 +98,46 @@ async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = 5.0, 
     return time.monotonic() - start
 
 
+# The dashboard's internals are reached from here only.
+
+def has_tab(app: WmcpTopApp, sid: str = SID) -> bool:
+    """Whether session `sid` has its tab on the dashboard."""
+    return app.is_running and sid in app.dashboard.session_ids()
+
+
+def tabs(app: WmcpTopApp) -> Tabs:
+    return app.dashboard.tabs
+
+
+def tab_text(app: WmcpTopApp, sid: str) -> str:
+    tab = tabs(app).get_tab(f"s-{sid}")
+    assert tab is not None, f"no tab for {sid}"
+    return str(tab.label)
+
+
+def shown(app: WmcpTopApp, sid: str = SID) -> bool:
+    """Whether session `sid` is the one the dashboard's view shows."""
+    return has_tab(app, sid) and app.dashboard.view.session_id == sid
+
+
 def table(app: WmcpTopApp, sid: str = SID) -> ToolTable:
-    return app._views[sid].table
+    assert shown(app, sid), f"{sid} is not the session on screen"
+    return app.dashboard.view.table
 
 
 def row_keys(app: WmcpTopApp, sid: str = SID) -> list[str]:
+    """The tool rows shown, in order; empty while session `sid` is not the one on screen."""
+    if not shown(app, sid):
+        return []
     t = table(app, sid)
     return [t.coordinate_to_cell_key((i, 0)).row_key.value for i in range(t.row_count)]
 
 
 def cell(app: WmcpTopApp, tool: str, column: str, sid: str = SID) -> str | None:
     """The text shown in one cell, or None while that row (or session) is not on screen."""
-    view = app._views.get(sid)
-    if view is None or tool not in view.table.rows:
+    if not shown(app, sid):
         return None
-    return view.table.get_cell(tool, column).plain
+    t = app.dashboard.view.table
+    if tool not in t.rows:
+        return None
+    return t.get_cell(tool, column).plain

@@ -18,7 +18,7 @@ from tui.cli import build_parser, wants_ui
 from tui.run import build_app
 from tui.screens.status import StatusScreen
 
-from .helpers import screen_text, until
+from .helpers import cell, has_tab, screen_text, table, tabs, until
 
 pytestmark = pytest.mark.browser
 def _cdp_session(app):  # type: ignore[no-untyped-def]
@@ -49,12 +49,11 @@ async def test_attach_shows_cdp_sessions_in_the_dashboard(debug_browser: DebugBr
             await until(pilot, lambda: session.stats.totals.calls == 2, timeout=20, what="two calls")
         finally:
             await driver.close()
-        await until(pilot, lambda: session.id in app._views, what="its tab")
-        app.tabs.active = f"s-{session.id}"
-        view = app._views[session.id]
-        await until(pilot, lambda: view.table.rows and view.table.get_cell("get_price", "calls").plain == "1"
-                    and view.table.get_cell("ping_empty", "calls").plain == "1", what="both calls in their rows")
-        label = app.tabs.get_tab(f"s-{session.id}").label
+        await until(pilot, lambda: has_tab(app, session.id), what="its tab")
+        tabs(app).active = f"s-{session.id}"
+        await until(pilot, lambda: cell(app, "get_price", "calls", session.id) == "1"
+                    and cell(app, "ping_empty", "calls", session.id) == "1", what="both calls in their rows")
+        label = tabs(app).get_tab(f"s-{session.id}").label
         assert str(label).startswith("cdp ")
         await pilot.press("d")
         await until(pilot, lambda: isinstance(app.screen, StatusScreen), what="status")
@@ -89,12 +88,10 @@ async def test_open_shows_the_page_and_closing_the_browser_quits(chromium: str, 
             const mc = document.modelContext, tools = await mc.getTools();
             await mc.executeTool(tools.find(t => t.name === "get_price"), {amount: 1, currency: "EUR"});
         }""")
-        await until(pilot, lambda: session.id in app._views, what="its tab")
-        app.tabs.active = f"s-{session.id}"
-        view = app._views[session.id]
-        await until(pilot, lambda: "get_price" in view.table.rows and view.table.get_cell("get_price", "calls").plain == "1",
-                    timeout=10, what="the call's row")
-        assert len(view.table.rows) >= 12
+        await until(pilot, lambda: has_tab(app, session.id), what="its tab")
+        tabs(app).active = f"s-{session.id}"
+        await until(pilot, lambda: cell(app, "get_price", "calls", session.id) == "1", timeout=10, what="the call's row")
+        assert len(table(app, session.id).rows) >= 12
         await handle.page.close()  # the user closes the browser window
         await asyncio.wait_for(handle.closed.wait(), 10)
         await until(pilot, lambda: app._exit, timeout=10, what="the app quits")

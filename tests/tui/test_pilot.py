@@ -14,7 +14,7 @@ from tui.app import WmcpTopApp
 from tui.widgets.inflight import InFlightPane
 from tui.widgets.topbar import TopBar
 
-from .helpers import ORIGIN_MS, SID, SID2, TOKEN, cell, live_app, open_page, row_keys, spans, table, until
+from .helpers import ORIGIN_MS, SID, SID2, TOKEN, cell, has_tab, live_app, open_page, row_keys, spans, tab_text, table, tabs, until
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "relay_bridge" / "schema" / "report.v2.json").read_text())
 
@@ -35,7 +35,7 @@ async def test_row_appears_within_300ms_of_its_frame(tmp_path: Path) -> None:
     app = live_app(tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         page = await open_page(app)
-        await until(pilot, lambda: SID in app._views and "search" in row_keys(app), what="session and tools")
+        await until(pilot, lambda: has_tab(app, SID) and "search" in row_keys(app), what="session and tools")
         await until(pilot, lambda: app.coalescer is not None and app.coalescer.would_flush_at_once(), what="refresh cap clear")
         await page.send(spans(SID, "search", 0, 3))
         took = await until(pilot, lambda: cell(app, "search", "calls") == "3", what="three calls shown")
@@ -56,7 +56,7 @@ async def test_sort_by_key_reverse_and_header_click(tmp_path: Path) -> None:
         await page.send(spans(SID, "beta", 0, 5, wall=5))
         await page.send(spans(SID, "gamma", 5, 2, wall=400))
         await page.send(spans(SID, "alpha", 7, 1, wall=50))
-        await until(pilot, lambda: SID in app._views and cell(app, "alpha", "calls") == "1")
+        await until(pilot, lambda: has_tab(app, SID) and cell(app, "alpha", "calls") == "1")
         assert row_keys(app) == ["alpha", "beta", "gamma"]  # by name first
         await pilot.press("s")  # next column: calls, biggest first
         await until(pilot, lambda: row_keys(app) == ["beta", "gamma", "alpha"], what="sorted by calls")
@@ -66,7 +66,7 @@ async def test_sort_by_key_reverse_and_header_click(tmp_path: Path) -> None:
         t = table(app)
         x = sum(col.get_render_width(t) for col in t.ordered_columns[: t.get_column_index("p95")]) + 1
         await pilot.click(t, offset=(x, 0))
-        await until(pilot, lambda: app.sort_key == "p95", what="header click")
+        await until(pilot, lambda: app.dashboard.sort_key == "p95", what="header click")
         assert row_keys(app) == ["gamma", "alpha", "beta"]
         assert "▼" in str(t.columns[t.ordered_columns[t.get_column_index("p95")].key].label) or "▲" in str(t.ordered_columns[t.get_column_index("p95")].label)
         await page.close()
@@ -76,7 +76,7 @@ async def test_filter_by_tool_name(tmp_path: Path) -> None:
     app = live_app(tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         page = await open_page(app, tools=("get_cart", "get_product", "checkout"))
-        await until(pilot, lambda: SID in app._views and len(row_keys(app)) == 3)
+        await until(pilot, lambda: has_tab(app, SID) and len(row_keys(app)) == 3)
         await pilot.press("slash")
         await pilot.press(*"get_p")
         await until(pilot, lambda: row_keys(app) == ["get_product"], what="filtered")
@@ -97,7 +97,7 @@ async def test_pause_freezes_the_screen_while_data_is_recorded(tmp_path: Path) -
     async with app.run_test(size=(120, 36)) as pilot:
         page = await open_page(app)
         await page.send(spans(SID, "search", 0, 2))
-        await until(pilot, lambda: SID in app._views and cell(app, "search", "calls") == "2")
+        await until(pilot, lambda: has_tab(app, SID) and cell(app, "search", "calls") == "2")
         badge = app.query_one(TopBar).query_one("#paused")
         assert not badge.has_class("on")
         await pilot.press("p")
@@ -120,9 +120,9 @@ async def test_session_tabs_switch_by_key_and_by_click(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         a = await open_page(app, SID, "https://shop.example")
         b = await open_page(app, SID2, "https://docs.example", tools=("search_docs",), visibility="hidden")
-        await until(pilot, lambda: SID2 in app._views and SID in app._views)
+        await until(pilot, lambda: has_tab(app, SID2) and has_tab(app, SID))
         assert app.selected_session_id == SID
-        labels = {sid: app.tabs.get_tab(f"s-{sid}").label.plain for sid in (SID, SID2)}
+        labels = {sid: tab_text(app, sid) for sid in (SID, SID2)}
         assert labels[SID] == f"shop.example {SID} live"
         assert labels[SID2] == f"docs.example {SID2} hidden"
         await pilot.press("tab")
@@ -131,7 +131,7 @@ async def test_session_tabs_switch_by_key_and_by_click(tmp_path: Path) -> None:
         assert app.selected_session_id == SID
         await pilot.press("shift+tab")
         assert app.selected_session_id == SID2
-        await pilot.click(f"#--content-tab-s-{SID}")
+        await pilot.click(f"#s-{SID}")
         await until(pilot, lambda: app.selected_session_id == SID, what="tab click")
         await pilot.press("l")  # over a view, tab belongs to the view (focus), not to the session tabs
         await pilot.press("tab")
@@ -139,9 +139,9 @@ async def test_session_tabs_switch_by_key_and_by_click(tmp_path: Path) -> None:
         await pilot.press("escape")
         # State words follow the session: a closed socket is `disconnected`, a bye is `ended`.
         await b.close()
-        await until(pilot, lambda: app.tabs.get_tab(f"s-{SID2}").label.plain.endswith("disconnected"), what="disconnected label")
+        await until(pilot, lambda: tab_text(app, SID2).endswith("disconnected"), what="disconnected label")
         await a.send({"type": "bye", "session": SID, "reason": "pagehide"})
-        await until(pilot, lambda: app.tabs.get_tab(f"s-{SID}").label.plain.endswith("ended"), what="ended label")
+        await until(pilot, lambda: tab_text(app, SID).endswith("ended"), what="ended label")
         await a.close()
 
 
@@ -151,7 +151,7 @@ async def test_exports_write_files_and_the_report_validates(tmp_path: Path) -> N
         page = await open_page(app)
         await page.send(spans(SID, "search", 0, 4, image_bytes=4000, result_bytes=5000))
         await page.send(spans(SID, "cart", 4, 2, is_error=True, error="boom"))
-        await until(pilot, lambda: SID in app._views and cell(app, "cart", "calls") == "2")
+        await until(pilot, lambda: has_tab(app, SID) and cell(app, "cart", "calls") == "2")
         await pilot.press("e")
         await pilot.press("E")
         await pilot.press("t")
@@ -178,8 +178,8 @@ async def test_call_in_flight_grows_then_is_replaced_by_its_span(tmp_path: Path)
     async with app.run_test(size=(120, 36)) as pilot:
         page = await open_page(app)
         await page.send(synth.start_frame(SID, [(0, "search", 4_000.0)]))  # invoked 1 s before "now"
-        pane = lambda: str(app._views[SID].query_one(InFlightPane).render())  # noqa: E731
-        await until(pilot, lambda: SID in app._views and "running 1.0s" in pane(), what="in flight shown")
+        pane = lambda: str(app.dashboard.view.query_one(InFlightPane).render())  # noqa: E731
+        await until(pilot, lambda: has_tab(app, SID) and "running 1.0s" in pane(), what="in flight shown")
         assert "in flight: 1" in pane()
         now[0] += 2_500.0
         await until(pilot, lambda: "running 3.5s" in pane(), what="running time ticks")
@@ -201,7 +201,7 @@ async def test_untrusted_names_render_literally(tmp_path: Path) -> None:
         page = await open_page(app, origin="https://[red]o[/red].example", tools=(HOSTILE_MARKUP, HOSTILE_ESC))
         await page.send(spans(SID, HOSTILE_MARKUP, 0, 1, is_error=True, error="[blink]E[/] \x1b[2J"))
         await page.send({"type": "status", "session": SID, "phase": "measuring", "message": "[reverse]m[/]\x1b[5m", "hints": ["[link=http://x]h[/link]"]})
-        await until(pilot, lambda: SID in app._views and len(row_keys(app)) == 2)
+        await until(pilot, lambda: has_tab(app, SID) and len(row_keys(app)) == 2)
         await pilot.pause()
         svg = app.export_screenshot()
         assert "\x1b" not in svg and "\x07" not in svg
@@ -258,7 +258,7 @@ async def test_compact_layout_at_60x20_says_so(tmp_path: Path) -> None:
     async with app.run_test(size=(60, 20)) as pilot:
         page = await open_page(app)
         await page.send(spans(SID, "search", 0, 2))
-        await until(pilot, lambda: SID in app._views and cell(app, "search", "calls") == "2")
+        await until(pilot, lambda: has_tab(app, SID) and cell(app, "search", "calls") == "2")
         assert app.compact
         badge = app.query_one(TopBar).query_one("#compact")
         assert badge.has_class("on") and "compact layout" in str(badge.render())
@@ -296,7 +296,7 @@ async def test_replay_plays_a_capture_in_the_ui(tmp_path: Path) -> None:
     path.write_text(json.dumps(build_capture(store, generated_at=ORIGIN_MS)))
     app = WmcpTopApp(feed=replay_feed(path, 0.0), export_dir=tmp_path, source_label="replay capture.json")
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(pilot, lambda: len(app._views) == 4, what="four sessions replayed")
+        await until(pilot, lambda: len(app.dashboard.session_ids()) == 4, what="four sessions replayed")
         shop = next(iter(store.sessions))
         await until(pilot, lambda: cell(app, "get_product", "calls", shop) == str(store.sessions[shop].stats.tools["get_product"].calls))
         assert app.store.sessions[shop].stats.summary() == store.sessions[shop].stats.summary()
@@ -307,7 +307,7 @@ async def test_at_80_columns_the_table_fits_without_sideways_scrolling(tmp_path:
     async with app.run_test(size=(80, 24)) as pilot:
         page = await open_page(app, tools=("search_products", "get_product"))
         await page.send(spans(SID, "search_products", 0, 3))
-        await until(pilot, lambda: SID in app._views and cell(app, "search_products", "calls") == "3")
+        await until(pilot, lambda: has_tab(app, SID) and cell(app, "search_products", "calls") == "3")
         t = table(app)
         assert [str(c.value) for c in t.columns] == ["tool", "calls", "err", "p50", "p95", "blocking", "bytes", "tokens", "schema"]
         assert t.virtual_size.width <= t.scrollable_content_region.width, "the narrow table still scrolls sideways"

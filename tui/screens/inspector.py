@@ -17,6 +17,7 @@ from textual.widgets import Footer, Static
 from relay_bridge.store import Session
 from relay_bridge.units import fmt_bytes, fmt_count
 
+from ..changes import Changes
 from ..sanitize import inert
 
 
@@ -110,7 +111,15 @@ class InspectorScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
         self.refresh_view()
+
+    def on_unmount(self) -> None:
+        self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
+
+    def _on_changes(self, changes: Changes) -> None:
+        if changes.touches(self.session_id):
+            self.refresh_view()
 
     def refresh_view(self) -> None:
         session = self.app.store.sessions.get(self.session_id)

@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Footer, Static
 from relay_bridge.store import PromptSession, Session
 from relay_bridge.units import fmt_count, fmt_ms
 
+from ..changes import Changes
 from ..sanitize import inert
 
 MAX_ROWS = 400
@@ -79,8 +80,16 @@ class PromptsScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
         self.refresh_view()
         self.query_one("#prompts", DataTable).focus()
+
+    def on_unmount(self) -> None:
+        self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
+
+    def _on_changes(self, changes: Changes) -> None:
+        if changes.touches(self.session_id):
+            self.refresh_view()
 
     def refresh_view(self) -> None:
         session = self.app.store.sessions.get(self.session_id)  # type: ignore[attr-defined]

@@ -25,6 +25,7 @@ from relay_bridge.footprint.errors import FootprintError
 from relay_bridge.footprint.live import analyze_sessions
 from relay_bridge.units import fmt_bytes
 
+from ..changes import Changes
 from ..sanitize import inert
 
 PART_LABELS = {
@@ -93,8 +94,16 @@ class SchemasScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
         self.refresh_view()
         self.query_one("#tools", DataTable).focus()
+
+    def on_unmount(self) -> None:
+        self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
+
+    def _on_changes(self, changes: Changes) -> None:
+        if changes.touches(None):
+            self.refresh_view()
 
     @property
     def compact(self) -> bool:

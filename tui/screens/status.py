@@ -11,6 +11,7 @@ from textual.widgets import Footer, Static
 
 from relay_bridge import __version__
 
+from ..changes import Changes
 from ..sanitize import inert
 from ..widgets.status_pane import phase_text
 
@@ -123,7 +124,15 @@ class StatusScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
         self.refresh_view()
+
+    def on_unmount(self) -> None:
+        self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
+
+    def _on_changes(self, changes: Changes) -> None:
+        if changes.touches(None):
+            self.refresh_view()
 
     def refresh_view(self) -> None:
         self.query_one("#body", Static).update(status_text(self.app))

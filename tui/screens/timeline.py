@@ -15,6 +15,7 @@ from textual.widgets import Checkbox, DataTable, Footer, Static
 from relay_bridge.store import Session
 from relay_bridge.units import fmt_bytes, fmt_ms
 
+from ..changes import Changes
 from ..sanitize import inert
 
 # The store files every timeline kind under one category (relay_bridge.store.category); one box each.
@@ -138,8 +139,16 @@ class TimelineScreen(Screen[None]):
         table.add_column("at", key="at")
         table.add_column("kind", key="kind")
         table.add_column("what", key="what")
+        self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
         self.refresh_view()
         table.focus()
+
+    def on_unmount(self) -> None:
+        self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
+
+    def _on_changes(self, changes: Changes) -> None:
+        if changes.touches(self.session_id):
+            self.refresh_view()
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
         group = (event.checkbox.id or "k-")[2:]

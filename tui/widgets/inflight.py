@@ -55,6 +55,9 @@ class InFlightPane(Static):
         super().__init__("", **kw)
         self._last = ""
 
+    def forget(self) -> None:
+        self._last = ""
+
     def show(self, session: Session, palette: Palette, clock_ms: Callable[[], float], limit: int = MAX_SHOWN) -> None:
         text = inflight_text(session, palette, clock_ms, limit)
         sig = text.plain + str(text.spans)

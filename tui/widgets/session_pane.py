@@ -1,4 +1,8 @@
-"""One session's tab: summary line, phase and coverage, the tool table, sparklines and calls in flight."""
+"""The shown session: summary line, phase and coverage, the tool table, sparklines and calls in flight.
+
+One view serves every tab: `point_at(sid)` forgets what the previous session drew, so sessions that are not
+on screen have no widgets at all.
+"""
 
 from __future__ import annotations
 
@@ -22,10 +26,9 @@ class SessionView(Vertical):
     SessionView { height: 1fr; }
     """
 
-    def __init__(self, session_id: str, **kw) -> None:
+    def __init__(self, **kw) -> None:
         super().__init__(**kw)
-        self.session_id = session_id
-        self.stale = True
+        self.session_id: str | None = None
 
     def compose(self) -> ComposeResult:
         yield SummaryLine(classes="summary")
@@ -38,6 +41,14 @@ class SessionView(Vertical):
     def table(self) -> ToolTable:
         return self.query_one(ToolTable)
 
+    def point_at(self, session_id: str) -> None:
+        """Show another session from the next `show`: every part forgets what it drew."""
+        self.session_id = session_id
+        self.query_one(SummaryLine).forget()
+        self.query_one(StatusPane).forget()
+        self.table.forget()
+        self.query_one(InFlightPane).forget()
+
     def show(self, session: Session, palette: Palette, clock_ms: Callable[[], float], *, text_filter: str = "",
              compact: bool = False, layout: str = "full") -> None:
         self.query_one(SummaryLine).show(session)
@@ -49,7 +60,6 @@ class SessionView(Vertical):
         if not compact:
             self.query_one(Sparklines).show(session)
         self.query_one(InFlightPane).show(session, palette, clock_ms, limit=2 if compact else 6)
-        self.stale = False
 
     def tick(self, session: Session, palette: Palette, clock_ms: Callable[[], float], compact: bool) -> None:
         if session.inflight:

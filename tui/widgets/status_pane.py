@@ -58,6 +58,9 @@ class StatusPane(Static):
         super().__init__("", **kw)
         self._last: Text | None = None
 
+    def forget(self) -> None:
+        self._last = None
+
     def show(self, session: Session, palette: Palette, with_hints: bool = True) -> None:
         text = phase_text(session, palette, with_hints)
         if self._last is None or text.plain != self._last.plain or text.spans != self._last.spans:

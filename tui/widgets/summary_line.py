@@ -17,6 +17,9 @@ class SummaryLine(Static):
         super().__init__("", **kw)
         self._last = ""
 
+    def forget(self) -> None:
+        self._last = ""
+
     def show(self, session: Session) -> None:
         line = session.stats.summary()  # built from numbers only: no page text
         if line != self._last:

@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.widgets import DataTable
-from textual.widgets.data_table import CellDoesNotExist, ColumnKey
+from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotExist
 
 from relay_bridge.units import fmt_bytes, fmt_count, fmt_ms
 
@@ -185,6 +185,18 @@ class ToolTable(DataTable):
         if changed:
             self._apply_sort()
         return changed
+
+    def forget(self) -> None:
+        """Drop every row (another session is about to be shown); the columns stay."""
+        self.clear()
+        self._cells.clear()
+
+    def move_to(self, tool: str) -> None:
+        """Put the cursor back on `tool`'s row, if it is shown."""
+        try:
+            self.move_cursor(row=self.get_row_index(tool), animate=False)
+        except RowDoesNotExist:  # filtered out, or gone
+            return
 
     def selected_tool(self) -> str | None:
         if not self.row_count:

@@ -1,0 +1,370 @@
+"""The dashboard: the top bar, one tab per session, the shown session's view, the filter and the footer.
+
+It is the app's default screen (`WmcpTopApp.get_default_screen`). It subscribes to the app's `changes` signal
+and redraws only what a change touches:
+
+- one `SessionView` for the session on screen: switching tabs points it at another session, so a hidden
+  session costs nothing per refresh (no widgets, no timers, no layout), however many there are;
+- a tab label is rebuilt only when its words change (state, origin, layout);
+- while another view is pushed on top, changes are merged and applied once when the dashboard shows again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, cast
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.css.query import NoMatches
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Tab, Tabs
+
+from relay_bridge import __version__
+from relay_bridge.store import Session
+
+from .. import keys
+from ..changes import Changes
+from ..sanitize import inert
+from ..widgets.session_pane import SessionView
+from ..widgets.tool_table import columns_for
+from ..widgets.topbar import TopBar
+from ..widgets.waiting import WaitingPanel, waiting_text
+
+if TYPE_CHECKING:
+    from ..app import WmcpTopApp
+
+TICK_INTERVAL = 0.5  # calls in flight: their running time ticks on screen
+
+
+def origin_host(origin: str) -> str:
+    for prefix in ("https://", "http://"):
+        if origin.startswith(prefix):
+            return origin[len(prefix):]
+    return origin
+
+
+def session_state_word(session: Session) -> str:
+    if session.state == "live":
+        return "hidden" if session.info.visibility == "hidden" else "live"
+    return session.state  # disconnected | ended
+
+
+def tab_label(session: Session, compact: bool = False) -> Text:
+    state = session_state_word(session)
+    label = Text(no_wrap=True, end="")
+    if session.agent.startswith("cdp/"):
+        label.append("cdp ", style="italic")  # watched over the DevTools Protocol: nothing in the page
+    if not compact:
+        label.append_text(inert(origin_host(session.info.origin), limit=28))
+        label.append(" ")
+    label.append(session.id)
+    if session.info.context != "top" and not compact:
+        label.append(f" {session.info.context}")
+    elif session.info.context == "relayed":
+        label.append(" rel")
+    label.append(f" {state}", style="bold" if state in ("live", "hidden") else "dim")
+    return label
+
+
+def label_key(session: Session, compact: bool) -> tuple[Any, ...]:
+    """Everything a tab label is made of: the label is rebuilt only when this changes."""
+    return (session_state_word(session), session.agent.startswith("cdp/"), session.info.origin,
+            session.info.context, compact)
+
+
+def pane_id(sid: str) -> str:
+    return f"s-{sid}"
+
+
+class DashboardScreen(Screen[None]):
+    BINDINGS = keys.bindings("dashboard")
+    AUTO_FOCUS = None  # the session's table takes focus when its tab opens; the filter only when asked
+
+    @property
+    def app(self) -> WmcpTopApp:  # typed access (tui.app imports this module, so no getters.app here)
+        return cast("WmcpTopApp", super().app)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text_filter = ""
+        self.sort_key = "tool"
+        self.sort_reverse = False
+        self._labels: dict[str, tuple[Any, ...]] = {}  # session id -> label_key shown on its tab
+        self._cursor: dict[str, str] = {}  # session id -> the tool row the cursor was on when it was left
+        self._pending = Changes()  # merged while another view covers this one
+        self._lock = asyncio.Lock()
+
+    def compose(self) -> ComposeResult:
+        yield TopBar(id="topbar")
+        yield WaitingPanel(id="waiting")
+        with Vertical(id="sessions"):
+            yield Tabs(id="tabs")
+            yield SessionView(id="view")
+        yield Input(placeholder="filter tools by name (enter keeps it, esc clears)", id="filter")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        self.query_one("#filter", Input).display = False
+        self.query_one("#sessions").display = False
+        self.app.changes.subscribe(self, self._on_changes)
+        self.watch(self.app, "paused", self._paused_changed, init=False)
+        self.set_interval(TICK_INTERVAL, self._tick)
+        await self._apply(Changes(frozenset(self.app.store.sessions), True, True))
+
+    def on_unmount(self) -> None:
+        self.app.changes.unsubscribe(self)
+
+    # -- what is shown ------------------------------------------------------------------------------------
+
+    @property
+    def tabs(self) -> Tabs:
+        return self.query_one("#tabs", Tabs)
+
+    @property
+    def view(self) -> SessionView:
+        return self.query_one("#view", SessionView)
+
+    @property
+    def selected_session_id(self) -> str | None:
+        try:
+            active = self.tabs.active
+        except NoMatches:
+            return None
+        return active[2:] if active.startswith("s-") else None
+
+    def selected_tool(self) -> str | None:
+        return self.view.table.selected_tool() if self.view.session_id is not None else None
+
+    def session_ids(self) -> list[str]:
+        """The sessions that have a tab, in tab order."""
+        return list(self._labels)
+
+    # -- changes ------------------------------------------------------------------------------------------
+
+    async def _on_changes(self, changes: Changes) -> None:
+        if self.app.screen is not self:
+            self._pending = self._pending | changes  # covered by a view: catch up when shown again
+            return
+        await self._apply(changes)
+
+    async def on_screen_resume(self) -> None:
+        pending, self._pending = self._pending, Changes()
+        if pending != Changes():
+            await self._apply(pending)
+
+    async def _apply(self, changes: Changes) -> None:
+        if self.app._exit or not self.is_attached:
+            return  # shutting down
+        try:
+            async with self._lock:
+                await self._apply_locked(changes)
+        except NoMatches:
+            if self.app._exit or not self.is_running:
+                return  # the widgets went away under us: the app is closing
+            raise
+
+    async def _apply_locked(self, changes: Changes) -> None:
+        app = self.app
+        store = app.store
+        tabs = self.tabs
+        new = [sid for sid in store.sessions if sid not in self._labels]
+        gone = [sid for sid in self._labels if sid not in store.sessions]
+        for sid in gone:
+            del self._labels[sid]
+            self._cursor.pop(sid, None)
+            await tabs.remove_tab(pane_id(sid))
+        for sid in new:
+            session = store.sessions[sid]
+            self._labels[sid] = label_key(session, app.compact)
+            await tabs.add_tab(Tab(Content.from_text(tab_label(session, app.compact)), id=pane_id(sid)))
+        if new:
+            shown = store.sessions.get(self.selected_session_id or "")
+            if shown is not None and shown.state != "live":
+                # the tab on screen has ended (about:blank before `open` navigates, a reloaded page): follow the
+                # newest live session rather than keep showing a finished one
+                live = [sid for sid in new if store.sessions[sid].state == "live"]
+                if live:
+                    tabs.active = pane_id(live[-1])
+        if new or gone:
+            has = bool(self._labels)
+            self.query_one("#sessions").display = has
+            self.query_one("#waiting", WaitingPanel).display = not has
+        labels = self._labels if changes.redraw else changes.dirty
+        active = self.selected_session_id
+        with app.batch_update():
+            for sid in list(labels):
+                session = store.sessions.get(sid)
+                if session is not None and sid in self._labels:
+                    self._set_label(session)
+            if active is not None and (changes.touches(active) or active in new):
+                self._show(active)
+            self._update_topbar()
+        if app.probe is not None and active is not None and active in changes.dirty:
+            session = store.sessions.get(active)
+            if session is not None:
+                self.call_after_refresh(app.probe.painted, active, session.acked)
+
+    def _set_label(self, session: Session) -> None:
+        key = label_key(session, self.app.compact)
+        if self._labels.get(session.id) == key:
+            return
+        self._labels[session.id] = key
+        tab = self.tabs.get_tab(pane_id(session.id))
+        if tab is not None:
+            tab.label = Content.from_text(tab_label(session, self.app.compact))
+
+    def _show(self, sid: str) -> None:
+        """Bring the view to session `sid` (pointing it there first when another session was shown)."""
+        app = self.app
+        session = app.store.sessions.get(sid)
+        if session is None:
+            return
+        view = self.view
+        if view.session_id != sid:
+            if view.session_id is not None:
+                left = view.table.selected_tool()
+                if left is not None:
+                    self._cursor[view.session_id] = left
+            view.point_at(sid)
+        table = view.table
+        if (table.sort_key, table.sort_reverse) != (self.sort_key, self.sort_reverse):
+            table.set_sort(self.sort_key, self.sort_reverse)
+        view.show(session, app.palette, app.clock_ms, text_filter=self.text_filter, compact=app.compact,
+                  layout=app.table_layout)
+        remembered = self._cursor.pop(sid, None)
+        if remembered is not None:
+            table.move_to(remembered)
+
+    def _update_topbar(self) -> None:
+        app = self.app
+        store = app.store
+        text = Text(no_wrap=True, end="")
+        text.append("wmcp-top", style="bold")
+        if not app.compact:
+            text.append(f" {__version__}")
+        if app.relay is not None:
+            text.append(f" · relay 127.0.0.1:{app.relay.port}")
+        elif app.source_label:
+            text.append(" · ")
+            text.append_text(inert(app.source_label, limit=40))
+        live = sum(1 for s in store.sessions.values() if s.state == "live")
+        n = len(store.sessions)
+        text.append(f" · {n} session{'s' if n != 1 else ''}" + (f", {live} live" if n else ""))
+        counters = store.counters
+        extra = []
+        if counters.get("rejected"):
+            extra.append(f"rejected {counters['rejected']}")
+        if counters.get("lost"):
+            extra.append(f"lost {counters['lost']}")
+        if extra:
+            text.append(" · " + " · ".join(extra), style=app.palette.style("error"))
+        otlp = app.relay.otlp.stats if app.relay is not None and app.relay.otlp is not None else None
+        if otlp is not None and otlp.state == "unreachable":
+            text.append(" · ")
+            text.append(f"OTLP down, {otlp.dropped} dropped" if not app.compact else f"OTLP✗{otlp.dropped}",
+                        style=app.palette.style("error"))
+        if self.text_filter:
+            text.append(" · filter ")
+            text.append_text(inert(self.text_filter, limit=20))
+        bar = self.query_one(TopBar)
+        bar.set_text(text)
+        bar.set_paused(app.paused)
+        bar.set_compact(app.compact)
+        waiting = self.query_one("#waiting", WaitingPanel)
+        if waiting.display:
+            waiting.update(waiting_text(app.relay.snippet if app.relay else None, app.source_label))
+
+    def _tick(self) -> None:
+        app = self.app
+        if app.paused or app.screen is not self:
+            return
+        sid = self.view.session_id
+        session = app.store.sessions.get(sid) if sid else None
+        if session is not None and session.inflight:
+            self.view.tick(session, app.palette, app.clock_ms, app.compact)
+
+    def _paused_changed(self, paused: bool) -> None:
+        self.query_one(TopBar).set_paused(paused)
+
+    @on(Tabs.TabActivated, "#tabs")
+    def _tab_activated(self, event: Tabs.TabActivated) -> None:
+        if self.app._exit:
+            return  # a tab change delivered while the app closes
+        sid = self.selected_session_id
+        if sid is None:
+            return
+        if not self.app.paused:
+            with self.app.batch_update():
+                self._show(sid)
+        elif self.view.session_id is None:
+            self._show(sid)  # paused before anything was shown: show the first session once
+        if self.app.screen is self and not self.query_one("#filter", Input).has_focus:
+            self.view.table.focus()
+
+    # -- keys ---------------------------------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        field = self.query_one("#filter", Input)
+        field.display = True
+        field.value = self.text_filter
+        field.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.text_filter = event.value
+        if not self.app.paused:
+            self._redraw_shown()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        self.query_one("#filter", Input).display = False
+        self.view.table.focus()
+
+    def key_escape(self) -> None:
+        field = self.query_one("#filter", Input)
+        if field.display:
+            field.value = ""
+            field.display = False
+            self.view.table.focus()
+
+    def _redraw_shown(self) -> None:
+        sid = self.selected_session_id
+        if sid is not None:
+            with self.app.batch_update():
+                self._show(sid)
+                self._update_topbar()
+
+    def _set_sort(self, key: str, reverse: bool) -> None:
+        self.sort_key, self.sort_reverse = key, reverse  # the header's ▲/▼ says which (no toast: cheap to repaint)
+        if not self.app.paused:
+            sid = self.selected_session_id
+            if sid is not None:
+                self._show(sid)
+        probe = self.app.probe
+        if probe is not None:
+            self.call_after_refresh(probe.key_painted)
+
+    def action_sort(self) -> None:
+        cols = [c.key for c in columns_for(self.app.table_layout)]
+        i = cols.index(self.sort_key) if self.sort_key in cols else -1
+        self._set_sort(cols[(i + 1) % len(cols)], self.sort_reverse)
+
+    def action_sort_reverse(self) -> None:
+        self._set_sort(self.sort_key, not self.sort_reverse)
+
+    @on(DataTable.HeaderSelected)
+    def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
+        key = event.column_key.value
+        if key is None:
+            return
+        self._set_sort(key, not self.sort_reverse if key == self.sort_key else False)
+
+    def action_next_session(self) -> None:
+        self.tabs.action_next_tab()
+
+    def action_prev_session(self) -> None:
+        self.tabs.action_previous_tab()
