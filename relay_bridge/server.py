@@ -29,7 +29,7 @@ from . import __version__
 from . import protocol as p
 from .assets import agent_script
 from .auth import token_matches
-from .ratecap import Bucket, SocketGate
+from .ratecap import Allowance, SocketGate
 from .sessionlog import SessionLog
 from .snippet import Snippet
 from .store import Store
@@ -51,6 +51,10 @@ RATE_PER_SECOND = 2000.0
 RATE_BURST = 4000.0
 TOKEN_RATE_PER_SECOND = 8000.0
 TOKEN_RATE_BURST = 8000.0
+BYTES_PER_SECOND = 8 * 1024 * 1024
+BYTES_BURST = 16 * 1024 * 1024
+TOKEN_BYTES_PER_SECOND = 16 * 1024 * 1024
+TOKEN_BYTES_BURST = 16 * 1024 * 1024
 # Sockets open at once; more are refused at the handshake (503). Each buffers at most 16 frames (of up to 1 MiB)
 # while the loop is busy.
 MAX_CONNECTIONS = 128
@@ -71,6 +75,10 @@ class RelayConfig:
     rate_burst: float = RATE_BURST
     token_rate_per_second: float = TOKEN_RATE_PER_SECOND
     token_rate_burst: float = TOKEN_RATE_BURST
+    bytes_per_second: float = BYTES_PER_SECOND
+    bytes_burst: float = BYTES_BURST
+    token_bytes_per_second: float = TOKEN_BYTES_PER_SECOND
+    token_bytes_burst: float = TOKEN_BYTES_BURST
     max_connections: int = MAX_CONNECTIONS
     otlp: str | None = None  # OTLP/HTTP traces endpoint (relay_bridge.otlp); None = no export
     otlp_interval: float = 0.5  # seconds between export batches
@@ -122,7 +130,8 @@ class Relay:
         self._conn_ids = itertools.count(1)
         self.port = config.port
         self._sockets: dict[int, ServerConnection] = {}
-        self._token_bucket = Bucket(config.token_rate_per_second, config.token_rate_burst, time.monotonic())
+        self._token_allowance = Allowance.of(config.token_rate_per_second, config.token_rate_burst,
+                                             config.token_bytes_per_second, config.token_bytes_burst, time.monotonic())
         self._pending: dict[str, tuple[int, str, asyncio.Future[InvokeResult]]] = {}
         self._command_ids = itertools.count(1)
         self.otlp: Any = None  # relay_bridge.otlp.exporter.OtlpExport while --otlp is on
@@ -258,7 +267,9 @@ class Relay:
         if self.session_log is not None:
             self.session_log.connection(conn, True)
         self._sockets[conn] = ws
-        gate = SocketGate(self._token_bucket, self.config.rate_per_second, self.config.rate_burst, time.monotonic())
+        now = time.monotonic()
+        c = self.config
+        gate = SocketGate(self._token_allowance, Allowance.of(c.rate_per_second, c.rate_burst, c.bytes_per_second, c.bytes_burst, now), now)
         streak = 0
         closed = False
 
@@ -277,7 +288,7 @@ class Relay:
             await reply(p.Welcome(p.PROTOCOL, f"wmcp-top/{__version__}"))
             async for message in ws:
                 raw = p.scrub(message if isinstance(message, str) else bytes(message))
-                if not gate.take(time.monotonic()):
+                if not gate.take(time.monotonic(), len(raw)):
                     await reply(store.reject(conn, p.Rejection(p.Code.RATE_LIMITED, "too many frames; slow down and re-send unacked spans"), _session_hint(raw)))
                     continue
                 frame = p.decode(raw)

@@ -17,6 +17,7 @@ from typing import Any, Callable, Literal, Protocol
 
 import msgspec
 
+from . import budget as b
 from . import protocol as p
 from .stats import SessionStats
 
@@ -44,9 +45,6 @@ class StoreObserver(Protocol):
     def on_span(self, session: Session, span: p.Span) -> None: ...
 
     def on_tool(self, session: Session, record: ToolRecord, change: str, at: float) -> None: ...
-TIMELINE_MAX = 2000
-PROMPT_SESSIONS_MAX = 64
-PROMPTS_PER_SESSION = 200
 
 
 @dataclass(slots=True)
@@ -84,6 +82,7 @@ class TimelineEntry:
     at: float  # page clock (performance.now()) when known, else relative to timeOrigin from the relay clock
     kind: str
     detail: dict[str, Any]
+    size: int = 0  # estimated bytes (budget.detail_bytes)
 
 
 @dataclass(slots=True)
@@ -106,7 +105,7 @@ class PromptSession:
     id: str
     created_at: float
     destroyed_at: float | None = None
-    calls: deque[PromptCall] = field(default_factory=lambda: deque(maxlen=PROMPTS_PER_SESSION))
+    calls: deque[PromptCall] = field(default_factory=lambda: deque(maxlen=b.PROMPTS_PER_SESSION))
 
 
 # Timeline categories for filtering (issue 8's tools, calls, prompts, system).
@@ -129,6 +128,7 @@ class SessionCounters:
     duplicates: int = 0
     rejected: int = 0
     late_updates: int = 0
+    limited: int = 0  # frames or spans refused by a memory cap (relay_bridge.budget)
 
 
 @dataclass
@@ -145,7 +145,11 @@ class Session:
     floor: int = 0
     inflight: dict[int, InFlight] = field(default_factory=dict)
     tools: dict[str, ToolRecord] = field(default_factory=dict)
-    timeline: deque[TimelineEntry] = field(default_factory=lambda: deque(maxlen=TIMELINE_MAX))
+    timeline: deque[TimelineEntry] = field(default_factory=deque)
+    # Estimated bytes this session holds in its variable-size parts (budget.py); the store sums them.
+    footprint: int = 0
+    timeline_bytes: int = 0
+    descriptor_bytes: int = 0
     status: p.Status | None = None
     ledger: p.Ledger | None = None
     ledger_rev: int = -1
@@ -174,7 +178,7 @@ class Session:
     @property
     def coverage(self) -> str:
         """`incomplete` whenever anything is known missing; otherwise the page's word, or what the spans say."""
-        if self.lost or self.counters.rejected or (self.status is not None and self.status.coverage == "incomplete"):
+        if self.lost or self.counters.rejected or self.counters.limited or (self.status is not None and self.status.coverage == "incomplete"):
             return "incomplete"
         if self.stats.totals.calls or self.inflight:
             return "running"
@@ -186,6 +190,8 @@ class Session:
             reasons.append(f"{self.lost} spans were evicted in the page before they could be sent")
         if self.counters.rejected:
             reasons.append(f"{self.counters.rejected} frames of this session were rejected by the relay")
+        if self.counters.limited:
+            reasons.append(f"{self.counters.limited} frames or spans were over the relay's memory caps")
         if self.status is not None:
             reasons.extend(self.status.reasons)
         return reasons
@@ -221,6 +227,8 @@ class Store:
         # Frames a connection sent for sessions it does not own: counted against it, never against the session.
         self.refused_by_conn: Counter[int] = Counter()
         self.origins: dict[int, str] = {}
+        # Estimated bytes of every session's variable-size parts (budget.RELAY_BUDGET_BYTES bounds it).
+        self.footprint = 0
         # A replayed log holds only frames the live relay accepted, ownership already checked; its hellos carry
         # no secret (the log never stores one), so replay turns the check off.
         self.check_resume = True
@@ -294,6 +302,20 @@ class Store:
         self._touch()
         return p.ErrorFrame(rejection.code, rejection.message, False, session_id)
 
+    def _limit(self, conn: int | None, session: Session, what: str, message: str) -> p.ErrorFrame:
+        """A memory cap refused (part of) a frame of `session`'s owner: counted by cap and shown as coverage."""
+        self.counters[f"limit:{what}"] += 1
+        session.counters.limited += 1
+        return self.reject(conn, p.Rejection(p.Code.LIMIT, message), session.id)
+
+    def _grow(self, session: Session, delta: int) -> None:
+        session.footprint += delta
+        self.footprint += delta
+
+    def _room(self, delta: int) -> bool:
+        """Whether the relay's total budget takes `delta` more estimated bytes."""
+        return delta <= 0 or self.footprint + delta <= b.RELAY_BUDGET_BYTES
+
     # -- frames -------------------------------------------------------------------------------------------
 
     def apply(self, conn: int, frame: p.AgentFrame) -> list[msgspec.Struct]:
@@ -320,9 +342,9 @@ class Store:
         replies: list[msgspec.Struct] = []
         match frame:
             case p.Spans():
-                replies = self._spans(session, frame)
+                replies = self._spans(conn, session, frame)
             case p.Start():
-                self._start(session, frame)
+                replies = self._start(conn, session, frame)
             case p.Update():
                 if session.stats.update_blocking(frame.seq, frame.blockingMs):
                     self.counters["updates"] += 1
@@ -331,7 +353,7 @@ class Store:
             case p.LedgerFrame():
                 self._ledger(session, frame)
             case p.ToolChange():
-                self._tool(session, frame)
+                replies = self._tool(conn, session, frame)
             case p.Status():
                 session.status = frame
                 self._timeline(session, "phase", {"phase": frame.phase})
@@ -348,7 +370,7 @@ class Store:
                     session.info.visibility = str(frame.detail["state"])[:16]
                 self._timeline(session, frame.kind, dict(frame.detail), frame.at)
             case p.Prompt():
-                self._prompt(session, frame)
+                replies = self._prompt(conn, session, frame)
             case p.Payload() | p.Result():
                 pass  # never stored: the server hands these to the OpenTelemetry lane / the waiting dialog
             case p.Bye():
@@ -437,12 +459,23 @@ class Store:
         for sid, session in self.sessions.items():  # dicts keep insertion order: oldest first
             if session.state != "live":
                 del self.sessions[sid]
+                self.footprint -= session.footprint
                 self.counters["evicted"] += 1
                 self._touch()
                 return True
         return False
 
-    def _spans(self, session: Session, frame: p.Spans) -> list[msgspec.Struct]:
+    def _new_row_refused(self, session: Session, tool: str) -> str | None:
+        """Which cap a tool name not seen before in this session would break, if any."""
+        if tool in session.stats.tools:
+            return None
+        if len(session.stats.tools) >= b.MAX_TOOL_ROWS:
+            return "tool_rows"
+        if not self._room(b.ROW_OVERHEAD + len(tool)):
+            return "budget"
+        return None
+
+    def _spans(self, conn: int, session: Session, frame: p.Spans) -> list[msgspec.Struct]:
         if frame.lost is not None:
             self._set_lost(session, frame.lost)
         if frame.floor is not None and frame.floor - 1 > session.acked:
@@ -451,11 +484,22 @@ class Store:
             session.floor = frame.floor
             session.above = {s for s in session.above if s > session.acked}
         stored = 0
+        refused: str | None = None
         replies: list[msgspec.Struct] = []
         for span in frame.spans:
             if span.sessionId != session.id:
                 replies.append(self.reject(None, p.Rejection(p.Code.INVALID, "span belongs to another session"), session.id))
                 continue
+            cap = self._new_row_refused(session, span.tool) if not session.is_contiguous_stored(span.seq) else None
+            if cap is not None:
+                # Refused, yet marked as received: sending it again would be refused again.
+                self.counters[f"limit:{cap}"] += 1
+                session.counters.limited += 1
+                refused = refused or cap
+                session.above.add(span.seq)
+                continue
+            if span.tool not in session.stats.tools:
+                self._grow(session, b.ROW_OVERHEAD + len(span.tool))
             if session.is_contiguous_stored(span.seq):
                 session.counters.duplicates += 1
                 self.counters["duplicates"] += 1
@@ -474,10 +518,12 @@ class Store:
             session.above.discard(session.acked)
         session.counters.spans += stored
         self.counters["spans"] += stored
+        if refused is not None:
+            replies.append(self.reject(conn, p.Rejection(p.Code.LIMIT, f"spans of new tools over the cap ({refused}); counted"), session.id))
         replies.append(p.Ack(session.id, session.acked))
         return replies
 
-    def _start(self, session: Session, frame: p.Start) -> None:
+    def _start(self, conn: int, session: Session, frame: p.Start) -> list[msgspec.Struct]:
         now = self.clock.monotonic()
         for call in frame.calls:
             if session.is_contiguous_stored(call.seq):
@@ -487,11 +533,12 @@ class Store:
         # A page that never settles must not grow this without bound.
         while len(session.inflight) > session.stats.buffer:
             session.inflight.pop(next(iter(session.inflight)))
+        return []
 
-    def _prompt(self, session: Session, frame: p.Prompt) -> None:
+    def _prompt(self, conn: int, session: Session, frame: p.Prompt) -> list[msgspec.Struct]:
         ps = session.prompts.get(frame.promptSession)
         if ps is None:
-            if len(session.prompts) >= PROMPT_SESSIONS_MAX:
+            if len(session.prompts) >= b.PROMPT_SESSIONS_MAX:
                 session.prompts.pop(next(iter(session.prompts)))
             ps = session.prompts[frame.promptSession] = PromptSession(frame.promptSession, frame.at)
         detail: dict[str, Any] = {"promptSession": frame.promptSession}
@@ -506,6 +553,7 @@ class Store:
                 detail["error"] = frame.error
         kind = {"create": "prompt-create", "prompt": "prompt", "stream": "prompt-stream", "destroy": "prompt-destroy"}[frame.kind]
         self._timeline(session, kind, detail, frame.at)
+        return []
 
     def _ledger(self, session: Session, frame: p.LedgerFrame) -> None:
         if frame.rev <= session.ledger_rev:
@@ -514,8 +562,11 @@ class Store:
         session.ledger = frame.ledger
         session.stats.set_unsampled(frame.ledger.totals.unsampledCalls)
 
-    def _tool(self, session: Session, frame: p.ToolChange) -> None:
+    def _tool(self, conn: int, session: Session, frame: p.ToolChange) -> list[msgspec.Struct]:
         if frame.change == "registered":
+            refused = self._tool_refused(session, frame)
+            if refused is not None:
+                return [self._limit(conn, session, *refused)]
             record = ToolRecord(
                 frame.name,
                 frame.schemaBytes,
@@ -531,6 +582,7 @@ class Store:
             if previous is not None and frame.rejected is None and previous.rejected is None:
                 record.redefined = previous.redefined or previous.descriptor != record.descriptor or previous.fingerprint != record.fingerprint
             if frame.rejected is None or previous is None or not previous.registered:
+                self._account_tool(session, previous, record)
                 session.tools[frame.name] = record
             if frame.rejected is None:
                 session.stats.register(frame.name, frame.schemaBytes, frame.internal)
@@ -541,18 +593,51 @@ class Store:
         else:
             found = session.tools.get(frame.name)
             if found is None:
-                return
+                return []
             record = found
             record.unregisteredAt = frame.at
             session.stats.unregister(frame.name)
             self._timeline(session, "unregister", {"tool": frame.name}, frame.at)
         for observer in self.observers:
             observer.on_tool(session, record, frame.change, frame.at)
+        return []
+
+    def _tool_refused(self, session: Session, frame: p.ToolChange) -> tuple[str, str] | None:
+        """Which cap a registration would break: (counter name, message), or None."""
+        previous = session.tools.get(frame.name)
+        if previous is None and len(session.tools) >= b.MAX_TOOLS:
+            return "tools", f"at most {b.MAX_TOOLS} tools a session"
+        if previous is None and frame.name not in session.stats.tools and len(session.stats.tools) >= b.MAX_TOOL_ROWS:
+            return "tool_rows", f"at most {b.MAX_TOOL_ROWS} tool names a session"
+        old = len(previous.descriptor or b"") if previous is not None else 0
+        new = len(frame.descriptor)
+        if session.descriptor_bytes - old + new > b.MAX_DESCRIPTOR_BYTES:
+            return "descriptor_bytes", f"at most {b.MAX_DESCRIPTOR_BYTES} descriptor bytes a session"
+        grow = b.tool_bytes(frame.name, bytes(frame.descriptor), _annotations(frame)) - (_record_bytes(previous) if previous is not None else 0)
+        if not self._room(grow):
+            return "budget", "the relay's memory budget is spent"
+        return None
+
+    def _account_tool(self, session: Session, previous: ToolRecord | None, record: ToolRecord) -> None:
+        if previous is not None:
+            session.descriptor_bytes -= len(previous.descriptor or b"")
+            self._grow(session, -_record_bytes(previous))
+        session.descriptor_bytes += len(record.descriptor or b"")
+        self._grow(session, _record_bytes(record))
 
     def _timeline(self, session: Session, kind: str, detail: dict[str, Any], at: float | None = None) -> None:
         if at is None:
             at = max(0.0, self.clock.time() * 1000 - session.info.timeOrigin) if session.info.timeOrigin else 0.0
-        session.timeline.append(TimelineEntry(at, kind, detail))
+        size = b.detail_bytes(detail) + len(kind)
+        # A window: the oldest entries leave to stay under the session's caps and the relay's budget.
+        timeline = session.timeline
+        while timeline and (len(timeline) >= b.TIMELINE_MAX or session.timeline_bytes + size > b.TIMELINE_BYTES or not self._room(size)):
+            gone = timeline.popleft()
+            session.timeline_bytes -= gone.size
+            self._grow(session, -gone.size)
+        timeline.append(TimelineEntry(at, kind, detail, size))
+        session.timeline_bytes += size
+        self._grow(session, size)
 
     # -- reads --------------------------------------------------------------------------------------------
 
@@ -561,3 +646,11 @@ class Store:
 
     def counter_view(self) -> dict[str, int]:
         return dict(self.counters)
+
+
+def _annotations(frame: p.ToolChange) -> int:
+    return len(frame.annotationsSent or ()) + len(frame.annotationsKept or ())
+
+
+def _record_bytes(record: ToolRecord) -> int:
+    return b.tool_bytes(record.name, record.descriptor, len(record.annotationsSent or ()) + len(record.annotationsKept or ()))
