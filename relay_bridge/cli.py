@@ -28,6 +28,7 @@ from .server import DEFAULT_PORT, Relay, RelayConfig
 from .store import Store
 
 SUMMARY_EVERY = 5.0
+HEALTH_EVERY = 0.25  # how soon a session log write error (and its recovery) gets its line
 
 
 class UsageError(Exception):
@@ -140,11 +141,17 @@ async def _relay_main(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    log_said: str | None = None
+    next_summary = loop.time() + SUMMARY_EVERY
     try:
         while not stop.is_set():
             try:
-                await asyncio.wait_for(stop.wait(), SUMMARY_EVERY)
+                await asyncio.wait_for(stop.wait(), HEALTH_EVERY)
             except TimeoutError:
+                log_said = _say_log_health(relay, log_said)
+                if loop.time() < next_summary:
+                    continue
+                next_summary = loop.time() + SUMMARY_EVERY
                 for session in relay.store.live_sessions():
                     print(session_line(session), flush=True)
                 if relay.otlp is not None and relay.otlp.stats.state == "unreachable":
@@ -156,6 +163,20 @@ async def _relay_main(args: argparse.Namespace) -> int:
         for path in write_reports(relay.store, Path(args.report_on_exit)):
             print(f"wrote {path}", flush=True)
     return 0
+
+
+def _say_log_health(relay: Relay, said: str | None) -> str | None:
+    """One line when the session log starts failing, one when it writes again; returns what was said."""
+    log = relay.session_log
+    if log is None:
+        return said
+    if log.error is not None and said is None:
+        print(f"session log: cannot write: {log.error}; keeping the newest lines in memory", flush=True)
+        return log.error
+    if log.error is None and said is not None:
+        print(f"session log: writing again ({log.dropped} lines dropped meanwhile)", flush=True)
+        return None
+    return said
 
 
 def cmd_relay(args: argparse.Namespace) -> int:
@@ -170,10 +191,13 @@ def cmd_snippet(args: argparse.Namespace) -> int:
 
 
 def cmd_replay_report(args: argparse.Namespace) -> int:
+    notes: list[str] = []
     try:
-        store = load_store(Path(args.file))
+        store = load_store(Path(args.file), notes=notes)
     except ReplayError as exc:
         raise UsageError(str(exc)) from None
+    for note in notes:
+        print(f"wmcp-top replay: {note}", file=sys.stderr)
     for path in write_reports(store, Path(args.report)):
         print(f"wrote {path}")
     return 0

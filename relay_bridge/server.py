@@ -122,6 +122,9 @@ class Relay:
         self.config = config
         self.store = store or Store(buffer=config.buffer)
         self.session_log = SessionLog(config.log_dir) if config.log_dir is not None else None
+        if self.session_log is not None:
+            self.store.on_refusal = self.session_log.refusal
+            self.session_log.on_health = self.store.touch_relay
         self._server: Server | None = None
         self._conn_ids = itertools.count(1)
         self.port = config.port
@@ -314,8 +317,7 @@ class Relay:
                 # (websockets hands text frames over as str, already checked to be UTF-8.)
                 now = time.monotonic()
                 if not gate.take(now):
-                    store.counters["rejected"] += 1
-                    store.counters[f"rejected:{p.Code.RATE_LIMITED}"] += 1
+                    store.count_refusal(conn, p.Code.RATE_LIMITED, None, False, None)
                     if now - last_refusal_reply >= RATE_REPLY_EVERY:  # one error a moment is enough to slow an agent
                         last_refusal_reply = now
                         head = message[:4096]

@@ -229,6 +229,8 @@ class Store:
         self.origins: dict[int, str] = {}
         # Estimated bytes of every session's variable-size parts (budget.RELAY_BUDGET_BYTES bounds it).
         self.footprint = 0
+        # Told of every refusal (the session log writes them, so a replay rebuilds the counts).
+        self.on_refusal: Callable[[int, str, str | None, bool, str | None, int], None] | None = None
         # A replayed log holds only frames the live relay accepted, ownership already checked; its hellos carry
         # no secret (the log never stores one), so replay turns the check off.
         self.check_resume = True
@@ -286,27 +288,44 @@ class Store:
         session = self.sessions.get(session_id) if session_id else None
         return session is not None and (conn is None or session.conn == conn)
 
-    def reject(self, conn: int | None, rejection: p.Rejection, session_id: str | None = None) -> p.ErrorFrame:
+    def reject(self, conn: int | None, rejection: p.Rejection, session_id: str | None = None, cap: str | None = None, n: int = 1) -> p.ErrorFrame:
         """Count a refused frame (by code, relay-wide) and say why, naming the session the frame named.
         It counts against the session (and so makes its coverage `incomplete`) only when `conn` owns that
-        session: a socket cannot spoil another's numbers by sending bad frames in its name."""
-        self.counters["rejected"] += 1
-        self.counters[f"rejected:{rejection.code}"] += 1
+        session: a socket cannot spoil another's numbers by sending bad frames in its name. `cap` names the
+        memory cap that refused it (budget.py); `n` counts several refused items (spans of one batch)."""
         session = self.sessions.get(session_id) if session_id else None
-        if session is not None and self.owns(conn, session_id):
-            session.counters.rejected += 1
-            self._touch(session.id)
-        elif session is not None and conn is not None:
-            self.counters["refused:not_owner"] += 1
-            self.refused_by_conn[conn] += 1
-        self._touch()
+        owned = session is not None and self.owns(conn, session_id)
+        not_owner = session is not None and not owned and conn is not None
+        self.count_refusal(conn, rejection.code, session_id if owned else None, not_owner, cap, n)
         return p.ErrorFrame(rejection.code, rejection.message, False, session_id)
+
+    def count_refusal(self, conn: int | None, code: str, session_id: str | None, not_owner: bool, cap: str | None, n: int = 1) -> None:
+        """The counting half of `reject`, also what a replayed log's refusal lines go through."""
+        self.counters["rejected"] += n
+        self.counters[f"rejected:{code}"] += n
+        if cap is not None:
+            self.counters[f"limit:{cap}"] += n
+        session = self.sessions.get(session_id) if session_id else None
+        if session is not None:
+            session.counters.rejected += n
+            if cap is not None:
+                session.counters.limited += n
+            self._touch(session.id)
+        if not_owner:
+            self.counters["refused:not_owner"] += n
+            if conn is not None:
+                self.refused_by_conn[conn] += n
+        if self.on_refusal is not None and conn is not None:
+            self.on_refusal(conn, code, session_id, not_owner, cap, n)
+        self._touch()
+
+    def touch_relay(self) -> None:
+        """Something relay-wide changed outside the store (the session log's health): views redraw."""
+        self._touch()
 
     def _limit(self, conn: int | None, session: Session, what: str, message: str) -> p.ErrorFrame:
         """A memory cap refused (part of) a frame of `session`'s owner: counted by cap and shown as coverage."""
-        self.counters[f"limit:{what}"] += 1
-        session.counters.limited += 1
-        return self.reject(conn, p.Rejection(p.Code.LIMIT, message), session.id)
+        return self.reject(conn, p.Rejection(p.Code.LIMIT, message), session.id, cap=what)
 
     def _grow(self, session: Session, delta: int) -> None:
         session.footprint += delta
@@ -485,6 +504,7 @@ class Store:
             session.above = {s for s in session.above if s > session.acked}
         stored = 0
         refused: str | None = None
+        refused_n = 0
         replies: list[msgspec.Struct] = []
         for span in frame.spans:
             if span.sessionId != session.id:
@@ -493,9 +513,8 @@ class Store:
             cap = self._new_row_refused(session, span.tool) if not session.is_contiguous_stored(span.seq) else None
             if cap is not None:
                 # Refused, yet marked as received: sending it again would be refused again.
-                self.counters[f"limit:{cap}"] += 1
-                session.counters.limited += 1
                 refused = refused or cap
+                refused_n += 1
                 session.above.add(span.seq)
                 continue
             if span.tool not in session.stats.tools:
@@ -519,7 +538,7 @@ class Store:
         session.counters.spans += stored
         self.counters["spans"] += stored
         if refused is not None:
-            replies.append(self.reject(conn, p.Rejection(p.Code.LIMIT, f"spans of new tools over the cap ({refused}); counted"), session.id))
+            replies.append(self.reject(conn, p.Rejection(p.Code.LIMIT, f"spans of new tools over the cap ({refused}); counted"), session.id, cap=refused, n=refused_n))
         replies.append(p.Ack(session.id, session.acked))
         return replies
 
