@@ -55,19 +55,6 @@ class _LogLine(msgspec.Struct):
 _line_decoder = msgspec.json.Decoder(_LogLine)
 
 
-class StepClock:
-    """The store's clock during a replay: the time of the line being applied."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def time(self) -> float:
-        return self.t / 1000
-
-    def monotonic(self) -> float:
-        return self.t / 1000
-
-
 def read_steps(path: Path) -> list[Step]:
     """Steps of a capture or a session log, told apart by content, not by file name."""
     try:
@@ -80,6 +67,8 @@ def read_steps(path: Path) -> list[Step]:
         whole = None
     if isinstance(whole, dict) and "format" in whole:
         return list(_capture_steps(path, whole))
+    if not text.strip():
+        raise ReplayError(f"{path}: empty file (not a session log or capture)")
     steps: list[Step] = []
     for part in log_parts(path):
         try:
@@ -87,6 +76,8 @@ def read_steps(path: Path) -> list[Step]:
         except OSError as exc:
             raise ReplayError(f"cannot read {part}: {exc.strerror}") from None
         steps.extend(_log_steps(part, data.split(b"\n")))
+    if not any(step.note is None for step in steps):  # nothing but a torn line: not a log at all
+        raise ReplayError(f"{path}: not a wmcp-top session log or capture")
     return steps
 
 
@@ -105,6 +96,7 @@ def _log_steps(path: Path, lines: list[bytes]) -> Iterator[Step]:
     while lines and not lines[-1].strip():
         lines = lines[:-1]
     last = len(lines)
+    t = 0.0
     for n, line in enumerate(lines, 1):
         line = line.strip()
         if not line:
@@ -114,9 +106,10 @@ def _log_steps(path: Path, lines: list[bytes]) -> Iterator[Step]:
         except msgspec.DecodeError:
             if n == last:
                 # A torn last line (a crash, or a disk that filled mid-line): everything before it counts.
-                yield Step(0.0, 0, note=f"{path.name}:{n}: skipped a torn last line ({len(line)} bytes)")
+                yield Step(t, 0, note=f"{path.name}:{n}: skipped a torn last line ({len(line)} bytes)")
                 return
             raise ReplayError(f"{path}:{n}: not a wmcp-top session log line") from None
+        t = rec.t
         if rec.open or rec.close:
             yield Step(rec.t, rec.c, opened=bool(rec.open))
         elif rec.rej is not None:
@@ -167,13 +160,30 @@ def _capture_frames(sess: dict[str, Any]) -> Iterator[dict[str, Any]]:
     calls = [{k: c[k] for k in ("seq", "tool", "invokedAt", "depth", "parent")} for c in sess.get("inflight", [])]
     if calls:
         yield {"type": "start", "session": sid, "calls": calls}
-    if sess.get("unsampledCalls"):
-        yield {"type": "ledger", "session": sid, "rev": 1, "ledger": {"sessionId": sid, "totals": {"unsampledCalls": sess["unsampledCalls"]}}}
+    counted = {t["name"]: {"measured": t.get("measured", True), "counted": t.get("counted", 0)} for t in sess.get("tools", [])
+               if not t.get("measured", True) or t.get("counted", 0)}
+    if sess.get("unsampledCalls") or counted:
+        yield {"type": "ledger", "session": sid, "rev": 1,
+               "ledger": {"sessionId": sid, "tools": counted, "totals": {"unsampledCalls": sess.get("unsampledCalls", 0)}}}
     for tool in sess.get("tools", []):
         if tool.get("unregisteredAt") is not None:
             yield {"type": "tool", "session": sid, "change": "unregistered", "name": tool["name"], "at": tool["unregisteredAt"]}
     if sess.get("status"):
         yield dict(sess["status"], type="status")
+
+
+class StepClock:
+    """The store's clock during a replay: the time of the step being applied, so what the store stamps (a call
+    ended by its session's end, relay-side timeline entries) carries the log's time, not the replay's."""
+
+    def __init__(self) -> None:
+        self.ms = 0.0
+
+    def time(self) -> float:
+        return self.ms / 1000
+
+    def monotonic(self) -> float:
+        return self.ms / 1000
 
 
 def replay_into(store: Store, steps: list[Step]) -> list[str]:
@@ -184,12 +194,10 @@ def replay_into(store: Store, steps: list[Step]) -> list[str]:
 def apply_step(store: Store, step: Step) -> str | None:
     """Apply one step; return its note, if it has one (the caller says it)."""
     store.check_resume = False  # the log holds accepted frames only, and never a resume secret
-    if not isinstance(store.clock, StepClock):
-        store.clock = StepClock()
     if step.note is not None:
         return step.note
-    if step.t:
-        store.clock.t = step.t
+    if isinstance(store.clock, StepClock) and step.t:
+        store.clock.ms = step.t
     if step.refusal is not None:
         code, session, not_owner, cap, n = step.refusal
         store.count_refusal(step.conn, code, session, not_owner, cap, n)
@@ -205,13 +213,14 @@ def apply_step(store: Store, step: Step) -> str | None:
 
 
 def close_all(store: Store) -> None:
-    """After the last step nothing is connected any more (a log cut by a crash has no close lines)."""
+    """After the last step nothing is connected any more (a log cut by a crash has no close lines): calls still
+    open end there, at the last step's time."""
     for conn in list(store.connections):
         store.disconnect(conn)
 
 
 def load_store(path: Path, buffer: int = 500, notes: list[str] | None = None) -> Store:
-    store = Store(buffer=buffer)
+    store = Store(buffer=buffer, clock=StepClock())
     said = replay_into(store, read_steps(path))
     if notes is not None:
         notes.extend(said)

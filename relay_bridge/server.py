@@ -31,6 +31,7 @@ from . import protocol as p
 from .assets import agent_script
 from .auth import token_matches
 from .ratecap import SocketGate, token_buckets
+from .payloads import PayloadView
 from .sessionlog import SessionLog
 from .snippet import Snippet
 from .store import Store
@@ -78,7 +79,9 @@ class RelayConfig:
     max_connections: int = MAX_CONNECTIONS
     otlp: str | None = None  # OTLP/HTTP traces endpoint (relay_bridge.otlp); None = no export
     otlp_interval: float = 0.5  # seconds between export batches
+    otlp_service: str | None = None  # service.name (--otlp-service); else OTEL_SERVICE_NAME, else webmcp-page
     allow_invoke: bool = False  # let the terminal call a page's tool (`wmcp-top --allow-invoke`)
+    show_payloads: bool = False  # hold opt-in payloads of the shown session for the call detail (--show-payloads)
 
 
 def _is_loopback_host(value: str | None, port: int) -> bool:
@@ -132,11 +135,13 @@ class Relay:
         self._token_buckets = token_buckets(config.token_rate_per_second, config.token_rate_burst, time.monotonic())
         self._pending: dict[str, tuple[int, str, asyncio.Future[InvokeResult]]] = {}
         self._command_ids = itertools.count(1)
+        # --show-payloads: the shown session's opt-in payloads, in memory only (relay_bridge.payloads)
+        self.payloads: PayloadView | None = PayloadView() if config.show_payloads else None
         self.otlp: Any = None  # relay_bridge.otlp.exporter.OtlpExport while --otlp is on
         if config.otlp:
             from .otlp.exporter import OtlpExport  # the optional extra is imported only when asked for
 
-            self.otlp = OtlpExport(config.otlp, interval=config.otlp_interval)
+            self.otlp = OtlpExport(config.otlp, interval=config.otlp_interval, service=config.otlp_service)
             self.store.observers.append(self.otlp)
 
     # -- lifecycle ----------------------------------------------------------------------------------------
@@ -267,10 +272,16 @@ class Relay:
             self._take_result(conn, frame)  # to the waiting dialog only: not stored, not logged
             return [], True, False
         if isinstance(frame, p.Payload):
-            # Opt-in captured text: to the OpenTelemetry lane only, never the store, log or screen.
-            if self.otlp is not None and store.owns(conn, frame.session):
+            # Opt-in captured text: to the OpenTelemetry lane and (--show-payloads) the shown session's
+            # call detail, in memory only; never the store, the session log, an export or a capture.
+            owned = store.owns(conn, frame.session)
+            taken = False
+            if owned and self.otlp is not None and frame.promptSession is None:
                 self.otlp.on_payload(frame)
-            else:
+                taken = True
+            if owned and self.payloads is not None:
+                taken = self.payloads.add(frame) or taken
+            if not taken:
                 store.counters["payloads_dropped"] += 1
             return [], True, False
         replies = store.apply(conn, frame)
@@ -311,7 +322,7 @@ class Relay:
                 closed = True
 
         try:
-            await reply(p.Welcome(p.PROTOCOL, f"wmcp-top/{__version__}"))
+            await reply(p.Welcome(p.PROTOCOL, f"wmcp-top/{__version__}", payloads=self.otlp is not None or self.payloads is not None))
             async for message in ws:
                 # The caps come first and cost nothing per byte: a refused frame is neither encoded nor scanned.
                 # (websockets hands text frames over as str, already checked to be UTF-8.)

@@ -49,7 +49,7 @@ class SessionLog:
         self._size = 0
         self._task: asyncio.Task[None] | None = None
         self._part = 0
-        self.path: Path | None = None
+        self.path: Path | None = None  # the part being written; None until the first line
         self.error: str | None = None  # the write error while logging is failing; None when it works
         self.dropped = 0  # lines dropped from a full buffer while the disk refused
         self.errors = 0  # write errors seen (each episode said once)
@@ -57,12 +57,13 @@ class SessionLog:
         self._closed = False
         directory.mkdir(parents=True, exist_ok=True)
         self._stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
-        self._open()
+        # The first part is made with the first line to write: a run no page ever reached leaves no empty file.
 
     def _open(self) -> None:
+        path = self.directory / f"session-{self._stamp}-{self._part + 1:03d}.jsonl"
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._part += 1
-        self.path = self.directory / f"session-{self._stamp}-{self._part:03d}.jsonl"
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self.path = path
         self._size = os.fstat(self._fd).st_size
         self._prune()
 
@@ -125,6 +126,8 @@ class SessionLog:
         if self._closed:
             return
         self._emit_refusals()
+        if not self._buf:
+            return
         try:
             if self._fd is None:
                 self._open()
