@@ -22,6 +22,7 @@ import msgspec
 from . import budget as b
 from . import protocol as p
 from .received import Received
+from .measure import CONTENT_TYPES
 from .stats import SessionStats
 
 RelayState = Literal["live", "disconnected", "ended"]
@@ -572,6 +573,8 @@ class Store:
                 continue
             if span.tool not in session.stats.tools:
                 self._grow(session, b.ROW_OVERHEAD + len(span.tool))
+            if any(k not in CONTENT_TYPES for k in span.contentTypes):
+                span.contentTypes = _content_types(span.contentTypes)
             session.stats.add(span)
             session.inflight.pop(span.seq, None)
             stored += 1
@@ -760,3 +763,12 @@ def _annotations(frame: p.ToolChange) -> int:
 
 def _record_bytes(record: ToolRecord) -> int:
     return b.tool_bytes(record.name, record.descriptor, len(record.annotationsSent or ()) + len(record.annotationsKept or ()))
+
+
+def _content_types(types: dict[str, int]) -> dict[str, int]:
+    """MCP's content types by name, any other key a page sent counted as `other` (keys never carry page text)."""
+    out: dict[str, int] = {}
+    for key, n in types.items():
+        key = key if key in CONTENT_TYPES else "other"
+        out[key] = out.get(key, 0) + n
+    return out
