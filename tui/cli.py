@@ -95,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         core.check_output_dirs(args)
+        if not (args.command == "replay" and args.report):  # everything else keeps a token or a log
+            core.check_state_dirs()
         headless = headless_command(args)
         if headless is None:
             from .run import run_app  # Textual is imported only for the UI
@@ -107,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     except core.UsageError as exc:
         with inert_output():
             return core.fail(str(exc))
+    except OSError as exc:
+        # A file-system fault the start checks could not foresee (the disk went read-only meanwhile): one line.
+        with inert_output():
+            return core.fail(f"{exc.filename or 'file'}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         return 130
 

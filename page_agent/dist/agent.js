@@ -508,21 +508,19 @@ function inputBytesOf(input) {
 
 const isEnvelope = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && Array.isArray(v.content)
 
+/** MCP's content types (CallToolResult.content[].type); any other page string is counted as "other". */
+const CONTENT_TYPES = ["text", "image", "audio", "resource", "resource_link"]
+
 function contentFacts(envelope) {
   const types = {}
   let image = 0
-  let n = 0
   for (const item of envelope.content) {
     if (!item || typeof item !== "object") continue
-    let kind = item.type
+    const kind = item.type
     if (typeof kind !== "string") continue
-    kind = kind.slice(0, 32)
-    if (!(kind in types)) {
-      if (n >= 16) continue
-      n++
-      types[kind] = 0
-    }
-    types[kind] += 1
+    // Keys are ours, never page text: a page's own `type` strings would otherwise travel to the terminal.
+    const key = CONTENT_TYPES.includes(kind) ? kind : "other"
+    types[key] = (types[key] || 0) + 1
     if (kind === "image" && typeof item.data === "string") image += item.data.length
   }
   return [types, image]
@@ -674,7 +672,7 @@ function inputText(input) {
     return null
   }
 }
-return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, PROFILES, resultFacts, errorText, resultText, inputText };
+return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, CONTENT_TYPES, PROFILES, resultFacts, errorText, resultText, inputText };
 })();
 
 // ---- hooks.js ----
@@ -1684,16 +1682,16 @@ function wrapExecute(collector, name, original, profile) {
         then = undefined
       }
       if (typeof then === "function") {
+        // A native promise is awaited as is (its `then` is the engine's own: reading it is invisible). Any
+        // other thenable has its `then` read once (above) and called once (here): the host gets a native
+        // promise of the same value, so the page's `then` never runs a second time for our sake.
+        if (!isNativePromise(ret, then)) return settleThenable(c, call, ret, then)
         if (call) return carry(c, call, ret)
-        try {
-          then.call(
-            ret,
-            (v) => c.settle(call, true, v),
-            (e) => c.settle(call, false, e),
-          )
-        } catch {
-          c.settle(call, true, undefined)
-        }
+        then.call(
+          ret,
+          (v) => c.settle(call, true, v),
+          (e) => c.settle(call, false, e),
+        )
         return ret
       }
     }
@@ -1708,6 +1706,39 @@ function wrapExecute(collector, name, original, profile) {
     /* cosmetic only */
   }
   return wrapped
+}
+
+/** A promise of the engine's own, with the engine's own `then` (a subclass or a patched `then` is not). */
+function isNativePromise(ret, then) {
+  try {
+    return then === NATIVE_THEN && ret instanceof Promise
+  } catch {
+    return false
+  }
+}
+const NATIVE_THEN = Promise.prototype.then
+
+/**
+ * A thenable that is not a native promise: call the `then` already read, exactly once, and hand the host a
+ * native promise that settles with the same value or reason (a value that is itself a thenable is adopted
+ * by that promise exactly as the host's own `await` would have).
+ */
+function settleThenable(c, call, ret, then) {
+  let done = false // a `then` may call back more than once: the first call counts, as for a promise
+  return new Promise((resolve, reject) => {
+    const finish = (ok, v) => {
+      if (done) return
+      done = true
+      c.settle(call, ok, v)
+      if (ok) resolve(v)
+      else reject(v)
+    }
+    try {
+      then.call(ret, (v) => finish(true, v), (e) => finish(false, e))
+    } catch (e) {
+      finish(false, e)
+    }
+  })
 }
 
 /**
@@ -2305,12 +2336,15 @@ __m["channel"] = (function () {
 // Also posts {kind:"wmcp-top", sessionId, uplink} on start (and again whenever a new wmcp-top peer
 // announces itself), so another wmcp-top agent in the same origin does not forward (as "relayed") a session
 // that has its own uplink. A foreign session is held back for `settleMs` before it is forwarded, which
-// leaves its agent time to announce. When several wmcp-top agents with an uplink share the origin, only
-// the one with the lowest session id forwards (an agent leaving says so with `gone: true`). Other consumers
-// ignore the unknown kind.
+// leaves its agent time to announce. Every wmcp-top agent with an uplink forwards the foreign sessions it
+// hears: the relay keeps the first forwarder's copy and shadows the others (README, "Session ownership").
+// No election among peers: anything on the channel can be posted by any same-origin script, so a fake
+// announcement (say, session 00000000 claiming to forward) must not be able to stop forwarding. An agent
+// leaving still says `gone: true`. Other consumers ignore the unknown kind.
 // What arrives is validated as strictly as the relay would, capped (8 sessions, 500 spans each) and
 // rate-limited; our own messages are ignored. Every drop is counted, never thrown.
 
+const { CONTENT_TYPES } = __m["measure"];
 const { safely } = __m["util"];
 const MAX_FOREIGN_SESSIONS = 8
 const MAX_FOREIGN_SPANS = 500
@@ -2339,7 +2373,8 @@ function validateSpan(s) {
   const contentTypes = {}
   for (const k of keys) {
     if (k.length > 64 || !nonNegInt(ct[k])) return null
-    contentTypes[k] = ct[k]
+    const key = CONTENT_TYPES.includes(k) ? k : "other" // keys are ours, never page text
+    contentTypes[key] = (contentTypes[key] || 0) + ct[k]
   }
   if (typeof s.isError !== "boolean" || typeof s.synthetic !== "boolean" || typeof s.serializable !== "boolean") return null
   // webmcp-profiler caps a message at 200 characters and appends an ellipsis: 201.
@@ -2412,10 +2447,6 @@ class ChannelMirror {
     this.pending = new Map()
     /** wmcp-top peers heard from */
     this.peers = new Set()
-    /** live peers with their own uplink: the lowest session id among them and us forwards */
-    this.forwarders = new Set()
-    /** foreign sessions another agent forwards */
-    this.elsewhere = new Set()
     this.clock = clock
     this.rate = Number.isFinite(rate) && rate > 0 ? rate : 200
     this.tokens = this.rate * 2
@@ -2427,7 +2458,7 @@ class ChannelMirror {
     this.sessions = new Map()
     /** sessions that announced their own uplink: seen, not forwarded */
     this.direct = new Set()
-    this.counters = { received: 0, accepted: 0, invalid: 0, own: 0, rateLimited: 0, sessionCap: 0, direct: 0, elsewhere: 0, heldDropped: 0, posted: 0 }
+    this.counters = { received: 0, accepted: 0, invalid: 0, own: 0, rateLimited: 0, sessionCap: 0, direct: 0, heldDropped: 0, posted: 0 }
     this.bc = null
     if (typeof BC !== "function") return
     safely(() => {
@@ -2441,13 +2472,6 @@ class ChannelMirror {
     const msg = { kind: "wmcp-top", sessionId: this.sessionId, uplink: this.uplink }
     if (gone) msg.gone = true
     this.post(msg)
-  }
-
-  /** Is this agent the one that forwards foreign sessions? */
-  elected() {
-    if (!this.uplink) return false
-    for (const id of this.forwarders) if (id < this.sessionId) return false
-    return true
   }
 
   post(msg) {
@@ -2485,13 +2509,9 @@ class ChannelMirror {
     if (msg.kind === "wmcp-top") {
       if (typeof msg.sessionId !== "string" || !HEX8.test(msg.sessionId)) return void c.invalid++
       if (msg.sessionId === this.sessionId) return void c.own++
-      if (msg.gone === true) {
-        this.forwarders.delete(msg.sessionId)
-        return
-      }
+      if (msg.gone === true) return
       if (msg.uplink === true) {
         this.direct.add(msg.sessionId)
-        this.forwarders.add(msg.sessionId)
         this.pending.delete(msg.sessionId)
       }
       if (!this.peers.has(msg.sessionId)) {
@@ -2514,7 +2534,6 @@ class ChannelMirror {
     } else return void c.invalid++
     if (sessionId === this.sessionId) return void c.own++
     if (this.direct.has(sessionId)) return void c.direct++
-    if (this.elsewhere.has(sessionId)) return void c.elsewhere++
     const held = this.pending.get(sessionId)
     if (held) {
       c.accepted++
@@ -2541,11 +2560,7 @@ class ChannelMirror {
     const held = this.pending.get(sessionId)
     if (!held || this.direct.has(sessionId)) return
     this.pending.delete(sessionId)
-    if (!this.elected()) {
-      this.elsewhere.add(sessionId)
-      this.counters.elsewhere += held.length
-      return
-    }
+    if (!this.uplink) return // no socket to forward on
     this.sessions.set(sessionId, 0)
     this.onSession(sessionId)
     for (const m of held) this.deliver(sessionId, m)

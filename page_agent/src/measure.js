@@ -28,21 +28,19 @@ export function inputBytesOf(input) {
 
 const isEnvelope = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && Array.isArray(v.content)
 
+/** MCP's content types (CallToolResult.content[].type); any other page string is counted as "other". */
+export const CONTENT_TYPES = ["text", "image", "audio", "resource", "resource_link"]
+
 function contentFacts(envelope) {
   const types = {}
   let image = 0
-  let n = 0
   for (const item of envelope.content) {
     if (!item || typeof item !== "object") continue
-    let kind = item.type
+    const kind = item.type
     if (typeof kind !== "string") continue
-    kind = kind.slice(0, 32)
-    if (!(kind in types)) {
-      if (n >= 16) continue
-      n++
-      types[kind] = 0
-    }
-    types[kind] += 1
+    // Keys are ours, never page text: a page's own `type` strings would otherwise travel to the terminal.
+    const key = CONTENT_TYPES.includes(kind) ? kind : "other"
+    types[key] = (types[key] || 0) + 1
     if (kind === "image" && typeof item.data === "string") image += item.data.length
   }
   return [types, image]
