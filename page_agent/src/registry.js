@@ -87,6 +87,8 @@ export class Interceptor {
     this.pendingNames = new Map()
     this.onFound = null
     this.onSweep = null
+    /** the declarative tools (forms.js): names it owns are not "registered before the agent" */
+    this.forms = null
   }
 
   start() {
@@ -436,9 +438,11 @@ export class Interceptor {
         if (!Array.isArray(list) || !this.c.active) return
         const names = new Set()
         const entry = this.hosts.get(host)
+        if (this.forms && this.forms.host === host) this.forms.sync(list)
         for (const t of list) {
           if (!t || typeof t.name !== "string" || !t.name) continue
           names.add(t.name)
+          if (this.forms && this.forms.owns(t.name)) continue
           if (this.live.has(t.name) || this.pendingNames.has(t.name) || t.name === this.c.reportToolName) continue
           if ((this.changed.get(t.name) || 0) > epochAtCall) continue // the list predates our own news of it
           // Registered before the agent could wrap it: listed, not measured (instrument() retrofits).
