@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import Browser, Playwright
 
 from relay_bridge import lanecheck
+from relay_bridge.footprint.live import analyze_sessions
 from tests.browser.conftest import BASE_ARGS, chromium_path, open_page, session_where, spans_of, wait_phase
 from tests.browser.referee import CdpReferee, agent_calls
 
@@ -86,6 +87,13 @@ def test_form_tools_are_registered_with_the_hosts_schema_and_their_controls(lane
     assert contact["autosubmit"] is False
     assert any(f["param"] is None and f["required"] for f in contact["fields"]), "a required field without a name"
     assert any(f["param"] == "topic" and not f["labeled"] and not f["described"] for f in contact["fields"])
+    # The descriptor lint covers the forms' controls (the footprint of the live store, as the Schemas view shows).
+    report = relay_server.call(lambda: analyze_sessions(relay_server.store))
+    found = {(f["tool"], f["code"]) for f in report["lint"]}
+    assert ("contact_us", "required-without-name") in found
+    assert ("contact_us", "unlabeled-input") in found and ("contact_us", "missing-param-description") in found
+    assert ("check_order", "missing-param-description") in found
+    assert not any(tool == "book_table" for tool, _ in found)
     # Nothing here is "registered before the agent": coverage stays honest, and no form is counted unmeasured.
     assert snap["sessions"][sid]["status"]["reasons"] == []
     assert errors == []
