@@ -1,4 +1,5 @@
-"""Calls in flight: a `start` arrived and the span has not. Running time ticks; host cancellations are marked."""
+"""Calls in flight: a `start` arrived and the span has not. Running time ticks; host cancellations are marked, and
+a filled form waiting for the user's submit says so (that wait is not tool time)."""
 
 from __future__ import annotations
 
@@ -37,8 +38,13 @@ def inflight_text(session: Session, palette: Palette, clock_ms: Callable[[], flo
         out.append("\n  ")
         out.append(f"#{call.seq} ", style=palette.style("muted"))
         out.append_text(inert(call.tool, limit=40))
-        out.append("  running ")
-        out.append(fmt_ms(ms), style=palette.style("slow") if ms >= 1000 else palette.style("inflight"))
+        if call.waiting:
+            # A filled form without toolautosubmit: the user has to press submit. Not tool time.
+            out.append("  waiting for the user ")
+            out.append(fmt_ms(ms), style=palette.style("muted"))
+        else:
+            out.append("  running ")
+            out.append(fmt_ms(ms), style=palette.style("slow") if ms >= 1000 else palette.style("inflight"))
         if call.cancelled_at is not None:
             out.append("  ⊘ cancelled by host", style=palette.style("error"))
     if len(calls) > limit:
