@@ -21,7 +21,7 @@ MAX_FRAME_BYTES = 1 << 20
 MAX_SPANS_PER_FRAME = 500
 MAX_CALLS_PER_FRAME = 500
 MAX_TOOL_NAME = 128
-MAX_ERROR = 200
+MAX_ERROR = 201  # this agent caps at 200; a webmcp-profiler page relayed over the channel adds an ellipsis (201)
 MAX_DESCRIPTOR_BYTES = 64 * 1024
 MAX_TEXT = 512  # titles, paths, messages, user agents
 MAX_HINTS = 8
@@ -29,6 +29,8 @@ MAX_DETAIL_KEYS = 16
 MAX_CONTENT_TYPES = 16
 MAX_RESULT_TEXT = 256 * 1024  # an invoked tool's result text, for the terminal dialog
 MAX_PAYLOAD = 64 * 1024  # characters of one captured argument or result text (payload capture is opt-in)
+# ... plus the agent's cut marker `...[N chars]` (001's form) when the text was longer than its limit.
+MAX_PAYLOAD_TEXT = MAX_PAYLOAD + 32
 MAX_LIVE_SESSIONS = 64
 MAX_SESSIONS_PER_CONNECTION = 16
 # Largest accepted clock or size: finite, far above anything real (about 300 years in ms).
@@ -87,8 +89,9 @@ class Span(Struct, forbid_unknown_fields=True):
     overlapped: bool | None = None
     # The error's class name (e.g. "TypeError"), for OpenTelemetry's error.type; never a message or stack.
     errorType: Annotated[str, Meta(max_length=64)] | None = None
-    # The page's own refusal classifier said so (`isRefusal` hook): "confirm" or "unavailable".
-    refusal: Literal["confirm", "unavailable"] | None = None
+    # A refusal (the tool declined to act): "confirm" or "unavailable" from the built-in match, or the label the
+    # page's own `isRefusal` hook returned (a short identifier, as autotel-webmcp lets hosts name their own).
+    refusal: Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}$")] | None = None
     # The consent the page recorded for this call (`recordConsent`), and whether the label the human read
     # named another tool than the one that ran.
     consent: Literal["granted", "denied"] | None = None
@@ -97,6 +100,9 @@ class Span(Struct, forbid_unknown_fields=True):
     # "navigated" when the submission left the document (the calling document's executeTool got null).
     waitedMs: NonNeg | None = None
     outcome: Literal["navigated"] | None = None
+    # "terminal": the call was started from wmcp-top (the inspector's `x`), not by the page's agent. It is in
+    # the timeline and the spans, never in the host-gap chain, the totals or the per-tool numbers.
+    invokedBy: Literal["terminal"] | None = None
 
 
 class SessionInfo(Struct, forbid_unknown_fields=True):
@@ -138,6 +144,7 @@ class CallStart(Struct, forbid_unknown_fields=True):
     # A form without toolautosubmit, filled and waiting for the user's submit: not tool time yet. A later
     # `start` with the same seq and no `waiting` says the user submitted (its invokedAt is the submit).
     waiting: bool = False
+    invokedBy: Literal["terminal"] | None = None  # started from wmcp-top, not by the page's agent
 
 
 class Start(Struct, tag="start", tag_field="type", forbid_unknown_fields=True):
@@ -148,8 +155,9 @@ class Start(Struct, tag="start", tag_field="type", forbid_unknown_fields=True):
 class Spans(Struct, tag="spans", tag_field="type", forbid_unknown_fields=True):
     session: SessionId
     spans: Annotated[list[Span], Meta(max_length=MAX_SPANS_PER_FRAME)]
-    # Lowest seq the agent still holds: every seq below it was either acked or lost (evicted unsent),
-    # so the relay's contiguous ack can move past a hole the agent will never fill.
+    # Lowest seq the agent may still send (a call still running, a held span the relay lacks): every seq
+    # below it was either stored or lost (evicted unsent), so the relay's ack can move past a hole the agent
+    # will never fill, and never past a call that is still running.
     floor: NonNegInt | None = None
     lost: NonNegInt | None = None
 
@@ -165,6 +173,10 @@ class LedgerTool(Struct, forbid_unknown_fields=True):
     registeredAt: NonNeg | None = None
     unregisteredAt: NonNeg | None = None
     internal: bool = False
+    # False for a tool the agent could not wrap (registered before it loaded): its calls are only counted.
+    measured: bool = True
+    # Calls counted from the host's `toolactivated` event for such a tool: no timing, no bytes.
+    counted: NonNegInt = 0
 
 
 class LedgerTotals(Struct, forbid_unknown_fields=True):
@@ -263,8 +275,13 @@ class Payload(Struct, tag="payload", tag_field="type", forbid_unknown_fields=Tru
 
     session: SessionId
     seq: NonNegInt
-    arguments: Annotated[str, Meta(max_length=MAX_PAYLOAD)] | None = None
-    result: Annotated[str, Meta(max_length=MAX_PAYLOAD)] | None = None
+    # Set for a Prompt API step: then `seq` is the step's seq in that prompt session, `arguments` the prompt's
+    # text and `result` the model's answer (streamed chunks joined).
+    promptSession: Annotated[str, Meta(min_length=1, max_length=36)] | None = None
+    arguments: Annotated[str, Meta(max_length=MAX_PAYLOAD_TEXT)] | None = None
+    result: Annotated[str, Meta(max_length=MAX_PAYLOAD_TEXT)] | None = None
+    # A thrown error's message (autotel-webmcp's `webmcp.error.message`, capture on only).
+    error: Annotated[str, Meta(max_length=MAX_PAYLOAD_TEXT)] | None = None
 
 
 class Prompt(Struct, tag="prompt", tag_field="type", forbid_unknown_fields=True):
@@ -318,13 +335,18 @@ class Welcome(Struct, tag="welcome", tag_field="type"):
     protocol: str
     relay: str
     limits: Limits = field(default_factory=Limits)
+    # The relay has a use for opt-in `payload` frames (--otlp or --show-payloads): an agent sends none otherwise.
+    payloads: bool = False
 
 
 class Ack(Struct, tag="ack", tag_field="type", omit_defaults=True):
     session: str
-    seq: int  # highest contiguous seq stored; -1 when none yet
+    seq: int  # highest contiguous seq stored (or skipped under the agent's floor); -1 when none yet
     # Only in the ack that answers a hello, and only to the socket that owns the session.
     resume: str | None = None
+    # The first ranges [lo, hi] stored above `seq` (calls settle in any order, so a slow call leaves a hole
+    # that later spans do not wait behind); absent when there are none.
+    above: list[list[int]] | None = None
 
 
 class Command(Struct, tag="command", tag_field="type"):

@@ -43,10 +43,14 @@ def read_steps(path: Path) -> list[Step]:
         whole = None
     if isinstance(whole, dict) and "format" in whole:
         return list(_capture_steps(path, whole))
+    if not text.strip():
+        raise ReplayError(f"{path}: empty file (not a session log or capture)")
     steps: list[Step] = []
     for part in log_parts(path):
         lines = text if part == path else part.read_text(encoding="utf-8", errors="replace")
         steps.extend(_log_steps(part, lines.splitlines()))
+    if not steps:  # one line that is not a log record (the torn-last-line allowance must not accept any file)
+        raise ReplayError(f"{path}: not a wmcp-top session log or capture")
     return steps
 
 
@@ -123,13 +127,30 @@ def _capture_frames(sess: dict[str, Any]) -> Iterator[dict[str, Any]]:
     calls = [{k: c[k] for k in ("seq", "tool", "invokedAt", "depth", "parent")} for c in sess.get("inflight", [])]
     if calls:
         yield {"type": "start", "session": sid, "calls": calls}
-    if sess.get("unsampledCalls"):
-        yield {"type": "ledger", "session": sid, "rev": 1, "ledger": {"sessionId": sid, "totals": {"unsampledCalls": sess["unsampledCalls"]}}}
+    counted = {t["name"]: {"measured": t.get("measured", True), "counted": t.get("counted", 0)} for t in sess.get("tools", [])
+               if not t.get("measured", True) or t.get("counted", 0)}
+    if sess.get("unsampledCalls") or counted:
+        yield {"type": "ledger", "session": sid, "rev": 1,
+               "ledger": {"sessionId": sid, "tools": counted, "totals": {"unsampledCalls": sess.get("unsampledCalls", 0)}}}
     for tool in sess.get("tools", []):
         if tool.get("unregisteredAt") is not None:
             yield {"type": "tool", "session": sid, "change": "unregistered", "name": tool["name"], "at": tool["unregisteredAt"]}
     if sess.get("status"):
         yield dict(sess["status"], type="status")
+
+
+class StepClock:
+    """The store's clock during a replay: the time of the step being applied, so what the store stamps (a call
+    ended by its session's end, relay-side timeline entries) carries the log's time, not the replay's."""
+
+    def __init__(self) -> None:
+        self.ms = 0.0
+
+    def time(self) -> float:
+        return self.ms / 1000
+
+    def monotonic(self) -> float:
+        return self.ms / 1000
 
 
 def replay_into(store: Store, steps: list[Step]) -> None:
@@ -140,6 +161,8 @@ def replay_into(store: Store, steps: list[Step]) -> None:
 
 def apply_step(store: Store, step: Step) -> None:
     store.check_resume = False  # the log holds accepted frames only, and never a resume secret
+    if isinstance(store.clock, StepClock) and step.t:
+        store.clock.ms = step.t
     if step.opened is True:
         store.connect(step.conn)
     elif step.opened is False:
@@ -151,13 +174,14 @@ def apply_step(store: Store, step: Step) -> None:
 
 
 def close_all(store: Store) -> None:
-    """After the last step nothing is connected any more (a log cut by a crash has no close lines)."""
+    """After the last step nothing is connected any more (a log cut by a crash has no close lines): calls still
+    open end there, at the last step's time."""
     for conn in list(store.connections):
         store.disconnect(conn)
 
 
 def load_store(path: Path, buffer: int = 500) -> Store:
-    store = Store(buffer=buffer)
+    store = Store(buffer=buffer, clock=StepClock())
     replay_into(store, read_steps(path))
     close_all(store)
     return store

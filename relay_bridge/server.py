@@ -29,6 +29,7 @@ from . import __version__
 from . import protocol as p
 from .assets import agent_script
 from .auth import token_matches
+from .payloads import PayloadView
 from .sessionlog import SessionLog
 from .snippet import Snippet
 from .store import Store
@@ -63,7 +64,9 @@ class RelayConfig:
     rate_burst: float = RATE_BURST
     otlp: str | None = None  # OTLP/HTTP traces endpoint (relay_bridge.otlp); None = no export
     otlp_interval: float = 0.5  # seconds between export batches
+    otlp_service: str | None = None  # service.name (--otlp-service); else OTEL_SERVICE_NAME, else webmcp-page
     allow_invoke: bool = False  # let the terminal call a page's tool (`wmcp-top --allow-invoke`)
+    show_payloads: bool = False  # hold opt-in payloads of the shown session for the call detail (--show-payloads)
 
 
 def _is_loopback_host(value: str | None, port: int) -> bool:
@@ -133,11 +136,13 @@ class Relay:
         self._sockets: dict[int, ServerConnection] = {}
         self._pending: dict[str, tuple[int, str, asyncio.Future[InvokeResult]]] = {}
         self._command_ids = itertools.count(1)
+        # --show-payloads: the shown session's opt-in payloads, in memory only (relay_bridge.payloads)
+        self.payloads: PayloadView | None = PayloadView() if config.show_payloads else None
         self.otlp: Any = None  # relay_bridge.otlp.exporter.OtlpExport while --otlp is on
         if config.otlp:
             from .otlp.exporter import OtlpExport  # the optional extra is imported only when asked for
 
-            self.otlp = OtlpExport(config.otlp, interval=config.otlp_interval)
+            self.otlp = OtlpExport(config.otlp, interval=config.otlp_interval, service=config.otlp_service)
             self.store.observers.append(self.otlp)
 
     # -- lifecycle ----------------------------------------------------------------------------------------
@@ -278,7 +283,7 @@ class Relay:
                 closed = True
 
         try:
-            await reply(p.Welcome(p.PROTOCOL, f"wmcp-top/{__version__}"))
+            await reply(p.Welcome(p.PROTOCOL, f"wmcp-top/{__version__}", payloads=self.otlp is not None or self.payloads is not None))
             async for message in ws:
                 raw = p.scrub(message if isinstance(message, str) else bytes(message))
                 if not bucket.take():
@@ -300,11 +305,16 @@ class Relay:
                     streak = 0
                     continue
                 if isinstance(frame, p.Payload):
-                    # Opt-in captured text: to the OpenTelemetry lane only, never the store, log or screen.
+                    # Opt-in captured text: to the OpenTelemetry lane and (--show-payloads) the shown session's
+                    # call detail, in memory only; never the store, the session log, an export or a capture.
                     owned = frame.session in store.connections.get(conn, ())
-                    if self.otlp is not None and owned:
+                    taken = False
+                    if owned and self.otlp is not None and frame.promptSession is None:
                         self.otlp.on_payload(frame)
-                    else:
+                        taken = True
+                    if owned and self.payloads is not None:
+                        taken = self.payloads.add(frame) or taken
+                    if not taken:
                         store.counters["payloads_dropped"] += 1
                     streak = 0
                     continue

@@ -33,10 +33,11 @@ class SessionLog:
         self._size = 0
         self._task: asyncio.Task[None] | None = None
         self._part = 0
-        self.path: Path | None = None
+        self._closed = False
+        self.path: Path | None = None  # the part being written; None until the first line
         directory.mkdir(parents=True, exist_ok=True)
         self._stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
-        self._open()
+        # The first part is made with the first line to write: a run no page ever reached leaves no empty file.
 
     def _open(self) -> None:
         self._part += 1
@@ -63,15 +64,20 @@ class SessionLog:
         self._buf.append(b'{"t":%.3f,"c":%d,"%s":true}\n' % (time.time() * 1000, conn, b"open" if opened else b"close"))
 
     def flush(self) -> None:
-        if not self._buf or self._fd is None:
+        if not self._buf:
             return
+        if self._fd is None:
+            if self._closed:
+                return
+            self._open()
+            assert self._fd is not None
         data = b"".join(self._buf)
         self._buf.clear()
         os.write(self._fd, data)
         self._size += len(data)
         if self._size >= self.rotate_bytes:
             os.close(self._fd)
-            self._open()
+            self._fd = None  # the next part is made with its first line
 
     async def run(self) -> None:
         while True:
@@ -85,6 +91,7 @@ class SessionLog:
         if self._task is not None:
             self._task.cancel()
         self.flush()
+        self._closed = True
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

@@ -3,8 +3,8 @@
 Pure: spans and registry changes in, numbers out. The definitions (design section 3) are shared with
 page_agent/src/stats.js through tests/vectors/, so the two implementations cannot drift:
 
-- `calls`/`errors` count every measured call since attach or reset; percentiles (nearest rank,
-  `sorted[ceil(p/100*n) - 1]`), min and max are over the spans still in the ring buffer.
+- `calls`/`errors` count every measured call since attach or reset; percentiles (webmcp-profiler's
+  `sorted[min(n-1, floor(p*n))]`), min and max are over the spans still in the ring buffer.
 - `blockingMs`, `totalBytes` (result bytes), `estTokens`, `estInputTokens` are running sums since reset.
 - totals.calls = measured + unsampled calls; `hostGapMs` sums the non-null gaps.
 - `schemaBytes` (totals) = descriptors of the tools registered now: paid in every conversation.
@@ -12,20 +12,24 @@ page_agent/src/stats.js through tests/vectors/, so the two implementations canno
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from .protocol import Span
 from .units import summary_line
 
 
-def nearest_rank(sorted_values: list[float], p: float) -> float | None:
+def quantile(sorted_values: list[float], p: float) -> float | None:
+    """webmcp-profiler's quantile of ascending values, p in 0..1: `sorted[min(n-1, floor(p*n))]`; None when empty."""
     if not sorted_values:
         return None
-    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
-    return sorted_values[rank - 1]
+    n = len(sorted_values)
+    return sorted_values[min(n - 1, math.floor(p * n))]
 
 
 @dataclass(slots=True)
@@ -72,7 +76,11 @@ class SessionStats:
     # -- ingest -------------------------------------------------------------------------------------------
 
     def add(self, span: Span) -> Span | None:
-        """Account one new span (the caller has deduplicated by seq). Returns the span evicted, if any."""
+        """Account one new span (the caller has deduplicated by seq). Returns the span evicted, if any.
+        A call started from the terminal (`invokedBy == "terminal"`) is not part of the agent's run: it is kept
+        for the timeline and export, but counts in no total, row or percentile."""
+        if span.invokedBy == "terminal":
+            return self._keep(span)
         row = self._row(span.tool)
         row.calls += 1
         row.blockingMs += span.blockingMs
@@ -97,6 +105,9 @@ class SessionStats:
             self._first_seq = span.seq
         if span.overlapped if span.overlapped is not None else (span.gapSincePrevCallMs is None and span.seq != self._first_seq):
             t.overlappingCalls += 1
+        return self._keep(span)
+
+    def _keep(self, span: Span) -> Span | None:
         self.ring[span.seq] = span
         if len(self.ring) > self.buffer:
             return self.ring.popitem(last=False)[1]
@@ -107,7 +118,10 @@ class SessionStats:
         if span is None:
             return False
         delta = blocking_ms - span.blockingMs
-        span.blockingMs = blocking_ms
+        # a new span, not a changed one: spans are shared with snapshots (a paused screen's moment)
+        self.ring[seq] = msgspec.structs.replace(span, blockingMs=blocking_ms)
+        if span.invokedBy == "terminal":
+            return True
         self.totals.blockingMs += delta
         row = self.tools.get(span.tool)
         if row is not None:
@@ -151,6 +165,18 @@ class SessionStats:
             row = self.tools[name] = ToolRow()
         return row
 
+    def snapshot(self) -> SessionStats:
+        """A copy that later spans do not change, made in O(ring + tools): spans are never changed in place, so
+        they are shared; rows and totals, which are, are copied."""
+        copy = SessionStats.__new__(SessionStats)
+        copy.buffer = self.buffer
+        copy.ring = OrderedDict(self.ring)
+        copy.tools = {name: dataclasses.replace(row) for name, row in self.tools.items()}
+        copy.totals = dataclasses.replace(self.totals)
+        copy._measured = self._measured
+        copy._first_seq = self._first_seq
+        return copy
+
     # -- read ---------------------------------------------------------------------------------------------
 
     @property
@@ -160,7 +186,8 @@ class SessionStats:
     def wall_times(self) -> dict[str, list[float]]:
         out: dict[str, list[float]] = {}
         for span in self.ring.values():
-            out.setdefault(span.tool, []).append(span.wallMs)
+            if span.invokedBy != "terminal":
+                out.setdefault(span.tool, []).append(span.wallMs)
         return out
 
     def aggregates(self) -> list[dict[str, Any]]:
@@ -176,8 +203,8 @@ class SessionStats:
                     "calls": row.calls,
                     "errors": row.errors,
                     "minMs": values[0] if values else None,
-                    "p50Ms": nearest_rank(values, 50),
-                    "p95Ms": nearest_rank(values, 95),
+                    "p50Ms": quantile(values, 0.5),
+                    "p95Ms": quantile(values, 0.95),
                     "maxMs": values[-1] if values else None,
                     "blockingMs": row.blockingMs,
                     "lastResultBytes": row.lastResultBytes,
@@ -188,6 +215,11 @@ class SessionStats:
                 }
             )
         return rows
+
+    def report_rows(self) -> list[dict[str, Any]]:
+        """report v2's `tools[]` (and 000's aggregates()): tools with spans in the ring, the internal one excluded,
+        so every number is a number."""
+        return [r for r in self.aggregates() if r["minMs"] is not None and not self.tools[r["tool"]].internal]
 
     def totals_dict(self) -> dict[str, Any]:
         t = self.totals

@@ -8,6 +8,8 @@ at most a few times a second.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import hmac
 import secrets
 import time
@@ -18,6 +20,7 @@ from typing import Any, Callable, Literal, Protocol
 import msgspec
 
 from . import protocol as p
+from .received import Received
 from .stats import SessionStats
 
 RelayState = Literal["live", "disconnected", "ended"]
@@ -44,6 +47,10 @@ class StoreObserver(Protocol):
     def on_span(self, session: Session, span: p.Span) -> None: ...
 
     def on_tool(self, session: Session, record: ToolRecord, change: str, at: float) -> None: ...
+
+    # Optional (looked up with getattr): a session's first hello, and every accepted event frame.
+    # def on_session(self, session: Session) -> None
+    # def on_event(self, session: Session, kind: str, detail: dict[str, Any], at: float) -> None
 TIMELINE_MAX = 2000
 PROMPT_SESSIONS_MAX = 64
 PROMPTS_PER_SESSION = 200
@@ -59,6 +66,10 @@ class InFlight:
     seen_at: float  # relay clock (time.monotonic) when `start` arrived
     cancelled_at: float | None = None
     waiting: bool = False  # a filled form waiting for the user's submit: not tool time
+    # Page-clock ms when its session ended (bye) or lost its socket with the call still open: the call ends
+    # there, marked, instead of running on. A re-sent `start` after a reconnect opens it again.
+    ended_at: float | None = None
+    terminal: bool = False  # started from wmcp-top (the inspector's `x`), not by the page's agent
 
 
 @dataclass(slots=True)
@@ -76,6 +87,7 @@ class ToolRecord:
     redefined: bool = False  # registered again under the same name with a different descriptor or handler
     kind: str = "imperative"  # or "form": a declarative tool
     form: p.FormFacts | None = None
+    redefining: bool = False  # this registration is the one that changed it (the previous one differed)
 
     @property
     def registered(self) -> bool:
@@ -143,8 +155,7 @@ class Session:
     conn: int | None
     state: RelayState = "live"
     lost: int = 0
-    acked: int = -1  # highest contiguous seq stored
-    above: set[int] = field(default_factory=set)  # stored seqs beyond `acked`
+    received: Received = field(default_factory=Received)  # which seqs are stored (any settle order)
     floor: int = 0
     inflight: dict[int, InFlight] = field(default_factory=dict)
     tools: dict[str, ToolRecord] = field(default_factory=dict)
@@ -195,14 +206,46 @@ class Session:
             reasons.extend(self.status.reasons)
         return reasons
 
+    @property
+    def acked(self) -> int:
+        """Highest seq below which every span is stored (or the agent's floor said none will come)."""
+        return self.received.acked
+
     def is_contiguous_stored(self, seq: int) -> bool:
-        return seq <= self.acked or seq in self.above
+        return self.received.has(seq)
+
+    def ack(self, resume: bool = False) -> p.Ack:
+        """What the relay holds of this session; the hello's ack also hands the owner its resume secret."""
+        above = [list(r) for r in self.received.above()] or None
+        return p.Ack(self.id, self.received.acked, resume=self.resume if resume else None, above=above)
 
     def spans(self) -> list[p.Span]:
         return list(self.stats.ring.values())
 
+    def counted_only(self) -> dict[str, int]:
+        """Tools whose calls the page could count but not measure (registered before its agent loaded, seen
+        through `toolactivated`): name -> calls counted. From the page's latest ledger."""
+        if self.ledger is None:
+            return {}
+        return {name: t.counted for name, t in self.ledger.tools.items() if not t.measured or t.counted}
+
     def epoch(self, page_ms: float) -> float:
         return self.info.timeOrigin + page_ms
+
+    def snapshot(self) -> Session:
+        """This session as it is now, kept so by later frames (a paused screen shows one moment). Everything the
+        store changes in place is copied; what it only replaces (spans, status, ledger, entries) is shared."""
+        return dataclasses.replace(
+            self,
+            info=msgspec.structs.replace(self.info),
+            stats=self.stats.snapshot(),
+            received=copy.deepcopy(self.received),  # small: at most MAX_RANGES holes
+            inflight={seq: dataclasses.replace(call) for seq, call in self.inflight.items()},
+            tools={name: dataclasses.replace(rec) for name, rec in self.tools.items()},
+            timeline=deque(self.timeline, maxlen=self.timeline.maxlen),
+            counters=dataclasses.replace(self.counters),
+            prompts={k: dataclasses.replace(ps, calls=deque(ps.calls, maxlen=ps.calls.maxlen)) for k, ps in self.prompts.items()},
+        )
 
     def timeline_view(self, categories: set[str] | None = None) -> list[TimelineEntry]:
         """Entries in page-clock order (stable for ties), optionally only some categories."""
@@ -266,6 +309,7 @@ class Store:
             if session is not None and session.conn == conn and session.state == "live":
                 session.state = "disconnected"
                 session.conn = None
+                self._end_calls(session)
                 self._timeline(session, "disconnected", {})
                 self._touch(sid)
         self._touch()
@@ -343,6 +387,10 @@ class Store:
                 if frame.kind == "visibility" and isinstance(frame.detail.get("state"), str):
                     session.info.visibility = str(frame.detail["state"])[:16]
                 self._timeline(session, frame.kind, dict(frame.detail), frame.at)
+                for observer in self.observers:
+                    on_event = getattr(observer, "on_event", None)
+                    if on_event is not None:
+                        on_event(session, frame.kind, frame.detail, frame.at)
             case p.Prompt():
                 self._prompt(session, frame)
             case p.Payload() | p.Result():
@@ -351,6 +399,7 @@ class Store:
                 session.state = "ended"
                 session.bye_reason = frame.reason
                 session.conn = None
+                self._end_calls(session)
                 self.connections.get(conn, set()).discard(session.id)
                 self._timeline(session, "bye", {"reason": frame.reason})
         self._touch(session.id)
@@ -383,6 +432,10 @@ class Store:
             self.sessions[sid] = session
             self.counters["sessions"] += 1
             self._timeline(session, "attach", {"context": hello.session.context})
+            for observer in self.observers:
+                on_session = getattr(observer, "on_session", None)
+                if on_session is not None:
+                    on_session(session)
         else:
             # A reconnect (or a reload keeping its id) by the owner: same session, resume after the last ack.
             session.info = hello.session
@@ -397,7 +450,7 @@ class Store:
         session.counters.frames += 1
         self._touch(sid)
         self._touch()
-        return [p.Ack(sid, session.acked, session.resume)]
+        return [session.ack(resume=True)]
 
     def _may_claim(self, session: Session, hello: p.Hello) -> bool:
         """Another socket's hello for an existing session: only once its owner is gone, and only with the secret."""
@@ -425,22 +478,17 @@ class Store:
     def _spans(self, session: Session, frame: p.Spans) -> list[msgspec.Struct]:
         if frame.lost is not None:
             self._set_lost(session, frame.lost)
-        if frame.floor is not None and frame.floor - 1 > session.acked:
-            # The agent holds nothing below `floor`: what it never sent is lost (counted by the agent).
-            session.acked = frame.floor - 1
-            session.floor = frame.floor
-            session.above = {s for s in session.above if s > session.acked}
         stored = 0
+        abandoned = session.received.abandoned
         replies: list[msgspec.Struct] = []
         for span in frame.spans:
             if span.sessionId != session.id:
                 replies.append(self.reject(None, p.Rejection(p.Code.INVALID, "span belongs to another session"), session.id))
                 continue
-            if session.is_contiguous_stored(span.seq):
+            if not session.received.add(span.seq):
                 session.counters.duplicates += 1
                 self.counters["duplicates"] += 1
                 continue
-            session.above.add(span.seq)
             session.stats.add(span)
             session.inflight.pop(span.seq, None)
             stored += 1
@@ -451,15 +499,23 @@ class Store:
                 settle["outcome"] = span.outcome
             if span.waitedMs is not None:
                 settle["waitedMs"] = span.waitedMs
+            if span.invokedBy:
+                settle["invokedBy"] = span.invokedBy
             self._timeline(session, "settle", settle, span.settledAt)
             if span.isError:
                 self._timeline(session, "error", {"tool": span.tool, "seq": span.seq}, span.settledAt)
-        while session.acked + 1 in session.above:
-            session.acked += 1
-            session.above.discard(session.acked)
+        if frame.floor is not None and frame.floor - 1 > session.acked:
+            # The agent will send nothing below `floor` beyond this frame (no call below it is still running):
+            # what it never sent is lost (counted by the agent). Applied after the frame's own spans.
+            session.received.floor(frame.floor)
+            session.floor = frame.floor
+            for seq in [seq for seq in session.inflight if seq <= session.acked]:
+                del session.inflight[seq]  # started, then evicted in the page before it could be sent
+        if session.received.abandoned > abandoned:  # over MAX_RANGES holes: the lowest were given up
+            self.counters["holes_abandoned"] += session.received.abandoned - abandoned
         session.counters.spans += stored
         self.counters["spans"] += stored
-        replies.append(p.Ack(session.id, session.acked))
+        replies.append(session.ack())
         return replies
 
     def _start(self, session: Session, frame: p.Start) -> None:
@@ -472,13 +528,27 @@ class Store:
                 # The same call again: a form the user has now submitted (tool time starts here), or a replay.
                 if known.waiting and not call.waiting:
                     self._timeline(session, "submitted", {"tool": call.tool, "seq": call.seq}, call.invokedAt)
-                known.invokedAt, known.waiting, known.seen_at = call.invokedAt, call.waiting, now
+                known.invokedAt, known.waiting, known.seen_at, known.ended_at = call.invokedAt, call.waiting, now, None
                 continue
-            session.inflight[call.seq] = InFlight(call.seq, call.tool, call.invokedAt, call.depth, call.parent, now, waiting=call.waiting)
-            self._timeline(session, "waiting" if call.waiting else "start", {"tool": call.tool, "seq": call.seq}, call.invokedAt)
+            session.inflight[call.seq] = InFlight(call.seq, call.tool, call.invokedAt, call.depth, call.parent, now,
+                                                  terminal=call.invokedBy == "terminal", waiting=call.waiting)
+            detail: dict[str, Any] = {"tool": call.tool, "seq": call.seq}
+            if call.invokedBy:
+                detail["invokedBy"] = call.invokedBy
+            self._timeline(session, "waiting" if call.waiting else "start", detail, call.invokedAt)
         # A page that never settles must not grow this without bound.
         while len(session.inflight) > session.stats.buffer:
             session.inflight.pop(next(iter(session.inflight)))
+
+    def _end_calls(self, session: Session) -> None:
+        """Calls still open when the session ends (or loses its socket) end with it, at the page's time now."""
+        now = self._page_now(session)
+        for call in session.inflight.values():
+            if call.ended_at is None:
+                call.ended_at = max(now, call.invokedAt)
+
+    def _page_now(self, session: Session) -> float:
+        return max(0.0, self.clock.time() * 1000 - session.info.timeOrigin) if session.info.timeOrigin else 0.0
 
     def _prompt(self, session: Session, frame: p.Prompt) -> None:
         ps = session.prompts.get(frame.promptSession)
@@ -523,7 +593,8 @@ class Store:
             )
             previous = session.tools.get(frame.name)
             if previous is not None and frame.rejected is None and previous.rejected is None:
-                record.redefined = previous.redefined or previous.descriptor != record.descriptor or previous.fingerprint != record.fingerprint
+                record.redefining = previous.descriptor != record.descriptor or previous.fingerprint != record.fingerprint
+                record.redefined = previous.redefined or record.redefining
             if frame.rejected is None or previous is None or not previous.registered:
                 session.tools[frame.name] = record
             if frame.rejected is None:
@@ -555,7 +626,7 @@ class Store:
 
     def _timeline(self, session: Session, kind: str, detail: dict[str, Any], at: float | None = None) -> None:
         if at is None:
-            at = max(0.0, self.clock.time() * 1000 - session.info.timeOrigin) if session.info.timeOrigin else 0.0
+            at = self._page_now(session)
         session.timeline.append(TimelineEntry(at, kind, detail))
 
     # -- reads --------------------------------------------------------------------------------------------
@@ -563,5 +634,20 @@ class Store:
     def live_sessions(self) -> list[Session]:
         return [s for s in self.sessions.values() if s.state == "live"]
 
+    def snapshot(self) -> StoreSnapshot:
+        """Every session and the relay's counters as they are now (for a paused screen: one moment)."""
+        return StoreSnapshot({sid: s.snapshot() for sid, s in self.sessions.items()}, Counter(self.counters))
+
     def counter_view(self) -> dict[str, int]:
         return dict(self.counters)
+
+
+@dataclass(frozen=True)
+class StoreSnapshot:
+    """What the views read of a Store (`sessions`, `counters`), frozen at one moment."""
+
+    sessions: dict[str, Session]
+    counters: Counter[str]
+
+    def live_sessions(self) -> list[Session]:
+        return [s for s in self.sessions.values() if s.state == "live"]

@@ -49,6 +49,7 @@ def session_view(session: Any) -> dict[str, Any]:
         "inflight": {c.seq: {"tool": c.tool, "cancelled": c.cancelled_at is not None, "waiting": c.waiting} for c in session.inflight.values()},
         "navigated_from": session.navigated_from,
         "navigated_to": session.navigated_to,
+        "counted": session.counted_only(),
         "counters": msgspec.to_builtins(session.counters),
         "aggregates": session.stats.aggregates(),
         "totals": session.stats.totals_dict(),

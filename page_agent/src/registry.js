@@ -1,13 +1,13 @@
 // The interceptor: find modelContext registries (document, navigator, window), however late; patch
-// registerTool / unregisterTool / provideContext / clearContext on the instance; wrap each tool's execute
+// registerTool / unregisterTool / provideContext / clearContext / executeTool on the instance; wrap each tool's execute
 // in place before the host sees it (Chromium captures execute at registration). detach() restores all.
 
-import { wrapExecute, isWrapper, originalOf } from "./wrap.js"
-import { fingerprintOf } from "./hooks.js"
+import { wrapExecute, isWrapper, originalOf, isInternal } from "./wrap.js"
+import { descriptorFingerprint, fnv1a32, sourceOf } from "./hooks.js"
 import { utf8Length, safely, cap, isScalar } from "./util.js"
 
 const LOCATIONS = ["document", "navigator", "window"]
-const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext"]
+const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext", "executeTool"]
 const MAX_DESCRIPTOR = 64 * 1024
 
 /** Descriptor facts of a tool: the text the host ships to the model anyway (never a body). */
@@ -147,6 +147,23 @@ export class Interceptor {
           if (self.busy || !self.c.active) return original.apply(this, arguments)
           return self.provideContext(host, original, this, arguments, context)
         },
+        // A tool calling another tool: the call the browser makes next is this caller's child (collector.js).
+        executeTool(tool) {
+          if (!self.c.active) return original.apply(this, arguments)
+          const release = safely(() => self.c.nestedCall(toolName(typeof tool === "string" ? tool : tool && tool.name)), null)
+          let ret
+          try {
+            ret = original.apply(this, arguments)
+          } catch (err) {
+            if (release) release()
+            throw err
+          }
+          if (release) {
+            if (ret && typeof ret.then === "function") safely(() => ret.then(release, release))
+            else release()
+          }
+          return ret
+        },
         clearContext() {
           self.busy++
           let ret
@@ -173,12 +190,15 @@ export class Interceptor {
     if (typeof host.addEventListener === "function") {
       const onChange = () => safely(() => this.reconcile(host))
       const onCancel = (e) => safely(() => this.c.toolCancel(e && (e.toolName || e.name || (e.detail && e.detail.toolName)) || ""))
+      const onActivated = (e) => safely(() => this.activated(e && typeof e.toolName === "string" ? e.toolName : ""))
       safely(() => {
         host.addEventListener("toolchange", onChange)
         host.addEventListener("toolcancel", onCancel)
+        host.addEventListener("toolactivated", onActivated)
         entry.restore.push(() => {
           host.removeEventListener("toolchange", onChange)
           host.removeEventListener("toolcancel", onCancel)
+          host.removeEventListener("toolactivated", onActivated)
         })
       })
     }
@@ -187,9 +207,23 @@ export class Interceptor {
     if (this.onFound) safely(() => this.onFound(host, location))
   }
 
+  /**
+   * The host is about to run `name` (Chromium fires `toolactivated` for every call, before execute). A tool
+   * the agent wrapped is measured by its span: not counted again here. One it could not wrap (registered
+   * before the agent loaded, or an execute it could not replace) is counted: a call and its time, no more.
+   */
+  activated(name) {
+    if (!name || name === this.c.reportToolName || this.pendingNames.has(name)) return
+    if (this.forms && this.forms.owns(name)) return // a declarative tool: measured by forms.js
+    const live = this.live.get(toolName(name))
+    if (live && live.wrapper) return
+    this.c.countedCall(toolName(name))
+  }
+
   /** Wrap `tool.execute` in place; when the object refuses, register a copy. Returns what to hand the host. */
   prepare(tool, host) {
     if (!tool || typeof tool !== "object" || typeof tool.execute !== "function" || typeof tool.name !== "string") return { passed: tool, wrapper: null }
+    if (isInternal(tool)) return { passed: tool, wrapper: null }
     const current = tool.execute
     if (isWrapper(current)) return { passed: tool, wrapper: current }
     const wrapper = wrapExecute(this.c, toolName(tool.name), current, profileOf(host))
@@ -215,11 +249,15 @@ export class Interceptor {
   record(tool, internal = false) {
     const name = toolName(tool.name)
     const rec = { name, ...describeTool(tool), annotationsKept: null, internal }
-    // Optional (off by default): a short hash of the handler's source, so a swapped function under an
-    // identical descriptor still counts as a redefinition.
-    if (this.c.config.fingerprintHandler === true && !internal) {
-      const fp = safely(() => fingerprintOf(originalOf(tool.execute)), null)
+    // 001's descriptor fingerprint (webmcp.tool.descriptor), with the handler's source folded in only under
+    // `fingerprintHandler` (off by default: a bundled handler moves on every load), so a swapped function under
+    // an identical descriptor still counts as a redefinition. The page's function, never our wrapper.
+    if (!internal) {
+      const withHandler = this.c.config.fingerprintHandler === true
+      const fp = safely(() => descriptorFingerprint(withHandler ? { ...tool, execute: originalOf(tool.execute) } : tool, withHandler), null)
       if (fp) rec.fingerprint = fp
+      // Kept in the page only: tells the `redefined` event whether the handler moved too.
+      if (withHandler) rec.handlerHash = safely(() => fnv1a32(sourceOf(originalOf(tool.execute)) ?? ""), null)
     }
     return rec
   }
@@ -229,7 +267,7 @@ export class Interceptor {
     let rec = null
     try {
       prep = this.prepare(tool, host)
-      if (prep.passed && typeof prep.passed === "object" && typeof tool.name === "string" && tool.name) rec = this.record(tool)
+      if (prep.passed && typeof prep.passed === "object" && typeof tool.name === "string" && tool.name) rec = this.record(tool, isInternal(tool))
     } catch {
       prep = { passed: tool, wrapper: null }
     }
@@ -281,7 +319,7 @@ export class Interceptor {
     const live = { host, tool, wrapper: prep.wrapper, since: ++this.gen, rec, reported: false }
     this.live.set(rec.name, live)
     this.changed.set(rec.name, ++this.epoch)
-    if (!prep.wrapper) this.c.unwrappedTool(rec.name)
+    if (!prep.wrapper && !rec.internal) this.c.unwrappedTool(rec.name)
     else if (this.c.unwrapped.delete(rec.name)) this.c.statusChanged()
     const signal = options && options.signal
     if (signal && typeof signal.addEventListener === "function") {

@@ -57,7 +57,7 @@ async function withLM(options = {}, config = {}) {
   const fake = fakeLanguageModel(env, options)
   g.LanguageModel = fake.LM
   g.ReadableStream = ReadableStream
-  const ctx = setup({ env, g, host: g.document.modelContext, config: { WebSocket: FakeWebSocket, relay: RELAY, ...config } })
+  const ctx = setup({ env, g, host: g.document.modelContext, config: { WebSocket: FakeWebSocket, uplink: RELAY, ...config } })
   const ws = FakeWebSocket.last()
   ws.accept()
   env.run()
@@ -170,7 +170,7 @@ test("create that fails is a create step with the error; the older ai.languageMo
   const g = fakeWindow({ host: new DraftHost() })
   const fake = fakeLanguageModel(env)
   g.ai = { languageModel: { create: fake.LM.create } }
-  const c2 = setup({ env, g, host: g.document.modelContext, config: { WebSocket: FakeWebSocket, relay: RELAY } })
+  const c2 = setup({ env, g, host: g.document.modelContext, config: { WebSocket: FakeWebSocket, uplink: RELAY } })
   const ws = FakeWebSocket.last()
   ws.accept()
   env.run()
@@ -186,7 +186,7 @@ test("a LanguageModel that appears late is found by the sweep; detach restores c
   FakeWebSocket.instances = []
   const env = manualEnv()
   const g = fakeWindow({ host: null })
-  const ctx = setup({ env, g, config: { WebSocket: FakeWebSocket, relay: RELAY } })
+  const ctx = setup({ env, g, config: { WebSocket: FakeWebSocket, uplink: RELAY } })
   const fake = fakeLanguageModel(env)
   const original = fake.LM.create
   g.LanguageModel = fake.LM
@@ -202,4 +202,30 @@ test("prompts: false leaves the Prompt API alone", async () => {
   await s.prompt("x")
   await flush(ctx)
   assert.equal(ctx.ws.frames("prompt").length, 0)
+})
+
+test("capturePayloads: the prompt's and the answer's text on payload frames (cut), only to a relay that wants them", async () => {
+  const ctx = await withLM({ chunks: ["Hel", "lo ", CANARY] }, { capturePayloads: true, maxPayloadLength: 20 })
+  const s = await ctx.g.LanguageModel.create()
+  await s.prompt("Say hi " + CANARY)
+  const reader = s.promptStreaming([{ role: "user", content: "stream" }]).getReader()
+  while (!(await reader.read()).done);
+  await flush(ctx)
+  const frames = ctx.ws.frames("payload").map(({ type, session, ...rest }) => rest)
+  const id = ctx.ws.frames("prompt")[0].promptSession
+  const answer = "Bonjour " + CANARY
+  const streamed = "Hello " + CANARY
+  assert.deepEqual(frames, [
+    { promptSession: id, seq: 0, arguments: `${("Say hi " + CANARY).slice(0, 20)}...[${7 + CANARY.length} chars]`, result: `${answer.slice(0, 20)}...[${answer.length} chars]` },
+    { promptSession: id, seq: 1, arguments: '[{"role":"user","con...[36 chars]', result: `${streamed.slice(0, 20)}...[${streamed.length} chars]` },
+  ])
+  assert.ok(!JSON.stringify(ctx.ws.frames("prompt")).includes(CANARY), "the prompt frames still carry counts only")
+  // The same page talking to a relay with no use for payloads (no --otlp, no --show-payloads) sends none.
+  const quiet = await withLM({}, { capturePayloads: true })
+  quiet.ws.deliver({ type: "welcome", protocol: "wmcp-relay/1", relay: "test", limits: {}, payloads: false })
+  const q = await quiet.g.LanguageModel.create()
+  await q.prompt("Say hi " + CANARY)
+  await flush(quiet)
+  assert.equal(quiet.ws.frames("payload").length, 0)
+  assert.ok(!JSON.stringify(quiet.ws.sent).includes(CANARY))
 })

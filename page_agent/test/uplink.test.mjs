@@ -2,16 +2,16 @@
 // backoff capped at 5 s, relay errors, and never throwing into the page.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { setup, settle, FakeWebSocket, manualEnv, CANARY, RELAY } from "../test-support/helpers.mjs"
+import { setup, settle, fakeWindow, connectedAgent, DraftHost, FakeWebSocket, manualEnv, CANARY, RELAY } from "../test-support/helpers.mjs"
 import { Delivery, Uplink } from "../src/uplink.js"
 import { agentOf } from "../src/index.js"
 
 async function connected(config = {}) {
   FakeWebSocket.instances = []
   const env = manualEnv()
-  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, relay: RELAY, ...config } })
+  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, uplink: RELAY, ...config } })
   const ws = FakeWebSocket.last()
-  assert.equal(ws.url, RELAY.url)
+  assert.equal(ws.url, RELAY)
   ws.accept()
   env.run()
   return { ...ctx, ws, id: ctx.api.sessionId }
@@ -162,20 +162,6 @@ test("lost is exact: evicted before sent counts; evicted after the ack does not;
   assert.match(ctx.api.status().reasons.join(" "), /3 span\(s\) evicted/)
 })
 
-test("Delivery by itself", () => {
-  const d = new Delivery()
-  d.written(3)
-  d.evicted(0)
-  d.evicted(1)
-  d.ack(0, false)
-  assert.deepEqual(d.unsure, [1])
-  d.ack(5, false)
-  assert.deepEqual(d.unsure, [])
-  d.evicted(4)
-  d.evicted(6)
-  assert.equal(d.lost, 1)
-})
-
 test("at most 500 spans a frame", async () => {
   const ctx = await connected({ buffer: 1200 })
   await register(ctx, "t", () => 1)
@@ -188,7 +174,7 @@ test("at most 500 spans a frame", async () => {
 test("backoff: 250 ms doubling, capped at 5 s; no relay costs one timer; a fatal error stops it", async () => {
   FakeWebSocket.instances = []
   const env = manualEnv()
-  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, relay: RELAY } })
+  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, uplink: RELAY } })
   const gaps = []
   let last = env.clock()
   for (let i = 0; i < 9; i++) {
@@ -218,13 +204,13 @@ test("never throws into the page: a throwing constructor, garbage frames, send f
     }
   }
   const env = manualEnv()
-  const ctx = setup({ env, config: { WebSocket: Broken, relay: RELAY } })
+  const ctx = setup({ env, config: { WebSocket: Broken, uplink: RELAY } })
   env.advance(1000)
   assert.ok(n >= 2, "keeps retrying quietly")
   await ctx.host.registerTool({ name: "t", description: "d", execute: () => 1 })
   await settle()
   assert.equal(await ctx.host.executeTool({ name: "t" }, {}), "1")
-  const u = new Uplink({ relay: RELAY, agent: "x/1", WebSocket: FakeWebSocket, setTimeout: env.setTimeout, clearTimeout: env.clearTimeout, schedule: env.schedule })
+  const u = new Uplink({ relay: { url: RELAY }, agent: "x/1", WebSocket: FakeWebSocket, setTimeout: env.setTimeout, clearTimeout: env.clearTimeout, schedule: env.schedule })
   u.start()
   const ws = FakeWebSocket.last()
   ws.accept()
@@ -242,6 +228,31 @@ test("an unknown_session error re-sends hello for that session", async () => {
   ctx.ws.deliver({ type: "error", code: "unknown_session", message: "who?", fatal: false, session: ctx.id })
   ctx.env.run()
   assert.equal(ctx.ws.frames("hello").length, 2)
+})
+
+test("after pagehide's bye nothing more is sent for the session, until a bfcache restore says hello again", async () => {
+  // Chromium fires visibilitychange (hidden) after pagehide: that event reached a relay that had ended the
+  // session, which refused it as unknown_session (the red `rejected` on a normal close).
+  const g = fakeWindow({ host: new DraftHost() })
+  const listeners = {}
+  const listen = (type, fn) => ((listeners[type] ||= []).push(fn))
+  g.addEventListener = listen
+  g.document.addEventListener = listen
+  const fire = (type, e = {}) => (listeners[type] || []).forEach((fn) => fn(e))
+  const { ws, env, id } = await connectedAgent({ g })
+  fire("pagehide", { persisted: false })
+  const before = ws.sent.length
+  assert.deepEqual(ws.sent.at(-1), { type: "bye", session: id, reason: "pagehide" })
+  g.document.visibilityState = "hidden"
+  fire("visibilitychange")
+  env.tick(1000)
+  env.run()
+  ws.deliver({ type: "error", code: "unknown_session", message: "ended", fatal: false, session: id })
+  env.run()
+  assert.deepEqual(ws.sent.slice(before), [], "nothing after bye, and no hello that would revive the session")
+  fire("pageshow", { persisted: true })
+  env.run()
+  assert.equal(ws.frames("hello").length, 2, "back from the bfcache: hello again")
 })
 
 test("detach sends bye and closes the socket", async () => {

@@ -17,7 +17,7 @@ function runSteps(doc) {
   for (const step of doc.steps) {
     switch (step.op) {
       case "register":
-        stats.register(step.name, step.schemaBytes)
+        stats.register(step.name, step.schemaBytes, !!step.internal)
         break
       case "unregister":
         stats.unregister(step.name)
@@ -50,6 +50,7 @@ for (const file of aggregateFiles) {
     const doc = read(join("aggregate", file))
     const stats = runSteps(doc)
     assert.deepStrictEqual(stats.aggregates(), doc.expect.aggregates)
+    assert.deepStrictEqual(stats.reportRows(), doc.expect.reportTools)
     assert.deepStrictEqual(stats.totalsObject(), doc.expect.totals)
     assert.equal(stats.summary(), doc.expect.summary)
     const trace = spanEvents(stats.spans(), doc.session.timeOrigin).map((e) => ({ name: e.name, cat: e.cat, ts: e.ts, dur: e.dur, tid: e.tid }))
@@ -99,5 +100,13 @@ test("error vectors", () => {
   for (const c of read("errors.json")) {
     const err = Object.assign(new Error(c.thrown.message), { name: c.thrown.name })
     assert.equal(errorText(err, c.policy), c.expect, `${c.policy} ${c.thrown.name}`)
+  }
+})
+
+test("descriptor fingerprint (001's webmcp.tool.descriptor), with and without the handler's source", async () => {
+  const { descriptorFingerprint } = await import("../src/hooks.js")
+  for (const c of read("fingerprint.json").cases) {
+    const tool = c.handler ? { ...c.tool, execute: new Function(`return ${c.handler}`)() } : c.tool
+    assert.equal(descriptorFingerprint(tool, !!c.handler), c.expect, c.name)
   }
 })

@@ -175,7 +175,13 @@ def lint_tool(tool: dict[str, Any]) -> list[dict[str, str]]:
     elif not tool["description"].strip():
         out.append({"code": "empty-description", "severity": "warning", "pointer": "/description",
                     "message": "the description is empty"})
-    schema = tool["inputSchema"]
+    schema = tool.get("inputSchema")
+    if not isinstance(schema, dict):
+        # WebMCP hosts take a tool with no input; MCP clients (and `--strict`) want an object schema.
+        shown = "null" if "inputSchema" in tool else "absent"
+        out.append({"code": "no-input-schema", "severity": "warning", "pointer": "/inputSchema",
+                    "message": f"no inputSchema ({shown}): MCP clients require an object schema, even one with no properties"})
+        schema = {"type": "object"}
     kind = schema.get("type")
     if kind != "object" and not (isinstance(kind, list) and "object" in kind):
         shown = "no type" if kind is None else f"type {kind!r}"

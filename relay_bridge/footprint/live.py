@@ -5,7 +5,7 @@ tool registered by both shows up as a cross-server pair. Only tools registered n
 not refused by the host): they are what the model is sent. Pure: the caller reads files.
 
 Live data is not refused the way a file is: a descriptor that cannot be measured (none recorded, not an
-object, no object inputSchema, too deep) is skipped with a note, and past the server/tool limits the rest is
+object, an inputSchema that is neither an object nor null/absent, too deep) is skipped with a note, and past the server/tool limits the rest is
 skipped with a note, so a view of a busy browser still renders.
 """
 

@@ -30,7 +30,42 @@ def test_breakdown_by_hand() -> None:
     assert parts["propertyDescriptions"] == len('"description":"d"')
     assert parts["enums"] == len('"enum":["a","b"]')
     assert parts["definitions"] == len('"$defs":{"x":{"description":"inside defs counts as definitions"}}')
-    assert sum(parts.values()) == size and parts["other"] > 0
+    assert parts["types"] == len('"type":"object"') + len('"type":"string"')
+    # what is left of the schema: its key, braces, commas and the "properties" key
+    assert parts["structure"] == len('"inputSchema":{,"properties":{{,,}},}')
+    assert parts["other"] == len('{"name":"t",,}')
+    assert sum(parts.values()) == size
+
+
+def test_breakdown_names_types_constraints_and_structure_so_other_is_small() -> None:
+    """Issue 17 item 12: "other" was the largest bucket (up to 47% of a tool); now only the tool's name, title,
+    annotations and top-level punctuation are left in it."""
+    t = {
+        "name": "search_flights",
+        "title": "Search flights",
+        "description": "Find flights between two airports on a date.",
+        "inputSchema": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["from", "to", "date"],
+            "properties": {
+                "from": {"type": "string", "pattern": "^[A-Z]{3}$", "description": "IATA code"},
+                "to": {"type": "string", "pattern": "^[A-Z]{3}$", "description": "IATA code"},
+                "date": {"type": "string", "format": "date"},
+                "passengers": {"type": "integer", "minimum": 1, "maximum": 9, "default": 1},
+                "cabin": {"type": "string", "enum": ["economy", "business"]},
+            },
+        },
+    }
+    size = canonical_size(t)
+    parts = breakdown(t, size)
+    assert sum(parts.values()) == size
+    assert parts["constraints"] == sum(len(m) for m in (
+        '"additionalProperties":false', '"required":["from","to","date"]', '"pattern":"^[A-Z]{3}$"', '"pattern":"^[A-Z]{3}$"',
+        '"format":"date"', '"minimum":1', '"maximum":9', '"default":1'))
+    assert parts["types"] == len('"type":"object"') + 4 * len('"type":"string"') + len('"type":"integer"')
+    assert parts["other"] == len('{"name":"search_flights","title":"Search flights",,}')
+    assert parts["other"] / size < 0.15 and max(parts, key=lambda p: parts[p]) != "other"
 
 
 def _findings(name: str) -> list[tuple[str, str]]:

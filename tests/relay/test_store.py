@@ -216,3 +216,51 @@ def test_every_relay_stamp_comes_from_the_injected_clock() -> None:
     assert (s.inflight[0].seen_at, s.inflight[0].cancelled_at) == (500.0, 503.5)
     attach = next(e for e in s.timeline if e.kind == "attach")
     assert attach.at == 10_000.0  # relay-side facts land on the page clock: 10 s after timeOrigin
+
+
+def test_a_snapshot_is_not_changed_by_later_frames() -> None:
+    store = live_store()
+    store.apply(1, frame(synth.tool(SID, "search", 1.0, description="d")))
+    store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, 0, "search", 10.0, 5.0)])))
+    store.apply(1, frame(synth.start_frame(SID, [(1, "search", 20.0)])))
+    snap = store.snapshot()
+    before = build_report(snap.sessions[SID], generated_at=1.0)
+    store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, 2, "search", 30.0, 9.0)])))
+    store.apply(1, frame({"type": "update", "session": SID, "seq": 0, "blockingMs": 4.0}))
+    store.apply(1, frame(synth.event(SID, 40.0, "toolcancel", seq=1)))
+    store.apply(1, frame(synth.event(SID, 41.0, "visibility", state="hidden")))
+    store.apply(1, frame({"type": "tool", "session": SID, "change": "unregistered", "name": "search", "at": 50.0}))
+    store.apply(1, frame(synth.status(SID, "measuring")))
+    store.apply(1, frame({"type": "bye", "session": SID, "reason": "pagehide"}))
+    frozen = snap.sessions[SID]
+    assert build_report(frozen, generated_at=1.0) == before
+    assert frozen.stats.ring[0].blockingMs == 0 and store.sessions[SID].stats.ring[0].blockingMs == 4.0
+    assert frozen.inflight[1].cancelled_at is None and frozen.inflight[1].ended_at is None
+    assert frozen.info.visibility == "visible" and frozen.tools["search"].registered and frozen.state == "live"
+    assert len(frozen.timeline) < len(store.sessions[SID].timeline) and snap.counters["frames"] < store.counters["frames"]
+
+
+def test_tools_counted_not_measured_reach_the_capture_and_come_back_from_it(tmp_path: Path) -> None:
+    """A tool registered before the agent loaded: the ledger says measured false and how many calls
+    `toolactivated` counted; the store, the capture and a replay of it all keep that, per tool."""
+    store = live_store()
+    store.apply(1, frame(synth.tool(SID, "early", 1.0)))
+    store.apply(1, frame(synth.tool(SID, "late", 2.0)))
+    store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, 0, "late", 5.0, 1.0)])))
+    tools = {"early": {"schemaBytes": 10, "measured": False, "counted": 3}, "late": {"schemaBytes": 10}}
+    store.apply(1, frame({"type": "ledger", "session": SID, "rev": 4, "ledger": {"sessionId": SID, "tools": tools}}))
+    for at in (3.0, 4.0, 6.0):
+        store.apply(1, frame(synth.event(SID, at, "toolactivated", tool="early", counted=True)))
+    session = store.sessions[SID]
+    assert session.counted_only() == {"early": 3}
+    assert session.stats.totals.calls == 1, "counted calls are not measured calls"
+    assert [e.at for e in session.timeline_view({"calls"}) if e.kind == "toolactivated"] == [3.0, 4.0, 6.0]
+    capture = build_capture(store)
+    by_name = {t["name"]: t for t in capture["sessions"][0]["tools"]}
+    assert (by_name["early"]["measured"], by_name["early"]["counted"]) == (False, 3)
+    assert (by_name["late"]["measured"], by_name["late"]["counted"]) == (True, 0)
+    path = tmp_path / "capture.json"
+    path.write_text(json.dumps(capture))
+    assert load_store(path).sessions[SID].counted_only() == {"early": 3}
+    bad = p.decode(json.dumps({"type": "ledger", "session": SID, "rev": 5, "ledger": {"sessionId": SID, "tools": {"early": {"counted": -1}}}}))
+    assert isinstance(bad, p.Rejection)

@@ -10,14 +10,25 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from relay_bridge import __version__
+from relay_bridge.extension import STATUS_HELP as EXTENSION_HELP
+from relay_bridge.extension import is_extension_agent, pairing_link
 
 from ..changes import Changes
 from ..sanitize import inert
 from ..widgets.status_pane import phase_text
 
 
+# Tools registered before the agent loaded: their calls are counted from `toolactivated`, never timed.
+COUNTED_HELP = (
+    "registered before the agent loaded: calls are counted (toolactivated), with no timing or bytes",
+    "load the agent first: its script tag first in <head>, or the extension (runs before page scripts)",
+    "wmcp-top open URL starts a browser with the agent injected before any page script",
+    "wmcp-top attach --cdp watches every call over the DevTools Protocol, whenever the tool was registered",
+)
+
+
 def status_text(app) -> Text:
-    store = app.store
+    store = app.view_store
     palette = app.palette
     out = Text()
     out.append("Relay\n", style="bold")
@@ -27,6 +38,16 @@ def status_text(app) -> Text:
     elif app.source_label:
         out.append("  no relay: ")
         out.append_text(inert(app.source_label))
+        out.append("\n")
+    if relay is not None:
+        out.append("  session log: ")
+        log = relay.session_log
+        if log is None:
+            out.append("off (--no-log)", style=palette.style("muted"))
+        elif log.path is None:
+            out.append(f"nothing written yet (in {log.directory})", style=palette.style("muted"))
+        else:
+            out.append(str(log.path))
         out.append("\n")
     c = store.counters
     health = [f"connections {c.get('connections', 0)}", f"frames {c.get('frames', 0)}", f"spans {c.get('spans', 0)}",
@@ -75,6 +96,7 @@ def status_text(app) -> Text:
         out.append("  ")
         out.append_text(inert(app.lane_state, limit=160))
         out.append("\n")
+    extension_section(app, out)
     if relay is not None:
         out.append("\nThe line to paste (c copies it)\n", style="bold")
         out.append(f"  {relay.snippet.script_tag}\n")
@@ -98,6 +120,8 @@ def status_text(app) -> Text:
         out.append_text(inert(session.agent, limit=40))
         if session.agent.startswith("cdp/"):
             out.append(" (watched over the DevTools Protocol, nothing injected)", style=palette.style("muted"))
+        elif is_extension_agent(session.agent):
+            out.append(" (through the wmcp-top browser extension)", style=palette.style("muted"))
         out.append("\n  ")
         body = phase_text(session, palette, with_hints=True)
         body = Text("\n  ").join(body.split("\n", allow_blank=True))
@@ -106,12 +130,42 @@ def status_text(app) -> Text:
         for reason in reasons[:4]:
             out.append("\n    incomplete: ", style=palette.style("error"))
             out.append_text(inert(reason, limit=160))
+        counted = session.counted_only()
+        if counted:
+            out.append("\n  counted, not measured: ", style=palette.style("slow"))
+            names = sorted(counted)
+            out.append_text(inert(", ".join(f"{n} ({counted[n]} calls)" for n in names[:6]) + (" …" if len(names) > 6 else ""), limit=200))
+            for line in COUNTED_HELP:
+                out.append("\n    › ", style=palette.style("muted"))
+                out.append(line)
         out.append("\n")
     return out
 
 
+def extension_section(app, out: Text) -> None:
+    """The browser-extension lane: how many sessions came through it, and why it may stay silent."""
+    if app.relay is None:
+        return
+    muted = app.palette.style("muted")
+    live = [s for s in app.store.sessions.values() if is_extension_agent(s.agent)]
+    out.append("\nBrowser extension (wmcp-top extension)\n", style="bold")
+    if live:
+        out.append(f"  {len(live)} session{'s' if len(live) != 1 else ''} through the extension\n")
+    else:
+        out.append("  no session through the extension yet\n")
+        for line in EXTENSION_HELP:
+            out.append("  › ", style=muted)
+            out.append(line)
+            out.append("\n")
+    link = pairing_link(app.relay.port, app.relay.config.token)
+    if link:
+        out.append("  pairing link: ", style=muted)
+        out.append(link + "\n")
+
+
 class StatusScreen(Screen[None]):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="wmcp.view.back")]
+    AUTO_FOCUS = "VerticalScroll"  # Down, PgDn, End scroll it (the app focuses nothing by itself)
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
     DEFAULT_CSS = """
     StatusScreen VerticalScroll { padding: 0 1; }
     StatusScreen #title { background: $panel; text-style: bold; padding: 0 1; }

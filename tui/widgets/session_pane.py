@@ -56,7 +56,7 @@ class SessionView(Vertical):
         table = self.table
         table.set_columns_layout(layout)
         registered = {name: rec.registered for name, rec in session.tools.items()}
-        table.sync(session.stats.aggregates(), palette, registered, text_filter)
+        table.sync(session.stats.aggregates(), palette, registered, text_filter, session.counted_only())
         if not compact:
             self.query_one(Sparklines).show(session)
         self.query_one(InFlightPane).show(session, palette, clock_ms, limit=2 if compact else 6)

@@ -75,15 +75,19 @@ def _num(value: Any) -> float:
     return float("-inf") if value is None else float(value)
 
 
-def make_cells(row: dict[str, Any], palette: Palette, registered: bool) -> dict[str, Cell]:
+def make_cells(row: dict[str, Any], palette: Palette, registered: bool, counted: int | None = None) -> dict[str, Cell]:
+    """`counted`: the tool's calls were only counted (toolactivated), not measured: shown as `N*` with a marker."""
     err_style = palette.style("error") if row["errors"] else palette.style("muted")
     name_style = "" if registered else palette.style("muted")
     name = inert(row["tool"], limit=48)
     if name_style:
         name.stylize(name_style)
+    if counted is not None:
+        name.append(" ∗counted", style=palette.style("slow"))
+    calls = row["calls"] + (counted or 0)
     cells = {
         "tool": Cell.of(name, row["tool"].lower(), justify="left"),
-        "calls": Cell.of(fmt_count(row["calls"]), row["calls"]),
+        "calls": Cell.of(fmt_count(calls) + ("*" if counted is not None else ""), calls, palette.style("slow") if counted is not None else ""),
         "err": Cell.of(str(row["errors"]), row["errors"], err_style),
         "min": Cell.of(fmt_ms(row["minMs"]), _num(row["minMs"]), palette.for_ms(row["minMs"])),
         "p50": Cell.of(fmt_ms(row["p50Ms"]), _num(row["p50Ms"]), palette.for_ms(row["p50Ms"])),
@@ -127,9 +131,14 @@ class ToolTable(DataTable):
         for col in self.columns_now():
             self.add_column(self._label(col), key=col.key)
 
+    @property
+    def descending(self) -> bool:
+        """Numbers sort largest first and names A to Z unless reversed; the arrow shows which it is now."""
+        return (self.sort_key != "tool") != self.sort_reverse
+
     def _label(self, col: Column) -> Text:
         if col.key == self.sort_key:
-            return Text(col.label + (" ▲" if not self.sort_reverse else " ▼"), style="bold")
+            return Text(col.label + (" ▼" if self.descending else " ▲"), style="bold")
         return Text(col.label)
 
     def set_columns_layout(self, layout: str) -> None:
@@ -143,17 +152,21 @@ class ToolTable(DataTable):
             column = self.columns.get(ColumnKey(col.key))
             if column is not None:
                 column.label = self._label(col)
-        self._apply_sort()
-        self.refresh()
+                # the arrow must fit: a column sized for "calls" would cut "calls ▼" back to "calls"
+                column.content_width = max(column.content_width, column.label.cell_len)
+        self._apply_sort(always=True)
 
-    def _apply_sort(self) -> None:
-        if self.row_count and self.sort_key in {c.key for c in self.columns_now()}:
-            default_desc = self.sort_key != "tool"  # numbers: biggest first; names: a-z
+    def _apply_sort(self, always: bool = False) -> None:
+        """Re-order the rows. DataTable.sort also re-renders the header (a changed label alone is cached)."""
+        if (self.row_count or always) and self.sort_key in {c.key for c in self.columns_now()}:
             self.sort(self.sort_key, key=lambda cell: getattr(cell, "sort_value", 0) if cell is not None else 0,
-                      reverse=default_desc != self.sort_reverse)
+                      reverse=self.descending)
 
-    def sync(self, rows: list[dict[str, Any]], palette: Palette, registered: dict[str, bool], text_filter: str = "") -> bool:
-        """Bring the table to `rows` (filtered by tool-name substring). Returns whether anything changed."""
+    def sync(self, rows: list[dict[str, Any]], palette: Palette, registered: dict[str, bool], text_filter: str = "",
+             counted: dict[str, int] | None = None) -> bool:
+        """Bring the table to `rows` (filtered by tool-name substring). Returns whether anything changed.
+        `counted`: tools counted, not measured (Session.counted_only), marked in the name and calls cells."""
+        counted = counted or {}
         self._ensure_columns()
         wanted = [r for r in rows if not text_filter or text_filter.lower() in r["tool"].lower()]
         keys = {r["tool"] for r in wanted}
@@ -166,7 +179,7 @@ class ToolTable(DataTable):
         columns = self.columns_now()
         for row in wanted:
             key = row["tool"]
-            cells = make_cells(row, palette, registered.get(key, True))
+            cells = make_cells(row, palette, registered.get(key, True), counted.get(key))
             shown = self._cells.get(key)
             if shown is None:
                 self.add_row(*(cells[c.key] for c in columns), key=key)
