@@ -533,7 +533,7 @@ function contentFacts(envelope) {
  * @mcp-b/webmcp-polyfill 5.x, which writes JSON.stringify(value) when that gives text and String(value)
  * otherwise (so a cycle reads "[object Object]" instead of failing), "" becoming "Operation succeeded".
  */
-const PROFILES = ["chromium", "mcp-b", "form"]
+const PROFILES = ["chromium", "mcp-b", "form", "mcp-b-form"]
 
 /**
  * A declarative (form) tool's answer: what the page passed to SubmitEvent.respondWith. Chromium 156 delivers it
@@ -542,7 +542,10 @@ const PROFILES = ["chromium", "mcp-b", "form"]
  */
 function formFacts(value) {
   if (value === "") return facts(0, "string", false, false, { text: 1 })
-  const f = resultFacts(value, "chromium")
+  return validationOf(value, resultFacts(value, "chromium"))
+}
+
+function validationOf(value, f) {
   if (Array.isArray(value) && value.length && value.every((m) => typeof m === "string")) {
     f.isError = true
     f.validation = value.length
@@ -558,6 +561,7 @@ function formFacts(value) {
 function resultFacts(value, profile = "chromium") {
   const t = typeof value
   if (profile === "form") return formFacts(value)
+  if (profile === "mcp-b-form") return validationOf(value, resultFacts(value, "mcp-b"))
   if (profile === "mcp-b" && value !== null && (t === "object" || t === "function")) return mcpbFacts(value)
   if (t === "string") {
     if (value === "") return facts(SUBSTITUTE_BYTES, "string", false, true, { text: 1 })
@@ -653,7 +657,7 @@ function errorText(err, policy) {
 function resultText(value, profile = "chromium") {
   const t = typeof value
   if (t === "string") return value === "" && profile !== "form" ? EMPTY_SUBSTITUTE : value
-  if (profile === "mcp-b" && value !== null && (t === "object" || t === "function")) {
+  if ((profile === "mcp-b" || profile === "mcp-b-form") && value !== null && (t === "object" || t === "function")) {
     let text
     try {
       text = JSON.stringify(value)
@@ -1996,7 +2000,7 @@ class Interceptor {
    */
   activated(name) {
     if (!name || name === this.c.reportToolName || this.pendingNames.has(name)) return
-    if (this.forms && this.forms.owns(name)) return // a declarative tool: measured by forms.js
+    if (this.forms && this.forms.tools.has(name)) return // a declarative tool: measured by forms.js
     const live = this.live.get(toolName(name))
     if (live && live.wrapper) return
     this.c.countedCall(toolName(name))
@@ -2008,7 +2012,10 @@ class Interceptor {
     if (isInternal(tool)) return { passed: tool, wrapper: null }
     const current = tool.execute
     if (isWrapper(current)) return { passed: tool, wrapper: current }
-    const wrapper = wrapExecute(this.c, toolName(tool.name), current, profileOf(host))
+    // A polyfill registers each declarative form through registerTool: its execute answers with what the page
+    // gave respondWith (validation messages included), serialised the polyfill's way.
+    const form = this.forms ? this.forms.formOf(tool.name) : null
+    const wrapper = wrapExecute(this.c, toolName(tool.name), current, form ? "mcp-b-form" : profileOf(host))
     try {
       tool.execute = wrapper
     } catch {
@@ -2031,6 +2038,8 @@ class Interceptor {
   record(tool, internal = false) {
     const name = toolName(tool.name)
     const rec = { name, ...describeTool(tool), annotationsKept: null, internal }
+    const form = !internal && this.forms ? this.forms.formOf(tool.name) : null
+    if (form) Object.assign(rec, { kind: "form", form: this.forms.factsOf(form, tool.inputSchema) })
     // 001's descriptor fingerprint (webmcp.tool.descriptor), with the handler's source folded in only under
     // `fingerprintHandler` (off by default: a bundled handler moves on every load), so a swapped function under
     // an identical descriptor still counts as a redefinition. The page's function, never our wrapper.
@@ -3597,6 +3606,8 @@ class FormTools {
     this.observer = null
     this.syncQueued = false
     this.resync = null
+    /** names a host registered through registerTool (a polyfill's forms): the interceptor measures those */
+    this.wrapped = () => false
   }
 
   get doc() {
@@ -3609,6 +3620,11 @@ class FormTools {
     if (!forms) return null
     for (const f of Array.from(forms)) if (safely(() => f.getAttribute("toolname"), null) === name) return f
     return null
+  }
+
+  /** The lint facts of `form` (for a polyfill's form registered through registerTool). */
+  factsOf(form, schema) {
+    return formFacts(form, schema)
   }
 
   /** Is `name` a declarative tool (so not one "registered before the agent")? */
@@ -3694,7 +3710,7 @@ class FormTools {
     for (const t of list) {
       if (!t || typeof t.name !== "string" || !t.name) continue
       const form = this.formOf(t.name)
-      if (!form) continue
+      if (!form || this.wrapped(t.name)) continue
       const name = toolName(t.name)
       listed.add(name)
       const desc = describeTool({ name: t.name, title: t.title || undefined, description: t.description, inputSchema: t.inputSchema })
@@ -4496,6 +4512,7 @@ class Agent {
     })
     this.forms = new FormTools(this.collector, { global: g, schedule: this.schedule, onNavigated: (entry) => this.onNavigated(entry) })
     this.interceptor.forms = this.forms
+    this.forms.wrapped = (name) => this.interceptor.pendingNames.has(name) || !!(this.interceptor.live.get(name) || {}).wrapper
     this.interceptor.onFound = (host, location) => {
       if (this.wantReportTool) this.registerReportTool()
       // Declarative tools live on the document's registry (Chromium's, or a polyfill's).

@@ -137,6 +137,8 @@ export class FormTools {
     this.observer = null
     this.syncQueued = false
     this.resync = null
+    /** names a host registered through registerTool (a polyfill's forms): the interceptor measures those */
+    this.wrapped = () => false
   }
 
   get doc() {
@@ -149,6 +151,11 @@ export class FormTools {
     if (!forms) return null
     for (const f of Array.from(forms)) if (safely(() => f.getAttribute("toolname"), null) === name) return f
     return null
+  }
+
+  /** The lint facts of `form` (for a polyfill's form registered through registerTool). */
+  factsOf(form, schema) {
+    return formFacts(form, schema)
   }
 
   /** Is `name` a declarative tool (so not one "registered before the agent")? */
@@ -234,7 +241,7 @@ export class FormTools {
     for (const t of list) {
       if (!t || typeof t.name !== "string" || !t.name) continue
       const form = this.formOf(t.name)
-      if (!form) continue
+      if (!form || this.wrapped(t.name)) continue
       const name = toolName(t.name)
       listed.add(name)
       const desc = describeTool({ name: t.name, title: t.title || undefined, description: t.description, inputSchema: t.inputSchema })

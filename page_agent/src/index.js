@@ -107,6 +107,7 @@ class Agent {
     })
     this.forms = new FormTools(this.collector, { global: g, schedule: this.schedule, onNavigated: (entry) => this.onNavigated(entry) })
     this.interceptor.forms = this.forms
+    this.forms.wrapped = (name) => this.interceptor.pendingNames.has(name) || !!(this.interceptor.live.get(name) || {}).wrapper
     this.interceptor.onFound = (host, location) => {
       if (this.wantReportTool) this.registerReportTool()
       // Declarative tools live on the document's registry (Chromium's, or a polyfill's).

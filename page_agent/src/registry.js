@@ -214,7 +214,7 @@ export class Interceptor {
    */
   activated(name) {
     if (!name || name === this.c.reportToolName || this.pendingNames.has(name)) return
-    if (this.forms && this.forms.owns(name)) return // a declarative tool: measured by forms.js
+    if (this.forms && this.forms.tools.has(name)) return // a declarative tool: measured by forms.js
     const live = this.live.get(toolName(name))
     if (live && live.wrapper) return
     this.c.countedCall(toolName(name))
@@ -226,7 +226,10 @@ export class Interceptor {
     if (isInternal(tool)) return { passed: tool, wrapper: null }
     const current = tool.execute
     if (isWrapper(current)) return { passed: tool, wrapper: current }
-    const wrapper = wrapExecute(this.c, toolName(tool.name), current, profileOf(host))
+    // A polyfill registers each declarative form through registerTool: its execute answers with what the page
+    // gave respondWith (validation messages included), serialised the polyfill's way.
+    const form = this.forms ? this.forms.formOf(tool.name) : null
+    const wrapper = wrapExecute(this.c, toolName(tool.name), current, form ? "mcp-b-form" : profileOf(host))
     try {
       tool.execute = wrapper
     } catch {
@@ -249,6 +252,8 @@ export class Interceptor {
   record(tool, internal = false) {
     const name = toolName(tool.name)
     const rec = { name, ...describeTool(tool), annotationsKept: null, internal }
+    const form = !internal && this.forms ? this.forms.formOf(tool.name) : null
+    if (form) Object.assign(rec, { kind: "form", form: this.forms.factsOf(form, tool.inputSchema) })
     // 001's descriptor fingerprint (webmcp.tool.descriptor), with the handler's source folded in only under
     // `fingerprintHandler` (off by default: a bundled handler moves on every load), so a swapped function under
     // an identical descriptor still counts as a redefinition. The page's function, never our wrapper.

@@ -173,3 +173,34 @@ def test_a_form_that_navigates_is_recorded_and_the_next_document_is_linked(lanes
     assert [c.outcome for c in referee.calls()] == ["navigated"]
     assert lanecheck.compare(agent_calls(snap, [sid, sid2]), referee.calls()) == []
     assert errors == []
+
+
+POLYFILL_CALL = """async ({ name, input }) => {
+  const mc = document.modelContext
+  const t = (await mc.getTools()).find((x) => x.name === name)
+  // The polyfill's executeTool takes the input as JSON text.
+  try { return { ok: true, text: await mc.executeTool(t, JSON.stringify(input)) } } catch (e) { return { ok: false, error: e.message } }
+}"""
+
+
+def test_form_tools_of_the_polyfill_are_measured_once(plain_browser, pages, relay_server, polyfill_file) -> None:
+    # @mcp-b/webmcp-polyfill 5.1 supports declarative forms: it registers each through its own registerTool,
+    # so the interceptor's wrapper measures them; forms.js only adds what they are (kind, controls).
+    page, errors = open_page(plain_browser, pages.url("forms.html", relay_server, host="polyfill"))
+    assert page.evaluate("document.modelContext.__isWebMCPPolyfill") is True
+    wait_phase(page, "tools-registered")
+    sid = page.evaluate("__webmcpPerf.sessionId")
+    calls = [c for c in CALLS if c[0] != "fragile"]
+    got = [page.evaluate(POLYFILL_CALL, {"name": name, "input": value}) for name, value, _ in calls]
+    snap = relay_server.wait_for(lambda s: len(spans_of(s, sid)) >= len(got) and not s["sessions"][sid]["inflight"])
+    spans = sorted(spans_of(snap, sid), key=lambda s: s["seq"])
+    assert [s["tool"] for s in spans] == [c[0] for c in calls], "exactly one span per call"
+    for span, answer, (tool, _, kind) in zip(spans, got, calls):
+        assert answer["ok"] == (kind in ("ok", "validation")), (tool, answer)
+        if answer["ok"]:
+            assert span["resultBytes"] == utf8_len(answer["text"]), tool
+        assert span["isError"] == (kind != "ok"), tool
+    assert spans[5]["wallMs"] >= 295
+    tools = snap["sessions"][sid]["tools"]
+    assert tools["book_table"]["kind"] == "form" and tools["book_table"]["form"]["autosubmit"] is True
+    assert errors == []
