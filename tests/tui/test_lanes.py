@@ -6,6 +6,8 @@ Chromium fails these tests with the install line (tests/lanes/conftest.py does t
 
 from __future__ import annotations
 
+import unittest.mock
+
 import asyncio
 from pathlib import Path
 
@@ -32,6 +34,10 @@ def test_routing_ui_and_headless_forms() -> None:
     assert not wants_ui(parse(["open", "http://x.example/", "--no-ui"]))
     # pytest's stdout is not a terminal: `open` prints lines there, as when piped
     assert not wants_ui(parse(["open", "http://x.example/"]))
+    # --check-lanes prints its verdict and exits 0/1: never the dashboard, even on a terminal
+    with unittest.mock.patch("sys.stdout.isatty", return_value=True):
+        assert wants_ui(parse(["open", "http://x.example/"]))
+        assert not wants_ui(parse(["open", "http://x.example/", "--check-lanes"]))
 
 
 async def test_attach_shows_cdp_sessions_in_the_dashboard(debug_browser: DebugBrowser, site: SiteServer, tmp_path: Path) -> None:
