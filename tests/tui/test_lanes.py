@@ -6,9 +6,8 @@ Chromium fails these tests with the install line (tests/lanes/conftest.py does t
 
 from __future__ import annotations
 
-import unittest.mock
-
 import asyncio
+import unittest.mock
 from pathlib import Path
 
 import pytest
