@@ -64,6 +64,7 @@ class InFlight:
     parent: int | None
     seen_at: float  # relay clock (time.monotonic) when `start` arrived
     cancelled_at: float | None = None
+    waiting: bool = False  # a filled form waiting for the user's submit: not tool time
     # Page-clock ms when its session ended (bye) or lost its socket with the call still open: the call ends
     # there, marked, instead of running on. A re-sent `start` after a reconnect opens it again.
     ended_at: float | None = None
@@ -83,6 +84,8 @@ class ToolRecord:
     rejected: str | None = None
     fingerprint: str | None = None
     redefined: bool = False  # registered again under the same name with a different descriptor or handler
+    kind: str = "imperative"  # or "form": a declarative tool
+    form: p.FormFacts | None = None
     redefining: bool = False  # this registration is the one that changed it (the previous one differed)
 
     @property
@@ -125,7 +128,7 @@ class PromptSession:
 CATEGORY = {
     "register": "tools", "unregister": "tools", "rejected": "tools", "context-clear": "tools", "context-provide": "tools",
     "redefined": "tools", "wrap-failed": "tools",
-    "start": "calls", "settle": "calls", "error": "calls", "toolcancel": "calls", "toolactivated": "calls", "consent": "calls",
+    "start": "calls", "waiting": "calls", "submitted": "calls", "settle": "calls", "error": "calls", "toolcancel": "calls", "toolactivated": "calls", "consent": "calls",
     "prompt-create": "prompts", "prompt": "prompts", "prompt-stream": "prompts", "prompt-destroy": "prompts",
 }
 
@@ -171,6 +174,8 @@ class Session:
     last_seen: float = 0.0  # the store clock's monotonic seconds
     bye_reason: str | None = None
     prompts: dict[str, PromptSession] = field(default_factory=dict)
+    navigated_from: str | None = None  # the session whose form call navigated to this document
+    navigated_to: str | None = None
     # Handed to the owning socket in the ack of its hello; a later socket re-claims the session only with it.
     resume: str = ""
 
@@ -431,6 +436,8 @@ class Store:
                     call = session.inflight.get(seq) if isinstance(seq, int) else None
                     if call is not None:
                         call.cancelled_at = self.clock.monotonic()
+                if frame.kind == "navigated-from":
+                    self._navigated_from(session, frame)
                 if frame.kind == "visibility" and isinstance(frame.detail.get("state"), str):
                     session.info.visibility = str(frame.detail["state"])[:16]
                 self._timeline(session, frame.kind, dict(frame.detail), frame.at)
@@ -581,10 +588,14 @@ class Store:
             stored += 1
             for observer in self.observers:
                 observer.on_span(session, span)
-            settled: dict[str, Any] = {"tool": span.tool, "seq": span.seq, "wallMs": span.wallMs, "resultBytes": span.resultBytes}
+            settle: dict[str, Any] = {"tool": span.tool, "seq": span.seq, "wallMs": span.wallMs, "resultBytes": span.resultBytes}
+            if span.outcome is not None:
+                settle["outcome"] = span.outcome
+            if span.waitedMs is not None:
+                settle["waitedMs"] = span.waitedMs
             if span.invokedBy:
-                settled["invokedBy"] = span.invokedBy
-            self._timeline(session, "settle", settled, span.settledAt)
+                settle["invokedBy"] = span.invokedBy
+            self._timeline(session, "settle", settle, span.settledAt)
             if span.isError:
                 self._timeline(session, "error", {"tool": span.tool, "seq": span.seq}, span.settledAt)
         if frame.floor is not None and frame.floor - 1 > session.acked:
@@ -608,12 +619,19 @@ class Store:
         for call in frame.calls:
             if session.is_contiguous_stored(call.seq):
                 continue  # its span is already here (a replayed start)
+            known = session.inflight.get(call.seq)
+            if known is not None and known.tool == call.tool:
+                # The same call again: a form the user has now submitted (tool time starts here), or a replay.
+                if known.waiting and not call.waiting:
+                    self._timeline(session, "submitted", {"tool": call.tool, "seq": call.seq}, call.invokedAt)
+                known.invokedAt, known.waiting, known.seen_at, known.ended_at = call.invokedAt, call.waiting, now, None
+                continue
             session.inflight[call.seq] = InFlight(call.seq, call.tool, call.invokedAt, call.depth, call.parent, now,
-                                                  terminal=call.invokedBy == "terminal")
+                                                  terminal=call.invokedBy == "terminal", waiting=call.waiting)
             detail: dict[str, Any] = {"tool": call.tool, "seq": call.seq}
             if call.invokedBy:
                 detail["invokedBy"] = call.invokedBy
-            self._timeline(session, "start", detail, call.invokedAt)
+            self._timeline(session, "waiting" if call.waiting else "start", detail, call.invokedAt)
         # A page that never settles must not grow this without bound.
         while len(session.inflight) > session.stats.buffer:
             session.inflight.pop(next(iter(session.inflight)))
@@ -671,6 +689,8 @@ class Store:
                 internal=frame.internal,
                 rejected=frame.rejected,
                 fingerprint=frame.fingerprint,
+                kind=frame.kind or "imperative",
+                form=frame.form,
             )
             previous = session.tools.get(frame.name)
             if previous is not None and frame.rejected is None and previous.rejected is None:
@@ -719,6 +739,16 @@ class Store:
             self._grow(session, -_record_bytes(previous))
         session.descriptor_bytes += len(record.descriptor or b"")
         self._grow(session, _record_bytes(record))
+
+    def _navigated_from(self, session: Session, frame: p.Event) -> None:
+        """The next document of a tab names the form call that navigated to it: link both timelines."""
+        previous = self.sessions.get(str(frame.detail.get("session")))
+        if previous is None or previous is session:
+            return
+        session.navigated_from = previous.id
+        previous.navigated_to = session.id
+        self._timeline(previous, "navigated-to", {"session": session.id, "seq": frame.detail.get("seq"), "tool": frame.detail.get("tool")})
+        self._touch(previous.id)
 
     def _timeline(self, session: Session, kind: str, detail: dict[str, Any], at: float | None = None) -> None:
         if at is None:

@@ -77,7 +77,7 @@ def wants_ui(args: argparse.Namespace) -> bool:
     if args.command == "attach":
         return not args.headless
     if args.command == "open":
-        return not args.no_ui and sys.stdout.isatty()
+        return not args.no_ui and not getattr(args, "check_lanes", False) and sys.stdout.isatty()
     return False
 
 
