@@ -69,6 +69,8 @@ APPLY_SLICE = 50
 MAX_QUEUED_FRAMES = 16
 # A connection that keeps sending frames the relay cannot use is closed with 1008.
 INVALID_STREAK_CLOSE = 16
+# A connection that keeps naming sessions other sockets own (probing for one to spoil) is closed with 1008.
+NOT_OWNER_CLOSE = 64
 
 
 @dataclass
@@ -378,6 +380,9 @@ class Relay:
                     replies[-1].fatal = True
                     await reply(replies[-1])
                     await ws.close(1008, "too many invalid frames")
+                    break
+                if store.refused_by_conn.get(conn, 0) >= NOT_OWNER_CLOSE:
+                    await ws.close(1008, "frames for sessions this socket does not own")
                     break
                 for answer in replies:
                     await reply(answer)
