@@ -89,6 +89,7 @@ class WmcpTopApp(App[int]):
         self.changes: Signal[Changes] = Signal(self, "changes")
         self._held = Changes()  # what changed while paused
         self._feed_task: asyncio.Task[None] | None = None
+        self._probe_task: asyncio.Task[None] | None = None
         self.theme_errors: list[str] = []
         self.keymap_problems: list[str] = []
 
@@ -126,6 +127,8 @@ class WmcpTopApp(App[int]):
         self._update_compact(self.size.width, self.size.height)
         self._publish(Changes(frozenset(self.store.sessions), True, True))
         self.set_interval(OTLP_CHECK_INTERVAL, self._check_otlp)
+        if self.probe is not None:
+            self._probe_task = asyncio.create_task(self.probe.watch_loop())
         if self.feed is not None:
             self._feed_task = asyncio.create_task(self._run_feed())
 
@@ -183,6 +186,8 @@ class WmcpTopApp(App[int]):
         if self.relay is not None:
             relay, self.relay = self.relay, None
             await relay.stop()
+        if self._probe_task is not None:
+            self._probe_task.cancel()
         if self.probe is not None:
             self.probe.close()
 

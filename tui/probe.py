@@ -2,11 +2,14 @@
 
 Lines written, times from CLOCK_MONOTONIC (shared by every process on the machine):
   `f <t> <session> <acked>`  the session's table was painted showing every span up to seq `acked`;
-  `k <t>`                     a sort key's effect was painted.
+  `k <t>`                     a sort key's effect was painted;
+  `s <t> <ms>`                the event loop was held `ms` milliseconds (a 10 ms timer came late by that much;
+                              written for holds over 20 ms).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -22,6 +25,15 @@ class Probe:
     def key_painted(self) -> None:
         self._fh.write(f"k {time.monotonic():.6f}\n")
         self._fh.flush()
+
+    async def watch_loop(self, every: float = 0.01) -> None:
+        """Until cancelled: note each time the loop could not run a short timer on time (a step held it)."""
+        while True:
+            start = time.monotonic()
+            await asyncio.sleep(every)
+            late = time.monotonic() - start - every
+            if late > 0.02:
+                self._fh.write(f"s {time.monotonic():.6f} {late * 1000:.1f}\n")
 
     def close(self) -> None:
         if not self._fh.closed:

@@ -234,7 +234,7 @@ class DashboardScreen(Screen[None]):
         if (table.sort_key, table.sort_reverse) != (self.sort_key, self.sort_reverse):
             table.set_sort(self.sort_key, self.sort_reverse)
         view.show(session, app.palette, app.clock_ms, text_filter=self.text_filter, compact=app.compact,
-                  layout=app.table_layout)
+                  layout=app.table_layout, sort=(self.sort_key, self.sort_reverse))
         remembered = self._cursor.pop(sid, None)
         if remembered is not None:
             table.move_to(remembered)

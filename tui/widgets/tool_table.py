@@ -1,12 +1,14 @@
 """The per-tool table: rows keyed by tool name, cells updated in place (`update_cell`), never rebuilt.
 
-Sorting is by the numbers behind the cells (`Cell.sort_value`), so `2.1s` sorts above `950ms`.
+It holds only the rows the dashboard chose to show (tui/tool_rows.py picks the top rows by the sort, from the
+numbers behind the cells, so `2.1s` sorts above `950ms`), in the order given; a row's cells are rebuilt only
+when its tool changed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from rich.text import Text
 from textual.widgets import DataTable
@@ -82,7 +84,7 @@ def make_cells(row: dict[str, Any], palette: Palette, registered: bool) -> dict[
     if name_style:
         name.stylize(name_style)
     cells = {
-        "tool": Cell.of(name, row["tool"].lower(), justify="left"),
+        "tool": Cell.of(name, row["tool"], justify="left"),
         "calls": Cell.of(fmt_count(row["calls"]), row["calls"]),
         "err": Cell.of(str(row["errors"]), row["errors"], err_style),
         "min": Cell.of(fmt_ms(row["minMs"]), _num(row["minMs"]), palette.for_ms(row["minMs"])),
@@ -110,6 +112,7 @@ class ToolTable(DataTable):
         self.sort_key = "tool"
         self.sort_reverse = False
         self._cells: dict[str, dict[str, str]] = {}  # row key -> column -> plain text shown (to skip no-op updates)
+        self._order: list[str] = []  # row keys in the order shown
         self._columns_for: str | None = None
 
     def on_mount(self) -> None:
@@ -124,6 +127,7 @@ class ToolTable(DataTable):
         self._columns_for = self.columns_layout
         self.clear(columns=True)  # only when the layout changes (compact / narrow / full), never for data
         self._cells.clear()
+        self._order = []
         for col in self.columns_now():
             self.add_column(self._label(col), key=col.key)
 
@@ -138,40 +142,38 @@ class ToolTable(DataTable):
             self._ensure_columns()
 
     def set_sort(self, key: str, reverse: bool) -> None:
+        """Mark the sorted column in its header; the rows come in that order from `sync`."""
         self.sort_key, self.sort_reverse = key, reverse
         for col in self.columns_now():
             column = self.columns.get(ColumnKey(col.key))
             if column is not None:
                 column.label = self._label(col)
-        self._apply_sort()
         self.refresh()
 
-    def _apply_sort(self) -> None:
-        if self.row_count and self.sort_key in {c.key for c in self.columns_now()}:
-            default_desc = self.sort_key != "tool"  # numbers: biggest first; names: a-z
-            self.sort(self.sort_key, key=lambda cell: getattr(cell, "sort_value", 0) if cell is not None else 0,
-                      reverse=default_desc != self.sort_reverse)
-
-    def sync(self, rows: list[dict[str, Any]], palette: Palette, registered: dict[str, bool], text_filter: str = "") -> bool:
-        """Bring the table to `rows` (filtered by tool-name substring). Returns whether anything changed."""
+    def sync(self, rows: list[dict[str, Any]], palette: Palette, registered: Callable[[str], bool],
+             changed: set[str] | None = None) -> bool:
+        """Bring the table to `rows`, in that order. `changed` names the tools whose numbers changed since the
+        last call (None: any may have); other rows keep their cells untouched. Returns whether anything changed."""
         self._ensure_columns()
-        wanted = [r for r in rows if not text_filter or text_filter.lower() in r["tool"].lower()]
-        keys = {r["tool"] for r in wanted}
-        changed = False
+        keys = [r["tool"] for r in rows]
+        wanted = set(keys)
+        changed_any = False
         for key in list(self._cells):
-            if key not in keys:
+            if key not in wanted:
                 self.remove_row(key)
                 del self._cells[key]
-                changed = True
+                changed_any = True
         columns = self.columns_now()
-        for row in wanted:
+        for row in rows:
             key = row["tool"]
-            cells = make_cells(row, palette, registered.get(key, True))
             shown = self._cells.get(key)
+            if shown is not None and changed is not None and key not in changed:
+                continue
+            cells = make_cells(row, palette, registered(key))
             if shown is None:
                 self.add_row(*(cells[c.key] for c in columns), key=key)
                 self._cells[key] = {c.key: cells[c.key].plain + str(cells[c.key].spans) for c in columns}
-                changed = True
+                changed_any = True
                 continue
             for col in columns:
                 sig = cells[col.key].plain + str(cells[col.key].spans)
@@ -181,15 +183,19 @@ class ToolTable(DataTable):
                     except CellDoesNotExist:  # pragma: no cover - columns changed under us
                         continue
                     shown[col.key] = sig
-                    changed = True
-        if changed:
-            self._apply_sort()
-        return changed
+                    changed_any = True
+        if keys != self._order:
+            self._order = keys
+            rank = {key: i for i, key in enumerate(keys)}
+            self.sort("tool", key=lambda cell: rank.get(getattr(cell, "sort_value", None), 0))
+            changed_any = True
+        return changed_any
 
     def forget(self) -> None:
         """Drop every row (another session is about to be shown); the columns stay."""
         self.clear()
         self._cells.clear()
+        self._order = []
 
     def move_to(self, tool: str) -> None:
         """Put the cursor back on `tool`'s row, if it is shown."""
