@@ -39,6 +39,7 @@ SESSION_ID_RE = re.compile(r"^[0-9a-f]{8}$")
 NonNeg = Annotated[float, Meta(ge=0, le=MAX_NUMBER)]
 NonNegInt = Annotated[int, Meta(ge=0, le=int(MAX_NUMBER))]
 SessionId = Annotated[str, Meta(pattern=r"^[0-9a-f]{8}$")]
+ResumeSecret = Annotated[str, Meta(pattern=r"^[0-9a-f]{32}$")]
 ToolName = Annotated[str, Meta(min_length=1, max_length=MAX_TOOL_NAME)]
 Text = Annotated[str, Meta(max_length=MAX_TEXT)]
 ShortText = Annotated[str, Meta(max_length=64)]
@@ -119,6 +120,9 @@ class Hello(Struct, tag="hello", tag_field="type", forbid_unknown_fields=True):
     session: SessionInfo
     config: AgentConfig = field(default_factory=AgentConfig)
     lost: NonNegInt = 0
+    # The secret the relay handed the session's first socket in the ack of its hello: only a hello that
+    # presents it may re-claim the session once that socket has closed (README, "Session ownership").
+    resume: ResumeSecret | None = None
 
 
 class CallStart(Struct, forbid_unknown_fields=True):
@@ -288,9 +292,11 @@ class Welcome(Struct, tag="welcome", tag_field="type"):
     limits: Limits = field(default_factory=Limits)
 
 
-class Ack(Struct, tag="ack", tag_field="type"):
+class Ack(Struct, tag="ack", tag_field="type", omit_defaults=True):
     session: str
     seq: int  # highest contiguous seq stored; -1 when none yet
+    # Only in the ack that answers a hello, and only to the socket that owns the session.
+    resume: str | None = None
 
 
 class Command(Struct, tag="command", tag_field="type"):
@@ -322,6 +328,8 @@ class Code:
     SESSION_LIMIT = "session_limit"
     RATE_LIMITED = "rate_limited"
     FORBIDDEN_ORIGIN = "forbidden_origin"
+    # A hello naming a session another socket owns (live), or whose owner closed, without its resume secret.
+    SESSION_TAKEN = "session_taken"
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,10 +345,41 @@ _encoder = msgspec.json.Encoder()
 _path_re = re.compile(r" - at `(\$[^`]*)`$")
 
 
+# A JSON escape of one UTF-16 surrogate, with the backslashes before it (an odd run means it is an escape).
+_SURROGATE_ESCAPE = re.compile(rb"(\\+)u([dD][89abAB][0-9a-fA-F]{2})(?:(\\)u([dD][c-fC-F][0-9a-fA-F]{2}))?|(\\+)u([dD][c-fC-F][0-9a-fA-F]{2})")
+
+
+def _replace_surrogate(match: re.Match[bytes]) -> bytes:
+    if match.group(1) is not None:
+        slashes, high, low = match.group(1), match.group(2), match.group(4)
+        if len(slashes) % 2 == 0:  # an escaped backslash followed by the letters "ud83d": plain text
+            return match.group(0)
+        if low is not None:
+            return match.group(0)  # a proper pair
+        return slashes[:-1] + b"\\ufffd"
+    slashes = match.group(5)
+    if len(slashes) % 2 == 0:
+        return match.group(0)
+    return slashes[:-1] + b"\\ufffd"
+
+
+_RAW_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub(data: bytes | str) -> bytes:
+    """The frame's bytes with every lone surrogate (a title or message cut mid-emoji, JSON-escaped by the
+    page's JSON.stringify) replaced by U+FFFD: page text is repaired, never a reason to refuse a frame.
+    Raw surrogates (a str from a lenient source) are replaced the same way."""
+    if isinstance(data, str):
+        data = _RAW_SURROGATE.sub("\ufffd", data).encode("utf-8")
+    if b"\\u" not in data:
+        return data
+    return _SURROGATE_ESCAPE.sub(_replace_surrogate, data)
+
+
 def decode(data: bytes | str) -> AgentFrame | Rejection:
     """Decode and validate one frame. Never raises on page input."""
-    if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")
+    data = scrub(data)
     try:
         frame = _decoder.decode(data)
     except msgspec.ValidationError as exc:

@@ -139,6 +139,7 @@ def replay_into(store: Store, steps: list[Step]) -> None:
 
 
 def apply_step(store: Store, step: Step) -> None:
+    store.check_resume = False  # the log holds accepted frames only, and never a resume secret
     if step.opened is True:
         store.connect(step.conn)
     elif step.opened is False:

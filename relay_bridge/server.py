@@ -12,6 +12,7 @@ import http
 import ipaddress
 import itertools
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -279,9 +280,9 @@ class Relay:
         try:
             await reply(p.Welcome(p.PROTOCOL, f"wmcp-top/{__version__}"))
             async for message in ws:
-                raw = message.encode("utf-8", "surrogatepass") if isinstance(message, str) else bytes(message)
+                raw = p.scrub(message if isinstance(message, str) else bytes(message))
                 if not bucket.take():
-                    await reply(store.reject(conn, p.Rejection(p.Code.RATE_LIMITED, "too many frames; slow down and re-send unacked spans")))
+                    await reply(store.reject(conn, p.Rejection(p.Code.RATE_LIMITED, "too many frames; slow down and re-send unacked spans"), _session_hint(raw)))
                     continue
                 frame = p.decode(raw)
                 if isinstance(frame, p.Rejection):
@@ -311,6 +312,10 @@ class Relay:
                 accepted = not all(isinstance(r, p.ErrorFrame) for r in replies) if replies else True
                 streak = 0 if accepted else streak + 1
                 if accepted and self.session_log is not None:
+                    if isinstance(frame, p.Hello) and frame.resume is not None:
+                        # The secret stays between the relay and its owner: the log keeps the hello without it.
+                        frame = msgspec.structs.replace(frame, resume=None)
+                        raw = p.encode(frame)
                     self.session_log.frame(conn, raw, frame)
                 for answer in replies:
                     await reply(answer)
@@ -327,10 +332,11 @@ class Relay:
                 self.session_log.connection(conn, False)
 
 
+_SESSION_HINT = re.compile(rb'"session":\s*(?:\{\s*"id":\s*)?"([0-9a-f]{8})"')
+
+
 def _session_hint(raw: bytes) -> str | None:
-    """Which session a rejected frame claimed, so the per-session counter can show it (best effort)."""
-    i = raw.find(b'"session":"')
-    if i < 0:
-        return None
-    sid = raw[i + 11 : i + 19]
-    return sid.decode("ascii", "replace") if p.SESSION_ID_RE.match(sid.decode("ascii", "replace")) else None
+    """Which session a refused frame named (`"session":"…"`, or a hello's `"session":{"id":"…"`), so the error
+    can name it; the store counts it against that session only if the socket owns it. Best effort."""
+    match = _SESSION_HINT.search(raw, 0, 4096) or _SESSION_HINT.search(raw)
+    return match.group(1).decode("ascii") if match else None

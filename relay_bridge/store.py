@@ -8,6 +8,8 @@ at most a few times a second.
 
 from __future__ import annotations
 
+import hmac
+import secrets
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -153,6 +155,8 @@ class Session:
     last_seen: float = 0.0  # the store clock's monotonic seconds
     bye_reason: str | None = None
     prompts: dict[str, PromptSession] = field(default_factory=dict)
+    # Handed to the owning socket in the ack of its hello; a later socket re-claims the session only with it.
+    resume: str = ""
 
     @property
     def id(self) -> str:
@@ -211,9 +215,14 @@ class Store:
         self.sessions: dict[str, Session] = {}
         self.counters: Counter[str] = Counter()  # frames, spans, duplicates, lost, rejected:<code>, ...
         self.connections: dict[int, set[str]] = {}
-        # Sessions a connection relays (from the page's BroadcastChannel) that are already here directly:
-        # the direct copy wins; the relayed copy is acked and ignored, not counted as an error.
-        self.shadowed: dict[int, set[str]] = {}
+        # Sessions a connection relays (from the page's BroadcastChannel) that another socket owns: the owner's
+        # copy wins; the relayed copy is acked with its own seqs (nothing about the owner's) and ignored.
+        self.shadowed: dict[int, dict[str, int]] = {}
+        # Frames a connection sent for sessions it does not own: counted against it, never against the session.
+        self.refused_by_conn: Counter[int] = Counter()
+        # A replayed log holds only frames the live relay accepted, ownership already checked; its hellos carry
+        # no secret (the log never stores one), so replay turns the check off.
+        self.check_resume = True
         self._dirty: set[str] = set()
         self._relay_dirty = False
         self.wake: Callable[[], None] | None = None  # set by the Coalescer; called on every change
@@ -246,6 +255,7 @@ class Store:
 
     def disconnect(self, conn: int) -> None:
         self.shadowed.pop(conn, None)
+        self.refused_by_conn.pop(conn, None)
         for sid in self.connections.pop(conn, set()):
             session = self.sessions.get(sid)
             if session is not None and session.conn == conn and session.state == "live":
@@ -255,14 +265,24 @@ class Store:
                 self._touch(sid)
         self._touch()
 
+    def owns(self, conn: int | None, session_id: str | None) -> bool:
+        """Whether `conn` owns the session (conn None: the relay itself, e.g. a frame over the size limit)."""
+        session = self.sessions.get(session_id) if session_id else None
+        return session is not None and (conn is None or session.conn == conn)
+
     def reject(self, conn: int | None, rejection: p.Rejection, session_id: str | None = None) -> p.ErrorFrame:
-        """Count a refused frame (by code, relay-wide and per session) and say why."""
+        """Count a refused frame (by code, relay-wide) and say why, naming the session the frame named.
+        It counts against the session (and so makes its coverage `incomplete`) only when `conn` owns that
+        session: a socket cannot spoil another's numbers by sending bad frames in its name."""
         self.counters["rejected"] += 1
         self.counters[f"rejected:{rejection.code}"] += 1
         session = self.sessions.get(session_id) if session_id else None
-        if session is not None:
+        if session is not None and self.owns(conn, session_id):
             session.counters.rejected += 1
             self._touch(session.id)
+        elif session is not None and conn is not None:
+            self.counters["refused:not_owner"] += 1
+            self.refused_by_conn[conn] += 1
         self._touch()
         return p.ErrorFrame(rejection.code, rejection.message, False, session_id)
 
@@ -274,11 +294,16 @@ class Store:
         if isinstance(frame, p.Hello):
             return self._hello(conn, frame)
         session = self.sessions.get(frame.session)
-        if frame.session in self.shadowed.get(conn, ()):
+        shadow = self.shadowed.get(conn, {})
+        if frame.session in shadow:
             self.counters["shadowed_frames"] += 1
-            return [p.Ack(session.id, session.acked)] if session is not None and isinstance(frame, p.Spans) else []
+            if not isinstance(frame, p.Spans) or not frame.spans:
+                return []
+            # Echo the relayer's own highest seq: its copy is not needed, and the owner's ack stays private.
+            shadow[frame.session] = max(shadow[frame.session], max(s.seq for s in frame.spans))
+            return [p.Ack(frame.session, shadow[frame.session])]
         if session is None or session.conn != conn:
-            return [self.reject(conn, p.Rejection(p.Code.UNKNOWN_SESSION, "send hello for this session on this socket first"))]
+            return [self.reject(conn, p.Rejection(p.Code.UNKNOWN_SESSION, "send hello for this session on this socket first"), frame.session)]
         session.counters.frames += 1
         session.last_seen = self.clock.monotonic()
         replies: list[msgspec.Struct] = []
@@ -325,30 +350,34 @@ class Store:
         return replies
 
     def _hello(self, conn: int, hello: p.Hello) -> list[msgspec.Struct]:
-        if hello.protocol != p.PROTOCOL:
-            return [self.reject(conn, p.Rejection(p.Code.PROTOCOL_VERSION, f"this relay speaks {p.PROTOCOL}"))]
+        """Create or re-claim a session. Ownership (README, "Session ownership"): a session belongs to the socket
+        whose hello created it; that socket gets a resume secret in the ack. Another socket may take it over
+        only after the owner closed and only by presenting the secret; otherwise `session_taken`. A relayed
+        copy of a session someone else owns is shadowed: acked with its own seqs, learning nothing."""
         sid = hello.session.id
+        if hello.protocol != p.PROTOCOL:
+            return [self.reject(conn, p.Rejection(p.Code.PROTOCOL_VERSION, f"this relay speaks {p.PROTOCOL}"), sid)]
         owned = self.connections.setdefault(conn, set())
         session = self.sessions.get(sid)
         if sid not in owned and len(owned) >= p.MAX_SESSIONS_PER_CONNECTION:
-            return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {p.MAX_SESSIONS_PER_CONNECTION} sessions a connection"))]
-        if session is not None and session.state == "live" and session.conn != conn and hello.session.context == "relayed":
-            self.shadowed.setdefault(conn, set()).add(sid)
-            self.counters["shadowed_sessions"] += 1
-            return [p.Ack(sid, session.acked)]
-        self.shadowed.get(conn, set()).discard(sid)
+            return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {p.MAX_SESSIONS_PER_CONNECTION} sessions a connection"), sid)]
+        if session is not None and session.conn != conn and not self._may_claim(session, hello):
+            if hello.session.context == "relayed":
+                self.shadowed.setdefault(conn, {}).setdefault(sid, -1)
+                self.counters["shadowed_sessions"] += 1
+                return [p.Ack(sid, self.shadowed[conn][sid])]
+            return [self.reject(conn, p.Rejection(p.Code.SESSION_TAKEN, "another socket owns this session; a reconnect presents the resume secret from its ack"), sid)]
+        self.shadowed.get(conn, {}).pop(sid, None)
         if session is None:
             if len(self.sessions) >= self.max_sessions and not self._evict_one():
-                return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {self.max_sessions} live sessions"))]
+                return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {self.max_sessions} live sessions"), sid)]
             session = Session(hello.session, hello.agent, hello.config, SessionStats(self.buffer), conn,
-                              created=self.clock.time(), last_seen=self.clock.monotonic())
+                              created=self.clock.time(), last_seen=self.clock.monotonic(), resume=secrets.token_hex(16))
             self.sessions[sid] = session
             self.counters["sessions"] += 1
             self._timeline(session, "attach", {"context": hello.session.context})
         else:
-            # A reconnect (or a reload keeping its id): same session, resume after the last ack.
-            if session.conn is not None and session.conn != conn:
-                self.connections.get(session.conn, set()).discard(sid)
+            # A reconnect (or a reload keeping its id) by the owner: same session, resume after the last ack.
             session.info = hello.session
             session.agent = hello.agent
             session.config = hello.config
@@ -361,7 +390,15 @@ class Store:
         session.counters.frames += 1
         self._touch(sid)
         self._touch()
-        return [p.Ack(sid, session.acked)]
+        return [p.Ack(sid, session.acked, session.resume)]
+
+    def _may_claim(self, session: Session, hello: p.Hello) -> bool:
+        """Another socket's hello for an existing session: only once its owner is gone, and only with the secret."""
+        if session.conn is not None:
+            return False
+        if not self.check_resume:
+            return True
+        return hello.resume is not None and hmac.compare_digest(hello.resume, session.resume)
 
     def _set_lost(self, session: Session, lost: int) -> None:
         if lost > session.lost:

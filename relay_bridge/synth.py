@@ -14,15 +14,18 @@ from .protocol import PROTOCOL
 
 def hello(session: str, origin: str = "http://127.0.0.1:8000", *, context: str = "top", visibility: str = "visible",
           title: str = "", path: str = "/", time_origin: float = 1_764_000_000_000.0, lost: int = 0,
-          via: str | None = None, agent: str = "wmcp-top-agent/0.1.0") -> dict[str, Any]:
+          via: str | None = None, agent: str = "wmcp-top-agent/0.1.0", resume: str | None = None) -> dict[str, Any]:
     info: dict[str, Any] = {
         "id": session, "origin": origin, "path": path, "title": title, "userAgent": "synthetic",
         "context": context, "visibility": visibility, "attachedAt": time_origin, "timeOrigin": time_origin,
     }
     if via is not None:
         info["via"] = via
-    return {"type": "hello", "protocol": PROTOCOL, "agent": agent, "session": info,
-            "config": {"sample": 1, "buffer": 500, "errorPolicy": "message"}, "lost": lost}
+    frame = {"type": "hello", "protocol": PROTOCOL, "agent": agent, "session": info,
+             "config": {"sample": 1, "buffer": 500, "errorPolicy": "message"}, "lost": lost}
+    if resume is not None:
+        frame["resume"] = resume
+    return frame
 
 
 def span(session: str, seq: int, tool: str, invoked_at: float, wall_ms: float, *, result_bytes: int = 100,

@@ -3,6 +3,12 @@
 // `ack {session, seq}` with the highest contiguous seq it stored, and we send every span after it. Spans
 // stay in the ring buffer after sending, so a reconnect replays what the relay has not acked.
 // Never throws into the page; while no relay is there it costs one timer.
+//
+// Ownership: the ack that answers our first hello carries `resume`, a secret only this page holds; every
+// later hello for that session presents it, so no other socket can take the session over. A hello the relay
+// refuses (too many sessions, `session_taken` while our old socket is still closing, a frame it could not
+// read) is tried again after a backoff; `unknown_session` for a session it had accepted means the relay
+// forgot it (restart): hello again at once.
 
 import { safely } from "./util.js"
 
@@ -78,7 +84,7 @@ export class Uplink {
     this.ct = ct
     this.schedule = schedule || ((fn) => st(fn, 0))
     this.clock = clock || (() => Date.now())
-    /** @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sentHigh:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any}>} */
+    /** @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sentHigh:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any}>} */
     this.feeds = new Map()
     this.ws = null
     this.state = "idle"
@@ -159,7 +165,7 @@ export class Uplink {
   /** @param {Feed} feed */
   addFeed(feed) {
     if (this.feeds.has(feed.id)) return
-    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sentHigh: -1, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null })
+    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sentHigh: -1, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null })
     this.kick()
   }
 
@@ -168,6 +174,7 @@ export class Uplink {
     if (!s) return
     if (this.open && s.helloSent) this.write({ type: "bye", session: id, reason })
     if (s.ledgerTimer !== null) this.ct(s.ledgerTimer)
+    if (s.helloTimer !== null) this.ct(s.helloTimer)
     this.feeds.delete(id)
   }
 
@@ -222,8 +229,11 @@ export class Uplink {
     for (const s of this.feeds.values()) {
       const id = s.feed.id
       if (!s.helloSent) {
+        if (s.helloTimer !== null) continue // refused a moment ago: the retry timer sends it again
         const h = s.feed.hello()
-        if (!this.write({ type: "hello", protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost })) return
+        const hello = { type: "hello", protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost }
+        if (s.resume) hello.resume = s.resume
+        if (!this.write(hello)) return
         s.helloSent = true
         for (const f of s.feed.replay()) this.write(f)
         s.ledgerDirty = false
@@ -284,7 +294,9 @@ export class Uplink {
       this.counters.acks++
       const s = this.feeds.get(msg.session)
       if (!s || typeof msg.seq !== "number") return
+      if (typeof msg.resume === "string" && /^[0-9a-f]{32}$/.test(msg.resume)) s.resume = msg.resume
       const resume = !s.resumed
+      if (resume) s.helloAttempt = 0
       s.feed.delivery.ack(msg.seq, resume)
       if (resume) {
         s.resumed = true
@@ -295,8 +307,11 @@ export class Uplink {
       this.counters.errors++
       this.lastError = String(msg.code || "error")
       if (msg.code === "rate_limited") this.slowDown()
-      if (msg.code === "unknown_session" && msg.session && this.feeds.has(msg.session)) {
-        this.resetLink(this.feeds.get(msg.session))
+      const s = typeof msg.session === "string" ? this.feeds.get(msg.session) : undefined
+      if (s && s.helloSent && !s.resumed) this.helloRefused(s)
+      else if (s && s.resumed && msg.code === "unknown_session") {
+        // The relay accepted this session once and no longer knows it (it restarted): hello again now.
+        this.resetLink(s)
         this.kick()
       }
       if (msg.fatal) this.stop()
@@ -306,6 +321,22 @@ export class Uplink {
     } else if (msg.type === "welcome") {
       this.welcome = { relay: String(msg.relay || ""), protocol: String(msg.protocol || "") }
     }
+  }
+
+  /**
+   * The relay refused our hello (or a frame sent before its answer): try the hello again after a backoff,
+   * so a page refused once (64 live sessions, a relay busy) is never cut off for good.
+   */
+  helloRefused(s) {
+    if (s.helloTimer !== null) return
+    const delay = BACKOFF[Math.min(s.helloAttempt, BACKOFF.length - 1)]
+    s.helloAttempt++
+    s.helloTimer = this.st(() => {
+      s.helloTimer = null
+      if (!this.feeds.has(s.feed.id)) return
+      this.resetLink(s)
+      safely(() => this.flush())
+    }, delay)
   }
 
   /**
@@ -331,7 +362,10 @@ export class Uplink {
     if (this.timer !== null) this.ct(this.timer)
     if (this.pauseTimer) this.ct(this.pauseTimer)
     this.timer = null
-    for (const s of this.feeds.values()) if (s.ledgerTimer !== null) this.ct(s.ledgerTimer)
+    for (const s of this.feeds.values()) {
+      if (s.ledgerTimer !== null) this.ct(s.ledgerTimer)
+      if (s.helloTimer !== null) this.ct(s.helloTimer)
+    }
     const ws = this.ws
     this.ws = null
     if (ws) safely(() => ws.close(1000))

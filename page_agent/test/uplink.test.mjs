@@ -269,3 +269,45 @@ test("rate_limited: frames the relay dropped are sent again after a pause", asyn
   assert.deepEqual(ctx.ws.frames("spans").at(-1).spans.map((s) => s.seq), [1, 2, 3], "everything after the last ack")
   assert.equal(agentOf(ctx.api).uplink.info().rateLimited, 1)
 })
+
+test("the resume secret from the hello's ack is presented in every later hello", async () => {
+  const ctx = await connected()
+  assert.equal(ctx.ws.frames("hello")[0].resume, undefined, "a first hello has no secret")
+  const secret = "0123456789abcdef0123456789abcdef"
+  ctx.ws.deliver({ type: "ack", session: ctx.id, seq: -1, resume: secret })
+  ctx.ws.drop()
+  ctx.env.advance(250)
+  const ws2 = FakeWebSocket.last()
+  assert.notEqual(ws2, ctx.ws)
+  ws2.accept()
+  ctx.env.run()
+  assert.equal(ws2.frames("hello")[0].resume, secret)
+  ws2.deliver({ type: "ack", session: ctx.id, seq: -1, resume: "not a secret" })
+  ws2.drop()
+  ctx.env.advance(250)
+  FakeWebSocket.last().accept()
+  ctx.env.run()
+  assert.equal(FakeWebSocket.last().frames("hello")[0].resume, secret, "only a 32-hex secret replaces it")
+})
+
+test("a refused hello is tried again after a backoff, never in a loop, never given up", async () => {
+  const ctx = await connected()
+  // 64 live sessions: the hello is refused, and the frames sent behind it are unknown to the relay.
+  ctx.ws.deliver({ type: "error", code: "session_limit", message: "full", fatal: false, session: ctx.id })
+  ctx.ws.deliver({ type: "error", code: "unknown_session", message: "who?", fatal: false, session: ctx.id })
+  ctx.env.run()
+  assert.equal(ctx.ws.frames("hello").length, 1, "no hello storm on the refusals of the frames behind it")
+  ctx.env.advance(250)
+  ctx.env.run()
+  assert.equal(ctx.ws.frames("hello").length, 2, "tried again after the backoff")
+  for (let i = 0; i < 8; i++) {
+    ctx.ws.deliver({ type: "error", code: "session_taken", message: "taken", fatal: false, session: ctx.id })
+    ctx.env.advance(5000)
+    ctx.env.run()
+  }
+  assert.equal(ctx.ws.frames("hello").length, 10, "still trying, at most every 5 s")
+  ctx.ws.deliver({ type: "ack", session: ctx.id, seq: -1 })
+  await register(ctx, "t", () => 1)
+  await calls(ctx, "t", 1)
+  assert.deepEqual(ctx.ws.frames("spans").flatMap((f) => f.spans.map((s) => s.seq)), [0], "accepted at last: spans flow")
+})

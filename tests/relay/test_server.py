@@ -323,10 +323,11 @@ async def test_drop_mid_batch_reconnect_and_resend_from_last_ack(relay: Relay) -
     await ws.send(json.dumps(synth.spans_frame(sid, [synth.span(sid, s, "t", s, 1.0) for s in range(50, 120)])))
     ws.transport.abort()  # type: ignore[attr-defined]
     await asyncio.wait_for(_until(lambda: relay.store.sessions[sid].state == "disconnected"), 5)
-    # Reconnect with the same session: the relay says where to resume; the agent re-sends from its last ack.
+    # Reconnect with the same session and its resume secret: the relay says where to resume; the agent
+    # re-sends from its last ack.
     ws2 = await connect(ws_url(relay))
     await recv_json(ws2)
-    await ws2.send(json.dumps(synth.hello(sid)))
+    await ws2.send(json.dumps(synth.hello(sid, resume=relay.store.sessions[sid].resume)))
     resume = await recv_json(ws2)
     assert resume["type"] == "ack" and resume["seq"] in (49, 119)
     ack = await send_spans(ws2, sid, range(50, 150))  # the agent re-sends everything after ITS last ack (49)

@@ -99,7 +99,7 @@ def test_session_info_is_updated_on_reconnect_and_visibility() -> None:
     assert store.sessions[SID].info.visibility == "hidden"
     store.disconnect(1)
     store.connect(2)
-    store.apply(2, frame(synth.hello(SID, title="after reload")))
+    store.apply(2, frame(synth.hello(SID, title="after reload", resume=store.sessions[SID].resume)))
     s = store.sessions[SID]
     assert (s.state, s.conn, s.info.title, s.hellos) == ("live", 2, "after reload", 2)
 
@@ -180,9 +180,10 @@ def test_a_relayed_copy_of_a_direct_session_is_acked_and_ignored() -> None:
     store = live_store()  # the session is here directly on connection 1
     store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, 0, "t", 1.0, 1.0)])))
     store.connect(2)  # a same-origin tab relays what it heard on the BroadcastChannel
-    assert store.apply(2, frame(synth.hello(SID, context="relayed", via="11111111"))) == [p.Ack(SID, 0)]
+    # The relayer learns nothing about the owner's session: its acks echo its own seqs.
+    assert store.apply(2, frame(synth.hello(SID, context="relayed", via="11111111"))) == [p.Ack(SID, -1)]
     replies = store.apply(2, frame(synth.spans_frame(SID, [synth.span(SID, s, "t", 1.0, 1.0) for s in range(0, 2)])))
-    assert replies == [p.Ack(SID, 0)]
+    assert replies == [p.Ack(SID, 1)]
     s = store.sessions[SID]
     assert s.conn == 1 and s.stats.totals.calls == 1 and store.counters["rejected"] == 0
     assert store.counters["shadowed_sessions"] == 1
