@@ -21,7 +21,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Tab, Tabs
+from textual.widgets import Footer, Input, Tab, Tabs
 
 from relay_bridge import __version__
 from relay_bridge.store import Session
@@ -30,7 +30,7 @@ from .. import keys
 from ..changes import Changes
 from ..sanitize import inert
 from ..widgets.session_pane import SessionView
-from ..widgets.tool_table import columns_for
+from ..widgets.tool_table import ToolTable, columns_for
 from ..widgets.topbar import TopBar
 from ..widgets.waiting import WaitingPanel, waiting_text
 
@@ -356,11 +356,9 @@ class DashboardScreen(Screen[None]):
     def action_sort_reverse(self) -> None:
         self._set_sort(self.sort_key, not self.sort_reverse)
 
-    @on(DataTable.HeaderSelected)
-    def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
-        key = event.column_key.value
-        if key is None:
-            return
+    @on(ToolTable.HeaderSelected)
+    def _header_clicked(self, event: ToolTable.HeaderSelected) -> None:
+        key = event.column_key
         self._set_sort(key, not self.sort_reverse if key == self.sort_key else False)
 
     def action_next_session(self) -> None:
