@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url"
 const here = dirname(fileURLToPath(import.meta.url))
 const SRC = join(here, "src")
 const DIST = join(here, "dist")
-const PLACEHOLDER = "/*@WMCP_RELAY@*/null"
+const PLACEHOLDER = "/*@WMCP_UPLINK@*/null"
 const MODULE_MARKER = "/*@WMCP_MODULE@*/"
 const EXPORTS_MARKER = "//@WMCP_EXPORTS@"
 const ENTRY = "index"

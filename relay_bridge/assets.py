@@ -1,7 +1,7 @@
 """The page agent's built script, found in the wheel (relay_bridge/_agent) or the source tree (page_agent/dist).
 
-One file is built (`agent.js`, a classic script). The relay bakes its address and token into the file's one
-placeholder, and serves the same text as an ES module at /agent.mjs: the `/*@WMCP_MODULE@*/` marker before the
+One file is built (`agent.js`, a classic script). The relay bakes its uplink address (WebSocket URL and token) into
+the file's one placeholder, and serves the same text as an ES module at /agent.mjs: the `/*@WMCP_MODULE@*/` marker before the
 IIFE becomes a binding for its result, and the names on the `//@WMCP_EXPORTS@` line are exported from it.
 """
 
@@ -12,9 +12,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from .protocol import PROTOCOL
-
-PLACEHOLDER = b"/*@WMCP_RELAY@*/null"
+PLACEHOLDER = b"/*@WMCP_UPLINK@*/null"
 MODULE_MARKER = b"/*@WMCP_MODULE@*/"
 EXPORTS_RE = re.compile(rb"^//@WMCP_EXPORTS@ ([A-Za-z0-9_$,]+)$", re.M)
 PATHS = ("/agent.js", "/agent.mjs")
@@ -52,6 +50,5 @@ def agent_script(path: str, ws_url: str) -> bytes | None:
     body = _read("agent.js")
     if body is None or PLACEHOLDER not in body:
         return None
-    config = json.dumps({"url": ws_url, "protocol": PROTOCOL}, separators=(",", ":")).encode()
-    body = body.replace(PLACEHOLDER, config, 1)
+    body = body.replace(PLACEHOLDER, json.dumps(ws_url).encode(), 1)
     return as_module(body) if path == "/agent.mjs" else body

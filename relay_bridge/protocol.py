@@ -21,7 +21,7 @@ MAX_FRAME_BYTES = 1 << 20
 MAX_SPANS_PER_FRAME = 500
 MAX_CALLS_PER_FRAME = 500
 MAX_TOOL_NAME = 128
-MAX_ERROR = 200
+MAX_ERROR = 201  # this agent caps at 200; a webmcp-profiler page relayed over the channel adds an ellipsis (201)
 MAX_DESCRIPTOR_BYTES = 64 * 1024
 MAX_TEXT = 512  # titles, paths, messages, user agents
 MAX_HINTS = 8
@@ -141,8 +141,9 @@ class Start(Struct, tag="start", tag_field="type", forbid_unknown_fields=True):
 class Spans(Struct, tag="spans", tag_field="type", forbid_unknown_fields=True):
     session: SessionId
     spans: Annotated[list[Span], Meta(max_length=MAX_SPANS_PER_FRAME)]
-    # Lowest seq the agent still holds: every seq below it was either acked or lost (evicted unsent),
-    # so the relay's contiguous ack can move past a hole the agent will never fill.
+    # Lowest seq the agent may still send (a call still running, a held span the relay lacks): every seq
+    # below it was either stored or lost (evicted unsent), so the relay's ack can move past a hole the agent
+    # will never fill, and never past a call that is still running.
     floor: NonNegInt | None = None
     lost: NonNegInt | None = None
 
@@ -158,6 +159,10 @@ class LedgerTool(Struct, forbid_unknown_fields=True):
     registeredAt: NonNeg | None = None
     unregisteredAt: NonNeg | None = None
     internal: bool = False
+    # False for a tool the agent could not wrap (registered before it loaded): its calls are only counted.
+    measured: bool = True
+    # Calls counted from the host's `toolactivated` event for such a tool: no timing, no bytes.
+    counted: NonNegInt = 0
 
 
 class LedgerTotals(Struct, forbid_unknown_fields=True):
@@ -294,9 +299,12 @@ class Welcome(Struct, tag="welcome", tag_field="type"):
 
 class Ack(Struct, tag="ack", tag_field="type", omit_defaults=True):
     session: str
-    seq: int  # highest contiguous seq stored; -1 when none yet
+    seq: int  # highest contiguous seq stored (or skipped under the agent's floor); -1 when none yet
     # Only in the ack that answers a hello, and only to the socket that owns the session.
     resume: str | None = None
+    # The first ranges [lo, hi] stored above `seq` (calls settle in any order, so a slow call leaves a hole
+    # that later spans do not wait behind); absent when there are none.
+    above: list[list[int]] | None = None
 
 
 class Command(Struct, tag="command", tag_field="type"):

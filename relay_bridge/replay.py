@@ -123,8 +123,11 @@ def _capture_frames(sess: dict[str, Any]) -> Iterator[dict[str, Any]]:
     calls = [{k: c[k] for k in ("seq", "tool", "invokedAt", "depth", "parent")} for c in sess.get("inflight", [])]
     if calls:
         yield {"type": "start", "session": sid, "calls": calls}
-    if sess.get("unsampledCalls"):
-        yield {"type": "ledger", "session": sid, "rev": 1, "ledger": {"sessionId": sid, "totals": {"unsampledCalls": sess["unsampledCalls"]}}}
+    counted = {t["name"]: {"measured": t.get("measured", True), "counted": t.get("counted", 0)} for t in sess.get("tools", [])
+               if not t.get("measured", True) or t.get("counted", 0)}
+    if sess.get("unsampledCalls") or counted:
+        yield {"type": "ledger", "session": sid, "rev": 1,
+               "ledger": {"sessionId": sid, "tools": counted, "totals": {"unsampledCalls": sess.get("unsampledCalls", 0)}}}
     for tool in sess.get("tools", []):
         if tool.get("unregisteredAt") is not None:
             yield {"type": "tool", "session": sid, "change": "unregistered", "name": tool["name"], "at": tool["unregisteredAt"]}

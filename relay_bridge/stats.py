@@ -3,8 +3,8 @@
 Pure: spans and registry changes in, numbers out. The definitions (design section 3) are shared with
 page_agent/src/stats.js through tests/vectors/, so the two implementations cannot drift:
 
-- `calls`/`errors` count every measured call since attach or reset; percentiles (nearest rank,
-  `sorted[ceil(p/100*n) - 1]`), min and max are over the spans still in the ring buffer.
+- `calls`/`errors` count every measured call since attach or reset; percentiles (webmcp-profiler's
+  `sorted[min(n-1, floor(p*n))]`), min and max are over the spans still in the ring buffer.
 - `blockingMs`, `totalBytes` (result bytes), `estTokens`, `estInputTokens` are running sums since reset.
 - totals.calls = measured + unsampled calls; `hostGapMs` sums the non-null gaps.
 - `schemaBytes` (totals) = descriptors of the tools registered now: paid in every conversation.
@@ -21,11 +21,12 @@ from .protocol import Span
 from .units import summary_line
 
 
-def nearest_rank(sorted_values: list[float], p: float) -> float | None:
+def quantile(sorted_values: list[float], p: float) -> float | None:
+    """webmcp-profiler's quantile of ascending values, p in 0..1: `sorted[min(n-1, floor(p*n))]`; None when empty."""
     if not sorted_values:
         return None
-    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
-    return sorted_values[rank - 1]
+    n = len(sorted_values)
+    return sorted_values[min(n - 1, math.floor(p * n))]
 
 
 @dataclass(slots=True)
@@ -210,8 +211,8 @@ class SessionStats:
             "calls": row.calls,
             "errors": row.errors,
             "minMs": values[0] if values else None,
-            "p50Ms": nearest_rank(values, 50),
-            "p95Ms": nearest_rank(values, 95),
+            "p50Ms": quantile(values, 0.5),
+            "p95Ms": quantile(values, 0.95),
             "maxMs": values[-1] if values else None,
             "blockingMs": row.blockingMs,
             "lastResultBytes": row.lastResultBytes,
@@ -220,6 +221,11 @@ class SessionStats:
             "estInputTokens": row.estInputTokens,
             "schemaBytes": row.schemaBytes,
         }
+
+    def report_rows(self) -> list[dict[str, Any]]:
+        """report v2's `tools[]` (and 000's aggregates()): tools with spans in the ring, the internal one excluded,
+        so every number is a number."""
+        return [r for r in self.aggregates() if r["minMs"] is not None and not self.tools[r["tool"]].internal]
 
     def totals_dict(self) -> dict[str, Any]:
         t = self.totals

@@ -18,6 +18,7 @@ from typing import Any, Callable, Literal, Protocol
 import msgspec
 
 from . import protocol as p
+from .received import Received
 from .stats import SessionStats
 
 RelayState = Literal["live", "disconnected", "ended"]
@@ -140,8 +141,7 @@ class Session:
     conn: int | None
     state: RelayState = "live"
     lost: int = 0
-    acked: int = -1  # highest contiguous seq stored
-    above: set[int] = field(default_factory=set)  # stored seqs beyond `acked`
+    received: Received = field(default_factory=Received)  # which seqs are stored (any settle order)
     floor: int = 0
     inflight: dict[int, InFlight] = field(default_factory=dict)
     tools: dict[str, ToolRecord] = field(default_factory=dict)
@@ -190,11 +190,28 @@ class Session:
             reasons.extend(self.status.reasons)
         return reasons
 
+    @property
+    def acked(self) -> int:
+        """Highest seq below which every span is stored (or the agent's floor said none will come)."""
+        return self.received.acked
+
     def is_contiguous_stored(self, seq: int) -> bool:
-        return seq <= self.acked or seq in self.above
+        return self.received.has(seq)
+
+    def ack(self, resume: bool = False) -> p.Ack:
+        """What the relay holds of this session; the hello's ack also hands the owner its resume secret."""
+        above = [list(r) for r in self.received.above()] or None
+        return p.Ack(self.id, self.received.acked, resume=self.resume if resume else None, above=above)
 
     def spans(self) -> list[p.Span]:
         return list(self.stats.ring.values())
+
+    def counted_only(self) -> dict[str, int]:
+        """Tools whose calls the page could count but not measure (registered before its agent loaded, seen
+        through `toolactivated`): name -> calls counted. From the page's latest ledger."""
+        if self.ledger is None:
+            return {}
+        return {name: t.counted for name, t in self.ledger.tools.items() if not t.measured or t.counted}
 
     def epoch(self, page_ms: float) -> float:
         return self.info.timeOrigin + page_ms
@@ -390,7 +407,7 @@ class Store:
         session.counters.frames += 1
         self._touch(sid)
         self._touch()
-        return [p.Ack(sid, session.acked, session.resume)]
+        return [session.ack(resume=True)]
 
     def _may_claim(self, session: Session, hello: p.Hello) -> bool:
         """Another socket's hello for an existing session: only once its owner is gone, and only with the secret."""
@@ -418,22 +435,17 @@ class Store:
     def _spans(self, session: Session, frame: p.Spans) -> list[msgspec.Struct]:
         if frame.lost is not None:
             self._set_lost(session, frame.lost)
-        if frame.floor is not None and frame.floor - 1 > session.acked:
-            # The agent holds nothing below `floor`: what it never sent is lost (counted by the agent).
-            session.acked = frame.floor - 1
-            session.floor = frame.floor
-            session.above = {s for s in session.above if s > session.acked}
         stored = 0
+        abandoned = session.received.abandoned
         replies: list[msgspec.Struct] = []
         for span in frame.spans:
             if span.sessionId != session.id:
                 replies.append(self.reject(None, p.Rejection(p.Code.INVALID, "span belongs to another session"), session.id))
                 continue
-            if session.is_contiguous_stored(span.seq):
+            if not session.received.add(span.seq):
                 session.counters.duplicates += 1
                 self.counters["duplicates"] += 1
                 continue
-            session.above.add(span.seq)
             session.stats.add(span)
             session.inflight.pop(span.seq, None)
             stored += 1
@@ -442,12 +454,18 @@ class Store:
             self._timeline(session, "settle", {"tool": span.tool, "seq": span.seq, "wallMs": span.wallMs, "resultBytes": span.resultBytes}, span.settledAt)
             if span.isError:
                 self._timeline(session, "error", {"tool": span.tool, "seq": span.seq}, span.settledAt)
-        while session.acked + 1 in session.above:
-            session.acked += 1
-            session.above.discard(session.acked)
+        if frame.floor is not None and frame.floor - 1 > session.acked:
+            # The agent will send nothing below `floor` beyond this frame (no call below it is still running):
+            # what it never sent is lost (counted by the agent). Applied after the frame's own spans.
+            session.received.floor(frame.floor)
+            session.floor = frame.floor
+            for seq in [seq for seq in session.inflight if seq <= session.acked]:
+                del session.inflight[seq]  # started, then evicted in the page before it could be sent
+        if session.received.abandoned > abandoned:  # over MAX_RANGES holes: the lowest were given up
+            self.counters["holes_abandoned"] += session.received.abandoned - abandoned
         session.counters.spans += stored
         self.counters["spans"] += stored
-        replies.append(p.Ack(session.id, session.acked))
+        replies.append(session.ack())
         return replies
 
     def _start(self, session: Session, frame: p.Start) -> None:

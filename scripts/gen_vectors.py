@@ -34,8 +34,11 @@ def S(seq: int, tool: str, at: float, wall: float, **kw: Any) -> dict[str, Any]:
     return {"op": "span", "span": synth.span(SID, seq, tool, at, wall, **kw)}
 
 
-def reg(name: str, schema_bytes: int, at: float = 0.0) -> dict[str, Any]:
-    return {"op": "register", "name": name, "schemaBytes": schema_bytes, "at": at}
+def reg(name: str, schema_bytes: int, at: float = 0.0, internal: bool = False) -> dict[str, Any]:
+    step = {"op": "register", "name": name, "schemaBytes": schema_bytes, "at": at}
+    if internal:
+        step["internal"] = True
+    return step
 
 
 def run(steps: list[dict[str, Any]], buffer: int) -> dict[str, Any]:
@@ -43,7 +46,7 @@ def run(steps: list[dict[str, Any]], buffer: int) -> dict[str, Any]:
     for step in steps:
         op = step["op"]
         if op == "register":
-            stats.register(step["name"], step["schemaBytes"])
+            stats.register(step["name"], step["schemaBytes"], step.get("internal", False))
         elif op == "unregister":
             stats.unregister(step["name"])
         elif op == "span":
@@ -60,7 +63,7 @@ def run(steps: list[dict[str, Any]], buffer: int) -> dict[str, Any]:
         {k: e[k] for k in ("name", "cat", "ts", "dur", "tid")}
         for e in span_events(list(stats.ring.values()), T0)
     ]
-    return {"aggregates": stats.aggregates(), "totals": stats.totals_dict(), "summary": stats.summary(), "trace": trace}
+    return {"aggregates": stats.aggregates(), "reportTools": stats.report_rows(), "totals": stats.totals_dict(), "summary": stats.summary(), "trace": trace}
 
 
 CASES: list[tuple[str, str, int, list[dict[str, Any]]]] = [
@@ -119,7 +122,7 @@ CASES: list[tuple[str, str, int, list[dict[str, Any]]]] = [
         reg("t", 10),
         *[S(i, "t", i * 100.0, float(w), gap=None if i == 0 else 100.0 - prev) for i, (w, prev) in enumerate(zip([50, 1, 2, 3, 4, 5, 6], [0, 50, 1, 2, 3, 4, 5]))],
     ]),
-    ("013-percentiles", "nearest rank: p50 and p95 of 20 calls", 500, [
+    ("013-percentiles", "webmcp-profiler's quantile sorted[min(n-1, floor(p*n))]: p50 and p95 of 20 calls", 500, [
         reg("t", 10),
         *[S(i, "t", i * 1000.0, float((i * 7) % 20 + 1), gap=None if i == 0 else 1000.0 - ((i - 1) * 7 % 20 + 1)) for i in range(20)],
     ]),
@@ -131,6 +134,10 @@ CASES: list[tuple[str, str, int, list[dict[str, Any]]]] = [
         reg("export", 12_345),
         S(0, "export", 0.0, 9_950.0, result_bytes=999_960, input_bytes=4000),
         S(1, "export", 700_000.0, 1.0, result_bytes=4_200_000, gap=680_050.0),
+    ]),
+    ("017-report-rows", "report tools[]: only tools with spans, the internal report tool excluded; p50 of two is the larger", 500, [
+        reg("get_perf_report", 900, internal=True), reg("idle", 50), reg("pair", 70),
+        S(0, "pair", 0.0, 3.0), S(1, "pair", 10.0, 8.0, gap=7.0),
     ]),
     ("016-nested", "a call made inside another tool's execute (depth 1, parent seq 0) overlaps its parent", 500, [
         reg("outer", 100), reg("inner", 100),

@@ -44,6 +44,7 @@ def session_view(session: Any) -> dict[str, Any]:
             }
             for name, r in session.tools.items()
         },
+        "counted": session.counted_only(),
         "inflight": {c.seq: {"tool": c.tool, "cancelled": c.cancelled_at is not None} for c in session.inflight.values()},
         "counters": msgspec.to_builtins(session.counters),
         "aggregates": session.stats.aggregates(),

@@ -32,7 +32,7 @@ def run_steps(doc: dict) -> SessionStats:
     for step in doc["steps"]:
         match step["op"]:
             case "register":
-                stats.register(step["name"], step["schemaBytes"])
+                stats.register(step["name"], step["schemaBytes"], step.get("internal", False))
             case "unregister":
                 stats.unregister(step["name"])
             case "span":
@@ -56,6 +56,7 @@ def test_aggregate_vector(path: Path) -> None:
     stats = run_steps(doc)
     expect = doc["expect"]
     assert stats.aggregates() == expect["aggregates"]
+    assert stats.report_rows() == expect["reportTools"]
     assert stats.totals_dict() == expect["totals"]
     assert stats.summary() == expect["summary"]
     trace = [{k: e[k] for k in ("name", "cat", "ts", "dur", "tid")} for e in span_events(list(stats.ring.values()), doc["session"]["timeOrigin"])]
@@ -69,9 +70,12 @@ def test_vectors_by_hand() -> None:
     # tokens 3 x ceil(20/4) + 250 + 75 + 1250 = 1590; gaps 1000 + 3000 ms.
     assert doc["expect"]["summary"] == "schemas 645B (~162 tok) · tools 34ms · payloads 6.3KB (~1.6K tok) · host gaps 4.0s"
     doc = json.loads((VECTORS / "aggregate" / "013-percentiles.json").read_text())
-    # wall times are 1..20 (each once): nearest rank p50 = 10th = 10, p95 = ceil(19) = 19th = 19
+    # wall times are 1..20 (each once): sorted[min(19, floor(0.5*20))] = sorted[10] = 11, sorted[19] = 20
     row = doc["expect"]["aggregates"][0]
-    assert (row["minMs"], row["p50Ms"], row["p95Ms"], row["maxMs"]) == (1.0, 10.0, 19.0, 20.0)
+    assert (row["minMs"], row["p50Ms"], row["p95Ms"], row["maxMs"]) == (1.0, 11.0, 20.0, 20.0)
+    doc = json.loads((VECTORS / "aggregate" / "017-report-rows.json").read_text())
+    # two walls 3 and 8: p50 = sorted[1] = 8; only "pair" has spans, the internal tool never has a row
+    assert [(r["tool"], r["p50Ms"]) for r in doc["expect"]["reportTools"]] == [("pair", 8.0)]
     doc = json.loads((VECTORS / "aggregate" / "012-ring-eviction.json").read_text())
     row = doc["expect"]["aggregates"][0]
     assert row["calls"] == 7 and row["maxMs"] == 6.0  # the 50 ms call was evicted from a 4-span ring

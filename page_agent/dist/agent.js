@@ -27,11 +27,13 @@ function callTokens(inputBytes, resultBytes, imageBytes) {
   return { estInputTokens, estTextTokens, estImageTokens, estTokens: estInputTokens + estTextTokens + estImageTokens }
 }
 
-/** Nearest rank over sorted values: sorted[ceil(p/100*n) - 1]; null when empty. */
-function nearestRank(sorted, p) {
+/**
+ * webmcp-profiler's quantile over ascending values: sorted[min(n-1, floor(p*n))] for p in 0..1; null when
+ * empty. Same in relay_bridge/stats.py, so p50/p95 of the same spans agree with 000's everywhere.
+ */
+function quantile(sorted, p) {
   if (!sorted.length) return null
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length))
-  return sorted[rank - 1]
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
 }
 
 // ---- formatting (arithmetic-identical to relay_bridge/units.py) -------------------------------------------
@@ -87,9 +89,9 @@ function fmtMs(ms) {
 }
 
 /** `schemas 9.8KB (~2.5K tok) \u00b7 tools 0.3s \u00b7 payloads 310KB (~78K tok) \u00b7 host gaps 39s` */
-function summaryLine(schemaBytes, wallMs, resultBytes, estTokens, hostGapMs) {
+function summaryLine(schemaBytes, wallMs, resultBytes, estTokens, hostGapMs, schemaTokens = Math.ceil(schemaBytes / 4)) {
   return (
-    `schemas ${fmtBytes(schemaBytes)} (~${fmtCount(Math.ceil(schemaBytes / 4))} tok)` +
+    `schemas ${fmtBytes(schemaBytes)} (~${fmtCount(schemaTokens)} tok)` +
     ` \u00b7 tools ${fmtDuration(wallMs)}` +
     ` \u00b7 payloads ${fmtBytes(resultBytes)} (~${fmtCount(estTokens)} tok)` +
     ` \u00b7 host gaps ${fmtDuration(hostGapMs)}`
@@ -129,8 +131,13 @@ const newRow = () => ({
  * and totals since attach or reset. Mirrors relay_bridge.stats.SessionStats.
  */
 class SessionStats {
-  constructor(buffer = 500) {
+  /**
+   * @param {number} [buffer]
+   * @param {(bytes:number) => number} [schemaTokens]  schema bytes to tokens (a page's tokenEstimator); ceil(/4)
+   */
+  constructor(buffer = 500, schemaTokens = tokensForBytes) {
     this.buffer = Math.max(1, buffer | 0)
+    this.schemaTokens = schemaTokens
     /** @type {Map<number, object>} seq -> span, oldest first */
     this.ring = new Map()
     /** @type {Map<string, ReturnType<typeof newRow>>} */
@@ -256,8 +263,8 @@ class SessionStats {
         calls: row.calls,
         errors: row.errors,
         minMs: values.length ? values[0] : null,
-        p50Ms: nearestRank(values, 50),
-        p95Ms: nearestRank(values, 95),
+        p50Ms: quantile(values, 0.5),
+        p95Ms: quantile(values, 0.95),
         maxMs: values.length ? values[values.length - 1] : null,
         blockingMs: row.blockingMs,
         lastResultBytes: row.lastResultBytes,
@@ -269,15 +276,24 @@ class SessionStats {
     })
   }
 
+  /**
+   * report v2's tools[] (and 000's aggregates()): one row per tool with spans in the ring, the internal
+   * report tool excluded, so min/p50/p95/max are always numbers.
+   */
+  reportRows() {
+    return this.aggregates().filter((r) => r.minMs !== null && !this.tools.get(r.tool).internal)
+  }
+
   totalsObject() {
     const t = this.totals
     const schema = this.schemaBytes
-    return { ...t, schemaBytes: schema, estSchemaTokens: Math.ceil(schema / 4) }
+    return { ...t, schemaBytes: schema, estSchemaTokens: this.schemaTokens(schema) }
   }
 
   summary() {
     const t = this.totals
-    return summaryLine(this.schemaBytes, t.wallMs, t.resultBytes, t.estTokens, t.hostGapMs)
+    const schema = this.schemaBytes
+    return summaryLine(schema, t.wallMs, t.resultBytes, t.estTokens, t.hostGapMs, this.schemaTokens(schema))
   }
 }
 
@@ -340,7 +356,7 @@ function traceEvents(spans, session) {
   for (let lane = 1; lane <= lanes; lane++) meta.push({ name: "thread_name", ph: "M", pid, tid: lane, args: { name: `calls (lane ${lane})` } })
   return { traceEvents: meta.concat(body), displayTimeUnit: "ms", otherData: { producer: "wmcp-top" } }
 }
-return { tokensForBytes, imageTokens, callTokens, nearestRank, round1, round0, fmtBytes, fmtCount, fmtDuration, fmtMs, summaryLine, SessionStats, assignLanes, spanEvents, traceEvents };
+return { tokensForBytes, imageTokens, callTokens, quantile, round1, round0, fmtBytes, fmtCount, fmtDuration, fmtMs, summaryLine, SessionStats, assignLanes, spanEvents, traceEvents };
 })();
 
 // ---- util.js ----
@@ -823,7 +839,7 @@ __m["collector"] = (function () {
 // batched macrotask (`flush`), after the host already has its value. Everything that leaves this module
 // goes through `sink` (see index.js): the channel mirror and the uplink.
 
-const { SessionStats, callTokens } = __m["stats"];
+const { SessionStats, callTokens, tokensForBytes, imageTokens } = __m["stats"];
 const { resultFacts, inputBytesOf, errorText, resultText, inputText } = __m["measure"];
 const { defaultRefusal, refusalOf, consentMismatch, consentDetail } = __m["hooks"];
 const { now, safely, cap, makeTaskScheduler } = __m["util"];
@@ -869,7 +885,8 @@ class Collector {
     this.perf = perf
     this.active = true
     this.synthetic = false
-    this.stats = new SessionStats(config.buffer)
+    this.estimate = estimatorOf(config.tokenEstimator)
+    this.stats = new SessionStats(config.buffer, (bytes) => this.estimate("text", bytes))
     this.seq = 0
     /** @type {Map<number, Call>} */
     this.inFlight = new Map()
@@ -880,6 +897,9 @@ class Collector {
     this.unsampled = 0
     /** @type {Call[]} synchronous execute() stack, for depth/parent */
     this.stack = []
+    /** @type {{tool:string, parent:Call}[]} executeTool() calls made from inside a measured call, oldest first */
+    this.expected = []
+    this.frameRe = new RegExp(`__wmcp_${sessionId}_(\\d+)\\b`)
     this.pending = []
     this.flushScheduled = false
     this.spanListeners = new Set()
@@ -897,6 +917,8 @@ class Collector {
     this.wrapFailures = 0
     this.reportToolName = null
     this.unwrapped = new Set()
+    /** tool name -> calls counted from `toolactivated` (tools the agent could not wrap) */
+    this.counted = new Map()
     this.lostFn = () => 0
     this.extraReasons = new Set()
     this.lastPhase = null
@@ -923,7 +945,7 @@ class Collector {
       if (overlapped) this.stats.totals.overlappingCalls++
       return null
     }
-    const parent = this.stack.length ? this.stack[this.stack.length - 1] : null
+    const parent = this.stack.length ? this.stack[this.stack.length - 1] : this.takeExpected(tool)
     /** @type {Call} */
     const call = {
       seq: this.seq++,
@@ -932,7 +954,7 @@ class Collector {
       settledAt: null,
       gap,
       overlapped,
-      depth: Math.min(this.stack.length, 64),
+      depth: parent ? Math.min(parent.depth + 1, 64) : 0,
       parent: parent ? parent.seq : null,
       blocking: 0,
       span: null,
@@ -959,6 +981,62 @@ class Collector {
     return call
   }
 
+  // ---- nesting across executeTool() and awaits -----------------------------------------------------------
+
+  /** The name of the async frame that carries a call's promise (wrap.js `carry`). */
+  frameName(seq) {
+    return `__wmcp_${this.sessionId}_${seq}`
+  }
+
+  /**
+   * The measured call the current code runs inside: the synchronous stack's top, else the innermost call whose
+   * carrier frame is in V8's async stack trace (code after an `await` in a tool's async function). Null when
+   * neither says (code reached through setTimeout, a plain .then chain, or no tool at all).
+   */
+  callerOf() {
+    if (this.stack.length) return this.stack[this.stack.length - 1]
+    if (!this.inFlight.size) return null
+    const E = Error
+    let text = null
+    const limit = E.stackTraceLimit
+    try {
+      E.stackTraceLimit = 64
+      text = new E().stack
+    } catch {
+      text = null
+    } finally {
+      try {
+        E.stackTraceLimit = limit
+      } catch {
+        /* a frozen Error: the page's limit stays */
+      }
+    }
+    const m = typeof text === "string" ? this.frameRe.exec(text) : null
+    return m ? this.inFlight.get(Number(m[1])) || null : null
+  }
+
+  /**
+   * Page code is calling `executeTool(tool)`: when that code runs inside a measured call, the call the browser
+   * is about to make of `tool` is its child. Returns a release for when executeTool settles, or null.
+   */
+  nestedCall(tool) {
+    const parent = this.callerOf()
+    if (!parent) return null
+    const e = { tool, parent }
+    this.expected.push(e)
+    if (this.expected.length > 64) this.expected.shift()
+    return () => {
+      const i = this.expected.indexOf(e)
+      if (i >= 0) this.expected.splice(i, 1)
+    }
+  }
+
+  takeExpected(tool) {
+    const i = this.expected.findIndex((e) => e.tool === tool)
+    if (i < 0) return null
+    return this.expected.splice(i, 1)[0].parent
+  }
+
   /** execute() settled (returned, resolved, threw or rejected). `call` may be null (unsampled). */
   settle(call, ok, value) {
     const t = this.clock()
@@ -974,6 +1052,17 @@ class Collector {
       this.flushScheduled = true
       this.schedule(() => this.flush())
     }
+  }
+
+  /**
+   * For the uplink's `floor`: the lowest seq that will still become a span (in flight, or settled and
+   * awaiting accounting), or null; and the next seq to be given out.
+   */
+  openSeqs() {
+    let open = null
+    for (const seq of this.inFlight.keys()) if (open === null || seq < open) open = seq
+    for (const call of this.pending) if (open === null || call.seq < open) open = call.seq
+    return { open, next: this.seq }
   }
 
   // ---- deferred accounting ---------------------------------------------------------------------------
@@ -1033,10 +1122,7 @@ class Collector {
       if (policy !== "none") errorType = errorText(call.value, "name").slice(0, 64)
     }
     const inputBytes = inputBytesOf(call.input)
-    const est = this.config.tokenEstimator
-      ? safely(() => normaliseTokens(this.config.tokenEstimator({ inputBytes, resultBytes: facts.resultBytes, imageBytes: facts.imageBytes })), null) ||
-        callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
-      : callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
+    const est = this.config.tokenEstimator ? this.pageTokens(inputBytes, facts.resultBytes, facts.imageBytes) : callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
     // Opt-in payload capture: the text goes to the relay's OpenTelemetry lane, ahead of the span.
     if (cfg.capturePayloads === true && this.sink.payload) {
       const max = payloadMax(cfg.maxPayloadLength)
@@ -1090,6 +1176,14 @@ class Collector {
     }
     for (const fn of this.spanListeners) safely(() => fn(span))
     this.sink.span(span)
+  }
+
+  /** Tokens through the page's tokenEstimator (000's `({kind, bytes}) => number`), one ask per kind. */
+  pageTokens(inputBytes, resultBytes, imageBytes) {
+    const estInputTokens = this.estimate("input", inputBytes)
+    const estTextTokens = this.estimate("text", Math.max(0, resultBytes - imageBytes))
+    const estImageTokens = imageBytes ? this.estimate("image", imageBytes) : 0
+    return { estInputTokens, estTextTokens, estImageTokens, estTokens: estInputTokens + estTextTokens + estImageTokens }
   }
 
   remember(call) {
@@ -1227,6 +1321,18 @@ class Collector {
     this.statusChanged()
   }
 
+  /**
+   * A call of a tool the agent cannot measure (see Interceptor.activated): counted per tool, with its time on
+   * the timeline. No span, no timing, no bytes: the tool is "counted, not measured".
+   */
+  countedCall(name) {
+    if (!this.counted.has(name) && this.counted.size >= MAX_LEDGER_TOOLS) return
+    this.counted.set(name, (this.counted.get(name) || 0) + 1)
+    this.event("toolactivated", { tool: name, counted: true })
+    this.ledgerChanged()
+    this.statusChanged()
+  }
+
   /** A toolcancel from the host: a marker on the newest call in flight of that tool. */
   toolCancel(name) {
     let seq = null
@@ -1264,6 +1370,15 @@ class Collector {
 
   // ---- read --------------------------------------------------------------------------------------------
 
+  /**
+   * Finish pending accounting now, so a read right after `await tool.execute(x)` counts that call (000's
+   * quick start). The call path stays as it is: accounting still runs off it, only earlier when someone reads.
+   */
+  current() {
+    if (this.pending.length) this.flush()
+    return this
+  }
+
   ledger() {
     const tools = {}
     const registeredTools = []
@@ -1272,6 +1387,9 @@ class Collector {
     const ordered = all.filter(([, r]) => r.registered).concat(all.filter(([, r]) => !r.registered)).slice(0, MAX_LEDGER_TOOLS)
     for (const [name, r] of ordered) {
       tools[name] = { schemaBytes: r.schemaBytes, registeredAt: r.registeredAt, unregisteredAt: r.unregisteredAt, internal: !!r.internal }
+      // Counted, not measured: calls seen through `toolactivated` only (no timing, no bytes).
+      if (this.unwrapped.has(name)) tools[name].measured = false
+      if (this.counted.has(name)) tools[name].counted = this.counted.get(name)
       if (r.registered) registeredTools.push(name)
     }
     return {
@@ -1297,18 +1415,42 @@ class Collector {
   status() {
     const reasons = []
     if (this.wrapFailures) reasons.push(`${this.wrapFailures} tool execute() could not be wrapped`)
-    if (this.unwrapped.size) reasons.push(`${this.unwrapped.size} tool(s) registered before the agent loaded are not measured`)
+    if (this.unwrapped.size) {
+      let n = 0
+      for (const name of this.unwrapped) n += this.counted.get(name) || 0
+      reasons.push(`${this.unwrapped.size} tool(s) registered before the agent loaded are counted, not measured (${n} call(s) counted from toolactivated)`)
+    }
     const lost = this.lostFn()
     if (lost) reasons.push(`${lost} span(s) evicted before the relay stored them`)
     for (const r of this.extraReasons) reasons.push(r)
-    return statusFor({
+    let toolCount = 0
+    let own = false
+    for (const r of this.tools.values()) {
+      if (!r.registered) continue
+      toolCount++
+      if (!r.internal) own = true
+    }
+    const s = statusFor({
       active: this.active,
       hostFound: this.hostFoundAt !== null,
-      registered: Array.from(this.tools.values()).some((r) => r.registered && !r.internal),
+      registered: own,
       anyCall: this.firstCallAt !== null || this.unsampled > 0,
       reasons,
       inFlight: this.inFlight.size,
     })
+    // 000's status fields beside the phase and coverage.
+    return {
+      phase: s.phase,
+      message: s.message,
+      hostLocation: this.hostLocation,
+      hostFoundAt: this.hostFoundAt,
+      toolCount,
+      callCount: this.stats.totals.calls,
+      lastCallAt: this.lastSettledAt,
+      hints: s.hints,
+      coverage: s.coverage,
+      reasons: s.reasons,
+    }
   }
 
   statusChanged() {
@@ -1327,6 +1469,7 @@ class Collector {
       this.sink.evicted(span)
     }
     this.stats.reset()
+    this.counted.clear()
     this.lastSettledAt = null
     this.unsampled = 0
     this.recent = []
@@ -1348,13 +1491,23 @@ function payloadMax(v) {
 
 const measureName = (span) => `webmcp:${span.tool}#${span.seq}`
 
-function normaliseTokens(t) {
-  if (!t || typeof t !== "object") return null
-  const n = (v) => (Number.isFinite(v) && v >= 0 ? Math.ceil(v) : 0)
-  const estInputTokens = n(t.estInputTokens)
-  const estTextTokens = n(t.estTextTokens)
-  const estImageTokens = n(t.estImageTokens)
-  return { estInputTokens, estTextTokens, estImageTokens, estTokens: estInputTokens + estTextTokens + estImageTokens }
+/**
+ * (kind, bytes) -> tokens through a page's tokenEstimator, webmcp-profiler's `({kind, bytes}) => number` with
+ * kind "input" | "text" | "image" (bytes: base64 length for images). A throw or a value that is not a finite
+ * number >= 0 falls back to the built-in estimate; results are whole tokens.
+ */
+function estimatorOf(fn) {
+  const builtIn = (kind, bytes) => (kind === "image" ? imageTokens(bytes) : tokensForBytes(bytes))
+  if (typeof fn !== "function") return builtIn
+  return (kind, bytes) => {
+    let v
+    try {
+      v = fn({ kind, bytes })
+    } catch {
+      v = undefined
+    }
+    return typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.ceil(v) : builtIn(kind, bytes)
+  }
 }
 return { Collector, measureName };
 })();
@@ -1362,9 +1515,28 @@ return { Collector, measureName };
 // ---- wrap.js ----
 __m["wrap"] = (function () {
 // The execute() wrapper: the only code on the call path. Two clock reads, a few pushes; the result goes
-// back to the caller untouched (same value, same promise) and is measured later by the collector.
+// back to the caller untouched (the same value; a promise comes back as a promise of the same value, see
+// `carry`) and is measured later by the collector.
 
 const ORIGINAL = new WeakMap() // wrapper -> original execute
+// Report-tool descriptors (profilerTool) carry this registered symbol: listed in the ledger, never wrapped. A
+// symbol, not a module-local set, so the /agent.mjs copy's descriptor is known to the classic script's agent.
+const INTERNAL = Symbol.for("wmcp-top/internal-tool")
+
+/** Mark a descriptor as the agent's own report tool: the interceptor lists it and never measures it. */
+const markInternal = (tool) => {
+  Object.defineProperty(tool, INTERNAL, { value: true, enumerable: false })
+  return tool
+}
+
+/** Is `tool` a descriptor made by profilerTool()? */
+const isInternal = (tool) => {
+  try {
+    return !!tool && typeof tool === "object" && tool[INTERNAL] === true
+  } catch {
+    return false
+  }
+}
 
 /** Is `fn` one of our wrappers? */
 const isWrapper = (fn) => typeof fn === "function" && ORIGINAL.has(fn)
@@ -1409,6 +1581,7 @@ function wrapExecute(collector, name, original, profile) {
         then = undefined
       }
       if (typeof then === "function") {
+        if (call) return carry(c, call, ret)
         try {
           then.call(
             ret,
@@ -1433,20 +1606,46 @@ function wrapExecute(collector, name, original, profile) {
   }
   return wrapped
 }
-return { isWrapper, originalOf, wrapExecute };
+
+/**
+ * A measured call that returned a promise: await it inside an async function named after the call
+ * (`__wmcp_<session>_<seq>`) and hand the host that function's promise, which settles with the same value or
+ * reason. Being the only one awaiting the tool's promise puts that name in V8's async stack trace of every
+ * continuation of the tool's async code, so an `executeTool` called after an `await` inside the tool can
+ * name its caller (Collector.callerOf). No AsyncContext in Chromium 156: this is what the page can observe.
+ * @param {import("./collector.js").Collector} c
+ */
+function carry(c, call, ret) {
+  const name = c.frameName(call.seq)
+  const run = {
+    async [name]() {
+      let v
+      try {
+        v = await ret
+      } catch (e) {
+        c.settle(call, false, e)
+        throw e
+      }
+      c.settle(call, true, v)
+      return v
+    },
+  }[name]
+  return run()
+}
+return { markInternal, isInternal, isWrapper, originalOf, wrapExecute };
 })();
 
 // ---- registry.js ----
 __m["registry"] = (function () {
 // The interceptor: find modelContext registries (document, navigator, window), however late; patch
-// registerTool / unregisterTool / provideContext / clearContext on the instance; wrap each tool's execute
+// registerTool / unregisterTool / provideContext / clearContext / executeTool on the instance; wrap each tool's execute
 // in place before the host sees it (Chromium captures execute at registration). detach() restores all.
 
-const { wrapExecute, isWrapper, originalOf } = __m["wrap"];
+const { wrapExecute, isWrapper, originalOf, isInternal } = __m["wrap"];
 const { fingerprintOf } = __m["hooks"];
 const { utf8Length, safely, cap, isScalar } = __m["util"];
 const LOCATIONS = ["document", "navigator", "window"]
-const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext"]
+const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext", "executeTool"]
 const MAX_DESCRIPTOR = 64 * 1024
 
 /** Descriptor facts of a tool: the text the host ships to the model anyway (never a body). */
@@ -1584,6 +1783,23 @@ class Interceptor {
           if (self.busy || !self.c.active) return original.apply(this, arguments)
           return self.provideContext(host, original, this, arguments, context)
         },
+        // A tool calling another tool: the call the browser makes next is this caller's child (collector.js).
+        executeTool(tool) {
+          if (!self.c.active) return original.apply(this, arguments)
+          const release = safely(() => self.c.nestedCall(toolName(typeof tool === "string" ? tool : tool && tool.name)), null)
+          let ret
+          try {
+            ret = original.apply(this, arguments)
+          } catch (err) {
+            if (release) release()
+            throw err
+          }
+          if (release) {
+            if (ret && typeof ret.then === "function") safely(() => ret.then(release, release))
+            else release()
+          }
+          return ret
+        },
         clearContext() {
           self.busy++
           let ret
@@ -1610,12 +1826,15 @@ class Interceptor {
     if (typeof host.addEventListener === "function") {
       const onChange = () => safely(() => this.reconcile(host))
       const onCancel = (e) => safely(() => this.c.toolCancel(e && (e.toolName || e.name || (e.detail && e.detail.toolName)) || ""))
+      const onActivated = (e) => safely(() => this.activated(e && typeof e.toolName === "string" ? e.toolName : ""))
       safely(() => {
         host.addEventListener("toolchange", onChange)
         host.addEventListener("toolcancel", onCancel)
+        host.addEventListener("toolactivated", onActivated)
         entry.restore.push(() => {
           host.removeEventListener("toolchange", onChange)
           host.removeEventListener("toolcancel", onCancel)
+          host.removeEventListener("toolactivated", onActivated)
         })
       })
     }
@@ -1624,9 +1843,22 @@ class Interceptor {
     if (this.onFound) safely(() => this.onFound(host, location))
   }
 
+  /**
+   * The host is about to run `name` (Chromium fires `toolactivated` for every call, before execute). A tool
+   * the agent wrapped is measured by its span: not counted again here. One it could not wrap (registered
+   * before the agent loaded, or an execute it could not replace) is counted: a call and its time, no more.
+   */
+  activated(name) {
+    if (!name || name === this.c.reportToolName || this.pendingNames.has(name)) return
+    const live = this.live.get(toolName(name))
+    if (live && live.wrapper) return
+    this.c.countedCall(toolName(name))
+  }
+
   /** Wrap `tool.execute` in place; when the object refuses, register a copy. Returns what to hand the host. */
   prepare(tool, host) {
     if (!tool || typeof tool !== "object" || typeof tool.execute !== "function" || typeof tool.name !== "string") return { passed: tool, wrapper: null }
+    if (isInternal(tool)) return { passed: tool, wrapper: null }
     const current = tool.execute
     if (isWrapper(current)) return { passed: tool, wrapper: current }
     const wrapper = wrapExecute(this.c, toolName(tool.name), current, profileOf(host))
@@ -1666,7 +1898,7 @@ class Interceptor {
     let rec = null
     try {
       prep = this.prepare(tool, host)
-      if (prep.passed && typeof prep.passed === "object" && typeof tool.name === "string" && tool.name) rec = this.record(tool)
+      if (prep.passed && typeof prep.passed === "object" && typeof tool.name === "string" && tool.name) rec = this.record(tool, isInternal(tool))
     } catch {
       prep = { passed: tool, wrapper: null }
     }
@@ -1718,7 +1950,7 @@ class Interceptor {
     const live = { host, tool, wrapper: prep.wrapper, since: ++this.gen, rec, reported: false }
     this.live.set(rec.name, live)
     this.changed.set(rec.name, ++this.epoch)
-    if (!prep.wrapper) this.c.unwrappedTool(rec.name)
+    if (!prep.wrapper && !rec.internal) this.c.unwrappedTool(rec.name)
     else if (this.c.unwrapped.delete(rec.name)) this.c.statusChanged()
     const signal = options && options.signal
     if (signal && typeof signal.addEventListener === "function") {
@@ -2003,7 +2235,8 @@ function validateSpan(s) {
     contentTypes[k] = ct[k]
   }
   if (typeof s.isError !== "boolean" || typeof s.synthetic !== "boolean" || typeof s.serializable !== "boolean") return null
-  if (!(s.error === null || (typeof s.error === "string" && s.error.length <= 200))) return null
+  // webmcp-profiler caps a message at 200 characters and appends an ellipsis: 201.
+  if (!(s.error === null || (typeof s.error === "string" && s.error.length <= 201))) return null
   if (!(s.gapSincePrevCallMs === null || nonNeg(s.gapSincePrevCallMs))) return null
   const out = {
     sessionId: s.sessionId,
@@ -2232,8 +2465,9 @@ return { MAX_FOREIGN_SESSIONS, MAX_FOREIGN_SPANS, validateSpan, PROFILER_FIELDS,
 __m["uplink"] = (function () {
 // The uplink: one WebSocket to the relay, carrying one or more sessions (ours, and any relayed from the
 // channel). hello first (again on every reconnect, same session id, current `lost`); the relay answers
-// `ack {session, seq}` with the highest contiguous seq it stored, and we send every span after it. Spans
-// stay in the ring buffer after sending, so a reconnect replays what the relay has not acked.
+// `ack {session, seq, above}` with what it holds, and we send every held span it does not hold, once per
+// connection, whatever order the calls settled in. Spans stay in the ring buffer after sending, so a
+// reconnect replays what the relay has not acked.
 // Never throws into the page; while no relay is there it costs one timer.
 //
 // Ownership: the ack that answers our first hello carries `resume`, a secret only this page holds; every
@@ -2253,37 +2487,87 @@ const RATE_PAUSE_MS = 500
 const KEPT_OFFLINE = new Set(["event", "update", "prompt"])
 
 /**
- * Which evicted spans the relay may not have. Evictions are oldest-first and acks only grow, so:
- * evicted after the ack: stored; evicted before ever being written to a socket: lost; written but not
- * acked: unsure until the relay's next ack says.
+ * What the relay holds of one feed, as far as its acks tell, and which evicted spans it may not have.
+ *
+ * The relay answers `ack {seq, above}`: `seq` its highest contiguous seq (counting what a `floor` let it
+ * skip), `above` the first ranges [lo, hi] it holds beyond that. Spans settle in any seq order (a slow call
+ * settles after faster, later ones), so what the relay holds is not a prefix. A span evicted from the ring is:
+ * known held by the relay (no loss); never written to any socket (lost); written but not yet confirmed
+ * (`unsure`). An unsure seq is settled by the first ack that covers it (held), or by the resume ack of the next
+ * connection (what that relay does not hold by then it never will: lost). Until then `floor` stays at or
+ * below it, so the relay's contiguous ack cannot pass it and later claim it held.
  */
 class Delivery {
   constructor() {
     this.acked = -1
-    this.writtenHigh = -1
+    /** @type {number[][]} [lo, hi] ranges above `acked`, lowest first, as the relay last said */
+    this.above = []
+    /** seqs written to a socket (this connection or an earlier one) and not yet known held */
+    this.pending = new Set()
+    /** @type {number[]} evicted seqs that were written and are not yet known held */
     this.unsure = []
     this.lost = 0
   }
 
+  /** Does the relay hold `seq` (as far as its last ack said)? */
+  has(seq) {
+    if (seq <= this.acked) return true
+    for (const [lo, hi] of this.above) {
+      if (seq < lo) return false
+      if (seq <= hi) return true
+    }
+    return false
+  }
+
   evicted(seq) {
-    if (seq <= this.acked) return
-    if (seq <= this.writtenHigh) this.unsure.push(seq)
+    if (this.has(seq)) return
+    if (this.pending.delete(seq)) this.unsure.push(seq)
     else this.lost++
   }
 
   written(seq) {
-    if (seq > this.writtenHigh) this.writtenHigh = seq
+    if (!this.has(seq)) this.pending.add(seq)
   }
 
-  /** An ack. `resume` is the one right after hello: what it does not cover was not stored. */
-  ack(seq, resume) {
-    if (seq > this.acked) this.acked = seq
+  /**
+   * An ack. `resume` is the one right after hello: it replaces what an earlier relay said (a restarted relay
+   * holds nothing), and whatever unsure seq it does not cover was not stored.
+   * @param {number} seq
+   * @param {unknown} above  the ack's `above` ranges (validated here)
+   * @param {boolean} resume
+   */
+  ack(seq, above, resume) {
+    if (resume || seq > this.acked) this.acked = seq
+    this.above = ranges(above, this.acked)
+    for (const s of this.pending) if (this.has(s)) this.pending.delete(s)
     if (!this.unsure.length) return
-    if (resume) {
-      this.lost += this.unsure.filter((s) => s > seq).length
-      this.unsure = []
-    } else this.unsure = this.unsure.filter((s) => s > this.acked)
+    if (resume) this.lost += this.unsure.filter((s) => !this.has(s)).length
+    this.unsure = resume ? [] : this.unsure.filter((s) => !this.has(s))
   }
+
+  /** The lowest unsure seq, or null: the floor may not pass it. */
+  lowestUnsure() {
+    let low = null
+    for (const s of this.unsure) if (low === null || s < low) low = s
+    return low
+  }
+}
+
+const MAX_ACK_RANGES = 64 // the relay sends at most this many `above` ranges
+
+/** An ack's `above`: at most MAX_ACK_RANGES integer [lo, hi] pairs above `acked`, ascending; junk dropped. */
+function ranges(above, acked) {
+  const out = []
+  if (!Array.isArray(above)) return out
+  let last = acked
+  for (const r of above.slice(0, MAX_ACK_RANGES)) {
+    if (!Array.isArray(r) || !Number.isInteger(r[0]) || !Number.isInteger(r[1])) break
+    const [lo, hi] = r
+    if (lo <= last || hi < lo) break
+    out.push([lo, hi])
+    last = hi
+  }
+  return out
 }
 
 /**
@@ -2294,6 +2578,8 @@ class Delivery {
  * @property {() => Iterable<object>} spans  held spans, oldest first
  * @property {() => object[]} replay  frames that restate the session after a (re)connect
  * @property {Delivery} delivery
+ * @property {() => {open: number|null, next: number}} [seqs]  the lowest seq still running or awaiting
+ *   accounting (it will become a span later), and the next seq to be given out. Without it no `floor` is sent.
  */
 
 class Uplink {
@@ -2315,7 +2601,8 @@ class Uplink {
     this.ct = ct
     this.schedule = schedule || ((fn) => st(fn, 0))
     this.clock = clock || (() => Date.now())
-    /** @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sentHigh:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any}>} */
+    /** `sent`: seqs written on this connection and not yet known held (each goes out once a connection).
+     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any}>} */
     this.feeds = new Map()
     this.ws = null
     this.state = "idle"
@@ -2386,7 +2673,7 @@ class Uplink {
   resetLink(s) {
     s.helloSent = false
     s.resumed = false
-    s.sentHigh = -1
+    s.sent = new Set()
     // Restated by replay() after hello; what is left is events and updates.
     s.queue = s.queue.filter((f) => KEPT_OFFLINE.has(f.type))
   }
@@ -2396,7 +2683,7 @@ class Uplink {
   /** @param {Feed} feed */
   addFeed(feed) {
     if (this.feeds.has(feed.id)) return
-    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sentHigh: -1, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null })
+    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null })
     this.kick()
   }
 
@@ -2415,7 +2702,8 @@ class Uplink {
     if (!s) return
     // Starts, tools and status are restated from state on reconnect; events and updates wait (bounded).
     if (!this.open && !KEPT_OFFLINE.has(frame.type)) return
-    if (frame.type === "update" && frame.seq > Math.max(s.sentHigh, s.feed.delivery.acked)) return // the span, when sent, carries it
+    // A span not yet sent on this connection carries its blockingMs when it goes.
+    if (frame.type === "update" && !s.sent.has(frame.seq) && !s.feed.delivery.has(frame.seq)) return
     s.queue.push(frame)
     if (s.queue.length > MAX_QUEUED) s.queue.shift()
     this.kick()
@@ -2466,6 +2754,7 @@ class Uplink {
         if (s.resume) hello.resume = s.resume
         if (!this.write(hello)) return
         s.helloSent = true
+        s.toldLost = s.feed.delivery.lost
         for (const f of s.feed.replay()) this.write(f)
         s.ledgerDirty = false
         s.ledgerAt = this.clock()
@@ -2478,24 +2767,39 @@ class Uplink {
     }
   }
 
+  /**
+   * Send every held span the relay does not hold and this connection has not carried yet, in seq order,
+   * with `floor`: the lowest seq this feed may still send (a call in flight, a held span the relay lacks, an
+   * unsure eviction) or else the next seq to be given out. Below it the relay may stop waiting.
+   */
   sendSpans(s) {
+    const d = s.feed.delivery
     const pending = []
-    for (const span of s.feed.spans()) if (span.seq > s.sentHigh) pending.push(span)
-    if (!pending.length) return
-    const held = s.feed.spans()
-    let floor = null
-    for (const span of held) {
-      floor = span.seq
-      break
+    let low = d.lowestUnsure()
+    for (const span of s.feed.spans()) {
+      if (d.has(span.seq)) continue
+      if (low === null || span.seq < low) low = span.seq
+      if (!s.sent.has(span.seq)) pending.push(span)
     }
-    for (let i = 0; i < pending.length; i += MAX_SPANS_PER_FRAME) {
+    // Nothing to send but news of a loss (settled by a resume ack): an empty frame says it.
+    if (!pending.length && d.lost === s.toldLost) return
+    pending.sort((a, b) => a.seq - b.seq)
+    let floor = null
+    const seqs = s.feed.seqs && s.feed.seqs()
+    if (seqs) {
+      floor = seqs.next
+      for (const v of [seqs.open, low]) if (v !== null && v !== undefined && v < floor) floor = v
+    }
+    for (let i = 0; i === 0 || i < pending.length; i += MAX_SPANS_PER_FRAME) {
       const chunk = pending.slice(i, i + MAX_SPANS_PER_FRAME)
-      const frame = { type: "spans", session: s.feed.id, spans: chunk, lost: s.feed.delivery.lost }
+      const frame = { type: "spans", session: s.feed.id, spans: chunk, lost: d.lost }
       if (floor !== null) frame.floor = floor
       if (!this.write(frame)) return
-      const last = chunk[chunk.length - 1].seq
-      s.sentHigh = last
-      s.feed.delivery.written(last)
+      s.toldLost = d.lost
+      for (const span of chunk) {
+        s.sent.add(span.seq)
+        d.written(span.seq)
+      }
       this.counters.spansSent += chunk.length
     }
   }
@@ -2524,14 +2828,15 @@ class Uplink {
     if (msg.type === "ack") {
       this.counters.acks++
       const s = this.feeds.get(msg.session)
-      if (!s || typeof msg.seq !== "number") return
+      if (!s || !Number.isInteger(msg.seq) || msg.seq < -1) return
       if (typeof msg.resume === "string" && /^[0-9a-f]{32}$/.test(msg.resume)) s.resume = msg.resume
       const resume = !s.resumed
       if (resume) s.helloAttempt = 0
-      s.feed.delivery.ack(msg.seq, resume)
+      const d = s.feed.delivery
+      d.ack(msg.seq, msg.above, resume)
+      for (const seq of s.sent) if (d.has(seq)) s.sent.delete(seq)
       if (resume) {
         s.resumed = true
-        s.sentHigh = Math.max(msg.seq, -1)
         this.kick()
       }
     } else if (msg.type === "error") {
@@ -2572,16 +2877,16 @@ class Uplink {
 
   /**
    * The relay dropped frames over its rate cap (not stored, not acked): hold off for a moment, then send
-   * again everything after the last ack.
+   * again every held span it has not acked by then (the acks of what it did take arrive meanwhile).
    */
   slowDown() {
     this.counters.rateLimited++
-    for (const s of this.feeds.values()) if (s.resumed) s.sentHigh = Math.min(s.sentHigh, s.feed.delivery.acked)
     if (this.pauseTimer) return
     this.paused = true
     this.pauseTimer = this.st(() => {
       this.paused = false
       this.pauseTimer = null
+      for (const s of this.feeds.values()) s.sent = new Set()
       safely(() => this.flush())
     }, RATE_PAUSE_MS)
   }
@@ -2617,7 +2922,7 @@ class Uplink {
     return { state: this.state, url, ...this.counters, lastError: this.lastError, sessions: Array.from(this.feeds.keys()), acked, lost }
   }
 }
-return { PROTOCOL, MAX_SPANS_PER_FRAME, Delivery, Uplink };
+return { PROTOCOL, MAX_SPANS_PER_FRAME, Delivery, MAX_ACK_RANGES, Uplink };
 })();
 
 // ---- prompt.js ----
@@ -2934,10 +3239,10 @@ return { countChars, countInput, PromptWatcher };
 
 // ---- gate.js ----
 __m["gate"] = (function () {
-// The ?perf= gate. `?perf=1` / `?perf=0` (and `?perf=overlay`, read as 1) are persisted per origin in
-// localStorage under `webmcp-perf:mode`. allow() has the last word: false keeps the agent off and clears
-// a persisted mode. With no query and nothing persisted, `defaultOn` decides: true when the script came
-// from the relay (the user pasted the tag on purpose), false otherwise.
+// The ?perf= gate, with webmcp-profiler's values: `1|on|true` and `overlay` are remembered per origin in
+// localStorage under `webmcp-perf:mode`, `0|off|false` switch off and forget. allow() has the last word: false
+// keeps the agent off and clears a remembered mode. With no query and nothing remembered, `defaultOn`
+// decides: true when the script came from the relay (the user pasted the tag on purpose), false otherwise.
 
 const { safely } = __m["util"];
 /** The first value of `name` in a query string ("?a=1&perf=0"), or null. No URL API needed. */
@@ -2951,7 +3256,13 @@ function queryParam(search, name) {
   return null
 }
 
+const ON = ["1", "on", "true"]
+const OFF = ["0", "off", "false"]
+
 /**
+ * webmcp-profiler's gate values. `1|on|true` switch on and remember "1"; `overlay` switches on and remembers
+ * "overlay"; `0|off|false` switch off for this load and forget the remembered mode (so a page served by the
+ * relay is off now, whatever the default); anything else is `rejected` (the caller warns) and changes nothing.
  * @param {object} o
  * @param {string} [o.search]  location.search
  * @param {Storage|null} [o.storage]  localStorage (null when unavailable)
@@ -2959,7 +3270,7 @@ function queryParam(search, name) {
  * @param {string} [o.storageKey]
  * @param {() => boolean} [o.allow]
  * @param {boolean} [o.defaultOn]
- * @returns {{on:boolean, mode:"1"|"0"|null, reason:string}}
+ * @returns {{on:boolean, mode:"1"|"overlay"|null, rejected:string|null, reason:string}}
  */
 function gate({ search = "", storage = null, param = "perf", storageKey = "webmcp-perf:mode", allow, defaultOn = false } = {}) {
   let allowed = true
@@ -2972,22 +3283,30 @@ function gate({ search = "", storage = null, param = "perf", storageKey = "webmc
   }
   if (!allowed) {
     if (storage) safely(() => storage.removeItem(storageKey))
-    return { on: false, mode: null, reason: "allow() said no" }
+    return { on: false, mode: null, rejected: null, reason: "allow() said no" }
   }
-  let q = queryParam(search, param)
-  if (q === "overlay") q = "1"
-  if (q === "1" || q === "0") {
-    if (storage) safely(() => storage.setItem(storageKey, q))
-    return { on: q === "1", mode: q, reason: `?${param}=${q}` }
+  const q = queryParam(search, param)
+  let rejected = null
+  if (q !== null && q !== "") {
+    if (OFF.includes(q)) {
+      if (storage) safely(() => storage.removeItem(storageKey))
+      return { on: false, mode: null, rejected: null, reason: `?${param}=${q}` }
+    }
+    // The URL wins for this load even where storage is blocked; storage only carries the mode to the next one.
+    const mode = ON.includes(q) ? "1" : q === "overlay" ? "overlay" : null
+    if (mode) {
+      if (storage) safely(() => storage.setItem(storageKey, mode))
+      return { on: true, mode, rejected: null, reason: `?${param}=${q}` }
+    }
+    rejected = q
   }
-  let mode = null
+  let stored = null
   if (storage) safely(() => {
     const v = storage.getItem(storageKey)
-    mode = v === "1" || v === "0" ? v : null
+    stored = v === "1" || v === "overlay" ? v : null
   })
-  if (mode === "1") return { on: true, mode, reason: "persisted on" }
-  if (mode === "0") return { on: false, mode, reason: "persisted off" }
-  return { on: !!defaultOn, mode: null, reason: defaultOn ? "default on (loaded from the relay)" : "default off" }
+  if (stored) return { on: true, mode: stored, rejected, reason: `remembered ${stored}` }
+  return { on: !!defaultOn, mode: null, rejected, reason: defaultOn ? "default on (loaded from the relay)" : "default off" }
 }
 return { queryParam, gate };
 })();
@@ -3000,29 +3319,31 @@ const VERSION = "0.1.0"
 const AGENT = `wmcp-top-agent/${VERSION}`
 
 /**
- * The relay address. The relay replaces the placeholder below, when it serves /agent.js and /agent.mjs,
- * with {"url":"ws://127.0.0.1:PORT/relay?t=TOKEN","protocol":"wmcp-relay/1"}. Loaded raw, it stays null
- * and the agent reads globalThis.__WMCP_RELAY__ (same shape), or runs without an uplink.
+ * The uplink address (the relay's WebSocket). The relay replaces the placeholder below, when it serves
+ * /agent.js and /agent.mjs, with "ws://127.0.0.1:PORT/relay?t=TOKEN". Loaded raw, it stays null and the
+ * agent reads globalThis.__WMCP_UPLINK__ (same shape), or runs without an uplink.
  */
-const BAKED_RELAY = /*@WMCP_RELAY@*/null
+const BAKED_UPLINK = /*@WMCP_UPLINK@*/null
 
 const DEFAULTS = Object.freeze({
   buffer: 500,
   sample: 1,
   errorPolicy: "message",
   globalName: "__webmcpPerf",
-  channel: true,
+  relay: true, // webmcp-profiler's meaning: mirror spans onto the BroadcastChannel (false: no channel)
+  uplink: null, // the relay's WebSocket URL; null: the baked one or __WMCP_UPLINK__; false: none
   pollMs: 250,
   param: "perf",
   storageKey: "webmcp-perf:mode",
   announce: true,
   reportTool: false,
+  overlay: false, // webmcp-profiler's panel; here true prints one line pointing to the terminal
   capturePayloads: false,
   maxPayloadLength: 2048,
   fingerprintHandler: false,
   prompts: true,
 })
-return { VERSION, AGENT, BAKED_RELAY, DEFAULTS };
+return { VERSION, AGENT, BAKED_UPLINK, DEFAULTS };
 })();
 
 // ---- console.js ----
@@ -3031,7 +3352,7 @@ __m["console"] = (function () {
 
 const { fmtBytes, fmtCount, fmtMs, traceEvents } = __m["stats"];
 const { VERSION } = __m["config"];
-const { safely } = __m["util"];
+const { safely, utf8Length } = __m["util"];
 const { PROFILER_FIELDS } = __m["channel"];
 /** The 000 span fields, in order: report v2 spans carry exactly these (the objects are closed). */
 const SPAN_FIELDS = PROFILER_FIELDS
@@ -3047,18 +3368,19 @@ const MEMBERS = {
   active: "true until detach() has run (false for the inert object left when the gate is closed)",
   sessionId: "this session's 8-hex id, stamped on every span",
   spans: "the raw span ring buffer, oldest first (copies)",
-  aggregates: "per-tool rows: calls, errors, min/p50/p95/max, blocking, bytes, tokens, schema bytes",
+  aggregates: "per-tool rows over the buffered spans: calls, errors, min/p50/p95/max, blocking, bytes, tokens, schema bytes",
   ledger: "the session ledger: host timeline, registered tools, running totals",
   onSpan: "subscribe to spans as they settle; returns an unsubscribe function",
   onSpanUpdate: "subscribe to late corrections (Long-Task blocking); returns an unsubscribe function",
-  status: "phase, one sentence, next steps, coverage and its reasons",
+  status: "phase, one sentence, next steps, host location, tool and call counts, coverage and its reasons",
   help: "print the status line and this member list to the console",
-  summary: "a few lines of text: the split, then one line per tool",
-  describe: "the machine-readable manifest of this API, its fields and configuration",
+  summary: "a few lines of text: the session line, the split, then one line per tool",
+  describe: "the machine-readable manifest of this API, its fields and configuration (a promise)",
   table: "console.table of the per-tool rows, rounded for reading",
   report: "the webmcp-perf-report/2 document; {spans:false} omits spans, {spans:50} keeps the newest 50, {tool} filters",
   export: "download report() as a .json file",
   exportTrace: "download the spans as Chrome trace-event JSON (Perfetto, chrome://tracing)",
+  overlay: "there is no in-page panel: prints where the numbers are shown (the wmcp-top terminal)",
   instrument: "retrofit tools registered before the agent: a {name: tool} map, an array or one tool; returns how many",
   synthetic: "mark spans recorded from now on as synthetic (synthetic(false) stops)",
   reset: "clear spans and totals; keeps the tool registry",
@@ -3071,11 +3393,129 @@ const MEMBERS = {
   prompts: "Prompt API sessions seen (LanguageModel): per-step timings and character counts, never text",
 }
 
+/** One line per span field (describe().span). */
+const SPAN_DOCS = {
+  sessionId: "the session that measured the call; with seq it names the span",
+  seq: "the call's number in its session, counting from 0",
+  tool: "the name the tool was registered under",
+  invokedAt: "page clock (performance.now(), ms) when execute() was entered",
+  settledAt: "page clock when execute() returned, resolved, threw or rejected",
+  wallMs: "settledAt - invokedAt",
+  blockingMs: "Long-Task time inside the call (Chromium; may arrive after the span as a correction)",
+  inputBytes: "UTF-8 bytes of the input as JSON text",
+  resultBytes: "UTF-8 bytes of what the agent receives (objects as JSON, a string as itself)",
+  contentTypes: "how many content items of each type an MCP-shaped result carried",
+  imageBytes: "base64 characters of image content",
+  estInputTokens: "estimated tokens the model wrote for the input",
+  estTextTokens: "estimated tokens of the result's non-image part",
+  estImageTokens: "estimated tokens of the result's images, at decoded size",
+  estTokens: "the three estimates added up: the call's cost to the model",
+  isError: "the tool threw, rejected, or answered isError: true",
+  error: "per errorPolicy: the message (200 characters at most), the error's name, or null",
+  gapSincePrevCallMs: "time from the previous call settling to this one starting (host + model); null for the first call and for overlapping calls",
+  synthetic: "recorded while synthetic() was on (the bench)",
+  serializable: "false when the result could not be turned into JSON (its bytes then count 0)",
+}
+
+/** One line per ledger field (describe().ledger). */
+const LEDGER_DOCS = {
+  sessionId: "the session's id",
+  attachedAt: "wall clock (epoch ms) of attach",
+  hostFoundAt: "page clock when a modelContext registry was first seen",
+  hostLocation: "where that registry lives: document, navigator or window",
+  firstRegistrationAt: "page clock of the page's first tool registration",
+  registeredTools: "the names registered now",
+  tools: "per tool ever registered: schemaBytes, registeredAt, unregisteredAt, internal",
+  firstCallAt: "page clock of the first measured call",
+  lastSettledAt: "page clock of the latest call to settle",
+  "totals.calls": "calls since attach or reset, sampled out or not",
+  "totals.unsampledCalls": "calls sample let through unmeasured",
+  "totals.overlappingCalls": "calls that began before the previous one settled",
+  "totals.errors": "calls that failed",
+  "totals.wallMs": "wall time of every measured call, added up",
+  "totals.blockingMs": "Long-Task time inside calls, each millisecond counted once",
+  "totals.resultBytes": "result bytes, added up",
+  "totals.estTokens": "estimated tokens (input and result), added up",
+  "totals.estInputTokens": "estimated input tokens, added up",
+  "totals.hostGapMs": "host gaps added up: time spent waiting on the host and the model",
+  "totals.schemaBytes": "descriptor bytes of the tools registered now, sent in every conversation",
+  "totals.estSchemaTokens": "those bytes as estimated tokens",
+}
+
+/** One entry per configuration key of attach() and maybeAttach() (describe().config), defaults as text. */
+const CONFIG_DOCS = {
+  buffer: { doc: "spans kept in the ring buffer", default: "500" },
+  relay: { doc: "mirror spans onto the same-origin BroadcastChannel (false: no channel, nothing read from it)", default: "true" },
+  uplink: { doc: "the wmcp-top relay's WebSocket URL; false: no socket", default: "the address the relay baked in, else __WMCP_UPLINK__" },
+  overlay: { doc: "accepted for webmcp-profiler configs: prints one line pointing to the terminal", default: "false" },
+  globalName: { doc: "global property the console API is exposed on; false exposes none", default: '"__webmcpPerf"' },
+  channel: { doc: "the BroadcastChannel's name", default: '"webmcp-perf:" + location.origin' },
+  pollMs: { doc: "how often to look for a registry until one is found", default: "250" },
+  tokenEstimator: { doc: "({kind, bytes}) => tokens for kind input, text, image; schema tokens too", default: "ceil(bytes/4); images at decoded size" },
+  onSpan: { doc: "a span listener subscribed at attach", default: "none" },
+  sample: { doc: "share of calls measured, clamped to 0..1; the rest run unmeasured", default: "1" },
+  errorPolicy: { doc: 'what an error span keeps: "message" (200 characters at most), "name" or "none"', default: '"message"' },
+  param: { doc: "the query parameter the gate reads", default: '"perf"' },
+  storageKey: { doc: "localStorage key of the remembered mode", default: '"webmcp-perf:mode"' },
+  announce: { doc: "console line on attach; false: none; a function replaces it", default: "true" },
+  allow: { doc: "the page's veto over the gate; false also forgets a remembered mode", default: "() => true" },
+  reportTool: { doc: "register get_perf_report on the host once one is found", default: "false" },
+}
+
+/** The gate's accepted values (describe().activation.modes). */
+const GATE_MODES = {
+  1: "on, remembered for this origin (also on, true)",
+  overlay: "on and remembered, with the pointer to the terminal",
+  0: "off for this load; forgets the remembered mode (also off, false)",
+}
+
+/** The get_perf_report tool's views and what each costs to read. */
+const REPORT_VIEWS = {
+  summary: "session line, split and one line per tool; well under 1 KB",
+  tools: "summary plus every per-tool row",
+  spans: "tools plus the newest spans, newest first (limit 1..500, default 50; tool and since filter)",
+}
+
+const PRIVACY = [
+  "spans hold sizes, shapes, timings, tool names and (per errorPolicy) error messages; never inputs or results",
+  "spans leave the page only to same-origin tabs (BroadcastChannel; relay: false stops it) and to the loopback wmcp-top relay (uplink: false stops it)",
+  "same-origin scripts can read the global and the channel: use globalName: false and relay: false for production telemetry through onSpan",
+]
+
+/** describe(): webmcp-profiler's manifest shape, for this agent. */
+function manifest(cfg, { toolName = null, uplink = null, settings = null } = {}) {
+  const origin = safely(() => (cfg.global || globalThis).location.origin, "") || "<origin>"
+  return {
+    package: { name: "wmcp-top-agent", version: VERSION, format: FORMAT },
+    activation: {
+      param: cfg.param,
+      storageKey: cfg.storageKey,
+      modes: { ...GATE_MODES },
+      cost: "closed: one query parse and one storage read; open: two clock reads and a push per call, the rest of the accounting off the call path",
+    },
+    console: { global: cfg.globalName, methods: { ...MEMBERS } },
+    span: { ...SPAN_DOCS },
+    ledger: { ...LEDGER_DOCS },
+    config: Object.fromEntries(Object.entries(CONFIG_DOCS).map(([k, v]) => [k, { ...v }])),
+    tool: toolName ? { name: toolName, views: { ...REPORT_VIEWS } } : null,
+    relay: {
+      channel: cfg.relay === false || cfg.channel === false ? false : typeof cfg.channel === "string" ? cfg.channel : `webmcp-perf:${origin}`,
+      scope: "same-origin tabs and frames of this browser",
+    },
+    privacy: PRIVACY.slice(),
+    spanFacts: SPAN_FACTS.slice(),
+    uplink,
+    settings,
+  }
+}
+
+const FORMAT = "webmcp-perf-report/2"
+
 /** report(): webmcp-perf-report/2 for one session. */
 function buildReport(agent, opts = {}) {
-  const c = agent.collector
+  const c = agent.collector.current()
   let spans = c.stats.spans()
-  let tools = c.stats.aggregates()
+  let tools = c.stats.reportRows()
   if (opts.tool) {
     spans = spans.filter((s) => s.tool === opts.tool)
     tools = tools.filter((t) => t.tool === opts.tool)
@@ -3083,7 +3523,7 @@ function buildReport(agent, opts = {}) {
   if (opts.spans === false) spans = []
   else if (typeof opts.spans === "number" && opts.spans >= 0) spans = opts.spans ? spans.slice(-opts.spans) : []
   return {
-    format: "webmcp-perf-report/2",
+    format: FORMAT,
     session: {
       id: c.sessionId,
       origin: agent.env.origin,
@@ -3097,56 +3537,93 @@ function buildReport(agent, opts = {}) {
   }
 }
 
-/** summary(): the split line, then one line per tool. Sizes and times only. */
+/** The split line as webmcp-profiler prints it: the summary line, without the schemas part while there are none. */
+function splitLine(stats) {
+  const full = stats.summary()
+  return stats.schemaBytes ? full : full.slice(full.indexOf(" \u00b7 ") + 3)
+}
+
+/** One per-tool line of summary(), laid out as webmcp-profiler lays it out. */
+function toolLine(r) {
+  return (
+    `  ${r.tool.padEnd(22)} ${String(r.calls).padStart(3)} calls \u00b7 p50 ${fmtMs(r.p50Ms)} \u00b7 p95 ${fmtMs(r.p95Ms)}` +
+    ` \u00b7 last ${fmtBytes(r.lastResultBytes)} (~${fmtCount(r.estTokens)} tok)${r.errors ? ` \u00b7 \u2717${r.errors}` : ""}`
+  )
+}
+
+/**
+ * summary(): webmcp-profiler's layout. A session line (`wmcp-top \u00b7 session ID \u00b7 PHASE \u00b7 N tools \u00b7 N calls`), the
+ * split, then one line per tool with spans. Sizes and times only.
+ */
 function buildSummary(agent) {
-  const c = agent.collector
-  const lines = [c.stats.summary()]
-  for (const r of c.stats.aggregates()) {
-    lines.push(
-      `  ${r.tool}: ${r.calls} call${r.calls === 1 ? "" : "s"}${r.errors ? `, ${r.errors} err` : ""}` +
-        ` \u00b7 p50 ${fmtMs(r.p50Ms)} \u00b7 p95 ${fmtMs(r.p95Ms)} \u00b7 ${fmtBytes(r.totalBytes)} (~${fmtCount(r.estTokens)} tok)` +
-        ` \u00b7 schema ${fmtBytes(r.schemaBytes)}`,
-    )
-  }
+  const c = agent.collector.current()
+  const s = c.status()
+  const lines = [`wmcp-top \u00b7 session ${c.sessionId} \u00b7 ${s.phase} \u00b7 ${s.toolCount} tools \u00b7 ${s.callCount} calls`, splitLine(c.stats)]
+  for (const r of c.stats.reportRows()) lines.push(toolLine(r))
   return lines.join("\n")
 }
 
-/** The get_perf_report tool's answer for a view: summary | tools | spans. */
+/**
+ * The get_perf_report tool's answer, in webmcp-profiler's shape: `content` (the summary text) and
+ * `structuredContent {ok, format, session, status, totals, split, tools?, spans?, truncated?, meta}`.
+ */
 function reportView(agent, input) {
-  const view = input && typeof input.view === "string" ? input.view : "summary"
-  const c = agent.collector
-  const out = { view, summary: buildSummary(agent), status: c.status().phase }
-  if (view === "summary") {
-    out.tools = c.stats.aggregates().map((r) => ({ tool: r.tool, calls: r.calls, errors: r.errors, p50Ms: r.p50Ms, totalBytes: r.totalBytes, estTokens: r.estTokens }))
-    return out
+  const args = input && typeof input === "object" ? input : {}
+  const view = typeof args.view === "string" && Object.prototype.hasOwnProperty.call(REPORT_VIEWS, args.view) ? args.view : "summary"
+  const only = typeof args.tool === "string" && args.tool ? args.tool : null
+  const c = agent.collector.current()
+  const summary = buildSummary(agent)
+  const totals = c.stats.totalsObject()
+  const sc = {
+    ok: true,
+    format: FORMAT,
+    session: { id: c.sessionId, version: VERSION },
+    status: c.status(),
+    totals,
+    split: splitLine(c.stats),
   }
-  out.tools = c.stats.aggregates()
-  out.ledger = c.ledger()
+  if (view !== "summary") sc.tools = c.stats.reportRows().filter((r) => !only || r.tool === only)
   if (view === "spans") {
-    let spans = c.stats.spans()
-    if (input && typeof input.tool === "string") spans = spans.filter((s) => s.tool === input.tool)
-    if (input && typeof input.since === "number") spans = spans.filter((s) => s.seq > input.since)
-    const limit = input && Number.isInteger(input.limit) && input.limit >= 0 ? input.limit : 50
-    out.spans = (limit ? spans.slice(-limit) : []).map((s) => pick(s, SPAN_FIELDS))
+    const limit = Number.isFinite(args.limit) ? Math.min(500, Math.max(1, Math.floor(args.limit))) : 50
+    const since = Number.isFinite(args.since) ? args.since : null
+    const spans = c.stats.spans().filter((s) => (!only || s.tool === only) && (since === null || s.seq > since))
+    sc.truncated = spans.length > limit
+    sc.spans = spans.slice(-limit).reverse().map((s) => pick(s, SPAN_FIELDS))
   }
+  sc.meta = { view, resultBytes: 0, estTokens: 0 }
+  const text = view === "summary" ? summary : `${summary}\n(the ${view} view is in structuredContent)`
+  const out = { content: [{ type: "text", text }], structuredContent: sc, isError: false }
+  const bytes = utf8Length(JSON.stringify(out))
+  sc.meta.resultBytes = bytes
+  sc.meta.estTokens = Math.ceil(bytes / 4)
   return out
 }
 
-const REPORT_TOOL = {
-  name: "get_perf_report",
-  title: "Performance report",
-  description:
-    "Read this page's WebMCP performance numbers (wmcp-top): tool time, payload bytes and tokens, host gaps. Views: summary (small), tools (per-tool aggregates), spans (newest calls).",
-  inputSchema: {
-    type: "object",
-    properties: {
-      view: { type: "string", enum: ["summary", "tools", "spans"], description: "how much to return" },
-      limit: { type: "integer", minimum: 0, description: "spans view: newest N spans (default 50)" },
-      tool: { type: "string", description: "spans view: only this tool" },
-      since: { type: "integer", minimum: -1, description: "spans view: only spans with a higher seq" },
+/** The report tool's descriptor (profilerTool() and registerReportTool() both use it). */
+function reportToolDescriptor(execute, { name = "get_perf_report", title = "Performance report" } = {}) {
+  return {
+    name,
+    title,
+    description:
+      "This page's WebMCP performance, measured by wmcp-top: execute() time per tool, result bytes and estimated tokens, " +
+      "and the host + model gaps between calls. Views: " +
+      Object.entries(REPORT_VIEWS)
+        .map(([k, v]) => `${k} (${v})`)
+        .join("; ") +
+      ". Ask for summary first; spans only when single calls matter.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        view: { type: "string", enum: Object.keys(REPORT_VIEWS), default: "summary", description: "how much to return" },
+        tool: { type: "string", description: "only this tool" },
+        limit: { type: "integer", minimum: 1, maximum: 500, default: 50, description: "spans view: the newest N spans" },
+        since: { type: "integer", minimum: 0, description: "spans view: only spans with a higher seq" },
+      },
+      additionalProperties: false,
     },
-  },
-  annotations: { readOnlyHint: true },
+    annotations: { title, readOnlyHint: true },
+    execute,
+  }
 }
 
 function download(g, name, obj) {
@@ -3165,6 +3642,22 @@ function download(g, name, obj) {
   })
 }
 
+/** help()'s text: the status line, its hints, then every member. */
+function helpText(s) {
+  const lines = [`wmcp-top agent: ${s.phase}: ${s.message}`, ...s.hints.map((h) => `  -> ${h}`), ""]
+  for (const [k, v] of Object.entries(MEMBERS)) lines.push(`  ${k.padEnd(18)} ${v}`)
+  return lines.join("\n")
+}
+
+/**
+ * webmcp-profiler's `overlay` option and `overlay()` open an in-page panel. Here the panel is the terminal: one
+ * console line says so (and how to start it), instead of a TypeError or silence.
+ */
+function overlayNotice(cfg, g) {
+  const name = cfg.globalName || "__webmcpPerf"
+  safely(() => g.console.info(`[wmcp-top] no in-page overlay: the numbers are shown in the terminal (run \`wmcp-top\`); in this console: ${name}.summary()`))
+}
+
 /** Build the console API over an attached agent (see index.js). */
 function makeApi(agent) {
   const c = agent.collector
@@ -3176,9 +3669,10 @@ function makeApi(agent) {
     get sessionId() {
       return c.sessionId
     },
-    spans: () => c.stats.spans().map((s) => ({ ...s, contentTypes: { ...s.contentTypes } })),
-    aggregates: () => c.stats.aggregates(),
-    ledger: () => c.ledger(),
+    // Every read completes pending accounting first (c.current()): `await tool.execute(x)` then a read counts it.
+    spans: () => c.current().stats.spans().map((s) => ({ ...s, contentTypes: { ...s.contentTypes } })),
+    aggregates: () => c.current().stats.reportRows(),
+    ledger: () => c.current().ledger(),
     onSpan(fn) {
       if (typeof fn !== "function") return () => {}
       c.spanListeners.add(fn)
@@ -3189,42 +3683,37 @@ function makeApi(agent) {
       c.updateListeners.add(fn)
       return () => c.updateListeners.delete(fn)
     },
-    status: () => c.status(),
+    status: () => c.current().status(),
+    /** webmcp-profiler's help(): one console.info block (status, hints, members); resolves to undefined. */
     help() {
-      const s = c.status()
-      const con = g.console
-      if (con) {
-        con.log(`[wmcp-top] ${s.phase}: ${s.message}`)
-        for (const h of s.hints) con.log(`  \u00b7 ${h}`)
-        for (const [k, v] of Object.entries(MEMBERS)) con.log(`  ${k}  ${v}`)
-      }
-      return s
+      const s = c.current().status()
+      safely(() => g.console.info(helpText(s)))
+      return Promise.resolve(undefined)
     },
     summary: () => buildSummary(agent),
-    describe: () => ({
-      name: "wmcp-top page agent",
-      version: VERSION,
-      globalName: agent.config.globalName,
-      members: { ...MEMBERS },
-      spanFields: SPAN_FIELDS.slice(),
-      spanFacts: SPAN_FACTS.slice(),
-      config: {
-        buffer: agent.config.buffer,
-        sample: agent.config.sample,
-        errorPolicy: agent.config.errorPolicy,
-        pollMs: agent.config.pollMs,
-        channel: agent.channelName,
-        capturePayloads: agent.config.capturePayloads,
-        maxPayloadLength: agent.config.maxPayloadLength,
-        fingerprintHandler: agent.config.fingerprintHandler,
-        isErrorResult: typeof agent.config.isErrorResult === "function",
-        isRefusal: typeof agent.config.isRefusal === "function" ? "page" : "built-in English",
-        prompts: !!agent.prompts,
-      },
-      relay: agent.uplink ? agent.uplink.info() : null,
-    }),
+    describe: () =>
+      Promise.resolve(
+        manifest(agent.config, {
+          toolName: c.reportToolName,
+          uplink: agent.uplink ? agent.uplink.info() : null,
+          settings: {
+            buffer: agent.config.buffer,
+            sample: agent.config.sample,
+            errorPolicy: agent.config.errorPolicy,
+            pollMs: agent.config.pollMs,
+            channel: agent.channel ? agent.channelName : false,
+            capturePayloads: agent.config.capturePayloads,
+            maxPayloadLength: agent.config.maxPayloadLength,
+            fingerprintHandler: agent.config.fingerprintHandler,
+            isErrorResult: typeof agent.config.isErrorResult === "function",
+            isRefusal: typeof agent.config.isRefusal === "function" ? "page" : "built-in English",
+            prompts: !!agent.prompts,
+          },
+        }),
+      ),
+    overlay: () => overlayNotice(agent.config, g),
     table() {
-      const rows = c.stats.aggregates().map((r) => ({
+      const rows = c.current().stats.reportRows().map((r) => ({
         tool: r.tool,
         calls: r.calls,
         errors: r.errors,
@@ -3246,7 +3735,7 @@ function makeApi(agent) {
       return r
     },
     exportTrace() {
-      const t = traceEvents(c.stats.spans(), { sessionId: c.sessionId, origin: agent.env.origin, timeOrigin: safely(() => g.performance.timeOrigin, 0) || 0 })
+      const t = traceEvents(c.current().stats.spans(), { sessionId: c.sessionId, origin: agent.env.origin, timeOrigin: safely(() => g.performance.timeOrigin, 0) || 0 })
       download(g, `webmcp-perf-${c.sessionId}.trace.json`, t)
       return t
     },
@@ -3271,7 +3760,7 @@ function makeApi(agent) {
   }
   return api
 }
-return { SPAN_FIELDS, SPAN_FACTS, MEMBERS, buildReport, buildSummary, reportView, REPORT_TOOL, makeApi };
+return { SPAN_FIELDS, SPAN_FACTS, MEMBERS, SPAN_DOCS, LEDGER_DOCS, CONFIG_DOCS, GATE_MODES, REPORT_VIEWS, manifest, buildReport, splitLine, buildSummary, reportView, reportToolDescriptor, helpText, overlayNotice, makeApi };
 })();
 
 // ---- index.js ----
@@ -3286,27 +3775,37 @@ const { Uplink, Delivery, PROTOCOL } = __m["uplink"];
 const { PromptWatcher } = __m["prompt"];
 const { resultText, errorText } = __m["measure"];
 const { gate } = __m["gate"];
-const { makeApi, reportView, REPORT_TOOL, MEMBERS } = __m["console"];
+const { makeApi, reportView, reportToolDescriptor, manifest, helpText, overlayNotice } = __m["console"];
+const { markInternal } = __m["wrap"];
 const { statusFor } = __m["status"];
-const { DEFAULTS, BAKED_RELAY, AGENT, VERSION } = __m["config"];
+const { DEFAULTS, BAKED_UPLINK, AGENT, VERSION } = __m["config"];
 const { newSessionId, cap, safely, makeTaskScheduler, utf8Length, now } = __m["util"];
 
 const { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents } = __m["stats"];
 const MAX_FOREIGN_SPANS = 500
 const MAX_RESULT_TEXT = 256 * 1024 // characters of an invoked tool's result text (the relay's cap)
 const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
-const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
+// api -> Agent. A registered symbol rather than a module-local map, so a second copy of the agent (the
+// /agent.mjs module imported next to the classic script) finds the agent behind the global API.
+const AGENT_KEY = Symbol.for("wmcp-top/agent")
 
-/** The Agent behind a console API object (tests and tooling; not a page-facing member). */
+/** The Agent behind a console API object (tests, tooling and profilerTool; not a page-facing member). */
 function agentOf(api) {
-  return AGENTS.get(api) || null
+  return (api && typeof api === "object" && safely(() => api[AGENT_KEY], null)) || null
 }
 
-/** The relay address to use: explicit config, else the baked one, else globalThis.__WMCP_RELAY__. */
-function resolveRelay(config, g = globalThis) {
-  const pick = (r) => (r && typeof r === "object" && typeof r.url === "string" && /^wss?:\/\//.test(r.url) ? { url: r.url, protocol: typeof r.protocol === "string" ? r.protocol : PROTOCOL } : null)
-  if (config && config.relay === false) return null
-  return pick(config && config.relay) || pick(BAKED_RELAY) || pick(safely(() => g.__WMCP_RELAY__, null))
+/**
+ * The uplink (relay WebSocket) to dial: config.uplink (a ws:// URL; false for none), else the address the
+ * relay baked in, else globalThis.__WMCP_UPLINK__. `relay` is webmcp-profiler's option and means the
+ * BroadcastChannel only, never the socket.
+ */
+function resolveUplink(config, g = globalThis) {
+  const pick = (u) => {
+    const url = typeof u === "string" ? u : u && typeof u === "object" && typeof u.url === "string" ? u.url : null
+    return url && /^wss?:\/\//.test(url) ? { url, protocol: PROTOCOL } : null
+  }
+  if (config && config.uplink === false) return null
+  return pick(config && config.uplink) || pick(BAKED_UPLINK) || pick(safely(() => g.__WMCP_UPLINK__, null))
 }
 
 function contextOf(g) {
@@ -3332,7 +3831,7 @@ class Agent {
     }
     const sessionId = newSessionId()
     this.schedule = config.schedule || makeTaskScheduler(g)
-    this.relay = resolveRelay(config, g)
+    this.relay = resolveUplink(config, g)
     this.pendingStarts = []
     this.lastStatus = null
     this.foreign = new Map()
@@ -3399,8 +3898,9 @@ class Agent {
       this.feed = null
     }
     this.channelName = typeof config.channel === "string" ? config.channel : `webmcp-perf:${this.env.origin}`
+    // 000's `relay: false` is its privacy switch: nothing goes onto the BroadcastChannel, nothing is read there.
     this.channel =
-      config.channel === false
+      config.relay === false || config.channel === false
         ? null
         : new ChannelMirror({
             name: this.channelName,
@@ -3449,6 +3949,7 @@ class Agent {
     if (this.config.reportTool) this.registerReportTool()
     if (typeof this.config.onSpan === "function") c.spanListeners.add(this.config.onSpan)
     this.onStatus()
+    if (this.config.overlay === true) overlayNotice(this.config, g)
     const ann = this.config.announce
     if (typeof ann === "function") safely(() => ann(this.api))
     else if (ann && g.console) safely(() => g.console.info(`[wmcp-top] attached ${c.sessionId}${this.relay ? " \u00b7 relay " + this.uplink.info().url : " \u00b7 no relay"} \u00b7 __webmcpPerf.help()`))
@@ -3542,6 +4043,7 @@ class Agent {
         config: { sample: c.config.sample, buffer: c.stats.buffer, errorPolicy: c.config.errorPolicy },
       }),
       spans: () => c.stats.ring.values(),
+      seqs: () => c.openSeqs(),
       replay: () => {
         const frames = []
         for (const rec of c.tools.values()) if (rec.registered) frames.push(this.toolFrame(rec, "registered"))
@@ -3648,7 +4150,7 @@ class Agent {
     const register = entry.originals.registerTool
     if (typeof register !== "function") return false
     const ac = typeof this.g.AbortController === "function" ? new this.g.AbortController() : null
-    const tool = { ...REPORT_TOOL, execute: (input) => reportView(this, input) }
+    const tool = markInternal(reportToolDescriptor((input) => reportView(this, input)))
     this.collector.reportToolName = tool.name
     try {
       const r = register.call(h, tool, ac ? { signal: ac.signal } : undefined)
@@ -3668,7 +4170,7 @@ class Agent {
     this.reportTool = null
     safely(() => {
       if (rt.ac) rt.ac.abort()
-      if (typeof rt.entry.originals.unregisterTool === "function") rt.entry.originals.unregisterTool.call(rt.host, REPORT_TOOL.name)
+      if (typeof rt.entry.originals.unregisterTool === "function") rt.entry.originals.unregisterTool.call(rt.host, this.collector.reportToolName)
     })
   }
 
@@ -3699,7 +4201,8 @@ class Agent {
 function normalise(config) {
   const cfg = { ...DEFAULTS, ...config }
   cfg.buffer = Number.isInteger(cfg.buffer) && cfg.buffer >= 1 ? Math.min(cfg.buffer, 100000) : DEFAULTS.buffer
-  cfg.sample = typeof cfg.sample === "number" && cfg.sample >= 0 && cfg.sample <= 1 ? cfg.sample : 1
+  // 000 clamps: 5 measures every call, -1 none.
+  cfg.sample = typeof cfg.sample === "number" && !Number.isNaN(cfg.sample) ? Math.min(1, Math.max(0, cfg.sample)) : 1
   if (!["message", "name", "none"].includes(cfg.errorPolicy)) cfg.errorPolicy = "message"
   cfg.pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
   cfg.capturePayloads = cfg.capturePayloads === true
@@ -3721,7 +4224,7 @@ function attach(config = {}) {
     if (existing && existing.active) return existing
   }
   const agent = new Agent(cfg)
-  AGENTS.set(agent.api, agent)
+  safely(() => Object.defineProperty(agent.api, AGENT_KEY, { value: agent, enumerable: false }))
   if (name) safely(() => Object.defineProperty(g, name, { value: agent.api, configurable: true, writable: true, enumerable: false }))
   agent.start()
   return agent.api
@@ -3729,30 +4232,41 @@ function attach(config = {}) {
 
 /** The inert object left when the gate is closed: status() says why and how to switch on. */
 function inert(cfg, decision) {
+  const g = cfg.global || globalThis
+  const status = () => ({
+    ...statusFor({ inactive: true, reasons: [] }),
+    hostLocation: null,
+    hostFoundAt: null,
+    toolCount: 0,
+    callCount: 0,
+    lastCallAt: null,
+    reason: decision.reason,
+  })
   const api = {
     active: false,
     sessionId: null,
-    status: () => ({ ...statusFor({ inactive: true, reasons: [] }), reason: decision.reason }),
-    describe: () => ({ name: "wmcp-top page agent", version: VERSION, members: { ...MEMBERS } }),
+    status,
+    describe: () => Promise.resolve(manifest(cfg)),
+    overlay: () => overlayNotice(cfg, g),
     recordConsent: () => false,
     prompts: () => [],
     help() {
-      const s = api.status()
-      safely(() => (cfg.global || globalThis).console.log(`[wmcp-top] inactive (${decision.reason}): ${s.hints[0]}`))
-      return s
+      safely(() => g.console.info(`${helpText(status())}\n(inactive: ${decision.reason})`))
+      return Promise.resolve(undefined)
     },
   }
   return api
 }
 
 /**
- * The ?perf= gate, then attach. `defaultOn` defaults to true when a relay address was baked in by the
- * relay (the user pasted its tag on purpose) and false otherwise.
+ * The ?perf= gate (webmcp-profiler's values), then attach. `defaultOn` defaults to true when an uplink address
+ * was baked in by the relay (the user pasted its tag on purpose) and false otherwise. An unknown value is
+ * warned about once and otherwise ignored; `?perf=overlay` (given or remembered) also prints the terminal pointer.
  */
 function maybeAttach(config = {}) {
   const cfg = normalise(config)
   const g = cfg.global || globalThis
-  const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : !!resolveRelay({ relay: BAKED_RELAY || undefined }, {})
+  const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : !!resolveUplink({ uplink: BAKED_UPLINK || undefined }, {})
   const decision = gate({
     search: safely(() => g.location.search, "") || "",
     storage: safely(() => g.localStorage, null),
@@ -3761,18 +4275,37 @@ function maybeAttach(config = {}) {
     allow: cfg.allow,
     defaultOn,
   })
-  if (decision.on) return attach(cfg)
+  if (decision.rejected !== null) safely(() => g.console.warn(`[wmcp-top] ignoring ?${cfg.param}=${cap(decision.rejected, 64)}: use 1, on, true, overlay, 0, off or false`))
+  if (decision.on) return attach(decision.mode === "overlay" ? { ...cfg, overlay: true } : cfg)
   const api = inert(cfg, decision)
   if (cfg.globalName && !safely(() => g[cfg.globalName], null)) safely(() => Object.defineProperty(g, cfg.globalName, { value: api, configurable: true, writable: true, enumerable: false }))
   return api
 }
+
+/**
+ * webmcp-profiler's report-tool factory (`profilerTool(profiler)` from "webmcp-profiler/tool"): a descriptor
+ * the page registers itself; the agent lists it as internal and never measures it.
+ * @param {object} api  the console API attach() returned
+ * @param {{name?:string, title?:string}} [options]
+ */
+function profilerTool(api, options = {}) {
+  const agent = agentOf(api)
+  const name = typeof options.name === "string" && options.name ? options.name : "get_perf_report"
+  const execute = agent
+    ? (input) => reportView(agent, input)
+    : () => ({ content: [{ type: "text", text: api && typeof api.status === "function" ? api.status().message : "wmcp-top agent not attached" }], isError: false })
+  if (agent) agent.collector.reportToolName = name
+  return markInternal(reportToolDescriptor(execute, { name, title: typeof options.title === "string" ? options.title : undefined }))
+}
+
+/** webmcp-profiler's entry names: `attachProfiler(config)` and the gate `maybeAttachProfiler(config)`. */
 
 /** Detach the agent exposed under globalName, if any. */
 function detach(globalName = DEFAULTS.globalName, g = globalThis) {
   const api = safely(() => g[globalName], null)
   return api && typeof api.detach === "function" ? api.detach() : false
 }
-return { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents, VERSION, gate, agentOf, resolveRelay, attach, maybeAttach, detach };
+return { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents, VERSION, gate, attachProfiler: attach, maybeAttachProfiler: maybeAttach, agentOf, resolveUplink, attach, maybeAttach, profilerTool, detach };
 })();
 
 // ---- main.js ----
@@ -3787,4 +4320,4 @@ try {
 })();
 return __m["index"];
 })();
-//@WMCP_EXPORTS@ SessionStats,summaryLine,fmtBytes,fmtCount,fmtDuration,fmtMs,traceEvents,VERSION,gate,agentOf,resolveRelay,attach,maybeAttach,detach
+//@WMCP_EXPORTS@ SessionStats,summaryLine,fmtBytes,fmtCount,fmtDuration,fmtMs,traceEvents,VERSION,gate,attachProfiler,maybeAttachProfiler,agentOf,resolveUplink,attach,maybeAttach,profilerTool,detach

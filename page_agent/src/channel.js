@@ -42,7 +42,8 @@ export function validateSpan(s) {
     contentTypes[k] = ct[k]
   }
   if (typeof s.isError !== "boolean" || typeof s.synthetic !== "boolean" || typeof s.serializable !== "boolean") return null
-  if (!(s.error === null || (typeof s.error === "string" && s.error.length <= 200))) return null
+  // webmcp-profiler caps a message at 200 characters and appends an ellipsis: 201.
+  if (!(s.error === null || (typeof s.error === "string" && s.error.length <= 201))) return null
   if (!(s.gapSincePrevCallMs === null || nonNeg(s.gapSincePrevCallMs))) return null
   const out = {
     sessionId: s.sessionId,

@@ -4,7 +4,7 @@
 // batched macrotask (`flush`), after the host already has its value. Everything that leaves this module
 // goes through `sink` (see index.js): the channel mirror and the uplink.
 
-import { SessionStats, callTokens } from "./stats.js"
+import { SessionStats, callTokens, tokensForBytes, imageTokens } from "./stats.js"
 import { resultFacts, inputBytesOf, errorText, resultText, inputText } from "./measure.js"
 import { defaultRefusal, refusalOf, consentMismatch, consentDetail } from "./hooks.js"
 import { now, safely, cap, makeTaskScheduler } from "./util.js"
@@ -51,7 +51,8 @@ export class Collector {
     this.perf = perf
     this.active = true
     this.synthetic = false
-    this.stats = new SessionStats(config.buffer)
+    this.estimate = estimatorOf(config.tokenEstimator)
+    this.stats = new SessionStats(config.buffer, (bytes) => this.estimate("text", bytes))
     this.seq = 0
     /** @type {Map<number, Call>} */
     this.inFlight = new Map()
@@ -62,6 +63,9 @@ export class Collector {
     this.unsampled = 0
     /** @type {Call[]} synchronous execute() stack, for depth/parent */
     this.stack = []
+    /** @type {{tool:string, parent:Call}[]} executeTool() calls made from inside a measured call, oldest first */
+    this.expected = []
+    this.frameRe = new RegExp(`__wmcp_${sessionId}_(\\d+)\\b`)
     this.pending = []
     this.flushScheduled = false
     this.spanListeners = new Set()
@@ -79,6 +83,8 @@ export class Collector {
     this.wrapFailures = 0
     this.reportToolName = null
     this.unwrapped = new Set()
+    /** tool name -> calls counted from `toolactivated` (tools the agent could not wrap) */
+    this.counted = new Map()
     this.lostFn = () => 0
     this.extraReasons = new Set()
     this.lastPhase = null
@@ -105,7 +111,7 @@ export class Collector {
       if (overlapped) this.stats.totals.overlappingCalls++
       return null
     }
-    const parent = this.stack.length ? this.stack[this.stack.length - 1] : null
+    const parent = this.stack.length ? this.stack[this.stack.length - 1] : this.takeExpected(tool)
     /** @type {Call} */
     const call = {
       seq: this.seq++,
@@ -114,7 +120,7 @@ export class Collector {
       settledAt: null,
       gap,
       overlapped,
-      depth: Math.min(this.stack.length, 64),
+      depth: parent ? Math.min(parent.depth + 1, 64) : 0,
       parent: parent ? parent.seq : null,
       blocking: 0,
       span: null,
@@ -141,6 +147,62 @@ export class Collector {
     return call
   }
 
+  // ---- nesting across executeTool() and awaits -----------------------------------------------------------
+
+  /** The name of the async frame that carries a call's promise (wrap.js `carry`). */
+  frameName(seq) {
+    return `__wmcp_${this.sessionId}_${seq}`
+  }
+
+  /**
+   * The measured call the current code runs inside: the synchronous stack's top, else the innermost call whose
+   * carrier frame is in V8's async stack trace (code after an `await` in a tool's async function). Null when
+   * neither says (code reached through setTimeout, a plain .then chain, or no tool at all).
+   */
+  callerOf() {
+    if (this.stack.length) return this.stack[this.stack.length - 1]
+    if (!this.inFlight.size) return null
+    const E = Error
+    let text = null
+    const limit = E.stackTraceLimit
+    try {
+      E.stackTraceLimit = 64
+      text = new E().stack
+    } catch {
+      text = null
+    } finally {
+      try {
+        E.stackTraceLimit = limit
+      } catch {
+        /* a frozen Error: the page's limit stays */
+      }
+    }
+    const m = typeof text === "string" ? this.frameRe.exec(text) : null
+    return m ? this.inFlight.get(Number(m[1])) || null : null
+  }
+
+  /**
+   * Page code is calling `executeTool(tool)`: when that code runs inside a measured call, the call the browser
+   * is about to make of `tool` is its child. Returns a release for when executeTool settles, or null.
+   */
+  nestedCall(tool) {
+    const parent = this.callerOf()
+    if (!parent) return null
+    const e = { tool, parent }
+    this.expected.push(e)
+    if (this.expected.length > 64) this.expected.shift()
+    return () => {
+      const i = this.expected.indexOf(e)
+      if (i >= 0) this.expected.splice(i, 1)
+    }
+  }
+
+  takeExpected(tool) {
+    const i = this.expected.findIndex((e) => e.tool === tool)
+    if (i < 0) return null
+    return this.expected.splice(i, 1)[0].parent
+  }
+
   /** execute() settled (returned, resolved, threw or rejected). `call` may be null (unsampled). */
   settle(call, ok, value) {
     const t = this.clock()
@@ -156,6 +218,17 @@ export class Collector {
       this.flushScheduled = true
       this.schedule(() => this.flush())
     }
+  }
+
+  /**
+   * For the uplink's `floor`: the lowest seq that will still become a span (in flight, or settled and
+   * awaiting accounting), or null; and the next seq to be given out.
+   */
+  openSeqs() {
+    let open = null
+    for (const seq of this.inFlight.keys()) if (open === null || seq < open) open = seq
+    for (const call of this.pending) if (open === null || call.seq < open) open = call.seq
+    return { open, next: this.seq }
   }
 
   // ---- deferred accounting ---------------------------------------------------------------------------
@@ -215,10 +288,7 @@ export class Collector {
       if (policy !== "none") errorType = errorText(call.value, "name").slice(0, 64)
     }
     const inputBytes = inputBytesOf(call.input)
-    const est = this.config.tokenEstimator
-      ? safely(() => normaliseTokens(this.config.tokenEstimator({ inputBytes, resultBytes: facts.resultBytes, imageBytes: facts.imageBytes })), null) ||
-        callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
-      : callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
+    const est = this.config.tokenEstimator ? this.pageTokens(inputBytes, facts.resultBytes, facts.imageBytes) : callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
     // Opt-in payload capture: the text goes to the relay's OpenTelemetry lane, ahead of the span.
     if (cfg.capturePayloads === true && this.sink.payload) {
       const max = payloadMax(cfg.maxPayloadLength)
@@ -272,6 +342,14 @@ export class Collector {
     }
     for (const fn of this.spanListeners) safely(() => fn(span))
     this.sink.span(span)
+  }
+
+  /** Tokens through the page's tokenEstimator (000's `({kind, bytes}) => number`), one ask per kind. */
+  pageTokens(inputBytes, resultBytes, imageBytes) {
+    const estInputTokens = this.estimate("input", inputBytes)
+    const estTextTokens = this.estimate("text", Math.max(0, resultBytes - imageBytes))
+    const estImageTokens = imageBytes ? this.estimate("image", imageBytes) : 0
+    return { estInputTokens, estTextTokens, estImageTokens, estTokens: estInputTokens + estTextTokens + estImageTokens }
   }
 
   remember(call) {
@@ -409,6 +487,18 @@ export class Collector {
     this.statusChanged()
   }
 
+  /**
+   * A call of a tool the agent cannot measure (see Interceptor.activated): counted per tool, with its time on
+   * the timeline. No span, no timing, no bytes: the tool is "counted, not measured".
+   */
+  countedCall(name) {
+    if (!this.counted.has(name) && this.counted.size >= MAX_LEDGER_TOOLS) return
+    this.counted.set(name, (this.counted.get(name) || 0) + 1)
+    this.event("toolactivated", { tool: name, counted: true })
+    this.ledgerChanged()
+    this.statusChanged()
+  }
+
   /** A toolcancel from the host: a marker on the newest call in flight of that tool. */
   toolCancel(name) {
     let seq = null
@@ -446,6 +536,15 @@ export class Collector {
 
   // ---- read --------------------------------------------------------------------------------------------
 
+  /**
+   * Finish pending accounting now, so a read right after `await tool.execute(x)` counts that call (000's
+   * quick start). The call path stays as it is: accounting still runs off it, only earlier when someone reads.
+   */
+  current() {
+    if (this.pending.length) this.flush()
+    return this
+  }
+
   ledger() {
     const tools = {}
     const registeredTools = []
@@ -454,6 +553,9 @@ export class Collector {
     const ordered = all.filter(([, r]) => r.registered).concat(all.filter(([, r]) => !r.registered)).slice(0, MAX_LEDGER_TOOLS)
     for (const [name, r] of ordered) {
       tools[name] = { schemaBytes: r.schemaBytes, registeredAt: r.registeredAt, unregisteredAt: r.unregisteredAt, internal: !!r.internal }
+      // Counted, not measured: calls seen through `toolactivated` only (no timing, no bytes).
+      if (this.unwrapped.has(name)) tools[name].measured = false
+      if (this.counted.has(name)) tools[name].counted = this.counted.get(name)
       if (r.registered) registeredTools.push(name)
     }
     return {
@@ -479,18 +581,42 @@ export class Collector {
   status() {
     const reasons = []
     if (this.wrapFailures) reasons.push(`${this.wrapFailures} tool execute() could not be wrapped`)
-    if (this.unwrapped.size) reasons.push(`${this.unwrapped.size} tool(s) registered before the agent loaded are not measured`)
+    if (this.unwrapped.size) {
+      let n = 0
+      for (const name of this.unwrapped) n += this.counted.get(name) || 0
+      reasons.push(`${this.unwrapped.size} tool(s) registered before the agent loaded are counted, not measured (${n} call(s) counted from toolactivated)`)
+    }
     const lost = this.lostFn()
     if (lost) reasons.push(`${lost} span(s) evicted before the relay stored them`)
     for (const r of this.extraReasons) reasons.push(r)
-    return statusFor({
+    let toolCount = 0
+    let own = false
+    for (const r of this.tools.values()) {
+      if (!r.registered) continue
+      toolCount++
+      if (!r.internal) own = true
+    }
+    const s = statusFor({
       active: this.active,
       hostFound: this.hostFoundAt !== null,
-      registered: Array.from(this.tools.values()).some((r) => r.registered && !r.internal),
+      registered: own,
       anyCall: this.firstCallAt !== null || this.unsampled > 0,
       reasons,
       inFlight: this.inFlight.size,
     })
+    // 000's status fields beside the phase and coverage.
+    return {
+      phase: s.phase,
+      message: s.message,
+      hostLocation: this.hostLocation,
+      hostFoundAt: this.hostFoundAt,
+      toolCount,
+      callCount: this.stats.totals.calls,
+      lastCallAt: this.lastSettledAt,
+      hints: s.hints,
+      coverage: s.coverage,
+      reasons: s.reasons,
+    }
   }
 
   statusChanged() {
@@ -509,6 +635,7 @@ export class Collector {
       this.sink.evicted(span)
     }
     this.stats.reset()
+    this.counted.clear()
     this.lastSettledAt = null
     this.unsampled = 0
     this.recent = []
@@ -530,11 +657,21 @@ function payloadMax(v) {
 
 export const measureName = (span) => `webmcp:${span.tool}#${span.seq}`
 
-function normaliseTokens(t) {
-  if (!t || typeof t !== "object") return null
-  const n = (v) => (Number.isFinite(v) && v >= 0 ? Math.ceil(v) : 0)
-  const estInputTokens = n(t.estInputTokens)
-  const estTextTokens = n(t.estTextTokens)
-  const estImageTokens = n(t.estImageTokens)
-  return { estInputTokens, estTextTokens, estImageTokens, estTokens: estInputTokens + estTextTokens + estImageTokens }
+/**
+ * (kind, bytes) -> tokens through a page's tokenEstimator, webmcp-profiler's `({kind, bytes}) => number` with
+ * kind "input" | "text" | "image" (bytes: base64 length for images). A throw or a value that is not a finite
+ * number >= 0 falls back to the built-in estimate; results are whole tokens.
+ */
+function estimatorOf(fn) {
+  const builtIn = (kind, bytes) => (kind === "image" ? imageTokens(bytes) : tokensForBytes(bytes))
+  if (typeof fn !== "function") return builtIn
+  return (kind, bytes) => {
+    let v
+    try {
+      v = fn({ kind, bytes })
+    } catch {
+      v = undefined
+    }
+    return typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.ceil(v) : builtIn(kind, bytes)
+  }
 }

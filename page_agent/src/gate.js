@@ -1,7 +1,7 @@
-// The ?perf= gate. `?perf=1` / `?perf=0` (and `?perf=overlay`, read as 1) are persisted per origin in
-// localStorage under `webmcp-perf:mode`. allow() has the last word: false keeps the agent off and clears
-// a persisted mode. With no query and nothing persisted, `defaultOn` decides: true when the script came
-// from the relay (the user pasted the tag on purpose), false otherwise.
+// The ?perf= gate, with webmcp-profiler's values: `1|on|true` and `overlay` are remembered per origin in
+// localStorage under `webmcp-perf:mode`, `0|off|false` switch off and forget. allow() has the last word: false
+// keeps the agent off and clears a remembered mode. With no query and nothing remembered, `defaultOn`
+// decides: true when the script came from the relay (the user pasted the tag on purpose), false otherwise.
 
 import { safely } from "./util.js"
 
@@ -16,7 +16,13 @@ export function queryParam(search, name) {
   return null
 }
 
+const ON = ["1", "on", "true"]
+const OFF = ["0", "off", "false"]
+
 /**
+ * webmcp-profiler's gate values. `1|on|true` switch on and remember "1"; `overlay` switches on and remembers
+ * "overlay"; `0|off|false` switch off for this load and forget the remembered mode (so a page served by the
+ * relay is off now, whatever the default); anything else is `rejected` (the caller warns) and changes nothing.
  * @param {object} o
  * @param {string} [o.search]  location.search
  * @param {Storage|null} [o.storage]  localStorage (null when unavailable)
@@ -24,7 +30,7 @@ export function queryParam(search, name) {
  * @param {string} [o.storageKey]
  * @param {() => boolean} [o.allow]
  * @param {boolean} [o.defaultOn]
- * @returns {{on:boolean, mode:"1"|"0"|null, reason:string}}
+ * @returns {{on:boolean, mode:"1"|"overlay"|null, rejected:string|null, reason:string}}
  */
 export function gate({ search = "", storage = null, param = "perf", storageKey = "webmcp-perf:mode", allow, defaultOn = false } = {}) {
   let allowed = true
@@ -37,20 +43,28 @@ export function gate({ search = "", storage = null, param = "perf", storageKey =
   }
   if (!allowed) {
     if (storage) safely(() => storage.removeItem(storageKey))
-    return { on: false, mode: null, reason: "allow() said no" }
+    return { on: false, mode: null, rejected: null, reason: "allow() said no" }
   }
-  let q = queryParam(search, param)
-  if (q === "overlay") q = "1"
-  if (q === "1" || q === "0") {
-    if (storage) safely(() => storage.setItem(storageKey, q))
-    return { on: q === "1", mode: q, reason: `?${param}=${q}` }
+  const q = queryParam(search, param)
+  let rejected = null
+  if (q !== null && q !== "") {
+    if (OFF.includes(q)) {
+      if (storage) safely(() => storage.removeItem(storageKey))
+      return { on: false, mode: null, rejected: null, reason: `?${param}=${q}` }
+    }
+    // The URL wins for this load even where storage is blocked; storage only carries the mode to the next one.
+    const mode = ON.includes(q) ? "1" : q === "overlay" ? "overlay" : null
+    if (mode) {
+      if (storage) safely(() => storage.setItem(storageKey, mode))
+      return { on: true, mode, rejected: null, reason: `?${param}=${q}` }
+    }
+    rejected = q
   }
-  let mode = null
+  let stored = null
   if (storage) safely(() => {
     const v = storage.getItem(storageKey)
-    mode = v === "1" || v === "0" ? v : null
+    stored = v === "1" || v === "overlay" ? v : null
   })
-  if (mode === "1") return { on: true, mode, reason: "persisted on" }
-  if (mode === "0") return { on: false, mode, reason: "persisted off" }
-  return { on: !!defaultOn, mode: null, reason: defaultOn ? "default on (loaded from the relay)" : "default off" }
+  if (stored) return { on: true, mode: stored, rejected, reason: `remembered ${stored}` }
+  return { on: !!defaultOn, mode: null, rejected, reason: defaultOn ? "default on (loaded from the relay)" : "default off" }
 }

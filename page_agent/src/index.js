@@ -8,9 +8,10 @@ import { Uplink, Delivery, PROTOCOL } from "./uplink.js"
 import { PromptWatcher } from "./prompt.js"
 import { resultText, errorText } from "./measure.js"
 import { gate } from "./gate.js"
-import { makeApi, reportView, REPORT_TOOL, MEMBERS } from "./console.js"
+import { makeApi, reportView, reportToolDescriptor, manifest, helpText, overlayNotice } from "./console.js"
+import { markInternal } from "./wrap.js"
 import { statusFor } from "./status.js"
-import { DEFAULTS, BAKED_RELAY, AGENT, VERSION } from "./config.js"
+import { DEFAULTS, BAKED_UPLINK, AGENT, VERSION } from "./config.js"
 import { newSessionId, cap, safely, makeTaskScheduler, utf8Length, now } from "./util.js"
 
 export { VERSION, gate }
@@ -19,18 +20,27 @@ export { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, trac
 const MAX_FOREIGN_SPANS = 500
 const MAX_RESULT_TEXT = 256 * 1024 // characters of an invoked tool's result text (the relay's cap)
 const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
-const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
+// api -> Agent. A registered symbol rather than a module-local map, so a second copy of the agent (the
+// /agent.mjs module imported next to the classic script) finds the agent behind the global API.
+const AGENT_KEY = Symbol.for("wmcp-top/agent")
 
-/** The Agent behind a console API object (tests and tooling; not a page-facing member). */
+/** The Agent behind a console API object (tests, tooling and profilerTool; not a page-facing member). */
 export function agentOf(api) {
-  return AGENTS.get(api) || null
+  return (api && typeof api === "object" && safely(() => api[AGENT_KEY], null)) || null
 }
 
-/** The relay address to use: explicit config, else the baked one, else globalThis.__WMCP_RELAY__. */
-export function resolveRelay(config, g = globalThis) {
-  const pick = (r) => (r && typeof r === "object" && typeof r.url === "string" && /^wss?:\/\//.test(r.url) ? { url: r.url, protocol: typeof r.protocol === "string" ? r.protocol : PROTOCOL } : null)
-  if (config && config.relay === false) return null
-  return pick(config && config.relay) || pick(BAKED_RELAY) || pick(safely(() => g.__WMCP_RELAY__, null))
+/**
+ * The uplink (relay WebSocket) to dial: config.uplink (a ws:// URL; false for none), else the address the
+ * relay baked in, else globalThis.__WMCP_UPLINK__. `relay` is webmcp-profiler's option and means the
+ * BroadcastChannel only, never the socket.
+ */
+export function resolveUplink(config, g = globalThis) {
+  const pick = (u) => {
+    const url = typeof u === "string" ? u : u && typeof u === "object" && typeof u.url === "string" ? u.url : null
+    return url && /^wss?:\/\//.test(url) ? { url, protocol: PROTOCOL } : null
+  }
+  if (config && config.uplink === false) return null
+  return pick(config && config.uplink) || pick(BAKED_UPLINK) || pick(safely(() => g.__WMCP_UPLINK__, null))
 }
 
 function contextOf(g) {
@@ -56,7 +66,7 @@ class Agent {
     }
     const sessionId = newSessionId()
     this.schedule = config.schedule || makeTaskScheduler(g)
-    this.relay = resolveRelay(config, g)
+    this.relay = resolveUplink(config, g)
     this.pendingStarts = []
     this.lastStatus = null
     this.foreign = new Map()
@@ -123,8 +133,9 @@ class Agent {
       this.feed = null
     }
     this.channelName = typeof config.channel === "string" ? config.channel : `webmcp-perf:${this.env.origin}`
+    // 000's `relay: false` is its privacy switch: nothing goes onto the BroadcastChannel, nothing is read there.
     this.channel =
-      config.channel === false
+      config.relay === false || config.channel === false
         ? null
         : new ChannelMirror({
             name: this.channelName,
@@ -173,6 +184,7 @@ class Agent {
     if (this.config.reportTool) this.registerReportTool()
     if (typeof this.config.onSpan === "function") c.spanListeners.add(this.config.onSpan)
     this.onStatus()
+    if (this.config.overlay === true) overlayNotice(this.config, g)
     const ann = this.config.announce
     if (typeof ann === "function") safely(() => ann(this.api))
     else if (ann && g.console) safely(() => g.console.info(`[wmcp-top] attached ${c.sessionId}${this.relay ? " · relay " + this.uplink.info().url : " · no relay"} · __webmcpPerf.help()`))
@@ -266,6 +278,7 @@ class Agent {
         config: { sample: c.config.sample, buffer: c.stats.buffer, errorPolicy: c.config.errorPolicy },
       }),
       spans: () => c.stats.ring.values(),
+      seqs: () => c.openSeqs(),
       replay: () => {
         const frames = []
         for (const rec of c.tools.values()) if (rec.registered) frames.push(this.toolFrame(rec, "registered"))
@@ -372,7 +385,7 @@ class Agent {
     const register = entry.originals.registerTool
     if (typeof register !== "function") return false
     const ac = typeof this.g.AbortController === "function" ? new this.g.AbortController() : null
-    const tool = { ...REPORT_TOOL, execute: (input) => reportView(this, input) }
+    const tool = markInternal(reportToolDescriptor((input) => reportView(this, input)))
     this.collector.reportToolName = tool.name
     try {
       const r = register.call(h, tool, ac ? { signal: ac.signal } : undefined)
@@ -392,7 +405,7 @@ class Agent {
     this.reportTool = null
     safely(() => {
       if (rt.ac) rt.ac.abort()
-      if (typeof rt.entry.originals.unregisterTool === "function") rt.entry.originals.unregisterTool.call(rt.host, REPORT_TOOL.name)
+      if (typeof rt.entry.originals.unregisterTool === "function") rt.entry.originals.unregisterTool.call(rt.host, this.collector.reportToolName)
     })
   }
 
@@ -423,7 +436,8 @@ class Agent {
 function normalise(config) {
   const cfg = { ...DEFAULTS, ...config }
   cfg.buffer = Number.isInteger(cfg.buffer) && cfg.buffer >= 1 ? Math.min(cfg.buffer, 100000) : DEFAULTS.buffer
-  cfg.sample = typeof cfg.sample === "number" && cfg.sample >= 0 && cfg.sample <= 1 ? cfg.sample : 1
+  // 000 clamps: 5 measures every call, -1 none.
+  cfg.sample = typeof cfg.sample === "number" && !Number.isNaN(cfg.sample) ? Math.min(1, Math.max(0, cfg.sample)) : 1
   if (!["message", "name", "none"].includes(cfg.errorPolicy)) cfg.errorPolicy = "message"
   cfg.pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
   cfg.capturePayloads = cfg.capturePayloads === true
@@ -445,7 +459,7 @@ export function attach(config = {}) {
     if (existing && existing.active) return existing
   }
   const agent = new Agent(cfg)
-  AGENTS.set(agent.api, agent)
+  safely(() => Object.defineProperty(agent.api, AGENT_KEY, { value: agent, enumerable: false }))
   if (name) safely(() => Object.defineProperty(g, name, { value: agent.api, configurable: true, writable: true, enumerable: false }))
   agent.start()
   return agent.api
@@ -453,30 +467,41 @@ export function attach(config = {}) {
 
 /** The inert object left when the gate is closed: status() says why and how to switch on. */
 function inert(cfg, decision) {
+  const g = cfg.global || globalThis
+  const status = () => ({
+    ...statusFor({ inactive: true, reasons: [] }),
+    hostLocation: null,
+    hostFoundAt: null,
+    toolCount: 0,
+    callCount: 0,
+    lastCallAt: null,
+    reason: decision.reason,
+  })
   const api = {
     active: false,
     sessionId: null,
-    status: () => ({ ...statusFor({ inactive: true, reasons: [] }), reason: decision.reason }),
-    describe: () => ({ name: "wmcp-top page agent", version: VERSION, members: { ...MEMBERS } }),
+    status,
+    describe: () => Promise.resolve(manifest(cfg)),
+    overlay: () => overlayNotice(cfg, g),
     recordConsent: () => false,
     prompts: () => [],
     help() {
-      const s = api.status()
-      safely(() => (cfg.global || globalThis).console.log(`[wmcp-top] inactive (${decision.reason}): ${s.hints[0]}`))
-      return s
+      safely(() => g.console.info(`${helpText(status())}\n(inactive: ${decision.reason})`))
+      return Promise.resolve(undefined)
     },
   }
   return api
 }
 
 /**
- * The ?perf= gate, then attach. `defaultOn` defaults to true when a relay address was baked in by the
- * relay (the user pasted its tag on purpose) and false otherwise.
+ * The ?perf= gate (webmcp-profiler's values), then attach. `defaultOn` defaults to true when an uplink address
+ * was baked in by the relay (the user pasted its tag on purpose) and false otherwise. An unknown value is
+ * warned about once and otherwise ignored; `?perf=overlay` (given or remembered) also prints the terminal pointer.
  */
 export function maybeAttach(config = {}) {
   const cfg = normalise(config)
   const g = cfg.global || globalThis
-  const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : !!resolveRelay({ relay: BAKED_RELAY || undefined }, {})
+  const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : !!resolveUplink({ uplink: BAKED_UPLINK || undefined }, {})
   const decision = gate({
     search: safely(() => g.location.search, "") || "",
     storage: safely(() => g.localStorage, null),
@@ -485,11 +510,31 @@ export function maybeAttach(config = {}) {
     allow: cfg.allow,
     defaultOn,
   })
-  if (decision.on) return attach(cfg)
+  if (decision.rejected !== null) safely(() => g.console.warn(`[wmcp-top] ignoring ?${cfg.param}=${cap(decision.rejected, 64)}: use 1, on, true, overlay, 0, off or false`))
+  if (decision.on) return attach(decision.mode === "overlay" ? { ...cfg, overlay: true } : cfg)
   const api = inert(cfg, decision)
   if (cfg.globalName && !safely(() => g[cfg.globalName], null)) safely(() => Object.defineProperty(g, cfg.globalName, { value: api, configurable: true, writable: true, enumerable: false }))
   return api
 }
+
+/**
+ * webmcp-profiler's report-tool factory (`profilerTool(profiler)` from "webmcp-profiler/tool"): a descriptor
+ * the page registers itself; the agent lists it as internal and never measures it.
+ * @param {object} api  the console API attach() returned
+ * @param {{name?:string, title?:string}} [options]
+ */
+export function profilerTool(api, options = {}) {
+  const agent = agentOf(api)
+  const name = typeof options.name === "string" && options.name ? options.name : "get_perf_report"
+  const execute = agent
+    ? (input) => reportView(agent, input)
+    : () => ({ content: [{ type: "text", text: api && typeof api.status === "function" ? api.status().message : "wmcp-top agent not attached" }], isError: false })
+  if (agent) agent.collector.reportToolName = name
+  return markInternal(reportToolDescriptor(execute, { name, title: typeof options.title === "string" ? options.title : undefined }))
+}
+
+/** webmcp-profiler's entry names: `attachProfiler(config)` and the gate `maybeAttachProfiler(config)`. */
+export { attach as attachProfiler, maybeAttach as maybeAttachProfiler }
 
 /** Detach the agent exposed under globalName, if any. */
 export function detach(globalName = DEFAULTS.globalName, g = globalThis) {

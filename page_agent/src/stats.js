@@ -20,11 +20,13 @@ export function callTokens(inputBytes, resultBytes, imageBytes) {
   return { estInputTokens, estTextTokens, estImageTokens, estTokens: estInputTokens + estTextTokens + estImageTokens }
 }
 
-/** Nearest rank over sorted values: sorted[ceil(p/100*n) - 1]; null when empty. */
-export function nearestRank(sorted, p) {
+/**
+ * webmcp-profiler's quantile over ascending values: sorted[min(n-1, floor(p*n))] for p in 0..1; null when
+ * empty. Same in relay_bridge/stats.py, so p50/p95 of the same spans agree with 000's everywhere.
+ */
+export function quantile(sorted, p) {
   if (!sorted.length) return null
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length))
-  return sorted[rank - 1]
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
 }
 
 // ---- formatting (arithmetic-identical to relay_bridge/units.py) -------------------------------------------
@@ -80,9 +82,9 @@ export function fmtMs(ms) {
 }
 
 /** `schemas 9.8KB (~2.5K tok) · tools 0.3s · payloads 310KB (~78K tok) · host gaps 39s` */
-export function summaryLine(schemaBytes, wallMs, resultBytes, estTokens, hostGapMs) {
+export function summaryLine(schemaBytes, wallMs, resultBytes, estTokens, hostGapMs, schemaTokens = Math.ceil(schemaBytes / 4)) {
   return (
-    `schemas ${fmtBytes(schemaBytes)} (~${fmtCount(Math.ceil(schemaBytes / 4))} tok)` +
+    `schemas ${fmtBytes(schemaBytes)} (~${fmtCount(schemaTokens)} tok)` +
     ` · tools ${fmtDuration(wallMs)}` +
     ` · payloads ${fmtBytes(resultBytes)} (~${fmtCount(estTokens)} tok)` +
     ` · host gaps ${fmtDuration(hostGapMs)}`
@@ -122,8 +124,13 @@ const newRow = () => ({
  * and totals since attach or reset. Mirrors relay_bridge.stats.SessionStats.
  */
 export class SessionStats {
-  constructor(buffer = 500) {
+  /**
+   * @param {number} [buffer]
+   * @param {(bytes:number) => number} [schemaTokens]  schema bytes to tokens (a page's tokenEstimator); ceil(/4)
+   */
+  constructor(buffer = 500, schemaTokens = tokensForBytes) {
     this.buffer = Math.max(1, buffer | 0)
+    this.schemaTokens = schemaTokens
     /** @type {Map<number, object>} seq -> span, oldest first */
     this.ring = new Map()
     /** @type {Map<string, ReturnType<typeof newRow>>} */
@@ -249,8 +256,8 @@ export class SessionStats {
         calls: row.calls,
         errors: row.errors,
         minMs: values.length ? values[0] : null,
-        p50Ms: nearestRank(values, 50),
-        p95Ms: nearestRank(values, 95),
+        p50Ms: quantile(values, 0.5),
+        p95Ms: quantile(values, 0.95),
         maxMs: values.length ? values[values.length - 1] : null,
         blockingMs: row.blockingMs,
         lastResultBytes: row.lastResultBytes,
@@ -262,15 +269,24 @@ export class SessionStats {
     })
   }
 
+  /**
+   * report v2's tools[] (and 000's aggregates()): one row per tool with spans in the ring, the internal
+   * report tool excluded, so min/p50/p95/max are always numbers.
+   */
+  reportRows() {
+    return this.aggregates().filter((r) => r.minMs !== null && !this.tools.get(r.tool).internal)
+  }
+
   totalsObject() {
     const t = this.totals
     const schema = this.schemaBytes
-    return { ...t, schemaBytes: schema, estSchemaTokens: Math.ceil(schema / 4) }
+    return { ...t, schemaBytes: schema, estSchemaTokens: this.schemaTokens(schema) }
   }
 
   summary() {
     const t = this.totals
-    return summaryLine(this.schemaBytes, t.wallMs, t.resultBytes, t.estTokens, t.hostGapMs)
+    const schema = this.schemaBytes
+    return summaryLine(schema, t.wallMs, t.resultBytes, t.estTokens, t.hostGapMs, this.schemaTokens(schema))
   }
 }
 

@@ -1,7 +1,8 @@
 // The uplink: one WebSocket to the relay, carrying one or more sessions (ours, and any relayed from the
 // channel). hello first (again on every reconnect, same session id, current `lost`); the relay answers
-// `ack {session, seq}` with the highest contiguous seq it stored, and we send every span after it. Spans
-// stay in the ring buffer after sending, so a reconnect replays what the relay has not acked.
+// `ack {session, seq, above}` with what it holds, and we send every held span it does not hold, once per
+// connection, whatever order the calls settled in. Spans stay in the ring buffer after sending, so a
+// reconnect replays what the relay has not acked.
 // Never throws into the page; while no relay is there it costs one timer.
 //
 // Ownership: the ack that answers our first hello carries `resume`, a secret only this page holds; every
@@ -22,37 +23,87 @@ const RATE_PAUSE_MS = 500
 const KEPT_OFFLINE = new Set(["event", "update", "prompt"])
 
 /**
- * Which evicted spans the relay may not have. Evictions are oldest-first and acks only grow, so:
- * evicted after the ack: stored; evicted before ever being written to a socket: lost; written but not
- * acked: unsure until the relay's next ack says.
+ * What the relay holds of one feed, as far as its acks tell, and which evicted spans it may not have.
+ *
+ * The relay answers `ack {seq, above}`: `seq` its highest contiguous seq (counting what a `floor` let it
+ * skip), `above` the first ranges [lo, hi] it holds beyond that. Spans settle in any seq order (a slow call
+ * settles after faster, later ones), so what the relay holds is not a prefix. A span evicted from the ring is:
+ * known held by the relay (no loss); never written to any socket (lost); written but not yet confirmed
+ * (`unsure`). An unsure seq is settled by the first ack that covers it (held), or by the resume ack of the next
+ * connection (what that relay does not hold by then it never will: lost). Until then `floor` stays at or
+ * below it, so the relay's contiguous ack cannot pass it and later claim it held.
  */
 export class Delivery {
   constructor() {
     this.acked = -1
-    this.writtenHigh = -1
+    /** @type {number[][]} [lo, hi] ranges above `acked`, lowest first, as the relay last said */
+    this.above = []
+    /** seqs written to a socket (this connection or an earlier one) and not yet known held */
+    this.pending = new Set()
+    /** @type {number[]} evicted seqs that were written and are not yet known held */
     this.unsure = []
     this.lost = 0
   }
 
+  /** Does the relay hold `seq` (as far as its last ack said)? */
+  has(seq) {
+    if (seq <= this.acked) return true
+    for (const [lo, hi] of this.above) {
+      if (seq < lo) return false
+      if (seq <= hi) return true
+    }
+    return false
+  }
+
   evicted(seq) {
-    if (seq <= this.acked) return
-    if (seq <= this.writtenHigh) this.unsure.push(seq)
+    if (this.has(seq)) return
+    if (this.pending.delete(seq)) this.unsure.push(seq)
     else this.lost++
   }
 
   written(seq) {
-    if (seq > this.writtenHigh) this.writtenHigh = seq
+    if (!this.has(seq)) this.pending.add(seq)
   }
 
-  /** An ack. `resume` is the one right after hello: what it does not cover was not stored. */
-  ack(seq, resume) {
-    if (seq > this.acked) this.acked = seq
+  /**
+   * An ack. `resume` is the one right after hello: it replaces what an earlier relay said (a restarted relay
+   * holds nothing), and whatever unsure seq it does not cover was not stored.
+   * @param {number} seq
+   * @param {unknown} above  the ack's `above` ranges (validated here)
+   * @param {boolean} resume
+   */
+  ack(seq, above, resume) {
+    if (resume || seq > this.acked) this.acked = seq
+    this.above = ranges(above, this.acked)
+    for (const s of this.pending) if (this.has(s)) this.pending.delete(s)
     if (!this.unsure.length) return
-    if (resume) {
-      this.lost += this.unsure.filter((s) => s > seq).length
-      this.unsure = []
-    } else this.unsure = this.unsure.filter((s) => s > this.acked)
+    if (resume) this.lost += this.unsure.filter((s) => !this.has(s)).length
+    this.unsure = resume ? [] : this.unsure.filter((s) => !this.has(s))
   }
+
+  /** The lowest unsure seq, or null: the floor may not pass it. */
+  lowestUnsure() {
+    let low = null
+    for (const s of this.unsure) if (low === null || s < low) low = s
+    return low
+  }
+}
+
+export const MAX_ACK_RANGES = 64 // the relay sends at most this many `above` ranges
+
+/** An ack's `above`: at most MAX_ACK_RANGES integer [lo, hi] pairs above `acked`, ascending; junk dropped. */
+function ranges(above, acked) {
+  const out = []
+  if (!Array.isArray(above)) return out
+  let last = acked
+  for (const r of above.slice(0, MAX_ACK_RANGES)) {
+    if (!Array.isArray(r) || !Number.isInteger(r[0]) || !Number.isInteger(r[1])) break
+    const [lo, hi] = r
+    if (lo <= last || hi < lo) break
+    out.push([lo, hi])
+    last = hi
+  }
+  return out
 }
 
 /**
@@ -63,6 +114,8 @@ export class Delivery {
  * @property {() => Iterable<object>} spans  held spans, oldest first
  * @property {() => object[]} replay  frames that restate the session after a (re)connect
  * @property {Delivery} delivery
+ * @property {() => {open: number|null, next: number}} [seqs]  the lowest seq still running or awaiting
+ *   accounting (it will become a span later), and the next seq to be given out. Without it no `floor` is sent.
  */
 
 export class Uplink {
@@ -84,7 +137,8 @@ export class Uplink {
     this.ct = ct
     this.schedule = schedule || ((fn) => st(fn, 0))
     this.clock = clock || (() => Date.now())
-    /** @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sentHigh:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any}>} */
+    /** `sent`: seqs written on this connection and not yet known held (each goes out once a connection).
+     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any}>} */
     this.feeds = new Map()
     this.ws = null
     this.state = "idle"
@@ -155,7 +209,7 @@ export class Uplink {
   resetLink(s) {
     s.helloSent = false
     s.resumed = false
-    s.sentHigh = -1
+    s.sent = new Set()
     // Restated by replay() after hello; what is left is events and updates.
     s.queue = s.queue.filter((f) => KEPT_OFFLINE.has(f.type))
   }
@@ -165,7 +219,7 @@ export class Uplink {
   /** @param {Feed} feed */
   addFeed(feed) {
     if (this.feeds.has(feed.id)) return
-    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sentHigh: -1, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null })
+    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null })
     this.kick()
   }
 
@@ -184,7 +238,8 @@ export class Uplink {
     if (!s) return
     // Starts, tools and status are restated from state on reconnect; events and updates wait (bounded).
     if (!this.open && !KEPT_OFFLINE.has(frame.type)) return
-    if (frame.type === "update" && frame.seq > Math.max(s.sentHigh, s.feed.delivery.acked)) return // the span, when sent, carries it
+    // A span not yet sent on this connection carries its blockingMs when it goes.
+    if (frame.type === "update" && !s.sent.has(frame.seq) && !s.feed.delivery.has(frame.seq)) return
     s.queue.push(frame)
     if (s.queue.length > MAX_QUEUED) s.queue.shift()
     this.kick()
@@ -235,6 +290,7 @@ export class Uplink {
         if (s.resume) hello.resume = s.resume
         if (!this.write(hello)) return
         s.helloSent = true
+        s.toldLost = s.feed.delivery.lost
         for (const f of s.feed.replay()) this.write(f)
         s.ledgerDirty = false
         s.ledgerAt = this.clock()
@@ -247,24 +303,39 @@ export class Uplink {
     }
   }
 
+  /**
+   * Send every held span the relay does not hold and this connection has not carried yet, in seq order,
+   * with `floor`: the lowest seq this feed may still send (a call in flight, a held span the relay lacks, an
+   * unsure eviction) or else the next seq to be given out. Below it the relay may stop waiting.
+   */
   sendSpans(s) {
+    const d = s.feed.delivery
     const pending = []
-    for (const span of s.feed.spans()) if (span.seq > s.sentHigh) pending.push(span)
-    if (!pending.length) return
-    const held = s.feed.spans()
-    let floor = null
-    for (const span of held) {
-      floor = span.seq
-      break
+    let low = d.lowestUnsure()
+    for (const span of s.feed.spans()) {
+      if (d.has(span.seq)) continue
+      if (low === null || span.seq < low) low = span.seq
+      if (!s.sent.has(span.seq)) pending.push(span)
     }
-    for (let i = 0; i < pending.length; i += MAX_SPANS_PER_FRAME) {
+    // Nothing to send but news of a loss (settled by a resume ack): an empty frame says it.
+    if (!pending.length && d.lost === s.toldLost) return
+    pending.sort((a, b) => a.seq - b.seq)
+    let floor = null
+    const seqs = s.feed.seqs && s.feed.seqs()
+    if (seqs) {
+      floor = seqs.next
+      for (const v of [seqs.open, low]) if (v !== null && v !== undefined && v < floor) floor = v
+    }
+    for (let i = 0; i === 0 || i < pending.length; i += MAX_SPANS_PER_FRAME) {
       const chunk = pending.slice(i, i + MAX_SPANS_PER_FRAME)
-      const frame = { type: "spans", session: s.feed.id, spans: chunk, lost: s.feed.delivery.lost }
+      const frame = { type: "spans", session: s.feed.id, spans: chunk, lost: d.lost }
       if (floor !== null) frame.floor = floor
       if (!this.write(frame)) return
-      const last = chunk[chunk.length - 1].seq
-      s.sentHigh = last
-      s.feed.delivery.written(last)
+      s.toldLost = d.lost
+      for (const span of chunk) {
+        s.sent.add(span.seq)
+        d.written(span.seq)
+      }
       this.counters.spansSent += chunk.length
     }
   }
@@ -293,14 +364,15 @@ export class Uplink {
     if (msg.type === "ack") {
       this.counters.acks++
       const s = this.feeds.get(msg.session)
-      if (!s || typeof msg.seq !== "number") return
+      if (!s || !Number.isInteger(msg.seq) || msg.seq < -1) return
       if (typeof msg.resume === "string" && /^[0-9a-f]{32}$/.test(msg.resume)) s.resume = msg.resume
       const resume = !s.resumed
       if (resume) s.helloAttempt = 0
-      s.feed.delivery.ack(msg.seq, resume)
+      const d = s.feed.delivery
+      d.ack(msg.seq, msg.above, resume)
+      for (const seq of s.sent) if (d.has(seq)) s.sent.delete(seq)
       if (resume) {
         s.resumed = true
-        s.sentHigh = Math.max(msg.seq, -1)
         this.kick()
       }
     } else if (msg.type === "error") {
@@ -341,16 +413,16 @@ export class Uplink {
 
   /**
    * The relay dropped frames over its rate cap (not stored, not acked): hold off for a moment, then send
-   * again everything after the last ack.
+   * again every held span it has not acked by then (the acks of what it did take arrive meanwhile).
    */
   slowDown() {
     this.counters.rateLimited++
-    for (const s of this.feeds.values()) if (s.resumed) s.sentHigh = Math.min(s.sentHigh, s.feed.delivery.acked)
     if (this.pauseTimer) return
     this.paused = true
     this.pauseTimer = this.st(() => {
       this.paused = false
       this.pauseTimer = null
+      for (const s of this.feeds.values()) s.sent = new Set()
       safely(() => this.flush())
     }, RATE_PAUSE_MS)
   }

@@ -1,7 +1,26 @@
 // The execute() wrapper: the only code on the call path. Two clock reads, a few pushes; the result goes
-// back to the caller untouched (same value, same promise) and is measured later by the collector.
+// back to the caller untouched (the same value; a promise comes back as a promise of the same value, see
+// `carry`) and is measured later by the collector.
 
 const ORIGINAL = new WeakMap() // wrapper -> original execute
+// Report-tool descriptors (profilerTool) carry this registered symbol: listed in the ledger, never wrapped. A
+// symbol, not a module-local set, so the /agent.mjs copy's descriptor is known to the classic script's agent.
+const INTERNAL = Symbol.for("wmcp-top/internal-tool")
+
+/** Mark a descriptor as the agent's own report tool: the interceptor lists it and never measures it. */
+export const markInternal = (tool) => {
+  Object.defineProperty(tool, INTERNAL, { value: true, enumerable: false })
+  return tool
+}
+
+/** Is `tool` a descriptor made by profilerTool()? */
+export const isInternal = (tool) => {
+  try {
+    return !!tool && typeof tool === "object" && tool[INTERNAL] === true
+  } catch {
+    return false
+  }
+}
 
 /** Is `fn` one of our wrappers? */
 export const isWrapper = (fn) => typeof fn === "function" && ORIGINAL.has(fn)
@@ -46,6 +65,7 @@ export function wrapExecute(collector, name, original, profile) {
         then = undefined
       }
       if (typeof then === "function") {
+        if (call) return carry(c, call, ret)
         try {
           then.call(
             ret,
@@ -69,4 +89,30 @@ export function wrapExecute(collector, name, original, profile) {
     /* cosmetic only */
   }
   return wrapped
+}
+
+/**
+ * A measured call that returned a promise: await it inside an async function named after the call
+ * (`__wmcp_<session>_<seq>`) and hand the host that function's promise, which settles with the same value or
+ * reason. Being the only one awaiting the tool's promise puts that name in V8's async stack trace of every
+ * continuation of the tool's async code, so an `executeTool` called after an `await` inside the tool can
+ * name its caller (Collector.callerOf). No AsyncContext in Chromium 156: this is what the page can observe.
+ * @param {import("./collector.js").Collector} c
+ */
+function carry(c, call, ret) {
+  const name = c.frameName(call.seq)
+  const run = {
+    async [name]() {
+      let v
+      try {
+        v = await ret
+      } catch (e) {
+        c.settle(call, false, e)
+        throw e
+      }
+      c.settle(call, true, v)
+      return v
+    },
+  }[name]
+  return run()
 }

@@ -48,6 +48,10 @@ export class DraftHost extends EventTarget {
   async executeTool(tool, input) {
     const entry = this.registry.get(tool.name)
     if (!entry) throw Object.assign(new Error("no such tool"), { name: "NotFoundError" })
+    // Chromium 156 fires toolactivated {toolName} before every call, form and imperative tools alike.
+    const activated = new Event("toolactivated")
+    activated.toolName = tool.name
+    this.dispatchEvent(activated)
     try {
       const v = await entry.execute(input, {})
       return chromiumText(v)
@@ -262,7 +266,7 @@ export function setup({ host = new DraftHost(), location = "document", config = 
     BroadcastChannel: null,
     WebSocket: null,
     announce: false,
-    relay: false,
+    uplink: false,
     ...config,
   })
   return { api, env, g, host }
@@ -270,14 +274,14 @@ export function setup({ host = new DraftHost(), location = "document", config = 
 
 export const CANARY = "CANARY-7f3a9c-do-not-leak"
 
-/** The relay address the tests bake in (the token is a fixed test value). */
-export const RELAY = { url: "ws://127.0.0.1:7420/relay?t=0123456789abcdef0123456789abcdef", protocol: "wmcp-relay/1" }
+/** The uplink address the tests bake in (the token is a fixed test value). */
+export const RELAY = "ws://127.0.0.1:7420/relay?t=0123456789abcdef0123456789abcdef"
 
 /** An attached agent whose uplink is open and has had the relay's resume ack (-1): ready to send spans. */
 export async function connectedAgent({ host = new DraftHost(), location = "document", config = {}, g } = {}) {
   FakeWebSocket.instances = []
   const env = manualEnv()
-  const ctx = setup({ env, host, location, g, config: { WebSocket: FakeWebSocket, relay: RELAY, ...config } })
+  const ctx = setup({ env, host, location, g, config: { WebSocket: FakeWebSocket, uplink: RELAY, ...config } })
   const ws = FakeWebSocket.last()
   ws.accept()
   env.run()

@@ -54,7 +54,7 @@ test("bad messages are ignored and counted", () => {
     { kind: "span", span: span("bbbbbbbb", 0, { wallMs: Infinity }) },
     { kind: "span", span: span("bbbbbbbb", 0, { wallMs: NaN }) },
     { kind: "span", span: span("bbbbbbbb", 0, { resultBytes: -5 }) },
-    { kind: "span", span: span("bbbbbbbb", 0, { error: "e".repeat(201) }) },
+    { kind: "span", span: span("bbbbbbbb", 0, { error: "e".repeat(202) }) },
     { kind: "span", span: span("bbbbbbbb", 0, { isError: "yes" }) },
     { kind: "span", span: span("bbbbbbbb", 0, { contentTypes: [1] }) },
     { kind: "span", span: span("bbbbbbbb", 0, { gapSincePrevCallMs: -1 }) },
@@ -155,7 +155,7 @@ test("end to end: spans mirror on the channel with webmcp-profiler's 20 fields; 
   const bus = channelBus()
   const env = manualEnv()
   // The page under test: uplink to the relay.
-  const ctx = setup({ env, config: { channelRate: 1000, BroadcastChannel: bus.BroadcastChannel, WebSocket: FakeWebSocket, relay: { url: "ws://127.0.0.1:1/relay?t=x" } } })
+  const ctx = setup({ env, config: { channelRate: 1000, BroadcastChannel: bus.BroadcastChannel, WebSocket: FakeWebSocket, uplink: "ws://127.0.0.1:1/relay?t=x" } })
   const ws = FakeWebSocket.last()
   ws.accept()
   env.run()

@@ -102,7 +102,7 @@ test("a command posted on the BroadcastChannel or as a window message does nothi
   const bus = channelBus()
   FakeWebSocket.instances = []
   const env = manualEnv()
-  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, relay: RELAY, BroadcastChannel: bus.BroadcastChannel } })
+  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, uplink: RELAY, BroadcastChannel: bus.BroadcastChannel } })
   const ws = FakeWebSocket.last()
   ws.accept()
   env.run()

@@ -11,7 +11,7 @@ import { build } from "../build.mjs"
 import { fakeWindow, DraftHost, FakeWebSocket, RELAY } from "../test-support/helpers.mjs"
 
 const DIST = join(dirname(fileURLToPath(import.meta.url)), "..", "dist")
-const PLACEHOLDER = "/*@WMCP_RELAY@*/null"
+const PLACEHOLDER = "/*@WMCP_UPLINK@*/null"
 const read = (f) => readFileSync(join(DIST, f), "utf8")
 
 test("dist/ is what the sources build (node page_agent/build.mjs --check)", () => {
@@ -39,7 +39,7 @@ function runClassic({ baked = true, search = "", relayGlobal = null, host = new 
   g.clearTimeout = () => {}
   g.window = g
   g.console = { info() {}, log() {} }
-  if (relayGlobal) g.__WMCP_RELAY__ = relayGlobal
+  if (relayGlobal) g.__WMCP_UPLINK__ = relayGlobal
   let code = read("agent.js")
   if (baked) code = code.replace(PLACEHOLDER, JSON.stringify(RELAY))
   vm.createContext(g)
@@ -52,7 +52,7 @@ test("served by the relay: attaches on load (default on) and dials the baked add
   const g = runClassic()
   assert.equal(g.__webmcpPerf.active, true)
   assert.equal(FakeWebSocket.instances.length, 1)
-  assert.equal(FakeWebSocket.last().url, RELAY.url)
+  assert.equal(FakeWebSocket.last().url, RELAY)
 })
 
 test("served by the relay but switched off with ?perf=0: inert, no socket", () => {
@@ -62,11 +62,11 @@ test("served by the relay but switched off with ?perf=0: inert, no socket", () =
   assert.equal(FakeWebSocket.instances.length, 0)
 })
 
-test("loaded raw: off by default; ?perf=1 attaches and uses globalThis.__WMCP_RELAY__", () => {
+test("loaded raw: off by default; ?perf=1 attaches and uses globalThis.__WMCP_UPLINK__", () => {
   assert.equal(runClassic({ baked: false }).__webmcpPerf.active, false)
   const g = runClassic({ baked: false, search: "?perf=1", relayGlobal: RELAY })
   assert.equal(g.__webmcpPerf.active, true)
-  assert.equal(FakeWebSocket.last().url, RELAY.url)
+  assert.equal(FakeWebSocket.last().url, RELAY)
   const alone = runClassic({ baked: false, search: "?perf=1" })
   assert.equal(alone.__webmcpPerf.active, true)
   assert.equal(FakeWebSocket.instances.length, 0, "no relay address: runs without an uplink")

@@ -11,15 +11,16 @@ function store(initial = {}) {
 }
 const KEY = "webmcp-perf:mode"
 
-test("?perf=1 and ?perf=0 switch and persist", () => {
+test("?perf=1 switches on and persists; ?perf=0 switches off and forgets (webmcp-profiler's meaning)", () => {
   const s = store()
   assert.deepEqual(gate({ search: "?perf=1", storage: s }).on, true)
   assert.equal(s.m.get(KEY), "1")
   assert.equal(gate({ search: "", storage: s }).on, true, "remembered across URL rewrites")
-  assert.equal(gate({ search: "?a=b&perf=0", storage: s }).on, false)
-  assert.equal(s.m.get(KEY), "0")
-  assert.equal(gate({ search: "", storage: s, defaultOn: true }).on, false, "a persisted 0 beats the relay default")
-  assert.equal(gate({ search: "?perf=overlay", storage: s }).on, true, "000's overlay value reads as on")
+  assert.equal(gate({ search: "?a=b&perf=0", storage: s, defaultOn: true }).on, false, "off now, even served by the relay")
+  assert.ok(!s.m.has(KEY), "off clears the stored mode")
+  assert.equal(gate({ search: "", storage: s }).on, false)
+  const o = gate({ search: "?perf=overlay", storage: s })
+  assert.deepEqual([o.on, o.mode, s.m.get(KEY)], [true, "overlay", "overlay"])
 })
 
 test("defaults: on when loaded from the relay, off otherwise", () => {
@@ -45,7 +46,7 @@ test("custom param and storage key", () => {
 
 test("maybeAttach: closed gate leaves an inert global whose status() says how to switch on", () => {
   const g = fakeWindow({ search: "?perf=0" })
-  const api = maybeAttach({ global: g, announce: false, relay: false, BroadcastChannel: null })
+  const api = maybeAttach({ global: g, announce: false, uplink: false, BroadcastChannel: null })
   assert.equal(api.active, false)
   assert.equal(g.__webmcpPerf, api)
   assert.equal(api.status().phase, "inactive")
@@ -54,7 +55,7 @@ test("maybeAttach: closed gate leaves an inert global whose status() says how to
 
 test("maybeAttach: ?perf=1 attaches", () => {
   const g = fakeWindow({ search: "?perf=1" })
-  const api = maybeAttach({ global: g, announce: false, relay: false, BroadcastChannel: null, setInterval: () => 1, clearInterval() {} })
+  const api = maybeAttach({ global: g, announce: false, uplink: false, BroadcastChannel: null, setInterval: () => 1, clearInterval() {} })
   assert.equal(api.active, true)
   assert.equal(api.status().phase, "no-host")
   api.detach()

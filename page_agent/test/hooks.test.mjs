@@ -203,5 +203,5 @@ test("maxPayloadLength defaults to 2048 and is capped at the relay's 65536", asy
   await reg(ctx, tool("big", () => "z".repeat(100000)))
   await run(ctx, "big")
   assert.equal(ctx.ws.frames("payload")[0].result.length, 65536)
-  assert.equal(ctx.api.describe().config.maxPayloadLength, 65536)
+  assert.equal((await ctx.api.describe()).settings.maxPayloadLength, 65536)
 })

@@ -57,7 +57,7 @@ async function withLM(options = {}, config = {}) {
   const fake = fakeLanguageModel(env, options)
   g.LanguageModel = fake.LM
   g.ReadableStream = ReadableStream
-  const ctx = setup({ env, g, host: g.document.modelContext, config: { WebSocket: FakeWebSocket, relay: RELAY, ...config } })
+  const ctx = setup({ env, g, host: g.document.modelContext, config: { WebSocket: FakeWebSocket, uplink: RELAY, ...config } })
   const ws = FakeWebSocket.last()
   ws.accept()
   env.run()
@@ -170,7 +170,7 @@ test("create that fails is a create step with the error; the older ai.languageMo
   const g = fakeWindow({ host: new DraftHost() })
   const fake = fakeLanguageModel(env)
   g.ai = { languageModel: { create: fake.LM.create } }
-  const c2 = setup({ env, g, host: g.document.modelContext, config: { WebSocket: FakeWebSocket, relay: RELAY } })
+  const c2 = setup({ env, g, host: g.document.modelContext, config: { WebSocket: FakeWebSocket, uplink: RELAY } })
   const ws = FakeWebSocket.last()
   ws.accept()
   env.run()
@@ -186,7 +186,7 @@ test("a LanguageModel that appears late is found by the sweep; detach restores c
   FakeWebSocket.instances = []
   const env = manualEnv()
   const g = fakeWindow({ host: null })
-  const ctx = setup({ env, g, config: { WebSocket: FakeWebSocket, relay: RELAY } })
+  const ctx = setup({ env, g, config: { WebSocket: FakeWebSocket, uplink: RELAY } })
   const fake = fakeLanguageModel(env)
   const original = fake.LM.create
   g.LanguageModel = fake.LM

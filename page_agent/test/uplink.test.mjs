@@ -9,9 +9,9 @@ import { agentOf } from "../src/index.js"
 async function connected(config = {}) {
   FakeWebSocket.instances = []
   const env = manualEnv()
-  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, relay: RELAY, ...config } })
+  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, uplink: RELAY, ...config } })
   const ws = FakeWebSocket.last()
-  assert.equal(ws.url, RELAY.url)
+  assert.equal(ws.url, RELAY)
   ws.accept()
   env.run()
   return { ...ctx, ws, id: ctx.api.sessionId }
@@ -162,20 +162,6 @@ test("lost is exact: evicted before sent counts; evicted after the ack does not;
   assert.match(ctx.api.status().reasons.join(" "), /3 span\(s\) evicted/)
 })
 
-test("Delivery by itself", () => {
-  const d = new Delivery()
-  d.written(3)
-  d.evicted(0)
-  d.evicted(1)
-  d.ack(0, false)
-  assert.deepEqual(d.unsure, [1])
-  d.ack(5, false)
-  assert.deepEqual(d.unsure, [])
-  d.evicted(4)
-  d.evicted(6)
-  assert.equal(d.lost, 1)
-})
-
 test("at most 500 spans a frame", async () => {
   const ctx = await connected({ buffer: 1200 })
   await register(ctx, "t", () => 1)
@@ -188,7 +174,7 @@ test("at most 500 spans a frame", async () => {
 test("backoff: 250 ms doubling, capped at 5 s; no relay costs one timer; a fatal error stops it", async () => {
   FakeWebSocket.instances = []
   const env = manualEnv()
-  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, relay: RELAY } })
+  const ctx = setup({ env, config: { WebSocket: FakeWebSocket, uplink: RELAY } })
   const gaps = []
   let last = env.clock()
   for (let i = 0; i < 9; i++) {
@@ -218,13 +204,13 @@ test("never throws into the page: a throwing constructor, garbage frames, send f
     }
   }
   const env = manualEnv()
-  const ctx = setup({ env, config: { WebSocket: Broken, relay: RELAY } })
+  const ctx = setup({ env, config: { WebSocket: Broken, uplink: RELAY } })
   env.advance(1000)
   assert.ok(n >= 2, "keeps retrying quietly")
   await ctx.host.registerTool({ name: "t", description: "d", execute: () => 1 })
   await settle()
   assert.equal(await ctx.host.executeTool({ name: "t" }, {}), "1")
-  const u = new Uplink({ relay: RELAY, agent: "x/1", WebSocket: FakeWebSocket, setTimeout: env.setTimeout, clearTimeout: env.clearTimeout, schedule: env.schedule })
+  const u = new Uplink({ relay: { url: RELAY }, agent: "x/1", WebSocket: FakeWebSocket, setTimeout: env.setTimeout, clearTimeout: env.clearTimeout, schedule: env.schedule })
   u.start()
   const ws = FakeWebSocket.last()
   ws.accept()

@@ -17,7 +17,7 @@ function runSteps(doc) {
   for (const step of doc.steps) {
     switch (step.op) {
       case "register":
-        stats.register(step.name, step.schemaBytes)
+        stats.register(step.name, step.schemaBytes, !!step.internal)
         break
       case "unregister":
         stats.unregister(step.name)
@@ -50,6 +50,7 @@ for (const file of aggregateFiles) {
     const doc = read(join("aggregate", file))
     const stats = runSteps(doc)
     assert.deepStrictEqual(stats.aggregates(), doc.expect.aggregates)
+    assert.deepStrictEqual(stats.reportRows(), doc.expect.reportTools)
     assert.deepStrictEqual(stats.totalsObject(), doc.expect.totals)
     assert.equal(stats.summary(), doc.expect.summary)
     const trace = spanEvents(stats.spans(), doc.session.timeOrigin).map((e) => ({ name: e.name, cat: e.cat, ts: e.ts, dur: e.dur, tid: e.tid }))

@@ -17,22 +17,23 @@ from typing import Any, TextIO
 from ..browser import BrowserError
 from ..cli import port_type, positive_int
 from ..units import fmt_bytes, fmt_count, fmt_ms
-from .runner import BenchError, budget_breaches, load_budget, load_cases, overhead_rows, plan_json, run_bench
+from .runner import BenchError, bench_rows, budget_breaches, load_budget, load_cases, overhead_rows, plan_json, run_bench
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("url", help="the page to bench (its tools are discovered)")
-    parser.add_argument("--runs", type=positive_int, default=20, help="calls per tool (default 20)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the input generator (default 0): same seed, same inputs")
-    parser.add_argument("--cases", metavar="FILE", help='explicit inputs: {"tool": [{...}, ...]} (cycled to --runs)')
-    parser.add_argument("--allow-mutating", action="append", default=[], metavar="NAME", help="also call this tool without readOnlyHint (repeatable)")
+    parser.add_argument("--runs", type=positive_int, default=40, help="calls per tool (default 40, as webmcp-profiler)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the input generator (default 1): same seed, same inputs")
+    parser.add_argument("--cases", metavar="FILE", help='explicit inputs: {"tool": [{...}, ...]} or webmcp-profiler\'s [{"tool", "inputs"}] (cycled to --runs)')
+    parser.add_argument("--allow-mutating", action="append", default=[], metavar="A,B", help="also call these tools without readOnlyHint (comma-separated, repeatable)")
     parser.add_argument("--only", action="append", default=[], metavar="NAME", help="bench only this tool (repeatable)")
-    parser.add_argument("--json", metavar="FILE", help="write the report (webmcp-perf-report/2)")
-    parser.add_argument("--budget", metavar="FILE", help="per-tool ceilings (p95Ms, bytes, tokens): exit 1 past any")
+    parser.add_argument("--json", metavar="FILE", help="write {rows, boot, report} (webmcp-profiler's bench JSON; report is webmcp-perf-report/2)")
+    parser.add_argument("--budget", metavar="FILE", help="per-tool ceilings (p95Ms, bytes, tokens; webmcp-profiler's resultBytes, estTokens): exit 1 past any")
+    parser.add_argument("--param", default="perf", metavar="NAME", help="query parameter set to 1 on the URL when armed (default perf)")
     parser.add_argument("--overhead", action="store_true", help="repeat the run without the agent and print the p50 delta")
     parser.add_argument("--write-cases", metavar="FILE", help="write the generated inputs in the --cases format")
     parser.add_argument("--port", type=port_type, default=0, help="port of the bench's relay (default 0 = any free port)")
-    parser.add_argument("--browser", metavar="PATH", help="Chromium to use (default: $WMCP_CHROMIUM, then PATH)")
+    parser.add_argument("--browser", "--chromium", dest="browser", metavar="PATH", help="Chromium to use (default: $WMCP_CHROMIUM, then PATH)")
     parser.add_argument("--headed", action="store_true", help="show the browser window")
     parser.add_argument("--no-agent", action="store_true", help="do not inject the page agent")
     parser.add_argument("--error-policy", choices=("message", "name", "none"), default="message")
@@ -84,17 +85,17 @@ def result_table(report: dict[str, Any]) -> str:
 
 async def _main(args: argparse.Namespace, progress: Any = None) -> int:
     """`progress` is called as progress(tool, done, total) and has a `label`; default: ProgressPrinter(stderr)."""
-    cases = load_cases(Path(args.cases)) if args.cases else None
+    cases, listed = load_cases(Path(args.cases)) if args.cases else (None, None)
+    only = set(args.only) or listed
     budget = load_budget(Path(args.budget)) if args.budget else None
     progress = progress or ProgressPrinter(sys.stderr)
-    common = dict(runs=args.runs, seed=args.seed, allow_mutating=set(args.allow_mutating), cases=cases, only=set(args.only) or None,
-                  port=args.port, browser=args.browser, headless=not args.headed, error_policy=args.error_policy, progress=progress)
+    allow = {name.strip() for arg in args.allow_mutating for name in arg.split(",") if name.strip()}
+    common = dict(runs=args.runs, seed=args.seed, allow_mutating=allow, cases=cases, only=only, port=args.port, browser=args.browser,
+                  headless=not args.headed, error_policy=args.error_policy, progress=progress, param=args.param or None)
     result = await run_bench(args.url, armed=not args.no_agent, **common)
     report = result.report
     if args.write_cases:
         _write(Path(args.write_cases), plan_json(result.plan))
-    if args.json:
-        _write(Path(args.json), json.dumps(report, indent=1, ensure_ascii=False) + "\n")
     calls = sum(len(v) for v in result.plan.inputs.values())
     how = "the host's executeTool" if result.via_host else "the registry's execute()"
     armed = f"agent injected ({result.agent_sessions} session(s) reached the relay)" if result.armed else "no agent"
@@ -102,6 +103,7 @@ async def _main(args: argparse.Namespace, progress: Any = None) -> int:
     print(result_table(report))
     for name, why in sorted(result.plan.skipped.items()):
         print(f"skipped {name}: {why}")
+    unarmed = None
     if args.overhead:
         progress.label = "unarmed "
         unarmed = await run_bench(args.url, armed=False, plan=result.plan, **common)
@@ -112,6 +114,8 @@ async def _main(args: argparse.Namespace, progress: Any = None) -> int:
         print("overhead (agent injected vs not, same inputs):")
         print(table(rows))
     if args.json:
+        doc = {"rows": bench_rows(result, budget, unarmed), "boot": result.boot, "report": report}
+        _write(Path(args.json), json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         print(f"wrote {args.json}")
     if budget is not None:
         broken = budget_breaches(report, budget)

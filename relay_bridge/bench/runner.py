@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from ..jsonfile import read_json
 from .. import __version__
@@ -27,7 +27,7 @@ from ..browser import launch_playwright
 from ..exports.report import build_report
 from ..measure import call_size
 from ..server import Relay, RelayConfig
-from ..stats import nearest_rank
+from ..stats import quantile
 from ..store import Store
 from .gen import generate
 
@@ -58,6 +58,18 @@ DISCOVER = """async ([settleMs, timeoutMs]) => {
 }"""
 
 
+BOOT = """() => { const t = performance.getEntriesByType("navigation")[0];
+  return { domContentLoaded: t ? t.domContentLoadedEventEnd : 0, load: t ? t.loadEventEnd : 0 } }"""
+
+
+def with_param(url: str, param: str) -> str:
+    """`url` with `param=1` set (replacing any value it had)."""
+    parts = urlsplit(url)
+    query = [kv for kv in parts.query.split("&") if kv and kv.split("=", 1)[0] != param]
+    query.append(f"{param}=1")
+    return urlunsplit(parts._replace(query="&".join(query)))
+
+
 class BenchError(Exception):
     """A problem the user can fix; one line."""
 
@@ -79,16 +91,32 @@ class RunResult:
     armed: bool
     store: Store
     agent_sessions: int = 0
+    boot: dict[str, float] = field(default_factory=lambda: {"domContentLoaded": 0.0, "load": 0.0})
 
 
-def load_cases(path: Path) -> dict[str, list[Any]]:
-    """`{"tool": [input, ...]}` or `{"cases": {...}}`; each input a JSON object."""
+def load_cases(path: Path) -> tuple[dict[str, list[Any]], set[str] | None]:
+    """(inputs per tool, the tools to run or None for all). wmcp-top's `{"tool": [input, ...]}` (or
+    `{"cases": {...}}`) pins inputs and leaves the other tools schema-driven; webmcp-profiler's `[{tool, inputs?},
+    ...]` runs exactly the tools it lists (a case without inputs is schema-driven). Each input a JSON object."""
     doc = read_json(path, "cases file", BenchError)
+    if isinstance(doc, list):
+        cases: dict[str, list[Any]] = {}
+        only: set[str] = set()
+        for n, case in enumerate(doc):
+            if not isinstance(case, dict) or not isinstance(case.get("tool"), str) or not case["tool"]:
+                raise BenchError(f"cases file {path}: case {n} needs a tool name ([{{\"tool\": ..., \"inputs\": [...]}}])")
+            inputs = case.get("inputs")
+            if inputs is not None and not (isinstance(inputs, list) and all(isinstance(i, dict) for i in inputs)):
+                raise BenchError(f"cases file {path}: case {n} ({case['tool'][:60]}): inputs must be a list of objects")
+            only.add(case["tool"])
+            if inputs:
+                cases.setdefault(case["tool"], []).extend(inputs)
+        return cases, only
     if isinstance(doc, dict) and isinstance(doc.get("cases"), dict):
         doc = doc["cases"]
     if not isinstance(doc, dict) or not all(isinstance(v, list) and all(isinstance(i, dict) for i in v) for v in doc.values()):
-        raise BenchError(f"cases file {path}: expected {{\"tool\": [{{input}}, ...]}}")
-    return doc
+        raise BenchError(f"cases file {path}: expected {{\"tool\": [{{input}}, ...]}} or [{{\"tool\": ..., \"inputs\": [...]}}]")
+    return doc, None
 
 
 def make_plan(tools: list[dict[str, Any]], *, runs: int, seed: int, allow_mutating: set[str], cases: dict[str, list[Any]] | None = None,
@@ -119,11 +147,36 @@ def plan_json(plan: Plan) -> str:
 Progress = Callable[[str, int, int], None]
 
 
+def bench_rows(result: RunResult, budget: dict[str, Any] | None = None, unarmed: RunResult | None = None) -> list[dict[str, Any]]:
+    """webmcp-profiler's bench rows (`--json`'s `rows`): per tool run, min/p50/p95/max, the last result's bytes and
+    tokens, schema bytes, the budget lines it broke, and `raw` p50/p95 without the agent when measured."""
+    broken: dict[str, list[str]] = {}
+    for b in budget_breaches(result.report, budget) if budget else []:
+        broken.setdefault(b["tool"], []).append(f"{b['metric']} {b['actual']:g} > {b['limit']:g}")
+    spans: dict[str, list[dict[str, Any]]] = {}
+    for span in result.report["spans"]:
+        spans.setdefault(span["tool"], []).append(span)
+    rows = []
+    for r in result.report["tools"]:
+        last = spans.get(r["tool"], [None])[-1]
+        row = {
+            "name": r["tool"], "tool": r["tool"], "runs": r["calls"], "minMs": r["minMs"], "p50Ms": r["p50Ms"], "p95Ms": r["p95Ms"],
+            "maxMs": r["maxMs"], "resultBytes": r["lastResultBytes"], "estTokens": last["estTextTokens"] + last["estImageTokens"] if last else 0,
+            "schemaBytes": r["schemaBytes"], "violations": broken.get(r["tool"], []),
+        }
+        raw = sorted(unarmed.walls.get(r["tool"], [])) if unarmed else []
+        if raw:
+            row["raw"] = {"p50Ms": quantile(raw, 0.5), "p95Ms": quantile(raw, 0.95)}
+        rows.append(row)
+    return rows
+
+
 async def run_bench(url: str, *, runs: int = 20, seed: int = 0, allow_mutating: set[str] | None = None, cases: dict[str, list[Any]] | None = None,
                     only: set[str] | None = None, port: int = 0, token: str | None = None, browser: str | None = None, headless: bool = True,
                     armed: bool = True, error_policy: str = "message", progress: Progress | None = None,
-                    inspect: Callable[[Any], Awaitable[Any]] | None = None, plan: Plan | None = None) -> RunResult:
-    """One bench run. `inspect(page)` (tests) runs before the browser closes."""
+                    inspect: Callable[[Any], Awaitable[Any]] | None = None, plan: Plan | None = None, param: str | None = "perf") -> RunResult:
+    """One bench run. `inspect(page)` (tests) runs before the browser closes. Armed, the URL gets `?{param}=1` (as
+    webmcp-profiler's bench does), so a page's own gate opens too; `param=None` leaves the URL alone."""
     allow = set(allow_mutating or ())
     relay_store = Store(buffer=max(500, runs * 64))
     relay = Relay(RelayConfig(port=port, token=token or secrets.token_hex(16)), relay_store)
@@ -141,14 +194,16 @@ async def run_bench(url: str, *, runs: int = 20, seed: int = 0, allow_mutating: 
                     raise BenchError("the page agent is not built (node page_agent/build.mjs); run with --no-agent")
                 await context.add_init_script(script=script.decode("utf-8"))
             page = await context.new_page()
+            target = with_param(url, param) if armed and param else url
             try:
-                response = await page.goto(url, wait_until="load")
+                response = await page.goto(target, wait_until="load")
             except Exception as exc:
                 raise BenchError(f"cannot open {url}: {str(exc).splitlines()[0][:200]}") from None
             if response is not None and response.status >= 400:
                 raise BenchError(f"{url} answered HTTP {response.status}")
             found = await page.evaluate(DISCOVER, [SETTLE_MS, DISCOVER_TIMEOUT_MS])
             user_agent = await page.evaluate("() => navigator.userAgent")
+            boot = await page.evaluate(BOOT)
             if not found.get("host"):
                 raise BenchError("no WebMCP host in the page (document.modelContext): is Chromium started with WebMCPTesting?")
             tools = found.get("tools") or []
@@ -183,7 +238,7 @@ async def run_bench(url: str, *, runs: int = 20, seed: int = 0, allow_mutating: 
         await relay.stop()
     store, walls = _to_store(url, tools, measured, runs, user_agent)
     report = build_report(next(iter(store.sessions.values())))
-    return RunResult(report, plan, walls, via_host, armed, store, agent_sessions)
+    return RunResult(report, plan, walls, via_host, armed, store, agent_sessions, boot)
 
 
 def _to_store(url: str, tools: list[dict[str, Any]], measured: dict[str, list[dict[str, Any]]], runs: int, user_agent: str = "") -> tuple[Store, dict[str, list[float]]]:
@@ -242,7 +297,14 @@ def _to_store(url: str, tools: list[dict[str, Any]], measured: dict[str, list[di
 # -- budgets ----------------------------------------------------------------------------------------------------
 
 BUDGET_FORMAT = "wmcp-top-budget/1"
-BUDGET_KEYS = {"p95Ms": "p95 ms", "bytes": "result bytes (largest call)", "tokens": "est. tokens (largest call)"}
+BUDGET_KEYS = {
+    "p95Ms": "p95 ms",
+    "bytes": "result bytes (largest call)",
+    "tokens": "est. tokens (largest call)",
+    # webmcp-profiler's keys, with its meaning: the last call's result
+    "resultBytes": "result bytes (last call)",
+    "estTokens": "est. result tokens (last call)",
+}
 
 
 def load_budget(path: Path) -> dict[str, Any]:
@@ -250,9 +312,12 @@ def load_budget(path: Path) -> dict[str, Any]:
 
 
 def check_budget(doc: Any) -> dict[str, Any]:
-    """`{"format"?: "wmcp-top-budget/1", "default"?: {p95Ms, bytes, tokens}, "tools"?: {name: {...}}}`."""
+    """`{"format"?: "wmcp-top-budget/1", "default"?: {p95Ms, bytes, tokens}, "tools"?: {name: {...}}}`, or
+    webmcp-profiler's `{tool: {p95Ms, resultBytes, estTokens}}` (read as `tools`). Returns wmcp-top's shape."""
     if not isinstance(doc, dict):
         raise BenchError("budget must be a JSON object")
+    if doc and not set(doc) <= {"format", "default", "tools"}:
+        doc = {"format": BUDGET_FORMAT, "tools": doc}
     if doc.get("format", BUDGET_FORMAT) != BUDGET_FORMAT:
         raise BenchError(f"budget: unknown format (expected {BUDGET_FORMAT})")
     unknown = set(doc) - {"format", "default", "tools"}
@@ -282,10 +347,13 @@ def budget_breaches(report: dict[str, Any], budget: dict[str, Any]) -> list[dict
             continue
         limits = {**default, **per_tool.get(row["tool"], {})}
         spans = spans_by_tool.get(row["tool"], [])
+        last = spans[-1] if spans else None
         actual = {
             "p95Ms": row["p95Ms"],
             "bytes": max((s["resultBytes"] for s in spans), default=0),
             "tokens": max((s["estTokens"] for s in spans), default=0),
+            "resultBytes": row["lastResultBytes"],
+            "estTokens": last["estTextTokens"] + last["estImageTokens"] if last else 0,
         }
         for key, limit in limits.items():
             if actual[key] is not None and actual[key] > limit:
@@ -296,7 +364,7 @@ def budget_breaches(report: dict[str, Any], budget: dict[str, Any]) -> list[dict
 def overhead_rows(armed: RunResult, unarmed: RunResult) -> list[dict[str, Any]]:
     rows = []
     for name in sorted(armed.walls):
-        a = nearest_rank(sorted(armed.walls[name]), 50)
-        u = nearest_rank(sorted(unarmed.walls.get(name, [])), 50)
+        a = quantile(sorted(armed.walls[name]), 0.5)
+        u = quantile(sorted(unarmed.walls.get(name, [])), 0.5)
         rows.append({"tool": name, "armedP50Ms": a, "unarmedP50Ms": u, "deltaMs": None if a is None or u is None else a - u})
     return rows

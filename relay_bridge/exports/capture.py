@@ -1,6 +1,7 @@
 """Capture `wmcp-top-capture/1`: every session's v2 report plus what v2 cannot hold.
 
-Per session: the v2 report, the session info, descriptors with annotations sent/kept, span facts (what the
+Per session: the v2 report, the session info, descriptors with annotations sent/kept, whether each tool is
+measured or only counted (and its counted calls), span facts (what the
 agent received: resultType, envelope, substituted, depth, parent, overlapped), calls still in flight, the
 timeline, the phase and coverage, and counters. `relay_bridge.replay` reads it back.
 """
@@ -20,6 +21,7 @@ FORMAT = "wmcp-top-capture/1"
 
 
 def session_capture(session: Session, generated_at: float) -> dict[str, Any]:
+    counted = session.counted_only()
     return {
         "report": build_report(session, generated_at=generated_at),
         "info": msgspec.to_builtins(session.info),
@@ -42,6 +44,9 @@ def session_capture(session: Session, generated_at: float) -> dict[str, Any]:
                 "annotationsKept": rec.annotationsKept,
                 "internal": rec.internal,
                 "rejected": rec.rejected,
+                # Counted, not measured: calls seen only through the host's `toolactivated` (no timing, no bytes).
+                "measured": rec.name not in counted or session.ledger is None or session.ledger.tools[rec.name].measured,
+                "counted": counted.get(rec.name, 0),
             }
             for rec in session.tools.values()
         ],

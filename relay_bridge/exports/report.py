@@ -8,6 +8,7 @@ ledger contributes what only the page knows (when the host was found, where, whe
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 from .. import __version__
@@ -59,8 +60,14 @@ def ledger(session: Session) -> dict[str, Any]:
     }
 
 
+def iso_time(epoch_ms: float) -> str:
+    """Epoch ms as JavaScript's `Date.prototype.toISOString()` writes it (UTC, milliseconds, `Z`): 000's generatedAt."""
+    return datetime.fromtimestamp(epoch_ms / 1000, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def build_report(session: Session, *, spans: bool | int = True, tool: str | None = None, generated_at: float | None = None) -> dict[str, Any]:
-    """`spans=False` omits spans, an int keeps the newest N; `tool` filters rows and spans."""
+    """`spans=False` omits spans, an int keeps the newest N; `tool` filters rows and spans. `generated_at` is epoch
+    ms (now by default), written as an ISO-8601 string; `tools` holds only tools with spans, all numbers."""
     chosen = session.spans()
     if tool is not None:
         chosen = [s for s in chosen if s.tool == tool]
@@ -68,7 +75,7 @@ def build_report(session: Session, *, spans: bool | int = True, tool: str | None
         chosen = []
     elif spans is not True:
         chosen = chosen[-int(spans):] if int(spans) > 0 else []
-    rows = session.stats.aggregates()
+    rows = session.stats.report_rows()
     if tool is not None:
         rows = [r for r in rows if r["tool"] == tool]
     return {
@@ -77,7 +84,7 @@ def build_report(session: Session, *, spans: bool | int = True, tool: str | None
             "id": session.id,
             "origin": session.info.origin,
             "userAgent": session.info.userAgent,
-            "generatedAt": generated_at if generated_at is not None else time.time() * 1000,
+            "generatedAt": iso_time(generated_at if generated_at is not None else time.time() * 1000),
             "version": f"wmcp-top/{__version__}",
         },
         "ledger": ledger(session),

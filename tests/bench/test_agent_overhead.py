@@ -85,7 +85,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/agent.js":
             body, ctype = AGENT.read_bytes(), "text/javascript; charset=utf-8"
         elif path == "/cfg.js":
-            body = f'window.__WMCP_RELAY__ = {{"url": "{self.relay_url}", "protocol": "wmcp-relay/1"}};'.encode()
+            body = f'window.__WMCP_UPLINK__ = "{self.relay_url}";'.encode()
             ctype = "text/javascript; charset=utf-8"
         else:
             self.send_error(404)

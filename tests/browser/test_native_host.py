@@ -128,7 +128,8 @@ def test_report_tool_is_internal_and_never_measured(browser, pages, relay_server
     assert page.evaluate("__webmcpPerf.registerReportTool()") is True
     out = page.evaluate(RUN_ALL, {"names": ["get_perf_report"], "input": {"view": "summary"}, "stringInput": False})
     view = json.loads(out["get_perf_report"]["text"])
-    assert view["view"] == "summary" and view["summary"].startswith("schemas ")
+    sc = view["structuredContent"]
+    assert sc["ok"] is True and sc["meta"]["view"] == "summary" and sc["split"].startswith("schemas ")
     snap = relay_server.wait_for(session_where(sid, lambda x: "get_perf_report" in x["tools"]))
     assert session_of(snap, sid)["tools"]["get_perf_report"]["internal"] is True
     page.evaluate(RUN_ALL, {"names": ["obj"], "input": {}, "stringInput": False})

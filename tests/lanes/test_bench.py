@@ -52,7 +52,8 @@ async def test_same_seed_same_inputs_and_calls_mutating_untouched(chromium: str,
     assert rows["flaky_lookup"]["errors"] == 3 and rows["soft_error"]["errors"] == 3
     assert rows["ping_empty"]["totalBytes"] == 3 * len("Operation succeeded")
     assert rows["slow_report"]["p50Ms"] >= 50
-    assert rows["update_cart"]["calls"] == 0  # registered (schema bytes counted), not called
+    # registered (schema bytes counted in the ledger), not called: no row, as in webmcp-profiler
+    assert "update_cart" not in rows and a.report["ledger"]["tools"]["update_cart"]["schemaBytes"] > 0
     images = [s for s in a.report["spans"] if s["tool"] == "render_chart"]
     assert all(s["imageBytes"] > 0 and s["estImageTokens"] > 0 for s in images)
     # another seed: other inputs
@@ -84,8 +85,9 @@ def test_cli_budget_breach_exits_one_and_names_the_tool(chromium: str, site, tmp
     assert "get_price" not in broken
     # piped: plain progress lines, no carriage returns
     assert "\r" not in out.stderr and "bench: 22/22 calls done" in out.stderr
-    report = json.loads((tmp_path / "r.json").read_text())
-    jsonschema.Draft202012Validator(SCHEMA).validate(report)
+    written = json.loads((tmp_path / "r.json").read_text())
+    assert set(written) == {"rows", "boot", "report"}
+    jsonschema.Draft202012Validator(SCHEMA).validate(written["report"])
     plan = json.loads((tmp_path / "plan.json").read_text())
     assert plan["cases"]["echo_note"] == [{"note": "from the cases file"}] * 2
     # the written plan is itself a cases file: running from it gives the same inputs

@@ -13,6 +13,8 @@ import pytest
 from relay_bridge.compare import CompareError, compare
 
 ROOT = Path(__file__).resolve().parents[2]
+# wmcp-top's own thresholds format with every key at its default (no thresholds at all judges nothing)
+DEFAULTS = {"format": "wmcp-top-thresholds/1"}
 
 
 def row(tool: str, calls: int = 20, errors: int = 0, p50: float = 10.0, p95: float = 20.0, total_bytes: int = 2000, tokens: int = 500) -> dict[str, Any]:
@@ -46,9 +48,9 @@ def run_cli(tmp_path: Path, base: dict, head: dict, *extra: str, thresholds: dic
 
 def test_improvement_exits_zero(tmp_path: Path) -> None:
     base, head = report(row("search", p50=10, p95=20)), report(row("search", p50=4, p95=8))
-    result = compare(base, head)
+    result = compare(base, head, DEFAULTS)
     assert status(result) == {"search": "improved"} and result["regressions"] == 0
-    out = run_cli(tmp_path, base, head)
+    out = run_cli(tmp_path, base, head, thresholds=DEFAULTS)
     assert out.returncode == 0, out.stderr
     assert "search" in out.stdout and "improved" in out.stdout
 
@@ -56,10 +58,10 @@ def test_improvement_exits_zero(tmp_path: Path) -> None:
 def test_regression_exits_one_and_names_the_tool(tmp_path: Path) -> None:
     base = report(row("search"), row("price"))
     head = report(row("search", p95=45), row("price"))
-    result = compare(base, head)
+    result = compare(base, head, DEFAULTS)
     assert status(result) == {"search": "regressed", "price": "same"}
     assert result["tools"][1]["metrics"]["p95Ms"]["verdict"] == "regressed"
-    out = run_cli(tmp_path, base, head, "--json", str(tmp_path / "out.json"))
+    out = run_cli(tmp_path, base, head, "--json", str(tmp_path / "out.json"), thresholds=DEFAULTS)
     assert out.returncode == 1
     assert "search: regressed: p95Ms 20.0ms -> 45.0ms (+125%)" in out.stdout
     written = json.loads((tmp_path / "out.json").read_text())
@@ -68,17 +70,17 @@ def test_regression_exits_one_and_names_the_tool(tmp_path: Path) -> None:
 
 def test_bytes_tokens_and_errors_are_judged_per_call(tmp_path: Path) -> None:
     # twice the calls and twice the bytes: the same per call, not a regression
-    assert status(compare(report(row("a")), report(row("a", calls=40, total_bytes=4000, tokens=1000)))) == {"a": "same"}
-    grown = compare(report(row("a")), report(row("a", total_bytes=3000)))
+    assert status(compare(report(row("a")), report(row("a", calls=40, total_bytes=4000, tokens=1000)), DEFAULTS)) == {"a": "same"}
+    grown = compare(report(row("a")), report(row("a", total_bytes=3000)), DEFAULTS)
     assert status(grown) == {"a": "regressed"} and grown["tools"][0]["metrics"]["bytesPerCall"]["verdict"] == "regressed"
-    errs = compare(report(row("a")), report(row("a", errors=3)))
+    errs = compare(report(row("a")), report(row("a", errors=3)), DEFAULTS)
     assert errs["tools"][0]["metrics"]["errors"]["verdict"] == "regressed"
 
 
 def test_tool_added_and_removed(tmp_path: Path) -> None:
     base = report(row("old"), row("kept"))
     head = report(row("kept"), row("new"))
-    result = compare(base, head)
+    result = compare(base, head, DEFAULTS)
     assert status(result) == {"kept": "same", "new": "added", "old": "removed"}
     out = run_cli(tmp_path, base, head)
     assert out.returncode == 0 and "1 added, 1 removed" in out.stdout
@@ -90,19 +92,19 @@ def test_v1_against_v2_skips_bytes_and_tokens_and_says_why(tmp_path: Path) -> No
     # /1 counted UTF-16 units and no input tokens: bigger /2 numbers are not a regression of the page
     base = report(row("search", total_bytes=2000, tokens=400), fmt="webmcp-perf-report/1")
     head = report(row("search", total_bytes=5000, tokens=1400), fmt="webmcp-perf-report/2")
-    result = compare(base, head)
+    result = compare(base, head, DEFAULTS)
     assert result["crossFormat"] is True and result["notes"]
     cell = result["tools"][0]["metrics"]["bytesPerCall"]
     assert cell["verdict"] == "skipped" and "/1" in cell["reason"]
     assert result["tools"][0]["metrics"]["tokensPerCall"]["verdict"] == "skipped"
     assert status(result) == {"search": "same"}
-    out = run_cli(tmp_path, base, head)
+    out = run_cli(tmp_path, base, head, thresholds=DEFAULTS)
     assert out.returncode == 0 and "UTF-16" in out.stdout
     # timings are comparable across formats and still judged
-    slow = compare(base, report(row("search", p50=30), fmt="webmcp-perf-report/2"))
+    slow = compare(base, report(row("search", p50=30), fmt="webmcp-perf-report/2"), DEFAULTS)
     assert status(slow) == {"search": "regressed"}
     # like with like: two /1 reports do judge bytes
-    same_fmt = compare(base, report(row("search", total_bytes=5000, tokens=400), fmt="webmcp-perf-report/1"))
+    same_fmt = compare(base, report(row("search", total_bytes=5000, tokens=400), fmt="webmcp-perf-report/1"), DEFAULTS)
     assert same_fmt["crossFormat"] is False and status(same_fmt) == {"search": "regressed"}
 
 
@@ -133,12 +135,13 @@ def test_shipped_schemas_agree_with_the_loaders() -> None:
     import jsonschema
 
     from relay_bridge.bench.runner import BenchError, check_budget
-    from relay_bridge.compare import DEFAULT_THRESHOLDS
+    from relay_bridge.compare import DEFAULT_THRESHOLDS, THRESHOLD_KEYS
 
     schema_dir = ROOT / "relay_bridge" / "schema"
     th_schema = json.loads((schema_dir / "thresholds.v1.json").read_text())
     budget_schema = json.loads((schema_dir / "budget.v1.json").read_text())
-    assert set(th_schema["$defs"]["limits"]["properties"]) == set(DEFAULT_THRESHOLDS)
+    assert set(th_schema["$defs"]["limits"]["properties"]) == set(THRESHOLD_KEYS)
+    jsonschema.Draft202012Validator(th_schema).validate({"p95Ms": 5, "relative": 0.25})  # webmcp-profiler's flat file
     jsonschema.Draft202012Validator(th_schema).validate({"format": "wmcp-top-thresholds/1", "default": DEFAULT_THRESHOLDS, "tools": {"a": {"p95Pct": 50}}})
     good = {"format": "wmcp-top-budget/1", "default": {"p95Ms": 100}, "tools": {"search": {"bytes": 4000, "tokens": 1000}}}
     jsonschema.Draft202012Validator(budget_schema).validate(good)

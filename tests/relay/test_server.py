@@ -37,7 +37,7 @@ def vector_frames(doc: dict) -> list[dict]:
     for step in doc["steps"]:
         match step["op"]:
             case "register":
-                out.append({"type": "tool", "session": sid, "change": "registered", "name": step["name"], "at": step["at"], "schemaBytes": step["schemaBytes"]})
+                out.append({"type": "tool", "session": sid, "change": "registered", "name": step["name"], "at": step["at"], "schemaBytes": step["schemaBytes"], "internal": step.get("internal", False)})
             case "unregister":
                 out.append({"type": "tool", "session": sid, "change": "unregistered", "name": step["name"], "at": 1.0})
             case "span":
@@ -76,7 +76,7 @@ async def test_vectors_over_a_real_socket(tmp_path: Path, path: Path) -> None:
         assert trace == expect["trace"]
         report = build_report(session)
         jsonschema.validate(report, SCHEMA)
-        assert report["tools"] == expect["aggregates"]
+        assert report["tools"] == expect["reportTools"]
         assert report["ledger"]["totals"] == expect["totals"]
         assert session.counters.rejected == 0
     finally:
@@ -121,7 +121,7 @@ async def test_agent_script_has_the_relay_baked_in(relay: Relay) -> None:
     if status == 503:
         pytest.fail("page_agent/dist/agent.js is missing: run `node page_agent/build.mjs`")
     assert status == 200 and headers["Content-Type"].startswith("text/javascript")
-    assert ws_url(relay).encode() in body and b"/*@WMCP_RELAY@*/null" not in body
+    assert ws_url(relay).encode() in body and b"/*@WMCP_UPLINK@*/null" not in body
     status, body, headers = await asyncio.to_thread(http, relay, f"/agent.mjs?t={TOKEN}")
     assert status == 200 and ws_url(relay).encode() in body and headers["Content-Type"].startswith("text/javascript")
 

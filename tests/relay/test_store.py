@@ -216,3 +216,29 @@ def test_every_relay_stamp_comes_from_the_injected_clock() -> None:
     assert (s.inflight[0].seen_at, s.inflight[0].cancelled_at) == (500.0, 503.5)
     attach = next(e for e in s.timeline if e.kind == "attach")
     assert attach.at == 10_000.0  # relay-side facts land on the page clock: 10 s after timeOrigin
+
+
+def test_tools_counted_not_measured_reach_the_capture_and_come_back_from_it(tmp_path: Path) -> None:
+    """A tool registered before the agent loaded: the ledger says measured false and how many calls
+    `toolactivated` counted; the store, the capture and a replay of it all keep that, per tool."""
+    store = live_store()
+    store.apply(1, frame(synth.tool(SID, "early", 1.0)))
+    store.apply(1, frame(synth.tool(SID, "late", 2.0)))
+    store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, 0, "late", 5.0, 1.0)])))
+    tools = {"early": {"schemaBytes": 10, "measured": False, "counted": 3}, "late": {"schemaBytes": 10}}
+    store.apply(1, frame({"type": "ledger", "session": SID, "rev": 4, "ledger": {"sessionId": SID, "tools": tools}}))
+    for at in (3.0, 4.0, 6.0):
+        store.apply(1, frame(synth.event(SID, at, "toolactivated", tool="early", counted=True)))
+    session = store.sessions[SID]
+    assert session.counted_only() == {"early": 3}
+    assert session.stats.totals.calls == 1, "counted calls are not measured calls"
+    assert [e.at for e in session.timeline_view({"calls"}) if e.kind == "toolactivated"] == [3.0, 4.0, 6.0]
+    capture = build_capture(store)
+    by_name = {t["name"]: t for t in capture["sessions"][0]["tools"]}
+    assert (by_name["early"]["measured"], by_name["early"]["counted"]) == (False, 3)
+    assert (by_name["late"]["measured"], by_name["late"]["counted"]) == (True, 0)
+    path = tmp_path / "capture.json"
+    path.write_text(json.dumps(capture))
+    assert load_store(path).sessions[SID].counted_only() == {"early": 3}
+    bad = p.decode(json.dumps({"type": "ledger", "session": SID, "rev": 5, "ledger": {"sessionId": SID, "tools": {"early": {"counted": -1}}}}))
+    assert isinstance(bad, p.Rejection)

@@ -22,7 +22,7 @@ from tui.screens.status import StatusScreen
 from tui.screens.timeline import TimelineScreen
 from tui.widgets.topbar import TopBar
 
-from .helpers import SID, SID2, has_tab, live_app, open_page, row_keys, screen_text, spans, table, until
+from .helpers import SID, SID2, cell, has_tab, live_app, open_page, row_keys, screen_text, spans, table, until
 
 CANARY = "CANARY-tui-invoke-5e1d"
 SEARCH_SCHEMA = {"type": "object", "properties": {"query": {"type": "string", "minLength": 2}, "limit": {"type": "integer", "minimum": 1, "maximum": 10}},
@@ -294,3 +294,26 @@ async def test_no_otlp_no_badge(tmp_path: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, StatusScreen), what="status")
         text = await shows(pilot, app, "Relay", "listening on")
         assert "OpenTelemetry" not in text and "OTLP" not in text
+
+
+async def test_a_tool_counted_not_measured_is_marked_in_the_table_inspector_and_status(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.relay is not None, what="relay")
+        page = await open_page(app, tools=("early", "search"))
+        await page.send(spans(SID, "search", 0, 2))
+        ledger = {"sessionId": SID, "tools": {"early": {"schemaBytes": 50, "measured": False, "counted": 3}, "search": {"schemaBytes": 50}}}
+        await page.send({"type": "ledger", "session": SID, "rev": 1, "ledger": ledger})
+        await until(pilot, lambda: cell(app, "early", "calls") == "3*", what="counted calls with a marker")
+        assert "counted" in (cell(app, "early", "tool") or "")
+        assert cell(app, "search", "calls") == "2" and "counted" not in (cell(app, "search", "tool") or "")
+        table(app).move_cursor(row=row_keys(app).index("early"))
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, InspectorScreen), what="inspector")
+        await shows(pilot, app, "counted, not measured: 3 calls")
+        await pilot.press("escape")
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, StatusScreen), what="status")
+        text = await shows(pilot, app, "counted, not measured: early (3 calls)")
+        assert "wmcp-top open URL" in text and "attach --cdp" in text and "load the agent first" in text
+        await page.close()

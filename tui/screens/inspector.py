@@ -14,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from relay_bridge.stats import quantile
 from relay_bridge.store import Session
 from relay_bridge.units import fmt_bytes, fmt_count
 
@@ -44,6 +45,10 @@ def annotations_table(sent: dict | None, kept: dict | None) -> Table | Text:
 def result_facts(session: Session, tool: str) -> Text:
     spans = [s for s in session.spans() if s.tool == tool]
     out = Text()
+    counted = session.counted_only()
+    if tool in counted:
+        out.append(f"  counted, not measured: {counted[tool]} calls seen through toolactivated (no timing, no bytes);\n"
+                   "  the tool was registered before the agent loaded (d: how to measure it)\n", style="bold")
     if not spans:
         out.append("  no calls in the buffer yet", style="dim")
         return out
@@ -68,7 +73,7 @@ def result_facts(session: Session, tool: str) -> Text:
     if image:
         out.append(f"  images: {len(image)} calls, up to {fmt_bytes(max(image))} base64 (~{fmt_count(math.ceil(max(image) * 0.75 / 4))} tok each)\n")
     sizes = sorted(s.resultBytes for s in spans)
-    out.append(f"  result bytes: min {fmt_bytes(sizes[0])} · median {fmt_bytes(sizes[len(sizes) // 2])} · max {fmt_bytes(sizes[-1])}\n")
+    out.append(f"  result bytes: min {fmt_bytes(sizes[0])} · median {fmt_bytes(quantile(sizes, 0.5))} · max {fmt_bytes(sizes[-1])}\n")
     errors = [s for s in spans if s.isError]
     if errors:
         out.append(f"  errors: {len(errors)}; last: ")

@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from relay_bridge.stats import quantile
 from relay_bridge.store import PromptSession, Session
 from relay_bridge.units import fmt_count, fmt_ms
 
@@ -20,13 +21,6 @@ from ..changes import Changes
 from ..sanitize import inert
 
 MAX_ROWS = 400
-
-
-def _median(values: list[float]) -> float | None:
-    if not values:
-        return None
-    values = sorted(values)
-    return values[len(values) // 2]
 
 
 def prompt_session_line(ps: PromptSession, compact: bool = False) -> Text:
@@ -48,7 +42,7 @@ def prompt_session_line(ps: PromptSession, compact: bool = False) -> Text:
     if streams and not compact:
         out.append(f" ({streams} streamed)")
     if totals:
-        out.append(f" · p50 {fmt_ms(_median(totals))}" + (f" · max {fmt_ms(max(totals))}" if not compact else ""))
+        out.append(f" · p50 {fmt_ms(quantile(sorted(totals), 0.5))}" + (f" · max {fmt_ms(max(totals))}" if not compact else ""))
     errors = sum(1 for c in calls if c.error)
     if errors:
         out.append(f" · {errors} error{'s' if errors != 1 else ''}", style="bold")

@@ -16,6 +16,15 @@ from ..sanitize import inert
 from ..widgets.status_pane import phase_text
 
 
+# Tools registered before the agent loaded: their calls are counted from `toolactivated`, never timed.
+COUNTED_HELP = (
+    "registered before the agent loaded: calls are counted (toolactivated), with no timing or bytes",
+    "load the agent first: its script tag first in <head>, or the extension (runs before page scripts)",
+    "wmcp-top open URL starts a browser with the agent injected before any page script",
+    "wmcp-top attach --cdp watches every call over the DevTools Protocol, whenever the tool was registered",
+)
+
+
 def status_text(app) -> Text:
     store = app.store
     palette = app.palette
@@ -106,6 +115,14 @@ def status_text(app) -> Text:
         for reason in reasons[:4]:
             out.append("\n    incomplete: ", style=palette.style("error"))
             out.append_text(inert(reason, limit=160))
+        counted = session.counted_only()
+        if counted:
+            out.append("\n  counted, not measured: ", style=palette.style("slow"))
+            names = sorted(counted)
+            out.append_text(inert(", ".join(f"{n} ({counted[n]} calls)" for n in names[:6]) + (" …" if len(names) > 6 else ""), limit=200))
+            for line in COUNTED_HELP:
+                out.append("\n    › ", style=palette.style("muted"))
+                out.append(line)
         out.append("\n")
     return out
 

@@ -48,6 +48,7 @@ class SessionView(Vertical):
         self.session_id: str | None = None
         self.rows = ToolRows()
         self._palette: Palette | None = None
+        self._counted: dict[str, int] = {}
         self._hidden = ""
 
     def compose(self) -> ComposeResult:
@@ -66,6 +67,7 @@ class SessionView(Vertical):
         """Show another session from the next `show`: every part forgets what it drew."""
         self.session_id = session_id
         self.rows = ToolRows()
+        self._counted = {}
         self.query_one(SummaryLine).forget()
         self.query_one(StatusPane).forget()
         self.table.forget()
@@ -80,6 +82,9 @@ class SessionView(Vertical):
         changed = self.rows.update(session.stats)
         if palette is not self._palette:
             self._palette, changed = palette, None  # a new theme: every shown cell is drawn again
+        counted = session.counted_only()
+        if counted != self._counted:
+            self._counted, changed = counted, None  # the page's ledger moved: redraw the shown rows
         column, reverse = sort
         top = self.rows.top(column, reverse, max(ROWS_MAX, table.size.height), text_filter)
         tools = session.tools
@@ -88,7 +93,7 @@ class SessionView(Vertical):
             rec = tools.get(name)
             return rec.registered if rec is not None else True
 
-        table.sync(top.rows, palette, registered, changed)
+        table.sync(top.rows, palette, registered, changed, counted)
         self._show_hidden(top, column, reverse, bool(text_filter))
         if not compact:
             self.query_one(Sparklines).show(session)

@@ -84,15 +84,19 @@ def _num(value: Any) -> float:
     return float("-inf") if value is None else float(value)
 
 
-def make_cells(row: dict[str, Any], palette: Palette, registered: bool) -> dict[str, Cell]:
+def make_cells(row: dict[str, Any], palette: Palette, registered: bool, counted: int | None = None) -> dict[str, Cell]:
+    """`counted`: the tool's calls were only counted (toolactivated), not measured: shown as `N*` with a marker."""
     err_style = palette.style("error") if row["errors"] else palette.style("muted")
     name_style = "" if registered else palette.style("muted")
     name = inert(row["tool"], limit=48)
     if name_style:
         name.stylize(name_style)
+    if counted is not None:
+        name.append(" ∗counted", style=palette.style("slow"))
+    calls = row["calls"] + (counted or 0)
     cells = {
         "tool": Cell.of(name, row["tool"], justify="left"),
-        "calls": Cell.of(fmt_count(row["calls"]), row["calls"]),
+        "calls": Cell.of(fmt_count(calls) + ("*" if counted is not None else ""), calls, palette.style("slow") if counted is not None else ""),
         "err": Cell.of(str(row["errors"]), row["errors"], err_style),
         "min": Cell.of(fmt_ms(row["minMs"]), _num(row["minMs"]), palette.for_ms(row["minMs"])),
         "p50": Cell.of(fmt_ms(row["p50Ms"]), _num(row["p50Ms"]), palette.for_ms(row["p50Ms"])),
@@ -222,10 +226,12 @@ class ToolTable(ScrollView, can_focus=True):
         return row.get(column) if row is not None else None
 
     def sync(self, rows: list[dict[str, Any]], palette: Palette, registered: Callable[[str], bool],
-             changed: set[str] | None = None) -> bool:
+             changed: set[str] | None = None, counted: dict[str, int] | None = None) -> bool:
         """Bring the table to `rows`, in that order. `changed` names the tools whose numbers changed since the
-        last call (None: any may have); other rows keep their cells and their drawn lines. Returns whether
+        last call (None: any may have); other rows keep their cells and their drawn lines. `counted`: tools
+        counted, not measured (Session.counted_only), marked in the name and calls cells. Returns whether
         anything changed."""
+        counted = counted or {}
         keys = [r["tool"] for r in rows]
         wanted = set(keys)
         changed_any = False
@@ -241,7 +247,7 @@ class ToolTable(ScrollView, can_focus=True):
             shown = self._cells.get(key)
             if shown is not None and changed is not None and key not in changed:
                 continue
-            cells = make_cells(row, palette, registered(key))
+            cells = make_cells(row, palette, registered(key), counted.get(key))
             if shown is not None and all(_same(shown.get(k), cells[k]) for k in cells):
                 continue
             self._cells[key] = cells
