@@ -47,6 +47,7 @@ class WmcpTopApp(App[int]):
     CSS_PATH = "app.tcss"
     BINDINGS = keys.bindings()
     ENABLE_COMMAND_PALETTE = True
+    AUTO_FOCUS = None  # each screen says what takes focus (the dashboard: the table, when its tab opens)
 
     paused: reactive[bool] = reactive(False, init=False)  # freeze every view; data is still recorded
 

@@ -3,8 +3,9 @@
 Lines written, times from CLOCK_MONOTONIC (shared by every process on the machine):
   `f <t> <session> <acked>`  the session's table was painted showing every span up to seq `acked`;
   `k <t>`                     a sort key's effect was painted;
-  `s <t> <ms>`                the event loop was held `ms` milliseconds (a 10 ms timer came late by that much;
-                              written for holds over 20 ms).
+  `s <t> <ms> <cpu>`          a 10 ms timer came `ms` milliseconds late (written when over 20 ms); `cpu` is the
+                              main thread's CPU time in that interval: the part of the hold that was this
+                              process's own work, the rest being a busy machine not scheduling it.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ class Probe:
     async def watch_loop(self, every: float = 0.01) -> None:
         """Until cancelled: note each time the loop could not run a short timer on time (a step held it)."""
         while True:
-            start = time.monotonic()
+            start, cpu = time.monotonic(), time.thread_time()
             await asyncio.sleep(every)
             late = time.monotonic() - start - every
             if late > 0.02:
-                self._fh.write(f"s {time.monotonic():.6f} {late * 1000:.1f}\n")
+                used = time.thread_time() - cpu
+                self._fh.write(f"s {time.monotonic():.6f} {late * 1000:.1f} {used * 1000:.1f}\n")
 
     def close(self) -> None:
         if not self._fh.closed:

@@ -83,6 +83,9 @@ class _Pages(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802
         path, _, query = self.path.partition("?")
+        if not path.strip("/").isdigit():
+            self.send_error(404)
+            return
         agent = query[len("agent="):] if query.startswith("agent=") else ""
         tag = f'<script src="{agent}"></script>' if agent else ""
         body = PAGE.format(agent=tag, size=int(path.strip("/"))).encode()
