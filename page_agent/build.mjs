@@ -8,13 +8,17 @@
 //   node page_agent/build.mjs           write dist/
 //   node page_agent/build.mjs --check   verify dist/ is current (CI)
 
-import { readFileSync, writeFileSync, mkdirSync } from "node:fs"
+import { readFileSync, writeFileSync, mkdirSync, readdirSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const SRC = join(here, "src")
 const DIST = join(here, "dist")
+const EXT = join(here, "extension")
+const EXT_SRC = join(here, "extension_src")
+// extension file -> entry module in src/
+const EXT_ENTRIES = { "agent.js": "ext_main", "bridge.js": "bridge_main", "sw.js": "sw_main" }
 const PLACEHOLDER = "/*@WMCP_UPLINK@*/null"
 const MODULE_MARKER = "/*@WMCP_MODULE@*/"
 const EXPORTS_MARKER = "//@WMCP_EXPORTS@"
@@ -79,23 +83,38 @@ function order(entry) {
   return out
 }
 
-function body() {
-  const mods = order(MAIN)
+function body(entry = MAIN) {
+  const mods = order(entry)
   const parts = []
   for (const m of mods) {
-    if (m.name === MAIN) continue
+    if (m.name === entry) continue
     parts.push(`// ---- ${m.name}.js ----\n__m[${JSON.stringify(m.name)}] = (function () {\n${m.text}\nreturn { ${m.exported.join(", ")} };\n})();`)
   }
-  const main = mods.find((m) => m.name === MAIN)
-  parts.push(`// ---- ${MAIN}.js ----\n(function () {\n${main.text}\n})();`)
-  return { code: parts.join("\n\n"), exported: mods.find((m) => m.name === ENTRY).exported }
+  const main = mods.find((m) => m.name === entry)
+  parts.push(`// ---- ${entry}.js ----\n(function () {\n${main.text}\n})();`)
+  const index = mods.find((m) => m.name === ENTRY)
+  return { code: parts.join("\n\n"), exported: index ? index.exported : [] }
+}
+
+// ASCII only: a page without a charset must not garble the agent's strings (the relay may serve it raw).
+const ascii = (text) => text.replace(/[^\x00-\x7f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
+/** The extension's files, by name relative to page_agent/extension/. */
+function extension(version) {
+  const out = {}
+  for (const [file, entry] of Object.entries(EXT_ENTRIES)) {
+    const head = `// wmcp-top extension ${version}: ${file} built by page_agent/build.mjs from page_agent/src/${entry}.js. Do not edit.\n`
+    out[file] = `${head}(function () {\n"use strict";\nconst __m = {};\n${ascii(body(entry).code)}\n})();\n`
+  }
+  for (const file of readdirSync(EXT_SRC).sort()) out[file] = readFileSync(join(EXT_SRC, file), "utf8").replaceAll("@VERSION@", version)
+  JSON.parse(out["manifest.json"]) // a broken manifest fails the build, not the browser
+  return out
 }
 
 export function build() {
   const version = JSON.parse(readFileSync(join(here, "package.json"), "utf8")).version
-  // ASCII only: a page without a charset must not garble the agent's strings (the relay may serve it raw).
   const { code: raw, exported } = body()
-  const code = raw.replace(/[^\x00-\x7f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`)
+  const code = ascii(raw)
   const head = `// wmcp-top page agent ${version}: built by page_agent/build.mjs from page_agent/src/. Do not edit.\n// MIT. No dependencies. Measures WebMCP tool calls; never keeps or sends inputs or results.\n`
   const names = exported.map((e) => e.split(":")[0].trim())
   const js =
@@ -106,7 +125,9 @@ export function build() {
     const count = text.split(PLACEHOLDER).length - 1
     if (count !== 1) throw new Error(`${file}: the relay placeholder ${PLACEHOLDER} occurs ${count} times; it must occur exactly once`)
   }
-  return { "agent.js": js }
+  const out = { "dist/agent.js": js }
+  for (const [file, text] of Object.entries(extension(version))) out[`extension/${file}`] = text
+  return out
 }
 
 function main() {
@@ -123,22 +144,31 @@ function main() {
     for (const [file, text] of Object.entries(out)) {
       let current = null
       try {
-        current = readFileSync(join(DIST, file), "utf8")
+        current = readFileSync(join(here, file), "utf8")
       } catch {
         current = null
       }
-      if (current !== text) stale.push(`page_agent/dist/${file}`)
+      if (current !== text) stale.push(`page_agent/${file}`)
     }
+    // A file left in extension/ that the build no longer makes is stale too (the browser would load it).
+    let present = []
+    try {
+      present = readdirSync(EXT)
+    } catch {
+      present = []
+    }
+    for (const f of present) if (!(`extension/${f}` in out)) stale.push(`page_agent/extension/${f} (not built any more)`)
     if (stale.length) {
-      console.error(`page_agent/dist is stale (${stale.join(", ")} differ from page_agent/src). Run: node page_agent/build.mjs`)
+      console.error(`page_agent build output is stale (${stale.join(", ")} differ from page_agent/src). Run: node page_agent/build.mjs`)
       process.exit(1)
     }
-    console.log("page_agent/dist is up to date")
+    console.log("page_agent/dist and page_agent/extension are up to date")
     return
   }
   mkdirSync(DIST, { recursive: true })
-  for (const [file, text] of Object.entries(out)) writeFileSync(join(DIST, file), text)
-  console.log(`wrote ${Object.keys(out).map((f) => `page_agent/dist/${f} (${out[f].length} bytes)`).join(", ")}`)
+  mkdirSync(EXT, { recursive: true })
+  for (const [file, text] of Object.entries(out)) writeFileSync(join(here, file), text)
+  console.log(`wrote ${Object.keys(out).map((f) => `page_agent/${f} (${out[f].length} bytes)`).join(", ")}`)
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) main()

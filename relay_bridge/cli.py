@@ -10,28 +10,105 @@ import argparse
 import asyncio
 import errno
 import json
+import os
 import signal
 import socket
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 from . import __version__
 from .auth import load_token
+from .inert import inert_str
 from .exports.capture import build_capture
 from .exports.report import build_report
 from .logsetup import configure as configure_logging
 from .otlp.exporter import OtlpUnavailable, traces_endpoint
-from .paths import log_dir, state_dir
+from .paths import config_dir, log_dir, state_dir
 from .replay import ReplayError, load_store
 from .server import DEFAULT_PORT, Relay, RelayConfig
 from .store import Store
 
 SUMMARY_EVERY = 5.0
+HEALTH_EVERY = 0.25  # how soon a session log write error (and its recovery) gets its line
 
 
 class UsageError(Exception):
     """A problem the user can fix; printed as one line, exit code 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with its errors as one line on stderr and exit code 2, like every other usage error (argparse's
+    own form is a usage block plus the message). Subcommand parsers inherit the class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def positive_float(text: str) -> float:
+    """A speed factor: above 0 (a finite number)."""
+    value = _float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0: {text!r}")
+    return value
+
+
+def speed_type(text: str) -> float:
+    """`replay --speed`: 0 means all at once, otherwise real time x SPEED."""
+    value = _float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (all at once) or above: {text!r}")
+    return value
+
+
+def _float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return value
+
+
+def origin_type(text: str) -> str:
+    """A page origin as browsers send it in the Origin header: scheme://host[:port], nothing after."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        parts = None
+    if (parts is None or not parts.scheme or not parts.hostname or parts.path or parts.query or parts.fragment
+            or parts.username or parts.password or text != text.strip()):
+        raise argparse.ArgumentTypeError(f"not an origin: {text!r} (scheme://host[:port], e.g. https://shop.example)")
+    return text.rstrip("/").lower()
+
+
+OUTPUT_DIRS = {"report": "--report", "report_on_exit": "--report-on-exit", "export_dir": "--export-dir"}
+
+
+def check_output_dirs(args: argparse.Namespace) -> None:
+    """Every directory an option names is checked at start: a bad one is one line and exit 2 before anything
+    runs, not a traceback (or lost reports) when the files are due."""
+    for attr, option in OUTPUT_DIRS.items():
+        value = getattr(args, attr, None)
+        if value:
+            setattr(args, attr, str(usable_dir(value, option)))
+
+
+def usable_dir(value: str | Path, what: str) -> Path:
+    """A directory we will write into, checked now (made if missing) rather than when the files are due."""
+    path = Path(value).expanduser()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: {exc.strerror or exc}") from None
+    if not path.is_dir():
+        raise UsageError(f"{what} {path}: not a directory")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"{what} {path}: not writable")
+    return path
 
 
 def port_type(text: str) -> int:
@@ -57,13 +134,18 @@ def positive_int(text: str) -> int:
 def add_relay_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=port_type, default=DEFAULT_PORT, help="loopback port (0 = any free port)")
     parser.add_argument("--buffer", type=positive_int, default=500, help="spans kept per session (default 500)")
-    parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN", help="only these page origins may connect (repeatable)")
+    parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN", type=origin_type, help="only these page origins may connect (repeatable)")
     parser.add_argument("--rotate-token", action="store_true", help="make a new token (pasted snippets stop working)")
     parser.add_argument("--no-log", action="store_true", help="do not write the session log")
     parser.add_argument("--allow-invoke", action="store_true",
                         help="let the terminal call a page's tools (the tool inspector's x); off by default")
     parser.add_argument("--otlp", metavar="URL", default=None,
                         help="send every call to an OpenTelemetry collector over OTLP/HTTP (default: $OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT)")
+    parser.add_argument("--show-payloads", action="store_true",
+                        help="show the arguments and results of calls (and Prompt API text) in the timeline's detail, for pages "
+                             "that allow it (capturePayloads); held in memory for the shown session only, never written anywhere")
+    parser.add_argument("--otlp-service", metavar="NAME", default=None,
+                        help="service.name of the exported spans (default: $OTEL_SERVICE_NAME, else webmcp-page)")
 
 
 def relay_config(args: argparse.Namespace) -> RelayConfig:
@@ -74,7 +156,9 @@ def relay_config(args: argparse.Namespace) -> RelayConfig:
         allow_origins=tuple(args.allow_origin),
         log_dir=None if args.no_log else log_dir(),
         otlp=traces_endpoint(args.otlp),
+        otlp_service=args.otlp_service,
         allow_invoke=args.allow_invoke,
+        show_payloads=args.show_payloads,
     )
 
 
@@ -108,10 +192,22 @@ async def start_relay(config: RelayConfig, store: Store | None = None) -> Relay:
 
 
 def write_json(path: Path, doc: Any) -> None:
+    """Write a report, capture or trace whole (via a temporary file), readable by its owner only (0600), like
+    the session log and the token: what a page registered and called is the user's business."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(doc, indent=1, ensure_ascii=False))
+    os.chmod(tmp, 0o600)  # an older .tmp left by a crash keeps its mode through O_CREAT
     tmp.replace(path)
+
+
+def check_state_dirs() -> None:
+    """The config (token) and state (logs) directories are checked at start: unusable, it is one line and
+    exit 2 before anything runs, never a traceback."""
+    usable_dir(config_dir(), "config directory")
+    usable_dir(state_dir(), "state directory")
 
 
 def write_reports(store: Store, directory: Path) -> list[Path]:
@@ -129,7 +225,9 @@ def write_reports(store: Store, directory: Path) -> list[Path]:
 
 def session_line(session: Any) -> str:
     ctx = session.info.context
-    return f"{session.id} {session.info.origin} [{ctx}, {session.state}] {session.stats.summary()}"
+    # Page text (the origin) shows every control inert, line breaks included: a page cannot print a line of its
+    # own. The stream (InertStream) passes our own CR/LF, so the page's must be made inert here.
+    return f"{session.id} {inert_str(session.info.origin, 120)} [{ctx}, {session.state}] {session.stats.summary()}"
 
 
 async def _relay_main(args: argparse.Namespace) -> int:
@@ -140,11 +238,17 @@ async def _relay_main(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    log_said: str | None = None
+    next_summary = loop.time() + SUMMARY_EVERY
     try:
         while not stop.is_set():
             try:
-                await asyncio.wait_for(stop.wait(), SUMMARY_EVERY)
+                await asyncio.wait_for(stop.wait(), HEALTH_EVERY)
             except TimeoutError:
+                log_said = _say_log_health(relay, log_said)
+                if loop.time() < next_summary:
+                    continue
+                next_summary = loop.time() + SUMMARY_EVERY
                 for session in relay.store.live_sessions():
                     print(session_line(session), flush=True)
                 if relay.otlp is not None and relay.otlp.stats.state == "unreachable":
@@ -156,6 +260,20 @@ async def _relay_main(args: argparse.Namespace) -> int:
         for path in write_reports(relay.store, Path(args.report_on_exit)):
             print(f"wrote {path}", flush=True)
     return 0
+
+
+def _say_log_health(relay: Relay, said: str | None) -> str | None:
+    """One line when the session log starts failing, one when it writes again; returns what was said."""
+    log = relay.session_log
+    if log is None:
+        return said
+    if log.error is not None and said is None:
+        print(f"session log: cannot write: {log.error}; keeping the newest lines in memory", flush=True)
+        return log.error
+    if log.error is None and said is not None:
+        print(f"session log: writing again ({log.dropped} lines dropped meanwhile)", flush=True)
+        return None
+    return said
 
 
 def cmd_relay(args: argparse.Namespace) -> int:
@@ -170,10 +288,13 @@ def cmd_snippet(args: argparse.Namespace) -> int:
 
 
 def cmd_replay_report(args: argparse.Namespace) -> int:
+    notes: list[str] = []
     try:
-        store = load_store(Path(args.file))
+        store = load_store(Path(args.file), notes=notes)
     except ReplayError as exc:
         raise UsageError(str(exc)) from None
+    for note in notes:
+        print(f"wmcp-top replay: {inert_str(note)}", file=sys.stderr)
     for path in write_reports(store, Path(args.report)):
         print(f"wrote {path}")
     return 0

@@ -341,6 +341,27 @@ def route(frame: dict[str, Any]) -> str:
     return SHOP if sid == RELAYED else sid
 
 
+def answer_command(message: str | bytes) -> dict[str, Any] | None:
+    """The demo's `result` for a relay `command` (the terminal's `x`): the demo's pages have no real tools, so
+    an invoke is answered at once with a synthetic result that says so, or refused for a tool it never had."""
+    import json
+
+    try:
+        msg = json.loads(message)
+    except ValueError:
+        return None
+    if not isinstance(msg, dict) or msg.get("type") != "command" or not isinstance(msg.get("id"), str):
+        return None
+    reply: dict[str, Any] = {"type": "result", "id": msg["id"], "session": msg.get("session", "")}
+    args = msg.get("args") if isinstance(msg.get("args"), dict) else {}
+    tool = args.get("tool")
+    known = {name for tools in (_SHOP_TOOLS, _DOCS_TOOLS) for name in tools}
+    if msg.get("name") != "invoke" or tool not in known:
+        return {**reply, "ok": False, "error": f"the demo cannot run {msg.get('name')!s:.40} {tool!s:.60}"}
+    text = json.dumps({"demo": True, "tool": tool, "note": "a synthetic answer: wmcp-top --demo has no real page"})
+    return {**reply, "ok": True, "text": text, "resultBytes": len(text), "wallMs": 1.0}
+
+
 async def run_demo(ws_url: str, seed: int = DEFAULT_SEED, speed: float = 1.0, *, limit_seconds: float | None = None) -> None:
     """Send the scenario to the relay at `ws_url` until cancelled (or for `limit_seconds` of scenario time)."""
     import json
@@ -352,8 +373,10 @@ async def run_demo(ws_url: str, seed: int = DEFAULT_SEED, speed: float = 1.0, *,
 
     async def drain(ws: Any) -> None:
         try:
-            async for _ in ws:  # acks and errors: a real agent reads them; the demo needs none
-                pass
+            async for message in ws:  # acks and errors: a real agent reads them; the demo needs none
+                answer = answer_command(message)
+                if answer is not None:  # `x` under --allow-invoke: answer at once, as a page would
+                    await ws.send(json.dumps(answer, separators=(",", ":")))
         except Exception:  # noqa: BLE001 - a closed socket ends the reader
             return
 

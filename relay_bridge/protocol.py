@@ -29,6 +29,8 @@ MAX_DETAIL_KEYS = 16
 MAX_CONTENT_TYPES = 16
 MAX_RESULT_TEXT = 256 * 1024  # an invoked tool's result text, for the terminal dialog
 MAX_PAYLOAD = 64 * 1024  # characters of one captured argument or result text (payload capture is opt-in)
+# ... plus the agent's cut marker `...[N chars]` (001's form) when the text was longer than its limit.
+MAX_PAYLOAD_TEXT = MAX_PAYLOAD + 32
 MAX_LIVE_SESSIONS = 64
 MAX_SESSIONS_PER_CONNECTION = 16
 # Largest accepted clock or size: finite, far above anything real (about 300 years in ms).
@@ -87,12 +89,20 @@ class Span(Struct, forbid_unknown_fields=True):
     overlapped: bool | None = None
     # The error's class name (e.g. "TypeError"), for OpenTelemetry's error.type; never a message or stack.
     errorType: Annotated[str, Meta(max_length=64)] | None = None
-    # The page's own refusal classifier said so (`isRefusal` hook): "confirm" or "unavailable".
-    refusal: Literal["confirm", "unavailable"] | None = None
+    # A refusal (the tool declined to act): "confirm" or "unavailable" from the built-in match, or the label the
+    # page's own `isRefusal` hook returned (a short identifier, as autotel-webmcp lets hosts name their own).
+    refusal: Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}$")] | None = None
     # The consent the page recorded for this call (`recordConsent`), and whether the label the human read
     # named another tool than the one that ran.
     consent: Literal["granted", "denied"] | None = None
     consentMismatch: bool | None = None
+    # Declarative (form) calls: how long the filled form waited for the user's submit (kept out of wallMs), and
+    # "navigated" when the submission left the document (the calling document's executeTool got null).
+    waitedMs: NonNeg | None = None
+    outcome: Literal["navigated"] | None = None
+    # "terminal": the call was started from wmcp-top (the inspector's `x`), not by the page's agent. It is in
+    # the timeline and the spans, never in the host-gap chain, the totals or the per-tool numbers.
+    invokedBy: Literal["terminal"] | None = None
 
 
 class SessionInfo(Struct, forbid_unknown_fields=True):
@@ -131,6 +141,10 @@ class CallStart(Struct, forbid_unknown_fields=True):
     invokedAt: NonNeg
     depth: Annotated[int, Meta(ge=0, le=64)] = 0
     parent: NonNegInt | None = None
+    # A form without toolautosubmit, filled and waiting for the user's submit: not tool time yet. A later
+    # `start` with the same seq and no `waiting` says the user submitted (its invokedAt is the submit).
+    waiting: bool = False
+    invokedBy: Literal["terminal"] | None = None  # started from wmcp-top, not by the page's agent
 
 
 class Start(Struct, tag="start", tag_field="type", forbid_unknown_fields=True):
@@ -199,6 +213,24 @@ class LedgerFrame(Struct, tag="ledger", tag_field="type", forbid_unknown_fields=
     ledger: Ledger
 
 
+class FormField(Struct, forbid_unknown_fields=True):
+    """One control of a declarative tool's form: which parameter it feeds and what the lint needs. No values."""
+
+    element: Annotated[str, Meta(max_length=MAX_TOOL_NAME)]
+    param: ToolName | None = None  # its name; None: it has none, so it feeds no parameter
+    type: ShortText = ""
+    inSchema: bool = False
+    described: bool = False  # has toolparamdescription
+    labeled: bool = False  # a <label>, aria-label(ledby) or title
+    required: bool = False
+
+
+class FormFacts(Struct, forbid_unknown_fields=True):
+    autosubmit: bool = False
+    navigates: bool = True
+    fields: Annotated[list[FormField], Meta(max_length=64)] = []
+
+
 class ToolChange(Struct, tag="tool", tag_field="type", forbid_unknown_fields=True):
     session: SessionId
     change: Literal["registered", "unregistered"]
@@ -216,6 +248,9 @@ class ToolChange(Struct, tag="tool", tag_field="type", forbid_unknown_fields=Tru
     # Optional fingerprint of the handler's source (off by default in the agent): a changed fingerprint under
     # an unchanged descriptor is still a redefinition.
     fingerprint: Annotated[str, Meta(max_length=64)] | None = None
+    # "form": a declarative tool (<form toolname>), its descriptor the host's generated one, `form` its controls.
+    kind: Literal["imperative", "form"] | None = None
+    form: FormFacts | None = None
 
 
 class Status(Struct, tag="status", tag_field="type", forbid_unknown_fields=True):
@@ -240,8 +275,13 @@ class Payload(Struct, tag="payload", tag_field="type", forbid_unknown_fields=Tru
 
     session: SessionId
     seq: NonNegInt
-    arguments: Annotated[str, Meta(max_length=MAX_PAYLOAD)] | None = None
-    result: Annotated[str, Meta(max_length=MAX_PAYLOAD)] | None = None
+    # Set for a Prompt API step: then `seq` is the step's seq in that prompt session, `arguments` the prompt's
+    # text and `result` the model's answer (streamed chunks joined).
+    promptSession: Annotated[str, Meta(min_length=1, max_length=36)] | None = None
+    arguments: Annotated[str, Meta(max_length=MAX_PAYLOAD_TEXT)] | None = None
+    result: Annotated[str, Meta(max_length=MAX_PAYLOAD_TEXT)] | None = None
+    # A thrown error's message (autotel-webmcp's `webmcp.error.message`, capture on only).
+    error: Annotated[str, Meta(max_length=MAX_PAYLOAD_TEXT)] | None = None
 
 
 class Prompt(Struct, tag="prompt", tag_field="type", forbid_unknown_fields=True):
@@ -295,6 +335,8 @@ class Welcome(Struct, tag="welcome", tag_field="type"):
     protocol: str
     relay: str
     limits: Limits = field(default_factory=Limits)
+    # The relay has a use for opt-in `payload` frames (--otlp or --show-payloads): an agent sends none otherwise.
+    payloads: bool = False
 
 
 class Ack(Struct, tag="ack", tag_field="type", omit_defaults=True):

@@ -29,14 +29,19 @@ class Received:
     def has(self, seq: int) -> bool:
         if seq <= self.acked:
             return True
+        if not self.ranges:
+            return False
         i = bisect_right(self.ranges, [seq, float("inf")]) - 1
         return i >= 0 and self.ranges[i][1] >= seq
 
     def add(self, seq: int) -> bool:
         """Record `seq`; False when it was already there (a duplicate)."""
+        r = self.ranges
+        if seq == self.acked + 1:  # in order: the common case, no search
+            self.acked = r.pop(0)[1] if r and r[0][0] == seq + 1 else seq
+            return True
         if self.has(seq):
             return False
-        r = self.ranges
         i = bisect_right(r, [seq, float("inf")])  # r[i-1].lo <= seq < r[i].lo
         joins_left = i > 0 and r[i - 1][1] == seq - 1
         joins_right = i < len(r) and r[i][0] == seq + 1

@@ -12,10 +12,13 @@ page_agent/src/stats.js through tests/vectors/, so the two implementations canno
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from .protocol import Span
 from .units import summary_line
@@ -78,7 +81,11 @@ class SessionStats:
     # -- ingest -------------------------------------------------------------------------------------------
 
     def add(self, span: Span) -> Span | None:
-        """Account one new span (the caller has deduplicated by seq). Returns the span evicted, if any."""
+        """Account one new span (the caller has deduplicated by seq). Returns the span evicted, if any.
+        A call started from the terminal (`invokedBy == "terminal"`) is not part of the agent's run: it is kept
+        for the timeline and export, but counts in no total, row or percentile."""
+        if span.invokedBy == "terminal":
+            return self._keep(span)
         row = self._row(span.tool)
         self._touch(span.tool)
         row.calls += 1
@@ -104,6 +111,9 @@ class SessionStats:
             self._first_seq = span.seq
         if span.overlapped if span.overlapped is not None else (span.gapSincePrevCallMs is None and span.seq != self._first_seq):
             t.overlappingCalls += 1
+        return self._keep(span)
+
+    def _keep(self, span: Span) -> Span | None:
         self.ring[span.seq] = span
         if len(self.ring) > self.buffer:
             evicted = self.ring.popitem(last=False)[1]
@@ -116,7 +126,10 @@ class SessionStats:
         if span is None:
             return False
         delta = blocking_ms - span.blockingMs
-        span.blockingMs = blocking_ms
+        # a new span, not a changed one: spans are shared with snapshots (a paused screen's moment)
+        self.ring[seq] = msgspec.structs.replace(span, blockingMs=blocking_ms)
+        if span.invokedBy == "terminal":
+            return True
         self.totals.blockingMs += delta
         row = self.tools.get(span.tool)
         if row is not None:
@@ -185,6 +198,18 @@ class SessionStats:
             row = self.tools[name] = ToolRow()
         return row
 
+    def snapshot(self) -> SessionStats:
+        """A copy that later spans do not change, made in O(ring + tools): spans are never changed in place, so
+        they are shared; rows and totals, which are, are copied."""
+        copy = SessionStats.__new__(SessionStats)
+        copy.buffer = self.buffer
+        copy.ring = OrderedDict(self.ring)
+        copy.tools = {name: dataclasses.replace(row) for name, row in self.tools.items()}
+        copy.totals = dataclasses.replace(self.totals)
+        copy._measured = self._measured
+        copy._first_seq = self._first_seq
+        return copy
+
     # -- read ---------------------------------------------------------------------------------------------
 
     @property
@@ -194,7 +219,8 @@ class SessionStats:
     def wall_times(self) -> dict[str, list[float]]:
         out: dict[str, list[float]] = {}
         for span in self.ring.values():
-            out.setdefault(span.tool, []).append(span.wallMs)
+            if span.invokedBy != "terminal":
+                out.setdefault(span.tool, []).append(span.wallMs)
         return out
 
     def aggregates(self) -> list[dict[str, Any]]:

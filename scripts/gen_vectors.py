@@ -144,6 +144,14 @@ CASES: list[tuple[str, str, int, list[dict[str, Any]]]] = [
         S(1, "inner", 5.0, 10.0, depth=1, parent=0, overlapped=True),
         S(0, "outer", 0.0, 20.0),
     ]),
+    ("018-terminal-call", "a call started from the terminal (invokedBy) is held and traced, but counts in no total, row, "
+     "percentile or gap; the next agent call's gap runs from the last agent call", 500, [
+        reg("find", 200),
+        S(0, "find", 0.0, 10.0, result_bytes=100),
+        {"op": "span", "span": synth.span(SID, 1, "find", 20.0, 500.0, result_bytes=9000, synthetic=True) | {"invokedBy": "terminal"}},
+        {"op": "update", "seq": 1, "blockingMs": 40.0},
+        S(2, "find", 40.0, 30.0, result_bytes=300, gap=30.0),
+    ]),
 ]
 
 FORMATS = {

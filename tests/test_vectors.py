@@ -117,3 +117,10 @@ def test_measure_by_hand() -> None:
 def test_error_vectors() -> None:
     for case in json.loads((VECTORS / "errors.json").read_text(encoding="utf-8")):
         assert error_text(case["policy"], case["thrown"]["name"], case["thrown"]["message"]) == case["expect"]
+
+
+@pytest.mark.parametrize("case", json.loads((VECTORS / "fingerprint.json").read_text())["cases"], ids=lambda c: c["name"])
+def test_descriptor_fingerprint(case: dict) -> None:
+    from relay_bridge.fingerprint import descriptor_fingerprint
+
+    assert descriptor_fingerprint(case["tool"], case.get("handler")) == case["expect"]

@@ -18,6 +18,8 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
     wheel = next((tmp_path / "dist").glob("wmcp_top-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "relay_bridge/_agent/agent.js" in names
+    for ext in ("manifest.json", "agent.js", "bridge.js", "sw.js", "popup.html", "popup.js", "pair.html", "pair.js"):
+        assert f"relay_bridge/_extension/{ext}" in names, ext
     for data in ("schema/report.v2.json", "schema/footprint.v1.json", "schema/budget.v1.json", "schema/thresholds.v1.json", "bench/harness.js"):
         assert f"relay_bridge/{data}" in names, data
     assert any(re.match(r"tui/_themes/.+\.(toml|json)$", n) for n in names)
@@ -41,6 +43,12 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
     finally:
         proc.terminate()
         proc.wait(10)
+    # `wmcp-top extension` points into the installed package, and its link carries the token of the config file
+    out = subprocess.run([str(venv / "bin" / "wmcp-top"), "extension", "--port", "7420"], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "WMCP_TOP_HOME": str(home)}, check=True)
+    folder = Path(re.search(r"is in:\n  (\S+)\n", out.stdout).group(1))  # type: ignore[union-attr]
+    assert folder.is_relative_to(venv) and (folder / "manifest.json").is_file() and (folder / "sw.js").is_file()
+    assert f"&t={token}" in out.stdout
     # the installed package knows nothing of the source tree
     code = "import relay_bridge, tui; print(relay_bridge.__file__, tui.__file__)"
     out = subprocess.run([str(py), "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)

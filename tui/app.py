@@ -26,7 +26,7 @@ from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import trace_document
 from relay_bridge.paths import data_dir
 from relay_bridge.server import Relay, RelayConfig
-from relay_bridge.store import Session, Store
+from relay_bridge.store import Session, Store, StoreSnapshot
 
 from . import keys
 from .changes import Changes
@@ -89,6 +89,8 @@ class WmcpTopApp(App[int]):
         # Every view subscribes here on mount (and unsubscribes on unmount): what changed in the store.
         self.changes: Signal[Changes] = Signal(self, "changes")
         self._held = Changes()  # what changed while paused
+        self._moment: StoreSnapshot | None = None  # while paused: the store as it was at `p`
+        self._moment_ms = 0.0
         self._feed_task: asyncio.Task[None] | None = None
         self._probe_task: asyncio.Task[None] | None = None
         self.theme_errors: list[str] = []
@@ -204,10 +206,25 @@ class WmcpTopApp(App[int]):
             return
         self.changes.publish(changes)
 
+    @property
+    def view_store(self) -> Store | StoreSnapshot:
+        """What the views show: the store, or while paused the one moment `p` was pressed (every view and every
+        tab the same moment, opened before the pause or after)."""
+        return self._moment if self._moment is not None else self.store
+
+    def view_clock_ms(self) -> float:
+        """The clock the views show times with (running calls): stopped at the moment while paused."""
+        return self._moment_ms if self._moment is not None else self.clock_ms()
+
     def watch_paused(self, paused: bool) -> None:
-        if not paused:
-            held, self._held = self._held, Changes()
-            self._publish(held | Changes(frozenset(self.store.sessions), True, True))
+        if paused:
+            self._moment, self._moment_ms = self.store.snapshot(), self.clock_ms()
+            # what the coalescer had not handed over yet is in the moment too: show it all, once
+            self.changes.publish(Changes(frozenset(self._moment.sessions), True, True))
+            return
+        self._moment = None
+        held, self._held = self._held, Changes()
+        self._publish(held | Changes(frozenset(self.store.sessions), True, True))
 
     @property
     def selected_session_id(self) -> str | None:
@@ -272,39 +289,64 @@ class WmcpTopApp(App[int]):
     def _stamp(self) -> str:
         return time.strftime("%Y%m%d-%H%M%S")
 
-    def _export(self, name: str, doc: Any) -> Path | None:
-        path = self.export_dir / name
+    def _export_path(self, stem: str, suffix: str) -> Path:
+        """`DIR/<stem>-<stamp><suffix>`, never an existing file: two exports in one second get `-2`, `-3`."""
+        base = f"{stem}-{self._stamp()}"
+        path = self.export_dir / f"{base}{suffix}"
+        n = 1
+        while path.exists():
+            n += 1
+            path = self.export_dir / f"{base}-{n}{suffix}"
+        return path
+
+    def _export(self, stem: str, doc: Any) -> Path | None:
+        path = self._export_path(stem, ".json")
         try:
             write_json(path, doc)
         except OSError as exc:
-            self.notify(inert_str(f"could not write {path}: {exc.strerror}"), severity="error", markup=False)
+            self.notify(inert_str(f"could not write {path}: {exc.strerror or exc}"), severity="error", markup=False)
             return None
         self.notify(inert_str(f"wrote {path}"), title="export", markup=False, timeout=6)
         return path
+
+    def _no_sessions(self) -> bool:
+        if self.store.sessions:
+            return False
+        self.notify("no sessions yet: nothing to export", severity="warning")
+        return True
 
     def action_export_report(self) -> Path | None:
         session = self.selected_session
         if session is None:
             self.notify("no session selected", severity="warning")
             return None
-        return self._export(f"report-{session.id}-{self._stamp()}.json", build_report(session))
+        return self._export(f"report-{session.id}", build_report(session))
 
     def action_export_capture(self) -> Path | None:
-        return self._export(f"capture-{self._stamp()}.json", build_capture(self.store))
+        if self._no_sessions():
+            return None
+        return self._export("capture", build_capture(self.store))
 
     def action_export_trace(self) -> Path | None:
+        if self._no_sessions():
+            return None
         sessions = [(f"{s.info.origin} {s.id}", s.info.timeOrigin, s.spans()) for s in self.store.sessions.values()]
-        return self._export(f"trace-{self._stamp()}.json", trace_document(sessions))
+        return self._export("trace", trace_document(sessions))
 
     def action_screenshot(self) -> Path | None:
-        self.export_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            path = self.save_screenshot(f"wmcp-top-{self._stamp()}.svg", str(self.export_dir))
-        except OSError as exc:
-            self.notify(inert_str(f"could not save the screenshot: {exc.strerror}"), severity="error", markup=False)
+        if getattr(self.screen, "holds_payload", False):  # tui/screens/entry_detail.py: a body is on screen
+            self.notify("no screenshot while a payload is shown: it would write the body to a file", severity="warning")
             return None
-        self.notify(inert_str(f"wrote {path}"), title="screenshot", markup=False, timeout=6)
-        return Path(path)
+        try:  # an unusable export dir is a toast, like e/E/t: never an exception that takes the relay down
+            self.export_dir.mkdir(parents=True, exist_ok=True)
+            path = self._export_path("wmcp-top", ".svg")
+            saved = self.save_screenshot(path.name, str(self.export_dir))
+        except OSError as exc:
+            self.notify(inert_str(f"could not save the screenshot in {self.export_dir}: {exc.strerror or exc}"),
+                        severity="error", markup=False)
+            return None
+        self.notify(inert_str(f"wrote {saved}"), title="screenshot", markup=False, timeout=6)
+        return Path(saved)
 
     def action_copy_snippet(self) -> None:
         if self.relay is None:
@@ -390,8 +432,13 @@ class WmcpTopApp(App[int]):
             self.pop_screen()
         self.push_screen(make())
 
+    # Textual's own entries that one of ours replaces (its Screenshot also fails outside a web driver).
+    REPLACED_SYSTEM_COMMANDS = frozenset({"Quit", "Screenshot"})
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title not in self.REPLACED_SYSTEM_COMMANDS:
+                yield command
         on_dashboard = isinstance(screen, DashboardScreen)
         for action in keys.ACTIONS:
             if action.scope == "dashboard" and not on_dashboard:

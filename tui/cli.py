@@ -12,7 +12,7 @@ from relay_bridge.inert import inert_output
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = core.OneLineParser(
         prog="wmcp-top",
         description="A terminal profiler for WebMCP: page compute, payload weight and host wait, live.",
     )
@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--export-dir", default=None, help="where e/E/t/ctrl+s write (default: user data dir)")
     parser.add_argument("--demo", action="store_true", help="feed the dashboard a synthetic demo over a real socket")
     parser.add_argument("--seed", type=int, default=None, help="the demo's random seed (default 7: the same feed every run)")
-    parser.add_argument("--demo-speed", type=float, default=1.0, help="play the demo at this many times real time")
+    parser.add_argument("--demo-speed", type=core.positive_float, default=1.0, help="play the demo at this many times real time (above 0)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     relay = sub.add_parser("relay", help="run the relay headless, print one summary line per session")
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="open a session log or capture in the UI, or write reports with --report")
     replay.add_argument("file")
     replay.add_argument("--report", metavar="DIR", help="write reports headlessly instead of opening the UI")
-    replay.add_argument("--speed", type=float, default=0.0, help="replay in real time x SPEED (0 = all at once)")
+    replay.add_argument("--speed", type=core.speed_type, default=0.0, help="replay in real time x SPEED (0 = all at once)")
     replay.add_argument("--theme", default=None)
     replay.add_argument("--export-dir", default=None)
     for lane in headless_lanes():
@@ -77,23 +77,26 @@ def wants_ui(args: argparse.Namespace) -> bool:
     if args.command == "attach":
         return not args.headless
     if args.command == "open":
-        return not args.no_ui and sys.stdout.isatty()
+        return not args.no_ui and not getattr(args, "check_lanes", False) and sys.stdout.isatty()
     return False
 
 
 def headless_lanes() -> list:  # type: ignore[type-arg]
     """Subcommands that live in relay_bridge and run without the UI: each has add_parser(sub) and run(args)."""
-    from relay_bridge import browser, compare
+    from relay_bridge import browser, compare, extension
     from relay_bridge.bench import cli as bench
     from relay_bridge.cdp import cli as attach
     from relay_bridge.footprint import cli as footprint
 
-    return [footprint, compare, bench, attach, browser]
+    return [footprint, compare, bench, attach, browser, extension]
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        core.check_output_dirs(args)
+        if not (args.command == "replay" and args.report):  # everything else keeps a token or a log
+            core.check_state_dirs()
         headless = headless_command(args)
         if headless is None:
             from .run import run_app  # Textual is imported only for the UI
@@ -106,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     except core.UsageError as exc:
         with inert_output():
             return core.fail(str(exc))
+    except OSError as exc:
+        # A file-system fault the start checks could not foresee (the disk went read-only meanwhile): one line.
+        with inert_output():
+            return core.fail(f"{exc.filename or 'file'}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         return 130
 

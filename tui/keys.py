@@ -46,7 +46,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("wmcp.export_report", "e", "export_report", "Report", help="write the selected session's report (v2)"),
     Action("wmcp.export_capture", "E", "export_capture", "Capture", show=False, help="write a capture of all sessions"),
     Action("wmcp.export_trace", "t", "export_trace", "Trace", show=False, help="write a Chrome trace of all sessions"),
-    Action("wmcp.screenshot", "ctrl+s", "screenshot", "SVG", show=False, help="save an SVG screenshot"),
+    Action("wmcp.screenshot", "ctrl+s", "screenshot", "Screenshot", show=False, help="save an SVG screenshot in the export dir"),
     Action("wmcp.status", "d", "status", "Status", help="status and troubleshooting"),
     Action("wmcp.timeline", "l", "timeline", "Timeline", help="the selected session's timeline"),
     Action("wmcp.inspect", "i", "inspect", "Inspect", help="inspect the selected tool"),

@@ -8,11 +8,13 @@ user can fix comes back as a `UsageError` (one line, exit code 2) after the term
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from pathlib import Path
 
 from relay_bridge.cli import UsageError, preflight_port, relay_config, write_reports
-from relay_bridge.replay import ReplayError
+from relay_bridge.replay import ReplayError, StepClock
+from relay_bridge.store import Store
 
 
 def build_app(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -22,6 +24,8 @@ def build_app(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
     export_dir = Path(args.export_dir).expanduser() if getattr(args, "export_dir", None) else None
     theme = getattr(args, "theme", None)
+    if theme:
+        check_theme(theme)
     probe = None
     if os.environ.get("WMCP_TOP_PROBE"):
         from .probe import Probe
@@ -33,7 +37,8 @@ def build_app(args: argparse.Namespace):  # type: ignore[no-untyped-def]
             feed = replay_feed(path, args.speed)
         except ReplayError as exc:
             raise UsageError(str(exc)) from None
-        return WmcpTopApp(feed=feed, theme_name=theme, export_dir=export_dir, source_label=f"replay {path.name}", probe=probe)
+        store = Store(clock=StepClock())  # stamps carry the log's time, not the replay's
+        return WmcpTopApp(store=store, feed=feed, theme_name=theme, export_dir=export_dir, source_label=f"replay {path.name}", probe=probe)
     config = relay_config(args)
     preflight_port(config)
     cdp_url = None
@@ -47,12 +52,25 @@ def build_app(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
         feed = open_feed(args.url, True if args.headless else None, args.browser)
     elif getattr(args, "demo", False):
+        if config.log_dir is not None:  # a demo's frames are not mixed with (or pruning) the real runs' logs
+            config = dataclasses.replace(config, log_dir=config.log_dir / "demo")
         seed = getattr(args, "seed", None)
-        speed = getattr(args, "demo_speed", 1.0) or 1.0
+        speed = getattr(args, "demo_speed", 1.0)
         feed = demo_feed(seed if seed is not None else 7, speed)
     else:
         feed = None
     return WmcpTopApp(relay_config=config, feed=feed, theme_name=theme, export_dir=export_dir, probe=probe, cdp_url=cdp_url)
+
+
+def check_theme(name: str) -> None:
+    """An unknown --theme is a usage error at start (not a toast after the screen is up)."""
+    from textual.theme import BUILTIN_THEMES
+
+    from .themes import load_themes
+
+    known = set(BUILTIN_THEMES) | set(load_themes().themes)
+    if name not in known:
+        raise UsageError(f"unknown theme {name!r}; known: {', '.join(sorted(known))}")
 
 
 def run_app(args: argparse.Namespace) -> int:

@@ -153,6 +153,9 @@ class SessionStats {
    * @returns {object|null} the span evicted from the ring, if any
    */
   add(span) {
+    // A call started from the terminal (`invokedBy: "terminal"`) is not part of the agent's run: it is kept
+    // for the timeline and export, but counts in no total, row or percentile.
+    if (span.invokedBy === "terminal") return this.keep(span)
     const row = this.row(span.tool)
     row.calls += 1
     row.blockingMs += span.blockingMs
@@ -176,6 +179,11 @@ class SessionStats {
     if (this.firstSeq === null || span.seq < this.firstSeq) this.firstSeq = span.seq
     const ov = span.overlapped !== undefined && span.overlapped !== null ? span.overlapped : span.gapSincePrevCallMs === null && span.seq !== this.firstSeq
     if (ov) t.overlappingCalls += 1
+    return this.keep(span)
+  }
+
+  /** Hold `span` in the ring; returns the span evicted, if any. */
+  keep(span) {
     this.ring.set(span.seq, span)
     if (this.ring.size > this.buffer) {
       const [seq, old] = this.ring.entries().next().value
@@ -191,6 +199,7 @@ class SessionStats {
     if (!span) return false
     const delta = blockingMs - span.blockingMs
     span.blockingMs = blockingMs
+    if (span.invokedBy === "terminal") return true
     this.totals.blockingMs += delta
     const row = this.tools.get(span.tool)
     if (row) row.blockingMs += delta
@@ -250,6 +259,7 @@ class SessionStats {
   aggregates() {
     const walls = new Map()
     for (const span of this.ring.values()) {
+      if (span.invokedBy === "terminal") continue
       let list = walls.get(span.tool)
       if (!list) walls.set(span.tool, (list = []))
       list.push(span.wallMs)
@@ -498,21 +508,19 @@ function inputBytesOf(input) {
 
 const isEnvelope = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && Array.isArray(v.content)
 
+/** MCP's content types (CallToolResult.content[].type); any other page string is counted as "other". */
+const CONTENT_TYPES = ["text", "image", "audio", "resource", "resource_link"]
+
 function contentFacts(envelope) {
   const types = {}
   let image = 0
-  let n = 0
   for (const item of envelope.content) {
     if (!item || typeof item !== "object") continue
-    let kind = item.type
+    const kind = item.type
     if (typeof kind !== "string") continue
-    kind = kind.slice(0, 32)
-    if (!(kind in types)) {
-      if (n >= 16) continue
-      n++
-      types[kind] = 0
-    }
-    types[kind] += 1
+    // Keys are ours, never page text: a page's own `type` strings would otherwise travel to the terminal.
+    const key = CONTENT_TYPES.includes(kind) ? kind : "other"
+    types[key] = (types[key] || 0) + 1
     if (kind === "image" && typeof item.data === "string") image += item.data.length
   }
   return [types, image]
@@ -523,7 +531,25 @@ function contentFacts(envelope) {
  * @mcp-b/webmcp-polyfill 5.x, which writes JSON.stringify(value) when that gives text and String(value)
  * otherwise (so a cycle reads "[object Object]" instead of failing), "" becoming "Operation succeeded".
  */
-const PROFILES = ["chromium", "mcp-b"]
+const PROFILES = ["chromium", "mcp-b", "form", "mcp-b-form"]
+
+/**
+ * A declarative (form) tool's answer: what the page passed to SubmitEvent.respondWith. Chromium 156 delivers it
+ * as for an imperative tool except that "" stays "" (no substitute text). An array of strings is the page's
+ * validation messages: an error, counted in `validation`.
+ */
+function formFacts(value) {
+  if (value === "") return facts(0, "string", false, false, { text: 1 })
+  return validationOf(value, resultFacts(value, "chromium"))
+}
+
+function validationOf(value, f) {
+  if (Array.isArray(value) && value.length && value.every((m) => typeof m === "string")) {
+    f.isError = true
+    f.validation = value.length
+  }
+  return f
+}
 
 /**
  * Facts about what the agent reads for a tool that returned `value`.
@@ -532,6 +558,8 @@ const PROFILES = ["chromium", "mcp-b"]
  */
 function resultFacts(value, profile = "chromium") {
   const t = typeof value
+  if (profile === "form") return formFacts(value)
+  if (profile === "mcp-b-form") return validationOf(value, resultFacts(value, "mcp-b"))
   if (profile === "mcp-b" && value !== null && (t === "object" || t === "function")) return mcpbFacts(value)
   if (t === "string") {
     if (value === "") return facts(SUBSTITUTE_BYTES, "string", false, true, { text: 1 })
@@ -626,8 +654,8 @@ function errorText(err, policy) {
  */
 function resultText(value, profile = "chromium") {
   const t = typeof value
-  if (t === "string") return value === "" ? EMPTY_SUBSTITUTE : value
-  if (profile === "mcp-b" && value !== null && (t === "object" || t === "function")) {
+  if (t === "string") return value === "" && profile !== "form" ? EMPTY_SUBSTITUTE : value
+  if ((profile === "mcp-b" || profile === "mcp-b-form") && value !== null && (t === "object" || t === "function")) {
     let text
     try {
       text = JSON.stringify(value)
@@ -664,7 +692,7 @@ function inputText(input) {
     return null
   }
 }
-return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, PROFILES, resultFacts, errorText, resultText, inputText };
+return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, CONTENT_TYPES, PROFILES, resultFacts, errorText, resultText, inputText };
 })();
 
 // ---- hooks.js ----
@@ -673,46 +701,67 @@ __m["hooks"] = (function () {
 // built-in English refusal match, the consent label check. Pure helpers; nothing here keeps a body.
 
 const { cap } = __m["util"];
-/**
- * A short, stable hash of a text (two FNV-1a 32-bit lanes over UTF-16 units, 16 hex digits). Used for the
- * optional handler fingerprint: not cryptographic, only "did this function's source change".
- */
-function shortHash(text) {
+/** FNV-1a, 32 bits, over UTF-16 code units, as 8 hex digits (001's descriptor fingerprint hash). */
+function fnv1a32(text) {
   const s = String(text)
-  let a = 0x811c9dc5
-  let b = 0x01000193 ^ s.length
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    a = Math.imul(a ^ c, 0x01000193)
-    b = Math.imul(b ^ c ^ (i & 0xff), 0x0100019d)
-  }
-  return (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0")
+  let h = 0x811c9dc5
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193)
+  return (h >>> 0).toString(16).padStart(8, "0")
 }
 
-/** The fingerprint of a handler: a short hash of its source text, or null when it has none we can read. */
-function fingerprintOf(fn) {
+/** The source text of a handler, or null when it has none we can read (proxies, revoked functions). */
+function sourceOf(fn) {
   if (typeof fn !== "function") return null
-  let src
   try {
-    src = Function.prototype.toString.call(fn)
+    const src = Function.prototype.toString.call(fn)
+    return typeof src === "string" ? src : null
   } catch {
     return null
   }
-  return typeof src === "string" ? shortHash(src) : null
 }
 
 /**
- * The built-in refusal match (used when the page gives no `isRefusal`): two English sentences, at the start
- * of the text the agent reads, case-insensitive.
- *   "confirm":     "Confirmation required" / "User confirmation required" / "This action requires (user) confirmation"
- *   "unavailable": "Tool unavailable" / "This tool is (currently) not available" / "... is unavailable"
+ * The descriptor fingerprint exactly as autotel-webmcp (001) computes `webmcp.tool.descriptor`, so a trace from
+ * either tool joins on it: FNV-1a over the JSON text of [name, title (a string, else ""), description (as a
+ * string, "" when absent), inputSchema (null when absent), annotations (null when absent), handler source (only
+ * with `fingerprintHandler`, else null)]. A changed fingerprint under the same name is a redefinition.
+ * Returns null when the descriptor cannot be serialised (a cyclic schema).
+ * @param {object} tool  the tool object as the page passed it
+ * @param {boolean} withHandler  fold the handler's source in (`fingerprintHandler`)
+ */
+function descriptorFingerprint(tool, withHandler) {
+  let text
+  try {
+    text = JSON.stringify([
+      String(tool.name),
+      typeof tool.title === "string" ? tool.title : "",
+      String(tool.description ?? ""),
+      tool.inputSchema ?? null,
+      tool.annotations ?? null,
+      withHandler ? sourceOf(tool.execute) : null,
+    ])
+  } catch {
+    return null
+  }
+  return typeof text === "string" ? fnv1a32(text) : null
+}
+
+/**
+ * The built-in refusal match (used when the page gives no `isRefusal`):
+ *   autotel-webmcp's (001) two sentences, at the end of the text and case-sensitive as 001 has them:
+ *   "\u2026 was not confirmed." is "confirm", "\u2026 is not available right now." is "unavailable";
+ *   and, case-insensitive at the start: "Confirmation required" / "User confirmation required" / "This action
+ *   requires (user) confirmation" ("confirm"), "Tool unavailable" / "This tool is (currently) not available".
  * A library that rewords its refusals is not recognised: give `isRefusal` then.
  */
 const REFUSALS = [
+  ["confirm", / was not confirmed\.$/],
+  ["unavailable", / is not available right now\.$/],
   ["confirm", /^\s*(?:(?:user )?confirmation (?:is )?required\b|this (?:action|tool|call) requires (?:user |the user's )?confirmation\b)/i],
   ["unavailable", /^\s*(?:this )?tool (?:is )?(?:currently )?(?:not available|unavailable)\b/i],
 ]
 const REFUSAL_SCAN = 2048
+const REFUSAL_LABEL = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}$/
 
 /** The text a refusal would be written in: a string result, or the text items of an MCP envelope. */
 function refusalText(value) {
@@ -733,9 +782,27 @@ function defaultRefusal(value) {
   return null
 }
 
-/** What a page's isRefusal returned, as the wire takes it. */
+/**
+ * What a page's isRefusal returned, as the wire takes it: 001's "confirm" / "unavailable", or the page's own
+ * label (a short identifier, up to 32 characters: letters, digits, `_ . : -`). Anything else is no refusal.
+ */
 function refusalOf(v) {
-  return v === "confirm" || v === "unavailable" ? v : null
+  return typeof v === "string" && REFUSAL_LABEL.test(v) ? v : null
+}
+
+/**
+ * A captured payload text cut at `max` characters the way autotel-webmcp (001) cuts it: the kept head, then
+ * `...[N chars]` naming the full length, so a cut is never mistaken for the whole (nor for valid JSON).
+ * Counts UTF-16 units like 001; never splits a surrogate pair.
+ */
+function cutPayload(text, max, fullLength) {
+  const s = String(text)
+  const n = fullLength === undefined ? s.length : fullLength
+  if (n <= max) return s
+  let end = Math.min(max, s.length)
+  const c = s.charCodeAt(end - 1)
+  if (c >= 0xd800 && c <= 0xdbff) end--
+  return `${s.slice(0, end)}...[${n} chars]`
 }
 
 const norm = (s) => String(s).trim().replace(/\s+/g, " ").toLowerCase()
@@ -765,7 +832,7 @@ function consentMismatch(shown, resolved, descriptor) {
 function consentDetail(shown, resolved, granted, mismatch) {
   return { shown: cap(String(shown ?? ""), 200), resolved: cap(String(resolved), 128), granted: !!granted, mismatch: !!mismatch }
 }
-return { shortHash, fingerprintOf, defaultRefusal, refusalOf, consentMismatch, consentDetail };
+return { fnv1a32, sourceOf, descriptorFingerprint, defaultRefusal, refusalOf, cutPayload, consentMismatch, consentDetail };
 })();
 
 // ---- status.js ----
@@ -806,9 +873,13 @@ const PHASES = {
   },
 }
 
+// Tools registered before the agent loaded are only counted (toolactivated): how to measure them.
+const COUNTED_HINT =
+  "tools registered before the agent are only counted: load the agent first (first in <head>), or run `wmcp-top open URL`, or watch with `wmcp-top attach --cdp`"
+
 /**
  * @param {{active:boolean, inactive?:boolean, hostFound:boolean, registered:boolean, anyCall:boolean,
- *   reasons:string[], inFlight?:number}} s
+ *   reasons:string[], inFlight?:number, countedOnly?:boolean}} s
  * @returns {{phase:string, message:string, hints:string[], coverage:string|null, reasons:string[]}}
  */
 function statusFor(s) {
@@ -824,11 +895,13 @@ function statusFor(s) {
   if (phase !== "inactive" && phase !== "detached") {
     coverage = s.reasons.length ? "incomplete" : s.anyCall ? "running" : "none-observed"
   }
-  return { phase, message: p.message, hints: p.hints.slice(), coverage, reasons: s.reasons.slice(0, 8) }
+  const hints = p.hints.slice()
+  if (s.countedOnly && coverage !== null) hints.unshift(COUNTED_HINT)
+  return { phase, message: p.message, hints, coverage, reasons: s.reasons.slice(0, 8) }
 }
 
 const PHASE_NAMES = Object.keys(PHASES)
-return { statusFor, PHASE_NAMES };
+return { COUNTED_HINT, statusFor, PHASE_NAMES };
 })();
 
 // ---- collector.js ----
@@ -841,7 +914,7 @@ __m["collector"] = (function () {
 
 const { SessionStats, callTokens, tokensForBytes, imageTokens } = __m["stats"];
 const { resultFacts, inputBytesOf, errorText, resultText, inputText } = __m["measure"];
-const { defaultRefusal, refusalOf, consentMismatch, consentDetail } = __m["hooks"];
+const { defaultRefusal, refusalOf, consentMismatch, consentDetail, cutPayload } = __m["hooks"];
 const { now, safely, cap, makeTaskScheduler } = __m["util"];
 const { statusFor } = __m["status"];
 const RECENT_MAX = 256
@@ -924,6 +997,8 @@ class Collector {
     this.lastPhase = null
     this.observer = null
     this.cost = { accounted: 0, ms: 0 }
+    /** tool name -> tokens of calls the terminal asked for that have not entered yet (see expectTerminal) */
+    this.terminalPending = new Map()
     /** tool name -> the consent recorded for its next call */
     this.consents = new Map()
     /** hook name -> times it threw */
@@ -932,14 +1007,21 @@ class Collector {
 
   // ---- the call path ---------------------------------------------------------------------------------
 
-  /** execute() entered. Returns the Call, or null when sampling left it unmeasured. */
-  enter(tool, input, profile) {
+  /**
+   * execute() entered (or a form tool's call began). Returns the Call, or null when sampling left it
+   * unmeasured. `opts.waiting`: a filled form waiting for the user's submit (forms.js); resumed() ends the wait.
+   */
+  enter(tool, input, profile, opts) {
     const t = this.clock()
-    const overlapped = this.open > 0
-    this.open++
-    const gap = overlapped || this.lastSettledAt === null ? null : t - this.lastSettledAt
+    // A call the terminal asked for (`invoke` command) is measured, but it is not the agent's: it stays out of
+    // the host-gap chain (no gap of its own, the next agent call's gap runs from the last agent call) and of
+    // the overlap count, and sampling never drops it.
+    const terminal = this.terminalPending.size > 0 && this.takeTerminal(tool)
+    const overlapped = !terminal && this.open > 0
+    if (!terminal) this.open++
+    const gap = terminal || overlapped || this.lastSettledAt === null ? null : t - this.lastSettledAt
     const sample = this.config.sample
-    if (sample < 1 && !(this.random() < sample)) {
+    if (!terminal && sample < 1 && !(this.random() < sample)) {
       this.unsampled++
       this.stats.setUnsampled(this.unsampled)
       if (overlapped) this.stats.totals.overlappingCalls++
@@ -964,7 +1046,9 @@ class Collector {
       synthetic: this.synthetic,
       profile,
       consent: null,
+      terminal,
     }
+    if (opts && opts.waiting) call.waiting = true
     if (this.consents.size) {
       const consent = this.consents.get(tool)
       if (consent) {
@@ -979,6 +1063,18 @@ class Collector {
     }
     this.sink.start(call)
     return call
+  }
+
+  /**
+   * A call that waited for the user (a form without toolautosubmit) was submitted at `t`: tool time starts
+   * now, the wait is kept apart as waitedMs. A fresh `start` tells the relay.
+   */
+  resumed(call, t) {
+    if (!call || !call.waiting) return
+    call.waiting = false
+    call.waitedMs = Math.max(0, t - call.invokedAt)
+    call.invokedAt = t
+    this.sink.start(call)
   }
 
   // ---- nesting across executeTool() and awaits -----------------------------------------------------------
@@ -1040,8 +1136,10 @@ class Collector {
   /** execute() settled (returned, resolved, threw or rejected). `call` may be null (unsampled). */
   settle(call, ok, value) {
     const t = this.clock()
-    this.open = Math.max(0, this.open - 1)
-    this.lastSettledAt = t
+    if (!call || !call.terminal) {
+      this.open = Math.max(0, this.open - 1)
+      this.lastSettledAt = t
+    }
     if (!call) return
     call.settledAt = t
     call.ok = ok
@@ -1052,6 +1150,33 @@ class Collector {
       this.flushScheduled = true
       this.schedule(() => this.flush())
     }
+  }
+
+  /**
+   * The terminal is about to call `tool` (an `invoke` command): its next call of that tool is marked
+   * `invokedBy: "terminal"`. Returns a function that withdraws the mark if the call never entered.
+   */
+  expectTerminal(tool) {
+    const token = { used: false }
+    const queue = this.terminalPending.get(tool) || []
+    queue.push(token)
+    this.terminalPending.set(tool, queue)
+    return () => {
+      if (token.used) return
+      token.used = true
+      const q = this.terminalPending.get(tool)
+      const i = q ? q.indexOf(token) : -1
+      if (i >= 0) q.splice(i, 1)
+      if (q && !q.length) this.terminalPending.delete(tool)
+    }
+  }
+
+  takeTerminal(tool) {
+    const q = this.terminalPending.get(tool)
+    if (!q || !q.length) return false
+    q.shift().used = true
+    if (!q.length) this.terminalPending.delete(tool)
+    return true
   }
 
   /**
@@ -1089,10 +1214,15 @@ class Collector {
     let errorType = null
     let refusal = null
     const cfg = this.config
-    if (call.ok) {
+    if (call.outcome === "navigated") {
+      // The form's submission left the document: the calling document's executeTool gets null, the agent nothing.
+      facts = { resultBytes: 0, resultType: "null", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
+      isError = false
+    } else if (call.ok) {
       facts = resultFacts(call.value, call.profile)
       isError = facts.isError
       if (!facts.serializable && isError) error = errorText({ name: "TypeError", message: "result could not be serialised to JSON" }, policy)
+      else if (facts.validation) error = errorText({ name: "ValidationError", message: `the form answered with ${facts.validation} validation message(s)` }, policy)
       else if (isError) error = errorText({ name: "Error", message: "isError result" }, policy)
       // A failure a tool library returned as prose (001's isErrorResult): the agent still reads the value.
       if (!isError && typeof cfg.isErrorResult === "function") {
@@ -1128,7 +1258,12 @@ class Collector {
       const max = payloadMax(cfg.maxPayloadLength)
       const args = inputText(call.input)
       const res = call.ok ? resultText(call.value, call.profile) : null
-      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cap(args, max), result: res === null ? null : cap(res, max) }))
+      // A thrown error's message rides along (001's webmcp.error.message, capture on only).
+      const err = call.ok ? null : safely(() => {
+        const v = call.value
+        return v && typeof v === "object" && typeof v.message === "string" ? v.message : String(v)
+      }, null)
+      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cutPayload(args, max), result: res === null ? null : cutPayload(res, max), error: err ? cutPayload(err, max) : null }))
     }
     // Drop the bodies now: only sizes travel on.
     call.input = undefined
@@ -1165,6 +1300,14 @@ class Collector {
       refusal,
       consent: call.consent ? call.consent.consent : null,
       consentMismatch: call.consent ? call.consent.mismatch : null,
+    }
+    // Declarative (form) calls: how long the filled form waited for the user's submit (not tool time), and
+    // "navigated" when the submission left the document.
+    if (call.waitedMs !== undefined) span.waitedMs = call.waitedMs
+    if (call.outcome) span.outcome = call.outcome
+    if (call.terminal) {
+      span.invokedBy = "terminal"
+      span.synthetic = true // not a live host's call (000's meaning), also for the channel's readers
     }
     call.span = span
     this.remember(call)
@@ -1278,8 +1421,10 @@ class Collector {
     // Redefinition (001): the same name again with another descriptor, or another handler source when the
     // fingerprint is on. The tool frame says so by carrying the new descriptor; this event names what moved.
     if (prev && !rec.internal) {
-      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null)
-      const handler = (prev.fingerprint ?? null) !== (rec.fingerprint ?? null)
+      // The fingerprint covers the descriptor (and the handler under fingerprintHandler, whose own hash the
+      // record keeps in the page to say which of the two moved).
+      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null) || (!prev.handlerHash && (prev.fingerprint ?? null) !== (rec.fingerprint ?? null))
+      const handler = (prev.handlerHash ?? null) !== (rec.handlerHash ?? null)
       if (descriptor || handler) {
         full.redefined = true
         this.event("redefined", { tool: rec.name, descriptor, handler })
@@ -1437,6 +1582,7 @@ class Collector {
       anyCall: this.firstCallAt !== null || this.unsampled > 0,
       reasons,
       inFlight: this.inFlight.size,
+      countedOnly: this.unwrapped.size > 0,
     })
     // 000's status fields beside the phase and coverage.
     return {
@@ -1581,16 +1727,16 @@ function wrapExecute(collector, name, original, profile) {
         then = undefined
       }
       if (typeof then === "function") {
+        // A native promise is awaited as is (its `then` is the engine's own: reading it is invisible). Any
+        // other thenable has its `then` read once (above) and called once (here): the host gets a native
+        // promise of the same value, so the page's `then` never runs a second time for our sake.
+        if (!isNativePromise(ret, then)) return settleThenable(c, call, ret, then)
         if (call) return carry(c, call, ret)
-        try {
-          then.call(
-            ret,
-            (v) => c.settle(call, true, v),
-            (e) => c.settle(call, false, e),
-          )
-        } catch {
-          c.settle(call, true, undefined)
-        }
+        then.call(
+          ret,
+          (v) => c.settle(call, true, v),
+          (e) => c.settle(call, false, e),
+        )
         return ret
       }
     }
@@ -1605,6 +1751,39 @@ function wrapExecute(collector, name, original, profile) {
     /* cosmetic only */
   }
   return wrapped
+}
+
+/** A promise of the engine's own, with the engine's own `then` (a subclass or a patched `then` is not). */
+function isNativePromise(ret, then) {
+  try {
+    return then === NATIVE_THEN && ret instanceof Promise
+  } catch {
+    return false
+  }
+}
+const NATIVE_THEN = Promise.prototype.then
+
+/**
+ * A thenable that is not a native promise: call the `then` already read, exactly once, and hand the host a
+ * native promise that settles with the same value or reason (a value that is itself a thenable is adopted
+ * by that promise exactly as the host's own `await` would have).
+ */
+function settleThenable(c, call, ret, then) {
+  let done = false // a `then` may call back more than once: the first call counts, as for a promise
+  return new Promise((resolve, reject) => {
+    const finish = (ok, v) => {
+      if (done) return
+      done = true
+      c.settle(call, ok, v)
+      if (ok) resolve(v)
+      else reject(v)
+    }
+    try {
+      then.call(ret, (v) => finish(true, v), (e) => finish(false, e))
+    } catch (e) {
+      finish(false, e)
+    }
+  })
 }
 
 /**
@@ -1642,7 +1821,7 @@ __m["registry"] = (function () {
 // in place before the host sees it (Chromium captures execute at registration). detach() restores all.
 
 const { wrapExecute, isWrapper, originalOf, isInternal } = __m["wrap"];
-const { fingerprintOf } = __m["hooks"];
+const { descriptorFingerprint, fnv1a32, sourceOf } = __m["hooks"];
 const { utf8Length, safely, cap, isScalar } = __m["util"];
 const LOCATIONS = ["document", "navigator", "window"]
 const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext", "executeTool"]
@@ -1725,6 +1904,8 @@ class Interceptor {
     this.pendingNames = new Map()
     this.onFound = null
     this.onSweep = null
+    /** the declarative tools (forms.js): names it owns are not "registered before the agent" */
+    this.forms = null
   }
 
   start() {
@@ -1850,6 +2031,7 @@ class Interceptor {
    */
   activated(name) {
     if (!name || name === this.c.reportToolName || this.pendingNames.has(name)) return
+    if (this.forms && this.forms.tools.has(name)) return // a declarative tool: measured by forms.js
     const live = this.live.get(toolName(name))
     if (live && live.wrapper) return
     this.c.countedCall(toolName(name))
@@ -1861,7 +2043,10 @@ class Interceptor {
     if (isInternal(tool)) return { passed: tool, wrapper: null }
     const current = tool.execute
     if (isWrapper(current)) return { passed: tool, wrapper: current }
-    const wrapper = wrapExecute(this.c, toolName(tool.name), current, profileOf(host))
+    // A polyfill registers each declarative form through registerTool: its execute answers with what the page
+    // gave respondWith (validation messages included), serialised the polyfill's way.
+    const form = this.forms ? this.forms.formOf(tool.name) : null
+    const wrapper = wrapExecute(this.c, toolName(tool.name), current, form ? "mcp-b-form" : profileOf(host))
     try {
       tool.execute = wrapper
     } catch {
@@ -1884,11 +2069,17 @@ class Interceptor {
   record(tool, internal = false) {
     const name = toolName(tool.name)
     const rec = { name, ...describeTool(tool), annotationsKept: null, internal }
-    // Optional (off by default): a short hash of the handler's source, so a swapped function under an
-    // identical descriptor still counts as a redefinition.
-    if (this.c.config.fingerprintHandler === true && !internal) {
-      const fp = safely(() => fingerprintOf(originalOf(tool.execute)), null)
+    const form = !internal && this.forms ? this.forms.formOf(tool.name) : null
+    if (form) Object.assign(rec, { kind: "form", form: this.forms.factsOf(form, tool.inputSchema) })
+    // 001's descriptor fingerprint (webmcp.tool.descriptor), with the handler's source folded in only under
+    // `fingerprintHandler` (off by default: a bundled handler moves on every load), so a swapped function under
+    // an identical descriptor still counts as a redefinition. The page's function, never our wrapper.
+    if (!internal) {
+      const withHandler = this.c.config.fingerprintHandler === true
+      const fp = safely(() => descriptorFingerprint(withHandler ? { ...tool, execute: originalOf(tool.execute) } : tool, withHandler), null)
       if (fp) rec.fingerprint = fp
+      // Kept in the page only: tells the `redefined` event whether the handler moved too.
+      if (withHandler) rec.handlerHash = safely(() => fnv1a32(sourceOf(originalOf(tool.execute)) ?? ""), null)
     }
     return rec
   }
@@ -2107,9 +2298,11 @@ class Interceptor {
         if (!Array.isArray(list) || !this.c.active) return
         const names = new Set()
         const entry = this.hosts.get(host)
+        if (this.forms && this.forms.host === host) this.forms.sync(list)
         for (const t of list) {
           if (!t || typeof t.name !== "string" || !t.name) continue
           names.add(t.name)
+          if (this.forms && this.forms.owns(t.name)) continue
           if (this.live.has(t.name) || this.pendingNames.has(t.name) || t.name === this.c.reportToolName) continue
           if ((this.changed.get(t.name) || 0) > epochAtCall) continue // the list predates our own news of it
           // Registered before the agent could wrap it: listed, not measured (instrument() retrofits).
@@ -2198,12 +2391,15 @@ __m["channel"] = (function () {
 // Also posts {kind:"wmcp-top", sessionId, uplink} on start (and again whenever a new wmcp-top peer
 // announces itself), so another wmcp-top agent in the same origin does not forward (as "relayed") a session
 // that has its own uplink. A foreign session is held back for `settleMs` before it is forwarded, which
-// leaves its agent time to announce. When several wmcp-top agents with an uplink share the origin, only
-// the one with the lowest session id forwards (an agent leaving says so with `gone: true`). Other consumers
-// ignore the unknown kind.
+// leaves its agent time to announce. Every wmcp-top agent with an uplink forwards the foreign sessions it
+// hears: the relay keeps the first forwarder's copy and shadows the others (README, "Session ownership").
+// No election among peers: anything on the channel can be posted by any same-origin script, so a fake
+// announcement (say, session 00000000 claiming to forward) must not be able to stop forwarding. An agent
+// leaving still says `gone: true`. Other consumers ignore the unknown kind.
 // What arrives is validated as strictly as the relay would, capped (8 sessions, 500 spans each) and
 // rate-limited; our own messages are ignored. Every drop is counted, never thrown.
 
+const { CONTENT_TYPES } = __m["measure"];
 const { safely } = __m["util"];
 const MAX_FOREIGN_SESSIONS = 8
 const MAX_FOREIGN_SPANS = 500
@@ -2232,7 +2428,8 @@ function validateSpan(s) {
   const contentTypes = {}
   for (const k of keys) {
     if (k.length > 64 || !nonNegInt(ct[k])) return null
-    contentTypes[k] = ct[k]
+    const key = CONTENT_TYPES.includes(k) ? k : "other" // keys are ours, never page text
+    contentTypes[key] = (contentTypes[key] || 0) + ct[k]
   }
   if (typeof s.isError !== "boolean" || typeof s.synthetic !== "boolean" || typeof s.serializable !== "boolean") return null
   // webmcp-profiler caps a message at 200 characters and appends an ellipsis: 201.
@@ -2305,10 +2502,6 @@ class ChannelMirror {
     this.pending = new Map()
     /** wmcp-top peers heard from */
     this.peers = new Set()
-    /** live peers with their own uplink: the lowest session id among them and us forwards */
-    this.forwarders = new Set()
-    /** foreign sessions another agent forwards */
-    this.elsewhere = new Set()
     this.clock = clock
     this.rate = Number.isFinite(rate) && rate > 0 ? rate : 200
     this.tokens = this.rate * 2
@@ -2320,7 +2513,7 @@ class ChannelMirror {
     this.sessions = new Map()
     /** sessions that announced their own uplink: seen, not forwarded */
     this.direct = new Set()
-    this.counters = { received: 0, accepted: 0, invalid: 0, own: 0, rateLimited: 0, sessionCap: 0, direct: 0, elsewhere: 0, heldDropped: 0, posted: 0 }
+    this.counters = { received: 0, accepted: 0, invalid: 0, own: 0, rateLimited: 0, sessionCap: 0, direct: 0, heldDropped: 0, posted: 0 }
     this.bc = null
     if (typeof BC !== "function") return
     safely(() => {
@@ -2334,13 +2527,6 @@ class ChannelMirror {
     const msg = { kind: "wmcp-top", sessionId: this.sessionId, uplink: this.uplink }
     if (gone) msg.gone = true
     this.post(msg)
-  }
-
-  /** Is this agent the one that forwards foreign sessions? */
-  elected() {
-    if (!this.uplink) return false
-    for (const id of this.forwarders) if (id < this.sessionId) return false
-    return true
   }
 
   post(msg) {
@@ -2378,13 +2564,9 @@ class ChannelMirror {
     if (msg.kind === "wmcp-top") {
       if (typeof msg.sessionId !== "string" || !HEX8.test(msg.sessionId)) return void c.invalid++
       if (msg.sessionId === this.sessionId) return void c.own++
-      if (msg.gone === true) {
-        this.forwarders.delete(msg.sessionId)
-        return
-      }
+      if (msg.gone === true) return
       if (msg.uplink === true) {
         this.direct.add(msg.sessionId)
-        this.forwarders.add(msg.sessionId)
         this.pending.delete(msg.sessionId)
       }
       if (!this.peers.has(msg.sessionId)) {
@@ -2407,7 +2589,6 @@ class ChannelMirror {
     } else return void c.invalid++
     if (sessionId === this.sessionId) return void c.own++
     if (this.direct.has(sessionId)) return void c.direct++
-    if (this.elsewhere.has(sessionId)) return void c.elsewhere++
     const held = this.pending.get(sessionId)
     if (held) {
       c.accepted++
@@ -2434,11 +2615,7 @@ class ChannelMirror {
     const held = this.pending.get(sessionId)
     if (!held || this.direct.has(sessionId)) return
     this.pending.delete(sessionId)
-    if (!this.elected()) {
-      this.elsewhere.add(sessionId)
-      this.counters.elsewhere += held.length
-      return
-    }
+    if (!this.uplink) return // no socket to forward on
     this.sessions.set(sessionId, 0)
     this.onSession(sessionId)
     for (const m of held) this.deliver(sessionId, m)
@@ -2602,7 +2779,7 @@ class Uplink {
     this.schedule = schedule || ((fn) => st(fn, 0))
     this.clock = clock || (() => Date.now())
     /** `sent`: seqs written on this connection and not yet known held (each goes out once a connection).
-     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any}>} */
+     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any, said:boolean}>} */
     this.feeds = new Map()
     this.ws = null
     this.state = "idle"
@@ -2683,7 +2860,30 @@ class Uplink {
   /** @param {Feed} feed */
   addFeed(feed) {
     if (this.feeds.has(feed.id)) return
-    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null })
+    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null, said: false })
+    this.kick()
+  }
+
+  /**
+   * The page is going away (pagehide): say `bye` for every session and send nothing more for them, since
+   * whatever the unload still produces (the `visibility` event fired after pagehide, a status, a ledger)
+   * would reach a relay that has ended the session and be refused. A bfcache restore calls `resume()`.
+   */
+  bye(reason) {
+    for (const [id, s] of this.feeds) {
+      if (this.open && s.helloSent && !s.said) this.write({ type: "bye", session: id, reason })
+      s.said = true
+      s.queue = []
+    }
+  }
+
+  /** The page is back (pageshow from the bfcache): every session says hello again. */
+  resume() {
+    for (const s of this.feeds.values()) {
+      if (!s.said) continue
+      s.said = false
+      this.resetLink(s)
+    }
     this.kick()
   }
 
@@ -2699,7 +2899,7 @@ class Uplink {
   /** Queue a small frame for a session (start, update, tool, status, event). */
   send(id, frame) {
     const s = this.feeds.get(id)
-    if (!s) return
+    if (!s || s.said) return
     // Starts, tools and status are restated from state on reconnect; events and updates wait (bounded).
     if (!this.open && !KEPT_OFFLINE.has(frame.type)) return
     // A span not yet sent on this connection carries its blockingMs when it goes.
@@ -2746,7 +2946,7 @@ class Uplink {
   flush() {
     if (!this.open || this.paused) return
     for (const s of this.feeds.values()) {
-      const id = s.feed.id
+      if (s.said) continue // said bye: nothing more until resume()
       if (!s.helloSent) {
         if (s.helloTimer !== null) continue // refused a moment ago: the retry timer sends it again
         const h = s.feed.hello()
@@ -2844,7 +3044,9 @@ class Uplink {
       this.lastError = String(msg.code || "error")
       if (msg.code === "rate_limited") this.slowDown()
       const s = typeof msg.session === "string" ? this.feeds.get(msg.session) : undefined
-      if (s && s.helloSent && !s.resumed) this.helloRefused(s)
+      if (s && s.said) {
+        // said bye: a refusal now is of something sent before it, never a reason to say hello again
+      } else if (s && s.helloSent && !s.resumed) this.helloRefused(s)
       else if (s && s.resumed && msg.code === "unknown_session") {
         // The relay accepted this session once and no longer knows it (it restarted): hello again now.
         this.resetLink(s)
@@ -2855,7 +3057,9 @@ class Uplink {
       // The terminal asked (through the relay) for something: only this socket can deliver one.
       if (typeof this.onCommand === "function") this.onCommand(msg)
     } else if (msg.type === "welcome") {
-      this.welcome = { relay: String(msg.relay || ""), protocol: String(msg.protocol || "") }
+      // `payloads`: the relay has a use for opt-in payload frames (--otlp or --show-payloads); without it the
+      // agent sends none, so bodies never cross the socket for nothing.
+      this.welcome = { relay: String(msg.relay || ""), protocol: String(msg.protocol || ""), payloads: msg.payloads === true }
     }
   }
 
@@ -2929,12 +3133,15 @@ return { PROTOCOL, MAX_SPANS_PER_FRAME, Delivery, MAX_ACK_RANGES, Uplink };
 __m["prompt"] = (function () {
 // The Prompt API lane (issue 8): wrap LanguageModel.create (and the older ai.languageModel.create,
 // ai.createTextSession), then each session's prompt, promptStreaming, clone and destroy. Every step becomes
-// one `prompt` frame with timings and CHARACTER COUNTS; the text itself is never kept or sent.
+// one `prompt` frame with timings and CHARACTER COUNTS; the text itself is never kept or sent, except under the
+// page's opt-in `capturePayloads` (then a `payload` frame carries the prompt and the answer, cut at
+// maxPayloadLength, for the terminal's detail pane under --show-payloads).
 // promptStreaming hands the page a pull-through stream: each original chunk is passed on as it is read,
 // nothing is read ahead or buffered, and the chunk values are the original ones.
 
 const { safely, cap } = __m["util"];
 const { errorText } = __m["measure"];
+const { cutPayload } = __m["hooks"];
 const MAX_SESSIONS = 64
 const MAX_STEPS = 200
 const SURROGATE_PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g
@@ -2965,6 +3172,13 @@ function countInput(input, depth = 0) {
   return 0
 }
 
+/** A prompt's input as text: a string as itself, messages as their JSON; null when it has none. */
+function inputText(input) {
+  if (typeof input === "string") return input
+  const t = JSON.stringify(input)
+  return typeof t === "string" ? t : null
+}
+
 /** The factories to wrap: [owner, method name, label]. */
 function factories(g) {
   const out = []
@@ -2987,11 +3201,16 @@ class PromptWatcher {
    * @param {(frame: object) => void} o.send  one prompt step, without type/session
    * @param {string} o.sessionId
    * @param {string} [o.errorPolicy]
+   * @param {((p: {promptSession: string, seq: number, arguments: string|null, result: string|null}) => void)|null} [o.payload]
+   *   opt-in text capture (capturePayloads); null: no text ever leaves
+   * @param {number} [o.maxPayload]  characters kept of each text
    */
-  constructor({ global: g, clock, send, sessionId, errorPolicy = "message" }) {
+  constructor({ global: g, clock, send, sessionId, errorPolicy = "message", payload = null, maxPayload = 2048 }) {
     this.g = g
     this.clock = clock
     this.send = send
+    this.payload = payload
+    this.maxPayload = maxPayload
     this.sessionId = sessionId
     this.errorPolicy = errorPolicy
     this.active = true
@@ -3107,8 +3326,11 @@ class PromptWatcher {
         const seq = state.seq++
         const t0 = self.clock()
         const charsIn = safely(() => countInput(input), 0)
-        const done = (charsOut, error) =>
+        const promptText = self.payload ? safely(() => inputText(input), null) : null
+        const done = (charsOut, error, answer = null) => {
           safely(() => self.record(id, { kind: "prompt", at: t0, seq, totalMs: Math.max(0, self.clock() - t0), charsIn, charsOut, error }))
+          if (self.payload) self.sendText(id, seq, promptText, typeof answer === "string" ? answer : null)
+        }
         let ret
         try {
           ret = original.apply(this, arguments)
@@ -3119,11 +3341,11 @@ class PromptWatcher {
         if (ret && typeof ret.then === "function") {
           safely(() =>
             ret.then(
-              (v) => done(countChars(v), null),
+              (v) => done(countChars(v), null, v),
               (e) => done(0, self.err(e)),
             ),
           )
-        } else done(countChars(ret), null)
+        } else done(countChars(ret), null, ret)
         return ret
       },
     )
@@ -3140,7 +3362,8 @@ class PromptWatcher {
           safely(() => self.record(id, { kind: "stream", at: t0, seq, totalMs: Math.max(0, self.clock() - t0), firstChunkMs: null, chunks: 0, charsIn, charsOut: 0, error: self.err(e) }))
           throw e
         }
-        return self.passThrough(src, id, seq, t0, charsIn)
+        const promptText = self.payload ? safely(() => inputText(input), null) : null
+        return self.passThrough(src, id, seq, t0, charsIn, promptText)
       },
     )
     wrap("destroy", (original) =>
@@ -3165,7 +3388,7 @@ class PromptWatcher {
    * The stream the page reads: pulls one chunk from the original per read, counts it, hands the same value
    * on. No read-ahead (highWaterMark 0), no text kept. Ends (done, error or cancel) send the step.
    */
-  passThrough(src, id, seq, t0, charsIn) {
+  passThrough(src, id, seq, t0, charsIn, promptText = null) {
     const RS = safely(() => this.g.ReadableStream, null) || (typeof ReadableStream === "function" ? ReadableStream : null)
     if (!src || typeof src.getReader !== "function" || typeof RS !== "function") {
       safely(() => this.record(id, { kind: "stream", at: t0, seq, totalMs: Math.max(0, this.clock() - t0), firstChunkMs: null, chunks: null, charsIn, charsOut: null, error: null }))
@@ -3182,10 +3405,15 @@ class PromptWatcher {
     let chars = 0
     let first = null
     let ended = false
+    // Opt-in capture only: the answer's text so far, kept to a little over the cut (the cut names the length).
+    let text = self.payload ? "" : null
+    let textLength = 0
     const end = (error) => {
       if (ended) return
       ended = true
       safely(() => self.record(id, { kind: "stream", at: t0, seq, totalMs: Math.max(0, self.clock() - t0), firstChunkMs: first, chunks, charsIn, charsOut: chars, error }))
+      if (text !== null) self.sendText(id, seq, promptText, cutPayload(text, self.maxPayload, textLength), true)
+      text = null
     }
     return new RS(
       {
@@ -3206,6 +3434,10 @@ class PromptWatcher {
           chunks++
           if (first === null) first = Math.max(0, self.clock() - t0)
           chars += countChars(r.value)
+          if (text !== null && typeof r.value === "string") {
+            textLength += r.value.length
+            if (text.length <= self.maxPayload) text = (text + r.value).slice(0, self.maxPayload + 1)
+          }
           ctl.enqueue(r.value)
         },
         cancel(reason) {
@@ -3214,6 +3446,18 @@ class PromptWatcher {
         },
       },
       { highWaterMark: 0 },
+    )
+  }
+
+  /** Opt-in capture: the prompt and the answer of one step, cut at maxPayload, to the payload sink. */
+  sendText(id, seq, promptText, answer, answerIsCut = false) {
+    safely(() =>
+      this.payload({
+        promptSession: id,
+        seq,
+        arguments: promptText === null ? null : cutPayload(promptText, this.maxPayload),
+        result: answer === null || answerIsCut ? answer : cutPayload(answer, this.maxPayload),
+      }),
     )
   }
 
@@ -3235,6 +3479,415 @@ class PromptWatcher {
   }
 }
 return { countChars, countInput, PromptWatcher };
+})();
+
+// ---- forms.js ----
+__m["forms"] = (function () {
+// Declarative (form) tools: `<form toolname tooldescription>` is a tool too. The host lists it in getTools()
+// with a schema it generates from the form; executeTool fills the form and fires `submit` with
+// `agentInvoked === true`; the page answers with SubmitEvent.respondWith(value | promise). Measured here:
+//
+//   registration  a form the host lists, reported with the host's generated descriptor (kind "form") and, per
+//                 control, which element it is and what the descriptor lint needs (described, labeled, ...)
+//   a call        from the agent-invoked `submit` (it precedes `toolactivated` in Chromium 156) to the settling
+//                 of what respondWith was given; a form without `toolautosubmit` is filled at `toolactivated`
+//                 and then waits for the user's submit: that wait is its own state (a `start` marked waiting)
+//                 and is kept apart as `waitedMs`, not tool time
+//   refusals      a `toolactivated` for an autosubmit form with no submit after it: the host refused the input
+//                 (a value outside the form's constraints) before any page code ran: an error span
+//   navigation    a submission nobody prevented leaves the document: outcome "navigated", written at once
+//   removal       the form leaves the DOM while its call runs: the host cancels it, and so do we
+//
+// Values are read only to count bytes (inputBytes) and dropped; the page's answer is measured by the collector.
+
+const { describeTool, toolName } = __m["registry"];
+const { safely, cap } = __m["util"];
+const MAX_FIELDS = 64
+const FIELD_TAGS = new Set(["INPUT", "SELECT", "TEXTAREA"])
+const NOT_PARAMS = new Set(["submit", "button", "reset", "image"])
+const WATCHED = ["toolname", "tooldescription", "toolautosubmit", "toolparamdescription", "name", "required"]
+
+/** A short, value-free name for a control: `input[type=number][name=guests]#g`. */
+function elementLabel(el) {
+  const tag = String(el.tagName || "").toLowerCase() || "element"
+  let s = tag
+  const type = safely(() => el.getAttribute("type"), null)
+  if (tag === "input") s += `[type=${cap(type || "text", 24)}]`
+  const name = safely(() => el.getAttribute("name"), null)
+  if (name) s += `[name=${cap(name, 48)}]`
+  const id = safely(() => el.id, "")
+  if (id) s += `#${cap(id, 48)}`
+  return cap(s, 128)
+}
+
+function isLabeled(el) {
+  if (safely(() => el.labels && el.labels.length > 0, false)) return true
+  const aria = (k) => safely(() => (el.getAttribute(k) || "").trim() !== "", false)
+  return aria("aria-label") || aria("aria-labelledby") || aria("title")
+}
+
+/**
+ * The lint facts of a form tool, one entry per control (radio groups once): which parameter it feeds (its
+ * name, null when it has none and so feeds nothing), its element, and whether it is described, labeled,
+ * required. No values.
+ */
+function formFacts(form, schema) {
+  const props = schema && typeof schema === "object" && schema.properties && typeof schema.properties === "object" ? schema.properties : {}
+  const fields = []
+  const seen = new Set()
+  const els = safely(() => Array.from(form.elements), [])
+  for (const el of els) {
+    if (fields.length >= MAX_FIELDS) break
+    if (!el || !FIELD_TAGS.has(el.tagName)) continue
+    const type = String(safely(() => el.type, "") || "").toLowerCase()
+    if (NOT_PARAMS.has(type)) continue
+    const name = String(safely(() => el.getAttribute("name"), "") || "").trim()
+    if (name && seen.has(name)) continue
+    if (name) seen.add(name)
+    fields.push({
+      param: name ? cap(name, 128) : null,
+      element: elementLabel(el),
+      type: cap(type || String(el.tagName).toLowerCase(), 32),
+      inSchema: !!name && Object.prototype.hasOwnProperty.call(props, name),
+      described: safely(() => (el.getAttribute("toolparamdescription") || "").trim() !== "", false),
+      labeled: type === "hidden" ? true : isLabeled(el),
+      required: !!safely(() => el.required, false),
+    })
+  }
+  return {
+    autosubmit: safely(() => form.hasAttribute("toolautosubmit"), false),
+    navigates: formNavigates(form),
+    fields,
+  }
+}
+
+function formNavigates(form) {
+  return safely(() => String(form.getAttribute("method") || "get").toLowerCase() !== "dialog", true)
+}
+
+/** The form's values as the host filled them, typed by the generated schema (for inputBytes only). */
+function filledValues(form, schema) {
+  const props = schema && schema.properties && typeof schema.properties === "object" ? schema.properties : {}
+  const out = {}
+  for (const name of Object.keys(props)) {
+    const el = safely(() => form.elements.namedItem(name), null)
+    if (!el) continue
+    const spec = props[name] || {}
+    let v
+    if (typeof el.length === "number" && !el.tagName) {
+      // a RadioNodeList (radio group or checkboxes sharing a name)
+      const boxes = Array.from(el)
+      v = boxes.every((b) => b.type === "checkbox") ? boxes.filter((b) => b.checked).map((b) => b.value) : el.value
+    } else if (el.type === "checkbox") v = !!el.checked
+    else if (el.tagName === "SELECT" && el.multiple) v = Array.from(el.selectedOptions, (o) => o.value)
+    else v = el.value
+    if (typeof v === "string" && v === "") continue
+    if (spec.type === "number" && typeof v === "string") {
+      const n = Number(v)
+      v = Number.isFinite(n) ? n : v
+    }
+    out[name] = v
+  }
+  return out
+}
+
+class FormTools {
+  /**
+   * @param {import("./collector.js").Collector} collector
+   * @param {object} o
+   * @param {object} o.global  the window
+   * @param {(fn: Function) => void} o.schedule  a macrotask: runs after the current event's dispatch
+   * @param {(entry: object) => void} [o.onNavigated]  a call left the document: deliver now
+   */
+  constructor(collector, { global: g, schedule, onNavigated }) {
+    this.c = collector
+    this.g = g
+    this.schedule = schedule
+    this.onNavigated = onNavigated || (() => {})
+    /** name -> {form, rec, schema} of the form tools the host lists */
+    this.tools = new Map()
+    /** open calls: entry {name, call, form, responded, done, activated, waiting} */
+    this.open = new Set()
+    /** submit events of our calls -> entry (respondWith finds its call here) */
+    this.byEvent = new WeakMap()
+    /** name -> an entry submitted (or activated) in this task, not yet paired with its other half */
+    this.unpaired = new Map()
+    /** name -> an entry filled for a non-autosubmit form, waiting for the user's submit */
+    this.waiting = new Map()
+    this.invalidSeen = false
+    this.restores = []
+    this.host = null
+    this.patchedRespond = false
+    this.observer = null
+    this.syncQueued = false
+    this.resync = null
+    /** names a host registered through registerTool (a polyfill's forms): the interceptor measures those */
+    this.wrapped = () => false
+  }
+
+  get doc() {
+    return safely(() => this.g.document, null)
+  }
+
+  /** The form that declares `name`, or null. */
+  formOf(name) {
+    const forms = safely(() => this.doc && this.doc.forms, null)
+    if (!forms) return null
+    for (const f of Array.from(forms)) if (safely(() => f.getAttribute("toolname"), null) === name) return f
+    return null
+  }
+
+  /** The lint facts of `form` (for a polyfill's form registered through registerTool). */
+  factsOf(form, schema) {
+    return formFacts(form, schema)
+  }
+
+  /** Is `name` a declarative tool (so not one "registered before the agent")? */
+  owns(name) {
+    return this.tools.has(name) || this.formOf(name) !== null
+  }
+
+  /** The document's host was found: listen for submissions, activations, and form changes. */
+  attach(host, resync) {
+    if (this.host) return
+    this.host = host
+    this.resync = resync
+    const g = this.g
+    const on = (target, type, fn, capture) => {
+      if (!target || typeof target.addEventListener !== "function") return
+      safely(() => {
+        target.addEventListener(type, fn, capture)
+        this.restores.push(() => target.removeEventListener(type, fn, capture))
+      })
+    }
+    on(g, "submit", (e) => safely(() => this.onSubmit(e)), true)
+    on(g, "invalid", () => {
+      this.invalidSeen = true
+    }, true)
+    const onActivated = (e) => safely(() => this.onActivated(e))
+    on(host, "toolactivated", onActivated, false)
+    // The polyfill fires toolactivated on window; Chromium on document.modelContext.
+    if (host !== g) on(g, "toolactivated", onActivated, false)
+    this.patchRespond()
+    const MO = safely(() => g.MutationObserver, null)
+    const doc = this.doc
+    if (typeof MO === "function" && doc) {
+      safely(() => {
+        const obs = new MO(() => safely(() => this.domChanged()))
+        obs.observe(doc, { subtree: true, childList: true, attributes: true, attributeFilter: WATCHED })
+        this.observer = obs
+      })
+    }
+  }
+
+  /** Wrap SubmitEvent.prototype.respondWith (never define it: a polyfill checks for it before adding its own). */
+  patchRespond() {
+    if (this.patchedRespond) return
+    const proto = safely(() => this.g.SubmitEvent && this.g.SubmitEvent.prototype, null)
+    if (!proto) return
+    const own = Object.getOwnPropertyDescriptor(proto, "respondWith")
+    const original = own && typeof own.value === "function" ? own.value : null
+    if (!original) return
+    const self = this
+    const patched = function respondWith(value) {
+      const ret = original.apply(this, arguments)
+      safely(() => self.responded(this, value))
+      return ret
+    }
+    try {
+      Object.defineProperty(proto, "respondWith", { ...own, value: patched })
+    } catch {
+      return
+    }
+    this.patchedRespond = true
+    this.restores.push(() => {
+      if (proto.respondWith === patched) Object.defineProperty(proto, "respondWith", own)
+    })
+  }
+
+  domChanged() {
+    this.cancelRemoved()
+    if (this.syncQueued || !this.resync) return
+    this.syncQueued = true
+    this.schedule(() => {
+      this.syncQueued = false
+      safely(() => this.resync())
+    })
+  }
+
+  /**
+   * The host's current list (from the interceptor's reconcile): register the forms it lists, withdraw the
+   * ones it stopped listing. Returns nothing; reports through the collector.
+   */
+  sync(list) {
+    this.patchRespond()
+    const listed = new Set()
+    for (const t of list) {
+      if (!t || typeof t.name !== "string" || !t.name) continue
+      const form = this.formOf(t.name)
+      if (!form || this.wrapped(t.name)) continue
+      const name = toolName(t.name)
+      listed.add(name)
+      const desc = describeTool({ name: t.name, title: t.title || undefined, description: t.description, inputSchema: t.inputSchema })
+      const facts = formFacts(form, t.inputSchema)
+      const prev = this.tools.get(name)
+      const factsText = JSON.stringify(facts)
+      if (prev && prev.form === form && prev.rec.descriptor === desc.descriptor && prev.factsText === factsText) continue
+      const rec = { name, ...desc, annotationsKept: null, internal: false, kind: "form", form: facts }
+      this.tools.set(name, { form, rec, schema: t.inputSchema, factsText })
+      this.c.registered(rec)
+    }
+    for (const name of Array.from(this.tools.keys())) {
+      if (listed.has(name)) continue
+      this.tools.delete(name)
+      this.c.unregistered(name)
+    }
+    this.cancelRemoved()
+  }
+
+  // ---- calls ---------------------------------------------------------------------------------------------
+
+  onSubmit(e) {
+    if (!e || e.agentInvoked !== true || !this.c.active) return
+    const form = e.target
+    const name = safely(() => form.getAttribute("toolname"), null)
+    const tool = name && this.tools.get(name)
+    if (!tool) return
+    const t = this.c.clock()
+    let entry = this.waiting.get(name)
+    if (entry && entry.form === form) {
+      this.waiting.delete(name)
+      entry.waiting = false
+      if (entry.call) this.c.resumed(entry.call, t)
+    } else {
+      entry = this.unpaired.get(name)
+      if (entry && !entry.submitted) this.unpaired.delete(name)
+      else {
+        entry = this.newEntry(name, form, false)
+        this.unpaired.set(name, entry)
+        this.schedule(() => this.unpaired.get(name) === entry && this.unpaired.delete(name))
+      }
+    }
+    entry.submitted = true
+    entry.event = e
+    if (entry.call) entry.call.input = safely(() => filledValues(form, tool.schema), undefined)
+    this.byEvent.set(e, entry)
+    this.schedule(() => safely(() => this.afterDispatch(entry)))
+  }
+
+  newEntry(name, form, waiting) {
+    const call = this.c.enter(name, undefined, "form", waiting ? { waiting: true } : undefined)
+    const entry = { name, call, form, responded: false, done: false, submitted: false, waiting, event: null }
+    this.open.add(entry)
+    return entry
+  }
+
+  onActivated(e) {
+    const name = e && typeof e.toolName === "string" ? e.toolName : ""
+    if (!this.c.active || !this.tools.has(name)) return
+    const paired = this.unpaired.get(name)
+    if (paired && paired.submitted) {
+      this.unpaired.delete(name) // its submit came first, in this task
+      return
+    }
+    const form = this.formOf(name)
+    if (!form) return
+    if (!safely(() => form.hasAttribute("toolautosubmit"), false)) {
+      const prev = this.waiting.get(name)
+      if (prev) this.finish(prev, false, { name: "AbortError", message: "superseded by another call before the user submitted" })
+      this.waiting.set(name, this.newEntry(name, form, true))
+      return
+    }
+    // Activated, no submit: the host refused the input, unless a submit follows in this task.
+    const entry = this.newEntry(name, form, false)
+    const invalid = this.invalidSeen
+    this.unpaired.set(name, entry)
+    this.schedule(() =>
+      safely(() => {
+        this.invalidSeen = false
+        if (entry.submitted) return
+        if (this.unpaired.get(name) === entry) this.unpaired.delete(name)
+        const why = invalid || this.invalidSeen ? "Form validation failed" : "a value outside the form's constraints"
+        this.finish(entry, false, { name: "UnknownError", message: `refused by the browser before the page ran: ${why}` })
+      }),
+    )
+  }
+
+  responded(event, value) {
+    const entry = this.byEvent.get(event)
+    if (!entry || entry.responded || entry.done) return
+    entry.responded = true
+    let then = null
+    if (value !== null && (typeof value === "object" || typeof value === "function")) then = safely(() => value.then, null)
+    if (typeof then === "function") {
+      try {
+        then.call(
+          value,
+          (v) => this.finish(entry, true, v),
+          (err) => this.finish(entry, false, err),
+        )
+      } catch (err) {
+        this.finish(entry, false, err)
+      }
+    } else this.finish(entry, true, value)
+  }
+
+  /** Right after the submit's dispatch: answered, prevented without an answer, or leaving the document. */
+  afterDispatch(entry) {
+    if (entry.done || entry.responded) return
+    const e = entry.event
+    if (e && e.defaultPrevented) {
+      this.finish(entry, false, { name: "UnknownError", message: "the page called preventDefault() on the submit without respondWith()" })
+      return
+    }
+    this.navigated(entry)
+  }
+
+  navigated(entry) {
+    if (entry.done) return
+    if (entry.call) entry.call.outcome = "navigated"
+    this.finish(entry, true, null)
+    safely(() => this.onNavigated(entry))
+  }
+
+  /** The document is going away: every submitted call still open left with it. */
+  pagehide() {
+    let any = false
+    for (const entry of Array.from(this.open)) {
+      if (!entry.submitted || entry.responded) continue
+      this.navigated(entry)
+      any = true
+    }
+    return any
+  }
+
+  cancelRemoved() {
+    for (const entry of Array.from(this.open)) {
+      if (entry.done || safely(() => entry.form.isConnected, true)) continue
+      this.finish(entry, false, { name: "AbortError", message: "the form was removed while the call ran" })
+    }
+  }
+
+  finish(entry, ok, value) {
+    if (entry.done) return
+    if (entry.waiting && entry.call) this.c.resumed(entry.call, this.c.clock()) // the wait was never tool time
+    entry.waiting = false
+    entry.done = true
+    entry.event = null
+    this.open.delete(entry)
+    if (this.waiting.get(entry.name) === entry) this.waiting.delete(entry.name)
+    this.c.settle(entry.call, ok, value)
+  }
+
+  restore() {
+    if (this.observer) safely(() => this.observer.disconnect())
+    this.observer = null
+    for (const f of this.restores.reverse()) safely(f)
+    this.restores = []
+    this.host = null
+  }
+}
+return { elementLabel, formFacts, filledValues, FormTools };
 })();
 
 // ---- gate.js ----
@@ -3317,6 +3970,8 @@ __m["config"] = (function () {
 
 const VERSION = "0.1.0"
 const AGENT = `wmcp-top-agent/${VERSION}`
+/** The agent as the browser extension injects it: the relay and the dashboard mark its sessions by this name. */
+const EXTENSION_AGENT = `wmcp-top-extension/${VERSION}`
 
 /**
  * The uplink address (the relay's WebSocket). The relay replaces the placeholder below, when it serves
@@ -3343,7 +3998,7 @@ const DEFAULTS = Object.freeze({
   fingerprintHandler: false,
   prompts: true,
 })
-return { VERSION, AGENT, BAKED_UPLINK, DEFAULTS };
+return { VERSION, AGENT, EXTENSION_AGENT, BAKED_UPLINK, DEFAULTS };
 })();
 
 // ---- console.js ----
@@ -3356,7 +4011,7 @@ const { safely, utf8Length } = __m["util"];
 const { PROFILER_FIELDS } = __m["channel"];
 /** The 000 span fields, in order: report v2 spans carry exactly these (the objects are closed). */
 const SPAN_FIELDS = PROFILER_FIELDS
-const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch"]
+const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch", "invokedBy"]
 
 const pick = (o, keys) => {
   const out = {}
@@ -3773,6 +4428,7 @@ const { Interceptor } = __m["registry"];
 const { ChannelMirror } = __m["channel"];
 const { Uplink, Delivery, PROTOCOL } = __m["uplink"];
 const { PromptWatcher } = __m["prompt"];
+const { FormTools } = __m["forms"];
 const { resultText, errorText } = __m["measure"];
 const { gate } = __m["gate"];
 const { makeApi, reportView, reportToolDescriptor, manifest, helpText, overlayNotice } = __m["console"];
@@ -3785,13 +4441,17 @@ const { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, trace
 const MAX_FOREIGN_SPANS = 500
 const MAX_RESULT_TEXT = 256 * 1024 // characters of an invoked tool's result text (the relay's cap)
 const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
-// api -> Agent. A registered symbol rather than a module-local map, so a second copy of the agent (the
-// /agent.mjs module imported next to the classic script) finds the agent behind the global API.
-const AGENT_KEY = Symbol.for("wmcp-top/agent")
+const NAV_KEY = "wmcp-top:navigated" // sessionStorage: the form call whose submission left the last document
+const NAV_NOTE_MS = 60_000
+const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
+// What profilerTool needs of an API, under a registered symbol, so a second copy of the agent (the /agent.mjs
+// module imported next to the classic script) can make the report tool of the global API. Only the report's
+// view: the Agent itself (its uplink address, with the token) stays out of the page's reach.
+const REPORT_KEY = Symbol.for("wmcp-top/report-tool")
 
-/** The Agent behind a console API object (tests, tooling and profilerTool; not a page-facing member). */
+/** The Agent behind a console API object (tests and tooling; not a page-facing member). */
 function agentOf(api) {
-  return (api && typeof api === "object" && safely(() => api[AGENT_KEY], null)) || null
+  return AGENTS.get(api) || null
 }
 
 /**
@@ -3856,7 +4516,7 @@ class Agent {
         status: () => self.onStatus(),
         event: (e) => self.uplink && self.uplink.send(sessionId, { type: "event", session: sessionId, at: e.at, kind: e.kind, detail: e.detail }),
         // Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel.
-        payload: (p) => self.uplink && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result }),
+        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }),
       },
     })
     this.interceptor = new Interceptor(this.collector, {
@@ -3865,8 +4525,16 @@ class Agent {
       setInterval: config.setInterval || ((f, ms) => g.setInterval(f, ms)),
       clearInterval: config.clearInterval || ((t) => g.clearInterval(t)),
     })
-    this.interceptor.onFound = () => {
+    this.forms = new FormTools(this.collector, { global: g, schedule: this.schedule, onNavigated: (entry) => this.onNavigated(entry) })
+    this.interceptor.forms = this.forms
+    this.forms.wrapped = (name) => this.interceptor.pendingNames.has(name) || !!(this.interceptor.live.get(name) || {}).wrapper
+    this.interceptor.onFound = (host, location) => {
       if (this.wantReportTool) this.registerReportTool()
+      // Declarative tools live on the document's registry (Chromium's, or a polyfill's).
+      if (!this.forms.host && (location === "document" || location === "navigator")) {
+        this.forms.attach(host, () => this.interceptor.reconcile(host))
+        this.interceptor.reconcile(host)
+      }
     }
     this.prompts =
       config.prompts === false
@@ -3877,12 +4545,18 @@ class Agent {
             sessionId,
             errorPolicy: config.errorPolicy,
             send: (step) => self.uplink && self.uplink.send(sessionId, { type: "prompt", session: sessionId, ...step }),
+            // Opt-in (capturePayloads) and only to a relay that wants payloads: the prompt's and the answer's text.
+            payload:
+              config.capturePayloads === true
+                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, ...p })
+                : null,
+            maxPayload: config.maxPayloadLength,
           })
     if (this.prompts) this.interceptor.onSweep = () => this.prompts.sweep()
     if (this.relay) {
       this.uplink = new Uplink({
         relay: this.relay,
-        agent: AGENT,
+        agent: typeof config.agent === "string" && config.agent ? config.agent : AGENT,
         WebSocket: (config.WebSocket !== undefined ? config.WebSocket : g.WebSocket) || null,
         setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
         clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
@@ -3937,13 +4611,22 @@ class Agent {
     on(doc, "visibilitychange", () => safely(() => c.event("visibility", { state: String(doc.visibilityState) })))
     on(g, "pagehide", (e) =>
       safely(() => {
-        if (this.uplink) for (const id of this.uplink.feeds.keys()) this.uplink.write({ type: "bye", session: id, reason: e && e.persisted ? "bfcache" : "pagehide" })
+        // A form submission that is taking the page away: its span leaves before the bye.
+        if (this.forms.pagehide()) this.deliverNow()
+        if (this.uplink) this.uplink.bye(e && e.persisted ? "bfcache" : "pagehide")
         if (this.channel && this.uplink) this.channel.announce(true)
       }),
     )
-    on(g, "pageshow", (e) => safely(() => e && e.persisted && c.event("navigation", { kind: "bfcache-restore" })))
+    on(g, "pageshow", (e) =>
+      safely(() => {
+        if (!e || !e.persisted) return
+        if (this.uplink) this.uplink.resume()
+        c.event("navigation", { kind: "bfcache-restore" })
+      }),
+    )
     on(g, "popstate", () => safely(() => c.event("navigation", { kind: "popstate" })))
     on(g, "hashchange", () => safely(() => c.event("navigation", { kind: "hashchange" })))
+    this.linkNavigation()
     const nav = safely(() => g.performance.getEntriesByType("navigation")[0], null)
     if (nav && nav.type === "reload") c.event("reload", {})
     if (this.config.reportTool) this.registerReportTool()
@@ -3953,6 +4636,39 @@ class Agent {
     const ann = this.config.announce
     if (typeof ann === "function") safely(() => ann(this.api))
     else if (ann && g.console) safely(() => g.console.info(`[wmcp-top] attached ${c.sessionId}${this.relay ? " \u00b7 relay " + this.uplink.info().url : " \u00b7 no relay"} \u00b7 __webmcpPerf.help()`))
+  }
+
+  // ---- calls that navigate ------------------------------------------------------------------------------
+
+  /**
+   * A form call's submission is leaving the document: account it and write it to the socket now (the next
+   * task may never run), and leave a note in sessionStorage (names and numbers only) so the next document
+   * of this tab links its session to this call.
+   */
+  onNavigated(entry) {
+    this.deliverNow()
+    const call = entry.call
+    if (!call) return
+    const note = { session: this.collector.sessionId, seq: call.seq, tool: cap(call.tool, 128), at: Date.now() }
+    safely(() => this.g.sessionStorage.setItem(NAV_KEY, JSON.stringify(note)))
+  }
+
+  deliverNow() {
+    safely(() => this.collector.flush())
+    if (!this.uplink) return
+    safely(() => this.sendStarts())
+    safely(() => this.uplink.flush())
+  }
+
+  /** The previous document of this tab left through a form call: say so in this session's timeline. */
+  linkNavigation() {
+    const text = safely(() => this.g.sessionStorage.getItem(NAV_KEY), null)
+    if (typeof text !== "string") return
+    safely(() => this.g.sessionStorage.removeItem(NAV_KEY))
+    const note = safely(() => JSON.parse(text), null)
+    if (!note || typeof note !== "object" || !/^[0-9a-f]{8}$/.test(String(note.session)) || !Number.isInteger(note.seq) || note.seq < 0) return
+    if (!(Date.now() - Number(note.at) < NAV_NOTE_MS)) return // a stale note from long ago says nothing
+    this.collector.event("navigated-from", { session: note.session, seq: note.seq, tool: cap(String(note.tool || ""), 128) })
   }
 
   // ---- sink -------------------------------------------------------------------------------------------
@@ -3967,7 +4683,7 @@ class Agent {
   sendStarts() {
     const id = this.collector.sessionId
     while (this.pendingStarts.length) {
-      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent }))
+      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}), ...(c.waiting ? { waiting: true } : {}) }))
       this.uplink.send(id, { type: "start", session: id, calls })
     }
   }
@@ -3998,6 +4714,8 @@ class Agent {
     if (rec.descriptor) f.descriptor = safely(() => JSON.parse(rec.descriptor), null)
     if (rec.rejected) f.rejected = rec.rejected
     if (rec.fingerprint) f.fingerprint = rec.fingerprint
+    if (rec.kind) f.kind = rec.kind
+    if (rec.form) f.form = rec.form
     return f
   }
 
@@ -4052,7 +4770,7 @@ class Agent {
         frames.push(st)
         frames.push({ type: "ledger", session: id, rev: c.ledgerRev, ledger: c.ledger() })
         this.pendingStarts = []
-        const calls = Array.from(c.inFlight.values()).map((x) => ({ seq: x.seq, tool: x.tool, invokedAt: x.invokedAt, depth: x.depth, parent: x.parent }))
+        const calls = Array.from(c.inFlight.values()).map((x) => ({ seq: x.seq, tool: x.tool, invokedAt: x.invokedAt, depth: x.depth, parent: x.parent, ...(x.waiting ? { waiting: true } : {}) }))
         if (calls.length) frames.push({ type: "start", session: id, calls: calls.slice(0, 500) })
         return frames
       },
@@ -4123,10 +4841,14 @@ class Agent {
     const input = args.input && typeof args.input === "object" ? args.input : {}
     const t0 = now()
     let value
+    // The wrapped execute this reaches marks its call as the terminal's, not the agent's (see expectTerminal).
+    const unmark = c.expectTerminal(tool)
     try {
       value = await inv.call(input)
     } catch (e) {
       return answer({ ok: false, error: cap(`${errorText(e, "name")}: ${errorText(e, "message")}`, 200), wallMs: Math.max(0, now() - t0) })
+    } finally {
+      unmark()
     }
     const wallMs = Math.max(0, now() - t0)
     let text = inv.text ? (typeof value === "string" ? value : safely(() => String(value), null)) : resultText(value, inv.profile)
@@ -4179,6 +4901,7 @@ class Agent {
     if (!c.active) return false
     safely(() => this.sendStarts())
     safely(() => this.unregisterReportTool())
+    this.forms.restore()
     this.interceptor.restore()
     if (this.prompts) safely(() => this.prompts.restore())
     c.stop()
@@ -4224,7 +4947,14 @@ function attach(config = {}) {
     if (existing && existing.active) return existing
   }
   const agent = new Agent(cfg)
-  safely(() => Object.defineProperty(agent.api, AGENT_KEY, { value: agent, enumerable: false }))
+  AGENTS.set(agent.api, agent)
+  const hook = Object.freeze({
+    view: (input) => reportView(agent, input),
+    named: (name) => {
+      agent.collector.reportToolName = name
+    },
+  })
+  safely(() => Object.defineProperty(agent.api, REPORT_KEY, { value: hook, enumerable: false }))
   if (name) safely(() => Object.defineProperty(g, name, { value: agent.api, configurable: true, writable: true, enumerable: false }))
   agent.start()
   return agent.api
@@ -4289,12 +5019,12 @@ function maybeAttach(config = {}) {
  * @param {{name?:string, title?:string}} [options]
  */
 function profilerTool(api, options = {}) {
-  const agent = agentOf(api)
+  const hook = (api && typeof api === "object" && safely(() => api[REPORT_KEY], null)) || null
   const name = typeof options.name === "string" && options.name ? options.name : "get_perf_report"
-  const execute = agent
-    ? (input) => reportView(agent, input)
+  const execute = hook
+    ? (input) => hook.view(input)
     : () => ({ content: [{ type: "text", text: api && typeof api.status === "function" ? api.status().message : "wmcp-top agent not attached" }], isError: false })
-  if (agent) agent.collector.reportToolName = name
+  if (hook) hook.named(name)
   return markInternal(reportToolDescriptor(execute, { name, title: typeof options.title === "string" ? options.title : undefined }))
 }
 
@@ -4310,10 +5040,20 @@ return { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, trac
 
 // ---- main.js ----
 (function () {
-// Entry of the classic script (dist/agent.js): run the gate on load and expose window.__webmcpPerf.
-const { maybeAttach } = __m["index"];
+// Entry of the classic script (dist/agent.js): run the gate on load, expose window.__webmcpPerf, and, as
+// webmcp-profiler's script tag does, window.WebMCPProfiler (its entry points) unless the page already has one.
+const { maybeAttach, attach, profilerTool, detach, VERSION } = __m["index"];
 try {
-  if (typeof window !== "undefined") maybeAttach(typeof window.__WMCP_CONFIG__ === "object" && window.__WMCP_CONFIG__ ? window.__WMCP_CONFIG__ : {})
+  if (typeof window !== "undefined") {
+    if (!("WebMCPProfiler" in window)) {
+      Object.defineProperty(window, "WebMCPProfiler", {
+        value: Object.freeze({ attachProfiler: attach, maybeAttachProfiler: maybeAttach, profilerTool, detach, version: VERSION }),
+        configurable: true,
+        writable: true,
+      })
+    }
+    maybeAttach(typeof window.__WMCP_CONFIG__ === "object" && window.__WMCP_CONFIG__ ? window.__WMCP_CONFIG__ : {})
+  }
 } catch {
   /* never throw into the page */
 }

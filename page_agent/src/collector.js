@@ -6,7 +6,7 @@
 
 import { SessionStats, callTokens, tokensForBytes, imageTokens } from "./stats.js"
 import { resultFacts, inputBytesOf, errorText, resultText, inputText } from "./measure.js"
-import { defaultRefusal, refusalOf, consentMismatch, consentDetail } from "./hooks.js"
+import { defaultRefusal, refusalOf, consentMismatch, consentDetail, cutPayload } from "./hooks.js"
 import { now, safely, cap, makeTaskScheduler } from "./util.js"
 import { statusFor } from "./status.js"
 
@@ -90,6 +90,8 @@ export class Collector {
     this.lastPhase = null
     this.observer = null
     this.cost = { accounted: 0, ms: 0 }
+    /** tool name -> tokens of calls the terminal asked for that have not entered yet (see expectTerminal) */
+    this.terminalPending = new Map()
     /** tool name -> the consent recorded for its next call */
     this.consents = new Map()
     /** hook name -> times it threw */
@@ -98,14 +100,21 @@ export class Collector {
 
   // ---- the call path ---------------------------------------------------------------------------------
 
-  /** execute() entered. Returns the Call, or null when sampling left it unmeasured. */
-  enter(tool, input, profile) {
+  /**
+   * execute() entered (or a form tool's call began). Returns the Call, or null when sampling left it
+   * unmeasured. `opts.waiting`: a filled form waiting for the user's submit (forms.js); resumed() ends the wait.
+   */
+  enter(tool, input, profile, opts) {
     const t = this.clock()
-    const overlapped = this.open > 0
-    this.open++
-    const gap = overlapped || this.lastSettledAt === null ? null : t - this.lastSettledAt
+    // A call the terminal asked for (`invoke` command) is measured, but it is not the agent's: it stays out of
+    // the host-gap chain (no gap of its own, the next agent call's gap runs from the last agent call) and of
+    // the overlap count, and sampling never drops it.
+    const terminal = this.terminalPending.size > 0 && this.takeTerminal(tool)
+    const overlapped = !terminal && this.open > 0
+    if (!terminal) this.open++
+    const gap = terminal || overlapped || this.lastSettledAt === null ? null : t - this.lastSettledAt
     const sample = this.config.sample
-    if (sample < 1 && !(this.random() < sample)) {
+    if (!terminal && sample < 1 && !(this.random() < sample)) {
       this.unsampled++
       this.stats.setUnsampled(this.unsampled)
       if (overlapped) this.stats.totals.overlappingCalls++
@@ -130,7 +139,9 @@ export class Collector {
       synthetic: this.synthetic,
       profile,
       consent: null,
+      terminal,
     }
+    if (opts && opts.waiting) call.waiting = true
     if (this.consents.size) {
       const consent = this.consents.get(tool)
       if (consent) {
@@ -145,6 +156,18 @@ export class Collector {
     }
     this.sink.start(call)
     return call
+  }
+
+  /**
+   * A call that waited for the user (a form without toolautosubmit) was submitted at `t`: tool time starts
+   * now, the wait is kept apart as waitedMs. A fresh `start` tells the relay.
+   */
+  resumed(call, t) {
+    if (!call || !call.waiting) return
+    call.waiting = false
+    call.waitedMs = Math.max(0, t - call.invokedAt)
+    call.invokedAt = t
+    this.sink.start(call)
   }
 
   // ---- nesting across executeTool() and awaits -----------------------------------------------------------
@@ -206,8 +229,10 @@ export class Collector {
   /** execute() settled (returned, resolved, threw or rejected). `call` may be null (unsampled). */
   settle(call, ok, value) {
     const t = this.clock()
-    this.open = Math.max(0, this.open - 1)
-    this.lastSettledAt = t
+    if (!call || !call.terminal) {
+      this.open = Math.max(0, this.open - 1)
+      this.lastSettledAt = t
+    }
     if (!call) return
     call.settledAt = t
     call.ok = ok
@@ -218,6 +243,33 @@ export class Collector {
       this.flushScheduled = true
       this.schedule(() => this.flush())
     }
+  }
+
+  /**
+   * The terminal is about to call `tool` (an `invoke` command): its next call of that tool is marked
+   * `invokedBy: "terminal"`. Returns a function that withdraws the mark if the call never entered.
+   */
+  expectTerminal(tool) {
+    const token = { used: false }
+    const queue = this.terminalPending.get(tool) || []
+    queue.push(token)
+    this.terminalPending.set(tool, queue)
+    return () => {
+      if (token.used) return
+      token.used = true
+      const q = this.terminalPending.get(tool)
+      const i = q ? q.indexOf(token) : -1
+      if (i >= 0) q.splice(i, 1)
+      if (q && !q.length) this.terminalPending.delete(tool)
+    }
+  }
+
+  takeTerminal(tool) {
+    const q = this.terminalPending.get(tool)
+    if (!q || !q.length) return false
+    q.shift().used = true
+    if (!q.length) this.terminalPending.delete(tool)
+    return true
   }
 
   /**
@@ -255,10 +307,15 @@ export class Collector {
     let errorType = null
     let refusal = null
     const cfg = this.config
-    if (call.ok) {
+    if (call.outcome === "navigated") {
+      // The form's submission left the document: the calling document's executeTool gets null, the agent nothing.
+      facts = { resultBytes: 0, resultType: "null", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
+      isError = false
+    } else if (call.ok) {
       facts = resultFacts(call.value, call.profile)
       isError = facts.isError
       if (!facts.serializable && isError) error = errorText({ name: "TypeError", message: "result could not be serialised to JSON" }, policy)
+      else if (facts.validation) error = errorText({ name: "ValidationError", message: `the form answered with ${facts.validation} validation message(s)` }, policy)
       else if (isError) error = errorText({ name: "Error", message: "isError result" }, policy)
       // A failure a tool library returned as prose (001's isErrorResult): the agent still reads the value.
       if (!isError && typeof cfg.isErrorResult === "function") {
@@ -294,7 +351,12 @@ export class Collector {
       const max = payloadMax(cfg.maxPayloadLength)
       const args = inputText(call.input)
       const res = call.ok ? resultText(call.value, call.profile) : null
-      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cap(args, max), result: res === null ? null : cap(res, max) }))
+      // A thrown error's message rides along (001's webmcp.error.message, capture on only).
+      const err = call.ok ? null : safely(() => {
+        const v = call.value
+        return v && typeof v === "object" && typeof v.message === "string" ? v.message : String(v)
+      }, null)
+      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cutPayload(args, max), result: res === null ? null : cutPayload(res, max), error: err ? cutPayload(err, max) : null }))
     }
     // Drop the bodies now: only sizes travel on.
     call.input = undefined
@@ -331,6 +393,14 @@ export class Collector {
       refusal,
       consent: call.consent ? call.consent.consent : null,
       consentMismatch: call.consent ? call.consent.mismatch : null,
+    }
+    // Declarative (form) calls: how long the filled form waited for the user's submit (not tool time), and
+    // "navigated" when the submission left the document.
+    if (call.waitedMs !== undefined) span.waitedMs = call.waitedMs
+    if (call.outcome) span.outcome = call.outcome
+    if (call.terminal) {
+      span.invokedBy = "terminal"
+      span.synthetic = true // not a live host's call (000's meaning), also for the channel's readers
     }
     call.span = span
     this.remember(call)
@@ -444,8 +514,10 @@ export class Collector {
     // Redefinition (001): the same name again with another descriptor, or another handler source when the
     // fingerprint is on. The tool frame says so by carrying the new descriptor; this event names what moved.
     if (prev && !rec.internal) {
-      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null)
-      const handler = (prev.fingerprint ?? null) !== (rec.fingerprint ?? null)
+      // The fingerprint covers the descriptor (and the handler under fingerprintHandler, whose own hash the
+      // record keeps in the page to say which of the two moved).
+      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null) || (!prev.handlerHash && (prev.fingerprint ?? null) !== (rec.fingerprint ?? null))
+      const handler = (prev.handlerHash ?? null) !== (rec.handlerHash ?? null)
       if (descriptor || handler) {
         full.redefined = true
         this.event("redefined", { tool: rec.name, descriptor, handler })
@@ -603,6 +675,7 @@ export class Collector {
       anyCall: this.firstCallAt !== null || this.unsampled > 0,
       reasons,
       inFlight: this.inFlight.size,
+      countedOnly: this.unwrapped.size > 0,
     })
     // 000's status fields beside the phase and coverage.
     return {

@@ -2,6 +2,8 @@
 
 export const VERSION = "0.1.0"
 export const AGENT = `wmcp-top-agent/${VERSION}`
+/** The agent as the browser extension injects it: the relay and the dashboard mark its sessions by this name. */
+export const EXTENSION_AGENT = `wmcp-top-extension/${VERSION}`
 
 /**
  * The uplink address (the relay's WebSocket). The relay replaces the placeholder below, when it serves

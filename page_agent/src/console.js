@@ -7,7 +7,7 @@ import { PROFILER_FIELDS } from "./channel.js"
 
 /** The 000 span fields, in order: report v2 spans carry exactly these (the objects are closed). */
 export const SPAN_FIELDS = PROFILER_FIELDS
-export const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch"]
+export const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch", "invokedBy"]
 
 const pick = (o, keys) => {
   const out = {}

@@ -3,46 +3,67 @@
 
 import { cap } from "./util.js"
 
-/**
- * A short, stable hash of a text (two FNV-1a 32-bit lanes over UTF-16 units, 16 hex digits). Used for the
- * optional handler fingerprint: not cryptographic, only "did this function's source change".
- */
-export function shortHash(text) {
+/** FNV-1a, 32 bits, over UTF-16 code units, as 8 hex digits (001's descriptor fingerprint hash). */
+export function fnv1a32(text) {
   const s = String(text)
-  let a = 0x811c9dc5
-  let b = 0x01000193 ^ s.length
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    a = Math.imul(a ^ c, 0x01000193)
-    b = Math.imul(b ^ c ^ (i & 0xff), 0x0100019d)
-  }
-  return (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0")
+  let h = 0x811c9dc5
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193)
+  return (h >>> 0).toString(16).padStart(8, "0")
 }
 
-/** The fingerprint of a handler: a short hash of its source text, or null when it has none we can read. */
-export function fingerprintOf(fn) {
+/** The source text of a handler, or null when it has none we can read (proxies, revoked functions). */
+export function sourceOf(fn) {
   if (typeof fn !== "function") return null
-  let src
   try {
-    src = Function.prototype.toString.call(fn)
+    const src = Function.prototype.toString.call(fn)
+    return typeof src === "string" ? src : null
   } catch {
     return null
   }
-  return typeof src === "string" ? shortHash(src) : null
 }
 
 /**
- * The built-in refusal match (used when the page gives no `isRefusal`): two English sentences, at the start
- * of the text the agent reads, case-insensitive.
- *   "confirm":     "Confirmation required" / "User confirmation required" / "This action requires (user) confirmation"
- *   "unavailable": "Tool unavailable" / "This tool is (currently) not available" / "... is unavailable"
+ * The descriptor fingerprint exactly as autotel-webmcp (001) computes `webmcp.tool.descriptor`, so a trace from
+ * either tool joins on it: FNV-1a over the JSON text of [name, title (a string, else ""), description (as a
+ * string, "" when absent), inputSchema (null when absent), annotations (null when absent), handler source (only
+ * with `fingerprintHandler`, else null)]. A changed fingerprint under the same name is a redefinition.
+ * Returns null when the descriptor cannot be serialised (a cyclic schema).
+ * @param {object} tool  the tool object as the page passed it
+ * @param {boolean} withHandler  fold the handler's source in (`fingerprintHandler`)
+ */
+export function descriptorFingerprint(tool, withHandler) {
+  let text
+  try {
+    text = JSON.stringify([
+      String(tool.name),
+      typeof tool.title === "string" ? tool.title : "",
+      String(tool.description ?? ""),
+      tool.inputSchema ?? null,
+      tool.annotations ?? null,
+      withHandler ? sourceOf(tool.execute) : null,
+    ])
+  } catch {
+    return null
+  }
+  return typeof text === "string" ? fnv1a32(text) : null
+}
+
+/**
+ * The built-in refusal match (used when the page gives no `isRefusal`):
+ *   autotel-webmcp's (001) two sentences, at the end of the text and case-sensitive as 001 has them:
+ *   "… was not confirmed." is "confirm", "… is not available right now." is "unavailable";
+ *   and, case-insensitive at the start: "Confirmation required" / "User confirmation required" / "This action
+ *   requires (user) confirmation" ("confirm"), "Tool unavailable" / "This tool is (currently) not available".
  * A library that rewords its refusals is not recognised: give `isRefusal` then.
  */
 const REFUSALS = [
+  ["confirm", / was not confirmed\.$/],
+  ["unavailable", / is not available right now\.$/],
   ["confirm", /^\s*(?:(?:user )?confirmation (?:is )?required\b|this (?:action|tool|call) requires (?:user |the user's )?confirmation\b)/i],
   ["unavailable", /^\s*(?:this )?tool (?:is )?(?:currently )?(?:not available|unavailable)\b/i],
 ]
 const REFUSAL_SCAN = 2048
+const REFUSAL_LABEL = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}$/
 
 /** The text a refusal would be written in: a string result, or the text items of an MCP envelope. */
 function refusalText(value) {
@@ -63,9 +84,27 @@ export function defaultRefusal(value) {
   return null
 }
 
-/** What a page's isRefusal returned, as the wire takes it. */
+/**
+ * What a page's isRefusal returned, as the wire takes it: 001's "confirm" / "unavailable", or the page's own
+ * label (a short identifier, up to 32 characters: letters, digits, `_ . : -`). Anything else is no refusal.
+ */
 export function refusalOf(v) {
-  return v === "confirm" || v === "unavailable" ? v : null
+  return typeof v === "string" && REFUSAL_LABEL.test(v) ? v : null
+}
+
+/**
+ * A captured payload text cut at `max` characters the way autotel-webmcp (001) cuts it: the kept head, then
+ * `...[N chars]` naming the full length, so a cut is never mistaken for the whole (nor for valid JSON).
+ * Counts UTF-16 units like 001; never splits a surrogate pair.
+ */
+export function cutPayload(text, max, fullLength) {
+  const s = String(text)
+  const n = fullLength === undefined ? s.length : fullLength
+  if (n <= max) return s
+  let end = Math.min(max, s.length)
+  const c = s.charCodeAt(end - 1)
+  if (c >= 0xd800 && c <= 0xdbff) end--
+  return `${s.slice(0, end)}...[${n} chars]`
 }
 
 const norm = (s) => String(s).trim().replace(/\s+/g, " ").toLowerCase()

@@ -6,6 +6,7 @@ import { Interceptor } from "./registry.js"
 import { ChannelMirror } from "./channel.js"
 import { Uplink, Delivery, PROTOCOL } from "./uplink.js"
 import { PromptWatcher } from "./prompt.js"
+import { FormTools } from "./forms.js"
 import { resultText, errorText } from "./measure.js"
 import { gate } from "./gate.js"
 import { makeApi, reportView, reportToolDescriptor, manifest, helpText, overlayNotice } from "./console.js"
@@ -20,13 +21,17 @@ export { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, trac
 const MAX_FOREIGN_SPANS = 500
 const MAX_RESULT_TEXT = 256 * 1024 // characters of an invoked tool's result text (the relay's cap)
 const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
-// api -> Agent. A registered symbol rather than a module-local map, so a second copy of the agent (the
-// /agent.mjs module imported next to the classic script) finds the agent behind the global API.
-const AGENT_KEY = Symbol.for("wmcp-top/agent")
+const NAV_KEY = "wmcp-top:navigated" // sessionStorage: the form call whose submission left the last document
+const NAV_NOTE_MS = 60_000
+const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
+// What profilerTool needs of an API, under a registered symbol, so a second copy of the agent (the /agent.mjs
+// module imported next to the classic script) can make the report tool of the global API. Only the report's
+// view: the Agent itself (its uplink address, with the token) stays out of the page's reach.
+const REPORT_KEY = Symbol.for("wmcp-top/report-tool")
 
-/** The Agent behind a console API object (tests, tooling and profilerTool; not a page-facing member). */
+/** The Agent behind a console API object (tests and tooling; not a page-facing member). */
 export function agentOf(api) {
-  return (api && typeof api === "object" && safely(() => api[AGENT_KEY], null)) || null
+  return AGENTS.get(api) || null
 }
 
 /**
@@ -91,7 +96,7 @@ class Agent {
         status: () => self.onStatus(),
         event: (e) => self.uplink && self.uplink.send(sessionId, { type: "event", session: sessionId, at: e.at, kind: e.kind, detail: e.detail }),
         // Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel.
-        payload: (p) => self.uplink && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result }),
+        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }),
       },
     })
     this.interceptor = new Interceptor(this.collector, {
@@ -100,8 +105,16 @@ class Agent {
       setInterval: config.setInterval || ((f, ms) => g.setInterval(f, ms)),
       clearInterval: config.clearInterval || ((t) => g.clearInterval(t)),
     })
-    this.interceptor.onFound = () => {
+    this.forms = new FormTools(this.collector, { global: g, schedule: this.schedule, onNavigated: (entry) => this.onNavigated(entry) })
+    this.interceptor.forms = this.forms
+    this.forms.wrapped = (name) => this.interceptor.pendingNames.has(name) || !!(this.interceptor.live.get(name) || {}).wrapper
+    this.interceptor.onFound = (host, location) => {
       if (this.wantReportTool) this.registerReportTool()
+      // Declarative tools live on the document's registry (Chromium's, or a polyfill's).
+      if (!this.forms.host && (location === "document" || location === "navigator")) {
+        this.forms.attach(host, () => this.interceptor.reconcile(host))
+        this.interceptor.reconcile(host)
+      }
     }
     this.prompts =
       config.prompts === false
@@ -112,12 +125,18 @@ class Agent {
             sessionId,
             errorPolicy: config.errorPolicy,
             send: (step) => self.uplink && self.uplink.send(sessionId, { type: "prompt", session: sessionId, ...step }),
+            // Opt-in (capturePayloads) and only to a relay that wants payloads: the prompt's and the answer's text.
+            payload:
+              config.capturePayloads === true
+                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, ...p })
+                : null,
+            maxPayload: config.maxPayloadLength,
           })
     if (this.prompts) this.interceptor.onSweep = () => this.prompts.sweep()
     if (this.relay) {
       this.uplink = new Uplink({
         relay: this.relay,
-        agent: AGENT,
+        agent: typeof config.agent === "string" && config.agent ? config.agent : AGENT,
         WebSocket: (config.WebSocket !== undefined ? config.WebSocket : g.WebSocket) || null,
         setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
         clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
@@ -172,13 +191,22 @@ class Agent {
     on(doc, "visibilitychange", () => safely(() => c.event("visibility", { state: String(doc.visibilityState) })))
     on(g, "pagehide", (e) =>
       safely(() => {
-        if (this.uplink) for (const id of this.uplink.feeds.keys()) this.uplink.write({ type: "bye", session: id, reason: e && e.persisted ? "bfcache" : "pagehide" })
+        // A form submission that is taking the page away: its span leaves before the bye.
+        if (this.forms.pagehide()) this.deliverNow()
+        if (this.uplink) this.uplink.bye(e && e.persisted ? "bfcache" : "pagehide")
         if (this.channel && this.uplink) this.channel.announce(true)
       }),
     )
-    on(g, "pageshow", (e) => safely(() => e && e.persisted && c.event("navigation", { kind: "bfcache-restore" })))
+    on(g, "pageshow", (e) =>
+      safely(() => {
+        if (!e || !e.persisted) return
+        if (this.uplink) this.uplink.resume()
+        c.event("navigation", { kind: "bfcache-restore" })
+      }),
+    )
     on(g, "popstate", () => safely(() => c.event("navigation", { kind: "popstate" })))
     on(g, "hashchange", () => safely(() => c.event("navigation", { kind: "hashchange" })))
+    this.linkNavigation()
     const nav = safely(() => g.performance.getEntriesByType("navigation")[0], null)
     if (nav && nav.type === "reload") c.event("reload", {})
     if (this.config.reportTool) this.registerReportTool()
@@ -188,6 +216,39 @@ class Agent {
     const ann = this.config.announce
     if (typeof ann === "function") safely(() => ann(this.api))
     else if (ann && g.console) safely(() => g.console.info(`[wmcp-top] attached ${c.sessionId}${this.relay ? " · relay " + this.uplink.info().url : " · no relay"} · __webmcpPerf.help()`))
+  }
+
+  // ---- calls that navigate ------------------------------------------------------------------------------
+
+  /**
+   * A form call's submission is leaving the document: account it and write it to the socket now (the next
+   * task may never run), and leave a note in sessionStorage (names and numbers only) so the next document
+   * of this tab links its session to this call.
+   */
+  onNavigated(entry) {
+    this.deliverNow()
+    const call = entry.call
+    if (!call) return
+    const note = { session: this.collector.sessionId, seq: call.seq, tool: cap(call.tool, 128), at: Date.now() }
+    safely(() => this.g.sessionStorage.setItem(NAV_KEY, JSON.stringify(note)))
+  }
+
+  deliverNow() {
+    safely(() => this.collector.flush())
+    if (!this.uplink) return
+    safely(() => this.sendStarts())
+    safely(() => this.uplink.flush())
+  }
+
+  /** The previous document of this tab left through a form call: say so in this session's timeline. */
+  linkNavigation() {
+    const text = safely(() => this.g.sessionStorage.getItem(NAV_KEY), null)
+    if (typeof text !== "string") return
+    safely(() => this.g.sessionStorage.removeItem(NAV_KEY))
+    const note = safely(() => JSON.parse(text), null)
+    if (!note || typeof note !== "object" || !/^[0-9a-f]{8}$/.test(String(note.session)) || !Number.isInteger(note.seq) || note.seq < 0) return
+    if (!(Date.now() - Number(note.at) < NAV_NOTE_MS)) return // a stale note from long ago says nothing
+    this.collector.event("navigated-from", { session: note.session, seq: note.seq, tool: cap(String(note.tool || ""), 128) })
   }
 
   // ---- sink -------------------------------------------------------------------------------------------
@@ -202,7 +263,7 @@ class Agent {
   sendStarts() {
     const id = this.collector.sessionId
     while (this.pendingStarts.length) {
-      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent }))
+      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}), ...(c.waiting ? { waiting: true } : {}) }))
       this.uplink.send(id, { type: "start", session: id, calls })
     }
   }
@@ -233,6 +294,8 @@ class Agent {
     if (rec.descriptor) f.descriptor = safely(() => JSON.parse(rec.descriptor), null)
     if (rec.rejected) f.rejected = rec.rejected
     if (rec.fingerprint) f.fingerprint = rec.fingerprint
+    if (rec.kind) f.kind = rec.kind
+    if (rec.form) f.form = rec.form
     return f
   }
 
@@ -287,7 +350,7 @@ class Agent {
         frames.push(st)
         frames.push({ type: "ledger", session: id, rev: c.ledgerRev, ledger: c.ledger() })
         this.pendingStarts = []
-        const calls = Array.from(c.inFlight.values()).map((x) => ({ seq: x.seq, tool: x.tool, invokedAt: x.invokedAt, depth: x.depth, parent: x.parent }))
+        const calls = Array.from(c.inFlight.values()).map((x) => ({ seq: x.seq, tool: x.tool, invokedAt: x.invokedAt, depth: x.depth, parent: x.parent, ...(x.waiting ? { waiting: true } : {}) }))
         if (calls.length) frames.push({ type: "start", session: id, calls: calls.slice(0, 500) })
         return frames
       },
@@ -358,10 +421,14 @@ class Agent {
     const input = args.input && typeof args.input === "object" ? args.input : {}
     const t0 = now()
     let value
+    // The wrapped execute this reaches marks its call as the terminal's, not the agent's (see expectTerminal).
+    const unmark = c.expectTerminal(tool)
     try {
       value = await inv.call(input)
     } catch (e) {
       return answer({ ok: false, error: cap(`${errorText(e, "name")}: ${errorText(e, "message")}`, 200), wallMs: Math.max(0, now() - t0) })
+    } finally {
+      unmark()
     }
     const wallMs = Math.max(0, now() - t0)
     let text = inv.text ? (typeof value === "string" ? value : safely(() => String(value), null)) : resultText(value, inv.profile)
@@ -414,6 +481,7 @@ class Agent {
     if (!c.active) return false
     safely(() => this.sendStarts())
     safely(() => this.unregisterReportTool())
+    this.forms.restore()
     this.interceptor.restore()
     if (this.prompts) safely(() => this.prompts.restore())
     c.stop()
@@ -459,7 +527,14 @@ export function attach(config = {}) {
     if (existing && existing.active) return existing
   }
   const agent = new Agent(cfg)
-  safely(() => Object.defineProperty(agent.api, AGENT_KEY, { value: agent, enumerable: false }))
+  AGENTS.set(agent.api, agent)
+  const hook = Object.freeze({
+    view: (input) => reportView(agent, input),
+    named: (name) => {
+      agent.collector.reportToolName = name
+    },
+  })
+  safely(() => Object.defineProperty(agent.api, REPORT_KEY, { value: hook, enumerable: false }))
   if (name) safely(() => Object.defineProperty(g, name, { value: agent.api, configurable: true, writable: true, enumerable: false }))
   agent.start()
   return agent.api
@@ -524,12 +599,12 @@ export function maybeAttach(config = {}) {
  * @param {{name?:string, title?:string}} [options]
  */
 export function profilerTool(api, options = {}) {
-  const agent = agentOf(api)
+  const hook = (api && typeof api === "object" && safely(() => api[REPORT_KEY], null)) || null
   const name = typeof options.name === "string" && options.name ? options.name : "get_perf_report"
-  const execute = agent
-    ? (input) => reportView(agent, input)
+  const execute = hook
+    ? (input) => hook.view(input)
     : () => ({ content: [{ type: "text", text: api && typeof api.status === "function" ? api.status().message : "wmcp-top agent not attached" }], isError: false })
-  if (agent) agent.collector.reportToolName = name
+  if (hook) hook.named(name)
   return markInternal(reportToolDescriptor(execute, { name, title: typeof options.title === "string" ? options.title : undefined }))
 }
 

@@ -1,11 +1,14 @@
 // The Prompt API lane (issue 8): wrap LanguageModel.create (and the older ai.languageModel.create,
 // ai.createTextSession), then each session's prompt, promptStreaming, clone and destroy. Every step becomes
-// one `prompt` frame with timings and CHARACTER COUNTS; the text itself is never kept or sent.
+// one `prompt` frame with timings and CHARACTER COUNTS; the text itself is never kept or sent, except under the
+// page's opt-in `capturePayloads` (then a `payload` frame carries the prompt and the answer, cut at
+// maxPayloadLength, for the terminal's detail pane under --show-payloads).
 // promptStreaming hands the page a pull-through stream: each original chunk is passed on as it is read,
 // nothing is read ahead or buffered, and the chunk values are the original ones.
 
 import { safely, cap } from "./util.js"
 import { errorText } from "./measure.js"
+import { cutPayload } from "./hooks.js"
 
 const MAX_SESSIONS = 64
 const MAX_STEPS = 200
@@ -37,6 +40,13 @@ export function countInput(input, depth = 0) {
   return 0
 }
 
+/** A prompt's input as text: a string as itself, messages as their JSON; null when it has none. */
+function inputText(input) {
+  if (typeof input === "string") return input
+  const t = JSON.stringify(input)
+  return typeof t === "string" ? t : null
+}
+
 /** The factories to wrap: [owner, method name, label]. */
 function factories(g) {
   const out = []
@@ -59,11 +69,16 @@ export class PromptWatcher {
    * @param {(frame: object) => void} o.send  one prompt step, without type/session
    * @param {string} o.sessionId
    * @param {string} [o.errorPolicy]
+   * @param {((p: {promptSession: string, seq: number, arguments: string|null, result: string|null}) => void)|null} [o.payload]
+   *   opt-in text capture (capturePayloads); null: no text ever leaves
+   * @param {number} [o.maxPayload]  characters kept of each text
    */
-  constructor({ global: g, clock, send, sessionId, errorPolicy = "message" }) {
+  constructor({ global: g, clock, send, sessionId, errorPolicy = "message", payload = null, maxPayload = 2048 }) {
     this.g = g
     this.clock = clock
     this.send = send
+    this.payload = payload
+    this.maxPayload = maxPayload
     this.sessionId = sessionId
     this.errorPolicy = errorPolicy
     this.active = true
@@ -179,8 +194,11 @@ export class PromptWatcher {
         const seq = state.seq++
         const t0 = self.clock()
         const charsIn = safely(() => countInput(input), 0)
-        const done = (charsOut, error) =>
+        const promptText = self.payload ? safely(() => inputText(input), null) : null
+        const done = (charsOut, error, answer = null) => {
           safely(() => self.record(id, { kind: "prompt", at: t0, seq, totalMs: Math.max(0, self.clock() - t0), charsIn, charsOut, error }))
+          if (self.payload) self.sendText(id, seq, promptText, typeof answer === "string" ? answer : null)
+        }
         let ret
         try {
           ret = original.apply(this, arguments)
@@ -191,11 +209,11 @@ export class PromptWatcher {
         if (ret && typeof ret.then === "function") {
           safely(() =>
             ret.then(
-              (v) => done(countChars(v), null),
+              (v) => done(countChars(v), null, v),
               (e) => done(0, self.err(e)),
             ),
           )
-        } else done(countChars(ret), null)
+        } else done(countChars(ret), null, ret)
         return ret
       },
     )
@@ -212,7 +230,8 @@ export class PromptWatcher {
           safely(() => self.record(id, { kind: "stream", at: t0, seq, totalMs: Math.max(0, self.clock() - t0), firstChunkMs: null, chunks: 0, charsIn, charsOut: 0, error: self.err(e) }))
           throw e
         }
-        return self.passThrough(src, id, seq, t0, charsIn)
+        const promptText = self.payload ? safely(() => inputText(input), null) : null
+        return self.passThrough(src, id, seq, t0, charsIn, promptText)
       },
     )
     wrap("destroy", (original) =>
@@ -237,7 +256,7 @@ export class PromptWatcher {
    * The stream the page reads: pulls one chunk from the original per read, counts it, hands the same value
    * on. No read-ahead (highWaterMark 0), no text kept. Ends (done, error or cancel) send the step.
    */
-  passThrough(src, id, seq, t0, charsIn) {
+  passThrough(src, id, seq, t0, charsIn, promptText = null) {
     const RS = safely(() => this.g.ReadableStream, null) || (typeof ReadableStream === "function" ? ReadableStream : null)
     if (!src || typeof src.getReader !== "function" || typeof RS !== "function") {
       safely(() => this.record(id, { kind: "stream", at: t0, seq, totalMs: Math.max(0, this.clock() - t0), firstChunkMs: null, chunks: null, charsIn, charsOut: null, error: null }))
@@ -254,10 +273,15 @@ export class PromptWatcher {
     let chars = 0
     let first = null
     let ended = false
+    // Opt-in capture only: the answer's text so far, kept to a little over the cut (the cut names the length).
+    let text = self.payload ? "" : null
+    let textLength = 0
     const end = (error) => {
       if (ended) return
       ended = true
       safely(() => self.record(id, { kind: "stream", at: t0, seq, totalMs: Math.max(0, self.clock() - t0), firstChunkMs: first, chunks, charsIn, charsOut: chars, error }))
+      if (text !== null) self.sendText(id, seq, promptText, cutPayload(text, self.maxPayload, textLength), true)
+      text = null
     }
     return new RS(
       {
@@ -278,6 +302,10 @@ export class PromptWatcher {
           chunks++
           if (first === null) first = Math.max(0, self.clock() - t0)
           chars += countChars(r.value)
+          if (text !== null && typeof r.value === "string") {
+            textLength += r.value.length
+            if (text.length <= self.maxPayload) text = (text + r.value).slice(0, self.maxPayload + 1)
+          }
           ctl.enqueue(r.value)
         },
         cancel(reason) {
@@ -286,6 +314,18 @@ export class PromptWatcher {
         },
       },
       { highWaterMark: 0 },
+    )
+  }
+
+  /** Opt-in capture: the prompt and the answer of one step, cut at maxPayload, to the payload sink. */
+  sendText(id, seq, promptText, answer, answerIsCut = false) {
+    safely(() =>
+      this.payload({
+        promptSession: id,
+        seq,
+        arguments: promptText === null ? null : cutPayload(promptText, this.maxPayload),
+        result: answer === null || answerIsCut ? answer : cutPayload(answer, this.maxPayload),
+      }),
     )
   }
 

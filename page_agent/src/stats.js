@@ -146,6 +146,9 @@ export class SessionStats {
    * @returns {object|null} the span evicted from the ring, if any
    */
   add(span) {
+    // A call started from the terminal (`invokedBy: "terminal"`) is not part of the agent's run: it is kept
+    // for the timeline and export, but counts in no total, row or percentile.
+    if (span.invokedBy === "terminal") return this.keep(span)
     const row = this.row(span.tool)
     row.calls += 1
     row.blockingMs += span.blockingMs
@@ -169,6 +172,11 @@ export class SessionStats {
     if (this.firstSeq === null || span.seq < this.firstSeq) this.firstSeq = span.seq
     const ov = span.overlapped !== undefined && span.overlapped !== null ? span.overlapped : span.gapSincePrevCallMs === null && span.seq !== this.firstSeq
     if (ov) t.overlappingCalls += 1
+    return this.keep(span)
+  }
+
+  /** Hold `span` in the ring; returns the span evicted, if any. */
+  keep(span) {
     this.ring.set(span.seq, span)
     if (this.ring.size > this.buffer) {
       const [seq, old] = this.ring.entries().next().value
@@ -184,6 +192,7 @@ export class SessionStats {
     if (!span) return false
     const delta = blockingMs - span.blockingMs
     span.blockingMs = blockingMs
+    if (span.invokedBy === "terminal") return true
     this.totals.blockingMs += delta
     const row = this.tools.get(span.tool)
     if (row) row.blockingMs += delta
@@ -243,6 +252,7 @@ export class SessionStats {
   aggregates() {
     const walls = new Map()
     for (const span of this.ring.values()) {
+      if (span.invokedBy === "terminal") continue
       let list = walls.get(span.tool)
       if (!list) walls.set(span.tool, (list = []))
       list.push(span.wallMs)

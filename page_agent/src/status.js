@@ -34,9 +34,13 @@ const PHASES = {
   },
 }
 
+// Tools registered before the agent loaded are only counted (toolactivated): how to measure them.
+export const COUNTED_HINT =
+  "tools registered before the agent are only counted: load the agent first (first in <head>), or run `wmcp-top open URL`, or watch with `wmcp-top attach --cdp`"
+
 /**
  * @param {{active:boolean, inactive?:boolean, hostFound:boolean, registered:boolean, anyCall:boolean,
- *   reasons:string[], inFlight?:number}} s
+ *   reasons:string[], inFlight?:number, countedOnly?:boolean}} s
  * @returns {{phase:string, message:string, hints:string[], coverage:string|null, reasons:string[]}}
  */
 export function statusFor(s) {
@@ -52,7 +56,9 @@ export function statusFor(s) {
   if (phase !== "inactive" && phase !== "detached") {
     coverage = s.reasons.length ? "incomplete" : s.anyCall ? "running" : "none-observed"
   }
-  return { phase, message: p.message, hints: p.hints.slice(), coverage, reasons: s.reasons.slice(0, 8) }
+  const hints = p.hints.slice()
+  if (s.countedOnly && coverage !== null) hints.unshift(COUNTED_HINT)
+  return { phase, message: p.message, hints, coverage, reasons: s.reasons.slice(0, 8) }
 }
 
 export const PHASE_NAMES = Object.keys(PHASES)

@@ -112,10 +112,11 @@ export class FakeWebSocket {
     this.readyState = 3
   }
   // driven by the test
-  accept() {
+  accept(welcome = {}) {
     this.readyState = 1
     this.onopen && this.onopen({})
-    this.deliver({ type: "welcome", protocol: "wmcp-relay/1", relay: "test", limits: {} })
+    // A relay that takes payload frames (--otlp or --show-payloads), unless the test says otherwise.
+    this.deliver({ type: "welcome", protocol: "wmcp-relay/1", relay: "test", limits: {}, payloads: true, ...welcome })
   }
   deliver(msg) {
     this.onmessage && this.onmessage({ data: typeof msg === "string" ? msg : JSON.stringify(msg) })

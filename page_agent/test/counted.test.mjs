@@ -29,6 +29,7 @@ test("calls of a tool registered before the agent are counted per tool, not meas
   const status = ctx.api.status()
   assert.equal(status.coverage, "incomplete")
   assert.match(status.reasons.join(" "), /1 tool\(s\) registered before the agent loaded are counted, not measured \(3 call\(s\) counted/)
+  assert.match(status.hints[0], /only counted: load the agent first .*wmcp-top open URL.*attach --cdp/)
   assert.ok(!JSON.stringify(ledger).includes(CANARY))
 })
 

@@ -221,3 +221,30 @@ test("a tool withdrawn before the host's getTools() answers is still registered,
   assert.deepEqual(ctx.api.ledger().registeredTools, [])
   assert.equal(ctx.api.status().coverage, "none-observed", "not mistaken for a tool registered before the agent")
 })
+
+test("invoke: the terminal's call is marked, stays out of the host-gap chain and the agent's totals", async () => {
+  const ctx = await connectedAgent()
+  await ctx.host.registerTool(tool("find", (input) => "hit " + input.q))
+  await settle()
+  const run = async (q) => {
+    const [t] = await ctx.host.getTools()
+    await ctx.host.executeTool(t, { q })
+    await settle()
+    ctx.env.run()
+  }
+  await run("agent-1")
+  const [r] = await command(ctx, { id: "c1", name: "invoke", args: { tool: "find", input: { q: "terminal" } } })
+  assert.equal(r.ok, true)
+  await run("agent-2")
+  const [a1, term, a2] = ctx.api.spans()
+  assert.deepEqual([a1.invokedBy, term.invokedBy, a2.invokedBy], [undefined, "terminal", undefined])
+  assert.equal(term.synthetic, true)
+  assert.equal(term.gapSincePrevCallMs, null, "a terminal call has no host gap")
+  assert.ok(a2.invokedAt - a1.settledAt >= a2.gapSincePrevCallMs - 1e-9 && a2.gapSincePrevCallMs === a2.invokedAt - a1.settledAt,
+    "the next agent call's gap runs from the last agent call, not from the terminal's")
+  const totals = ctx.api.ledger().totals
+  assert.equal(totals.calls, 2, "the agent's totals leave the terminal call out")
+  assert.equal(ctx.api.aggregates()[0].calls, 2)
+  const starts = ctx.ws.frames("start").flatMap((f) => f.calls)
+  assert.deepEqual(starts.map((c) => c.invokedBy ?? null), [null, "terminal", null], "start frames say so too")
+})

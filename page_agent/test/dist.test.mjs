@@ -16,7 +16,7 @@ const read = (f) => readFileSync(join(DIST, f), "utf8")
 
 test("dist/ is what the sources build (node page_agent/build.mjs --check)", () => {
   const out = build()
-  assert.equal(read("agent.js"), out["agent.js"])
+  assert.equal(read("agent.js"), out["dist/agent.js"])
 })
 
 test("each file holds the relay placeholder exactly once, is ASCII, and imports nothing", () => {

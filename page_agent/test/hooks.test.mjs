@@ -3,7 +3,7 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { setup, settle, FakeWebSocket, manualEnv, DraftHost, channelBus, CANARY, RELAY, connectedAgent } from "../test-support/helpers.mjs"
-import { shortHash, fingerprintOf, defaultRefusal, consentMismatch } from "../src/hooks.js"
+import { fnv1a32, descriptorFingerprint, defaultRefusal, consentMismatch, cutPayload } from "../src/hooks.js"
 
 const tool = (name, execute, extra = {}) => ({ name, description: `${name} tool`, inputSchema: { type: "object" }, execute, ...extra })
 
@@ -24,16 +24,17 @@ async function run(ctx, name, input = {}) {
   return text
 }
 
-test("shortHash and fingerprintOf: stable, 16 hex digits, move with the source", () => {
-  assert.match(shortHash("abc"), /^[0-9a-f]{16}$/)
-  assert.equal(shortHash("abc"), shortHash("abc"))
-  assert.notEqual(shortHash("abc"), shortHash("abd"))
-  assert.notEqual(shortHash(""), shortHash(" "))
-  const f = () => 1
-  const g = () => 2
-  assert.equal(fingerprintOf(f), fingerprintOf(() => 1))
-  assert.notEqual(fingerprintOf(f), fingerprintOf(g))
-  assert.equal(fingerprintOf("not a function"), null)
+test("fnv1a32 and descriptorFingerprint: 8 hex digits, 001's canonical array, the handler only when asked", () => {
+  assert.equal(fnv1a32(""), "811c9dc5", "FNV-1a's offset basis")
+  assert.equal(fnv1a32("a"), "e40c292c", "the published FNV-1a 32 value of 'a'")
+  const t = { name: "a", description: "d", inputSchema: { type: "object" }, execute: () => 1 }
+  assert.equal(descriptorFingerprint(t, false), fnv1a32(JSON.stringify(["a", "", "d", { type: "object" }, null, null])))
+  assert.equal(descriptorFingerprint(t, false), descriptorFingerprint({ ...t, execute: () => 2 }, false), "the handler is left out by default")
+  assert.notEqual(descriptorFingerprint(t, true), descriptorFingerprint({ ...t, execute: () => 2 }, true))
+  assert.equal(descriptorFingerprint(t, true), fnv1a32(JSON.stringify(["a", "", "d", { type: "object" }, null, "() => 1"])))
+  const cyclic = { type: "object" }
+  cyclic.self = cyclic
+  assert.equal(descriptorFingerprint({ name: "c", inputSchema: cyclic }, false), null)
 })
 
 test("redefinition: the same name again with another descriptor sends the tool frame again and an event", async () => {
@@ -48,7 +49,8 @@ test("redefinition: the same name again with another descriptor sends the tool f
   const frames = ctx.ws.frames("tool").filter((f) => f.change === "registered")
   assert.equal(frames.length, 3)
   assert.equal(frames[2].descriptor.description, "a changed tool")
-  assert.ok(frames.every((f) => !("fingerprint" in f)), "the fingerprint is off by default")
+  assert.deepEqual(frames.map((f) => f.fingerprint), [0, 1, 2].map((i) => descriptorFingerprint(i < 2 ? tool("a") : tool("a", null, { description: "a changed tool" }), false)),
+    "001's descriptor fingerprint on every registration, without the handler by default")
   const events = ctx.ws.frames("event").filter((e) => e.kind === "redefined")
   assert.deepEqual(events.map((e) => e.detail), [{ tool: "a", descriptor: true, handler: false }])
 })
@@ -60,9 +62,9 @@ test("fingerprintHandler: a swapped function under an identical descriptor is a 
   ac.abort()
   await reg(ctx, tool("a", () => "two"))
   const frames = ctx.ws.frames("tool").filter((f) => f.change === "registered")
-  assert.match(frames[0].fingerprint, /^[0-9a-f]{16}$/)
+  assert.match(frames[0].fingerprint, /^[0-9a-f]{8}$/)
   assert.notEqual(frames[0].fingerprint, frames[1].fingerprint)
-  assert.equal(frames[0].fingerprint, fingerprintOf(() => "one"), "the page's function, not our wrapper")
+  assert.equal(frames[0].fingerprint, descriptorFingerprint(tool("a", () => "one"), true), "the page's function, not our wrapper")
   assert.deepEqual(ctx.ws.frames("event").filter((e) => e.kind === "redefined").map((e) => e.detail), [{ tool: "a", descriptor: false, handler: true }])
 })
 
@@ -103,11 +105,12 @@ test("a hook that throws is recorded as hook-failed and ignored", async () => {
   assert.ok(!JSON.stringify(ctx.ws.sent).includes(CANARY), "a hook's message may hold a body: only its name is sent")
 })
 
-test("isRefusal: the page's classifier decides; junk answers are no refusal", async () => {
-  const ctx = await connectedAgent({ config: { isRefusal: (v) => (v === "nope" ? "unavailable" : v === "ask" ? "confirm" : v === "odd" ? "maybe" : undefined) } })
+test("isRefusal: the page's classifier decides; its own labels are kept, junk answers are no refusal", async () => {
+  const answers = { nope: "unavailable", ask: "confirm", odd: "rate_limited", long: "x".repeat(33), bad: "two words", num: 7 }
+  const ctx = await connectedAgent({ config: { isRefusal: (v) => answers[v] } })
   await reg(ctx, tool("r", (i) => i.v))
-  for (const v of ["nope", "ask", "odd", "Confirmation required"]) await run(ctx, "r", { v })
-  assert.deepEqual(ctx.api.spans().map((s) => s.refusal), ["unavailable", "confirm", null, null])
+  for (const v of [...Object.keys(answers), "Confirmation required"]) await run(ctx, "r", { v })
+  assert.deepEqual(ctx.api.spans().map((s) => s.refusal), ["unavailable", "confirm", "rate_limited", null, null, null, null])
 })
 
 test("the built-in English refusal match (no isRefusal given)", async () => {
@@ -120,6 +123,10 @@ test("the built-in English refusal match (no isRefusal given)", async () => {
   assert.equal(defaultRefusal("Your order: confirmation required later"), null, "anchored at the start")
   assert.equal(defaultRefusal("Bestätigung erforderlich"), null, "English only")
   assert.equal(defaultRefusal(42), null)
+  // autotel-webmcp's own two sentences (001's describeRefusal), at the end of the text
+  assert.equal(defaultRefusal("checkout was not confirmed."), "confirm")
+  assert.equal(defaultRefusal("The tool delete_account is not available right now."), "unavailable")
+  assert.equal(defaultRefusal("checkout was not confirmed. Try again"), null)
   const ctx = await connectedAgent()
   await reg(ctx, tool("r", (i) => i.v))
   await run(ctx, "r", { v: "Confirmation required" })
@@ -186,8 +193,10 @@ test("payload capture on: a payload frame BEFORE the span, truncated; never the 
   assert.deepEqual(order.slice(0, 2), ["payload:0", "spans:0"])
   assert.ok(order.indexOf("payload:1") < order.indexOf("spans:1"))
   const [p0, p1] = ctx.ws.frames("payload")
-  assert.deepEqual(p0, { type: "payload", session: ctx.id, seq: 0, arguments: JSON.stringify({ q: CANARY }).slice(0, 16), result: ("echo " + CANARY).slice(0, 16) })
-  assert.deepEqual([p1.arguments, p1.result], ['{"q":1}', null])
+  const args = JSON.stringify({ q: CANARY })
+  assert.deepEqual(p0, { type: "payload", session: ctx.id, seq: 0, arguments: `${args.slice(0, 16)}...[${args.length} chars]`, result: `${("echo " + CANARY).slice(0, 16)}...[${("echo " + CANARY).length} chars]` },
+    "cut as 001 cuts: the head, then how long the whole was")
+  assert.deepEqual([p1.arguments, p1.result, p1.error], ['{"q":1}', null, "no"], "a thrown error's message rides along (webmcp.error.message)")
   const elsewhere = ctx.ws.sent.filter((f) => f.type !== "payload")
   for (const [where, text] of Object.entries({ socket: JSON.stringify(elsewhere), channel: JSON.stringify(bus.log), report: JSON.stringify(ctx.api.report()), summary: ctx.api.summary(), spans: JSON.stringify(ctx.api.spans()) })) {
     assert.ok(!text.includes(CANARY.slice(0, 10)), `leaked into ${where}`)
@@ -198,10 +207,16 @@ test("maxPayloadLength defaults to 2048 and is capped at the relay's 65536", asy
   let ctx = await connectedAgent({ config: { capturePayloads: true } })
   await reg(ctx, tool("big", () => "z".repeat(100000)))
   await run(ctx, "big")
-  assert.equal(ctx.ws.frames("payload")[0].result.length, 2048)
+  assert.equal(ctx.ws.frames("payload")[0].result, `${"z".repeat(2048)}...[100000 chars]`)
   ctx = await connectedAgent({ config: { capturePayloads: true, maxPayloadLength: 10 ** 7 } })
   await reg(ctx, tool("big", () => "z".repeat(100000)))
   await run(ctx, "big")
-  assert.equal(ctx.ws.frames("payload")[0].result.length, 65536)
+  assert.equal(ctx.ws.frames("payload")[0].result, `${"z".repeat(65536)}...[100000 chars]`)
   assert.equal((await ctx.api.describe()).settings.maxPayloadLength, 65536)
+})
+
+test("cutPayload: 001's marker, never a split surrogate pair", () => {
+  assert.equal(cutPayload("abc", 3), "abc")
+  assert.equal(cutPayload("abcd", 3), "abc...[4 chars]")
+  assert.equal(cutPayload("a😀b", 2), "a...[4 chars]")
 })

@@ -203,3 +203,29 @@ test("prompts: false leaves the Prompt API alone", async () => {
   await flush(ctx)
   assert.equal(ctx.ws.frames("prompt").length, 0)
 })
+
+test("capturePayloads: the prompt's and the answer's text on payload frames (cut), only to a relay that wants them", async () => {
+  const ctx = await withLM({ chunks: ["Hel", "lo ", CANARY] }, { capturePayloads: true, maxPayloadLength: 20 })
+  const s = await ctx.g.LanguageModel.create()
+  await s.prompt("Say hi " + CANARY)
+  const reader = s.promptStreaming([{ role: "user", content: "stream" }]).getReader()
+  while (!(await reader.read()).done);
+  await flush(ctx)
+  const frames = ctx.ws.frames("payload").map(({ type, session, ...rest }) => rest)
+  const id = ctx.ws.frames("prompt")[0].promptSession
+  const answer = "Bonjour " + CANARY
+  const streamed = "Hello " + CANARY
+  assert.deepEqual(frames, [
+    { promptSession: id, seq: 0, arguments: `${("Say hi " + CANARY).slice(0, 20)}...[${7 + CANARY.length} chars]`, result: `${answer.slice(0, 20)}...[${answer.length} chars]` },
+    { promptSession: id, seq: 1, arguments: '[{"role":"user","con...[36 chars]', result: `${streamed.slice(0, 20)}...[${streamed.length} chars]` },
+  ])
+  assert.ok(!JSON.stringify(ctx.ws.frames("prompt")).includes(CANARY), "the prompt frames still carry counts only")
+  // The same page talking to a relay with no use for payloads (no --otlp, no --show-payloads) sends none.
+  const quiet = await withLM({}, { capturePayloads: true })
+  quiet.ws.deliver({ type: "welcome", protocol: "wmcp-relay/1", relay: "test", limits: {}, payloads: false })
+  const q = await quiet.g.LanguageModel.create()
+  await q.prompt("Say hi " + CANARY)
+  await flush(quiet)
+  assert.equal(quiet.ws.frames("payload").length, 0)
+  assert.ok(!JSON.stringify(quiet.ws.sent).includes(CANARY))
+})

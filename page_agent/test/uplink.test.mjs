@@ -2,7 +2,7 @@
 // backoff capped at 5 s, relay errors, and never throwing into the page.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { setup, settle, FakeWebSocket, manualEnv, CANARY, RELAY } from "../test-support/helpers.mjs"
+import { setup, settle, fakeWindow, connectedAgent, DraftHost, FakeWebSocket, manualEnv, CANARY, RELAY } from "../test-support/helpers.mjs"
 import { Delivery, Uplink } from "../src/uplink.js"
 import { agentOf } from "../src/index.js"
 
@@ -228,6 +228,31 @@ test("an unknown_session error re-sends hello for that session", async () => {
   ctx.ws.deliver({ type: "error", code: "unknown_session", message: "who?", fatal: false, session: ctx.id })
   ctx.env.run()
   assert.equal(ctx.ws.frames("hello").length, 2)
+})
+
+test("after pagehide's bye nothing more is sent for the session, until a bfcache restore says hello again", async () => {
+  // Chromium fires visibilitychange (hidden) after pagehide: that event reached a relay that had ended the
+  // session, which refused it as unknown_session (the red `rejected` on a normal close).
+  const g = fakeWindow({ host: new DraftHost() })
+  const listeners = {}
+  const listen = (type, fn) => ((listeners[type] ||= []).push(fn))
+  g.addEventListener = listen
+  g.document.addEventListener = listen
+  const fire = (type, e = {}) => (listeners[type] || []).forEach((fn) => fn(e))
+  const { ws, env, id } = await connectedAgent({ g })
+  fire("pagehide", { persisted: false })
+  const before = ws.sent.length
+  assert.deepEqual(ws.sent.at(-1), { type: "bye", session: id, reason: "pagehide" })
+  g.document.visibilityState = "hidden"
+  fire("visibilitychange")
+  env.tick(1000)
+  env.run()
+  ws.deliver({ type: "error", code: "unknown_session", message: "ended", fatal: false, session: id })
+  env.run()
+  assert.deepEqual(ws.sent.slice(before), [], "nothing after bye, and no hello that would revive the session")
+  fire("pageshow", { persisted: true })
+  env.run()
+  assert.equal(ws.frames("hello").length, 2, "back from the bfcache: hello again")
 })
 
 test("detach sends bye and closes the socket", async () => {

@@ -102,3 +102,11 @@ test("error vectors", () => {
     assert.equal(errorText(err, c.policy), c.expect, `${c.policy} ${c.thrown.name}`)
   }
 })
+
+test("descriptor fingerprint (001's webmcp.tool.descriptor), with and without the handler's source", async () => {
+  const { descriptorFingerprint } = await import("../src/hooks.js")
+  for (const c of read("fingerprint.json").cases) {
+    const tool = c.handler ? { ...c.tool, execute: new Function(`return ${c.handler}`)() } : c.tool
+    assert.equal(descriptorFingerprint(tool, !!c.handler), c.expect, c.name)
+  }
+})

@@ -22,7 +22,7 @@ SPAN_FIELDS = (
     "contentTypes", "imageBytes", "estInputTokens", "estTextTokens", "estImageTokens", "estTokens", "isError",
     "error", "gapSincePrevCallMs", "synthetic", "serializable",
 )
-FACT_FIELDS = ("resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch")
+FACT_FIELDS = ("resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch", "invokedBy")
 
 
 def span_record(span: Span) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from .breakdown import PARTS, breakdown
 from .canonical import canonical_bytes, utf16_key
 from .inputs import Server, validate_catalog
 from .limits import LIMITS, Limits
-from .lint import lint_tool
+from .lint import lint_form, lint_tool
 from .similarity import LABELS, Entry, find_pairs
 
 FORMAT = "wmcp-top-footprint/1"
@@ -30,9 +30,10 @@ def _share(part: int, whole: int) -> float:
 
 
 def analyze_catalog(servers: list[Server], source: dict[str, Any] | None = None, limits: Limits = LIMITS,
-                    notes: list[str] | None = None) -> dict[str, Any]:
-    """Validate `servers` (raises FootprintError) and measure them. Same input, same report, byte for byte."""
-    validate_catalog(servers, limits)
+                    notes: list[str] | None = None, strict: bool = False) -> dict[str, Any]:
+    """Validate `servers` (raises FootprintError) and measure them. Same input, same report, byte for byte.
+    `strict`: refuse a tool without an object inputSchema, as seed 003 does (else it is measured and linted)."""
+    validate_catalog(servers, limits, strict)
     ordered = sorted(servers, key=lambda s: utf16_key(s.name))
     rows: list[dict[str, Any]] = []
     entries: list[Entry] = []
@@ -48,12 +49,19 @@ def analyze_catalog(servers: list[Server], source: dict[str, Any] | None = None,
             size = len(canon)
             server_bytes += size
             findings = lint_tool(tool)
+            form = server.meta.get("forms", {}).get(tool["name"])
+            if form is not None:  # a declarative tool: its form's controls are linted too
+                findings += lint_form(form)
             for f in findings:
                 lint.append({"server": server.name, "tool": tool["name"], **f})
             entries.append(Entry(len(entries), server.name, tool["name"], canon, tool.get("description")))
+            schema = tool.get("inputSchema")
             rows.append({
                 "server": server.name,
                 "name": tool["name"],
+                # 003: reports carry the descriptions and schemas from the input (review before sharing).
+                "description": tool["description"] if isinstance(tool.get("description"), str) else None,
+                "inputSchema": schema if isinstance(schema, dict) else None,
                 "bytes": size,
                 "roughTokens": rough_tokens(size),
                 "breakdown": breakdown(tool, size),

@@ -4,8 +4,9 @@ Object keys are sorted recursively, arrays keep their order, separators are comp
 The output is what JavaScript's `JSON.stringify` writes for the same value after sorting keys, because that is
 how MCP clients and mcp-footprint (seed 003) serialise: keys sort by UTF-16 code units (not code points),
 numbers use ECMAScript's shortest form (`1.0` is `1`, `1e-7` stays `1e-7`, `0.00001` is written out), and a lone
-surrogate is escaped rather than emitted. Integers are kept exact (JavaScript would round past 2**53; we do not
-pretend to, and no real schema holds such a number).
+surrogate is escaped rather than emitted. An integer literal is a double in JavaScript too: beyond 2**53 it is
+written as the double JavaScript reads, so `12345678901234567890` is `12345678901234567000` and `1e23` or
+`100000000000000000000000` is `1e+23` (the same rule as relay_bridge/jsjson.py).
 """
 
 from __future__ import annotations
@@ -44,7 +45,12 @@ def number(value: int | float) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        if abs(value) < 2**53:
+            return str(value)
+        try:
+            value = float(value)  # what JSON.parse makes of the literal
+        except OverflowError:
+            raise ValueError("number out of range") from None
     if not math.isfinite(value):
         raise ValueError("non-finite number")  # the reader refuses these; JSON has no spelling for them
     if value == 0:

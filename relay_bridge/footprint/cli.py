@@ -43,17 +43,14 @@ def add_options(parser: argparse.ArgumentParser) -> None:
                         help="the tools registered in a wmcp-top capture (one server per session)")
     parser.add_argument("--html", dest="footprint_html", metavar="FILE", help="write a self-contained HTML report (never overwrites)")
     parser.add_argument("--json", dest="footprint_json", metavar="FILE", help="write the JSON report, wmcp-top-footprint/1 (never overwrites)")
+    parser.add_argument("--strict", dest="footprint_strict", action="store_true",
+                        help="refuse a tool whose inputSchema is null or absent, as mcp-footprint does (default: measure it and lint it)")
     parser.add_argument("--top", dest="footprint_top", type=int, default=10, metavar="N", help="largest tools listed in the terminal (default 10)")
 
 
 def report_json(report: dict[str, Any]) -> str:
     """The JSON report as text: stable key order, UTF-8, lone surrogates escaped so the file is valid UTF-8."""
     return escape_surrogates(json.dumps(report, indent=1, ensure_ascii=False)) + "\n"
-
-
-def _descriptions(servers: list[Server]) -> dict[tuple[str, str], str]:
-    return {(s.name, t["name"]): t.get("description", "") for s in servers for t in s.tools
-            if isinstance(t, dict) and isinstance(t.get("description"), str)}
 
 
 def build(args: argparse.Namespace) -> tuple[dict[str, Any], list[Server]]:
@@ -73,7 +70,7 @@ def build(args: argparse.Namespace) -> tuple[dict[str, Any], list[Server]]:
         servers, rows = read_inputs(specs)
         label = specs[0].path if len(specs) == 1 else f"{len(specs)} inputs"
         source = {"kind": "files", "label": label, "inputs": rows}
-    return analyze_catalog(servers, source, notes=notes), servers
+    return analyze_catalog(servers, source, notes=notes, strict=args.footprint_strict), servers
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,10 +79,10 @@ def run(args: argparse.Namespace) -> int:
             raise FootprintError("--top must be 0 or more")
         outputs = [p for p in (args.footprint_html, args.footprint_json) if p is not None]
         check_writable(outputs)
-        report, servers = build(args)
+        report, _ = build(args)
         lines = summary_lines(report, top=args.footprint_top)
         if args.footprint_html is not None:
-            write_new(args.footprint_html, render_html(report, _descriptions(servers)))
+            write_new(args.footprint_html, render_html(report))
             lines.append(f"wrote {args.footprint_html}")
         if args.footprint_json is not None:
             write_new(args.footprint_json, report_json(report))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import json
 import re
 from typing import Any
 
@@ -25,7 +26,8 @@ _HIDDEN = re.compile("[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u00ad\u180e\
                      "\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 PART_COLORS = {"description": "#5b8def", "propertyNames": "#49b6a6", "propertyDescriptions": "#9b7be0",
-               "enums": "#e0a43c", "definitions": "#e06a5b", "other": "#9aa3ad"}
+               "types": "#7fb35a", "constraints": "#d98cc0", "enums": "#e0a43c", "definitions": "#e06a5b",
+               "structure": "#c7ccd1", "other": "#8a939c"}
 
 CSS = """
 :root{color-scheme:light dark;--bg:#fbfbfa;--fg:#1d2125;--muted:#5f6b76;--line:#d9dde1;--card:#fff}
@@ -54,6 +56,10 @@ input[type=search]{font:inherit;padding:6px 10px;width:min(480px,100%);border:1p
 .sev-error{color:#d33}.sev-suspicious{color:#c26a00}.sev-warning{color:var(--muted)}
 .warn{border-left:4px solid #c26a00;padding:4px 10px;background:var(--card)}
 code{font-size:12px}
+details summary{cursor:pointer}
+pre.schema{margin:4px 0;max-height:320px;overflow:auto;font-size:12px;white-space:pre-wrap}
+p.desc{margin:4px 0}
+#server-filter{font:inherit;padding:4px 10px;border:1px solid var(--line);border-radius:12px;background:var(--card);color:var(--fg);cursor:pointer}
 """
 
 SCRIPT = """
@@ -62,21 +68,28 @@ SCRIPT = """
   var box = document.getElementById("search");
   var rows = Array.prototype.slice.call(document.querySelectorAll("#tools tbody tr"));
   var count = document.getElementById("count");
+  var chip = document.getElementById("server-filter");
+  var server = null;
   function apply() {
     var terms = box.value.toLowerCase().split(/\\s+/).filter(Boolean);
     var shown = 0;
     rows.forEach(function (row) {
       var hay = row.getAttribute("data-search") || "";
-      var ok = terms.every(function (t) { return hay.indexOf(t) !== -1; });
+      var ok = (server === null || row.getAttribute("data-server") === server) &&
+        terms.every(function (t) { return hay.indexOf(t) !== -1; });
       row.hidden = !ok;
       if (ok) { shown += 1; }
     });
     count.textContent = shown + " of " + rows.length + " tools shown";
+    chip.hidden = server === null;
+    chip.textContent = server === null ? "" : "server: " + server + " \u00d7";
   }
   box.addEventListener("input", apply);
+  chip.addEventListener("click", function () { server = null; apply(); });
   Array.prototype.forEach.call(document.querySelectorAll("#treemap .cell"), function (cell) {
     cell.addEventListener("click", function () {
-      box.value = cell.getAttribute("data-server") || "";
+      var name = cell.getAttribute("data-server");
+      server = server === name ? null : name;
       apply();
     });
   });
@@ -137,13 +150,23 @@ def _treemap(servers: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
-def _tool_rows(report: dict[str, Any], descriptions: dict[tuple[str, str], str]) -> str:
+def _definition(t: dict[str, Any]) -> str:
+    """The tool's description and inputSchema, folded away until asked for (a `<details>`, no script)."""
+    desc = t["description"]
+    body = f'<p class="v desc">{esc(desc)}</p>' if desc else '<p class="muted">no description</p>'
+    schema = t["inputSchema"]
+    body += (f'<pre class="v schema">{esc(json.dumps(schema, indent=1, ensure_ascii=False))}</pre>' if schema is not None
+             else '<p class="muted">no inputSchema</p>')
+    return f'<details><summary><b class="v">{esc(t["name"])}</b></summary>{body}</details>'
+
+
+def _tool_rows(report: dict[str, Any]) -> str:
     out = []
     for t in report["tools"]:
-        hay = " ".join((t["server"], t["name"], descriptions.get((t["server"], t["name"]), ""))).lower()
+        hay = " ".join((t["server"], t["name"], t["description"] or "")).lower()
         out.append(
-            f'<tr data-search="{attr(hay)}"><td class="n">{t["rank"]}</td><td class="v">{esc(t["server"])}</td>'
-            f'<td class="v"><b>{esc(t["name"])}</b></td><td class="n">{t["bytes"]}</td><td class="n">~{t["roughTokens"]}</td>'
+            f'<tr data-server="{attr(t["server"])}" data-search="{attr(hay)}"><td class="n">{t["rank"]}</td><td class="v">{esc(t["server"])}</td>'
+            f'<td>{_definition(t)}</td><td class="n">{t["bytes"]}</td><td class="n">~{t["roughTokens"]}</td>'
             f'<td class="n">{_pct(100 * t["share"])}</td><td>{_bar(t["breakdown"], t["bytes"])}<small class="muted">{where_bytes_go(t["breakdown"], t["bytes"])}</small></td>'
             f'<td class="n">{t["findings"] or ""}</td></tr>'
         )
@@ -181,8 +204,8 @@ def _lint(report: dict[str, Any]) -> str:
     return f'<table id="lint"><thead><tr><th>severity</th><th>tool</th><th>where</th><th>finding</th></tr></thead><tbody>{rows}</tbody></table>'
 
 
-def render_html(report: dict[str, Any], descriptions: dict[tuple[str, str], str] | None = None) -> str:
-    """The page. `descriptions` ((server, tool) -> text) makes descriptions searchable; optional."""
+def render_html(report: dict[str, Any]) -> str:
+    """The page: everything comes from the report (descriptions and schemas included)."""
     s = report["summary"]
     digest = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
     csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src 'none'; "
@@ -214,12 +237,12 @@ def render_html(report: dict[str, Any], descriptions: dict[tuple[str, str], str]
 </div>
 <h2>Servers by bytes</h2>
 <div id="treemap" role="img" aria-label="treemap of servers by canonical bytes">{_treemap(report["servers"])}</div>
-<p class="muted">Area is the sum of a server's canonical tool definition bytes. Click a server to filter the tools.</p>
+<p class="muted">Area is the sum of a server's canonical tool definition bytes. Click a server to show only its tools (again, or the button by the search box, to show all). Click a tool to see its description and inputSchema.</p>
 <h2>Tools, largest first</h2>
-<p><input id="search" type="search" placeholder="filter tools by server, name or description" autocomplete="off"> <span id="count" class="muted"></span></p>
+<p><input id="search" type="search" placeholder="filter tools by server, name or description" autocomplete="off"> <button id="server-filter" type="button" hidden></button> <span id="count" class="muted"></span></p>
 <p class="legend muted">where the bytes go:{legend}</p>
 <table id="tools"><thead><tr><th>#</th><th>server</th><th>tool</th><th>bytes</th><th>rough tokens</th><th>share</th><th>where the bytes go</th><th>findings</th></tr></thead>
-<tbody>{_tool_rows(report, descriptions or {})}</tbody></table>
+<tbody>{_tool_rows(report)}</tbody></table>
 <h2>Repeated definitions</h2>
 {_pairs(report)}
 <h2>Lint</h2>

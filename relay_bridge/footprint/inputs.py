@@ -35,6 +35,13 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite_int(text: str) -> int:
+    value = int(text)
+    if abs(value) >= 2**1024:  # JavaScript reads it as Infinity, which JSON cannot write back
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
 def _finite_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):
@@ -64,7 +71,7 @@ def parse_json(text: str, label: str, limits: Limits = LIMITS) -> Any:
     if text.startswith("\ufeff"):
         text = text[1:]  # a BOM some editors write; it is not part of the JSON text
     try:
-        doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_finite_int)
     except RecursionError:
         raise FootprintError(f"{label}: nesting is deeper than {limits.nesting} levels") from None
     except json.JSONDecodeError as exc:
@@ -128,20 +135,23 @@ def parse_document(doc: Any, *, label: str, name: str | None, explicit_name: boo
     raise FootprintError(f"{label}: not a tools/list result, a JSON-RPC response with result.tools, or a servers aggregate")
 
 
-def validate_tool(tool: Any, where: str) -> None:
-    """What seed 003 requires of a definition; style problems are the lint's job, not refusals."""
+def validate_tool(tool: Any, where: str, strict: bool = False) -> None:
+    """What a definition must be; style problems are the lint's job, not refusals. A WebMCP tool may take no
+    input, so an `inputSchema` that is null or absent is measured (and linted); `strict` refuses it as seed 003
+    does. Any other non-object inputSchema is malformed either way."""
     if not isinstance(tool, dict):
         raise FootprintError(f"{where}: a tool must be an object")
     name = tool.get("name")
     if not isinstance(name, str) or not name:
         raise FootprintError(f"{where}: name must be a non-empty string")
-    if not isinstance(tool.get("inputSchema"), dict):
+    schema = tool.get("inputSchema")
+    if not isinstance(schema, dict) and (strict or schema is not None):
         raise FootprintError(f"{where}: inputSchema must be an object")
     if "description" in tool and not isinstance(tool["description"], str):
         raise FootprintError(f"{where}: description must be a string when present")
 
 
-def validate_catalog(servers: list[Server], limits: Limits = LIMITS) -> None:
+def validate_catalog(servers: list[Server], limits: Limits = LIMITS, strict: bool = False) -> None:
     """Unique server names, unique tool names within a server, well-formed tools, and the count limits."""
     if len(servers) > limits.servers:
         raise FootprintError(f"{len(servers)} servers, over the limit of {limits.servers}")
@@ -160,7 +170,7 @@ def validate_catalog(servers: list[Server], limits: Limits = LIMITS) -> None:
         names: set[str] = set()
         for i, tool in enumerate(server.tools):
             where = f"{server.label}: server {server.name!r} tools[{i}]"
-            validate_tool(tool, where)
+            validate_tool(tool, where, strict)
             if tool["name"] in names:
                 raise FootprintError(f"{where}: tool name {tool['name']!r} appears twice in server {server.name!r}")
             names.add(tool["name"])

@@ -175,7 +175,13 @@ def lint_tool(tool: dict[str, Any]) -> list[dict[str, str]]:
     elif not tool["description"].strip():
         out.append({"code": "empty-description", "severity": "warning", "pointer": "/description",
                     "message": "the description is empty"})
-    schema = tool["inputSchema"]
+    schema = tool.get("inputSchema")
+    if not isinstance(schema, dict):
+        # WebMCP hosts take a tool with no input; MCP clients (and `--strict`) want an object schema.
+        shown = "null" if "inputSchema" in tool else "absent"
+        out.append({"code": "no-input-schema", "severity": "warning", "pointer": "/inputSchema",
+                    "message": f"no inputSchema ({shown}): MCP clients require an object schema, even one with no properties"})
+        schema = {"type": "object"}
     kind = schema.get("type")
     if kind != "object" and not (isinstance(kind, list) and "object" in kind):
         shown = "no type" if kind is None else f"type {kind!r}"
@@ -188,4 +194,30 @@ def lint_tool(tool: dict[str, Any]) -> list[dict[str, str]]:
             out.append(finding)
         if not is_key:
             out.extend(_instructions(at, text))
+    return out
+
+
+def lint_form(form: dict[str, Any]) -> list[dict[str, str]]:
+    """Findings for a declarative (form) tool's controls, as the page agent reports them (`form.fields`: element,
+    param, described, labeled, required). Pointers name the field: /form/fields/<i>."""
+    out: list[dict[str, str]] = []
+    fields = form.get("fields") if isinstance(form, dict) else None
+    for i, field in enumerate(fields if isinstance(fields, list) else []):
+        if not isinstance(field, dict):
+            continue
+        at = f"/form/fields/{i}"
+        element = str(field.get("element") or "a control")[:128]
+        param = field.get("param")
+        if not param:
+            if field.get("required"):
+                out.append({"code": "required-without-name", "severity": "error", "pointer": at,
+                            "message": f"{element} is required but has no name: it is no parameter, so an agent cannot fill it "
+                                       "and the browser refuses every submission"})
+            continue
+        if not field.get("described"):
+            out.append({"code": "missing-param-description", "severity": "warning", "pointer": at,
+                        "message": f"parameter {param!r} ({element}) has no toolparamdescription: the model sees only its name"})
+        if not field.get("labeled"):
+            out.append({"code": "unlabeled-input", "severity": "warning", "pointer": at,
+                        "message": f"{element} has no label (<label>, aria-label or title): the user confirming the call cannot tell what it is"})
     return out

@@ -5,7 +5,7 @@ tool registered by both shows up as a cross-server pair. Only tools registered n
 not refused by the host): they are what the model is sent. Pure: the caller reads files.
 
 Live data is not refused the way a file is: a descriptor that cannot be measured (none recorded, not an
-object, no object inputSchema, too deep) is skipped with a note, and past the server/tool limits the rest is
+object, an inputSchema that is neither an object nor null/absent, too deep) is skipped with a note, and past the server/tool limits the rest is
 skipped with a note, so a view of a busy browser still renders.
 """
 
@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from typing import Any
+
+import msgspec
 
 from .analyze import analyze_catalog
 from .errors import FootprintError
@@ -87,7 +89,13 @@ def catalog_from_store(store: Any, limits: Limits = LIMITS) -> tuple[list[Server
         (s.info.origin, s.id, ((rec.name, rec.descriptor, rec.registered) for rec in s.tools.values()))
         for s in store.sessions.values()
     )
-    return servers_from_sessions(sessions, "store", limits)
+    servers, notes = servers_from_sessions(sessions, "store", limits)
+    forms = {server_name(s.info.origin, s.id): {rec.name: msgspec.to_builtins(rec.form) for rec in s.tools.values() if getattr(rec, "form", None) is not None}
+             for s in store.sessions.values()}
+    for server in servers:
+        if forms.get(server.name):
+            server.meta["forms"] = forms[server.name]
+    return servers, notes
 
 
 def analyze_sessions(store: Any, limits: Limits = LIMITS) -> dict[str, Any]:

@@ -15,8 +15,11 @@ PART_LABELS = {
     "description": "description",
     "propertyNames": "property names",
     "propertyDescriptions": "property descriptions",
+    "types": "types",
+    "constraints": "constraints",
     "enums": "enums",
     "definitions": "definitions",
+    "structure": "schema structure",
     "other": "other",
 }
 _SEVERITY_PLURAL = {"error": "errors", "warning": "warnings", "suspicious": "suspicious"}

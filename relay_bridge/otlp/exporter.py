@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from ..protocol import Payload, Span
 from ..store import Session, ToolRecord
-from .attributes import SpanSpec, call_span, tool_span
+from .attributes import SpanSpec, base_resource, call_span, consent_span, install_span, tool_span
 
 QUEUE_MAX = 4096
 BATCH_MAX = 512
@@ -63,12 +63,15 @@ class ExportStats:
 class OtlpExport:
     """A StoreObserver: `store.observers.append(OtlpExport(url))`, then `start()`, `close()` on exit."""
 
-    def __init__(self, endpoint: str, *, queue_max: int = QUEUE_MAX, interval: float = INTERVAL, timeout: float = EXPORT_TIMEOUT) -> None:
+    def __init__(self, endpoint: str, *, queue_max: int = QUEUE_MAX, interval: float = INTERVAL, timeout: float = EXPORT_TIMEOUT,
+                 service: str | None = None) -> None:
         try:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         except ImportError:
             raise OtlpUnavailable("--otlp needs the OpenTelemetry extra: pip install 'wmcp-top[otlp]'") from None
         self.stats = ExportStats(endpoint)
+        # service.name and the user's resource attributes: --otlp-service, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES.
+        self.base = base_resource(service)
         self._exporter = OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
         self._queue: deque[SpanSpec] = deque()
         self._queue_max = queue_max
@@ -76,20 +79,29 @@ class OtlpExport:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="wmcp-otlp", daemon=True)
-        self._payloads: OrderedDict[tuple[str, int], tuple[str | None, str | None]] = OrderedDict()
+        self._payloads: OrderedDict[tuple[str, int], Payload] = OrderedDict()
 
     # -- StoreObserver (on the relay's loop: enqueue only) ----------------------------------------------
 
     def on_span(self, session: Session, span: Span) -> None:
         payload = self._payloads.pop((session.id, span.seq), None)
-        self._put(call_span(session, span, payload))
+        self._put(call_span(session, span, payload, self.base))
 
     def on_tool(self, session: Session, record: ToolRecord, change: str, at: float) -> None:
-        self._put(tool_span(session, record, change, at))
+        self._put(tool_span(session, record, change, at, self.base))
+
+    def on_session(self, session: Session) -> None:
+        self._put(install_span(session, session.info.attachedAt or time.time() * 1000, self.base))
+
+    def on_event(self, session: Session, kind: str, detail: dict[str, Any], at: float) -> None:
+        if kind == "consent" and (spec := consent_span(session, detail, at, self.base)) is not None:
+            self._put(spec)
 
     def on_payload(self, frame: Payload) -> None:
         """Opt-in captured text, held (bounded) until its span arrives; it goes nowhere else."""
-        self._payloads[(frame.session, frame.seq)] = (frame.arguments, frame.result)
+        if frame.promptSession is not None:
+            return  # Prompt API text is for the terminal's detail pane (--show-payloads), not a tool call's span
+        self._payloads[(frame.session, frame.seq)] = frame
         while len(self._payloads) > PAYLOADS_MAX:
             self._payloads.popitem(last=False)
 

@@ -48,6 +48,7 @@ def test_calls_of_tools_registered_before_the_agent_are_counted_not_measured(bro
     assert len(arrivals) == 3 and arrivals[0]["at"] <= arrivals[1]["at"] <= arrivals[2]["at"]
     assert session["coverage"] == "incomplete"
     assert any("counted, not measured (3 call(s)" in r for r in session["status"]["reasons"])
+    assert "wmcp-top open URL" in session["status"]["hints"][0], "the status says how to measure them"
     assert CANARY not in json.dumps(snap, default=str), "a counted call carries no body either"
     assert errors == []
     page.context.close()

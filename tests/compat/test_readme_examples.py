@@ -88,14 +88,20 @@ def test_console_api_table(browser, pages, relay_server) -> None:
     assert errors == []
 
 
-def test_let_your_agent_read_it(browser, pages, relay_server) -> None:
+REGISTER_FROM = {
+    # the module, as `import { profilerTool } from "webmcp-profiler/tool"`
+    "module": "async (url) => { const { profilerTool } = await import(url); await document.modelContext.registerTool(profilerTool(window.__webmcpPerf)) }",
+    # the script tag's global, as webmcp-profiler's IIFE exposes it
+    "script-tag": "async () => { await document.modelContext.registerTool(window.WebMCPProfiler.profilerTool(window.__webmcpPerf)) }",
+}
+
+
+@pytest.mark.parametrize("source", sorted(REGISTER_FROM))
+def test_let_your_agent_read_it(browser, pages, relay_server, source: str) -> None:
     """`registerTool(profilerTool(profiler))`, then the agent calls get_perf_report through the browser's host."""
     page, errors = open_page(browser, pages.url("native.html", relay_server))
     page.evaluate("window.registered")
-    page.evaluate(
-        """async (url) => { const { profilerTool } = await import(url); await document.modelContext.registerTool(profilerTool(window.__webmcpPerf)) }""",
-        relay_server.http_url("/agent.mjs"),
-    )
+    page.evaluate(REGISTER_FROM[source], relay_server.http_url("/agent.mjs"))
     page.evaluate(RUN_ALL, {"names": ["obj", "str", "obj"], "input": {}, "stringInput": False})
     views: dict[str, Any] = {}
     for view, extra in [("summary", {}), ("tools", {}), ("spans", {"limit": 2})]:

@@ -30,7 +30,42 @@ def test_breakdown_by_hand() -> None:
     assert parts["propertyDescriptions"] == len('"description":"d"')
     assert parts["enums"] == len('"enum":["a","b"]')
     assert parts["definitions"] == len('"$defs":{"x":{"description":"inside defs counts as definitions"}}')
-    assert sum(parts.values()) == size and parts["other"] > 0
+    assert parts["types"] == len('"type":"object"') + len('"type":"string"')
+    # what is left of the schema: its key, braces, commas and the "properties" key
+    assert parts["structure"] == len('"inputSchema":{,"properties":{{,,}},}')
+    assert parts["other"] == len('{"name":"t",,}')
+    assert sum(parts.values()) == size
+
+
+def test_breakdown_names_types_constraints_and_structure_so_other_is_small() -> None:
+    """Issue 17 item 12: "other" was the largest bucket (up to 47% of a tool); now only the tool's name, title,
+    annotations and top-level punctuation are left in it."""
+    t = {
+        "name": "search_flights",
+        "title": "Search flights",
+        "description": "Find flights between two airports on a date.",
+        "inputSchema": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["from", "to", "date"],
+            "properties": {
+                "from": {"type": "string", "pattern": "^[A-Z]{3}$", "description": "IATA code"},
+                "to": {"type": "string", "pattern": "^[A-Z]{3}$", "description": "IATA code"},
+                "date": {"type": "string", "format": "date"},
+                "passengers": {"type": "integer", "minimum": 1, "maximum": 9, "default": 1},
+                "cabin": {"type": "string", "enum": ["economy", "business"]},
+            },
+        },
+    }
+    size = canonical_size(t)
+    parts = breakdown(t, size)
+    assert sum(parts.values()) == size
+    assert parts["constraints"] == sum(len(m) for m in (
+        '"additionalProperties":false', '"required":["from","to","date"]', '"pattern":"^[A-Z]{3}$"', '"pattern":"^[A-Z]{3}$"',
+        '"format":"date"', '"minimum":1', '"maximum":9', '"default":1'))
+    assert parts["types"] == len('"type":"object"') + 4 * len('"type":"string"') + len('"type":"integer"')
+    assert parts["other"] == len('{"name":"search_flights","title":"Search flights",,}')
+    assert parts["other"] / size < 0.15 and max(parts, key=lambda p: parts[p]) != "other"
 
 
 def _findings(name: str) -> list[tuple[str, str]]:
@@ -74,3 +109,20 @@ def test_poisoning_heuristics_do_not_flag_ordinary_descriptions() -> None:
     ]
     for text in ordinary:
         assert lint_tool({"name": "t", "description": text, "inputSchema": {"type": "object"}}) == [], text
+
+
+def test_form_lint_names_each_control_that_a_model_or_user_cannot_read() -> None:
+    from relay_bridge.footprint.lint import lint_form
+
+    form = {"autosubmit": True, "fields": [
+        {"element": "input[type=text][name=q]", "param": "q", "described": True, "labeled": True, "required": True},
+        {"element": "input[type=text][name=note]", "param": "note", "described": False, "labeled": False},
+        {"element": "input[type=text]", "param": None, "required": True},
+        {"element": "input[type=text]#spare", "param": None, "required": False},
+    ]}
+    got = [(f["code"], f["pointer"], f["severity"]) for f in lint_form(form)]
+    assert got == [
+        ("missing-param-description", "/form/fields/1", "warning"),
+        ("unlabeled-input", "/form/fields/1", "warning"),
+        ("required-without-name", "/form/fields/2", "error"),
+    ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -14,7 +15,7 @@ from relay_bridge.footprint.analyze import analyze_catalog, rough_tokens
 from relay_bridge.footprint.canonical import canonical_bytes, canonical_json, number
 from relay_bridge.footprint.inputs import Server
 
-from .conftest import tool, validate
+from .conftest import run_main, tool, validate
 
 
 def test_keys_sorted_recursively_arrays_kept_compact() -> None:
@@ -29,7 +30,10 @@ def test_keys_sort_by_utf16_code_units_like_javascript() -> None:
 
 @pytest.mark.parametrize(("value", "text"), [
     (1.0, "1"), (-0.0, "0"), (1e-7, "1e-7"), (0.00001, "0.00001"), (1e21, "1e+21"), (1e20, "100000000000000000000"),
-    (123.456, "123.456"), (2.5e-8, "2.5e-8"), (1.5e300, "1.5e+300"), (5e-324, "5e-324"), (10**30, str(10**30)),
+    (123.456, "123.456"), (2.5e-8, "2.5e-8"), (1.5e300, "1.5e+300"), (5e-324, "5e-324"), (10**30, "1e+30"),
+        # integer literals are doubles in JavaScript: past 2**53 written as the double it reads (issue 17 item 11)
+        (10**23, "1e+23"), (10**21, "1e+21"), (999999999999999999999, "1e+21"), (12345678901234567890, "12345678901234567000"),
+        (2**53 + 1, "9007199254740992"), (2**53 - 1, "9007199254740991"), (-(10**23), "-1e+23"),
 ])
 def test_numbers_are_spelled_as_javascript_does(value: float, text: str) -> None:
     assert number(value) == text
@@ -84,3 +88,18 @@ def test_matches_javascript_json_stringify_with_sorted_keys() -> None:
               ".map(k=>[k,s(v[k])])):v;process.stdout.write(JSON.stringify(s(JSON.parse(require('fs').readFileSync(0,'utf8')))))")
     out = subprocess.run(["node", "-e", script], input=json.dumps(doc), capture_output=True, text=True, encoding="utf-8", check=True)
     assert canonical_json(json.loads(json.dumps(doc))) == out.stdout
+
+
+def test_integer_literals_past_1e21_are_sized_as_javascript_writes_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 17 item 11: the canonical form is JSON as JavaScript writes it, so `100000000000000000000000` in a
+    captured schema costs the 5 bytes of `1e+23`, not 24."""
+    src = tmp_path / "big.json"
+    src.write_text('{"tools":[{"name":"t","inputSchema":{"type":"integer","maximum":100000000000000000000000}}]}', encoding="utf-8")
+    out = tmp_path / "r.json"
+    code, _, err = run_main(["--input", str(src), "--json", str(out)], capsys)
+    assert code == 0, err
+    (row,) = json.loads(out.read_text(encoding="utf-8"))["tools"]
+    assert row["bytes"] == len('{"inputSchema":{"maximum":1e+23,"type":"integer"},"name":"t"}')
+    src.write_text('{"tools":[{"name":"t","inputSchema":{"maximum":1' + "0" * 400 + '}}]}', encoding="utf-8")
+    code, _, err = run_main(["--input", str(src)], capsys)
+    assert code == 2 and "out of range" in err, "a literal JavaScript reads as Infinity is refused like 1e400"

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from relay_bridge.footprint.files import read_demo
+
 from .conftest import GOLDEN, ROOT, run_main, validate
 
 F = "tests/footprint/fixtures/"
@@ -23,6 +25,7 @@ CASES = {
     "near_identical": ["--input", F + "near_identical.json"],
     "lint": ["--input", F + "lint.json", "--top", "3"],
     "xss": ["--input", F + "xss.json"],
+    "no_schema": ["--input", F + "no_schema.json"],
 }
 UPDATE = os.environ.get("WMCP_UPDATE_GOLDEN") == "1"
 
@@ -57,6 +60,11 @@ def test_golden(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caps
 def test_golden_facts_worth_stating_outright() -> None:
     """The goldens pin everything; these lines say what the crafted catalogs are for."""
     demo = json.loads((GOLDEN / "demo.json").read_text(encoding="utf-8"))
+    # the report carries each tool's description and inputSchema as given (issue 17 item 9, as seed 003's do)
+    sources = {(server.name, t["name"]): t for server in read_demo()[0] for t in server.tools}
+    for row in demo["tools"]:
+        given = sources[(row["server"], row["name"])]
+        assert row["description"] == given.get("description") and row["inputSchema"] == given["inputSchema"]
     assert demo["summary"]["pairsByLabel"] == {"exact match": 1, "same name, different definition": 1, "similar description": 2}
     dup = json.loads((GOLDEN / "duplicates.json").read_text(encoding="utf-8"))
     labels = {(p["a"]["server"], p["b"]["server"], p["a"]["tool"]): p["labels"] for p in dup["pairs"]["items"]}

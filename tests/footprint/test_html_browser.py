@@ -3,6 +3,7 @@ reaches the network, nothing logs an error, and hostile names and descriptions s
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import FIXTURES, run_main
+from .conftest import FIXTURES, run_main, tool, write_json
 
 pytestmark = pytest.mark.browser
 
@@ -83,7 +84,33 @@ def test_treemap_search_no_network_no_errors(browser: Any, tmp_path: Path, capsy
     page.wait_for_function("document.querySelectorAll('#tools tbody tr:not([hidden])').length === 10")
     cells.filter(has_text="tickets").click()  # a treemap cell filters to its server
     page.wait_for_function("document.querySelectorAll('#tools tbody tr:not([hidden])').length === 4")
-    assert page.locator("#search").input_value() == "tickets"
+    assert page.locator("#server-filter").inner_text() == "server: tickets ×"
+    page.locator("#server-filter").click()
+    page.wait_for_function("document.querySelectorAll('#tools tbody tr:not([hidden])').length === 10")
+    watch.check()
+    page.close()
+
+
+def test_treemap_click_is_the_exact_server_and_definitions_open_on_demand(browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 17 items 9 and 11: a server whose name holds another's is not caught by its click, and each tool's
+    description and schema are in the page, folded until asked for."""
+    a = write_json(tmp_path / "a.json", {"tools": [tool("read", "Read one file from the workspace"), tool("write")]})
+    b = write_json(tmp_path / "b.json", {"tools": [tool("archive_read"), tool("archive_list"), tool("archive_purge")]})
+    path = _report(tmp_path, capsys, "--input", f"files={a}", "--input", f"files-archive={b}")
+    page = browser.new_page()
+    watch = Watch(page, path.as_uri())
+    page.goto(path.as_uri(), wait_until="load")
+    page.locator("#treemap .cell[data-server='files']").click()
+    page.wait_for_function("document.querySelectorAll('#tools tbody tr:not([hidden])').length === 2")
+    shown = page.locator("#tools tbody tr:not([hidden]) td:nth-child(2)").all_inner_texts()
+    assert shown == ["files", "files"], shown
+    page.locator("#search").fill("read")  # the text filter still narrows within the server
+    page.wait_for_function("document.querySelectorAll('#tools tbody tr:not([hidden])').length === 1")
+    row = page.locator("#tools tbody tr:not([hidden])")
+    assert not row.locator("details pre").is_visible(), "folded until asked for"
+    row.locator("details summary").click()
+    assert row.locator("details p.desc").inner_text() == "Read one file from the workspace"
+    assert json.loads(row.locator("details pre").inner_text()) == tool("read")["inputSchema"]
     watch.check()
     page.close()
 

@@ -10,7 +10,7 @@ import pytest
 from relay_bridge.footprint import FootprintError, LIMITS
 from relay_bridge.footprint.files import InputSpec, read_inputs
 
-from .conftest import FIXTURES, run_main, tool, write_json
+from .conftest import FIXTURES, run_main, tool, validate, write_json
 
 
 def _refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -47,7 +47,6 @@ def test_input_spec_parsing() -> None:
     ("refused_rpc_error.json", "JSON-RPC error response holds no tools"),
     ("refused_array.json", "expected a JSON object"),
     ("refused_tools_not_array.json", "tools must be an array"),
-    ("refused_no_schema.json", "inputSchema must be an object"),
     ("refused_schema_array.json", "inputSchema must be an object"),
     ("refused_description_number.json", "description must be a string when present"),
     ("refused_empty_name.json", "name must be a non-empty string"),
@@ -61,6 +60,24 @@ def test_input_spec_parsing() -> None:
 def test_refused_inputs(fixture: str, expected: str, capsys: pytest.CaptureFixture[str]) -> None:
     line = _refused(capsys, "--input", str(FIXTURES / fixture))
     assert expected in line, line
+
+
+def test_no_input_schema_is_measured_and_linted_and_refused_only_with_strict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """WebMCP tools may take no input (issue 17 item 10): `inputSchema` null or absent is measured, linted, and
+    refused only under --strict, as mcp-footprint (seed 003) refuses it."""
+    out = tmp_path / "r.json"
+    code, _, err = run_main(["--input", str(FIXTURES / "no_schema.json"), "--json", str(out)], capsys)
+    assert code == 0, err
+    report = json.loads(out.read_text(encoding="utf-8"))
+    validate(report)
+    rows = {t["name"]: t for t in report["tools"]}
+    assert rows["a"]["bytes"] == len('{"description":"x","name":"a"}') and rows["a"]["inputSchema"] is None
+    assert rows["reset_view"]["bytes"] == len('{"description":"Put the map back where it started","inputSchema":null,"name":"reset_view"}')
+    found = {(f["tool"], f["code"], f["message"].split(":")[0]) for f in report["lint"] if f["code"] == "no-input-schema"}
+    assert found == {("a", "no-input-schema", "no inputSchema (absent)"), ("reset_view", "no-input-schema", "no inputSchema (null)")}
+    assert not [f for f in report["lint"] if f["code"] == "schema-not-object"], "one finding, not two"
+    line = _refused(capsys, "--strict", "--input", str(FIXTURES / "no_schema.json"))
+    assert "tools[0]: inputSchema must be an object" in line, line
 
 
 def test_same_stem_twice_and_named_aggregate_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,7 +2,9 @@
 nowhere the product writes or shows — not on the socket, in the relay's store, the session log, the exports
 made from the keyboard (report, capture, trace, SVG), nor on any screen of the running app.
 
-(The page agent's own suite checks the BroadcastChannel and the page-side API: tests/browser/test_page_safety.py.)
+(The page agent's own suite checks the BroadcastChannel and the page-side API: tests/browser/test_page_safety.py.
+The browser extension's lane has its canary checks in tests/extension/test_extension.py: relay store, session log
+and the extension's own storage, through a worker stop and relay restarts.)
 """
 
 from __future__ import annotations
@@ -86,3 +88,80 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
         assert CANARY not in text, f"the canary leaked into {where}"
     report = json.loads(next(p for p in exports if p.name.startswith("report") or sid in p.name).read_text())
     assert report["format"] == "webmcp-perf-report/2" and report["ledger"]["totals"]["calls"] == len(NAMES)
+
+
+async def _page_with_capture(pw, relay, pages: PageServer, canary: str):  # type: ignore[no-untyped-def]
+    browser = await pw.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS + WEBMCP_ARGS)
+    page = await browser.new_page()
+    agent = f"http://127.0.0.1:{relay.port}/agent.js?t={TOKEN}"
+    config = json.dumps({"capturePayloads": True, "maxPayloadLength": 64})
+    await page.goto(f"http://127.0.0.1:{pages.port}/native.html?" + urlencode({"agent": agent, "canary": canary, "config": config}))
+    await page.evaluate("window.registered")
+    return browser, page
+
+
+async def _wait(pilot, predicate, what: str, timeout: float = 15) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        await pilot.pause(0.02)
+
+
+async def test_payloads_need_both_opt_ins_and_stay_bounded_in_memory(tmp_path: Path) -> None:
+    """Issue 17 item 5. Default (the page allows capture, the terminal does not ask): the relay's welcome asks
+    for no payloads, so no body crosses the socket at all. With --show-payloads: the body reaches the detail
+    pane of the shown session and nothing written (log, exports); the holder keeps at most its bound."""
+    pages = PageServer()
+    try:
+        # 1. The page opts in, the terminal does not: nothing leaves the page.
+        app = WmcpTopApp(relay_config=RelayConfig(port=0, token=TOKEN, log_dir=tmp_path / "logs1"), export_dir=tmp_path / "exports1")
+        async with app.run_test(size=(160, 50)) as pilot, async_playwright() as pw:
+            await pilot.pause()
+            relay = app.relay
+            assert relay is not None and relay.payloads is None
+            browser, page = await _page_with_capture(pw, relay, pages, CANARY)
+            await page.evaluate(RUN_ALL, {"names": ["echo", "str"], "input": {"q": CANARY}, "stringInput": False})
+            sid = await page.evaluate("__webmcpPerf.sessionId")
+            await _wait(pilot, lambda: sid in relay.store.sessions and relay.store.sessions[sid].stats.totals.calls >= 2, "spans")
+            socket_log = await page.evaluate("window.__socketLog")
+            await browser.close()
+        assert not any('"type":"payload"' in frame for frame in socket_log), "no payload frame without a terminal that asks"
+        assert CANARY not in "\n".join(socket_log)
+
+        # 2. Both opt in: shown in the detail only; the holder is bounded.
+        app = WmcpTopApp(relay_config=RelayConfig(port=0, token=TOKEN, log_dir=tmp_path / "logs2", show_payloads=True),
+                         export_dir=tmp_path / "exports2")
+        async with app.run_test(size=(160, 50)) as pilot, async_playwright() as pw:
+            await pilot.pause()
+            relay = app.relay
+            assert relay is not None and relay.payloads is not None
+            browser, page = await _page_with_capture(pw, relay, pages, CANARY)
+            sid = await page.evaluate("__webmcpPerf.sessionId")
+            await _wait(pilot, lambda: relay.payloads.session == sid, "the page's session is the shown one")
+            await page.evaluate(RUN_ALL, {"names": ["echo"], "input": {"q": CANARY}, "stringInput": False})
+            await _wait(pilot, lambda: relay.payloads.call(sid, 0) is not None, "the first call's payload is held")
+            assert CANARY in (relay.payloads.call(sid, 0).arguments or "")
+            bound = relay.payloads.max_entries
+            more = bound + 20
+            await page.evaluate("""async (n) => {
+              const mc = document.modelContext
+              const tools = await mc.getTools()
+              const echo = tools.find((t) => t.name === "echo")
+              for (let i = 0; i < n; i++) await mc.executeTool(echo, { q: "later " + i })
+            }""", more)
+            await _wait(pilot, lambda: relay.store.sessions[sid].stats.totals.calls >= more + 1, "the later calls")
+            await _wait(pilot, lambda: relay.payloads.call(sid, more) is not None, "the newest payload is held")
+            assert len(relay.payloads) == bound and relay.payloads.dropped >= 21 and relay.payloads.chars <= relay.payloads.max_chars
+            assert relay.payloads.call(sid, 0) is None, "the oldest (the canary's) was dropped by the bound"
+            for key in ("e", "E", "t", "ctrl+s"):
+                await pilot.press(key)
+            await _wait(pilot, lambda: len(list((tmp_path / "exports2").glob("*"))) >= 4, "the keyboard exports")
+            relay.session_log.flush()  # type: ignore[union-attr]
+            await browser.close()
+        written = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "exports2").iterdir()}
+        written.update({p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "logs2").glob("*.jsonl")})
+        assert any(name.endswith(".jsonl") for name in written), "the log was written"
+        for name, text in written.items():
+            assert CANARY not in text and "later 1" not in text, f"a body was written to {name}"
+    finally:
+        pages.close()

@@ -141,3 +141,64 @@ def test_headless_output_never_carries_a_page_escape_sequence(tmp_path: Path) ->
     line = lines[-1]
     assert "\x1b" not in line and "\x07" not in line and "\u202e" not in line
     assert "https://evil.example␛]0;pwned␇␛[2J\\u202e" in line
+
+
+def one_line_exit_2(out: subprocess.CompletedProcess[str]) -> str:
+    assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("wmcp-top"), out.stderr
+    assert "Traceback" not in out.stderr and "usage:" not in out.stderr
+    return out.stderr
+
+
+def test_invalid_option_values_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    log = tmp_path / "ok.jsonl"
+    log.write_text('{"t":1,"c":1,"open":true}\n')
+    for args, word in [
+        (("--demo", "--demo-speed", "-1"), "above 0"),
+        (("--demo", "--demo-speed", "0"), "above 0"),  # not silently 1x
+        (("--demo", "--demo-speed", "nan"), "finite"),
+        (("replay", str(log), "--speed", "-1"), "0 (all at once) or above"),
+        (("relay", "--allow-origin", "not a url"), "not an origin"),
+        (("relay", "--allow-origin", "https://shop.example/path"), "not an origin"),
+        (("relay", "--port", "99999"), "port"),
+        (("--theme", "nosuch", "--port", "0"), "unknown theme 'nosuch'"),
+        (("relay", "--nosuch"), "unrecognized arguments"),
+    ]:
+        assert word in one_line_exit_2(run(tmp_path, *args, timeout=20)), args
+
+
+def test_allowed_origin_is_kept_in_the_form_browsers_send(tmp_path: Path) -> None:
+    from relay_bridge.cli import origin_type
+
+    assert origin_type("https://Shop.example:8443") == "https://shop.example:8443"
+    assert origin_type("chrome-extension://abcdef") == "chrome-extension://abcdef"
+
+
+def test_output_dirs_are_checked_at_start(tmp_path: Path) -> None:
+    log = tmp_path / "ok.jsonl"
+    log.write_text('{"t":1,"c":1,"open":true}\n')
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    for bad in ("/proc/nope", str(a_file)):
+        err = one_line_exit_2(run(tmp_path, "replay", str(log), "--report", bad))
+        assert "--report" in err
+        # the relay would start fine and lose its reports only at Ctrl-C: it refuses at once instead
+        err = one_line_exit_2(run(tmp_path, "relay", "--port", "0", "--report-on-exit", bad, timeout=10))
+        assert "--report-on-exit" in err
+        err = one_line_exit_2(run(tmp_path, "--port", "0", "--export-dir", bad, timeout=10))
+        assert "--export-dir" in err
+    out = run(tmp_path, "replay", str(log), "--report", str(tmp_path / "new" / "dir"))
+    assert out.returncode == 0 and (tmp_path / "new" / "dir" / "capture.json").is_file()
+
+
+def test_replay_rejects_files_that_are_not_logs(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    blank = tmp_path / "blank.jsonl"
+    blank.write_text("\n  \n")
+    prose = tmp_path / "notes.txt"
+    prose.write_text("hello, this is not json\n")
+    for path, word in ((empty, "empty"), (blank, "empty"), (prose, "not a wmcp-top session log")):
+        err = one_line_exit_2(run(tmp_path, "replay", str(path), "--report", str(tmp_path / "out")))
+        assert word in err
+        assert not (tmp_path / "out" / "capture.json").exists()

@@ -179,3 +179,11 @@ def test_screenshots_are_current() -> None:
     """screenshots/*.svg are what scripts/screenshots.py draws now (run it after a visible change)."""
     out = subprocess.run([sys.executable, "scripts/screenshots.py", "--check"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
+
+
+def test_schemas_view_names_every_part_of_the_breakdown() -> None:
+    """The Schemas view lists where a tool's bytes go part by part: none of the footprint's parts is left out."""
+    from relay_bridge.footprint.breakdown import PARTS
+    from tui.screens.schemas import PART_LABELS
+
+    assert tuple(PART_LABELS) == PARTS

@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Tab, Tabs
 
 from relay_bridge import __version__
+from relay_bridge.extension import is_extension_agent
 from relay_bridge.store import Session
 
 from .. import keys
@@ -58,6 +59,8 @@ def tab_label(session: Session, compact: bool = False) -> Text:
     label = Text(no_wrap=True, end="")
     if session.agent.startswith("cdp/"):
         label.append("cdp ", style="italic")  # watched over the DevTools Protocol: nothing in the page
+    elif is_extension_agent(session.agent):
+        label.append("ext ", style="italic")  # injected by the wmcp-top browser extension
     if not compact:
         label.append_text(inert(origin_host(session.info.origin), limit=28))
         label.append(" ")
@@ -72,7 +75,7 @@ def tab_label(session: Session, compact: bool = False) -> Text:
 
 def label_key(session: Session, compact: bool) -> tuple[Any, ...]:
     """Everything a tab label is made of: the label is rebuilt only when this changes."""
-    return (session_state_word(session), session.agent.startswith("cdp/"), session.info.origin,
+    return (session_state_word(session), session.agent, session.info.origin,
             session.info.context, compact)
 
 
@@ -113,7 +116,7 @@ class DashboardScreen(Screen[None]):
         self.app.changes.subscribe(self, self._on_changes)
         self.watch(self.app, "paused", self._paused_changed, init=False)
         self.set_interval(TICK_INTERVAL, self._tick)
-        await self._apply(Changes(frozenset(self.app.store.sessions), True, True))
+        await self._apply(Changes(frozenset(self.app.view_store.sessions), True, True))
 
     def on_unmount(self) -> None:
         self.app.changes.unsubscribe(self)
@@ -169,7 +172,7 @@ class DashboardScreen(Screen[None]):
 
     async def _apply_locked(self, changes: Changes) -> None:
         app = self.app
-        store = app.store
+        store = app.view_store
         tabs = self.tabs
         new = [sid for sid in store.sessions if sid not in self._labels]
         gone = [sid for sid in self._labels if sid not in store.sessions]
@@ -220,10 +223,12 @@ class DashboardScreen(Screen[None]):
     def _show(self, sid: str) -> None:
         """Bring the view to session `sid` (pointing it there first when another session was shown)."""
         app = self.app
-        session = app.store.sessions.get(sid)
+        session = app.view_store.sessions.get(sid)
         if session is None:
             return
         view = self.view
+        if app.relay is not None and app.relay.payloads is not None:
+            app.relay.payloads.show(sid)  # payloads are held for the shown session only
         if view.session_id != sid:
             if view.session_id is not None:
                 left = view.table.selected_tool()
@@ -233,7 +238,7 @@ class DashboardScreen(Screen[None]):
         table = view.table
         if (table.sort_key, table.sort_reverse) != (self.sort_key, self.sort_reverse):
             table.set_sort(self.sort_key, self.sort_reverse)
-        view.show(session, app.palette, app.clock_ms, text_filter=self.text_filter, compact=app.compact,
+        view.show(session, app.palette, app.view_clock_ms, text_filter=self.text_filter, compact=app.compact,
                   layout=app.table_layout, sort=(self.sort_key, self.sort_reverse))
         remembered = self._cursor.pop(sid, None)
         if remembered is not None:
@@ -241,7 +246,7 @@ class DashboardScreen(Screen[None]):
 
     def _update_topbar(self) -> None:
         app = self.app
-        store = app.store
+        store = app.view_store
         text = Text(no_wrap=True, end="")
         text.append("wmcp-top", style="bold")
         if not app.compact:
@@ -254,6 +259,10 @@ class DashboardScreen(Screen[None]):
         live = sum(1 for s in store.sessions.values() if s.state == "live")
         n = len(store.sessions)
         text.append(f" · {n} session{'s' if n != 1 else ''}" + (f", {live} live" if n else ""))
+        shown = store.sessions.get(self.selected_session_id or "")
+        if shown is not None:  # the tools the shown page offers the agent now (the internal report tool aside)
+            tools = sum(1 for r in shown.tools.values() if r.registered and not r.internal)
+            text.append(f" · {tools} tool{'s' if tools != 1 else ''}")
         counters = store.counters
         extra = []
         if counters.get("rejected"):
@@ -274,6 +283,7 @@ class DashboardScreen(Screen[None]):
         bar.set_text(text)
         bar.set_paused(app.paused)
         bar.set_compact(app.compact)
+        bar.set_payloads(app.relay is not None and app.relay.payloads is not None)
         waiting = self.query_one("#waiting", WaitingPanel)
         if waiting.display:
             waiting.update(waiting_text(app.relay.snippet if app.relay else None, app.source_label))
@@ -297,11 +307,9 @@ class DashboardScreen(Screen[None]):
         sid = self.selected_session_id
         if sid is None:
             return
-        if not self.app.paused:
-            with self.app.batch_update():
-                self._show(sid)
-        elif self.view.session_id is None:
-            self._show(sid)  # paused before anything was shown: show the first session once
+        with self.app.batch_update():
+            self._show(sid)  # paused: the session as it was at the moment of the pause (app.view_store)
+            self._update_topbar()  # it counts the shown session's tools
         if self.app.screen is self and not self.query_one("#filter", Input).has_focus:
             self.view.table.focus()
 
@@ -325,11 +333,16 @@ class DashboardScreen(Screen[None]):
         self.view.table.focus()
 
     def key_escape(self) -> None:
+        """Esc clears the filter: the one being typed, or the one kept with enter (as the help says)."""
         field = self.query_one("#filter", Input)
-        if field.display:
+        if not field.display and not self.text_filter:
+            return
+        field.display = False
+        with field.prevent(Input.Changed):
             field.value = ""
-            field.display = False
-            self.view.table.focus()
+        self.text_filter = ""
+        self._redraw_shown()
+        self.view.table.focus()
 
     def _redraw_shown(self) -> None:
         sid = self.selected_session_id

@@ -34,6 +34,7 @@ def help_renderable(app) -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
+    AUTO_FOCUS = "VerticalScroll"  # Down, PgDn, End scroll it (the app focuses nothing by itself)
     BINDINGS = [
         Binding("escape,question_mark,q", "app.pop_screen", "Close", id="wmcp.help.close"),
     ]

@@ -54,7 +54,7 @@ def prompts_signature(session: Session) -> tuple:
 
 
 class PromptsScreen(Screen[None]):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="wmcp.view.back")]
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
     DEFAULT_CSS = """
     PromptsScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     PromptsScreen #lm-sessions { padding: 0 1; height: auto; max-height: 8; background: $boost; }
@@ -86,7 +86,7 @@ class PromptsScreen(Screen[None]):
             self.refresh_view()
 
     def refresh_view(self) -> None:
-        session = self.app.store.sessions.get(self.session_id)  # type: ignore[attr-defined]
+        session = self.app.view_store.sessions.get(self.session_id)  # type: ignore[attr-defined]
         compact = bool(getattr(self.app, "compact", False))
         title = Text("prompts  ")
         title.append(self.session_id + " ")

@@ -23,7 +23,6 @@ from textual.widgets import DataTable, Footer, Static
 
 from relay_bridge.footprint.errors import FootprintError
 from relay_bridge.footprint.live import analyze_sessions
-from relay_bridge.units import fmt_bytes
 
 from ..changes import Changes
 from ..sanitize import inert
@@ -32,9 +31,12 @@ PART_LABELS = {
     "description": "description",
     "propertyNames": "property names",
     "propertyDescriptions": "property descriptions",
+    "types": "types",
+    "constraints": "constraints (required, limits, formats, defaults)",
     "enums": "enums",
     "definitions": "nested definitions",
-    "other": "other (name, types, required, annotations, punctuation)",
+    "structure": "schema structure (braces, keys, $ref, titles)",
+    "other": "other (name, title, annotations)",
 }
 # short marks for the table's duplicates column
 LABEL_MARKS = {"exact match": "=", "same name, different definition": "≠", "similar description": "≈"}
@@ -68,7 +70,7 @@ def row_key(server: str, tool: str) -> str:
 
 
 class SchemasScreen(Screen[None]):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="wmcp.view.back")]
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
     DEFAULT_CSS = """
     SchemasScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     SchemasScreen #summary { padding: 0 1; height: auto; background: $boost; }
@@ -112,7 +114,7 @@ class SchemasScreen(Screen[None]):
     # -- data -----------------------------------------------------------------------------------------------
 
     def refresh_view(self) -> None:
-        sig = (catalog_signature(self.app.store), self.compact)  # type: ignore[attr-defined]
+        sig = (catalog_signature(self.app.view_store), self.compact)  # type: ignore[attr-defined]
         if sig == self._sig:
             return
         self._sig = sig
@@ -120,7 +122,7 @@ class SchemasScreen(Screen[None]):
         title.append("(esc: back)" if self.compact else "what every registered tool costs in each conversation (esc: back)", style="dim")
         self.query_one("#title", Static).update(title)
         try:
-            report = analyze_sessions(self.app.store)  # type: ignore[attr-defined]
+            report = analyze_sessions(self.app.view_store)  # type: ignore[attr-defined]
         except FootprintError as exc:  # pragma: no cover - live data is skipped with notes, not refused
             self.report = None
             self.query_one("#summary", Static).update(Text("cannot analyse: ") + inert(exc, limit=200))
@@ -148,11 +150,19 @@ class SchemasScreen(Screen[None]):
         s = report["summary"]
         palette = self.app.palette  # type: ignore[attr-defined]
         out = Text()
+        # The header adds up to the rows: sessions that have rows, bytes as the rows count them (B), and the
+        # catalog envelope ({"servers":[{"name","tools"}]} punctuation) named as the difference.
+        with_tools = len({t["server"] for t in report["tools"]})
+        without = s["servers"] - with_tools
+        defs, envelope, catalog = s["definitionBytes"], s["envelopeBytes"], s["catalogBytes"]
         if self.compact:
-            out.append(f"{s['tools']} tools · {s['servers']} sessions · {fmt_bytes(s['catalogBytes'])} · ~{s['roughTokens']} tok (rough)")
+            out.append(f"{s['tools']} tools · {with_tools} sessions · {defs} B (+{envelope} envelope) · ~{s['roughTokens']} tok (rough)")
         else:
-            out.append(f"{s['tools']} tool{'s' if s['tools'] != 1 else ''} in {s['servers']} session{'s' if s['servers'] != 1 else ''} · catalog {fmt_bytes(s['catalogBytes'])} · "
-                       f"~{s['roughTokens']} tok (rough: {s['tokenFormula']})")
+            out.append(f"{s['tools']} tool{'s' if s['tools'] != 1 else ''} in {with_tools} session{'s' if with_tools != 1 else ''}")
+            if without:
+                out.append(f" ({without} more with none)", style=palette.style("muted"))
+            out.append(f" · {defs} B of definitions + {envelope} B envelope = catalog {catalog} B · "
+                       f"~{s['roughTokens']} tok (rough)")
         by = s["pairsByLabel"]
         dup = [f"{LABEL_MARKS[k]} {n} {k}" for k, n in by.items() if n]
         out.append("\nrepeated: " if not self.compact else "\n")

@@ -10,6 +10,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from relay_bridge import __version__
+from relay_bridge.extension import STATUS_HELP as EXTENSION_HELP
+from relay_bridge.extension import is_extension_agent, pairing_link
 
 from ..changes import Changes
 from ..sanitize import inert
@@ -26,7 +28,7 @@ COUNTED_HELP = (
 
 
 def status_text(app) -> Text:
-    store = app.store
+    store = app.view_store
     palette = app.palette
     out = Text()
     out.append("Relay\n", style="bold")
@@ -37,15 +39,35 @@ def status_text(app) -> Text:
         out.append("  no relay: ")
         out.append_text(inert(app.source_label))
         out.append("\n")
+    if relay is not None:
+        out.append("  session log: ")
+        log = relay.session_log
+        if log is None:
+            out.append("off (--no-log)", style=palette.style("muted"))
+        elif log.path is None:
+            out.append(f"nothing written yet (in {log.directory})", style=palette.style("muted"))
+        else:
+            out.append(str(log.path))
+        out.append("\n")
     c = store.counters
     health = [f"connections {c.get('connections', 0)}", f"frames {c.get('frames', 0)}", f"spans {c.get('spans', 0)}",
               f"duplicates {c.get('duplicates', 0)}"]
     out.append("  " + " · ".join(health) + "\n")
-    problems = [f"{k} {v}" for k, v in sorted(c.items()) if v and (k.startswith("rejected") or k.startswith("refused") or k in ("lost", "evicted"))]
+    problems = [f"{k} {v}" for k, v in sorted(c.items()) if v and (k.startswith(("rejected", "refused", "limit")) or k in ("lost", "evicted"))]
     if problems:
         out.append("  " + " · ".join(problems) + "\n", style=palette.style("error"))
     else:
         out.append("  no rejected frames, no lost spans, no refused connections\n", style=palette.style("ok"))
+    log = relay.session_log if relay is not None else None
+    if log is not None and (log.error is not None or log.dropped):
+        out.append("  session log: ", style=palette.style("error"))
+        if log.error is not None:
+            out.append("CANNOT WRITE ", style=palette.style("error"))
+            out.append_text(inert(log.error, limit=160))
+            out.append(" · the newest lines wait in memory")
+        else:
+            out.append("writing again")
+        out.append(f" · {log.dropped} lines dropped\n")
     otlp = relay.otlp.stats if relay is not None and relay.otlp is not None else None
     if otlp is not None:
         out.append("\nOpenTelemetry export (--otlp)\n", style="bold")
@@ -84,6 +106,7 @@ def status_text(app) -> Text:
         out.append("  ")
         out.append_text(inert(app.lane_state, limit=160))
         out.append("\n")
+    extension_section(app, out)
     if relay is not None:
         out.append("\nThe line to paste (c copies it)\n", style="bold")
         out.append(f"  {relay.snippet.script_tag}\n")
@@ -107,6 +130,8 @@ def status_text(app) -> Text:
         out.append_text(inert(session.agent, limit=40))
         if session.agent.startswith("cdp/"):
             out.append(" (watched over the DevTools Protocol, nothing injected)", style=palette.style("muted"))
+        elif is_extension_agent(session.agent):
+            out.append(" (through the wmcp-top browser extension)", style=palette.style("muted"))
         out.append("\n  ")
         body = phase_text(session, palette, with_hints=True)
         body = Text("\n  ").join(body.split("\n", allow_blank=True))
@@ -127,8 +152,30 @@ def status_text(app) -> Text:
     return out
 
 
+def extension_section(app, out: Text) -> None:
+    """The browser-extension lane: how many sessions came through it, and why it may stay silent."""
+    if app.relay is None:
+        return
+    muted = app.palette.style("muted")
+    live = [s for s in app.store.sessions.values() if is_extension_agent(s.agent)]
+    out.append("\nBrowser extension (wmcp-top extension)\n", style="bold")
+    if live:
+        out.append(f"  {len(live)} session{'s' if len(live) != 1 else ''} through the extension\n")
+    else:
+        out.append("  no session through the extension yet\n")
+        for line in EXTENSION_HELP:
+            out.append("  › ", style=muted)
+            out.append(line)
+            out.append("\n")
+    link = pairing_link(app.relay.port, app.relay.config.token)
+    if link:
+        out.append("  pairing link: ", style=muted)
+        out.append(link + "\n")
+
+
 class StatusScreen(Screen[None]):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="wmcp.view.back")]
+    AUTO_FOCUS = "VerticalScroll"  # Down, PgDn, End scroll it (the app focuses nothing by itself)
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
     DEFAULT_CSS = """
     StatusScreen VerticalScroll { padding: 0 1; }
     StatusScreen #title { background: $panel; text-style: bold; padding: 0 1; }

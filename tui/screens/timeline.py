@@ -1,4 +1,9 @@
-"""A session's timeline: registrations, calls, errors, prompts, reloads, visibility, phases; filterable by category."""
+"""A session's timeline: registrations, calls, errors, prompts, reloads, visibility, phases; filterable by category.
+
+Enter opens an entry's detail (tui/screens/entry_detail.py: its facts, and a call's payloads when both sides
+opted in); ctrl+l clears the view (only what happens afterwards is listed; again shows everything). The table
+lists the newest MAX_ROWS entries and says so when there are more; calls started from the terminal are marked.
+"""
 
 from __future__ import annotations
 
@@ -12,11 +17,12 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Static
 
-from relay_bridge.store import Session
+from relay_bridge.store import Session, TimelineEntry
 from relay_bridge.units import fmt_bytes, fmt_ms
 
 from ..changes import Changes
 from ..sanitize import inert
+from .entry_detail import EntryDetailScreen, held_payload
 
 # The store files every timeline kind under one category (relay_bridge.store.category); one box each.
 GROUPS = ("tools", "calls", "prompts", "system")
@@ -29,6 +35,7 @@ class Row:
     kind: str
     what: Text
     failed: bool = False
+    entry: TimelineEntry | None = None
 
 
 def _detail(detail: dict[str, Any], skip: tuple[str, ...] = ()) -> Text:
@@ -50,6 +57,8 @@ def _call(session: Session, entry: Any) -> Text:
     what.append(f"#{seq} ")
     what.append_text(inert(entry.detail.get("tool", "?"), limit=48))
     span = session.stats.ring.get(seq) if isinstance(seq, int) else None
+    if entry.detail.get("invokedBy") == "terminal" or (span is not None and span.invokedBy == "terminal"):
+        what.append("  from the terminal", style="italic")  # not the agent's: no host gap, not in the totals
     if entry.kind == "settle" and span is not None:
         what.append(f"  {fmt_ms(span.wallMs)}  {fmt_bytes(span.resultBytes)}")
         if span.gapSincePrevCallMs is not None:
@@ -60,7 +69,7 @@ def _call(session: Session, entry: Any) -> Text:
         what.append("  ")
         what.append_text(inert(span.error or "(no message kept)", limit=120))
     else:
-        rest = _detail(entry.detail, ("seq", "tool"))
+        rest = _detail(entry.detail, ("seq", "tool", "invokedBy"))
         if rest:
             what.append("  ")
             what.append_text(rest)
@@ -99,20 +108,56 @@ def _prompt(entry: Any) -> Text:
     return what
 
 
-def timeline_rows(session: Session, shown: set[str] | None = None) -> list[Row]:
+def recorded_after(session: Session, marker: TimelineEntry | None) -> set[int] | None:
+    """Ids of the entries recorded after `marker` (None: no marker, or it left the buffer, so every entry is)."""
+    if marker is None:
+        return None
+    later: list[int] = []
+    for entry in reversed(session.timeline):
+        if entry is marker:
+            return set(later)
+        later.append(id(entry))
+    return None
+
+
+def timeline_window(session: Session, shown: set[str] | None = None, after: TimelineEntry | None = None,
+                    limit: int = MAX_ROWS) -> tuple[list[Row], int]:
+    """The newest `limit` rows recorded after `after` (None: all), and how many there are in all."""
+    later = recorded_after(session, after)
+    entries = [e for e in session.timeline_view(shown) if later is None or id(e) in later]
     rows = []
-    for entry in session.timeline_view(shown):
+    for entry in entries[-limit:]:
         if entry.kind in ("start", "settle", "error", "toolcancel") and "seq" in entry.detail:
-            rows.append(Row(entry.at, entry.kind, _call(session, entry)))
+            rows.append(Row(entry.at, entry.kind, _call(session, entry), entry=entry))
         elif entry.kind in PROMPT_KINDS:
-            rows.append(Row(entry.at, entry.kind, _prompt(entry), bool(entry.detail.get("error"))))
+            rows.append(Row(entry.at, entry.kind, _prompt(entry), bool(entry.detail.get("error")), entry=entry))
         else:
-            rows.append(Row(entry.at, entry.kind, _detail(entry.detail)))
-    return rows[-MAX_ROWS:]
+            rows.append(Row(entry.at, entry.kind, _detail(entry.detail), entry=entry))
+    return rows, len(entries)
+
+
+def timeline_rows(session: Session, shown: set[str] | None = None) -> list[Row]:
+    return timeline_window(session, shown)[0]
+
+
+class KindBox(Checkbox):
+    """A filter box whose mark is X when on and blank when off: told apart without colour (NO_COLOR, mono)."""
+
+    def watch_value(self) -> None:
+        self.BUTTON_INNER = "X" if self.value else " "
+        super().watch_value()  # the -on class and the Changed message
 
 
 class TimelineScreen(Screen[None]):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="wmcp.view.back")]
+    BINDINGS = [
+        Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back"),
+        Binding("ctrl+l", "clear", "Clear", id="wmcp.timeline.clear"),
+        *(Binding(str(n), f"toggle_group('{group}')", group.capitalize(), show=False, id=f"wmcp.timeline.{group}")
+          for n, group in enumerate(GROUPS, 1)),
+        # a log's End is its newest line (and follows it from there); the table's own End scrolls sideways
+        Binding("end,G", "newest", "Newest", show=False, priority=True, id="wmcp.timeline.newest"),
+        Binding("home,g", "oldest", "Oldest", show=False, priority=True, id="wmcp.timeline.oldest"),
+    ]
     DEFAULT_CSS = """
     TimelineScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     TimelineScreen #kinds { height: auto; }
@@ -125,12 +170,14 @@ class TimelineScreen(Screen[None]):
         self.session_id = session_id
         self.shown = {g: True for g in GROUPS}
         self._sig: tuple | None = None
+        self.since: TimelineEntry | None = None  # ctrl+l: list only entries recorded after this one
+        self._rows: list[Row] = []
 
     def compose(self) -> ComposeResult:
         yield Static(id="title")
         with Horizontal(id="kinds"):
-            for group in GROUPS:
-                yield Checkbox(group, True, id=f"k-{group}")
+            for n, group in enumerate(GROUPS, 1):
+                yield KindBox(f"{n} {group}", True, id=f"k-{group}")
         yield DataTable(cursor_type="row", id="events")
         yield Footer()
 
@@ -142,6 +189,35 @@ class TimelineScreen(Screen[None]):
         self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
         self.refresh_view()
         table.focus()
+
+    def action_newest(self) -> None:
+        table = self.query_one("#events", DataTable)
+        table.move_cursor(row=table.row_count - 1, animate=False)
+
+    def action_oldest(self) -> None:
+        self.query_one("#events", DataTable).move_cursor(row=0, animate=False)
+
+    def action_toggle_group(self, group: str) -> None:
+        self.query_one(f"#k-{group}", Checkbox).toggle()
+
+    def action_clear(self) -> None:
+        """Clear the view (not the record): only entries after now are listed; again shows everything."""
+        session = self.app.view_store.sessions.get(self.session_id)
+        if self.since is not None or session is None or not session.timeline:
+            self.since = None
+        else:
+            self.since = session.timeline[-1]
+        self._sig = None
+        self.refresh_view()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a row: the entry's detail (facts always; payloads when both sides opted in)."""
+        session = self.app.view_store.sessions.get(self.session_id)
+        index = event.cursor_row
+        if session is None or not 0 <= index < len(self._rows) or self._rows[index].entry is None:
+            return
+        relay = self.app.relay  # type: ignore[attr-defined]
+        self.app.push_screen(EntryDetailScreen(session, self._rows[index].entry, relay.payloads if relay is not None else None))
 
     def on_unmount(self) -> None:
         self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
@@ -157,7 +233,7 @@ class TimelineScreen(Screen[None]):
         self.refresh_view()
 
     def refresh_view(self) -> None:
-        session = self.app.store.sessions.get(self.session_id)
+        session = self.app.view_store.sessions.get(self.session_id)
         title = Text()
         title.append("timeline  ")
         if session is None:
@@ -166,18 +242,38 @@ class TimelineScreen(Screen[None]):
             return
         title.append(session.id + " ")
         title.append_text(inert(session.info.origin, limit=50))
-        title.append("  (esc: back; the boxes filter by kind)", style="dim")
+        rows, total = timeline_window(session, {g for g, on in self.shown.items() if on}, self.since)
+        if total > len(rows):
+            title.append(f"  newest {len(rows)} of {total} entries (export a capture for all)", style="bold")
+        if self.since is not None:
+            title.append("  cleared (ctrl+l: show all)", style="dim")
+        compact = bool(getattr(self.app, "compact", False))
+        title.append("  (esc · 1-4 filter · enter)" if compact else
+                     "  (enter: detail · ctrl+l: clear · 1-4: filter by kind · end: newest, followed · esc: back)", style="dim")
         self.query_one("#title", Static).update(title)
-        rows = timeline_rows(session, {g for g, on in self.shown.items() if on})
-        sig = (len(rows), rows[-1].at if rows else None, rows[-1].kind if rows else None, tuple(self.shown.values()))
+        sig = (total, rows[-1].at if rows else None, rows[-1].kind if rows else None, tuple(self.shown.values()), self.since)
         if sig == self._sig:
             return
         self._sig = sig
+        self._rows = rows
         table = self.query_one("#events", DataTable)
+        # Follow the tail only while the cursor is on the newest event (as `less +F`): a reader of older
+        # events stays on the one they read.
+        follow = table.row_count == 0 or table.cursor_row >= table.row_count - 1
+        reading = None if follow else table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
         table.clear()  # a log view: rows are appended history, rebuilt only when its content changes
         palette = self.app.palette
+        relay = self.app.relay  # type: ignore[attr-defined]
+        payloads = relay.payloads if relay is not None else None
         for r in rows:
+            if payloads is not None and r.entry is not None and held_payload(session, r.entry, payloads) is not None:
+                r.what.append("  [payload]", style="bold")  # enter shows it
             style = palette.style("error") if r.kind in ("error", "toolcancel", "disconnected", "rejected") or r.failed else (palette.style("muted") if r.kind in ("start", "prompt-create", "prompt-destroy") else "")
-            table.add_row(Text(f"+{r.at / 1000:.3f}s", justify="right"), Text(r.kind, style=style), r.what)
-        if rows:
-            table.move_cursor(row=len(rows) - 1)
+            table.add_row(Text(f"+{r.at / 1000:.3f}s", justify="right"), Text(r.kind, style=style), r.what,
+                          key=str(id(r.entry)))  # the entry's identity while it is in the timeline
+        if not rows:
+            return
+        if reading is not None and reading in table.rows:
+            table.move_cursor(row=table.get_row_index(reading), animate=False)
+        else:
+            table.move_cursor(row=len(rows) - 1 if follow else 0, animate=False)

@@ -170,9 +170,14 @@ class ToolTable(ScrollView, can_focus=True):
     def column_keys(self) -> list[str]:
         return [c.key for c in self.columns_now()]
 
+    @property
+    def descending(self) -> bool:
+        """Numbers sort largest first and names A to Z unless reversed; the arrow shows which it is now."""
+        return (self.sort_key != "tool") != self.sort_reverse
+
     def _label(self, col: Column) -> Text:
         if col.key == self.sort_key:
-            return Text(col.label + (" ▲" if not self.sort_reverse else " ▼"), style="bold")
+            return Text(col.label + (" ▼" if self.descending else " ▲"), style="bold")
         return Text(col.label)
 
     def header_label(self, key: str) -> str:

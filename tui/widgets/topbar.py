@@ -17,6 +17,8 @@ class TopBar(Horizontal):
     TopBar #paused.on { display: block; }
     TopBar #compact { background: $secondary; color: $background; display: none; }
     TopBar #compact.on { display: block; }
+    TopBar #payloads { background: $error; color: $background; display: none; }
+    TopBar #payloads.on { display: block; }
     """
 
     _shown: tuple | None = None
@@ -24,6 +26,8 @@ class TopBar(Horizontal):
     def compose(self) -> ComposeResult:
         yield Label("wmcp-top", id="where")
         yield Label("compact layout", id="compact", classes="badge")
+        # --show-payloads: call bodies of the shown session are held (in memory) for the timeline's detail
+        yield Label("PAYLOADS", id="payloads", classes="badge")
         yield Label("PAUSED", id="paused", classes="badge")
 
     def set_text(self, text: Text) -> None:
@@ -34,6 +38,9 @@ class TopBar(Horizontal):
 
     def set_paused(self, on: bool) -> None:
         self.query_one("#paused", Label).set_class(on, "on")
+
+    def set_payloads(self, on: bool) -> None:
+        self.query_one("#payloads", Label).set_class(on, "on")
 
     def set_compact(self, on: bool) -> None:
         self.query_one("#compact", Label).set_class(on, "on")

@@ -1,0 +1,18 @@
+// Entry of the extension's main-world script (extension/agent.js): injected by the browser at
+// document_start in every frame, before any page script, through any Content-Security-Policy. The agent is
+// the same as the script tag's; only its socket differs (port.js: frames go to the extension's service
+// worker, which holds the relay connection). The page's own __WMCP_CONFIG__ is not read: the page does not
+// configure the user's extension.
+import { maybeAttach } from "./index.js"
+import { portSocketClass, EXTENSION_RELAY_URL } from "./port.js"
+import { EXTENSION_AGENT } from "./config.js"
+
+try {
+  if (typeof window !== "undefined" && typeof window.MessageChannel === "function") {
+    let api = null
+    const PortSocket = portSocketClass(window, { onDetach: () => api && api.detach && api.detach() })
+    api = maybeAttach({ uplink: EXTENSION_RELAY_URL, WebSocket: PortSocket, defaultOn: true, agent: EXTENSION_AGENT, announce: false })
+  }
+} catch {
+  /* never throw into the page */
+}
