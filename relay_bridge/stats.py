@@ -208,6 +208,8 @@ class SessionStats:
         copy.totals = dataclasses.replace(self.totals)
         copy._measured = self._measured
         copy._first_seq = self._first_seq
+        copy.version, copy.epoch = self.version, self.epoch
+        copy._touched = OrderedDict()  # nothing changes in a copy: readers rebuild from it once (it is another object)
         return copy
 
     # -- read ---------------------------------------------------------------------------------------------
