@@ -324,7 +324,8 @@ class WmcpTopApp(App[int]):
     def action_export_trace(self) -> Path | None:
         if self._no_sessions():
             return None
-        sessions = [(f"{s.info.origin} {s.id}", s.info.timeOrigin, s.spans()) for s in self.store.sessions.values()]
+        sessions = [(f"{s.info.origin} {s.id}", s.info.timeOrigin, s.spans(), list(s.inflight.values()))
+                    for s in self.store.sessions.values()]
         return self._export("trace", trace_document(sessions))
 
     def action_screenshot(self) -> Path | None:

@@ -409,3 +409,29 @@ async def test_the_status_view_names_the_session_log_and_an_idle_run_leaves_no_f
     real = build_app(build_parser().parse_args(["--port", "0"]))
     assert demo.relay_config is not None and real.relay_config is not None
     assert demo.relay_config.log_dir == real.relay_config.log_dir / "demo"  # type: ignore[operator]
+
+
+async def test_the_trace_carries_error_text_and_calls_still_in_flight(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app)
+        other = await open_page(app, sid=SID2, origin="https://other.example", tools=("lookup",))
+        await page.send(spans(SID, "cart", 0, 1, is_error=True, error="RangeError: qty must be at least 1"))
+        await page.send(synth.start_frame(SID, [(1, "search", 5_000.0)]))  # still running at export
+        await other.send(synth.start_frame(SID2, [(0, "lookup", 2_000.0)]))
+        await other.send({"type": "bye", "session": SID2, "reason": "pagehide"})  # ended unsettled
+        await until(pilot, lambda: app.store.sessions[SID].inflight and app.store.sessions[SID2].state == "ended"
+                    and app.store.sessions[SID].stats.totals.calls == 1, what="state")
+        await pilot.press("t")
+        await until(pilot, lambda: (tmp_path / "exports").is_dir() and any((tmp_path / "exports").glob("trace-*.json")), what="trace")
+        trace = json.loads(next((tmp_path / "exports").glob("trace-*.json")).read_text())
+        calls = [e for e in trace["traceEvents"] if e["ph"] in ("X", "B") and e.get("cat") != "gap"]
+        error = next(e for e in calls if e["name"] == "cart")
+        assert error["cat"] == "error" and error["args"]["error"] == "RangeError: qty must be at least 1"
+        running = next(e for e in calls if e["name"] == "search")
+        assert running["ph"] == "B" and running["args"]["inFlight"] and "dur" not in running
+        assert running["tid"] != error["tid"]  # a lane of its own
+        ended = next(e for e in calls if e["name"] == "lookup")
+        assert ended["ph"] == "X" and ended["cat"] == "unsettled" and ended["dur"] >= 0
+        await page.close()
+        await other.close()
