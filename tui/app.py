@@ -39,6 +39,7 @@ Feed = Callable[["WmcpTopApp"], Awaitable[None]]
 REFRESH_INTERVAL = 0.25  # at most 4 screen updates a second
 OTLP_CHECK_INTERVAL = 0.5
 COMPACT_WIDTH, COMPACT_HEIGHT = 80, 24
+TWO_ROW_FOOTER_WIDTH = 120  # under this (and not compact) the dashboard's footer takes two rows to show every key
 NARROW_WIDTH = 100  # under this the tool table drops min and max rather than scroll sideways
 
 
@@ -247,6 +248,11 @@ class WmcpTopApp(App[int]):
 
     def _update_compact(self, width: int, height: int) -> None:
         compact = width < COMPACT_WIDTH or height < COMPACT_HEIGHT
+        two_rows = not compact and width < TWO_ROW_FOOTER_WIDTH
+        if two_rows != self.has_class("-two-row-footer"):
+            self.set_class(two_rows, "-two-row-footer")
+            for footer in self.query("KeysFooter"):
+                footer.refresh(recompose=True)
         layout = "compact" if compact else ("narrow" if width < NARROW_WIDTH else "full")
         if compact == self.compact and layout == self.table_layout:
             return

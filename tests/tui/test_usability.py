@@ -435,3 +435,23 @@ async def test_the_trace_carries_error_text_and_calls_still_in_flight(tmp_path: 
         assert ended["ph"] == "X" and ended["cat"] == "unsettled" and ended["dur"] >= 0
         await page.close()
         await other.close()
+
+
+async def test_80_columns_show_every_key_and_break_nothing_mid_word(tmp_path: Path) -> None:
+    from tui.feed import frozen_demo_app
+
+    for size in ((80, 24), (100, 30), (120, 36)):
+        app = frozen_demo_app(30.0, export_dir=tmp_path)
+        async with app.run_test(size=size) as pilot:
+            await until(pilot, lambda: shown(app, "3f2a9c01"), what="demo shown")
+            keys = ("d Status", "l Timeline", "i Inspect", "w Schemas", "m Prompts", "? Help", "q Quit")
+            await until(pilot, lambda: all(k in screen_text(app) for k in keys), what=f"every key at {size}")
+            text = screen_text(app)
+            assert "host gaps 28s" in text, (size, text)  # a label stays with its value
+    app = live_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "Press c to copy" in screen_text(app), what="first screen")
+        lines = screen_text(app).splitlines()
+        tag = next(line for line in lines if "<script src=" in line)
+        assert tag.rstrip().endswith("…")  # cut, not wrapped: no half a tag on the next line
+        assert not any(line.strip().startswith(("cript>", "t>", ")")) for line in lines)

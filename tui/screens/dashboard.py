@@ -30,6 +30,7 @@ from relay_bridge.store import Session
 from .. import keys
 from ..changes import Changes
 from ..sanitize import inert
+from ..widgets.keys_footer import KeysFooter
 from ..widgets.session_pane import SessionView
 from ..widgets.tool_table import columns_for
 from ..widgets.topbar import TopBar
@@ -108,7 +109,7 @@ class DashboardScreen(Screen[None]):
             yield Tabs(id="tabs")
             yield SessionView(id="view")
         yield Input(placeholder="filter tools by name (enter keeps it, esc clears)", id="filter")
-        yield Footer()
+        yield KeysFooter(compact=True)
 
     async def on_mount(self) -> None:
         self.query_one("#filter", Input).display = False
@@ -286,7 +287,7 @@ class DashboardScreen(Screen[None]):
         bar.set_payloads(app.relay is not None and app.relay.payloads is not None)
         waiting = self.query_one("#waiting", WaitingPanel)
         if waiting.display:
-            waiting.update(waiting_text(app.relay.snippet if app.relay else None, app.source_label))
+            waiting.update(waiting_text(app.relay.snippet if app.relay else None, app.source_label, app.size.width - 4))
 
     def _tick(self) -> None:
         app = self.app
