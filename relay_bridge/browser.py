@@ -7,8 +7,10 @@ so `relay_bridge` itself imports without it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -87,9 +89,24 @@ class DebugBrowser:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(5)
+        # Chromium's helpers (renderers, crashpad) outlive the browser process for a moment and keep writing
+        # into the profile: end the whole process group before removing it.
+        with contextlib.suppress(OSError):
+            os.killpg(self.process.pid, signal.SIGKILL)
         if self._tmp is not None:
-            self._tmp.cleanup()
+            _remove_profile(self._tmp)
             self._tmp = None
+
+
+def _remove_profile(tmp: tempfile.TemporaryDirectory[str]) -> None:
+    """A helper killed a moment ago may still have a file open: retry a few times, then leave the rest."""
+    for _ in range(20):
+        try:
+            tmp.cleanup()
+            return
+        except OSError:
+            time.sleep(0.05)
+    shutil.rmtree(tmp.name, ignore_errors=True)
 
 
 def read_devtools_active_port(user_data_dir: Path) -> tuple[int, str] | None:
@@ -118,7 +135,8 @@ def launch_debug_browser(url: str = "about:blank", *, browser: str | None = None
     if headless:
         args.append("--headless=new")
     args.append(url)
-    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # its own process group, ended whole by close()
     deadline = time.monotonic() + timeout
     while True:
         found = read_devtools_active_port(udd)

@@ -2708,7 +2708,7 @@ class Uplink {
     this.schedule = schedule || ((fn) => st(fn, 0))
     this.clock = clock || (() => Date.now())
     /** `sent`: seqs written on this connection and not yet known held (each goes out once a connection).
-     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any}>} */
+     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any, said:boolean}>} */
     this.feeds = new Map()
     this.ws = null
     this.state = "idle"
@@ -2789,7 +2789,30 @@ class Uplink {
   /** @param {Feed} feed */
   addFeed(feed) {
     if (this.feeds.has(feed.id)) return
-    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null })
+    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null, said: false })
+    this.kick()
+  }
+
+  /**
+   * The page is going away (pagehide): say `bye` for every session and send nothing more for them, since
+   * whatever the unload still produces (the `visibility` event fired after pagehide, a status, a ledger)
+   * would reach a relay that has ended the session and be refused. A bfcache restore calls `resume()`.
+   */
+  bye(reason) {
+    for (const [id, s] of this.feeds) {
+      if (this.open && s.helloSent && !s.said) this.write({ type: "bye", session: id, reason })
+      s.said = true
+      s.queue = []
+    }
+  }
+
+  /** The page is back (pageshow from the bfcache): every session says hello again. */
+  resume() {
+    for (const s of this.feeds.values()) {
+      if (!s.said) continue
+      s.said = false
+      this.resetLink(s)
+    }
     this.kick()
   }
 
@@ -2805,7 +2828,7 @@ class Uplink {
   /** Queue a small frame for a session (start, update, tool, status, event). */
   send(id, frame) {
     const s = this.feeds.get(id)
-    if (!s) return
+    if (!s || s.said) return
     // Starts, tools and status are restated from state on reconnect; events and updates wait (bounded).
     if (!this.open && !KEPT_OFFLINE.has(frame.type)) return
     // A span not yet sent on this connection carries its blockingMs when it goes.
@@ -2852,7 +2875,7 @@ class Uplink {
   flush() {
     if (!this.open || this.paused) return
     for (const s of this.feeds.values()) {
-      const id = s.feed.id
+      if (s.said) continue // said bye: nothing more until resume()
       if (!s.helloSent) {
         if (s.helloTimer !== null) continue // refused a moment ago: the retry timer sends it again
         const h = s.feed.hello()
@@ -2950,7 +2973,9 @@ class Uplink {
       this.lastError = String(msg.code || "error")
       if (msg.code === "rate_limited") this.slowDown()
       const s = typeof msg.session === "string" ? this.feeds.get(msg.session) : undefined
-      if (s && s.helloSent && !s.resumed) this.helloRefused(s)
+      if (s && s.said) {
+        // said bye: a refusal now is of something sent before it, never a reason to say hello again
+      } else if (s && s.helloSent && !s.resumed) this.helloRefused(s)
       else if (s && s.resumed && msg.code === "unknown_session") {
         // The relay accepted this session once and no longer knows it (it restarted): hello again now.
         this.resetLink(s)
@@ -4095,11 +4120,17 @@ class Agent {
     on(doc, "visibilitychange", () => safely(() => c.event("visibility", { state: String(doc.visibilityState) })))
     on(g, "pagehide", (e) =>
       safely(() => {
-        if (this.uplink) for (const id of this.uplink.feeds.keys()) this.uplink.write({ type: "bye", session: id, reason: e && e.persisted ? "bfcache" : "pagehide" })
+        if (this.uplink) this.uplink.bye(e && e.persisted ? "bfcache" : "pagehide")
         if (this.channel && this.uplink) this.channel.announce(true)
       }),
     )
-    on(g, "pageshow", (e) => safely(() => e && e.persisted && c.event("navigation", { kind: "bfcache-restore" })))
+    on(g, "pageshow", (e) =>
+      safely(() => {
+        if (!e || !e.persisted) return
+        if (this.uplink) this.uplink.resume()
+        c.event("navigation", { kind: "bfcache-restore" })
+      }),
+    )
     on(g, "popstate", () => safely(() => c.event("navigation", { kind: "popstate" })))
     on(g, "hashchange", () => safely(() => c.event("navigation", { kind: "hashchange" })))
     const nav = safely(() => g.performance.getEntriesByType("navigation")[0], null)

@@ -168,6 +168,7 @@ const { PIPE_PORT_NAME } = __m["port"];
 
 const MAX_FRAME_CHARS = 1 << 20 // the relay's frame cap; a bigger one is dropped here
 const MAX_PIPES_PER_TAB = 64
+const MAX_SESSIONS_PER_PIPE = 16 // the relay's own cap per connection
 const RETRY_MS = [250, 500, 1000, 2000, 4000, 5000]
 
 /**
@@ -258,7 +259,6 @@ class Pipe {
       if (this.ws !== ws) return
       this.state = "open"
       this.attempt = 0
-      this.hub.reached = true
       this.post({ t: "open" })
       this.hub.changed(this.tabId)
     }
@@ -271,7 +271,6 @@ class Pipe {
       if (this.ws !== ws) return
       this.ws = null
       if (this.state === "open") return this.close()
-      this.hub.reached = false
       this.state = "retrying"
       this.hub.changed(this.tabId)
       const delay = RETRY_MS[Math.min(this.attempt++, RETRY_MS.length - 1)]
@@ -307,7 +306,7 @@ class Pipe {
       if (frame.type === "hello" && frame.session && typeof frame.session.id === "string") {
         frame.agent = EXTENSION_AGENT
         text = JSON.stringify(frame)
-        if (!this.sessions.has(frame.session.id)) this.sessions.set(frame.session.id, { phase: "", acked: -1 })
+        if (!this.sessions.has(frame.session.id) && this.sessions.size < MAX_SESSIONS_PER_PIPE) this.sessions.set(frame.session.id, { phase: "", acked: -1 })
       } else if (frame.type === "status" && this.sessions.has(frame.session) && typeof frame.phase === "string") {
         this.sessions.get(frame.session).phase = frame.phase.slice(0, 32)
         this.hub.changed(this.tabId)
@@ -397,7 +396,6 @@ class PipeHub {
     /** @type {Settings} */
     this.settings = { relay: null, token: null, off: [] }
     this.ready = false
-    this.reached = null // null: never tried; true/false: the last connection attempt's outcome
     this.pending = []
     this.tabs = new Map() // tabId -> Set<Pipe>
   }
@@ -470,7 +468,7 @@ class PipeHub {
     const paired = !!(this.settings.relay && this.settings.token)
     const open = pipes.filter((p) => p.state === "open").length
     const retrying = pipes.filter((p) => p.state === "retrying").length
-    return { paired, relay: this.settings.relay, reached: this.reached, pipes: pipes.length, open, retrying, calls, sessions }
+    return { paired, relay: this.settings.relay, pipes: pipes.length, open, retrying, calls, sessions }
   }
 
   changed(tabId) {

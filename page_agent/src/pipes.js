@@ -17,6 +17,7 @@ export { PIPE_PORT_NAME }
 
 const MAX_FRAME_CHARS = 1 << 20 // the relay's frame cap; a bigger one is dropped here
 const MAX_PIPES_PER_TAB = 64
+const MAX_SESSIONS_PER_PIPE = 16 // the relay's own cap per connection
 const RETRY_MS = [250, 500, 1000, 2000, 4000, 5000]
 
 /**
@@ -107,7 +108,6 @@ class Pipe {
       if (this.ws !== ws) return
       this.state = "open"
       this.attempt = 0
-      this.hub.reached = true
       this.post({ t: "open" })
       this.hub.changed(this.tabId)
     }
@@ -120,7 +120,6 @@ class Pipe {
       if (this.ws !== ws) return
       this.ws = null
       if (this.state === "open") return this.close()
-      this.hub.reached = false
       this.state = "retrying"
       this.hub.changed(this.tabId)
       const delay = RETRY_MS[Math.min(this.attempt++, RETRY_MS.length - 1)]
@@ -156,7 +155,7 @@ class Pipe {
       if (frame.type === "hello" && frame.session && typeof frame.session.id === "string") {
         frame.agent = EXTENSION_AGENT
         text = JSON.stringify(frame)
-        if (!this.sessions.has(frame.session.id)) this.sessions.set(frame.session.id, { phase: "", acked: -1 })
+        if (!this.sessions.has(frame.session.id) && this.sessions.size < MAX_SESSIONS_PER_PIPE) this.sessions.set(frame.session.id, { phase: "", acked: -1 })
       } else if (frame.type === "status" && this.sessions.has(frame.session) && typeof frame.phase === "string") {
         this.sessions.get(frame.session).phase = frame.phase.slice(0, 32)
         this.hub.changed(this.tabId)
@@ -246,7 +245,6 @@ export class PipeHub {
     /** @type {Settings} */
     this.settings = { relay: null, token: null, off: [] }
     this.ready = false
-    this.reached = null // null: never tried; true/false: the last connection attempt's outcome
     this.pending = []
     this.tabs = new Map() // tabId -> Set<Pipe>
   }
@@ -319,7 +317,7 @@ export class PipeHub {
     const paired = !!(this.settings.relay && this.settings.token)
     const open = pipes.filter((p) => p.state === "open").length
     const retrying = pipes.filter((p) => p.state === "retrying").length
-    return { paired, relay: this.settings.relay, reached: this.reached, pipes: pipes.length, open, retrying, calls, sessions }
+    return { paired, relay: this.settings.relay, pipes: pipes.length, open, retrying, calls, sessions }
   }
 
   changed(tabId) {
