@@ -455,3 +455,30 @@ async def test_80_columns_show_every_key_and_break_nothing_mid_word(tmp_path: Pa
         tag = next(line for line in lines if "<script src=" in line)
         assert tag.rstrip().endswith("…")  # cut, not wrapped: no half a tag on the next line
         assert not any(line.strip().startswith(("cript>", "t>", ")")) for line in lines)
+
+
+async def test_tabs_name_same_origin_pages_mark_overflow_and_dismiss_ended_sessions(tmp_path: Path) -> None:
+    from .helpers import tab_text
+
+    app = live_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        a = await open_page(app, title="Cart")
+        b = await open_page(app, sid=SID2, title="Checkout")
+        others = [await open_page(app, sid=f"e0e0e0{i:02d}", origin=f"https://site{i}.example", title="Other") for i in range(3)]
+        await until(pilot, lambda: len(app.dashboard.session_ids()) == 5, what="five tabs")
+        # same origin: the page title tells them apart; a single-origin tab needs none
+        await until(pilot, lambda: "Cart" in tab_text(app, SID) and "Checkout" in tab_text(app, SID2), what="titles")
+        assert "Other" not in tab_text(app, "e0e0e000")
+        # five tabs do not fit 80 columns: a marker says how many are out of sight
+        await until(pilot, lambda: "›" in screen_text(app).splitlines()[1], what="overflow marker")
+        assert "+" in screen_text(app).splitlines()[1]
+        # D closes the tabs of ended sessions (not of live ones); the data stays in the store
+        await b.send({"type": "bye", "session": SID2, "reason": "pagehide"})
+        await others[0].close()
+        await until(pilot, lambda: app.store.sessions[SID2].state == "ended" and app.store.sessions["e0e0e000"].state != "live", what="ended")
+        await pilot.press("D")
+        await until(pilot, lambda: app.dashboard.session_ids() == [SID, "e0e0e001", "e0e0e002"], what="dismissed")
+        assert SID2 in app.store.sessions and "e0e0e000" in app.store.sessions
+        assert "Cart" not in tab_text(app, SID)  # alone on its origin now
+        for page in (a, *others[1:]):
+            await page.close()
