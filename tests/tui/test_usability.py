@@ -482,3 +482,17 @@ async def test_tabs_name_same_origin_pages_mark_overflow_and_dismiss_ended_sessi
         assert "Cart" not in tab_text(app, SID)  # alone on its origin now
         for page in (a, *others[1:]):
             await page.close()
+
+
+async def test_hints_offer_the_terminal_action_before_the_console(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app)
+        await page.send(synth.status(SID, "measuring", "Measuring tool calls.",
+                                     hints=["__webmcpPerf.summary() prints the split; .report() returns the document"]))
+        await until(pilot, lambda: "__webmcpPerf.summary()" in screen_text(app), what="hints")
+        lines = screen_text(app).splitlines()
+        ours = next(i for i, line in enumerate(lines) if "e writes this session's report" in line)
+        console = next(i for i, line in enumerate(lines) if "__webmcpPerf.summary()" in line)
+        assert ours < console
+        await page.close()
