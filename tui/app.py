@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from textual.app import App, SystemCommand
+from textual.filter import LineFilter, Monochrome, NoColor
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
@@ -93,9 +94,18 @@ class WmcpTopApp(App[int]):
         self._moment_ms = 0.0
         self._feed_task: asyncio.Task[None] | None = None
         self.theme_errors: list[str] = []
+        self._no_color = NoColor()
         self.keymap_problems: list[str] = []
 
     # -- setup --------------------------------------------------------------------------------------------
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """NO_COLOR means no colour: Textual's own choice for a true-colour terminal is greys (Monochrome); ours
+        is the terminal's default colours, with emphasis kept (bold, reverse: see app.tcss :nocolor)."""
+        filters = super().get_line_filters()
+        if not self.no_color:
+            return filters
+        return [self._no_color if isinstance(f, Monochrome) else f for f in filters]
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(APP_VARIABLES)

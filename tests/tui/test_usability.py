@@ -496,3 +496,19 @@ async def test_hints_offer_the_terminal_action_before_the_console(tmp_path: Path
         console = next(i for i, line in enumerate(lines) if "__webmcpPerf.summary()" in line)
         assert ours < console
         await page.close()
+
+
+async def test_no_color_is_colourless_not_greyscale(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import re
+
+    from tui.feed import frozen_demo_app
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = frozen_demo_app(30.0, export_dir=tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: shown(app, "3f2a9c01"), what="demo shown")
+        svg = app.export_screenshot()
+    # the terminal's default foreground and background only (besides the SVG's window buttons): no greys
+    window = {"#ff5f57", "#febc2e", "#28c840", "#292929"}
+    fills = set(re.findall(r"fill: (#[0-9a-f]{6})", svg)) | set(re.findall(r'fill="(#[0-9a-f]{6})"', svg))
+    assert len(fills - window) <= 1, sorted(fills - window)
