@@ -196,10 +196,12 @@ class OpenHandle:
             self.closed.set()
 
 
-async def open_browser(url: str, relay: Any, headless: bool | None = None, *, browser: str | None = None) -> OpenHandle:
+async def open_browser(url: str, relay: Any, headless: bool | None = None, *, browser: str | None = None,
+                       before_goto: Any = None) -> OpenHandle:
     """Launch Chromium with WebMCP on and the page agent injected before any page script (add_init_script),
     so no registration is missed; navigate to `url`. `relay` is a started relay_bridge.server.Relay.
-    Headed when a display exists unless `headless` says otherwise."""
+    Headed when a display exists unless `headless` says otherwise. `before_goto(page)` (a coroutine function)
+    runs once the page exists, before it loads `url` (the DevTools lane of --check-lanes attaches there)."""
     import asyncio
 
     from .assets import agent_script
@@ -218,6 +220,8 @@ async def open_browser(url: str, relay: Any, headless: bool | None = None, *, br
         handle = OpenHandle(pw, b, context, page, closed)
         b.on("disconnected", lambda *_: closed.set())
         page.on("close", lambda *_: closed.set())
+        if before_goto is not None:
+            await before_goto(page)
         await page.goto(url, wait_until="commit")
     except Exception as exc:
         await b.close()
@@ -238,6 +242,10 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--headless", action="store_true", help="no window (the default when there is no display)")
     parser.add_argument("--browser", metavar="PATH", help="Chromium to use (default: $WMCP_CHROMIUM, then PATH)")
     parser.add_argument("--report-on-exit", metavar="DIR", help="on exit write DIR/<session>.json and DIR/capture.json")
+    parser.add_argument("--check-lanes", action="store_true",
+                        help="also watch the page over the DevTools Protocol (WebMCP domain) and, on exit, print every call "
+                             "where that lane and the page agent differ (missing on one side, other bytes, other outcome); "
+                             "exit 1 when any differs. No dashboard: one line per call as each lane records it")
     add_relay_options(parser)
 
 
@@ -261,12 +269,15 @@ async def _open_main(args: Any) -> int:
     store = Store(buffer=args.buffer)
     relay = await core.start_relay(core.relay_config(args), store)
     handle = None
+    check = LaneCheck(store) if getattr(args, "check_lanes", False) else None
     try:
         try:
-            handle = await open_browser(args.url, relay, True if args.headless else None, browser=args.browser)
+            handle = await open_browser(args.url, relay, True if args.headless else None, browser=args.browser,
+                                        before_goto=check.attach if check is not None else None)
         except BrowserError as exc:
             raise core.UsageError(str(exc)) from None
-        print(f"wmcp-top open: {args.url} in Chromium, agent injected; relay on http://127.0.0.1:{relay.port}", flush=True)
+        print(f"wmcp-top open: {args.url} in Chromium, agent injected; relay on http://127.0.0.1:{relay.port}"
+              + ("; DevTools lane watching too (--check-lanes)" if check is not None else ""), flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -295,7 +306,58 @@ async def _open_main(args: Any) -> int:
         if args.report_on_exit:
             for path in core.write_reports(store, _Path(args.report_on_exit)):
                 print(f"wrote {path}", flush=True)
-    return 0
+    return check.report() if check is not None else 0
+
+
+class LaneCheck:
+    """`open --check-lanes`: the DevTools Protocol lane on the page `open` drives, in a store of its own, and at
+    the end the calls where it and the page agent differ (relay_bridge.lanecheck)."""
+
+    CDP_SESSION = "page"
+    EVENTS = ("WebMCP.toolsAdded", "WebMCP.toolsRemoved", "WebMCP.toolInvoked", "WebMCP.toolResponded", "Page.frameNavigated", "Page.frameDetached")
+
+    def __init__(self, agent_store: Any) -> None:
+        from .cdp.lane import CdpLane
+        from .store import Store
+
+        self.agent_store = agent_store
+        self.store = Store(buffer=agent_store.buffer)
+        self.lane = CdpLane(self.store, on_call=lambda c: print(f"call cdp {c.tool} {c.status} {c.resultBytes} B", flush=True))
+        agent_store.observers.append(self)
+
+    # a store observer (relay_bridge.store.StoreObserver) for the agent's side
+    def on_span(self, session: Any, span: Any) -> None:
+        if not str(session.agent).startswith("cdp/"):
+            from .lanecheck import outcome_of
+
+            print(f"call agent {span.tool} {outcome_of(span)} {span.resultBytes} B", flush=True)
+
+    def on_tool(self, session: Any, record: Any, change: str, at: float) -> None:
+        pass
+
+    async def attach(self, page: Any) -> None:
+        self.lane.open_document(self.CDP_SESSION, page.url)
+        cdp = await page.context.new_cdp_session(page)
+        for method in self.EVENTS:
+            cdp.on(method, lambda params, m=method: self.lane.handle(m, params, self.CDP_SESSION))
+        await cdp.send("Page.enable")
+        try:
+            await cdp.send("WebMCP.enable")
+        except Exception as exc:  # the browser lacks DevToolsWebMCPSupport
+            raise BrowserError(f"the DevTools lane is unavailable: {str(exc).splitlines()[0][:200]}") from None
+
+    def report(self) -> int:
+        from . import lanecheck
+
+        for doc in list(self.lane.docs):
+            self.lane.close_document(doc, "watch ended")
+        agent = lanecheck.store_calls(self.agent_store.sessions.values(), cdp=False)
+        cdp = lanecheck.store_calls(self.store.sessions.values(), cdp=True)
+        differences = lanecheck.compare(agent, cdp)
+        for d in differences:
+            print(f"differs: {d.line()}", flush=True)
+        print(lanecheck.summary(agent, cdp, differences), flush=True)
+        return 1 if differences else 0
 
 
 def run(args: Any) -> int:

@@ -20,16 +20,18 @@ from urllib.parse import urlsplit
 
 from . import __version__
 from .auth import load_token
+from .inert import inert_str
 from .exports.capture import build_capture
 from .exports.report import build_report
 from .logsetup import configure as configure_logging
 from .otlp.exporter import OtlpUnavailable, traces_endpoint
-from .paths import log_dir, state_dir
+from .paths import config_dir, log_dir, state_dir
 from .replay import ReplayError, load_store
 from .server import DEFAULT_PORT, Relay, RelayConfig
 from .store import Store
 
 SUMMARY_EVERY = 5.0
+HEALTH_EVERY = 0.25  # how soon a session log write error (and its recovery) gets its line
 
 
 class UsageError(Exception):
@@ -190,10 +192,22 @@ async def start_relay(config: RelayConfig, store: Store | None = None) -> Relay:
 
 
 def write_json(path: Path, doc: Any) -> None:
+    """Write a report, capture or trace whole (via a temporary file), readable by its owner only (0600), like
+    the session log and the token: what a page registered and called is the user's business."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(doc, indent=1, ensure_ascii=False))
+    os.chmod(tmp, 0o600)  # an older .tmp left by a crash keeps its mode through O_CREAT
     tmp.replace(path)
+
+
+def check_state_dirs() -> None:
+    """The config (token) and state (logs) directories are checked at start: unusable, it is one line and
+    exit 2 before anything runs, never a traceback."""
+    usable_dir(config_dir(), "config directory")
+    usable_dir(state_dir(), "state directory")
 
 
 def write_reports(store: Store, directory: Path) -> list[Path]:
@@ -211,7 +225,9 @@ def write_reports(store: Store, directory: Path) -> list[Path]:
 
 def session_line(session: Any) -> str:
     ctx = session.info.context
-    return f"{session.id} {session.info.origin} [{ctx}, {session.state}] {session.stats.summary()}"
+    # Page text (the origin) shows every control inert, line breaks included: a page cannot print a line of its
+    # own. The stream (InertStream) passes our own CR/LF, so the page's must be made inert here.
+    return f"{session.id} {inert_str(session.info.origin, 120)} [{ctx}, {session.state}] {session.stats.summary()}"
 
 
 async def _relay_main(args: argparse.Namespace) -> int:
@@ -222,11 +238,17 @@ async def _relay_main(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    log_said: str | None = None
+    next_summary = loop.time() + SUMMARY_EVERY
     try:
         while not stop.is_set():
             try:
-                await asyncio.wait_for(stop.wait(), SUMMARY_EVERY)
+                await asyncio.wait_for(stop.wait(), HEALTH_EVERY)
             except TimeoutError:
+                log_said = _say_log_health(relay, log_said)
+                if loop.time() < next_summary:
+                    continue
+                next_summary = loop.time() + SUMMARY_EVERY
                 for session in relay.store.live_sessions():
                     print(session_line(session), flush=True)
                 if relay.otlp is not None and relay.otlp.stats.state == "unreachable":
@@ -238,6 +260,20 @@ async def _relay_main(args: argparse.Namespace) -> int:
         for path in write_reports(relay.store, Path(args.report_on_exit)):
             print(f"wrote {path}", flush=True)
     return 0
+
+
+def _say_log_health(relay: Relay, said: str | None) -> str | None:
+    """One line when the session log starts failing, one when it writes again; returns what was said."""
+    log = relay.session_log
+    if log is None:
+        return said
+    if log.error is not None and said is None:
+        print(f"session log: cannot write: {log.error}; keeping the newest lines in memory", flush=True)
+        return log.error
+    if log.error is None and said is not None:
+        print(f"session log: writing again ({log.dropped} lines dropped meanwhile)", flush=True)
+        return None
+    return said
 
 
 def cmd_relay(args: argparse.Namespace) -> int:
@@ -252,10 +288,13 @@ def cmd_snippet(args: argparse.Namespace) -> int:
 
 
 def cmd_replay_report(args: argparse.Namespace) -> int:
+    notes: list[str] = []
     try:
-        store = load_store(Path(args.file))
+        store = load_store(Path(args.file), notes=notes)
     except ReplayError as exc:
         raise UsageError(str(exc)) from None
+    for note in notes:
+        print(f"wmcp-top replay: {inert_str(note)}", file=sys.stderr)
     for path in write_reports(store, Path(args.report)):
         print(f"wrote {path}")
     return 0

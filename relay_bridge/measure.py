@@ -14,7 +14,6 @@ from typing import Any
 
 from .jsjson import js_number, utf8_len
 from .jsjson import stringify as js_stringify
-from .protocol import MAX_CONTENT_TYPES
 
 __all__ = ["js_stringify", "utf8_len", "result_facts", "content_facts", "result_type", "call_size", "error_text"]
 
@@ -91,9 +90,14 @@ def result_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
+# MCP's content types (CallToolResult.content[].type); any other page string is counted as "other".
+CONTENT_TYPES = ("text", "image", "audio", "resource", "resource_link")
+
+
 def content_facts(value: Any) -> tuple[dict[str, int], int, bool]:
     """(content types, image base64 length, is an MCP envelope) of a result value. A string counts as one
-    text item; an envelope's `content[].type`s are counted (at most 16 kinds), images by their base64 length."""
+    text item; an envelope's `content[].type`s are counted (MCP's types by name, the rest as `other`), images by their
+    base64 length."""
     if not _is_envelope(value):
         return ({"text": 1} if isinstance(value, str) else {}), 0, False
     types: dict[str, int] = {}
@@ -101,10 +105,9 @@ def content_facts(value: Any) -> tuple[dict[str, int], int, bool]:
     for item in value["content"]:
         if not isinstance(item, dict) or not isinstance(item.get("type"), str):
             continue
-        kind = item["type"][:32]
-        if kind not in types and len(types) >= MAX_CONTENT_TYPES:
-            continue
-        types[kind] = types.get(kind, 0) + 1
+        kind = item["type"]
+        key = kind if kind in CONTENT_TYPES else "other"  # keys are ours, never page text
+        types[key] = types.get(key, 0) + 1
         if kind == "image" and isinstance(item.get("data"), str):
             image += len(item["data"])
     return types, image, True

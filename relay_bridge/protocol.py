@@ -96,6 +96,10 @@ class Span(Struct, forbid_unknown_fields=True):
     # named another tool than the one that ran.
     consent: Literal["granted", "denied"] | None = None
     consentMismatch: bool | None = None
+    # Declarative (form) calls: how long the filled form waited for the user's submit (kept out of wallMs), and
+    # "navigated" when the submission left the document (the calling document's executeTool got null).
+    waitedMs: NonNeg | None = None
+    outcome: Literal["navigated"] | None = None
     # "terminal": the call was started from wmcp-top (the inspector's `x`), not by the page's agent. It is in
     # the timeline and the spans, never in the host-gap chain, the totals or the per-tool numbers.
     invokedBy: Literal["terminal"] | None = None
@@ -137,6 +141,9 @@ class CallStart(Struct, forbid_unknown_fields=True):
     invokedAt: NonNeg
     depth: Annotated[int, Meta(ge=0, le=64)] = 0
     parent: NonNegInt | None = None
+    # A form without toolautosubmit, filled and waiting for the user's submit: not tool time yet. A later
+    # `start` with the same seq and no `waiting` says the user submitted (its invokedAt is the submit).
+    waiting: bool = False
     invokedBy: Literal["terminal"] | None = None  # started from wmcp-top, not by the page's agent
 
 
@@ -206,6 +213,24 @@ class LedgerFrame(Struct, tag="ledger", tag_field="type", forbid_unknown_fields=
     ledger: Ledger
 
 
+class FormField(Struct, forbid_unknown_fields=True):
+    """One control of a declarative tool's form: which parameter it feeds and what the lint needs. No values."""
+
+    element: Annotated[str, Meta(max_length=MAX_TOOL_NAME)]
+    param: ToolName | None = None  # its name; None: it has none, so it feeds no parameter
+    type: ShortText = ""
+    inSchema: bool = False
+    described: bool = False  # has toolparamdescription
+    labeled: bool = False  # a <label>, aria-label(ledby) or title
+    required: bool = False
+
+
+class FormFacts(Struct, forbid_unknown_fields=True):
+    autosubmit: bool = False
+    navigates: bool = True
+    fields: Annotated[list[FormField], Meta(max_length=64)] = []
+
+
 class ToolChange(Struct, tag="tool", tag_field="type", forbid_unknown_fields=True):
     session: SessionId
     change: Literal["registered", "unregistered"]
@@ -223,6 +248,9 @@ class ToolChange(Struct, tag="tool", tag_field="type", forbid_unknown_fields=Tru
     # Optional fingerprint of the handler's source (off by default in the agent): a changed fingerprint under
     # an unchanged descriptor is still a redefinition.
     fingerprint: Annotated[str, Meta(max_length=64)] | None = None
+    # "form": a declarative tool (<form toolname>), its descriptor the host's generated one, `form` its controls.
+    kind: Literal["imperative", "form"] | None = None
+    form: FormFacts | None = None
 
 
 class Status(Struct, tag="status", tag_field="type", forbid_unknown_fields=True):

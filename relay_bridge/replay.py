@@ -1,7 +1,11 @@
 """Rebuild a store from a session log (JSONL) or a capture, through the same `Store.apply` as a live run.
 
-A log replays every accepted frame in order, so the aggregates equal what the relay had (crash recovery).
-A capture is turned back into frames: hello, tools, spans with their facts, ledger totals, status, timeline.
+A log replays every accepted frame in order, so the aggregates equal what the relay had (crash recovery):
+each frame's bytes are decoded exactly as they arrived (so every limit measures the same live and in replay),
+the relay's refusals are counted again from the log's refusal lines, and the store's clock reads each line's
+time (so timeline entries stamped by the relay get the times they had live). A torn last line of a part (a
+crash, or a disk that filled) is skipped and said. A capture is turned back into frames: hello, tools, spans
+with their facts, ledger totals, status, timeline.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from . import protocol as p
 from .store import Store
@@ -29,6 +35,24 @@ class Step:
     conn: int
     frame: p.AgentFrame | None = None
     opened: bool | None = None
+    refusal: tuple[str, str | None, bool, str | None, int] | None = None  # code, session, not owner, cap, count
+    note: str | None = None  # something the reader should be told (a torn line skipped)
+
+
+class _LogLine(msgspec.Struct):
+    c: int
+    t: float = 0.0
+    f: msgspec.Raw = msgspec.Raw()  # empty for lines without a frame (msgspec allows no Raw in a union)
+    open: bool | None = None
+    close: bool | None = None
+    rej: str | None = None
+    n: int = 1
+    s: str | None = None
+    x: int = 0
+    lim: str | None = None
+
+
+_line_decoder = msgspec.json.Decoder(_LogLine)
 
 
 def read_steps(path: Path) -> list[Step]:
@@ -47,9 +71,12 @@ def read_steps(path: Path) -> list[Step]:
         raise ReplayError(f"{path}: empty file (not a session log or capture)")
     steps: list[Step] = []
     for part in log_parts(path):
-        lines = text if part == path else part.read_text(encoding="utf-8", errors="replace")
-        steps.extend(_log_steps(part, lines.splitlines()))
-    if not steps:  # one line that is not a log record (the torn-last-line allowance must not accept any file)
+        try:
+            data = part.read_bytes()
+        except OSError as exc:
+            raise ReplayError(f"cannot read {part}: {exc.strerror}") from None
+        steps.extend(_log_steps(part, data.split(b"\n")))
+    if not any(step.note is None for step in steps):  # nothing but a torn line: not a log at all
         raise ReplayError(f"{path}: not a wmcp-top session log or capture")
     return steps
 
@@ -65,29 +92,35 @@ def log_parts(path: Path) -> list[Path]:
     return [p for p in parts if int(p.name[-9:-6]) >= first]
 
 
-def _log_steps(path: Path, lines: list[str]) -> Iterator[Step]:
+def _log_steps(path: Path, lines: list[bytes]) -> Iterator[Step]:
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
     last = len(lines)
+    t = 0.0
     for n, line in enumerate(lines, 1):
         line = line.strip()
         if not line:
             continue
         try:
-            rec = json.loads(line)
-        except ValueError:
+            rec = _line_decoder.decode(line)
+        except msgspec.DecodeError:
             if n == last:
-                return  # a torn last line from a crash: everything before it counts
-            raise ReplayError(f"{path}:{n}: not a JSON line") from None
-        if not isinstance(rec, dict) or "c" not in rec:
+                # A torn last line (a crash, or a disk that filled mid-line): everything before it counts.
+                yield Step(t, 0, note=f"{path.name}:{n}: skipped a torn last line ({len(line)} bytes)")
+                return
+            raise ReplayError(f"{path}:{n}: not a wmcp-top session log line") from None
+        t = rec.t
+        if rec.open or rec.close:
+            yield Step(rec.t, rec.c, opened=bool(rec.open))
+        elif rec.rej is not None:
+            yield Step(rec.t, rec.c, refusal=(rec.rej, rec.s, bool(rec.x), rec.lim, rec.n))
+        elif len(rec.f):
+            frame = p.decode(bytes(rec.f))  # the bytes as they arrived: measured exactly as live
+            if isinstance(frame, p.Rejection):
+                raise ReplayError(f"{path}:{n}: {frame.message}")
+            yield Step(rec.t, rec.c, frame)
+        else:
             raise ReplayError(f"{path}:{n}: not a wmcp-top session log line")
-        t = float(rec.get("t", 0))
-        conn = int(rec["c"])
-        if "open" in rec or "close" in rec:
-            yield Step(t, conn, opened="open" in rec)
-            continue
-        frame = p.decode(json.dumps(rec.get("f"), separators=(",", ":")))
-        if isinstance(frame, p.Rejection):
-            raise ReplayError(f"{path}:{n}: {frame.message}")
-        yield Step(t, conn, frame)
 
 
 def _capture_steps(path: Path, doc: dict[str, Any]) -> Iterator[Step]:
@@ -97,7 +130,7 @@ def _capture_steps(path: Path, doc: dict[str, Any]) -> Iterator[Step]:
     for conn, sess in enumerate(doc.get("sessions", []), start=1):
         yield Step(t, conn, opened=True)
         for raw in _capture_frames(sess):
-            frame = p.decode(json.dumps(raw, separators=(",", ":")))
+            frame = p.decode(msgspec.json.encode(raw))  # compact UTF-8: never larger than what was accepted live
             if isinstance(frame, p.Rejection):
                 raise ReplayError(f"{path}: session {conn}: {frame.message}")
             yield Step(t, conn, frame)
@@ -153,17 +186,22 @@ class StepClock:
         return self.ms / 1000
 
 
-def replay_into(store: Store, steps: list[Step]) -> None:
-    """Apply every step now (headless replay)."""
-    for step in steps:
-        apply_step(store, step)
+def replay_into(store: Store, steps: list[Step]) -> list[str]:
+    """Apply every step now (headless replay); return the notes to tell the reader."""
+    return [note for step in steps if (note := apply_step(store, step)) is not None]
 
 
-def apply_step(store: Store, step: Step) -> None:
+def apply_step(store: Store, step: Step) -> str | None:
+    """Apply one step; return its note, if it has one (the caller says it)."""
     store.check_resume = False  # the log holds accepted frames only, and never a resume secret
+    if step.note is not None:
+        return step.note
     if isinstance(store.clock, StepClock) and step.t:
         store.clock.ms = step.t
-    if step.opened is True:
+    if step.refusal is not None:
+        code, session, not_owner, cap, n = step.refusal
+        store.count_refusal(step.conn, code, session, not_owner, cap, n)
+    elif step.opened is True:
         store.connect(step.conn)
     elif step.opened is False:
         store.disconnect(step.conn)
@@ -171,6 +209,7 @@ def apply_step(store: Store, step: Step) -> None:
         if step.conn not in store.connections:
             store.connect(step.conn)
         store.apply(step.conn, step.frame)
+    return None
 
 
 def close_all(store: Store) -> None:
@@ -180,8 +219,10 @@ def close_all(store: Store) -> None:
         store.disconnect(conn)
 
 
-def load_store(path: Path, buffer: int = 500) -> Store:
+def load_store(path: Path, buffer: int = 500, notes: list[str] | None = None) -> Store:
     store = Store(buffer=buffer, clock=StepClock())
-    replay_into(store, read_steps(path))
+    said = replay_into(store, read_steps(path))
+    if notes is not None:
+        notes.extend(said)
     close_all(store)
     return store

@@ -14,7 +14,7 @@ import itertools
 import logging
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -23,12 +23,14 @@ import msgspec
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 from websockets.http11 import Request, Response
 
 from . import __version__
 from . import protocol as p
 from .assets import agent_script
 from .auth import token_matches
+from .ratecap import SocketGate, token_buckets
 from .payloads import PayloadView
 from .sessionlog import SessionLog
 from .snippet import Snippet
@@ -44,10 +46,20 @@ _root_log.propagate = False
 DEFAULT_PORT = 7420
 LOOPBACK = "127.0.0.1"
 
-# Per-connection rate cap: a token bucket. Frames over it get a non-fatal `rate_limited` error and are not
-# stored (nor acked, so a well-behaved agent re-sends them after backing off).
+# Rate caps (relay_bridge.ratecap): per connection, and per token across all connections (one token serves
+# the whole relay). Frames over them get a non-fatal `rate_limited` error and are not stored (nor acked, so a
+# well-behaved agent re-sends them after backing off).
 RATE_PER_SECOND = 2000.0
 RATE_BURST = 4000.0
+TOKEN_RATE_PER_SECOND = 8000.0
+TOKEN_RATE_BURST = 8000.0
+# Sockets open at once; more are refused at the handshake (503). Each buffers at most 16 frames (of up to 1 MiB)
+# while the loop is busy.
+MAX_CONNECTIONS = 128
+# A socket over its rate cap gets at most one `rate_limited` error this often (the rest are counted only):
+# answering every refused frame would cost the loop what the cap saves.
+RATE_REPLY_EVERY = 0.1
+MAX_QUEUED_FRAMES = 16
 # A connection that keeps sending frames the relay cannot use is closed with 1008.
 INVALID_STREAK_CLOSE = 16
 
@@ -62,6 +74,9 @@ class RelayConfig:
     log_dir: Path | None = None  # session log; None = no log
     rate_per_second: float = RATE_PER_SECOND
     rate_burst: float = RATE_BURST
+    token_rate_per_second: float = TOKEN_RATE_PER_SECOND
+    token_rate_burst: float = TOKEN_RATE_BURST
+    max_connections: int = MAX_CONNECTIONS
     otlp: str | None = None  # OTLP/HTTP traces endpoint (relay_bridge.otlp); None = no export
     otlp_interval: float = 0.5  # seconds between export batches
     otlp_service: str | None = None  # service.name (--otlp-service); else OTEL_SERVICE_NAME, else webmcp-page
@@ -82,26 +97,6 @@ def _is_loopback_host(value: str | None, port: int) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
-        return False
-
-
-@dataclass
-class _Bucket:
-    rate: float
-    burst: float
-    tokens: float = 0.0
-    stamp: float = field(default_factory=time.monotonic)
-
-    def __post_init__(self) -> None:
-        self.tokens = self.burst
-
-    def take(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
         return False
 
 
@@ -130,10 +125,14 @@ class Relay:
         self.config = config
         self.store = store or Store(buffer=config.buffer)
         self.session_log = SessionLog(config.log_dir) if config.log_dir is not None else None
+        if self.session_log is not None:
+            self.store.on_refusal = self.session_log.refusal
+            self.session_log.on_health = self.store.touch_relay
         self._server: Server | None = None
         self._conn_ids = itertools.count(1)
         self.port = config.port
         self._sockets: dict[int, ServerConnection] = {}
+        self._token_buckets = token_buckets(config.token_rate_per_second, config.token_rate_burst, time.monotonic())
         self._pending: dict[str, tuple[int, str, asyncio.Future[InvokeResult]]] = {}
         self._command_ids = itertools.count(1)
         # --show-payloads: the shown session's opt-in payloads, in memory only (relay_bridge.payloads)
@@ -155,7 +154,7 @@ class Relay:
             process_request=self._process_request,
             compression=None,
             max_size=p.MAX_FRAME_BYTES,
-            max_queue=64,
+            max_queue=MAX_QUEUED_FRAMES,
             server_header=f"wmcp-top/{__version__}",
             logger=logging.getLogger("wmcp_top.websockets"),
         )
@@ -245,6 +244,9 @@ class Relay:
         origins = request.headers.get_all("Origin")
         origin = origins[0] if len(origins) == 1 else None
         if url.path == "/relay":
+            if len(self._sockets) >= self.config.max_connections:
+                self.store.counters["refused:connections"] += 1
+                return self._respond(503, b"too many connections\n")
             if self.config.allow_origins and origin not in self.config.allow_origins:
                 self.store.counters["refused:origin"] += 1
                 return self._respond(403, b"forbidden: origin not allowed by --allow-origin\n")
@@ -258,24 +260,61 @@ class Relay:
             return self._respond(200, body, kind, {"Access-Control-Allow-Origin": "*"})
         return self._respond(404, b"not found\n")
 
-    # -- WebSocket ----------------------------------------------------------------------------------------
+    # -- WebSocket ---------------------------------------------------------------------------------------
+
+    def _frame(self, conn: int, raw: bytes) -> tuple[list[Any], bool, bool]:
+        """One admitted frame: decode, apply, log. Returns (replies, accepted, unreadable)."""
+        store = self.store
+        frame = p.decode(raw)
+        if isinstance(frame, p.Rejection):
+            return [store.reject(conn, frame, _session_hint(raw))], False, True
+        if isinstance(frame, p.Result):
+            self._take_result(conn, frame)  # to the waiting dialog only: not stored, not logged
+            return [], True, False
+        if isinstance(frame, p.Payload):
+            # Opt-in captured text: to the OpenTelemetry lane and (--show-payloads) the shown session's
+            # call detail, in memory only; never the store, the session log, an export or a capture.
+            owned = store.owns(conn, frame.session)
+            taken = False
+            if owned and self.otlp is not None and frame.promptSession is None:
+                self.otlp.on_payload(frame)
+                taken = True
+            if owned and self.payloads is not None:
+                taken = self.payloads.add(frame) or taken
+            if not taken:
+                store.counters["payloads_dropped"] += 1
+            return [], True, False
+        replies = store.apply(conn, frame)
+        accepted = not all(isinstance(r, p.ErrorFrame) for r in replies) if replies else True
+        if accepted and self.session_log is not None:
+            if isinstance(frame, p.Hello) and frame.resume is not None:
+                # The secret stays between the relay and its owner: the log keeps the hello without it.
+                frame = msgspec.structs.replace(frame, resume=None)
+                raw = p.encode(frame)
+            self.session_log.frame(conn, raw, frame)
+        return replies, accepted, False
+
 
     async def _handle(self, ws: ServerConnection) -> None:
         conn = next(self._conn_ids)
         store = self.store
-        store.connect(conn)
+        origins = ws.request.headers.get_all("Origin") if ws.request is not None else []
+        store.connect(conn, origins[0] if len(origins) == 1 else None)
         if self.session_log is not None:
             self.session_log.connection(conn, True)
         self._sockets[conn] = ws
-        bucket = _Bucket(self.config.rate_per_second, self.config.rate_burst)
+        gate = SocketGate(self._token_buckets, self.config.rate_per_second, self.config.rate_burst, time.monotonic())
         streak = 0
         closed = False
+        last_refusal_reply = -RATE_REPLY_EVERY
 
         async def reply(frame: msgspec.Struct) -> None:
             # After the peer closes, frames it sent before closing are still queued here: keep applying them
             # (a `bye` or a last batch must not be lost), just stop answering.
             nonlocal closed
-            if closed:
+            if closed or ws.state is not State.OPEN:
+                # A send after the peer's close frame would wait for the TCP close (up to close_timeout).
+                closed = True
                 return
             try:
                 await ws.send(p.encode(frame).decode())
@@ -285,50 +324,32 @@ class Relay:
         try:
             await reply(p.Welcome(p.PROTOCOL, f"wmcp-top/{__version__}", payloads=self.otlp is not None or self.payloads is not None))
             async for message in ws:
-                raw = p.scrub(message if isinstance(message, str) else bytes(message))
-                if not bucket.take():
-                    await reply(store.reject(conn, p.Rejection(p.Code.RATE_LIMITED, "too many frames; slow down and re-send unacked spans"), _session_hint(raw)))
+                # The caps come first and cost nothing per byte: a refused frame is neither encoded nor scanned.
+                # (websockets hands text frames over as str, already checked to be UTF-8.)
+                now = time.monotonic()
+                if not gate.take(now):
+                    store.count_refusal(conn, p.Code.RATE_LIMITED, None, False, None)
+                    if now - last_refusal_reply >= RATE_REPLY_EVERY:  # one error a moment is enough to slow an agent
+                        last_refusal_reply = now
+                        head = message[:4096]
+                        hint = _session_hint(head.encode("utf-8", "replace") if isinstance(head, str) else bytes(head))
+                        await reply(p.ErrorFrame(p.Code.RATE_LIMITED, "too many frames; slow down and re-send unacked spans", False, hint))
                     continue
-                frame = p.decode(raw)
-                if isinstance(frame, p.Rejection):
-                    streak += 1
-                    err = store.reject(conn, frame, _session_hint(raw))
-                    if streak >= INVALID_STREAK_CLOSE:
-                        err.fatal = True
-                        await reply(err)
-                        await ws.close(1008, "too many invalid frames")
-                        break
-                    await reply(err)
-                    continue
-                if isinstance(frame, p.Result):
-                    self._take_result(conn, frame)  # to the waiting dialog only: not stored, not logged
-                    streak = 0
-                    continue
-                if isinstance(frame, p.Payload):
-                    # Opt-in captured text: to the OpenTelemetry lane and (--show-payloads) the shown session's
-                    # call detail, in memory only; never the store, the session log, an export or a capture.
-                    owned = frame.session in store.connections.get(conn, ())
-                    taken = False
-                    if owned and self.otlp is not None and frame.promptSession is None:
-                        self.otlp.on_payload(frame)
-                        taken = True
-                    if owned and self.payloads is not None:
-                        taken = self.payloads.add(frame) or taken
-                    if not taken:
-                        store.counters["payloads_dropped"] += 1
-                    streak = 0
-                    continue
-                replies = store.apply(conn, frame)
-                accepted = not all(isinstance(r, p.ErrorFrame) for r in replies) if replies else True
+                started = time.perf_counter()
+                raw = message.encode("utf-8") if isinstance(message, str) else bytes(message)
+                replies, accepted, unreadable = self._frame(conn, raw)
+                cost = time.perf_counter() - started  # the loop's time for this frame (sending it back is I/O)
                 streak = 0 if accepted else streak + 1
-                if accepted and self.session_log is not None:
-                    if isinstance(frame, p.Hello) and frame.resume is not None:
-                        # The secret stays between the relay and its owner: the log keeps the hello without it.
-                        frame = msgspec.structs.replace(frame, resume=None)
-                        raw = p.encode(frame)
-                    self.session_log.frame(conn, raw, frame)
+                if unreadable and streak >= INVALID_STREAK_CLOSE:
+                    replies[-1].fatal = True
+                    await reply(replies[-1])
+                    await ws.close(1008, "too many invalid frames")
+                    break
                 for answer in replies:
                     await reply(answer)
+                # Pace this socket by what its frame cost the loop (relay_bridge.ratecap). Even at no wait,
+                # yield: the frames other sockets sent meanwhile go next, not this socket's queue.
+                await asyncio.sleep(gate.charge(time.monotonic(), cost))
         except ConnectionClosed as exc:
             if (exc.rcvd is not None and exc.rcvd.code == 1009) or (exc.sent is not None and exc.sent.code == 1009):
                 store.reject(conn, p.Rejection(p.Code.LIMIT, f"frame over {p.MAX_FRAME_BYTES} bytes"))
@@ -348,5 +369,5 @@ _SESSION_HINT = re.compile(rb'"session":\s*(?:\{\s*"id":\s*)?"([0-9a-f]{8})"')
 def _session_hint(raw: bytes) -> str | None:
     """Which session a refused frame named (`"session":"…"`, or a hello's `"session":{"id":"…"`), so the error
     can name it; the store counts it against that session only if the socket owns it. Best effort."""
-    match = _SESSION_HINT.search(raw, 0, 4096) or _SESSION_HINT.search(raw)
+    match = _SESSION_HINT.search(raw, 0, 4096)
     return match.group(1).decode("ascii") if match else None

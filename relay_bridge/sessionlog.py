@@ -1,16 +1,26 @@
 """The session log: every accepted frame appended as one JSON line, for crash recovery and `replay`.
 
 Lines: `{"t": epoch_ms, "c": conn, "f": frame}` for a frame, `{"t":…, "c":…, "open": true}` and `"close": true`
-for connections. Written from a buffer at least every 250 ms (a crash loses at most that), rotated at
-`rotate_bytes`, and pruned to the newest `keep_files` files and `keep_bytes` in total.
+for connections, and `{"t":…, "c":…, "rej": code, "n": count, "s"?: session, "x"?: 1, "lim"?: cap}` for
+refused frames (counted over a flush; `s` when the refusal counted against that session, `x` when the socket
+named a session it does not own, `lim` for a memory cap), so a replay rebuilds the refusal counts too.
+
+Faults (README, "Files"): the buffer is written at least every 100 ms and only in whole lines (a failed write
+is cut back to the last whole line and retried later); a write error is said once (`error`, read by the status
+view and `wmcp-top relay`) and the buffer keeps at most `max_buffer` bytes, dropping (and counting) the oldest
+lines, until writing works again. A part is rotated as soon as the next line would take it past `rotate_bytes`,
+and pruning never touches the current run's parts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
+from collections import Counter, deque
 from pathlib import Path
+from typing import Callable
 
 import msgspec
 
@@ -18,66 +28,165 @@ FLUSH_SECONDS = 0.1  # the promise is 250 ms; half of that leaves room for a bus
 ROTATE_BYTES = 16 * 1000 * 1000
 KEEP_FILES = 20
 KEEP_BYTES = 200 * 1000 * 1000
+MAX_BUFFER_BYTES = 8 * 1024 * 1024  # held in memory while the disk refuses; the oldest lines go first
 
 _enc = msgspec.json.Encoder()
+log = logging.getLogger("wmcp_top.sessionlog")
 
 
 class SessionLog:
-    def __init__(self, directory: Path, *, rotate_bytes: int = ROTATE_BYTES, keep_files: int = KEEP_FILES, keep_bytes: int = KEEP_BYTES) -> None:
+    def __init__(self, directory: Path, *, rotate_bytes: int = ROTATE_BYTES, keep_files: int = KEEP_FILES,
+                 keep_bytes: int = KEEP_BYTES, max_buffer: int = MAX_BUFFER_BYTES) -> None:
         self.directory = directory
         self.rotate_bytes = rotate_bytes
         self.keep_files = keep_files
         self.keep_bytes = keep_bytes
-        self._buf: list[bytes] = []
+        self.max_buffer = max_buffer
+        self._buf: deque[bytes] = deque()
+        self._buffered = 0
+        self._refusals: Counter[tuple[int, str, str | None, bool, str | None]] = Counter()
         self._fd: int | None = None
         self._size = 0
         self._task: asyncio.Task[None] | None = None
         self._part = 0
-        self._closed = False
         self.path: Path | None = None  # the part being written; None until the first line
+        self.error: str | None = None  # the write error while logging is failing; None when it works
+        self.dropped = 0  # lines dropped from a full buffer while the disk refused
+        self.errors = 0  # write errors seen (each episode said once)
+        self.on_health: Callable[[], None] | None = None  # told when writing fails or works again
+        self._closed = False
         directory.mkdir(parents=True, exist_ok=True)
         self._stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
         # The first part is made with the first line to write: a run no page ever reached leaves no empty file.
 
     def _open(self) -> None:
+        path = self.directory / f"session-{self._stamp}-{self._part + 1:03d}.jsonl"
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._part += 1
-        self.path = self.directory / f"session-{self._stamp}-{self._part:03d}.jsonl"
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        self._size = 0
+        self.path = path
+        self._size = os.fstat(self._fd).st_size
         self._prune()
 
     def _prune(self) -> None:
+        """Keep the newest files within the limits; never a part of the run being written."""
+        mine = f"session-{self._stamp}-"
         files = sorted(self.directory.glob("session-*.jsonl"), key=lambda f: f.stat().st_mtime, reverse=True)
         total = 0
-        for i, f in enumerate(files):
+        kept = 0
+        for f in files:
+            if f.name.startswith(mine):
+                continue
             size = f.stat().st_size
             total += size
-            if f != self.path and (i >= self.keep_files or total > self.keep_bytes):
+            kept += 1
+            if kept > self.keep_files or total > self.keep_bytes:
                 f.unlink(missing_ok=True)
+
+    # -- what is logged -----------------------------------------------------------------------------------
+
+    def _append(self, line: bytes) -> None:
+        self._buf.append(line)
+        self._buffered += len(line)
+        while self._buffered > self.max_buffer and len(self._buf) > 1:
+            self._buffered -= len(self._buf.popleft())
+            self.dropped += 1
 
     def frame(self, conn: int, raw: bytes, frame: msgspec.Struct | None = None) -> None:
         """Append one accepted frame. `raw` is the validated text; re-encoded only if it spans lines."""
         body = raw if b"\n" not in raw and b"\r" not in raw else _enc.encode(frame)
-        self._buf.append(b'{"t":%.3f,"c":%d,"f":' % (time.time() * 1000, conn) + body + b"}\n")
+        self._append(b'{"t":%.3f,"c":%d,"f":' % (time.time() * 1000, conn) + body + b"}\n")
 
     def connection(self, conn: int, opened: bool) -> None:
-        self._buf.append(b'{"t":%.3f,"c":%d,"%s":true}\n' % (time.time() * 1000, conn, b"open" if opened else b"close"))
+        self._emit_refusals()  # counted before the socket's close, in order
+        self._append(b'{"t":%.3f,"c":%d,"%s":true}\n' % (time.time() * 1000, conn, b"open" if opened else b"close"))
+
+    def refusal(self, conn: int, code: str, session: str | None, not_owner: bool, cap: str | None, n: int = 1) -> None:
+        """Count a refused frame; written as one line per kind at the next flush."""
+        self._refusals[(conn, code, session, not_owner, cap)] += n
+
+    def _emit_refusals(self) -> None:
+        if not self._refusals:
+            return
+        t = time.time() * 1000
+        for (conn, code, session, not_owner, cap), n in self._refusals.items():
+            rec: dict[str, object] = {"t": round(t, 3), "c": conn, "rej": code, "n": n}
+            if session is not None:
+                rec["s"] = session
+            if not_owner:
+                rec["x"] = 1
+            if cap is not None:
+                rec["lim"] = cap
+            self._append(_enc.encode(rec) + b"\n")
+        self._refusals.clear()
+
+    # -- writing ------------------------------------------------------------------------------------------
 
     def flush(self) -> None:
+        """Write what is buffered, whole lines only, rotating at the promised size. Never raises."""
+        if self._closed:
+            return
+        self._emit_refusals()
         if not self._buf:
             return
-        if self._fd is None:
-            if self._closed:
-                return
-            self._open()
-            assert self._fd is not None
-        data = b"".join(self._buf)
-        self._buf.clear()
-        os.write(self._fd, data)
-        self._size += len(data)
-        if self._size >= self.rotate_bytes:
+        try:
+            if self._fd is None:
+                self._open()
+            while self._buf:
+                if self._size and self._size + len(self._buf[0]) > self.rotate_bytes:
+                    self._rotate()  # the next line would take this part past its size: a new part first
+                chunk, size = self._chunk()
+                self._write(chunk)
+                for _ in range(size):
+                    self._buffered -= len(self._buf.popleft())
+        except OSError as exc:
+            if self.error is None:
+                self.errors += 1
+                log.error("session log: cannot write %s: %s (keeping the newest %d bytes in memory)", self.path, exc.strerror, self.max_buffer)
+            fresh = self.error is None
+            self.error = f"{exc.strerror or exc} ({self.path})"
+            if fresh and self.on_health is not None:
+                self.on_health()
+            return
+        if self.error is not None:
+            log.warning("session log: writing again after an error (%d lines dropped meanwhile)", self.dropped)
+            self.error = None
+            if self.on_health is not None:
+                self.on_health()
+
+    def _chunk(self) -> tuple[bytes, int]:
+        """The longest run of buffered lines that fits in the current part (at least one line)."""
+        room = self.rotate_bytes - self._size
+        lines: list[bytes] = []
+        total = 0
+        for line in self._buf:
+            if lines and total + len(line) > room:
+                break
+            lines.append(line)
+            total += len(line)
+        return b"".join(lines), len(lines)
+
+    def _write(self, data: bytes) -> None:
+        assert self._fd is not None
+        start = self._size
+        view = memoryview(data)
+        try:
+            while view:
+                n = os.write(self._fd, view)
+                view = view[n:]
+        except OSError:
+            # Cut a torn line back off, so the file holds whole lines only; the lines stay buffered.
+            try:
+                os.ftruncate(self._fd, start)
+            except OSError:
+                pass
+            raise
+        self._size = start + len(data)
+
+    def _rotate(self) -> None:
+        if self._fd is not None:
             os.close(self._fd)
-            self._fd = None  # the next part is made with its first line
+            self._fd = None
+        self._open()
 
     async def run(self) -> None:
         while True:

@@ -19,8 +19,10 @@ from typing import Any, Callable, Literal, Protocol
 
 import msgspec
 
+from . import budget as b
 from . import protocol as p
 from .received import Received
+from .measure import CONTENT_TYPES
 from .stats import SessionStats
 
 RelayState = Literal["live", "disconnected", "ended"]
@@ -51,9 +53,6 @@ class StoreObserver(Protocol):
     # Optional (looked up with getattr): a session's first hello, and every accepted event frame.
     # def on_session(self, session: Session) -> None
     # def on_event(self, session: Session, kind: str, detail: dict[str, Any], at: float) -> None
-TIMELINE_MAX = 2000
-PROMPT_SESSIONS_MAX = 64
-PROMPTS_PER_SESSION = 200
 
 
 @dataclass(slots=True)
@@ -65,6 +64,7 @@ class InFlight:
     parent: int | None
     seen_at: float  # relay clock (time.monotonic) when `start` arrived
     cancelled_at: float | None = None
+    waiting: bool = False  # a filled form waiting for the user's submit: not tool time
     # Page-clock ms when its session ended (bye) or lost its socket with the call still open: the call ends
     # there, marked, instead of running on. A re-sent `start` after a reconnect opens it again.
     ended_at: float | None = None
@@ -84,6 +84,8 @@ class ToolRecord:
     rejected: str | None = None
     fingerprint: str | None = None
     redefined: bool = False  # registered again under the same name with a different descriptor or handler
+    kind: str = "imperative"  # or "form": a declarative tool
+    form: p.FormFacts | None = None
     redefining: bool = False  # this registration is the one that changed it (the previous one differed)
 
     @property
@@ -96,6 +98,7 @@ class TimelineEntry:
     at: float  # page clock (performance.now()) when known, else relative to timeOrigin from the relay clock
     kind: str
     detail: dict[str, Any]
+    size: int = 0  # estimated bytes (budget.detail_bytes)
 
 
 @dataclass(slots=True)
@@ -118,14 +121,14 @@ class PromptSession:
     id: str
     created_at: float
     destroyed_at: float | None = None
-    calls: deque[PromptCall] = field(default_factory=lambda: deque(maxlen=PROMPTS_PER_SESSION))
+    calls: deque[PromptCall] = field(default_factory=lambda: deque(maxlen=b.PROMPTS_PER_SESSION))
 
 
 # Timeline categories for filtering (issue 8's tools, calls, prompts, system).
 CATEGORY = {
     "register": "tools", "unregister": "tools", "rejected": "tools", "context-clear": "tools", "context-provide": "tools",
     "redefined": "tools", "wrap-failed": "tools",
-    "start": "calls", "settle": "calls", "error": "calls", "toolcancel": "calls", "toolactivated": "calls", "consent": "calls",
+    "start": "calls", "waiting": "calls", "submitted": "calls", "settle": "calls", "error": "calls", "toolcancel": "calls", "toolactivated": "calls", "consent": "calls",
     "prompt-create": "prompts", "prompt": "prompts", "prompt-stream": "prompts", "prompt-destroy": "prompts",
 }
 
@@ -141,6 +144,7 @@ class SessionCounters:
     duplicates: int = 0
     rejected: int = 0
     late_updates: int = 0
+    limited: int = 0  # frames or spans refused by a memory cap (relay_bridge.budget)
 
 
 @dataclass
@@ -156,7 +160,11 @@ class Session:
     floor: int = 0
     inflight: dict[int, InFlight] = field(default_factory=dict)
     tools: dict[str, ToolRecord] = field(default_factory=dict)
-    timeline: deque[TimelineEntry] = field(default_factory=lambda: deque(maxlen=TIMELINE_MAX))
+    timeline: deque[TimelineEntry] = field(default_factory=deque)
+    # Estimated bytes this session holds in its variable-size parts (budget.py); the store sums them.
+    footprint: int = 0
+    timeline_bytes: int = 0
+    descriptor_bytes: int = 0
     status: p.Status | None = None
     ledger: p.Ledger | None = None
     ledger_rev: int = -1
@@ -166,6 +174,8 @@ class Session:
     last_seen: float = 0.0  # the store clock's monotonic seconds
     bye_reason: str | None = None
     prompts: dict[str, PromptSession] = field(default_factory=dict)
+    navigated_from: str | None = None  # the session whose form call navigated to this document
+    navigated_to: str | None = None
     # Handed to the owning socket in the ack of its hello; a later socket re-claims the session only with it.
     resume: str = ""
 
@@ -185,7 +195,7 @@ class Session:
     @property
     def coverage(self) -> str:
         """`incomplete` whenever anything is known missing; otherwise the page's word, or what the spans say."""
-        if self.lost or self.counters.rejected or (self.status is not None and self.status.coverage == "incomplete"):
+        if self.lost or self.counters.rejected or self.counters.limited or (self.status is not None and self.status.coverage == "incomplete"):
             return "incomplete"
         if self.stats.totals.calls or self.inflight:
             return "running"
@@ -197,6 +207,8 @@ class Session:
             reasons.append(f"{self.lost} spans were evicted in the page before they could be sent")
         if self.counters.rejected:
             reasons.append(f"{self.counters.rejected} frames of this session were rejected by the relay")
+        if self.counters.limited:
+            reasons.append(f"{self.counters.limited} frames or spans were over the relay's memory caps")
         if self.status is not None:
             reasons.extend(self.status.reasons)
         return reasons
@@ -263,6 +275,11 @@ class Store:
         self.shadowed: dict[int, dict[str, int]] = {}
         # Frames a connection sent for sessions it does not own: counted against it, never against the session.
         self.refused_by_conn: Counter[int] = Counter()
+        self.origins: dict[int, str] = {}
+        # Estimated bytes of every session's variable-size parts (budget.RELAY_BUDGET_BYTES bounds it).
+        self.footprint = 0
+        # Told of every refusal (the session log writes them, so a replay rebuilds the counts).
+        self.on_refusal: Callable[[int, str, str | None, bool, str | None, int], None] | None = None
         # A replayed log holds only frames the live relay accepted, ownership already checked; its hellos carry
         # no secret (the log never stores one), so replay turns the check off.
         self.check_resume = True
@@ -291,14 +308,21 @@ class Store:
 
     # -- connections --------------------------------------------------------------------------------------
 
-    def connect(self, conn: int) -> None:
+    def connect(self, conn: int, origin: str | None = None) -> None:
+        """A socket opened. `origin` is its handshake's Origin header (a browser sets it, a page cannot): every
+        hello on a web page's socket must claim that origin. None (no header: a local tool, a replay) checks nothing."""
         self.connections[conn] = set()
+        if origin is not None and (origin == "null" or origin.startswith(("http://", "https://"))):
+            # A web page's socket. Other schemes (chrome-extension://) are the user's own installed extension,
+            # which speaks for the pages it was given: not checked here.
+            self.origins[conn] = origin
         self.counters["connections"] += 1
         self._touch()
 
     def disconnect(self, conn: int) -> None:
         self.shadowed.pop(conn, None)
         self.refused_by_conn.pop(conn, None)
+        self.origins.pop(conn, None)
         for sid in self.connections.pop(conn, set()):
             session = self.sessions.get(sid)
             if session is not None and session.conn == conn and session.state == "live":
@@ -314,21 +338,52 @@ class Store:
         session = self.sessions.get(session_id) if session_id else None
         return session is not None and (conn is None or session.conn == conn)
 
-    def reject(self, conn: int | None, rejection: p.Rejection, session_id: str | None = None) -> p.ErrorFrame:
+    def reject(self, conn: int | None, rejection: p.Rejection, session_id: str | None = None, cap: str | None = None, n: int = 1) -> p.ErrorFrame:
         """Count a refused frame (by code, relay-wide) and say why, naming the session the frame named.
         It counts against the session (and so makes its coverage `incomplete`) only when `conn` owns that
-        session: a socket cannot spoil another's numbers by sending bad frames in its name."""
-        self.counters["rejected"] += 1
-        self.counters[f"rejected:{rejection.code}"] += 1
+        session: a socket cannot spoil another's numbers by sending bad frames in its name. `cap` names the
+        memory cap that refused it (budget.py); `n` counts several refused items (spans of one batch)."""
         session = self.sessions.get(session_id) if session_id else None
-        if session is not None and self.owns(conn, session_id):
-            session.counters.rejected += 1
-            self._touch(session.id)
-        elif session is not None and conn is not None:
-            self.counters["refused:not_owner"] += 1
-            self.refused_by_conn[conn] += 1
-        self._touch()
+        owned = session is not None and self.owns(conn, session_id)
+        not_owner = session is not None and not owned and conn is not None
+        self.count_refusal(conn, rejection.code, session_id if owned else None, not_owner, cap, n)
         return p.ErrorFrame(rejection.code, rejection.message, False, session_id)
+
+    def count_refusal(self, conn: int | None, code: str, session_id: str | None, not_owner: bool, cap: str | None, n: int = 1) -> None:
+        """The counting half of `reject`, also what a replayed log's refusal lines go through."""
+        self.counters["rejected"] += n
+        self.counters[f"rejected:{code}"] += n
+        if cap is not None:
+            self.counters[f"limit:{cap}"] += n
+        session = self.sessions.get(session_id) if session_id else None
+        if session is not None:
+            session.counters.rejected += n
+            if cap is not None:
+                session.counters.limited += n
+            self._touch(session.id)
+        if not_owner:
+            self.counters["refused:not_owner"] += n
+            if conn is not None:
+                self.refused_by_conn[conn] += n
+        if self.on_refusal is not None and conn is not None:
+            self.on_refusal(conn, code, session_id, not_owner, cap, n)
+        self._touch()
+
+    def touch_relay(self) -> None:
+        """Something relay-wide changed outside the store (the session log's health): views redraw."""
+        self._touch()
+
+    def _limit(self, conn: int | None, session: Session, what: str, message: str) -> p.ErrorFrame:
+        """A memory cap refused (part of) a frame of `session`'s owner: counted by cap and shown as coverage."""
+        return self.reject(conn, p.Rejection(p.Code.LIMIT, message), session.id, cap=what)
+
+    def _grow(self, session: Session, delta: int) -> None:
+        session.footprint += delta
+        self.footprint += delta
+
+    def _room(self, delta: int) -> bool:
+        """Whether the relay's total budget takes `delta` more estimated bytes."""
+        return delta <= 0 or self.footprint + delta <= b.RELAY_BUDGET_BYTES
 
     # -- frames -------------------------------------------------------------------------------------------
 
@@ -339,7 +394,10 @@ class Store:
             return self._hello(conn, frame)
         session = self.sessions.get(frame.session)
         shadow = self.shadowed.get(conn, {})
-        if frame.session in shadow:
+        if frame.session in shadow and session is not None and session.conn is None and session.info.context == "relayed":
+            # The tab that forwarded this relayed session left; this socket forwards the same channel: it carries on.
+            self._claim(conn, session)
+        elif frame.session in shadow:
             self.counters["shadowed_frames"] += 1
             if not isinstance(frame, p.Spans) or not frame.spans:
                 return []
@@ -353,9 +411,9 @@ class Store:
         replies: list[msgspec.Struct] = []
         match frame:
             case p.Spans():
-                replies = self._spans(session, frame)
+                replies = self._spans(conn, session, frame)
             case p.Start():
-                self._start(session, frame)
+                replies = self._start(conn, session, frame)
             case p.Update():
                 if session.stats.update_blocking(frame.seq, frame.blockingMs):
                     self.counters["updates"] += 1
@@ -364,7 +422,7 @@ class Store:
             case p.LedgerFrame():
                 self._ledger(session, frame)
             case p.ToolChange():
-                self._tool(session, frame)
+                replies = self._tool(conn, session, frame)
             case p.Status():
                 session.status = frame
                 self._timeline(session, "phase", {"phase": frame.phase})
@@ -377,6 +435,8 @@ class Store:
                     call = session.inflight.get(seq) if isinstance(seq, int) else None
                     if call is not None:
                         call.cancelled_at = self.clock.monotonic()
+                if frame.kind == "navigated-from":
+                    self._navigated_from(session, frame)
                 if frame.kind == "visibility" and isinstance(frame.detail.get("state"), str):
                     session.info.visibility = str(frame.detail["state"])[:16]
                 self._timeline(session, frame.kind, dict(frame.detail), frame.at)
@@ -385,7 +445,7 @@ class Store:
                     if on_event is not None:
                         on_event(session, frame.kind, frame.detail, frame.at)
             case p.Prompt():
-                self._prompt(session, frame)
+                replies = self._prompt(conn, session, frame)
             case p.Payload() | p.Result():
                 pass  # never stored: the server hands these to the OpenTelemetry lane / the waiting dialog
             case p.Bye():
@@ -406,6 +466,9 @@ class Store:
         sid = hello.session.id
         if hello.protocol != p.PROTOCOL:
             return [self.reject(conn, p.Rejection(p.Code.PROTOCOL_VERSION, f"this relay speaks {p.PROTOCOL}"), sid)]
+        origin = self.origins.get(conn)
+        if origin is not None and hello.session.origin != origin:
+            return [self.reject(conn, p.Rejection(p.Code.FORBIDDEN_ORIGIN, "the hello's origin is not the origin of the page that opened this socket"), sid)]
         owned = self.connections.setdefault(conn, set())
         session = self.sessions.get(sid)
         if sid not in owned and len(owned) >= p.MAX_SESSIONS_PER_CONNECTION:
@@ -416,7 +479,6 @@ class Store:
                 self.counters["shadowed_sessions"] += 1
                 return [p.Ack(sid, self.shadowed[conn][sid])]
             return [self.reject(conn, p.Rejection(p.Code.SESSION_TAKEN, "another socket owns this session; a reconnect presents the resume secret from its ack"), sid)]
-        self.shadowed.get(conn, {}).pop(sid, None)
         if session is None:
             if len(self.sessions) >= self.max_sessions and not self._evict_one():
                 return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {self.max_sessions} live sessions"), sid)]
@@ -431,11 +493,10 @@ class Store:
                     on_session(session)
         else:
             # A reconnect (or a reload keeping its id) by the owner: same session, resume after the last ack.
+            self._claim(conn, session)
             session.info = hello.session
             session.agent = hello.agent
             session.config = hello.config
-            session.conn = conn
-            session.state = "live"
             self._timeline(session, "reconnect", {})
         session.hellos += 1
         self._set_lost(session, hello.lost)
@@ -446,12 +507,27 @@ class Store:
         return [session.ack(resume=True)]
 
     def _may_claim(self, session: Session, hello: p.Hello) -> bool:
-        """Another socket's hello for an existing session: only once its owner is gone, and only with the secret."""
+        """Another socket's hello for an existing session: only once its owner is gone, and only with the secret.
+        A session the relay knows only as relayed (heard on a BroadcastChannel, where any same-origin script
+        can post) protects nothing: its page's own uplink takes it over, and once its forwarder left any hello
+        carries it on."""
+        relayed = session.info.context == "relayed"
         if session.conn is not None:
-            return False
-        if not self.check_resume:
+            return relayed and hello.session.context != "relayed"
+        if not self.check_resume or relayed:
             return True
         return hello.resume is not None and hmac.compare_digest(hello.resume, session.resume)
+
+    def _claim(self, conn: int, session: Session) -> None:
+        """`conn` owns the session from now on; a previous owner still connected only shadows it."""
+        old = session.conn
+        if old is not None and old != conn:
+            self.connections.get(old, set()).discard(session.id)
+            self.shadowed.setdefault(old, {})[session.id] = -1
+        self.shadowed.get(conn, {}).pop(session.id, None)
+        self.connections.setdefault(conn, set()).add(session.id)
+        session.conn = conn
+        session.state = "live"
 
     def _set_lost(self, session: Session, lost: int) -> None:
         if lost > session.lost:
@@ -463,34 +539,62 @@ class Store:
         for sid, session in self.sessions.items():  # dicts keep insertion order: oldest first
             if session.state != "live":
                 del self.sessions[sid]
+                self.footprint -= session.footprint
                 self.counters["evicted"] += 1
                 self._touch()
                 return True
         return False
 
-    def _spans(self, session: Session, frame: p.Spans) -> list[msgspec.Struct]:
+    def _new_row_refused(self, session: Session, tool: str) -> str | None:
+        """Which cap a tool name not seen before in this session would break, if any."""
+        if tool in session.stats.tools:
+            return None
+        if len(session.stats.tools) >= b.MAX_TOOL_ROWS:
+            return "tool_rows"
+        if not self._room(b.ROW_OVERHEAD + len(tool)):
+            return "budget"
+        return None
+
+    def _spans(self, conn: int, session: Session, frame: p.Spans) -> list[msgspec.Struct]:
         if frame.lost is not None:
             self._set_lost(session, frame.lost)
         stored = 0
+        refused: str | None = None
+        refused_n = 0
         abandoned = session.received.abandoned
         replies: list[msgspec.Struct] = []
         for span in frame.spans:
             if span.sessionId != session.id:
                 replies.append(self.reject(None, p.Rejection(p.Code.INVALID, "span belongs to another session"), session.id))
                 continue
+            cap = self._new_row_refused(session, span.tool) if not session.is_contiguous_stored(span.seq) else None
+            if cap is not None:
+                # Refused, yet marked as received: sending it again would be refused again.
+                refused = refused or cap
+                refused_n += 1
+                session.received.add(span.seq)
+                continue
             if not session.received.add(span.seq):
                 session.counters.duplicates += 1
                 self.counters["duplicates"] += 1
                 continue
+            if span.tool not in session.stats.tools:
+                self._grow(session, b.ROW_OVERHEAD + len(span.tool))
+            if any(k not in CONTENT_TYPES for k in span.contentTypes):
+                span.contentTypes = _content_types(span.contentTypes)
             session.stats.add(span)
             session.inflight.pop(span.seq, None)
             stored += 1
             for observer in self.observers:
                 observer.on_span(session, span)
-            settled: dict[str, Any] = {"tool": span.tool, "seq": span.seq, "wallMs": span.wallMs, "resultBytes": span.resultBytes}
+            settle: dict[str, Any] = {"tool": span.tool, "seq": span.seq, "wallMs": span.wallMs, "resultBytes": span.resultBytes}
+            if span.outcome is not None:
+                settle["outcome"] = span.outcome
+            if span.waitedMs is not None:
+                settle["waitedMs"] = span.waitedMs
             if span.invokedBy:
-                settled["invokedBy"] = span.invokedBy
-            self._timeline(session, "settle", settled, span.settledAt)
+                settle["invokedBy"] = span.invokedBy
+            self._timeline(session, "settle", settle, span.settledAt)
             if span.isError:
                 self._timeline(session, "error", {"tool": span.tool, "seq": span.seq}, span.settledAt)
         if frame.floor is not None and frame.floor - 1 > session.acked:
@@ -504,23 +608,33 @@ class Store:
             self.counters["holes_abandoned"] += session.received.abandoned - abandoned
         session.counters.spans += stored
         self.counters["spans"] += stored
+        if refused is not None:
+            replies.append(self.reject(conn, p.Rejection(p.Code.LIMIT, f"spans of new tools over the cap ({refused}); counted"), session.id, cap=refused, n=refused_n))
         replies.append(session.ack())
         return replies
 
-    def _start(self, session: Session, frame: p.Start) -> None:
+    def _start(self, conn: int, session: Session, frame: p.Start) -> list[msgspec.Struct]:
         now = self.clock.monotonic()
         for call in frame.calls:
             if session.is_contiguous_stored(call.seq):
                 continue  # its span is already here (a replayed start)
+            known = session.inflight.get(call.seq)
+            if known is not None and known.tool == call.tool:
+                # The same call again: a form the user has now submitted (tool time starts here), or a replay.
+                if known.waiting and not call.waiting:
+                    self._timeline(session, "submitted", {"tool": call.tool, "seq": call.seq}, call.invokedAt)
+                known.invokedAt, known.waiting, known.seen_at, known.ended_at = call.invokedAt, call.waiting, now, None
+                continue
             session.inflight[call.seq] = InFlight(call.seq, call.tool, call.invokedAt, call.depth, call.parent, now,
-                                                  terminal=call.invokedBy == "terminal")
+                                                  terminal=call.invokedBy == "terminal", waiting=call.waiting)
             detail: dict[str, Any] = {"tool": call.tool, "seq": call.seq}
             if call.invokedBy:
                 detail["invokedBy"] = call.invokedBy
-            self._timeline(session, "start", detail, call.invokedAt)
+            self._timeline(session, "waiting" if call.waiting else "start", detail, call.invokedAt)
         # A page that never settles must not grow this without bound.
         while len(session.inflight) > session.stats.buffer:
             session.inflight.pop(next(iter(session.inflight)))
+        return []
 
     def _end_calls(self, session: Session) -> None:
         """Calls still open when the session ends (or loses its socket) end with it, at the page's time now."""
@@ -532,10 +646,10 @@ class Store:
     def _page_now(self, session: Session) -> float:
         return max(0.0, self.clock.time() * 1000 - session.info.timeOrigin) if session.info.timeOrigin else 0.0
 
-    def _prompt(self, session: Session, frame: p.Prompt) -> None:
+    def _prompt(self, conn: int, session: Session, frame: p.Prompt) -> list[msgspec.Struct]:
         ps = session.prompts.get(frame.promptSession)
         if ps is None:
-            if len(session.prompts) >= PROMPT_SESSIONS_MAX:
+            if len(session.prompts) >= b.PROMPT_SESSIONS_MAX:
                 session.prompts.pop(next(iter(session.prompts)))
             ps = session.prompts[frame.promptSession] = PromptSession(frame.promptSession, frame.at)
         detail: dict[str, Any] = {"promptSession": frame.promptSession}
@@ -550,6 +664,7 @@ class Store:
                 detail["error"] = frame.error
         kind = {"create": "prompt-create", "prompt": "prompt", "stream": "prompt-stream", "destroy": "prompt-destroy"}[frame.kind]
         self._timeline(session, kind, detail, frame.at)
+        return []
 
     def _ledger(self, session: Session, frame: p.LedgerFrame) -> None:
         if frame.rev <= session.ledger_rev:
@@ -558,8 +673,11 @@ class Store:
         session.ledger = frame.ledger
         session.stats.set_unsampled(frame.ledger.totals.unsampledCalls)
 
-    def _tool(self, session: Session, frame: p.ToolChange) -> None:
+    def _tool(self, conn: int, session: Session, frame: p.ToolChange) -> list[msgspec.Struct]:
         if frame.change == "registered":
+            refused = self._tool_refused(session, frame)
+            if refused is not None:
+                return [self._limit(conn, session, *refused)]
             record = ToolRecord(
                 frame.name,
                 frame.schemaBytes,
@@ -570,12 +688,15 @@ class Store:
                 internal=frame.internal,
                 rejected=frame.rejected,
                 fingerprint=frame.fingerprint,
+                kind=frame.kind or "imperative",
+                form=frame.form,
             )
             previous = session.tools.get(frame.name)
             if previous is not None and frame.rejected is None and previous.rejected is None:
                 record.redefining = previous.descriptor != record.descriptor or previous.fingerprint != record.fingerprint
                 record.redefined = previous.redefined or record.redefining
             if frame.rejected is None or previous is None or not previous.registered:
+                self._account_tool(session, previous, record)
                 session.tools[frame.name] = record
             if frame.rejected is None:
                 session.stats.register(frame.name, frame.schemaBytes, frame.internal)
@@ -586,18 +707,61 @@ class Store:
         else:
             found = session.tools.get(frame.name)
             if found is None:
-                return
+                return []
             record = found
             record.unregisteredAt = frame.at
             session.stats.unregister(frame.name)
             self._timeline(session, "unregister", {"tool": frame.name}, frame.at)
         for observer in self.observers:
             observer.on_tool(session, record, frame.change, frame.at)
+        return []
+
+    def _tool_refused(self, session: Session, frame: p.ToolChange) -> tuple[str, str] | None:
+        """Which cap a registration would break: (counter name, message), or None."""
+        previous = session.tools.get(frame.name)
+        if previous is None and len(session.tools) >= b.MAX_TOOLS:
+            return "tools", f"at most {b.MAX_TOOLS} tools a session"
+        if previous is None and frame.name not in session.stats.tools and len(session.stats.tools) >= b.MAX_TOOL_ROWS:
+            return "tool_rows", f"at most {b.MAX_TOOL_ROWS} tool names a session"
+        old = len(previous.descriptor or b"") if previous is not None else 0
+        new = len(frame.descriptor)
+        if session.descriptor_bytes - old + new > b.MAX_DESCRIPTOR_BYTES:
+            return "descriptor_bytes", f"at most {b.MAX_DESCRIPTOR_BYTES} descriptor bytes a session"
+        grow = b.tool_bytes(frame.name, bytes(frame.descriptor), _annotations(frame)) - (_record_bytes(previous) if previous is not None else 0)
+        if not self._room(grow):
+            return "budget", "the relay's memory budget is spent"
+        return None
+
+    def _account_tool(self, session: Session, previous: ToolRecord | None, record: ToolRecord) -> None:
+        if previous is not None:
+            session.descriptor_bytes -= len(previous.descriptor or b"")
+            self._grow(session, -_record_bytes(previous))
+        session.descriptor_bytes += len(record.descriptor or b"")
+        self._grow(session, _record_bytes(record))
+
+    def _navigated_from(self, session: Session, frame: p.Event) -> None:
+        """The next document of a tab names the form call that navigated to it: link both timelines."""
+        previous = self.sessions.get(str(frame.detail.get("session")))
+        if previous is None or previous is session:
+            return
+        session.navigated_from = previous.id
+        previous.navigated_to = session.id
+        self._timeline(previous, "navigated-to", {"session": session.id, "seq": frame.detail.get("seq"), "tool": frame.detail.get("tool")})
+        self._touch(previous.id)
 
     def _timeline(self, session: Session, kind: str, detail: dict[str, Any], at: float | None = None) -> None:
         if at is None:
             at = self._page_now(session)
-        session.timeline.append(TimelineEntry(at, kind, detail))
+        size = b.detail_bytes(detail) + len(kind)
+        # A window: the oldest entries leave to stay under the session's caps and the relay's budget.
+        timeline = session.timeline
+        while timeline and (len(timeline) >= b.TIMELINE_MAX or session.timeline_bytes + size > b.TIMELINE_BYTES or not self._room(size)):
+            gone = timeline.popleft()
+            session.timeline_bytes -= gone.size
+            self._grow(session, -gone.size)
+        timeline.append(TimelineEntry(at, kind, detail, size))
+        session.timeline_bytes += size
+        self._grow(session, size)
 
     # -- reads --------------------------------------------------------------------------------------------
 
@@ -621,3 +785,20 @@ class StoreSnapshot:
 
     def live_sessions(self) -> list[Session]:
         return [s for s in self.sessions.values() if s.state == "live"]
+
+
+def _annotations(frame: p.ToolChange) -> int:
+    return len(frame.annotationsSent or ()) + len(frame.annotationsKept or ())
+
+
+def _record_bytes(record: ToolRecord) -> int:
+    return b.tool_bytes(record.name, record.descriptor, len(record.annotationsSent or ()) + len(record.annotationsKept or ()))
+
+
+def _content_types(types: dict[str, int]) -> dict[str, int]:
+    """MCP's content types by name, any other key a page sent counted as `other` (keys never carry page text)."""
+    out: dict[str, int] = {}
+    for key, n in types.items():
+        key = key if key in CONTENT_TYPES else "other"
+        out[key] = out.get(key, 0) + n
+    return out

@@ -41,11 +41,15 @@ def session_view(session: Any) -> dict[str, Any]:
                 "annotationsSent": r.annotationsSent,
                 "annotationsKept": r.annotationsKept,
                 "descriptor": msgspec.json.decode(r.descriptor) if r.descriptor else None,
+                "kind": r.kind,
+                "form": msgspec.to_builtins(r.form) if r.form is not None else None,
             }
             for name, r in session.tools.items()
         },
+        "inflight": {c.seq: {"tool": c.tool, "cancelled": c.cancelled_at is not None, "waiting": c.waiting} for c in session.inflight.values()},
+        "navigated_from": session.navigated_from,
+        "navigated_to": session.navigated_to,
         "counted": session.counted_only(),
-        "inflight": {c.seq: {"tool": c.tool, "cancelled": c.cancelled_at is not None} for c in session.inflight.values()},
         "counters": msgspec.to_builtins(session.counters),
         "aggregates": session.stats.aggregates(),
         "totals": session.stats.totals_dict(),

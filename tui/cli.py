@@ -74,9 +74,9 @@ UI_FORMS = {"attach": _attach_ui, "open": _open_ui}
 
 def wants_ui(args: argparse.Namespace) -> bool:
     """attach and open: the dashboard unless --no-ui or stdout is not a terminal (one meaning for both; open's
-    --headless is about the browser window)."""
+    --headless is about the browser window; open --check-lanes never opens it)."""
     if args.command in ("attach", "open"):
-        return not args.no_ui and sys.stdout.isatty()
+        return not args.no_ui and not getattr(args, "check_lanes", False) and sys.stdout.isatty()
     return False
 
 
@@ -94,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         core.check_output_dirs(args)
+        if not (args.command == "replay" and args.report):  # everything else keeps a token or a log
+            core.check_state_dirs()
         headless = headless_command(args)
         if headless is None:
             from .run import run_app  # Textual is imported only for the UI
@@ -106,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
     except core.UsageError as exc:
         with inert_output():
             return core.fail(str(exc))
+    except OSError as exc:
+        # A file-system fault the start checks could not foresee (the disk went read-only meanwhile): one line.
+        with inert_output():
+            return core.fail(f"{exc.filename or 'file'}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         return 130
 

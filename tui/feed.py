@@ -42,7 +42,9 @@ def replay_feed(path: Path, speed: float = 0.0):
             elif i % 200 == 199:
                 await asyncio.sleep(0)  # let the screen breathe during an all-at-once replay
             prev = step.t
-            apply_step(app.store, step)
+            note = apply_step(app.store, step)
+            if note is not None:
+                app.notify(note, title="replay", timeout=8)
         close_all(app.store)  # nothing can arrive after the last step: calls still open end with their session
         app.notify(f"replay finished: {len(steps)} steps", timeout=4)
 

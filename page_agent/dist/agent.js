@@ -508,21 +508,19 @@ function inputBytesOf(input) {
 
 const isEnvelope = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && Array.isArray(v.content)
 
+/** MCP's content types (CallToolResult.content[].type); any other page string is counted as "other". */
+const CONTENT_TYPES = ["text", "image", "audio", "resource", "resource_link"]
+
 function contentFacts(envelope) {
   const types = {}
   let image = 0
-  let n = 0
   for (const item of envelope.content) {
     if (!item || typeof item !== "object") continue
-    let kind = item.type
+    const kind = item.type
     if (typeof kind !== "string") continue
-    kind = kind.slice(0, 32)
-    if (!(kind in types)) {
-      if (n >= 16) continue
-      n++
-      types[kind] = 0
-    }
-    types[kind] += 1
+    // Keys are ours, never page text: a page's own `type` strings would otherwise travel to the terminal.
+    const key = CONTENT_TYPES.includes(kind) ? kind : "other"
+    types[key] = (types[key] || 0) + 1
     if (kind === "image" && typeof item.data === "string") image += item.data.length
   }
   return [types, image]
@@ -533,7 +531,25 @@ function contentFacts(envelope) {
  * @mcp-b/webmcp-polyfill 5.x, which writes JSON.stringify(value) when that gives text and String(value)
  * otherwise (so a cycle reads "[object Object]" instead of failing), "" becoming "Operation succeeded".
  */
-const PROFILES = ["chromium", "mcp-b"]
+const PROFILES = ["chromium", "mcp-b", "form", "mcp-b-form"]
+
+/**
+ * A declarative (form) tool's answer: what the page passed to SubmitEvent.respondWith. Chromium 156 delivers it
+ * as for an imperative tool except that "" stays "" (no substitute text). An array of strings is the page's
+ * validation messages: an error, counted in `validation`.
+ */
+function formFacts(value) {
+  if (value === "") return facts(0, "string", false, false, { text: 1 })
+  return validationOf(value, resultFacts(value, "chromium"))
+}
+
+function validationOf(value, f) {
+  if (Array.isArray(value) && value.length && value.every((m) => typeof m === "string")) {
+    f.isError = true
+    f.validation = value.length
+  }
+  return f
+}
 
 /**
  * Facts about what the agent reads for a tool that returned `value`.
@@ -542,6 +558,8 @@ const PROFILES = ["chromium", "mcp-b"]
  */
 function resultFacts(value, profile = "chromium") {
   const t = typeof value
+  if (profile === "form") return formFacts(value)
+  if (profile === "mcp-b-form") return validationOf(value, resultFacts(value, "mcp-b"))
   if (profile === "mcp-b" && value !== null && (t === "object" || t === "function")) return mcpbFacts(value)
   if (t === "string") {
     if (value === "") return facts(SUBSTITUTE_BYTES, "string", false, true, { text: 1 })
@@ -636,8 +654,8 @@ function errorText(err, policy) {
  */
 function resultText(value, profile = "chromium") {
   const t = typeof value
-  if (t === "string") return value === "" ? EMPTY_SUBSTITUTE : value
-  if (profile === "mcp-b" && value !== null && (t === "object" || t === "function")) {
+  if (t === "string") return value === "" && profile !== "form" ? EMPTY_SUBSTITUTE : value
+  if ((profile === "mcp-b" || profile === "mcp-b-form") && value !== null && (t === "object" || t === "function")) {
     let text
     try {
       text = JSON.stringify(value)
@@ -674,7 +692,7 @@ function inputText(input) {
     return null
   }
 }
-return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, PROFILES, resultFacts, errorText, resultText, inputText };
+return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, CONTENT_TYPES, PROFILES, resultFacts, errorText, resultText, inputText };
 })();
 
 // ---- hooks.js ----
@@ -989,8 +1007,11 @@ class Collector {
 
   // ---- the call path ---------------------------------------------------------------------------------
 
-  /** execute() entered. Returns the Call, or null when sampling left it unmeasured. */
-  enter(tool, input, profile) {
+  /**
+   * execute() entered (or a form tool's call began). Returns the Call, or null when sampling left it
+   * unmeasured. `opts.waiting`: a filled form waiting for the user's submit (forms.js); resumed() ends the wait.
+   */
+  enter(tool, input, profile, opts) {
     const t = this.clock()
     // A call the terminal asked for (`invoke` command) is measured, but it is not the agent's: it stays out of
     // the host-gap chain (no gap of its own, the next agent call's gap runs from the last agent call) and of
@@ -1027,6 +1048,7 @@ class Collector {
       consent: null,
       terminal,
     }
+    if (opts && opts.waiting) call.waiting = true
     if (this.consents.size) {
       const consent = this.consents.get(tool)
       if (consent) {
@@ -1041,6 +1063,18 @@ class Collector {
     }
     this.sink.start(call)
     return call
+  }
+
+  /**
+   * A call that waited for the user (a form without toolautosubmit) was submitted at `t`: tool time starts
+   * now, the wait is kept apart as waitedMs. A fresh `start` tells the relay.
+   */
+  resumed(call, t) {
+    if (!call || !call.waiting) return
+    call.waiting = false
+    call.waitedMs = Math.max(0, t - call.invokedAt)
+    call.invokedAt = t
+    this.sink.start(call)
   }
 
   // ---- nesting across executeTool() and awaits -----------------------------------------------------------
@@ -1180,10 +1214,15 @@ class Collector {
     let errorType = null
     let refusal = null
     const cfg = this.config
-    if (call.ok) {
+    if (call.outcome === "navigated") {
+      // The form's submission left the document: the calling document's executeTool gets null, the agent nothing.
+      facts = { resultBytes: 0, resultType: "null", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
+      isError = false
+    } else if (call.ok) {
       facts = resultFacts(call.value, call.profile)
       isError = facts.isError
       if (!facts.serializable && isError) error = errorText({ name: "TypeError", message: "result could not be serialised to JSON" }, policy)
+      else if (facts.validation) error = errorText({ name: "ValidationError", message: `the form answered with ${facts.validation} validation message(s)` }, policy)
       else if (isError) error = errorText({ name: "Error", message: "isError result" }, policy)
       // A failure a tool library returned as prose (001's isErrorResult): the agent still reads the value.
       if (!isError && typeof cfg.isErrorResult === "function") {
@@ -1262,6 +1301,10 @@ class Collector {
       consent: call.consent ? call.consent.consent : null,
       consentMismatch: call.consent ? call.consent.mismatch : null,
     }
+    // Declarative (form) calls: how long the filled form waited for the user's submit (not tool time), and
+    // "navigated" when the submission left the document.
+    if (call.waitedMs !== undefined) span.waitedMs = call.waitedMs
+    if (call.outcome) span.outcome = call.outcome
     if (call.terminal) {
       span.invokedBy = "terminal"
       span.synthetic = true // not a live host's call (000's meaning), also for the channel's readers
@@ -1684,16 +1727,16 @@ function wrapExecute(collector, name, original, profile) {
         then = undefined
       }
       if (typeof then === "function") {
+        // A native promise is awaited as is (its `then` is the engine's own: reading it is invisible). Any
+        // other thenable has its `then` read once (above) and called once (here): the host gets a native
+        // promise of the same value, so the page's `then` never runs a second time for our sake.
+        if (!isNativePromise(ret, then)) return settleThenable(c, call, ret, then)
         if (call) return carry(c, call, ret)
-        try {
-          then.call(
-            ret,
-            (v) => c.settle(call, true, v),
-            (e) => c.settle(call, false, e),
-          )
-        } catch {
-          c.settle(call, true, undefined)
-        }
+        then.call(
+          ret,
+          (v) => c.settle(call, true, v),
+          (e) => c.settle(call, false, e),
+        )
         return ret
       }
     }
@@ -1708,6 +1751,39 @@ function wrapExecute(collector, name, original, profile) {
     /* cosmetic only */
   }
   return wrapped
+}
+
+/** A promise of the engine's own, with the engine's own `then` (a subclass or a patched `then` is not). */
+function isNativePromise(ret, then) {
+  try {
+    return then === NATIVE_THEN && ret instanceof Promise
+  } catch {
+    return false
+  }
+}
+const NATIVE_THEN = Promise.prototype.then
+
+/**
+ * A thenable that is not a native promise: call the `then` already read, exactly once, and hand the host a
+ * native promise that settles with the same value or reason (a value that is itself a thenable is adopted
+ * by that promise exactly as the host's own `await` would have).
+ */
+function settleThenable(c, call, ret, then) {
+  let done = false // a `then` may call back more than once: the first call counts, as for a promise
+  return new Promise((resolve, reject) => {
+    const finish = (ok, v) => {
+      if (done) return
+      done = true
+      c.settle(call, ok, v)
+      if (ok) resolve(v)
+      else reject(v)
+    }
+    try {
+      then.call(ret, (v) => finish(true, v), (e) => finish(false, e))
+    } catch (e) {
+      finish(false, e)
+    }
+  })
 }
 
 /**
@@ -1828,6 +1904,8 @@ class Interceptor {
     this.pendingNames = new Map()
     this.onFound = null
     this.onSweep = null
+    /** the declarative tools (forms.js): names it owns are not "registered before the agent" */
+    this.forms = null
   }
 
   start() {
@@ -1953,6 +2031,7 @@ class Interceptor {
    */
   activated(name) {
     if (!name || name === this.c.reportToolName || this.pendingNames.has(name)) return
+    if (this.forms && this.forms.tools.has(name)) return // a declarative tool: measured by forms.js
     const live = this.live.get(toolName(name))
     if (live && live.wrapper) return
     this.c.countedCall(toolName(name))
@@ -1964,7 +2043,10 @@ class Interceptor {
     if (isInternal(tool)) return { passed: tool, wrapper: null }
     const current = tool.execute
     if (isWrapper(current)) return { passed: tool, wrapper: current }
-    const wrapper = wrapExecute(this.c, toolName(tool.name), current, profileOf(host))
+    // A polyfill registers each declarative form through registerTool: its execute answers with what the page
+    // gave respondWith (validation messages included), serialised the polyfill's way.
+    const form = this.forms ? this.forms.formOf(tool.name) : null
+    const wrapper = wrapExecute(this.c, toolName(tool.name), current, form ? "mcp-b-form" : profileOf(host))
     try {
       tool.execute = wrapper
     } catch {
@@ -1987,6 +2069,8 @@ class Interceptor {
   record(tool, internal = false) {
     const name = toolName(tool.name)
     const rec = { name, ...describeTool(tool), annotationsKept: null, internal }
+    const form = !internal && this.forms ? this.forms.formOf(tool.name) : null
+    if (form) Object.assign(rec, { kind: "form", form: this.forms.factsOf(form, tool.inputSchema) })
     // 001's descriptor fingerprint (webmcp.tool.descriptor), with the handler's source folded in only under
     // `fingerprintHandler` (off by default: a bundled handler moves on every load), so a swapped function under
     // an identical descriptor still counts as a redefinition. The page's function, never our wrapper.
@@ -2214,9 +2298,11 @@ class Interceptor {
         if (!Array.isArray(list) || !this.c.active) return
         const names = new Set()
         const entry = this.hosts.get(host)
+        if (this.forms && this.forms.host === host) this.forms.sync(list)
         for (const t of list) {
           if (!t || typeof t.name !== "string" || !t.name) continue
           names.add(t.name)
+          if (this.forms && this.forms.owns(t.name)) continue
           if (this.live.has(t.name) || this.pendingNames.has(t.name) || t.name === this.c.reportToolName) continue
           if ((this.changed.get(t.name) || 0) > epochAtCall) continue // the list predates our own news of it
           // Registered before the agent could wrap it: listed, not measured (instrument() retrofits).
@@ -2305,12 +2391,15 @@ __m["channel"] = (function () {
 // Also posts {kind:"wmcp-top", sessionId, uplink} on start (and again whenever a new wmcp-top peer
 // announces itself), so another wmcp-top agent in the same origin does not forward (as "relayed") a session
 // that has its own uplink. A foreign session is held back for `settleMs` before it is forwarded, which
-// leaves its agent time to announce. When several wmcp-top agents with an uplink share the origin, only
-// the one with the lowest session id forwards (an agent leaving says so with `gone: true`). Other consumers
-// ignore the unknown kind.
+// leaves its agent time to announce. Every wmcp-top agent with an uplink forwards the foreign sessions it
+// hears: the relay keeps the first forwarder's copy and shadows the others (README, "Session ownership").
+// No election among peers: anything on the channel can be posted by any same-origin script, so a fake
+// announcement (say, session 00000000 claiming to forward) must not be able to stop forwarding. An agent
+// leaving still says `gone: true`. Other consumers ignore the unknown kind.
 // What arrives is validated as strictly as the relay would, capped (8 sessions, 500 spans each) and
 // rate-limited; our own messages are ignored. Every drop is counted, never thrown.
 
+const { CONTENT_TYPES } = __m["measure"];
 const { safely } = __m["util"];
 const MAX_FOREIGN_SESSIONS = 8
 const MAX_FOREIGN_SPANS = 500
@@ -2339,7 +2428,8 @@ function validateSpan(s) {
   const contentTypes = {}
   for (const k of keys) {
     if (k.length > 64 || !nonNegInt(ct[k])) return null
-    contentTypes[k] = ct[k]
+    const key = CONTENT_TYPES.includes(k) ? k : "other" // keys are ours, never page text
+    contentTypes[key] = (contentTypes[key] || 0) + ct[k]
   }
   if (typeof s.isError !== "boolean" || typeof s.synthetic !== "boolean" || typeof s.serializable !== "boolean") return null
   // webmcp-profiler caps a message at 200 characters and appends an ellipsis: 201.
@@ -2412,10 +2502,6 @@ class ChannelMirror {
     this.pending = new Map()
     /** wmcp-top peers heard from */
     this.peers = new Set()
-    /** live peers with their own uplink: the lowest session id among them and us forwards */
-    this.forwarders = new Set()
-    /** foreign sessions another agent forwards */
-    this.elsewhere = new Set()
     this.clock = clock
     this.rate = Number.isFinite(rate) && rate > 0 ? rate : 200
     this.tokens = this.rate * 2
@@ -2427,7 +2513,7 @@ class ChannelMirror {
     this.sessions = new Map()
     /** sessions that announced their own uplink: seen, not forwarded */
     this.direct = new Set()
-    this.counters = { received: 0, accepted: 0, invalid: 0, own: 0, rateLimited: 0, sessionCap: 0, direct: 0, elsewhere: 0, heldDropped: 0, posted: 0 }
+    this.counters = { received: 0, accepted: 0, invalid: 0, own: 0, rateLimited: 0, sessionCap: 0, direct: 0, heldDropped: 0, posted: 0 }
     this.bc = null
     if (typeof BC !== "function") return
     safely(() => {
@@ -2441,13 +2527,6 @@ class ChannelMirror {
     const msg = { kind: "wmcp-top", sessionId: this.sessionId, uplink: this.uplink }
     if (gone) msg.gone = true
     this.post(msg)
-  }
-
-  /** Is this agent the one that forwards foreign sessions? */
-  elected() {
-    if (!this.uplink) return false
-    for (const id of this.forwarders) if (id < this.sessionId) return false
-    return true
   }
 
   post(msg) {
@@ -2485,13 +2564,9 @@ class ChannelMirror {
     if (msg.kind === "wmcp-top") {
       if (typeof msg.sessionId !== "string" || !HEX8.test(msg.sessionId)) return void c.invalid++
       if (msg.sessionId === this.sessionId) return void c.own++
-      if (msg.gone === true) {
-        this.forwarders.delete(msg.sessionId)
-        return
-      }
+      if (msg.gone === true) return
       if (msg.uplink === true) {
         this.direct.add(msg.sessionId)
-        this.forwarders.add(msg.sessionId)
         this.pending.delete(msg.sessionId)
       }
       if (!this.peers.has(msg.sessionId)) {
@@ -2514,7 +2589,6 @@ class ChannelMirror {
     } else return void c.invalid++
     if (sessionId === this.sessionId) return void c.own++
     if (this.direct.has(sessionId)) return void c.direct++
-    if (this.elsewhere.has(sessionId)) return void c.elsewhere++
     const held = this.pending.get(sessionId)
     if (held) {
       c.accepted++
@@ -2541,11 +2615,7 @@ class ChannelMirror {
     const held = this.pending.get(sessionId)
     if (!held || this.direct.has(sessionId)) return
     this.pending.delete(sessionId)
-    if (!this.elected()) {
-      this.elsewhere.add(sessionId)
-      this.counters.elsewhere += held.length
-      return
-    }
+    if (!this.uplink) return // no socket to forward on
     this.sessions.set(sessionId, 0)
     this.onSession(sessionId)
     for (const m of held) this.deliver(sessionId, m)
@@ -3411,6 +3481,415 @@ class PromptWatcher {
 return { countChars, countInput, PromptWatcher };
 })();
 
+// ---- forms.js ----
+__m["forms"] = (function () {
+// Declarative (form) tools: `<form toolname tooldescription>` is a tool too. The host lists it in getTools()
+// with a schema it generates from the form; executeTool fills the form and fires `submit` with
+// `agentInvoked === true`; the page answers with SubmitEvent.respondWith(value | promise). Measured here:
+//
+//   registration  a form the host lists, reported with the host's generated descriptor (kind "form") and, per
+//                 control, which element it is and what the descriptor lint needs (described, labeled, ...)
+//   a call        from the agent-invoked `submit` (it precedes `toolactivated` in Chromium 156) to the settling
+//                 of what respondWith was given; a form without `toolautosubmit` is filled at `toolactivated`
+//                 and then waits for the user's submit: that wait is its own state (a `start` marked waiting)
+//                 and is kept apart as `waitedMs`, not tool time
+//   refusals      a `toolactivated` for an autosubmit form with no submit after it: the host refused the input
+//                 (a value outside the form's constraints) before any page code ran: an error span
+//   navigation    a submission nobody prevented leaves the document: outcome "navigated", written at once
+//   removal       the form leaves the DOM while its call runs: the host cancels it, and so do we
+//
+// Values are read only to count bytes (inputBytes) and dropped; the page's answer is measured by the collector.
+
+const { describeTool, toolName } = __m["registry"];
+const { safely, cap } = __m["util"];
+const MAX_FIELDS = 64
+const FIELD_TAGS = new Set(["INPUT", "SELECT", "TEXTAREA"])
+const NOT_PARAMS = new Set(["submit", "button", "reset", "image"])
+const WATCHED = ["toolname", "tooldescription", "toolautosubmit", "toolparamdescription", "name", "required"]
+
+/** A short, value-free name for a control: `input[type=number][name=guests]#g`. */
+function elementLabel(el) {
+  const tag = String(el.tagName || "").toLowerCase() || "element"
+  let s = tag
+  const type = safely(() => el.getAttribute("type"), null)
+  if (tag === "input") s += `[type=${cap(type || "text", 24)}]`
+  const name = safely(() => el.getAttribute("name"), null)
+  if (name) s += `[name=${cap(name, 48)}]`
+  const id = safely(() => el.id, "")
+  if (id) s += `#${cap(id, 48)}`
+  return cap(s, 128)
+}
+
+function isLabeled(el) {
+  if (safely(() => el.labels && el.labels.length > 0, false)) return true
+  const aria = (k) => safely(() => (el.getAttribute(k) || "").trim() !== "", false)
+  return aria("aria-label") || aria("aria-labelledby") || aria("title")
+}
+
+/**
+ * The lint facts of a form tool, one entry per control (radio groups once): which parameter it feeds (its
+ * name, null when it has none and so feeds nothing), its element, and whether it is described, labeled,
+ * required. No values.
+ */
+function formFacts(form, schema) {
+  const props = schema && typeof schema === "object" && schema.properties && typeof schema.properties === "object" ? schema.properties : {}
+  const fields = []
+  const seen = new Set()
+  const els = safely(() => Array.from(form.elements), [])
+  for (const el of els) {
+    if (fields.length >= MAX_FIELDS) break
+    if (!el || !FIELD_TAGS.has(el.tagName)) continue
+    const type = String(safely(() => el.type, "") || "").toLowerCase()
+    if (NOT_PARAMS.has(type)) continue
+    const name = String(safely(() => el.getAttribute("name"), "") || "").trim()
+    if (name && seen.has(name)) continue
+    if (name) seen.add(name)
+    fields.push({
+      param: name ? cap(name, 128) : null,
+      element: elementLabel(el),
+      type: cap(type || String(el.tagName).toLowerCase(), 32),
+      inSchema: !!name && Object.prototype.hasOwnProperty.call(props, name),
+      described: safely(() => (el.getAttribute("toolparamdescription") || "").trim() !== "", false),
+      labeled: type === "hidden" ? true : isLabeled(el),
+      required: !!safely(() => el.required, false),
+    })
+  }
+  return {
+    autosubmit: safely(() => form.hasAttribute("toolautosubmit"), false),
+    navigates: formNavigates(form),
+    fields,
+  }
+}
+
+function formNavigates(form) {
+  return safely(() => String(form.getAttribute("method") || "get").toLowerCase() !== "dialog", true)
+}
+
+/** The form's values as the host filled them, typed by the generated schema (for inputBytes only). */
+function filledValues(form, schema) {
+  const props = schema && schema.properties && typeof schema.properties === "object" ? schema.properties : {}
+  const out = {}
+  for (const name of Object.keys(props)) {
+    const el = safely(() => form.elements.namedItem(name), null)
+    if (!el) continue
+    const spec = props[name] || {}
+    let v
+    if (typeof el.length === "number" && !el.tagName) {
+      // a RadioNodeList (radio group or checkboxes sharing a name)
+      const boxes = Array.from(el)
+      v = boxes.every((b) => b.type === "checkbox") ? boxes.filter((b) => b.checked).map((b) => b.value) : el.value
+    } else if (el.type === "checkbox") v = !!el.checked
+    else if (el.tagName === "SELECT" && el.multiple) v = Array.from(el.selectedOptions, (o) => o.value)
+    else v = el.value
+    if (typeof v === "string" && v === "") continue
+    if (spec.type === "number" && typeof v === "string") {
+      const n = Number(v)
+      v = Number.isFinite(n) ? n : v
+    }
+    out[name] = v
+  }
+  return out
+}
+
+class FormTools {
+  /**
+   * @param {import("./collector.js").Collector} collector
+   * @param {object} o
+   * @param {object} o.global  the window
+   * @param {(fn: Function) => void} o.schedule  a macrotask: runs after the current event's dispatch
+   * @param {(entry: object) => void} [o.onNavigated]  a call left the document: deliver now
+   */
+  constructor(collector, { global: g, schedule, onNavigated }) {
+    this.c = collector
+    this.g = g
+    this.schedule = schedule
+    this.onNavigated = onNavigated || (() => {})
+    /** name -> {form, rec, schema} of the form tools the host lists */
+    this.tools = new Map()
+    /** open calls: entry {name, call, form, responded, done, activated, waiting} */
+    this.open = new Set()
+    /** submit events of our calls -> entry (respondWith finds its call here) */
+    this.byEvent = new WeakMap()
+    /** name -> an entry submitted (or activated) in this task, not yet paired with its other half */
+    this.unpaired = new Map()
+    /** name -> an entry filled for a non-autosubmit form, waiting for the user's submit */
+    this.waiting = new Map()
+    this.invalidSeen = false
+    this.restores = []
+    this.host = null
+    this.patchedRespond = false
+    this.observer = null
+    this.syncQueued = false
+    this.resync = null
+    /** names a host registered through registerTool (a polyfill's forms): the interceptor measures those */
+    this.wrapped = () => false
+  }
+
+  get doc() {
+    return safely(() => this.g.document, null)
+  }
+
+  /** The form that declares `name`, or null. */
+  formOf(name) {
+    const forms = safely(() => this.doc && this.doc.forms, null)
+    if (!forms) return null
+    for (const f of Array.from(forms)) if (safely(() => f.getAttribute("toolname"), null) === name) return f
+    return null
+  }
+
+  /** The lint facts of `form` (for a polyfill's form registered through registerTool). */
+  factsOf(form, schema) {
+    return formFacts(form, schema)
+  }
+
+  /** Is `name` a declarative tool (so not one "registered before the agent")? */
+  owns(name) {
+    return this.tools.has(name) || this.formOf(name) !== null
+  }
+
+  /** The document's host was found: listen for submissions, activations, and form changes. */
+  attach(host, resync) {
+    if (this.host) return
+    this.host = host
+    this.resync = resync
+    const g = this.g
+    const on = (target, type, fn, capture) => {
+      if (!target || typeof target.addEventListener !== "function") return
+      safely(() => {
+        target.addEventListener(type, fn, capture)
+        this.restores.push(() => target.removeEventListener(type, fn, capture))
+      })
+    }
+    on(g, "submit", (e) => safely(() => this.onSubmit(e)), true)
+    on(g, "invalid", () => {
+      this.invalidSeen = true
+    }, true)
+    const onActivated = (e) => safely(() => this.onActivated(e))
+    on(host, "toolactivated", onActivated, false)
+    // The polyfill fires toolactivated on window; Chromium on document.modelContext.
+    if (host !== g) on(g, "toolactivated", onActivated, false)
+    this.patchRespond()
+    const MO = safely(() => g.MutationObserver, null)
+    const doc = this.doc
+    if (typeof MO === "function" && doc) {
+      safely(() => {
+        const obs = new MO(() => safely(() => this.domChanged()))
+        obs.observe(doc, { subtree: true, childList: true, attributes: true, attributeFilter: WATCHED })
+        this.observer = obs
+      })
+    }
+  }
+
+  /** Wrap SubmitEvent.prototype.respondWith (never define it: a polyfill checks for it before adding its own). */
+  patchRespond() {
+    if (this.patchedRespond) return
+    const proto = safely(() => this.g.SubmitEvent && this.g.SubmitEvent.prototype, null)
+    if (!proto) return
+    const own = Object.getOwnPropertyDescriptor(proto, "respondWith")
+    const original = own && typeof own.value === "function" ? own.value : null
+    if (!original) return
+    const self = this
+    const patched = function respondWith(value) {
+      const ret = original.apply(this, arguments)
+      safely(() => self.responded(this, value))
+      return ret
+    }
+    try {
+      Object.defineProperty(proto, "respondWith", { ...own, value: patched })
+    } catch {
+      return
+    }
+    this.patchedRespond = true
+    this.restores.push(() => {
+      if (proto.respondWith === patched) Object.defineProperty(proto, "respondWith", own)
+    })
+  }
+
+  domChanged() {
+    this.cancelRemoved()
+    if (this.syncQueued || !this.resync) return
+    this.syncQueued = true
+    this.schedule(() => {
+      this.syncQueued = false
+      safely(() => this.resync())
+    })
+  }
+
+  /**
+   * The host's current list (from the interceptor's reconcile): register the forms it lists, withdraw the
+   * ones it stopped listing. Returns nothing; reports through the collector.
+   */
+  sync(list) {
+    this.patchRespond()
+    const listed = new Set()
+    for (const t of list) {
+      if (!t || typeof t.name !== "string" || !t.name) continue
+      const form = this.formOf(t.name)
+      if (!form || this.wrapped(t.name)) continue
+      const name = toolName(t.name)
+      listed.add(name)
+      const desc = describeTool({ name: t.name, title: t.title || undefined, description: t.description, inputSchema: t.inputSchema })
+      const facts = formFacts(form, t.inputSchema)
+      const prev = this.tools.get(name)
+      const factsText = JSON.stringify(facts)
+      if (prev && prev.form === form && prev.rec.descriptor === desc.descriptor && prev.factsText === factsText) continue
+      const rec = { name, ...desc, annotationsKept: null, internal: false, kind: "form", form: facts }
+      this.tools.set(name, { form, rec, schema: t.inputSchema, factsText })
+      this.c.registered(rec)
+    }
+    for (const name of Array.from(this.tools.keys())) {
+      if (listed.has(name)) continue
+      this.tools.delete(name)
+      this.c.unregistered(name)
+    }
+    this.cancelRemoved()
+  }
+
+  // ---- calls ---------------------------------------------------------------------------------------------
+
+  onSubmit(e) {
+    if (!e || e.agentInvoked !== true || !this.c.active) return
+    const form = e.target
+    const name = safely(() => form.getAttribute("toolname"), null)
+    const tool = name && this.tools.get(name)
+    if (!tool) return
+    const t = this.c.clock()
+    let entry = this.waiting.get(name)
+    if (entry && entry.form === form) {
+      this.waiting.delete(name)
+      entry.waiting = false
+      if (entry.call) this.c.resumed(entry.call, t)
+    } else {
+      entry = this.unpaired.get(name)
+      if (entry && !entry.submitted) this.unpaired.delete(name)
+      else {
+        entry = this.newEntry(name, form, false)
+        this.unpaired.set(name, entry)
+        this.schedule(() => this.unpaired.get(name) === entry && this.unpaired.delete(name))
+      }
+    }
+    entry.submitted = true
+    entry.event = e
+    if (entry.call) entry.call.input = safely(() => filledValues(form, tool.schema), undefined)
+    this.byEvent.set(e, entry)
+    this.schedule(() => safely(() => this.afterDispatch(entry)))
+  }
+
+  newEntry(name, form, waiting) {
+    const call = this.c.enter(name, undefined, "form", waiting ? { waiting: true } : undefined)
+    const entry = { name, call, form, responded: false, done: false, submitted: false, waiting, event: null }
+    this.open.add(entry)
+    return entry
+  }
+
+  onActivated(e) {
+    const name = e && typeof e.toolName === "string" ? e.toolName : ""
+    if (!this.c.active || !this.tools.has(name)) return
+    const paired = this.unpaired.get(name)
+    if (paired && paired.submitted) {
+      this.unpaired.delete(name) // its submit came first, in this task
+      return
+    }
+    const form = this.formOf(name)
+    if (!form) return
+    if (!safely(() => form.hasAttribute("toolautosubmit"), false)) {
+      const prev = this.waiting.get(name)
+      if (prev) this.finish(prev, false, { name: "AbortError", message: "superseded by another call before the user submitted" })
+      this.waiting.set(name, this.newEntry(name, form, true))
+      return
+    }
+    // Activated, no submit: the host refused the input, unless a submit follows in this task.
+    const entry = this.newEntry(name, form, false)
+    const invalid = this.invalidSeen
+    this.unpaired.set(name, entry)
+    this.schedule(() =>
+      safely(() => {
+        this.invalidSeen = false
+        if (entry.submitted) return
+        if (this.unpaired.get(name) === entry) this.unpaired.delete(name)
+        const why = invalid || this.invalidSeen ? "Form validation failed" : "a value outside the form's constraints"
+        this.finish(entry, false, { name: "UnknownError", message: `refused by the browser before the page ran: ${why}` })
+      }),
+    )
+  }
+
+  responded(event, value) {
+    const entry = this.byEvent.get(event)
+    if (!entry || entry.responded || entry.done) return
+    entry.responded = true
+    let then = null
+    if (value !== null && (typeof value === "object" || typeof value === "function")) then = safely(() => value.then, null)
+    if (typeof then === "function") {
+      try {
+        then.call(
+          value,
+          (v) => this.finish(entry, true, v),
+          (err) => this.finish(entry, false, err),
+        )
+      } catch (err) {
+        this.finish(entry, false, err)
+      }
+    } else this.finish(entry, true, value)
+  }
+
+  /** Right after the submit's dispatch: answered, prevented without an answer, or leaving the document. */
+  afterDispatch(entry) {
+    if (entry.done || entry.responded) return
+    const e = entry.event
+    if (e && e.defaultPrevented) {
+      this.finish(entry, false, { name: "UnknownError", message: "the page called preventDefault() on the submit without respondWith()" })
+      return
+    }
+    this.navigated(entry)
+  }
+
+  navigated(entry) {
+    if (entry.done) return
+    if (entry.call) entry.call.outcome = "navigated"
+    this.finish(entry, true, null)
+    safely(() => this.onNavigated(entry))
+  }
+
+  /** The document is going away: every submitted call still open left with it. */
+  pagehide() {
+    let any = false
+    for (const entry of Array.from(this.open)) {
+      if (!entry.submitted || entry.responded) continue
+      this.navigated(entry)
+      any = true
+    }
+    return any
+  }
+
+  cancelRemoved() {
+    for (const entry of Array.from(this.open)) {
+      if (entry.done || safely(() => entry.form.isConnected, true)) continue
+      this.finish(entry, false, { name: "AbortError", message: "the form was removed while the call ran" })
+    }
+  }
+
+  finish(entry, ok, value) {
+    if (entry.done) return
+    if (entry.waiting && entry.call) this.c.resumed(entry.call, this.c.clock()) // the wait was never tool time
+    entry.waiting = false
+    entry.done = true
+    entry.event = null
+    this.open.delete(entry)
+    if (this.waiting.get(entry.name) === entry) this.waiting.delete(entry.name)
+    this.c.settle(entry.call, ok, value)
+  }
+
+  restore() {
+    if (this.observer) safely(() => this.observer.disconnect())
+    this.observer = null
+    for (const f of this.restores.reverse()) safely(f)
+    this.restores = []
+    this.host = null
+  }
+}
+return { elementLabel, formFacts, filledValues, FormTools };
+})();
+
 // ---- gate.js ----
 __m["gate"] = (function () {
 // The ?perf= gate, with webmcp-profiler's values: `1|on|true` and `overlay` are remembered per origin in
@@ -3949,6 +4428,7 @@ const { Interceptor } = __m["registry"];
 const { ChannelMirror } = __m["channel"];
 const { Uplink, Delivery, PROTOCOL } = __m["uplink"];
 const { PromptWatcher } = __m["prompt"];
+const { FormTools } = __m["forms"];
 const { resultText, errorText } = __m["measure"];
 const { gate } = __m["gate"];
 const { makeApi, reportView, reportToolDescriptor, manifest, helpText, overlayNotice } = __m["console"];
@@ -3961,6 +4441,8 @@ const { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, trace
 const MAX_FOREIGN_SPANS = 500
 const MAX_RESULT_TEXT = 256 * 1024 // characters of an invoked tool's result text (the relay's cap)
 const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
+const NAV_KEY = "wmcp-top:navigated" // sessionStorage: the form call whose submission left the last document
+const NAV_NOTE_MS = 60_000
 const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
 // What profilerTool needs of an API, under a registered symbol, so a second copy of the agent (the /agent.mjs
 // module imported next to the classic script) can make the report tool of the global API. Only the report's
@@ -4043,8 +4525,16 @@ class Agent {
       setInterval: config.setInterval || ((f, ms) => g.setInterval(f, ms)),
       clearInterval: config.clearInterval || ((t) => g.clearInterval(t)),
     })
-    this.interceptor.onFound = () => {
+    this.forms = new FormTools(this.collector, { global: g, schedule: this.schedule, onNavigated: (entry) => this.onNavigated(entry) })
+    this.interceptor.forms = this.forms
+    this.forms.wrapped = (name) => this.interceptor.pendingNames.has(name) || !!(this.interceptor.live.get(name) || {}).wrapper
+    this.interceptor.onFound = (host, location) => {
       if (this.wantReportTool) this.registerReportTool()
+      // Declarative tools live on the document's registry (Chromium's, or a polyfill's).
+      if (!this.forms.host && (location === "document" || location === "navigator")) {
+        this.forms.attach(host, () => this.interceptor.reconcile(host))
+        this.interceptor.reconcile(host)
+      }
     }
     this.prompts =
       config.prompts === false
@@ -4121,6 +4611,8 @@ class Agent {
     on(doc, "visibilitychange", () => safely(() => c.event("visibility", { state: String(doc.visibilityState) })))
     on(g, "pagehide", (e) =>
       safely(() => {
+        // A form submission that is taking the page away: its span leaves before the bye.
+        if (this.forms.pagehide()) this.deliverNow()
         if (this.uplink) this.uplink.bye(e && e.persisted ? "bfcache" : "pagehide")
         if (this.channel && this.uplink) this.channel.announce(true)
       }),
@@ -4134,6 +4626,7 @@ class Agent {
     )
     on(g, "popstate", () => safely(() => c.event("navigation", { kind: "popstate" })))
     on(g, "hashchange", () => safely(() => c.event("navigation", { kind: "hashchange" })))
+    this.linkNavigation()
     const nav = safely(() => g.performance.getEntriesByType("navigation")[0], null)
     if (nav && nav.type === "reload") c.event("reload", {})
     if (this.config.reportTool) this.registerReportTool()
@@ -4143,6 +4636,39 @@ class Agent {
     const ann = this.config.announce
     if (typeof ann === "function") safely(() => ann(this.api))
     else if (ann && g.console) safely(() => g.console.info(`[wmcp-top] attached ${c.sessionId}${this.relay ? " \u00b7 relay " + this.uplink.info().url : " \u00b7 no relay"} \u00b7 __webmcpPerf.help()`))
+  }
+
+  // ---- calls that navigate ------------------------------------------------------------------------------
+
+  /**
+   * A form call's submission is leaving the document: account it and write it to the socket now (the next
+   * task may never run), and leave a note in sessionStorage (names and numbers only) so the next document
+   * of this tab links its session to this call.
+   */
+  onNavigated(entry) {
+    this.deliverNow()
+    const call = entry.call
+    if (!call) return
+    const note = { session: this.collector.sessionId, seq: call.seq, tool: cap(call.tool, 128), at: Date.now() }
+    safely(() => this.g.sessionStorage.setItem(NAV_KEY, JSON.stringify(note)))
+  }
+
+  deliverNow() {
+    safely(() => this.collector.flush())
+    if (!this.uplink) return
+    safely(() => this.sendStarts())
+    safely(() => this.uplink.flush())
+  }
+
+  /** The previous document of this tab left through a form call: say so in this session's timeline. */
+  linkNavigation() {
+    const text = safely(() => this.g.sessionStorage.getItem(NAV_KEY), null)
+    if (typeof text !== "string") return
+    safely(() => this.g.sessionStorage.removeItem(NAV_KEY))
+    const note = safely(() => JSON.parse(text), null)
+    if (!note || typeof note !== "object" || !/^[0-9a-f]{8}$/.test(String(note.session)) || !Number.isInteger(note.seq) || note.seq < 0) return
+    if (!(Date.now() - Number(note.at) < NAV_NOTE_MS)) return // a stale note from long ago says nothing
+    this.collector.event("navigated-from", { session: note.session, seq: note.seq, tool: cap(String(note.tool || ""), 128) })
   }
 
   // ---- sink -------------------------------------------------------------------------------------------
@@ -4157,7 +4683,7 @@ class Agent {
   sendStarts() {
     const id = this.collector.sessionId
     while (this.pendingStarts.length) {
-      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}) }))
+      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}), ...(c.waiting ? { waiting: true } : {}) }))
       this.uplink.send(id, { type: "start", session: id, calls })
     }
   }
@@ -4188,6 +4714,8 @@ class Agent {
     if (rec.descriptor) f.descriptor = safely(() => JSON.parse(rec.descriptor), null)
     if (rec.rejected) f.rejected = rec.rejected
     if (rec.fingerprint) f.fingerprint = rec.fingerprint
+    if (rec.kind) f.kind = rec.kind
+    if (rec.form) f.form = rec.form
     return f
   }
 
@@ -4242,7 +4770,7 @@ class Agent {
         frames.push(st)
         frames.push({ type: "ledger", session: id, rev: c.ledgerRev, ledger: c.ledger() })
         this.pendingStarts = []
-        const calls = Array.from(c.inFlight.values()).map((x) => ({ seq: x.seq, tool: x.tool, invokedAt: x.invokedAt, depth: x.depth, parent: x.parent }))
+        const calls = Array.from(c.inFlight.values()).map((x) => ({ seq: x.seq, tool: x.tool, invokedAt: x.invokedAt, depth: x.depth, parent: x.parent, ...(x.waiting ? { waiting: true } : {}) }))
         if (calls.length) frames.push({ type: "start", session: id, calls: calls.slice(0, 500) })
         return frames
       },
@@ -4373,6 +4901,7 @@ class Agent {
     if (!c.active) return false
     safely(() => this.sendStarts())
     safely(() => this.unregisterReportTool())
+    this.forms.restore()
     this.interceptor.restore()
     if (this.prompts) safely(() => this.prompts.restore())
     c.stop()

@@ -68,7 +68,7 @@ async function main() {
     const cur = (await chrome.storage.local.get("off")).off || []
     const next = $("watch").checked ? cur.filter((h) => h !== host) : [...new Set([...cur, host])]
     await chrome.storage.local.set({ off: next })
-    say("note", $("watch").checked ? "Watching again from the next load of this tab." : "Stopped: the agent detached from this site's pages; nothing more is sent.", "muted")
+    say("note", $("watch").checked ? "Watching again from the next load of this tab." : "Stopped: the agent detached from this site's pages and is not injected there any more; nothing is sent.", "muted")
     if ($("watch").checked) chrome.tabs.reload(tab.id)
   }
 }

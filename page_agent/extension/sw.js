@@ -476,6 +476,31 @@ class PipeHub {
   }
 }
 
+/** A host the popup's switch may name and a match pattern may hold (anything else is left out). */
+const HOST_RE = /^(?:[a-z0-9-]+\.)*[a-z0-9-]+$|^\[[0-9a-f:.]+\]$/
+
+/**
+ * The main world agent's content-script registration (chrome.scripting): every frame of every page at
+ * document_start (about:blank, srcdoc and other opaque frames through matchOriginAsFallback), except the
+ * hosts switched off.
+ * @param {string[]} off
+ */
+function agentScript(off) {
+  const script = {
+    id: "wmcp-top-agent",
+    js: ["agent.js"],
+    matches: ["<all_urls>"],
+    runAt: "document_start",
+    allFrames: true,
+    matchOriginAsFallback: true,
+    world: "MAIN",
+    persistAcrossSessions: true,
+  }
+  // Always present, even empty: an update leaves unnamed properties as they were, so [] is how excludes go away.
+  script.excludeMatches = off.filter((h) => typeof h === "string" && HOST_RE.test(h)).map((h) => `*://${h}/*`)
+  return script
+}
+
 /** The badge for a tab's view: text, colour and tooltip. Nothing on tabs without an agent. */
 function badgeFor(v) {
   if (!v.pipes) return { text: "", color: "#5f6368", title: "wmcp-top: no page agent in this tab" }
@@ -484,7 +509,7 @@ function badgeFor(v) {
   if (!v.open) return { text: "!", color: "#c5221f", title: `wmcp-top: relay not reached at ${v.relay} (is wmcp-top running?)` }
   return { text: badgeCount(v.calls), color: "#188038", title: `wmcp-top: relay reached \u00b7 ${v.calls} call${v.calls === 1 ? "" : "s"} in this tab` }
 }
-return { PIPE_PORT_NAME, validRelay, validToken, pairingFrom, siteOf, badgeCount, PipeHub, badgeFor };
+return { PIPE_PORT_NAME, validRelay, validToken, pairingFrom, siteOf, badgeCount, PipeHub, agentScript, badgeFor };
 })();
 
 // ---- sw_main.js ----
@@ -493,7 +518,7 @@ return { PIPE_PORT_NAME, validRelay, validToken, pairingFrom, siteOf, badgeCount
 // Settings live in chrome.storage.local under "pairing" ({relay, token}, written by the pairing page) and
 // "off" (hosts the user switched off in the popup). Content scripts can read storage.local, but only the
 // isolated world has chrome.* at all; the page's main world never sees the token.
-const { PipeHub, PIPE_PORT_NAME, badgeFor, pairingFrom, validRelay, validToken } = __m["pipes"];
+const { PipeHub, PIPE_PORT_NAME, badgeFor, pairingFrom, validRelay, validToken, agentScript } = __m["pipes"];
 const BADGE_EVERY_MS = 200
 
 const badgeTimers = new Map()
@@ -513,14 +538,28 @@ function paintBadge(tabId) {
 
 const hub = new PipeHub({ WebSocket, onTab: (tabId) => tabId >= 0 && paintBadge(tabId) })
 
+/**
+ * The main-world agent is registered here, not in the manifest, so that the sites switched off in the popup
+ * are excluded from injection (excludeMatches); the isolated bridge stays in the manifest. Registered
+ * scripts persist across browser restarts; this runs on every worker start to match the stored list.
+ */
+async function syncAgentScript(off) {
+  const script = agentScript(off)
+  const [current] = await chrome.scripting.getRegisteredContentScripts({ ids: [script.id] })
+  if (!current) return chrome.scripting.registerContentScripts([script])
+  // A worker wakes often (every reconnect): touch the registration only when the switched-off list changed.
+  if (JSON.stringify(current.excludeMatches || []) !== JSON.stringify(script.excludeMatches)) await chrome.scripting.updateContentScripts([script])
+}
+
+let scriptReady = Promise.resolve()
+
 async function load() {
   const got = await chrome.storage.local.get(["pairing", "off"])
   const p = got.pairing && typeof got.pairing === "object" ? got.pairing : {}
-  hub.configure({
-    relay: validRelay(p.relay) ? p.relay : null,
-    token: validToken(p.token) ? p.token : null,
-    off: Array.isArray(got.off) ? got.off.filter((h) => typeof h === "string") : [],
-  })
+  const off = Array.isArray(got.off) ? got.off.filter((h) => typeof h === "string") : []
+  scriptReady = syncAgentScript(off).catch(() => {})
+  hub.configure({ relay: validRelay(p.relay) ? p.relay : null, token: validToken(p.token) ? p.token : null, off })
+  await scriptReady
 }
 
 chrome.runtime.onConnect.addListener((port) => {
@@ -543,7 +582,8 @@ chrome.runtime.onMessage.addListener((msg, sender, reply) => {
   } else if (msg.q === "pair" && typeof msg.fragment === "string") {
     const p = pairingFrom(msg.fragment)
     if (!p) reply({ ok: false })
-    else chrome.storage.local.set({ pairing: p }).then(() => reply({ ok: true, relay: p.relay }))
+    // Answered once the agent's registration is in place: a page opened after pairing is watched.
+    else chrome.storage.local.set({ pairing: p }).then(() => scriptReady).then(() => reply({ ok: true, relay: p.relay }))
     return true
   }
   return false

@@ -4,12 +4,15 @@
 // Also posts {kind:"wmcp-top", sessionId, uplink} on start (and again whenever a new wmcp-top peer
 // announces itself), so another wmcp-top agent in the same origin does not forward (as "relayed") a session
 // that has its own uplink. A foreign session is held back for `settleMs` before it is forwarded, which
-// leaves its agent time to announce. When several wmcp-top agents with an uplink share the origin, only
-// the one with the lowest session id forwards (an agent leaving says so with `gone: true`). Other consumers
-// ignore the unknown kind.
+// leaves its agent time to announce. Every wmcp-top agent with an uplink forwards the foreign sessions it
+// hears: the relay keeps the first forwarder's copy and shadows the others (README, "Session ownership").
+// No election among peers: anything on the channel can be posted by any same-origin script, so a fake
+// announcement (say, session 00000000 claiming to forward) must not be able to stop forwarding. An agent
+// leaving still says `gone: true`. Other consumers ignore the unknown kind.
 // What arrives is validated as strictly as the relay would, capped (8 sessions, 500 spans each) and
 // rate-limited; our own messages are ignored. Every drop is counted, never thrown.
 
+import { CONTENT_TYPES } from "./measure.js"
 import { safely } from "./util.js"
 
 export const MAX_FOREIGN_SESSIONS = 8
@@ -39,7 +42,8 @@ export function validateSpan(s) {
   const contentTypes = {}
   for (const k of keys) {
     if (k.length > 64 || !nonNegInt(ct[k])) return null
-    contentTypes[k] = ct[k]
+    const key = CONTENT_TYPES.includes(k) ? k : "other" // keys are ours, never page text
+    contentTypes[key] = (contentTypes[key] || 0) + ct[k]
   }
   if (typeof s.isError !== "boolean" || typeof s.synthetic !== "boolean" || typeof s.serializable !== "boolean") return null
   // webmcp-profiler caps a message at 200 characters and appends an ellipsis: 201.
@@ -112,10 +116,6 @@ export class ChannelMirror {
     this.pending = new Map()
     /** wmcp-top peers heard from */
     this.peers = new Set()
-    /** live peers with their own uplink: the lowest session id among them and us forwards */
-    this.forwarders = new Set()
-    /** foreign sessions another agent forwards */
-    this.elsewhere = new Set()
     this.clock = clock
     this.rate = Number.isFinite(rate) && rate > 0 ? rate : 200
     this.tokens = this.rate * 2
@@ -127,7 +127,7 @@ export class ChannelMirror {
     this.sessions = new Map()
     /** sessions that announced their own uplink: seen, not forwarded */
     this.direct = new Set()
-    this.counters = { received: 0, accepted: 0, invalid: 0, own: 0, rateLimited: 0, sessionCap: 0, direct: 0, elsewhere: 0, heldDropped: 0, posted: 0 }
+    this.counters = { received: 0, accepted: 0, invalid: 0, own: 0, rateLimited: 0, sessionCap: 0, direct: 0, heldDropped: 0, posted: 0 }
     this.bc = null
     if (typeof BC !== "function") return
     safely(() => {
@@ -141,13 +141,6 @@ export class ChannelMirror {
     const msg = { kind: "wmcp-top", sessionId: this.sessionId, uplink: this.uplink }
     if (gone) msg.gone = true
     this.post(msg)
-  }
-
-  /** Is this agent the one that forwards foreign sessions? */
-  elected() {
-    if (!this.uplink) return false
-    for (const id of this.forwarders) if (id < this.sessionId) return false
-    return true
   }
 
   post(msg) {
@@ -185,13 +178,9 @@ export class ChannelMirror {
     if (msg.kind === "wmcp-top") {
       if (typeof msg.sessionId !== "string" || !HEX8.test(msg.sessionId)) return void c.invalid++
       if (msg.sessionId === this.sessionId) return void c.own++
-      if (msg.gone === true) {
-        this.forwarders.delete(msg.sessionId)
-        return
-      }
+      if (msg.gone === true) return
       if (msg.uplink === true) {
         this.direct.add(msg.sessionId)
-        this.forwarders.add(msg.sessionId)
         this.pending.delete(msg.sessionId)
       }
       if (!this.peers.has(msg.sessionId)) {
@@ -214,7 +203,6 @@ export class ChannelMirror {
     } else return void c.invalid++
     if (sessionId === this.sessionId) return void c.own++
     if (this.direct.has(sessionId)) return void c.direct++
-    if (this.elsewhere.has(sessionId)) return void c.elsewhere++
     const held = this.pending.get(sessionId)
     if (held) {
       c.accepted++
@@ -241,11 +229,7 @@ export class ChannelMirror {
     const held = this.pending.get(sessionId)
     if (!held || this.direct.has(sessionId)) return
     this.pending.delete(sessionId)
-    if (!this.elected()) {
-      this.elsewhere.add(sessionId)
-      this.counters.elsewhere += held.length
-      return
-    }
+    if (!this.uplink) return // no socket to forward on
     this.sessions.set(sessionId, 0)
     this.onSession(sessionId)
     for (const m of held) this.deliver(sessionId, m)

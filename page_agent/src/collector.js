@@ -100,8 +100,11 @@ export class Collector {
 
   // ---- the call path ---------------------------------------------------------------------------------
 
-  /** execute() entered. Returns the Call, or null when sampling left it unmeasured. */
-  enter(tool, input, profile) {
+  /**
+   * execute() entered (or a form tool's call began). Returns the Call, or null when sampling left it
+   * unmeasured. `opts.waiting`: a filled form waiting for the user's submit (forms.js); resumed() ends the wait.
+   */
+  enter(tool, input, profile, opts) {
     const t = this.clock()
     // A call the terminal asked for (`invoke` command) is measured, but it is not the agent's: it stays out of
     // the host-gap chain (no gap of its own, the next agent call's gap runs from the last agent call) and of
@@ -138,6 +141,7 @@ export class Collector {
       consent: null,
       terminal,
     }
+    if (opts && opts.waiting) call.waiting = true
     if (this.consents.size) {
       const consent = this.consents.get(tool)
       if (consent) {
@@ -152,6 +156,18 @@ export class Collector {
     }
     this.sink.start(call)
     return call
+  }
+
+  /**
+   * A call that waited for the user (a form without toolautosubmit) was submitted at `t`: tool time starts
+   * now, the wait is kept apart as waitedMs. A fresh `start` tells the relay.
+   */
+  resumed(call, t) {
+    if (!call || !call.waiting) return
+    call.waiting = false
+    call.waitedMs = Math.max(0, t - call.invokedAt)
+    call.invokedAt = t
+    this.sink.start(call)
   }
 
   // ---- nesting across executeTool() and awaits -----------------------------------------------------------
@@ -291,10 +307,15 @@ export class Collector {
     let errorType = null
     let refusal = null
     const cfg = this.config
-    if (call.ok) {
+    if (call.outcome === "navigated") {
+      // The form's submission left the document: the calling document's executeTool gets null, the agent nothing.
+      facts = { resultBytes: 0, resultType: "null", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
+      isError = false
+    } else if (call.ok) {
       facts = resultFacts(call.value, call.profile)
       isError = facts.isError
       if (!facts.serializable && isError) error = errorText({ name: "TypeError", message: "result could not be serialised to JSON" }, policy)
+      else if (facts.validation) error = errorText({ name: "ValidationError", message: `the form answered with ${facts.validation} validation message(s)` }, policy)
       else if (isError) error = errorText({ name: "Error", message: "isError result" }, policy)
       // A failure a tool library returned as prose (001's isErrorResult): the agent still reads the value.
       if (!isError && typeof cfg.isErrorResult === "function") {
@@ -373,6 +394,10 @@ export class Collector {
       consent: call.consent ? call.consent.consent : null,
       consentMismatch: call.consent ? call.consent.mismatch : null,
     }
+    // Declarative (form) calls: how long the filled form waited for the user's submit (not tool time), and
+    // "navigated" when the submission left the document.
+    if (call.waitedMs !== undefined) span.waitedMs = call.waitedMs
+    if (call.outcome) span.outcome = call.outcome
     if (call.terminal) {
       span.invokedBy = "terminal"
       span.synthetic = true // not a live host's call (000's meaning), also for the channel's readers

@@ -6,6 +6,7 @@ import { Interceptor } from "./registry.js"
 import { ChannelMirror } from "./channel.js"
 import { Uplink, Delivery, PROTOCOL } from "./uplink.js"
 import { PromptWatcher } from "./prompt.js"
+import { FormTools } from "./forms.js"
 import { resultText, errorText } from "./measure.js"
 import { gate } from "./gate.js"
 import { makeApi, reportView, reportToolDescriptor, manifest, helpText, overlayNotice } from "./console.js"
@@ -20,6 +21,8 @@ export { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, trac
 const MAX_FOREIGN_SPANS = 500
 const MAX_RESULT_TEXT = 256 * 1024 // characters of an invoked tool's result text (the relay's cap)
 const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
+const NAV_KEY = "wmcp-top:navigated" // sessionStorage: the form call whose submission left the last document
+const NAV_NOTE_MS = 60_000
 const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
 // What profilerTool needs of an API, under a registered symbol, so a second copy of the agent (the /agent.mjs
 // module imported next to the classic script) can make the report tool of the global API. Only the report's
@@ -102,8 +105,16 @@ class Agent {
       setInterval: config.setInterval || ((f, ms) => g.setInterval(f, ms)),
       clearInterval: config.clearInterval || ((t) => g.clearInterval(t)),
     })
-    this.interceptor.onFound = () => {
+    this.forms = new FormTools(this.collector, { global: g, schedule: this.schedule, onNavigated: (entry) => this.onNavigated(entry) })
+    this.interceptor.forms = this.forms
+    this.forms.wrapped = (name) => this.interceptor.pendingNames.has(name) || !!(this.interceptor.live.get(name) || {}).wrapper
+    this.interceptor.onFound = (host, location) => {
       if (this.wantReportTool) this.registerReportTool()
+      // Declarative tools live on the document's registry (Chromium's, or a polyfill's).
+      if (!this.forms.host && (location === "document" || location === "navigator")) {
+        this.forms.attach(host, () => this.interceptor.reconcile(host))
+        this.interceptor.reconcile(host)
+      }
     }
     this.prompts =
       config.prompts === false
@@ -180,6 +191,8 @@ class Agent {
     on(doc, "visibilitychange", () => safely(() => c.event("visibility", { state: String(doc.visibilityState) })))
     on(g, "pagehide", (e) =>
       safely(() => {
+        // A form submission that is taking the page away: its span leaves before the bye.
+        if (this.forms.pagehide()) this.deliverNow()
         if (this.uplink) this.uplink.bye(e && e.persisted ? "bfcache" : "pagehide")
         if (this.channel && this.uplink) this.channel.announce(true)
       }),
@@ -193,6 +206,7 @@ class Agent {
     )
     on(g, "popstate", () => safely(() => c.event("navigation", { kind: "popstate" })))
     on(g, "hashchange", () => safely(() => c.event("navigation", { kind: "hashchange" })))
+    this.linkNavigation()
     const nav = safely(() => g.performance.getEntriesByType("navigation")[0], null)
     if (nav && nav.type === "reload") c.event("reload", {})
     if (this.config.reportTool) this.registerReportTool()
@@ -202,6 +216,39 @@ class Agent {
     const ann = this.config.announce
     if (typeof ann === "function") safely(() => ann(this.api))
     else if (ann && g.console) safely(() => g.console.info(`[wmcp-top] attached ${c.sessionId}${this.relay ? " · relay " + this.uplink.info().url : " · no relay"} · __webmcpPerf.help()`))
+  }
+
+  // ---- calls that navigate ------------------------------------------------------------------------------
+
+  /**
+   * A form call's submission is leaving the document: account it and write it to the socket now (the next
+   * task may never run), and leave a note in sessionStorage (names and numbers only) so the next document
+   * of this tab links its session to this call.
+   */
+  onNavigated(entry) {
+    this.deliverNow()
+    const call = entry.call
+    if (!call) return
+    const note = { session: this.collector.sessionId, seq: call.seq, tool: cap(call.tool, 128), at: Date.now() }
+    safely(() => this.g.sessionStorage.setItem(NAV_KEY, JSON.stringify(note)))
+  }
+
+  deliverNow() {
+    safely(() => this.collector.flush())
+    if (!this.uplink) return
+    safely(() => this.sendStarts())
+    safely(() => this.uplink.flush())
+  }
+
+  /** The previous document of this tab left through a form call: say so in this session's timeline. */
+  linkNavigation() {
+    const text = safely(() => this.g.sessionStorage.getItem(NAV_KEY), null)
+    if (typeof text !== "string") return
+    safely(() => this.g.sessionStorage.removeItem(NAV_KEY))
+    const note = safely(() => JSON.parse(text), null)
+    if (!note || typeof note !== "object" || !/^[0-9a-f]{8}$/.test(String(note.session)) || !Number.isInteger(note.seq) || note.seq < 0) return
+    if (!(Date.now() - Number(note.at) < NAV_NOTE_MS)) return // a stale note from long ago says nothing
+    this.collector.event("navigated-from", { session: note.session, seq: note.seq, tool: cap(String(note.tool || ""), 128) })
   }
 
   // ---- sink -------------------------------------------------------------------------------------------
@@ -216,7 +263,7 @@ class Agent {
   sendStarts() {
     const id = this.collector.sessionId
     while (this.pendingStarts.length) {
-      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}) }))
+      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}), ...(c.waiting ? { waiting: true } : {}) }))
       this.uplink.send(id, { type: "start", session: id, calls })
     }
   }
@@ -247,6 +294,8 @@ class Agent {
     if (rec.descriptor) f.descriptor = safely(() => JSON.parse(rec.descriptor), null)
     if (rec.rejected) f.rejected = rec.rejected
     if (rec.fingerprint) f.fingerprint = rec.fingerprint
+    if (rec.kind) f.kind = rec.kind
+    if (rec.form) f.form = rec.form
     return f
   }
 
@@ -301,7 +350,7 @@ class Agent {
         frames.push(st)
         frames.push({ type: "ledger", session: id, rev: c.ledgerRev, ledger: c.ledger() })
         this.pendingStarts = []
-        const calls = Array.from(c.inFlight.values()).map((x) => ({ seq: x.seq, tool: x.tool, invokedAt: x.invokedAt, depth: x.depth, parent: x.parent }))
+        const calls = Array.from(c.inFlight.values()).map((x) => ({ seq: x.seq, tool: x.tool, invokedAt: x.invokedAt, depth: x.depth, parent: x.parent, ...(x.waiting ? { waiting: true } : {}) }))
         if (calls.length) frames.push({ type: "start", session: id, calls: calls.slice(0, 500) })
         return frames
       },
@@ -432,6 +481,7 @@ class Agent {
     if (!c.active) return false
     safely(() => this.sendStarts())
     safely(() => this.unregisterReportTool())
+    this.forms.restore()
     this.interceptor.restore()
     if (this.prompts) safely(() => this.prompts.restore())
     c.stop()

@@ -28,21 +28,19 @@ export function inputBytesOf(input) {
 
 const isEnvelope = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && Array.isArray(v.content)
 
+/** MCP's content types (CallToolResult.content[].type); any other page string is counted as "other". */
+export const CONTENT_TYPES = ["text", "image", "audio", "resource", "resource_link"]
+
 function contentFacts(envelope) {
   const types = {}
   let image = 0
-  let n = 0
   for (const item of envelope.content) {
     if (!item || typeof item !== "object") continue
-    let kind = item.type
+    const kind = item.type
     if (typeof kind !== "string") continue
-    kind = kind.slice(0, 32)
-    if (!(kind in types)) {
-      if (n >= 16) continue
-      n++
-      types[kind] = 0
-    }
-    types[kind] += 1
+    // Keys are ours, never page text: a page's own `type` strings would otherwise travel to the terminal.
+    const key = CONTENT_TYPES.includes(kind) ? kind : "other"
+    types[key] = (types[key] || 0) + 1
     if (kind === "image" && typeof item.data === "string") image += item.data.length
   }
   return [types, image]
@@ -53,7 +51,25 @@ function contentFacts(envelope) {
  * @mcp-b/webmcp-polyfill 5.x, which writes JSON.stringify(value) when that gives text and String(value)
  * otherwise (so a cycle reads "[object Object]" instead of failing), "" becoming "Operation succeeded".
  */
-export const PROFILES = ["chromium", "mcp-b"]
+export const PROFILES = ["chromium", "mcp-b", "form", "mcp-b-form"]
+
+/**
+ * A declarative (form) tool's answer: what the page passed to SubmitEvent.respondWith. Chromium 156 delivers it
+ * as for an imperative tool except that "" stays "" (no substitute text). An array of strings is the page's
+ * validation messages: an error, counted in `validation`.
+ */
+function formFacts(value) {
+  if (value === "") return facts(0, "string", false, false, { text: 1 })
+  return validationOf(value, resultFacts(value, "chromium"))
+}
+
+function validationOf(value, f) {
+  if (Array.isArray(value) && value.length && value.every((m) => typeof m === "string")) {
+    f.isError = true
+    f.validation = value.length
+  }
+  return f
+}
 
 /**
  * Facts about what the agent reads for a tool that returned `value`.
@@ -62,6 +78,8 @@ export const PROFILES = ["chromium", "mcp-b"]
  */
 export function resultFacts(value, profile = "chromium") {
   const t = typeof value
+  if (profile === "form") return formFacts(value)
+  if (profile === "mcp-b-form") return validationOf(value, resultFacts(value, "mcp-b"))
   if (profile === "mcp-b" && value !== null && (t === "object" || t === "function")) return mcpbFacts(value)
   if (t === "string") {
     if (value === "") return facts(SUBSTITUTE_BYTES, "string", false, true, { text: 1 })
@@ -157,8 +175,8 @@ export { callTokens }
  */
 export function resultText(value, profile = "chromium") {
   const t = typeof value
-  if (t === "string") return value === "" ? EMPTY_SUBSTITUTE : value
-  if (profile === "mcp-b" && value !== null && (t === "object" || t === "function")) {
+  if (t === "string") return value === "" && profile !== "form" ? EMPTY_SUBSTITUTE : value
+  if ((profile === "mcp-b" || profile === "mcp-b-form") && value !== null && (t === "object" || t === "function")) {
     let text
     try {
       text = JSON.stringify(value)

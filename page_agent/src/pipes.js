@@ -325,6 +325,31 @@ export class PipeHub {
   }
 }
 
+/** A host the popup's switch may name and a match pattern may hold (anything else is left out). */
+const HOST_RE = /^(?:[a-z0-9-]+\.)*[a-z0-9-]+$|^\[[0-9a-f:.]+\]$/
+
+/**
+ * The main world agent's content-script registration (chrome.scripting): every frame of every page at
+ * document_start (about:blank, srcdoc and other opaque frames through matchOriginAsFallback), except the
+ * hosts switched off.
+ * @param {string[]} off
+ */
+export function agentScript(off) {
+  const script = {
+    id: "wmcp-top-agent",
+    js: ["agent.js"],
+    matches: ["<all_urls>"],
+    runAt: "document_start",
+    allFrames: true,
+    matchOriginAsFallback: true,
+    world: "MAIN",
+    persistAcrossSessions: true,
+  }
+  // Always present, even empty: an update leaves unnamed properties as they were, so [] is how excludes go away.
+  script.excludeMatches = off.filter((h) => typeof h === "string" && HOST_RE.test(h)).map((h) => `*://${h}/*`)
+  return script
+}
+
 /** The badge for a tab's view: text, colour and tooltip. Nothing on tabs without an agent. */
 export function badgeFor(v) {
   if (!v.pipes) return { text: "", color: "#5f6368", title: "wmcp-top: no page agent in this tab" }

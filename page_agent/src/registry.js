@@ -87,6 +87,8 @@ export class Interceptor {
     this.pendingNames = new Map()
     this.onFound = null
     this.onSweep = null
+    /** the declarative tools (forms.js): names it owns are not "registered before the agent" */
+    this.forms = null
   }
 
   start() {
@@ -212,6 +214,7 @@ export class Interceptor {
    */
   activated(name) {
     if (!name || name === this.c.reportToolName || this.pendingNames.has(name)) return
+    if (this.forms && this.forms.tools.has(name)) return // a declarative tool: measured by forms.js
     const live = this.live.get(toolName(name))
     if (live && live.wrapper) return
     this.c.countedCall(toolName(name))
@@ -223,7 +226,10 @@ export class Interceptor {
     if (isInternal(tool)) return { passed: tool, wrapper: null }
     const current = tool.execute
     if (isWrapper(current)) return { passed: tool, wrapper: current }
-    const wrapper = wrapExecute(this.c, toolName(tool.name), current, profileOf(host))
+    // A polyfill registers each declarative form through registerTool: its execute answers with what the page
+    // gave respondWith (validation messages included), serialised the polyfill's way.
+    const form = this.forms ? this.forms.formOf(tool.name) : null
+    const wrapper = wrapExecute(this.c, toolName(tool.name), current, form ? "mcp-b-form" : profileOf(host))
     try {
       tool.execute = wrapper
     } catch {
@@ -246,6 +252,8 @@ export class Interceptor {
   record(tool, internal = false) {
     const name = toolName(tool.name)
     const rec = { name, ...describeTool(tool), annotationsKept: null, internal }
+    const form = !internal && this.forms ? this.forms.formOf(tool.name) : null
+    if (form) Object.assign(rec, { kind: "form", form: this.forms.factsOf(form, tool.inputSchema) })
     // 001's descriptor fingerprint (webmcp.tool.descriptor), with the handler's source folded in only under
     // `fingerprintHandler` (off by default: a bundled handler moves on every load), so a swapped function under
     // an identical descriptor still counts as a redefinition. The page's function, never our wrapper.
@@ -473,9 +481,11 @@ export class Interceptor {
         if (!Array.isArray(list) || !this.c.active) return
         const names = new Set()
         const entry = this.hosts.get(host)
+        if (this.forms && this.forms.host === host) this.forms.sync(list)
         for (const t of list) {
           if (!t || typeof t.name !== "string" || !t.name) continue
           names.add(t.name)
+          if (this.forms && this.forms.owns(t.name)) continue
           if (this.live.has(t.name) || this.pendingNames.has(t.name) || t.name === this.c.reportToolName) continue
           if ((this.changed.get(t.name) || 0) > epochAtCall) continue // the list predates our own news of it
           // Registered before the agent could wrap it: listed, not measured (instrument() retrofits).

@@ -2,7 +2,7 @@
 // Settings live in chrome.storage.local under "pairing" ({relay, token}, written by the pairing page) and
 // "off" (hosts the user switched off in the popup). Content scripts can read storage.local, but only the
 // isolated world has chrome.* at all; the page's main world never sees the token.
-import { PipeHub, PIPE_PORT_NAME, badgeFor, pairingFrom, validRelay, validToken } from "./pipes.js"
+import { PipeHub, PIPE_PORT_NAME, badgeFor, pairingFrom, validRelay, validToken, agentScript } from "./pipes.js"
 
 const BADGE_EVERY_MS = 200
 
@@ -23,14 +23,28 @@ function paintBadge(tabId) {
 
 const hub = new PipeHub({ WebSocket, onTab: (tabId) => tabId >= 0 && paintBadge(tabId) })
 
+/**
+ * The main-world agent is registered here, not in the manifest, so that the sites switched off in the popup
+ * are excluded from injection (excludeMatches); the isolated bridge stays in the manifest. Registered
+ * scripts persist across browser restarts; this runs on every worker start to match the stored list.
+ */
+async function syncAgentScript(off) {
+  const script = agentScript(off)
+  const [current] = await chrome.scripting.getRegisteredContentScripts({ ids: [script.id] })
+  if (!current) return chrome.scripting.registerContentScripts([script])
+  // A worker wakes often (every reconnect): touch the registration only when the switched-off list changed.
+  if (JSON.stringify(current.excludeMatches || []) !== JSON.stringify(script.excludeMatches)) await chrome.scripting.updateContentScripts([script])
+}
+
+let scriptReady = Promise.resolve()
+
 async function load() {
   const got = await chrome.storage.local.get(["pairing", "off"])
   const p = got.pairing && typeof got.pairing === "object" ? got.pairing : {}
-  hub.configure({
-    relay: validRelay(p.relay) ? p.relay : null,
-    token: validToken(p.token) ? p.token : null,
-    off: Array.isArray(got.off) ? got.off.filter((h) => typeof h === "string") : [],
-  })
+  const off = Array.isArray(got.off) ? got.off.filter((h) => typeof h === "string") : []
+  scriptReady = syncAgentScript(off).catch(() => {})
+  hub.configure({ relay: validRelay(p.relay) ? p.relay : null, token: validToken(p.token) ? p.token : null, off })
+  await scriptReady
 }
 
 chrome.runtime.onConnect.addListener((port) => {
@@ -53,7 +67,8 @@ chrome.runtime.onMessage.addListener((msg, sender, reply) => {
   } else if (msg.q === "pair" && typeof msg.fragment === "string") {
     const p = pairingFrom(msg.fragment)
     if (!p) reply({ ok: false })
-    else chrome.storage.local.set({ pairing: p }).then(() => reply({ ok: true, relay: p.relay }))
+    // Answered once the agent's registration is in place: a page opened after pairing is watched.
+    else chrome.storage.local.set({ pairing: p }).then(() => scriptReady).then(() => reply({ ok: true, relay: p.relay }))
     return true
   }
   return false

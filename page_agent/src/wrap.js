@@ -65,16 +65,16 @@ export function wrapExecute(collector, name, original, profile) {
         then = undefined
       }
       if (typeof then === "function") {
+        // A native promise is awaited as is (its `then` is the engine's own: reading it is invisible). Any
+        // other thenable has its `then` read once (above) and called once (here): the host gets a native
+        // promise of the same value, so the page's `then` never runs a second time for our sake.
+        if (!isNativePromise(ret, then)) return settleThenable(c, call, ret, then)
         if (call) return carry(c, call, ret)
-        try {
-          then.call(
-            ret,
-            (v) => c.settle(call, true, v),
-            (e) => c.settle(call, false, e),
-          )
-        } catch {
-          c.settle(call, true, undefined)
-        }
+        then.call(
+          ret,
+          (v) => c.settle(call, true, v),
+          (e) => c.settle(call, false, e),
+        )
         return ret
       }
     }
@@ -89,6 +89,39 @@ export function wrapExecute(collector, name, original, profile) {
     /* cosmetic only */
   }
   return wrapped
+}
+
+/** A promise of the engine's own, with the engine's own `then` (a subclass or a patched `then` is not). */
+function isNativePromise(ret, then) {
+  try {
+    return then === NATIVE_THEN && ret instanceof Promise
+  } catch {
+    return false
+  }
+}
+const NATIVE_THEN = Promise.prototype.then
+
+/**
+ * A thenable that is not a native promise: call the `then` already read, exactly once, and hand the host a
+ * native promise that settles with the same value or reason (a value that is itself a thenable is adopted
+ * by that promise exactly as the host's own `await` would have).
+ */
+function settleThenable(c, call, ret, then) {
+  let done = false // a `then` may call back more than once: the first call counts, as for a promise
+  return new Promise((resolve, reject) => {
+    const finish = (ok, v) => {
+      if (done) return
+      done = true
+      c.settle(call, ok, v)
+      if (ok) resolve(v)
+      else reject(v)
+    }
+    try {
+      then.call(ret, (v) => finish(true, v), (e) => finish(false, e))
+    } catch (e) {
+      finish(false, e)
+    }
+  })
 }
 
 /**

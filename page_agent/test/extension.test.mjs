@@ -4,7 +4,7 @@
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { portSocketClass, BRIDGE_KEY } from "../src/port.js"
-import { PipeHub, badgeFor, badgeCount, pairingFrom, validRelay, siteOf } from "../src/pipes.js"
+import { PipeHub, badgeFor, badgeCount, pairingFrom, validRelay, siteOf, agentScript } from "../src/pipes.js"
 import { EXTENSION_AGENT } from "../src/config.js"
 import { FakeWebSocket } from "../test-support/helpers.mjs"
 
@@ -205,4 +205,15 @@ test("pairing links: only a loopback ws://…/relay and a 32-hex token", () => {
   assert.ok(validRelay("ws://[::1]:7420/relay") && validRelay("ws://localhost:1/relay"))
   assert.equal(siteOf("chrome://settings"), "")
   assert.deepEqual([badgeCount(999), badgeCount(1500), badgeCount(123456)], ["999", "1k", "99k+"])
+})
+
+test("the agent's registration: every frame at document_start in the main world, minus the hosts switched off", () => {
+  const all = agentScript([])
+  assert.deepEqual(
+    { world: all.world, runAt: all.runAt, allFrames: all.allFrames, fallback: all.matchOriginAsFallback, matches: all.matches, js: all.js },
+    { world: "MAIN", runAt: "document_start", allFrames: true, fallback: true, matches: ["<all_urls>"], js: ["agent.js"] },
+  )
+  assert.deepEqual(all.excludeMatches, [])
+  // A host no match pattern can hold is left out rather than breaking the registration for every site.
+  assert.deepEqual(agentScript(["shop.example", "[::1]", "bad/host*", "", 7]).excludeMatches, ["*://shop.example/*", "*://[::1]/*"])
 })

@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import cli as core
 from .. import protocol as p
+from ..inert import inert_str
 from ..store import Store
 from ..units import fmt_bytes, fmt_ms
 from .client import START_HINT, CDPError
@@ -43,7 +44,7 @@ def call_line(call: CallRecord) -> str:
     outcome = {"Completed": "ok", "Error": "error", "Canceled": "canceled"}.get(call.status, call.status.lower())
     if call.status == "Completed" and call.isError:
         outcome = "isError"
-    return f"{call.session} #{call.seq} {call.tool} {outcome} {fmt_ms(call.wallMs)} in {fmt_bytes(call.inputBytes)} out {fmt_bytes(call.resultBytes)}"
+    return f"{call.session} #{call.seq} {inert_str(call.tool, 128)} {outcome} {fmt_ms(call.wallMs)} in {fmt_bytes(call.inputBytes)} out {fmt_bytes(call.resultBytes)}"
 
 
 async def _main(args: argparse.Namespace) -> int:
@@ -56,9 +57,9 @@ async def _main(args: argparse.Namespace) -> int:
             log.frame(conn, raw, frame)
         if isinstance(frame, p.Hello):
             info = frame.session
-            print(f"{info.id} {info.origin}{info.path}: new session, watched over CDP ({frame.agent})", flush=True)
+            print(f"{info.id} {inert_str(info.origin + info.path, 200)}: new session, watched over CDP ({inert_str(frame.agent, 80)})", flush=True)
         elif isinstance(frame, p.Bye):
-            print(f"{frame.session} ended: {frame.reason}", flush=True)
+            print(f"{frame.session} ended: {inert_str(frame.reason, 120)}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

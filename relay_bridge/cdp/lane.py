@@ -63,7 +63,7 @@ class CallRecord:
     wallMs: float
     inputBytes: int
     resultBytes: int
-    status: str  # Completed | Error | Canceled
+    status: str  # Completed | Error | Canceled | Navigated (a form whose submission left the document)
     isError: bool
     error: str | None
 
@@ -89,6 +89,7 @@ class _Doc:
     url: str
     title: str
     tools: dict[str, str] = field(default_factory=dict)  # name -> frameId
+    forms: set[str] = field(default_factory=set)  # declarative tools (the host names their form's backendNodeId)
     open: dict[str, _Open] = field(default_factory=dict)  # invocationId -> call
     seq: int = 0
     last_settled: float | None = None
@@ -238,6 +239,10 @@ class CdpLane:
         if name in doc.tools:
             self._tool_removed(doc, name)
         doc.tools[name] = str(tool.get("frameId", ""))
+        if "backendNodeId" in tool:
+            doc.forms.add(name)
+        else:
+            doc.forms.discard(name)
         annotations = {ANNOTATION_NAMES.get(k, k)[:64]: v for k, v in (tool.get("annotations") or {}).items() if isinstance(v, (bool, int, float, str)) or v is None}
         descriptor: dict[str, Any] = {"name": name}
         for key in ("title", "description", "inputSchema"):
@@ -248,7 +253,8 @@ class CdpLane:
         text = stringify(descriptor)
         raw = msgspec.Raw(text.encode("utf-8", "surrogatepass")) if utf8_len(text) <= p.MAX_DESCRIPTOR_BYTES else msgspec.Raw()
         kept = dict(list(annotations.items())[: p.MAX_DETAIL_KEYS]) or None
-        self._apply(doc.conn, p.ToolChange(doc.sid, "registered", name, doc.now(), utf8_len(text), raw, None, kept))
+        kind = "form" if name in doc.forms else "imperative"
+        self._apply(doc.conn, p.ToolChange(doc.sid, "registered", name, doc.now(), utf8_len(text), raw, None, kept, kind=kind))
         if doc.phase == "host-found":
             doc.phase = "tools-registered"
             self._status(doc)
@@ -293,7 +299,12 @@ class CdpLane:
         is_error = status != "Completed"
         error: str | None = None
         error_type: str | None = None
-        if status == "Completed":
+        outcome: str | None = None
+        form = call.tool in doc.forms
+        if status == "Canceled" and form and reason == "Canceled: navigated":
+            # A form whose submission navigated: the expected end of such a call, not an error.
+            status, is_error, result_kind, outcome = "Navigated", False, "null", "navigated"
+        elif status == "Completed":
             text = output if isinstance(output, str) else stringify(output)
             result_bytes = utf8_len(text)
             del text
@@ -302,13 +313,17 @@ class CdpLane:
             if isinstance(output, dict) and output.get("isError") is True:
                 is_error = True
                 error = error_text(self.error_policy, "ToolError", "isError")
+            elif form and isinstance(output, list) and output and all(isinstance(m, str) for m in output):
+                is_error = True  # a form's validation messages (as the page agent counts them)
+                error = error_text(self.error_policy, "ValidationError", f"the form answered with {len(output)} validation message(s)")
         elif status == "Error":
             name, message = _exception_message(params)
             error = error_text(self.error_policy, name, message)
             error_type = name
             result_kind = "error"
-        else:
+        elif status == "Canceled":
             error = error_text(self.error_policy, "Canceled", reason or "Canceled")
+            result_kind = "error"
         output = None
         params.pop("output", None)
         params.pop("exception", None)
@@ -320,7 +335,7 @@ class CdpLane:
             contentTypes=types, imageBytes=size.imageBytes, estInputTokens=size.estInputTokens, estTextTokens=size.estTextTokens,
             estImageTokens=size.estImageTokens, estTokens=size.estTokens, isError=is_error, error=error,
             gapSincePrevCallMs=gap, synthetic=False, serializable=True, resultType=result_kind, envelope=envelope,
-            overlapped=overlapped, errorType=error_type,
+            overlapped=overlapped, errorType=error_type, outcome=outcome,
         )
         if status == "Canceled":
             self._apply(doc.conn, p.Event(doc.sid, settled, "toolcancel", {"seq": call.seq, "tool": call.tool[:200]}))

@@ -13,7 +13,7 @@ from .breakdown import PARTS, breakdown
 from .canonical import canonical_bytes, utf16_key
 from .inputs import Server, validate_catalog
 from .limits import LIMITS, Limits
-from .lint import lint_tool
+from .lint import lint_form, lint_tool
 from .similarity import LABELS, Entry, find_pairs
 
 FORMAT = "wmcp-top-footprint/1"
@@ -49,6 +49,9 @@ def analyze_catalog(servers: list[Server], source: dict[str, Any] | None = None,
             size = len(canon)
             server_bytes += size
             findings = lint_tool(tool)
+            form = server.meta.get("forms", {}).get(tool["name"])
+            if form is not None:  # a declarative tool: its form's controls are linted too
+                findings += lint_form(form)
             for f in findings:
                 lint.append({"server": server.name, "tool": tool["name"], **f})
             entries.append(Entry(len(entries), server.name, tool["name"], canon, tool.get("description")))

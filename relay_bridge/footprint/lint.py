@@ -195,3 +195,29 @@ def lint_tool(tool: dict[str, Any]) -> list[dict[str, str]]:
         if not is_key:
             out.extend(_instructions(at, text))
     return out
+
+
+def lint_form(form: dict[str, Any]) -> list[dict[str, str]]:
+    """Findings for a declarative (form) tool's controls, as the page agent reports them (`form.fields`: element,
+    param, described, labeled, required). Pointers name the field: /form/fields/<i>."""
+    out: list[dict[str, str]] = []
+    fields = form.get("fields") if isinstance(form, dict) else None
+    for i, field in enumerate(fields if isinstance(fields, list) else []):
+        if not isinstance(field, dict):
+            continue
+        at = f"/form/fields/{i}"
+        element = str(field.get("element") or "a control")[:128]
+        param = field.get("param")
+        if not param:
+            if field.get("required"):
+                out.append({"code": "required-without-name", "severity": "error", "pointer": at,
+                            "message": f"{element} is required but has no name: it is no parameter, so an agent cannot fill it "
+                                       "and the browser refuses every submission"})
+            continue
+        if not field.get("described"):
+            out.append({"code": "missing-param-description", "severity": "warning", "pointer": at,
+                        "message": f"parameter {param!r} ({element}) has no toolparamdescription: the model sees only its name"})
+        if not field.get("labeled"):
+            out.append({"code": "unlabeled-input", "severity": "warning", "pointer": at,
+                        "message": f"{element} has no label (<label>, aria-label or title): the user confirming the call cannot tell what it is"})
+    return out

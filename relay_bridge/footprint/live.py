@@ -15,6 +15,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+import msgspec
+
 from .analyze import analyze_catalog
 from .errors import FootprintError
 from .inputs import Server, nesting, validate_tool
@@ -87,7 +89,13 @@ def catalog_from_store(store: Any, limits: Limits = LIMITS) -> tuple[list[Server
         (s.info.origin, s.id, ((rec.name, rec.descriptor, rec.registered) for rec in s.tools.values()))
         for s in store.sessions.values()
     )
-    return servers_from_sessions(sessions, "store", limits)
+    servers, notes = servers_from_sessions(sessions, "store", limits)
+    forms = {server_name(s.info.origin, s.id): {rec.name: msgspec.to_builtins(rec.form) for rec in s.tools.values() if getattr(rec, "form", None) is not None}
+             for s in store.sessions.values()}
+    for server in servers:
+        if forms.get(server.name):
+            server.meta["forms"] = forms[server.name]
+    return servers, notes
 
 
 def analyze_sessions(store: Any, limits: Limits = LIMITS) -> dict[str, Any]:

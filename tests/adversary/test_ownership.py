@@ -135,3 +135,33 @@ async def test_lone_surrogates_are_replaced_never_refused(relay: Relay) -> None:
     assert relay.store.counters["rejected"] == 0
     await assert_served(relay)
     await ws.close()
+
+
+async def test_a_hello_must_claim_the_origin_of_the_page_that_opened_the_socket(relay: Relay) -> None:
+    ws = await connect(ws_url(relay), origin="http://127.0.0.1:8000")  # type: ignore[arg-type]
+    await recv_json(ws)
+    lie = await hello(ws, VICTIM, origin="https://bank.example")
+    assert (lie["type"], lie["code"], lie["session"]) == ("error", p.Code.FORBIDDEN_ORIGIN, VICTIM)
+    assert VICTIM not in relay.store.sessions
+    truth = await hello(ws, VICTIM, origin="http://127.0.0.1:8000")
+    assert truth["type"] == "ack"
+    await ws.close()
+
+
+async def test_a_relayed_session_is_carried_on_by_another_forwarder_and_taken_by_its_own_page(relay: Relay) -> None:
+    sid = "0e1a7ed0"
+    first, second = await socket(relay), await socket(relay)
+    assert (await hello(first, sid, context="relayed", via="aaaaaaaa"))["type"] == "ack"
+    await send_spans(first, sid, range(3))
+    assert (await hello(second, sid, context="relayed", via="bbbbbbbb")) == {"type": "ack", "session": sid, "seq": -1}
+    await first.close()  # the forwarding tab closed: the other forwarder's next batch carries the session on
+    await until(lambda: relay.store.sessions[sid].conn is None)
+    ack = await send_spans(second, sid, range(0, 6))
+    assert ack["seq"] == 5 and relay.store.sessions[sid].stats.totals.calls == 6
+    page = await socket(relay)  # the page's own agent connects late: its session is its own
+    assert (await hello(page, sid))["type"] == "ack"
+    assert relay.store.sessions[sid].info.context == "top"
+    echo = await send_spans(second, sid, [6])
+    assert echo["seq"] == 6 and relay.store.sessions[sid].stats.totals.calls == 6, "the forwarder only shadows now"
+    for ws in (second, page):
+        await ws.close()

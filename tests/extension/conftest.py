@@ -143,6 +143,9 @@ def launch(p: Playwright, profile: Path) -> BrowserContext:
     )
     if not ctx.service_workers:
         ctx.wait_for_event("serviceworker", timeout=10_000)
+    # The worker registers the main-world agent on its first start; pages opened before that have none.
+    until(lambda: ctx.service_workers[-1].evaluate("chrome.scripting.getRegisteredContentScripts().then((s) => s.length)"),
+          "the agent's content script is registered")
     return ctx
 
 

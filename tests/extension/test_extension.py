@@ -225,9 +225,25 @@ def test_unpaired_waits_then_pairing_connects_and_the_site_switch_detaches(ext_b
     ctx.service_workers[-1].evaluate("chrome.storage.local.set({ off: ['127.0.0.1'] })")
     until(lambda: page.evaluate("window.__webmcpPerf === undefined || window.__webmcpPerf.active === false"), "the agent detached")
     run_tools(page, "plain")
+    # A page of the site loaded after the switch has no agent at all (excluded from injection), in any frame;
+    # other sites still have theirs.
+    until(lambda: ctx.service_workers[-1].evaluate(
+        "chrome.scripting.getRegisteredContentScripts().then((s) => JSON.stringify(s[0].excludeMatches || []))") == '["*://127.0.0.1/*"]',
+        "the agent's registration excludes the site")
     reloaded = ctx.new_page()
     reloaded.goto(url)
-    assert reloaded.evaluate("window.firstSawAgent") is True  # injected, then told to stop at its first connect
-    until(lambda: reloaded.evaluate("!window.__webmcpPerf || !window.__webmcpPerf.active"), "a new page of the site detaches too")
+    assert reloaded.evaluate("[window.firstSawAgent, typeof window.__webmcpPerf]") == [False, "undefined"]
+    other = ctx.new_page()
+    other.goto(ext_site.url("/plain.html", host="localhost"))
+    assert other.evaluate("window.firstSawAgent") is True
     snap = relay_server.snapshot()
-    assert len(snap["sessions"][session]["spans"]) == 4 and len(snap["sessions"]) == 1
+    assert len(snap["sessions"][session]["spans"]) == 4
+    assert [sid for sid, x in snap["sessions"].items() if x["info"]["origin"] == f"http://127.0.0.1:{ext_site.port}"] == [session]
+
+    # Switched on again: the site's next page has its agent back.
+    ctx.service_workers[-1].evaluate("chrome.storage.local.set({ off: [] })")
+    until(lambda: ctx.service_workers[-1].evaluate(
+        "chrome.scripting.getRegisteredContentScripts().then((s) => (s[0].excludeMatches || []).length === 0)"), "no excludes")
+    again = ctx.new_page()
+    again.goto(url)
+    assert again.evaluate("window.firstSawAgent") is True

@@ -109,3 +109,20 @@ def test_poisoning_heuristics_do_not_flag_ordinary_descriptions() -> None:
     ]
     for text in ordinary:
         assert lint_tool({"name": "t", "description": text, "inputSchema": {"type": "object"}}) == [], text
+
+
+def test_form_lint_names_each_control_that_a_model_or_user_cannot_read() -> None:
+    from relay_bridge.footprint.lint import lint_form
+
+    form = {"autosubmit": True, "fields": [
+        {"element": "input[type=text][name=q]", "param": "q", "described": True, "labeled": True, "required": True},
+        {"element": "input[type=text][name=note]", "param": "note", "described": False, "labeled": False},
+        {"element": "input[type=text]", "param": None, "required": True},
+        {"element": "input[type=text]#spare", "param": None, "required": False},
+    ]}
+    got = [(f["code"], f["pointer"], f["severity"]) for f in lint_form(form)]
+    assert got == [
+        ("missing-param-description", "/form/fields/1", "warning"),
+        ("unlabeled-input", "/form/fields/1", "warning"),
+        ("required-without-name", "/form/fields/2", "error"),
+    ]

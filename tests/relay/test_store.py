@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import jsonschema
@@ -129,17 +130,26 @@ async def test_coalescer_hands_out_bursts_once() -> None:
     coalescer.close()
 
 
-def test_session_log_rotates_and_prunes(tmp_path: Path) -> None:
+def test_session_log_rotates_at_its_size_and_prunes_only_other_runs(tmp_path: Path) -> None:
+    for i in range(5):  # an earlier run's parts
+        old = tmp_path / f"session-20000101-000000-1-{i + 1:03d}.jsonl"
+        old.write_text("{}\n")
+        os.utime(old, (1_000_000 + i, 1_000_000 + i))
     log = SessionLog(tmp_path, rotate_bytes=2000, keep_files=3, keep_bytes=10**9)
     raw = json.dumps(synth.hello(SID)).encode()
-    for _ in range(40):
-        log.frame(1, raw)
+    for burst in (1, 40):  # one frame, then a burst far past the rotation size in a single flush
+        for _ in range(burst):
+            log.frame(1, raw)
         log.flush()
     log.close()
-    files = sorted(tmp_path.glob("session-*.jsonl"))
-    assert len(files) == 3
-    assert all(f.stat().st_mode & 0o777 == 0o600 for f in files)
-    assert all(json.loads(line)["f"]["type"] == "hello" for f in files for line in f.read_text().splitlines())
+    mine = sorted(tmp_path.glob(f"session-{log._stamp}-*.jsonl"))
+    others = sorted(set(tmp_path.glob("session-*.jsonl")) - set(mine))
+    assert len(others) == 3, "older runs are pruned to keep_files"
+    assert sum(len(f.read_text().splitlines()) for f in mine) == 41, "the current run is never pruned"
+    line = len(mine[0].read_bytes().splitlines()[0]) + 1
+    assert all(f.stat().st_size <= max(2000, line) for f in mine), [f.stat().st_size for f in mine]
+    assert all(f.stat().st_mode & 0o777 == 0o600 for f in mine)
+    assert all(json.loads(line)["f"]["type"] == "hello" for f in mine for line in f.read_text().splitlines())
 
 
 def test_report_capture_and_trace_from_a_rich_session(tmp_path: Path) -> None:

@@ -296,6 +296,37 @@ async def test_no_otlp_no_badge(tmp_path: Path) -> None:
         assert "OpenTelemetry" not in text and "OTLP" not in text
 
 
+# -- declarative (form) tools -----------------------------------------------------------------------------------
+
+FORM = {"autosubmit": False, "navigates": True, "fields": [
+    {"element": "input[type=number][name=guests]#g", "param": "guests", "type": "number", "inSchema": True, "described": True, "labeled": True, "required": True},
+    {"element": "input[type=text][name=note]", "param": "note", "type": "text", "inSchema": True, "described": False, "labeled": False},
+    {"element": "input[type=text]", "param": None, "type": "text", "required": True},
+]}
+
+
+async def test_a_form_tool_shows_its_sources_and_a_call_waiting_for_the_user(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        page = await open_page(app, tools=())
+        frame = register(SID, "book_table", read_only=False, schema={"type": "object", "properties": {"guests": {"type": "number"}, "note": {"type": "string"}}})
+        await page.send({**frame, "kind": "form", "form": FORM})
+        await until(pilot, lambda: "book_table" in row_keys(app), what="the form tool in the table")
+        # A filled form without toolautosubmit waits for the user: shown as such, not as a running call.
+        start = synth.start_frame(SID, [(0, "book_table", 30.0)])
+        start["calls"][0]["waiting"] = True
+        await page.send(start)
+        text = await shows(pilot, app, "waiting for the user")
+        assert "running" not in text.split("in flight")[1].split("\n")[1]
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, InspectorScreen), what="inspector")
+        text = await shows(pilot, app, "guests  ← input[type=number][name=guests]#g")
+        assert "waits for the user to press submit" in text
+        assert "note  ← input[type=text][name=note]  no toolparamdescription · no label" in text
+        assert "(no name: feeds no parameter)  ← input[type=text]  required" in text
+        await page.close()
+
+
 async def test_a_tool_counted_not_measured_is_marked_in_the_table_inspector_and_status(tmp_path: Path) -> None:
     app = live_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -53,11 +53,21 @@ def status_text(app) -> Text:
     health = [f"connections {c.get('connections', 0)}", f"frames {c.get('frames', 0)}", f"spans {c.get('spans', 0)}",
               f"duplicates {c.get('duplicates', 0)}"]
     out.append("  " + " · ".join(health) + "\n")
-    problems = [f"{k} {v}" for k, v in sorted(c.items()) if v and (k.startswith("rejected") or k.startswith("refused") or k in ("lost", "evicted"))]
+    problems = [f"{k} {v}" for k, v in sorted(c.items()) if v and (k.startswith(("rejected", "refused", "limit")) or k in ("lost", "evicted"))]
     if problems:
         out.append("  " + " · ".join(problems) + "\n", style=palette.style("error"))
     else:
         out.append("  no rejected frames, no lost spans, no refused connections\n", style=palette.style("ok"))
+    log = relay.session_log if relay is not None else None
+    if log is not None and (log.error is not None or log.dropped):
+        out.append("  session log: ", style=palette.style("error"))
+        if log.error is not None:
+            out.append("CANNOT WRITE ", style=palette.style("error"))
+            out.append_text(inert(log.error, limit=160))
+            out.append(" · the newest lines wait in memory")
+        else:
+            out.append("writing again")
+        out.append(f" · {log.dropped} lines dropped\n")
     otlp = relay.otlp.stats if relay is not None and relay.otlp is not None else None
     if otlp is not None:
         out.append("\nOpenTelemetry export (--otlp)\n", style="bold")

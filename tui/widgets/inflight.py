@@ -1,4 +1,5 @@
-"""Calls in flight: a `start` arrived and the span has not. Running time ticks; host cancellations are marked."""
+"""Calls in flight: a `start` arrived and the span has not. Running time ticks; host cancellations are marked, and
+a filled form waiting for the user's submit says so (that wait is not tool time)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,11 @@ def inflight_text(session: Session, palette: Palette, clock_ms: Callable[[], flo
         out.append("\n  ")
         out.append(f"#{call.seq} ", style=palette.style("muted"))
         out.append_text(inert(call.tool, limit=40))
-        if call.ended_at is not None:
+        if call.waiting:
+            # A filled form without toolautosubmit: the user has to press submit. Not tool time.
+            out.append("  waiting for the user ")
+            out.append(fmt_ms(ms), style=palette.style("muted"))
+        elif call.ended_at is not None:
             out.append(f"  ended with the session after {fmt_ms(ms)}", style=palette.style("muted"))
         else:
             out.append("  running ")

@@ -1,0 +1,44 @@
+"""Memory caps: every per-session structure the relay keeps has one, and the relay has a total budget.
+
+Pure numbers and one estimator. Whatever sequence of valid frames arrives from however many sockets hold the
+token, what the store keeps is bounded by these (README, "Limits"): past a cap the frame (or, in a batch, the
+span) is refused with `limit`, counted relay-wide under `limit:<what>` and per session, and shown. Nothing is
+ever stored first and trimmed later except the timeline, which is a window (oldest entries leave).
+
+Estimated bytes are of the variable-size parts the store holds for a session (descriptors, timeline details,
+tool rows, prompt steps); fixed-size parts (the span ring, calls in flight) are bounded by the buffer size.
+The estimate is deliberately generous (Python's object overhead included), so the total budget bounds the
+process's memory, not just the text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_TOOLS = 1024  # tool records (registered, withdrawn or rejected names) a session
+MAX_DESCRIPTOR_BYTES = 1024 * 1024  # descriptor bytes kept a session (each descriptor <= 64 KiB on the wire)
+MAX_TOOL_ROWS = 1024  # distinct tool names with numbers (from spans, calls in flight, registrations)
+MAX_PENDING_SEQS = 4096  # seqs stored above a gap; beyond it the oldest gap is given up as lost
+TIMELINE_MAX = 2000  # timeline entries a session (a window: the oldest leave)
+TIMELINE_BYTES = 512 * 1024  # estimated bytes of a session's timeline (a window too)
+PROMPT_SESSIONS_MAX = 16  # Prompt API sessions a page session (the oldest leaves)
+PROMPTS_PER_SESSION = 100  # steps kept for each (the oldest leaves)
+RELAY_BUDGET_BYTES = 96 * 1024 * 1024  # estimated bytes across every session the relay keeps
+
+ENTRY_OVERHEAD = 240  # a timeline entry: its slots object and its dict
+ITEM_OVERHEAD = 110  # a key and a value in a dict: two objects and the table slot
+TOOL_OVERHEAD = 900  # a tool record and its stats row
+ROW_OVERHEAD = 300  # a stats row (tool name seen in spans only)
+
+
+def detail_bytes(detail: dict[str, Any]) -> int:
+    """Estimated bytes of a timeline entry with this detail."""
+    size = ENTRY_OVERHEAD
+    for key, value in detail.items():
+        size += ITEM_OVERHEAD + len(key) + (len(value) if isinstance(value, str) else 8)
+    return size
+
+
+def tool_bytes(name: str, descriptor: bytes | None, annotations: int) -> int:
+    """Estimated bytes of one tool record: its descriptor, its name, its annotation dicts."""
+    return TOOL_OVERHEAD + len(name) + (len(descriptor) if descriptor else 0) + annotations * ITEM_OVERHEAD * 2

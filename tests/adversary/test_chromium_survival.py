@@ -1,0 +1,89 @@
+"""A real agent in Chromium keeps its session through a 64-session flood, a hijack attempt and a relay
+restart, and every span reaches the relay exactly once (issue 11, Checks)."""
+
+from __future__ import annotations
+
+import json
+from contextlib import ExitStack
+
+import pytest
+from websockets.sync.client import ClientConnection, connect
+
+from relay_bridge import synth
+from tests.browser.conftest import browser, pages, playwright, session_of, spans_of, wait_phase  # noqa: F401
+
+pytestmark = pytest.mark.browser
+
+RUN = """async (n) => {
+  const t = (await document.modelContext.getTools()).find((x) => x.name === 'obj')
+  for (let i = 0; i < n; i++) await document.modelContext.executeTool(t, {})
+}"""
+
+
+def flood(url: str, stack: ExitStack, sockets: int = 4) -> list[ClientConnection]:
+    """64 live sessions from sockets holding the token: every seat the relay has."""
+    out = []
+    for c in range(sockets):
+        ws = stack.enter_context(connect(url))
+        ws.recv()
+        for i in range(16):
+            ws.send(json.dumps(synth.hello(f"f1{c:02x}{i:04x}")))
+            assert json.loads(ws.recv())["type"] == "ack"
+        out.append(ws)
+    return out
+
+
+def seqs_at_relay(snap: dict, sid: str) -> list[int]:
+    return sorted(s["seq"] for s in spans_of(snap, sid))
+
+
+def test_an_agent_survives_a_flood_a_hijack_and_a_restart_with_every_span_once(browser, pages, relay_server) -> None:  # noqa: F811
+    stack = ExitStack()
+    flooders = flood(relay_server.ws_url, stack)
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(pages.url("native.html", relay_server, config={"buffer": 200}))
+    page.evaluate("window.registered")
+    wait_phase(page, "tools-registered")
+    sid = page.evaluate("__webmcpPerf.sessionId")
+
+    # 1. Every seat taken: the agent is refused, measures on, and keeps asking.
+    page.wait_for_function("__webmcpPerf.relay().lastError === 'session_limit'")
+    page.evaluate(RUN, 5)  # seq 0..4, held in the page
+    assert session_of(relay_server.snapshot(), sid) is None
+    flooders.pop().close()  # 16 seats free up (disconnected sessions are evicted for a live one)
+    snap = relay_server.wait_for(lambda s: seqs_at_relay(s, sid) == list(range(5)), timeout=15)
+
+    # 2. A hijack attempt from another socket holding the token: refused, and nothing of the session moves.
+    with connect(relay_server.ws_url) as thief:
+        thief.recv()
+        thief.send(json.dumps(synth.hello(sid, title="hijacked")))
+        assert json.loads(thief.recv())["code"] == "session_taken"
+        for frame in (synth.event(sid, 1.0, "reset"),
+                      synth.spans_frame(sid, [synth.span(sid, 5, "forged", 1.0, 1.0)], floor=10**13 - 1),
+                      {"type": "bye", "session": sid, "reason": "forged"}):
+            thief.send(json.dumps(frame))
+            reply = json.loads(thief.recv())
+            assert (reply["code"], reply["session"]) == ("unknown_session", sid)
+    page.evaluate(RUN, 5)  # seq 5..9
+    snap = relay_server.wait_for(lambda s: seqs_at_relay(s, sid) == list(range(10)), timeout=15)
+    session = session_of(snap, sid)
+    assert session["state"] == "live" and session["info"]["title"] != "hijacked"
+    assert session["counters"]["rejected"] == 0 and session["coverage"] == "running"
+    assert "forged" not in {s["tool"] for s in session["spans"]}
+
+    # 3. The relay dies and comes back empty: the agent says hello again and re-sends what it holds, once.
+    for ws in flooders:
+        ws.close()
+    relay_server.restart(fresh=True)
+    page.evaluate(RUN, 5)  # seq 10..14
+    snap = relay_server.wait_for(lambda s: seqs_at_relay(s, sid) == list(range(15)), timeout=20)
+    session = session_of(snap, sid)
+    assert [s["seq"] for s in session["spans"]] == sorted(set(s["seq"] for s in session["spans"])), "each span once"
+    assert session["counters"]["duplicates"] == 0 and session["lost"] == 0
+    page.wait_for_function("(sid) => __webmcpPerf.relay().acked[sid] === 14", arg=sid)
+    assert errors == []
+    context.close()
+    stack.close()

@@ -1,0 +1,175 @@
+"""Hostile load for the memory benchmark: every flood issue 11 found, at once, from sockets holding the token,
+while one well-behaved agent sends a batch every 50 ms and times its acks. Runs as its own process so the
+relay under test has a core to itself.
+
+  python -m tests.bench.hostile_load good URL --seconds 5     # the well-behaved agent: prints its ack times
+  python -m tests.bench.hostile_load flood URL --seconds 5    # every flood at once: prints what it sent
+
+The two run as separate processes: the floods keep their own loop busy, which must not be charged to the
+relay's ack time.
+
+Floods (each on its own sockets, 16 sessions a socket where sessions help):
+  tools     registrations with 64 KiB descriptors under ever new names
+  names     spans under ever new tool names, every other seq (a hole after each: pending gaps)
+  timeline  events with 16 keys of 200 characters
+  prompts   Prompt API steps under ever new prompt-session ids
+  garbage   1 MiB frames that are not JSON
+  reconnect a new socket per burst, to dodge per-socket caps
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from collections import Counter
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from relay_bridge import synth
+
+GOOD = "600d600d"
+GOOD_EVERY = 0.05
+
+
+async def good_client(url: str, stop: float, latencies: list[float], sid: str = GOOD) -> int:
+    async with connect(url, compression=None, max_size=None) as ws:
+        await ws.recv()
+        await ws.send(json.dumps(synth.hello(sid)))
+        await ws.recv()
+        seq = 0
+        while time.perf_counter() < stop:
+            frame = json.dumps(synth.spans_frame(sid, [synth.span(sid, s, f"tool{s % 5}", s * 2.0, 1.0) for s in range(seq, seq + 20)]))
+            sent = time.perf_counter()
+            await ws.send(frame)
+            while True:
+                reply = json.loads(await asyncio.wait_for(ws.recv(), 30))
+                if reply["type"] == "ack" and reply["seq"] >= seq + 19:
+                    break
+                if reply["type"] == "error":
+                    raise RuntimeError(f"the well-behaved client was refused: {reply}")
+            latencies.append(time.perf_counter() - sent)
+            seq += 20
+            await asyncio.sleep(max(0.0, GOOD_EVERY - (time.perf_counter() - sent)))
+        return seq
+
+
+async def drain(ws: ClientConnection, codes: Counter[str]) -> None:
+    try:
+        async for message in ws:
+            reply = json.loads(message)
+            codes[reply.get("code") or reply["type"]] += 1
+    except ConnectionClosed:
+        pass
+
+
+def sessions_of(kind: str, socket: int, n: int) -> list[str]:
+    return [f"{kind[:2].encode().hex()}{socket:02x}{i:02x}" for i in range(n)]
+
+
+async def flood_socket(url: str, kind: str, socket: int, stop: float, codes: Counter[str], sent: Counter[str]) -> None:
+    try:
+        ws = await connect(url, compression=None, max_size=None)
+    except (InvalidStatus, OSError):
+        codes["refused_handshake"] += 1
+        return
+    rx = asyncio.create_task(drain(ws, codes))
+    sids = sessions_of(kind, socket, 16 if kind != "garbage" else 0)
+    counter = 0
+    big = "d" * (64 * 1024 - 200)
+    garbage = "[" + "1," * (500 * 1024) + "1"  # 1 MiB that never closes: not JSON
+    names = [json.dumps(synth.span("SID", 0, "T", 1.0, 1.0)) for _ in range(1)][0]
+    try:
+        for sid in sids:
+            await ws.send(json.dumps(synth.hello(sid, title="x" * 500)))
+        while time.perf_counter() < stop:
+            sid = sids[counter % len(sids)] if sids else ""
+            counter += 1
+            if kind == "tools":
+                frame = '{"type":"tool","session":"%s","change":"registered","name":"t%d","at":1,"schemaBytes":65000,"descriptor":{"name":"t%d","description":"%s"}}' % (sid, counter, counter, big)
+            elif kind == "names":
+                base = counter * 1000  # every other seq: a hole after each span
+                spans = ",".join(names.replace('"SID"', f'"{sid}"').replace('"seq": 0', f'"seq": {base + 2 * i}').replace('"T"', f'"n{base + i}-{"x" * 100}"') for i in range(500))
+                frame = '{"type":"spans","session":"%s","spans":[%s]}' % (sid, spans)
+            elif kind == "timeline":
+                frame = json.dumps(synth.event(sid, float(counter), "noise", **{f"k{i:02d}" + "y" * 60: "z" * 200 for i in range(16)}))
+            elif kind == "prompts":
+                frame = json.dumps({"type": "prompt", "session": sid, "promptSession": f"p{counter}-" + "q" * 20, "kind": "prompt", "at": 1.0, "seq": counter, "totalMs": 1.0, "charsIn": 1, "charsOut": 1, "error": "e" * 200})
+            else:
+                frame = garbage
+            await ws.send(frame)
+            sent[kind] += 1
+            await asyncio.sleep(0)
+    except ConnectionClosed:
+        codes[f"closed:{kind}"] += 1
+    finally:
+        rx.cancel()
+        ws.transport.abort()
+
+
+async def reconnector(url: str, stop: float, codes: Counter[str], sent: Counter[str]) -> None:
+    n = 0
+    while time.perf_counter() < stop:
+        n += 1
+        try:
+            async with connect(url, compression=None, max_size=None) as ws:
+                sid = f"ee{n % 256:02x}{n // 256 % 65536:04x}"
+                await ws.send(json.dumps(synth.hello(sid)))
+                for i in range(200):
+                    await ws.send(json.dumps(synth.event(sid, float(i), "burst", a="b" * 100)))
+                    sent["reconnect"] += 1
+                ws.transport.abort()
+        except (InvalidStatus, OSError, ConnectionClosed):
+            codes["reconnect_refused"] += 1
+
+
+async def good(url: str, seconds: float, sid: str = GOOD) -> dict[str, Any]:
+    latencies: list[float] = []
+    stored = await good_client(url, time.perf_counter() + seconds, latencies, sid)
+    latencies.sort()
+    n = len(latencies)
+    return {
+        "good_batches": n,
+        "good_spans": stored,
+        "ack_p50_ms": latencies[n // 2] * 1000 if n else None,
+        "ack_p95_ms": latencies[min(n - 1, int(0.95 * n))] * 1000 if n else None,  # sorted[min(n-1, floor(p*n))]
+        "ack_max_ms": latencies[-1] * 1000 if n else None,
+    }
+
+
+FLOODS = (("tools", 1), ("names", 1), ("timeline", 1), ("prompts", 1), ("garbage", 1))
+
+
+async def flood(url: str, seconds: float, only: str | None = None) -> dict[str, Any]:
+    codes: Counter[str] = Counter()
+    sent: Counter[str] = Counter()
+    stop = time.perf_counter() + seconds
+    floods = [flood_socket(url, kind, i, stop, codes, sent) for kind, count in FLOODS for i in range(count) if only in (None, kind)]
+    if only in (None, "reconnect"):
+        floods.append(reconnector(url, stop, codes, sent))
+    await asyncio.gather(*floods)
+    return {"sent": dict(sent), "replies": dict(codes)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("role", choices=("good", "flood"))
+    parser.add_argument("url")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--session", default=GOOD)
+    parser.add_argument("--only", help="one flood (tools, names, timeline, prompts, garbage, reconnect)")
+    args = parser.parse_args()
+    if args.role == "flood":
+        # On a small machine the flooder would take the core the agent needs to read its acks: what is measured is
+        # the relay's answer time, so the flooder yields the CPU to everything else.
+        os.nice(19)
+    print(json.dumps(asyncio.run(good(args.url, args.seconds, args.session) if args.role == "good" else flood(args.url, args.seconds, args.only))))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
