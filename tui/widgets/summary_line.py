@@ -23,15 +23,16 @@ class SummaryLine(Static):
     def show(self, session: Session) -> None:
         line = session.stats.summary()  # built from numbers only: no page text
         if line != self._last:
+            relayout = len(line) != len(self._last)  # same length, same wrapping: no layout pass needed
             self._last = line
-            self._render_line()
+            self._render_line(relayout)
 
     def on_resize(self) -> None:
         if self._last:
             self._render_line()
 
-    def _render_line(self) -> None:
-        self.update(Text(break_between_parts(self._last, self.content_size.width)))
+    def _render_line(self, relayout: bool = True) -> None:
+        self.update(Text(break_between_parts(self._last, self.content_size.width)), layout=relayout)
 
 
 def break_between_parts(line: str, width: int) -> str:
