@@ -200,9 +200,9 @@ class SessionStats:
 
     def snapshot(self) -> SessionStats:
         """A copy that later spans do not change, made in O(ring + tools): spans are never changed in place, so
-        they are shared; rows and totals, which are, are copied."""
+        they are shared; rows, totals and the change log, which are, are copied."""
         copy = SessionStats.__new__(SessionStats)
-        copy.buffer = self.buffer
+        copy.__dict__.update(self.__dict__)  # numbers and versions as they are now
         copy.ring = OrderedDict(self.ring)
         copy.tools = {name: dataclasses.replace(row) for name, row in self.tools.items()}
         copy.totals = dataclasses.replace(self.totals)

@@ -28,11 +28,14 @@ def _cdp_session(app):  # type: ignore[no-untyped-def]
 
 def test_routing_ui_and_headless_forms() -> None:
     parse = build_parser().parse_args
-    assert wants_ui(parse(["attach", "--cdp", "http://127.0.0.1:9222"]))
-    assert not wants_ui(parse(["attach", "--cdp", "http://127.0.0.1:9222", "--headless"]))
-    assert not wants_ui(parse(["open", "http://x.example/", "--no-ui"]))
-    # pytest's stdout is not a terminal: `open` prints lines there, as when piped
-    assert not wants_ui(parse(["open", "http://x.example/"]))
+    # --no-ui means the same for attach and open; open's --headless is the browser window's, attach has none
+    for lane in (["attach", "--cdp", "http://127.0.0.1:9222"], ["open", "http://x.example/"]):
+        assert not wants_ui(parse([*lane, "--no-ui"]))
+        # pytest's stdout is not a terminal: both print lines there, as when piped
+        assert not wants_ui(parse(lane))
+    assert parse(["open", "http://x.example/", "--headless"]).headless
+    with pytest.raises(SystemExit):
+        parse(["attach", "--cdp", "http://127.0.0.1:9222", "--headless"])
     # --check-lanes prints its verdict and exits 0/1: never the dashboard, even on a terminal
     with unittest.mock.patch("sys.stdout.isatty", return_value=True):
         assert wants_ui(parse(["open", "http://x.example/"]))
