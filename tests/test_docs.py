@@ -1,0 +1,127 @@
+"""The README says what the code does: the wire protocol tables name exactly the msgspec structs' fields, every
+rejection code is listed, and every command-line option of every command is documented somewhere a user reads."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import typing
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from relay_bridge import protocol
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+DOCS = README + "".join(p.read_text() for p in sorted([ROOT / "page_agent" / "README.md", *(ROOT / "relay_bridge").glob("*/README.md")]))
+
+AGENT_FRAMES = typing.get_args(protocol.AgentFrame)
+RELAY_FRAMES = (protocol.Welcome, protocol.Ack, protocol.ErrorFrame, protocol.Command)
+
+
+def _fields(struct: type[msgspec.Struct]) -> set[str]:
+    return set(struct.__struct_fields__)
+
+
+def _table(heading: str) -> dict[str, str]:
+    """The `| type | fields |` rows of the protocol table whose header row starts with `heading`."""
+    start = README.index(f"| {heading} | fields |")
+    rows: dict[str, str] = {}
+    for line in README[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = line.split(" | ", 1)
+        rows[cells[0].strip("| `")] = cells[1]
+    return rows
+
+
+def _tokens(cell: str) -> list[str]:
+    """The backticked pieces of a table cell (values such as `"wmcp-relay/1"` included)."""
+    return re.findall(r"`([^`]+)`", cell)
+
+
+def _top_names(cell: str) -> set[str]:
+    """Names a cell mentions: every backticked token that is a word, optionally with `?` and a nested `{…}` or
+    `[…]` part. Values such as `invoke` are names too, so this only answers "is every field mentioned"."""
+    names = set()
+    for tok in _tokens(cell):
+        match = re.match(r"^([a-z][A-Za-z]*)(\?|\[name\])?(?: [\[{].*)?$", tok)
+        if match:
+            names.add(match.group(1))
+    return names
+
+
+def _nested(cell: str, name: str) -> set[str]:
+    """The field names at the first level of `name {a, b?, c [..]}`, `name [{a, b}]` or `name[name] {…}`."""
+    match = re.search(rf"(?<![\w.]){name}\??(?:\[name\])? \[?\{{", cell)
+    assert match, f"no `{name} {{…}}` in {cell!r}"
+    depth, inner = 1, ""
+    for ch in cell[match.end() :]:
+        depth += ch in "[{(" and 1 or ch in "]})" and -1 or 0
+        if depth == 0:
+            break
+        inner += ch if depth == 1 and ch not in "]})" else ""
+    return {re.match(r"\s*([a-zA-Z]*)", piece).group(1) for piece in inner.split(",")} - {""}
+
+
+def _tag(struct: type[msgspec.Struct]) -> str:
+    return struct.__struct_config__.tag
+
+
+@pytest.mark.parametrize(("heading", "structs"), [("agent → relay", AGENT_FRAMES), ("relay → agent", RELAY_FRAMES)])
+def test_protocol_tables_name_every_frame_and_every_field(heading: str, structs: tuple[type[msgspec.Struct], ...]) -> None:
+    rows = _table(heading)
+    assert set(rows) == {_tag(s) for s in structs}, "a frame type is missing from the README table, or one too many"
+    for struct in structs:
+        cell = rows[_tag(struct)]
+        fields = _fields(struct)
+        named = _top_names(cell)
+        assert fields <= named, f"{_tag(struct)}: README lacks {sorted(fields - named)}"
+        optional = {m.group(1) for m in (re.match(r"^([a-z][A-Za-z]*)\?", t) for t in _tokens(cell)) if m}
+        assert optional <= fields, f"{_tag(struct)}: README names {sorted(optional - fields)}, which the struct lacks"
+
+
+def test_nested_objects_in_the_protocol_table_match_their_structs() -> None:
+    agent = _table("agent → relay")
+    pairs = [
+        (agent["hello"], "session", protocol.SessionInfo),
+        (agent["hello"], "config", protocol.AgentConfig),
+        (agent["start"], "calls", protocol.CallStart),
+        (agent["ledger"], "tools", protocol.LedgerTool),
+        (agent["tool"], "form", protocol.FormFacts),
+        (agent["tool"], "fields", protocol.FormField),
+    ]
+    for cell, name, struct in pairs:
+        assert _nested(cell, name) == _fields(struct), f"`{name} {{…}}` in the README vs {struct.__name__}"
+
+
+def test_span_fields_in_the_readme_are_the_structs() -> None:
+    start = README.index("A **Span** carries exactly")
+    para = README[start : README.index("\n\n", start)]
+    listed = set(re.findall(r"[a-z][A-Za-z]+", " ".join(_tokens(para))))
+    assert listed >= _fields(protocol.Span)
+    assert not {w for w in listed - _fields(protocol.Span) if w not in {"terminal", "navigated"}}
+
+
+def test_every_rejection_code_is_listed() -> None:
+    codes = {v for k, v in vars(protocol.Code).items() if k.isupper()}
+    start = README.index("Codes: ")
+    listed = set(_tokens(README[start : README.index("\n\n", start)]))
+    assert listed == codes
+
+
+COMMANDS = ["", "relay", "snippet", "replay", "footprint", "compare", "bench", "attach", "open", "extension"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_line_option_is_documented(command: str) -> None:
+    out = subprocess.run([sys.executable, "-m", "tui.cli", *command.split(), "--help"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    text = re.sub(r"-\n\s*", "-", out.stdout)  # argparse wraps long words at their hyphens
+    options = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*[a-z])", text)) - {"--help", "--remote-debugging-port"}  # Chrome's flag, named in attach's help
+    assert options
+    missing = {o for o in options if not re.search(re.escape(o) + r"(?![\w-])", DOCS)}
+    assert not missing, f"wmcp-top {command}: {sorted(missing)} in --help but in no README"
