@@ -202,3 +202,17 @@ def test_replay_rejects_files_that_are_not_logs(tmp_path: Path) -> None:
         err = one_line_exit_2(run(tmp_path, "replay", str(path), "--report", str(tmp_path / "out")))
         assert word in err
         assert not (tmp_path / "out" / "capture.json").exists()
+
+
+def test_a_reader_that_went_away_is_no_error(tmp_path: Path) -> None:
+    """`wmcp-top snippet | head -1`: the pipe closes under the command. No 'file: Broken pipe' line, no traceback
+    from the final flush; the exit status is a SIGPIPE death's, as for other tools in a pipeline."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # closed before the first write: every write fails, deterministically
+    env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path))
+    try:
+        out = subprocess.run([sys.executable, "-m", "tui.cli", "snippet"], env=env, stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=30)
+    finally:
+        os.close(write_end)
+    assert out.stderr == ""
+    assert out.returncode == 141
