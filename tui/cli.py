@@ -50,8 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _attach_ui(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Watch a Chrome started with --remote-debugging-port, with nothing injected in the page. Opens the dashboard "
-        "(CDP sessions are marked 'cdp' in their tabs; d shows how to start Chrome for it); --headless prints one "
-        "line per call instead. A DevTools endpoint that cannot be reached exits with code 2."
+        "(CDP sessions are marked 'cdp' in their tabs; d shows how to start Chrome for it); --headless, or a stdout "
+        "that is not a terminal (piped, CI), prints one line per call instead. A DevTools endpoint that cannot be reached exits with code 2."
     )
     parser.add_argument("--theme", default=argparse.SUPPRESS, help="dashboard theme")
     parser.add_argument("--export-dir", default=argparse.SUPPRESS, help="where e/E/t/ctrl+s write in the dashboard")
@@ -74,9 +74,9 @@ UI_FORMS = {"attach": _attach_ui, "open": _open_ui}
 
 
 def wants_ui(args: argparse.Namespace) -> bool:
-    """attach: the dashboard unless --headless. open: the dashboard unless --no-ui or stdout is not a terminal."""
+    """attach: the dashboard unless --headless. open: unless --no-ui. Neither draws one into a pipe or a file."""
     if args.command == "attach":
-        return not args.headless
+        return not args.headless and sys.stdout.isatty()
     if args.command == "open":
         return not args.no_ui and not getattr(args, "check_lanes", False) and sys.stdout.isatty()
     return False

@@ -216,3 +216,13 @@ def test_a_reader_that_went_away_is_no_error(tmp_path: Path) -> None:
         os.close(write_end)
     assert out.stderr == ""
     assert out.returncode == 141
+
+
+def test_attach_into_a_pipe_prints_lines_not_a_dashboard(tmp_path: Path) -> None:
+    """As `open` does: with stdout not a terminal, `attach` runs its line form, so `attach --cdp URL > calls.log`
+    holds no screen-drawing escapes. An unreachable endpoint is then one line on stderr and exit 2."""
+    out = run(tmp_path, "attach", "--cdp", "http://127.0.0.1:1", "--port", "0", "--no-log")
+    assert out.returncode == 2
+    assert "\x1b" not in out.stdout, "the dashboard was drawn into the pipe"
+    assert out.stderr.startswith("wmcp-top: cannot reach a DevTools endpoint at http://127.0.0.1:1")
+    assert out.stderr.count("\n") == 1

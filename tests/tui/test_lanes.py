@@ -7,6 +7,7 @@ Chromium fails these tests with the install line (tests/lanes/conftest.py does t
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,13 +26,16 @@ def _cdp_session(app):  # type: ignore[no-untyped-def]
     return next((s for s in app.store.sessions.values() if s.agent.startswith("cdp/") and len(s.tools) == 12), None)
 
 
-def test_routing_ui_and_headless_forms() -> None:
+def test_routing_ui_and_headless_forms(monkeypatch: pytest.MonkeyPatch) -> None:
     parse = build_parser().parse_args
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)  # piped: both lanes print lines
+    assert not wants_ui(parse(["open", "http://x.example/"]))
+    assert not wants_ui(parse(["attach", "--cdp", "http://127.0.0.1:9222"]))
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     assert wants_ui(parse(["attach", "--cdp", "http://127.0.0.1:9222"]))
+    assert wants_ui(parse(["open", "http://x.example/"]))
     assert not wants_ui(parse(["attach", "--cdp", "http://127.0.0.1:9222", "--headless"]))
     assert not wants_ui(parse(["open", "http://x.example/", "--no-ui"]))
-    # pytest's stdout is not a terminal: `open` prints lines there, as when piped
-    assert not wants_ui(parse(["open", "http://x.example/"]))
 
 
 async def test_attach_shows_cdp_sessions_in_the_dashboard(debug_browser: DebugBrowser, site: SiteServer, tmp_path: Path) -> None:
