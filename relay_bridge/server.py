@@ -30,7 +30,7 @@ from . import __version__
 from . import protocol as p
 from .assets import agent_script
 from .auth import token_matches
-from .ratecap import SocketGate, token_buckets
+from .ratecap import Bucket, SocketGate, token_buckets
 from .payloads import PayloadView
 from .sessionlog import SessionLog
 from .snippet import Snippet
@@ -56,12 +56,21 @@ TOKEN_RATE_BURST = 8000.0
 # Sockets open at once; more are refused at the handshake (503). Each buffers at most 16 frames (of up to 1 MiB)
 # while the loop is busy.
 MAX_CONNECTIONS = 128
+# New WebSocket connections a second, per token (a handshake costs the loop more than a frame): a page that
+# reconnects in a loop to dodge the per-socket caps is refused (503) past this. The burst lets every one of
+# the 64 sessions' pages reconnect at once after a relay restart.
+CONNECTS_PER_SECOND = 16.0
+CONNECTS_BURST = 64.0
 # A socket over its rate cap gets at most one `rate_limited` error this often (the rest are counted only):
 # answering every refused frame would cost the loop what the cap saves.
 RATE_REPLY_EVERY = 0.1
+# Spans of one batch applied at a time before the loop is let go (see Relay._frame).
+APPLY_SLICE = 50
 MAX_QUEUED_FRAMES = 16
 # A connection that keeps sending frames the relay cannot use is closed with 1008.
 INVALID_STREAK_CLOSE = 16
+# A connection that keeps naming sessions other sockets own (probing for one to spoil) is closed with 1008.
+NOT_OWNER_CLOSE = 64
 
 
 @dataclass
@@ -133,6 +142,7 @@ class Relay:
         self.port = config.port
         self._sockets: dict[int, ServerConnection] = {}
         self._token_buckets = token_buckets(config.token_rate_per_second, config.token_rate_burst, time.monotonic())
+        self._connects = Bucket(CONNECTS_PER_SECOND, CONNECTS_BURST, time.monotonic())
         self._pending: dict[str, tuple[int, str, asyncio.Future[InvokeResult]]] = {}
         self._command_ids = itertools.count(1)
         # --show-payloads: the shown session's opt-in payloads, in memory only (relay_bridge.payloads)
@@ -244,7 +254,7 @@ class Relay:
         origins = request.headers.get_all("Origin")
         origin = origins[0] if len(origins) == 1 else None
         if url.path == "/relay":
-            if len(self._sockets) >= self.config.max_connections:
+            if len(self._sockets) >= self.config.max_connections or not self._connects.take(time.monotonic()):
                 self.store.counters["refused:connections"] += 1
                 return self._respond(503, b"too many connections\n")
             if self.config.allow_origins and origin not in self.config.allow_origins:
@@ -262,15 +272,50 @@ class Relay:
 
     # -- WebSocket ---------------------------------------------------------------------------------------
 
-    def _frame(self, conn: int, raw: bytes) -> tuple[list[Any], bool, bool]:
-        """One admitted frame: decode, apply, log. Returns (replies, accepted, unreadable)."""
+    async def _frame(self, conn: int, raw: bytes) -> tuple[list[Any], bool, bool, float]:
+        """One admitted frame: decode, apply, log. Returns (replies, accepted, unreadable, the loop's time)."""
+        store = self.store
+        started = time.perf_counter()
+        replies, accepted, unreadable, frame = self._decoded(conn, raw)
+        cost = time.perf_counter() - started
+        if frame is None:
+            return replies, accepted, unreadable, cost
+        if isinstance(frame, p.Spans) and len(frame.spans) > APPLY_SLICE:
+            # A big batch is applied in slices with the loop free in between: no socket holds the loop for a
+            # whole 500-span batch while a well-behaved agent's ack waits. Only the last slice carries the
+            # frame's floor and lost (they apply after its spans) and answers with the ack.
+            n = len(frame.spans)
+            for i in range(0, n, APPLY_SLICE):
+                last = i + APPLY_SLICE >= n
+                part = p.Spans(frame.session, frame.spans[i : i + APPLY_SLICE], frame.floor if last else None, frame.lost if last else None)
+                started = time.perf_counter()
+                out = store.apply(conn, part, more=i > 0)
+                cost += time.perf_counter() - started
+                replies.extend(r for r in out if last or isinstance(r, p.ErrorFrame))
+                if not last:
+                    await asyncio.sleep(0)
+        else:
+            started = time.perf_counter()
+            replies = store.apply(conn, frame)
+            cost += time.perf_counter() - started
+        accepted = not all(isinstance(r, p.ErrorFrame) for r in replies) if replies else True
+        if accepted and self.session_log is not None:
+            if isinstance(frame, p.Hello) and frame.resume is not None:
+                # The secret stays between the relay and its owner: the log keeps the hello without it.
+                frame = msgspec.structs.replace(frame, resume=None)
+                raw = p.encode(frame)
+            self.session_log.frame(conn, raw, frame)
+        return replies, accepted, False, cost
+
+    def _decoded(self, conn: int, raw: bytes) -> tuple[list[Any], bool, bool, Any]:
+        """Decode; frames that never reach the store are handled here. The frame to apply comes back last."""
         store = self.store
         frame = p.decode(raw)
         if isinstance(frame, p.Rejection):
-            return [store.reject(conn, frame, _session_hint(raw))], False, True
+            return [store.reject(conn, frame, _session_hint(raw))], False, True, None
         if isinstance(frame, p.Result):
             self._take_result(conn, frame)  # to the waiting dialog only: not stored, not logged
-            return [], True, False
+            return [], True, False, None
         if isinstance(frame, p.Payload):
             # Opt-in captured text: to the OpenTelemetry lane and (--show-payloads) the shown session's
             # call detail, in memory only; never the store, the session log, an export or a capture.
@@ -283,16 +328,8 @@ class Relay:
                 taken = self.payloads.add(frame) or taken
             if not taken:
                 store.counters["payloads_dropped"] += 1
-            return [], True, False
-        replies = store.apply(conn, frame)
-        accepted = not all(isinstance(r, p.ErrorFrame) for r in replies) if replies else True
-        if accepted and self.session_log is not None:
-            if isinstance(frame, p.Hello) and frame.resume is not None:
-                # The secret stays between the relay and its owner: the log keeps the hello without it.
-                frame = msgspec.structs.replace(frame, resume=None)
-                raw = p.encode(frame)
-            self.session_log.frame(conn, raw, frame)
-        return replies, accepted, False
+            return [], True, False, None
+        return [], True, False, frame
 
 
     async def _handle(self, ws: ServerConnection) -> None:
@@ -335,15 +372,17 @@ class Relay:
                         hint = _session_hint(head.encode("utf-8", "replace") if isinstance(head, str) else bytes(head))
                         await reply(p.ErrorFrame(p.Code.RATE_LIMITED, "too many frames; slow down and re-send unacked spans", False, hint))
                     continue
-                started = time.perf_counter()
                 raw = message.encode("utf-8") if isinstance(message, str) else bytes(message)
-                replies, accepted, unreadable = self._frame(conn, raw)
-                cost = time.perf_counter() - started  # the loop's time for this frame (sending it back is I/O)
+                # `cost`: the loop's time for this frame (its slices; sending the answers back is I/O)
+                replies, accepted, unreadable, cost = await self._frame(conn, raw)
                 streak = 0 if accepted else streak + 1
                 if unreadable and streak >= INVALID_STREAK_CLOSE:
                     replies[-1].fatal = True
                     await reply(replies[-1])
                     await ws.close(1008, "too many invalid frames")
+                    break
+                if store.refused_by_conn.get(conn, 0) >= NOT_OWNER_CLOSE:
+                    await ws.close(1008, "frames for sessions this socket does not own")
                     break
                 for answer in replies:
                     await reply(answer)

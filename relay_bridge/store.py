@@ -387,9 +387,10 @@ class Store:
 
     # -- frames -------------------------------------------------------------------------------------------
 
-    def apply(self, conn: int, frame: p.AgentFrame) -> list[msgspec.Struct]:
-        """Apply one validated frame from connection `conn`; return the replies."""
-        self.counters["frames"] += 1
+    def apply(self, conn: int, frame: p.AgentFrame, more: bool = False) -> list[msgspec.Struct]:
+        """Apply one validated frame from connection `conn`; return the replies. `more`: this is a further slice
+        of a `spans` frame already counted (the server applies big batches in slices, see server.APPLY_SLICE)."""
+        self.counters["frames"] += 0 if more else 1
         if isinstance(frame, p.Hello):
             return self._hello(conn, frame)
         session = self.sessions.get(frame.session)
@@ -406,7 +407,7 @@ class Store:
             return [p.Ack(frame.session, shadow[frame.session])]
         if session is None or session.conn != conn:
             return [self.reject(conn, p.Rejection(p.Code.UNKNOWN_SESSION, "send hello for this session on this socket first"), frame.session)]
-        session.counters.frames += 1
+        session.counters.frames += 0 if more else 1
         session.last_seen = self.clock.monotonic()
         replies: list[msgspec.Struct] = []
         match frame:

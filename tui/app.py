@@ -47,6 +47,7 @@ class WmcpTopApp(App[int]):
     CSS_PATH = "app.tcss"
     BINDINGS = keys.bindings()
     ENABLE_COMMAND_PALETTE = True
+    AUTO_FOCUS = None  # each screen says what takes focus (the dashboard: the table, when its tab opens)
 
     paused: reactive[bool] = reactive(False, init=False)  # freeze every view; data is still recorded
 
@@ -91,6 +92,7 @@ class WmcpTopApp(App[int]):
         self._moment: StoreSnapshot | None = None  # while paused: the store as it was at `p`
         self._moment_ms = 0.0
         self._feed_task: asyncio.Task[None] | None = None
+        self._probe_task: asyncio.Task[None] | None = None
         self.theme_errors: list[str] = []
         self.keymap_problems: list[str] = []
 
@@ -128,6 +130,8 @@ class WmcpTopApp(App[int]):
         self._update_compact(self.size.width, self.size.height)
         self._publish(Changes(frozenset(self.store.sessions), True, True))
         self.set_interval(OTLP_CHECK_INTERVAL, self._check_otlp)
+        if self.probe is not None:
+            self._probe_task = asyncio.create_task(self.probe.watch_loop())
         if self.feed is not None:
             self._feed_task = asyncio.create_task(self._run_feed())
 
@@ -185,6 +189,8 @@ class WmcpTopApp(App[int]):
         if self.relay is not None:
             relay, self.relay = self.relay, None
             await relay.stop()
+        if self._probe_task is not None:
+            self._probe_task.cancel()
         if self.probe is not None:
             self.probe.close()
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 from relay_bridge import protocol as p
 from relay_bridge import synth
-from relay_bridge.server import Relay
+from relay_bridge.server import NOT_OWNER_CLOSE, Relay
 from tests.relay.conftest import assert_served, recv_json, send_spans, ws_url
 
 VICTIM = "7e57ab1e"
@@ -165,3 +167,18 @@ async def test_a_relayed_session_is_carried_on_by_another_forwarder_and_taken_by
     assert echo["seq"] == 6 and relay.store.sessions[sid].stats.totals.calls == 6, "the forwarder only shadows now"
     for ws in (second, page):
         await ws.close()
+
+
+async def test_a_socket_that_keeps_naming_others_sessions_is_closed(relay: Relay) -> None:
+    victim = await socket(relay)
+    await hello(victim, VICTIM)
+    prober = await socket(relay)
+    with pytest.raises(ConnectionClosed) as closed:
+        for i in range(NOT_OWNER_CLOSE + 5):
+            await prober.send(json.dumps(synth.event(VICTIM, float(i), "probe")))
+            await recv_json(prober)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+    assert relay.store.counters["refused:not_owner"] == NOT_OWNER_CLOSE
+    assert relay.store.sessions[VICTIM].counters.rejected == 0
+    await assert_served(relay)
+    await victim.close()

@@ -95,7 +95,7 @@ async def test_open_shows_the_page_and_closing_the_browser_quits(chromium: str, 
         await until(pilot, lambda: has_tab(app, session.id), what="its tab")
         tabs(app).active = f"s-{session.id}"
         await until(pilot, lambda: cell(app, "get_price", "calls", session.id) == "1", timeout=10, what="the call's row")
-        assert len(table(app, session.id).rows) >= 12
+        assert table(app, session.id).row_count >= 12
         await handle.page.close()  # the user closes the browser window
         await asyncio.wait_for(handle.closed.wait(), 10)
         await until(pilot, lambda: app._exit, timeout=10, what="the app quits")

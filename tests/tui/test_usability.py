@@ -127,7 +127,7 @@ async def test_the_sort_arrow_is_always_on_the_sorted_column_with_one_meaning(tm
             await page.send(spans(SID, "beta", 0, 12, wall=5))
             await page.send(spans(SID, "gamma", 12, 2, wall=400))
             await until(pilot, lambda: shown(app) and cell(app, "gamma", "calls") == "2", what="rows")
-            columns = [c.key for c in table(app).ordered_columns]
+            columns = table(app).column_keys
             for _ in range(len(columns) + 1):
                 for reverse in (False, True):
                     await pilot.pause()
@@ -147,7 +147,7 @@ async def test_the_sort_arrow_is_always_on_the_sorted_column_with_one_meaning(tm
 
 def sort_value(app, tool: str):  # type: ignore[no-untyped-def]
     t = table(app)
-    return t.get_cell(tool, app.dashboard.sort_key).sort_value
+    return t.cell(tool, app.dashboard.sort_key).sort_value
 
 
 async def test_the_palette_has_one_working_entry_per_action(tmp_path: Path) -> None:
@@ -263,7 +263,7 @@ async def test_two_tool_names_that_differ_only_invisibly_look_different(tmp_path
     async with app.run_test(size=(120, 36)) as pilot:
         page = await open_page(app, tools=("search", "se\u00adarch", "search\ufe0f"))
         await until(pilot, lambda: shown(app) and len(row_keys(app)) == 3, what="three rows")
-        seen = [table(app).get_cell(key, "tool").plain for key in row_keys(app)]
+        seen = [table(app).cell(key, "tool").plain for key in row_keys(app)]
         assert len(set(seen)) == 3 and "se\\u00adarch" in seen and "search\\ufe0f" in seen, seen
         await until(pilot, lambda: "se\\u00adarch" in screen_text(app), what="escape on screen")
         await page.close()

@@ -21,7 +21,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Tab, Tabs
+from textual.widgets import Footer, Input, Tab, Tabs
 
 from relay_bridge import __version__
 from relay_bridge.extension import is_extension_agent
@@ -31,7 +31,7 @@ from .. import keys
 from ..changes import Changes
 from ..sanitize import inert
 from ..widgets.session_pane import SessionView
-from ..widgets.tool_table import columns_for
+from ..widgets.tool_table import ToolTable, columns_for
 from ..widgets.topbar import TopBar
 from ..widgets.waiting import WaitingPanel, waiting_text
 
@@ -239,7 +239,7 @@ class DashboardScreen(Screen[None]):
         if (table.sort_key, table.sort_reverse) != (self.sort_key, self.sort_reverse):
             table.set_sort(self.sort_key, self.sort_reverse)
         view.show(session, app.palette, app.view_clock_ms, text_filter=self.text_filter, compact=app.compact,
-                  layout=app.table_layout)
+                  layout=app.table_layout, sort=(self.sort_key, self.sort_reverse))
         remembered = self._cursor.pop(sid, None)
         if remembered is not None:
             table.move_to(remembered)
@@ -369,11 +369,9 @@ class DashboardScreen(Screen[None]):
     def action_sort_reverse(self) -> None:
         self._set_sort(self.sort_key, not self.sort_reverse)
 
-    @on(DataTable.HeaderSelected)
-    def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
-        key = event.column_key.value
-        if key is None:
-            return
+    @on(ToolTable.HeaderSelected)
+    def _header_clicked(self, event: ToolTable.HeaderSelected) -> None:
+        key = event.column_key
         self._set_sort(key, not self.sort_reverse if key == self.sort_key else False)
 
     def action_next_session(self) -> None:

@@ -59,7 +59,7 @@ def status_text(app) -> Text:
     else:
         out.append("  no rejected frames, no lost spans, no refused connections\n", style=palette.style("ok"))
     log = relay.session_log if relay is not None else None
-    if log is not None and (log.error is not None or log.dropped):
+    if log is not None and (log.error is not None or log.errors):
         out.append("  session log: ", style=palette.style("error"))
         if log.error is not None:
             out.append("CANNOT WRITE ", style=palette.style("error"))

@@ -23,5 +23,6 @@ class SummaryLine(Static):
     def show(self, session: Session) -> None:
         line = session.stats.summary()  # built from numbers only: no page text
         if line != self._last:
+            relayout = len(line) != len(self._last)  # same length, same wrapping: no layout pass needed
             self._last = line
-            self.update(Text(line))
+            self.update(Text(line), layout=relayout)

@@ -1,0 +1,35 @@
+"""What shows on screen (the real app, App.run_test): a session log that cannot be written is said in the status
+view and so is its recovery; refusals of a socket's frames for a session it does not own are shown as that."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tui.screens.status import StatusScreen
+from tests.tui.helpers import SID, live_app, open_page, screen_text, spans, until
+
+
+async def test_the_status_view_says_when_the_log_cannot_be_written_and_when_it_can_again(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    app = live_app(tmp_path, relay={"log_dir": logs})
+    async with app.run_test(size=(160, 60)) as pilot:
+        await until(pilot, lambda: app.relay is not None and app.relay.port, what="relay")
+        shutil.rmtree(logs)
+        logs.write_text("a file where the log directory was")  # the log cannot open its first part
+        page = await open_page(app, SID)
+        await page.send(spans(SID, "search", 0, 3))
+        thief = await open_page(app, "7e1ef000", tools=())
+        await thief.send({"type": "bye", "session": SID, "reason": "forged"})
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, StatusScreen), what="status")
+        await until(pilot, lambda: "session log: CANNOT WRITE" in screen_text(app), what="the log's error")
+        assert "refused:not_owner 1" in screen_text(app)
+        logs.unlink()
+        logs.mkdir()
+        await until(pilot, lambda: "session log: writing again" in screen_text(app), timeout=10, what="the recovery")
+        written = [json.loads(line) for f in logs.glob("session-*.jsonl") for line in f.read_text().splitlines()]
+        assert any(rec.get("f", {}).get("type") == "spans" for rec in written), "what waited in memory was written"
+        await page.close()
+        await thief.close()
