@@ -202,12 +202,11 @@ class SessionStats:
         """A copy that later spans do not change, made in O(ring + tools): spans are never changed in place, so
         they are shared; rows and totals, which are, are copied."""
         copy = SessionStats.__new__(SessionStats)
-        copy.buffer = self.buffer
+        copy.__dict__.update(self.__dict__)  # every field, so one added later (the change log) is never missing
         copy.ring = OrderedDict(self.ring)
         copy.tools = {name: dataclasses.replace(row) for name, row in self.tools.items()}
         copy.totals = dataclasses.replace(self.totals)
-        copy._measured = self._measured
-        copy._first_seq = self._first_seq
+        copy._touched = OrderedDict(self._touched)
         return copy
 
     # -- read ---------------------------------------------------------------------------------------------
