@@ -126,3 +126,14 @@ def test_every_command_line_option_is_documented(command: str) -> None:
     assert options
     missing = {o for o in options if not re.search(re.escape(o) + r"(?![\w-])", DOCS)}
     assert not missing, f"wmcp-top {command}: {sorted(missing)} in --help but in no README"
+
+
+def test_every_key_binding_is_in_the_readme_key_table() -> None:
+    from tui.keys import ACTIONS
+
+    start = README.index("| key | action | key | action |")
+    rows = README[start : README.index("\n\n", start)].splitlines()[2:]
+    keys = {k for row in rows for i, cell in enumerate(row.strip("|").split(" | ")) if i % 2 == 0 for k in _tokens(cell)}
+    names = {"question_mark": "?", "slash": "/"}
+    missing = {a.key for a in ACTIONS if names.get(a.key, a.key) not in keys}
+    assert not missing, f"keys bound in tui/keys.py but not in the README's key table: {sorted(missing)}"
