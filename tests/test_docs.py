@@ -137,3 +137,9 @@ def test_every_key_binding_is_in_the_readme_key_table() -> None:
     names = {"question_mark": "?", "slash": "/"}
     missing = {a.key for a in ACTIONS if names.get(a.key, a.key) not in keys}
     assert not missing, f"keys bound in tui/keys.py but not in the README's key table: {sorted(missing)}"
+
+
+def test_every_page_agent_module_is_in_its_layout_table() -> None:
+    text = (ROOT / "page_agent" / "README.md").read_text()
+    missing = [p.name for p in sorted((ROOT / "page_agent" / "src").glob("*.js")) if f"`src/{p.name}`" not in text]
+    assert not missing, f"page_agent/README.md's layout table lacks {missing}"
