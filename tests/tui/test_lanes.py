@@ -36,6 +36,8 @@ def test_routing_ui_and_headless_forms(monkeypatch: pytest.MonkeyPatch) -> None:
     assert wants_ui(parse(["open", "http://x.example/"]))
     assert not wants_ui(parse(["attach", "--cdp", "http://127.0.0.1:9222", "--headless"]))
     assert not wants_ui(parse(["open", "http://x.example/", "--no-ui"]))
+    # --check-lanes prints its verdict and exits 0/1: never the dashboard, even on a terminal (stdout is one now)
+    assert not wants_ui(parse(["open", "http://x.example/", "--check-lanes"]))
 
 
 async def test_attach_shows_cdp_sessions_in_the_dashboard(debug_browser: DebugBrowser, site: SiteServer, tmp_path: Path) -> None:
