@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from textual.app import App, SystemCommand
+from textual.filter import LineFilter, Monochrome, NoColor
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
@@ -39,6 +40,7 @@ Feed = Callable[["WmcpTopApp"], Awaitable[None]]
 REFRESH_INTERVAL = 0.25  # at most 4 screen updates a second
 OTLP_CHECK_INTERVAL = 0.5
 COMPACT_WIDTH, COMPACT_HEIGHT = 80, 24
+TWO_ROW_FOOTER_WIDTH = 120  # under this (and not compact) the dashboard's footer takes two rows to show every key
 NARROW_WIDTH = 100  # under this the tool table drops min and max rather than scroll sideways
 
 
@@ -94,9 +96,18 @@ class WmcpTopApp(App[int]):
         self._feed_task: asyncio.Task[None] | None = None
         self._probe_task: asyncio.Task[None] | None = None
         self.theme_errors: list[str] = []
+        self._no_color = NoColor()
         self.keymap_problems: list[str] = []
 
     # -- setup --------------------------------------------------------------------------------------------
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """NO_COLOR means no colour: Textual's own choice for a true-colour terminal is greys (Monochrome); ours
+        is the terminal's default colours, with emphasis kept (bold, reverse: see app.tcss :nocolor)."""
+        filters = super().get_line_filters()
+        if not self.no_color:
+            return filters
+        return [self._no_color if isinstance(f, Monochrome) else f for f in filters]
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(APP_VARIABLES)
@@ -253,6 +264,11 @@ class WmcpTopApp(App[int]):
 
     def _update_compact(self, width: int, height: int) -> None:
         compact = width < COMPACT_WIDTH or height < COMPACT_HEIGHT
+        two_rows = not compact and width < TWO_ROW_FOOTER_WIDTH
+        if two_rows != self.has_class("-two-row-footer"):
+            self.set_class(two_rows, "-two-row-footer")
+            for footer in self.query("KeysFooter"):
+                footer.refresh(recompose=True)
         layout = "compact" if compact else ("narrow" if width < NARROW_WIDTH else "full")
         if compact == self.compact and layout == self.table_layout:
             return
@@ -330,7 +346,8 @@ class WmcpTopApp(App[int]):
     def action_export_trace(self) -> Path | None:
         if self._no_sessions():
             return None
-        sessions = [(f"{s.info.origin} {s.id}", s.info.timeOrigin, s.spans()) for s in self.store.sessions.values()]
+        sessions = [(f"{s.info.origin} {s.id}", s.info.timeOrigin, s.spans(), list(s.inflight.values()))
+                    for s in self.store.sessions.values()]
         return self._export("trace", trace_document(sessions))
 
     def action_screenshot(self) -> Path | None:

@@ -89,6 +89,10 @@ async def test_only_the_resume_secret_reclaims_a_closed_session(relay: Relay) ->
     ack = await hello(back, VICTIM, resume=secret)
     assert (ack["type"], ack["seq"], ack["resume"]) == ("ack", 4, secret)
     assert relay.store.sessions[VICTIM].state == "live"
+    assert relay.session_log is not None
+    relay.session_log.flush()
+    logged = b"".join(f.read_bytes() for f in relay.session_log.directory.glob("session-*.jsonl"))
+    assert b'"hello"' in logged and secret.encode() not in logged, "the secret never reaches the log"
     await attacker.close()
     await back.close()
 

@@ -73,8 +73,10 @@ def test_hidden_tab_and_iframe_are_their_own_sessions(browser, pages, relay_serv
     snap = relay_server.wait_for(lambda s: len(spans_of(s, raw_id)) == 2)
     relayed = session_of(snap, raw_id)
     assert relayed["info"]["context"] == "relayed"
-    assert relayed["info"]["via"] == min(ids.values()), "forwarded once, by the agent with the lowest id"
-    assert relayed["hellos"] == 1
+    # Every agent with an uplink forwards it (no election a fake announcement could stop): the relay keeps the
+    # first forwarder's copy, once, and shadows the others.
+    assert relayed["info"]["via"] in ids.values()
+    assert relayed["hellos"] == 1 and relayed["counters"]["duplicates"] == 0
     assert [s["tool"] for s in relayed["spans"]] == ["obj", "str"]
     assert errors == []
     context.close()

@@ -226,3 +226,22 @@ def test_attach_into_a_pipe_prints_lines_not_a_dashboard(tmp_path: Path) -> None
     assert "\x1b" not in out.stdout, "the dashboard was drawn into the pipe"
     assert out.stderr.startswith("wmcp-top: cannot reach a DevTools endpoint at http://127.0.0.1:1")
     assert out.stderr.count("\n") == 1
+
+
+def test_every_option_of_every_subcommand_has_help() -> None:
+    import argparse
+
+    from tui.cli import build_parser
+
+    missing = []
+
+    def walk(parser: argparse.ArgumentParser, name: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub, subparser in action.choices.items():
+                    walk(subparser, f"{name} {sub}")
+            elif not action.help:
+                missing.append(f"{name} {'/'.join(action.option_strings) or action.dest}")
+
+    walk(build_parser(), "wmcp-top")
+    assert missing == []

@@ -7,7 +7,7 @@ Chromium fails these tests with the install line (tests/lanes/conftest.py does t
 from __future__ import annotations
 
 import asyncio
-import sys
+import unittest.mock
 from pathlib import Path
 
 import pytest
@@ -26,18 +26,20 @@ def _cdp_session(app):  # type: ignore[no-untyped-def]
     return next((s for s in app.store.sessions.values() if s.agent.startswith("cdp/") and len(s.tools) == 12), None)
 
 
-def test_routing_ui_and_headless_forms(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_routing_ui_and_headless_forms() -> None:
     parse = build_parser().parse_args
-    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)  # piped: both lanes print lines
-    assert not wants_ui(parse(["open", "http://x.example/"]))
-    assert not wants_ui(parse(["attach", "--cdp", "http://127.0.0.1:9222"]))
-    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
-    assert wants_ui(parse(["attach", "--cdp", "http://127.0.0.1:9222"]))
-    assert wants_ui(parse(["open", "http://x.example/"]))
-    assert not wants_ui(parse(["attach", "--cdp", "http://127.0.0.1:9222", "--headless"]))
-    assert not wants_ui(parse(["open", "http://x.example/", "--no-ui"]))
-    # --check-lanes prints its verdict and exits 0/1: never the dashboard, even on a terminal (stdout is one now)
-    assert not wants_ui(parse(["open", "http://x.example/", "--check-lanes"]))
+    # --no-ui means the same for attach and open; open's --headless is the browser window's, attach has none
+    for lane in (["attach", "--cdp", "http://127.0.0.1:9222"], ["open", "http://x.example/"]):
+        assert not wants_ui(parse([*lane, "--no-ui"]))
+        # pytest's stdout is not a terminal: both print lines there, as when piped
+        assert not wants_ui(parse(lane))
+    assert parse(["open", "http://x.example/", "--headless"]).headless
+    with pytest.raises(SystemExit):
+        parse(["attach", "--cdp", "http://127.0.0.1:9222", "--headless"])
+    # --check-lanes prints its verdict and exits 0/1: never the dashboard, even on a terminal
+    with unittest.mock.patch("sys.stdout.isatty", return_value=True):
+        assert wants_ui(parse(["open", "http://x.example/"]))
+        assert not wants_ui(parse(["open", "http://x.example/", "--check-lanes"]))
 
 
 async def test_attach_shows_cdp_sessions_in_the_dashboard(debug_browser: DebugBrowser, site: SiteServer, tmp_path: Path) -> None:
