@@ -152,3 +152,20 @@ def test_every_event_kind_the_agent_sends_is_documented() -> None:
     assert {"reset", "toolactivated"} <= kinds  # the pattern still finds them
     text = (ROOT / "page_agent" / "README.md").read_text()
     assert not {k for k in kinds if f"`{k}`" not in text}
+
+
+# Flags the READMEs name that belong to other programs: Chromium's, node's, npm's, build.mjs's.
+FOREIGN_FLAGS = {"--check", "--test", "--prefix", "--no-sandbox", "--disable-gpu", "--disable-sync", "--load-extension",
+                 "--disable-background-networking", "--disable-component-update", "--enable-experimental-web-platform-features",
+                 "--enable-features", "--remote-debugging-port", "--user-data-dir", "--disable-extensions-except"}
+
+
+def test_every_option_the_readmes_name_exists() -> None:
+    """The other direction: an option a README names is an option of some wmcp-top command (a renamed or
+    removed one fails here)."""
+    known: set[str] = set()
+    for command in COMMANDS:
+        out = subprocess.run([sys.executable, "-m", "tui.cli", *command.split(), "--help"], capture_output=True, text=True, timeout=60)
+        known |= set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*[a-z])", re.sub(r"-\n\s*", "-", out.stdout)))
+    named = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*[a-z])", DOCS))
+    assert not named - known - FOREIGN_FLAGS
