@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .jsonfile import read_json
+from .units import fmt_bytes, fmt_count, fmt_ms
 
 FORMAT = "wmcp-top-compare/1"
 THRESHOLDS_FORMAT = "wmcp-top-thresholds/1"
@@ -326,13 +327,14 @@ def _reason(metric: str, cell: dict[str, Any], broken: list[str]) -> str:
 
 
 def _fmt(metric: str, value: float | None) -> str:
+    """The project's units (README: units), as the dashboard and the summary line print them."""
     if value is None:
         return "–"
     if metric in ("p50Ms", "p95Ms"):
-        return f"{value:.1f}ms" if value < 100 else f"{value:.0f}ms"
-    if metric in ("calls", "errors", "lastResultBytes", "totalBytes", "estTokens", "schemaBytes"):
-        return f"{value:.0f}"
-    return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+        return fmt_ms(value)
+    if metric in ("bytesPerCall", "lastResultBytes", "totalBytes", "schemaBytes"):
+        return fmt_bytes(value)
+    return fmt_count(value)  # calls, errors, tokens
 
 
 def render(result: dict[str, Any]) -> str:

@@ -120,7 +120,7 @@ PHASES = {
     "no-host": ("Attached; no modelContext registry found yet.", ["Agent browsers inject the registry late: keep the tab open and use the agent.", "Check the browser: Chrome needs the WebMCP flag or origin trial."]),
     "host-found": ("Registry found; the site has not registered any tools yet.", ["The site's registration may poll: wait a moment."]),
     "tools-registered": ("Tools are wrapped; waiting for the first call.", ["Drive a tool from the agent, or call one from the console."]),
-    "measuring": ("Measuring.", ["Press e for this session's report, t for a trace."]),
+    "measuring": ("Measuring.", ["__webmcpPerf.summary() prints the split; .report() returns the document; the relay shows it live"]),
 }
 
 

@@ -72,6 +72,11 @@ class SessionStats:
         self.totals = Totals()
         self._measured = 0  # spans since reset (unsampled calls come from the agent's ledger)
         self._first_seq: int | None = None
+        # Change log for readers that show a few rows of many tools (the dashboard): which tools' rows changed
+        # since a version, found without scanning every tool. `epoch` moves when every row may have changed.
+        self.version = 0
+        self.epoch = 0
+        self._touched: OrderedDict[str, int] = OrderedDict()  # tool -> version of its last change, oldest first
 
     # -- ingest -------------------------------------------------------------------------------------------
 
@@ -82,6 +87,7 @@ class SessionStats:
         if span.invokedBy == "terminal":
             return self._keep(span)
         row = self._row(span.tool)
+        self._touch(span.tool)
         row.calls += 1
         row.blockingMs += span.blockingMs
         row.totalBytes += span.resultBytes
@@ -110,7 +116,9 @@ class SessionStats:
     def _keep(self, span: Span) -> Span | None:
         self.ring[span.seq] = span
         if len(self.ring) > self.buffer:
-            return self.ring.popitem(last=False)[1]
+            evicted = self.ring.popitem(last=False)[1]
+            self._touch(evicted.tool)  # its percentiles no longer count that span
+            return evicted
         return None
 
     def update_blocking(self, seq: int, blocking_ms: float) -> bool:
@@ -126,6 +134,7 @@ class SessionStats:
         row = self.tools.get(span.tool)
         if row is not None:
             row.blockingMs += delta
+            self._touch(span.tool)
         return True
 
     def set_unsampled(self, n: int) -> None:
@@ -134,6 +143,7 @@ class SessionStats:
 
     def register(self, name: str, schema_bytes: int, internal: bool = False) -> None:
         row = self._row(name)
+        self._touch(name)
         row.schemaBytes = schema_bytes
         row.registered = True
         row.internal = internal
@@ -142,6 +152,7 @@ class SessionStats:
         row = self.tools.get(name)
         if row is None:
             return
+        self._touch(name)
         row.registered = False
         row.schemaBytes = 0
         if row.calls == 0:
@@ -158,6 +169,28 @@ class SessionStats:
             if row.registered:
                 kept[name] = ToolRow(schemaBytes=row.schemaBytes, registered=True, internal=row.internal)
         self.tools = kept
+        self._new_epoch()
+
+    def _touch(self, name: str) -> None:
+        self.version += 1
+        self._touched[name] = self.version
+        self._touched.move_to_end(name)
+        if len(self._touched) > 2 * len(self.tools) + 1024:
+            self._new_epoch()  # names come and go (unregistered, never called): forget the gone ones
+
+    def _new_epoch(self) -> None:
+        self.epoch += 1
+        self._touched = OrderedDict((name, self.version) for name in self.tools)
+
+    def changed_since(self, version: int) -> list[str]:
+        """Tools whose row changed after `version` (a value of `self.version` read earlier in this epoch),
+        newest first; a name no longer in `tools` was removed. Costs the number of changes, not of tools."""
+        out = []
+        for name, v in reversed(self._touched.items()):
+            if v <= version:
+                break
+            out.append(name)
+        return out
 
     def _row(self, name: str) -> ToolRow:
         row = self.tools.get(name)
@@ -167,14 +200,16 @@ class SessionStats:
 
     def snapshot(self) -> SessionStats:
         """A copy that later spans do not change, made in O(ring + tools): spans are never changed in place, so
-        they are shared; rows and totals, which are, are copied."""
+        they are shared; rows, totals and the change log, which are, are copied."""
         copy = SessionStats.__new__(SessionStats)
-        copy.buffer = self.buffer
+        copy.__dict__.update(self.__dict__)  # numbers and versions as they are now
         copy.ring = OrderedDict(self.ring)
         copy.tools = {name: dataclasses.replace(row) for name, row in self.tools.items()}
         copy.totals = dataclasses.replace(self.totals)
         copy._measured = self._measured
         copy._first_seq = self._first_seq
+        copy.version, copy.epoch = self.version, self.epoch
+        copy._touched = OrderedDict()  # nothing changes in a copy: readers rebuild from it once (it is another object)
         return copy
 
     # -- read ---------------------------------------------------------------------------------------------
@@ -193,28 +228,27 @@ class SessionStats:
     def aggregates(self) -> list[dict[str, Any]]:
         """Rows of report v2's `tools[]`, sorted by tool name."""
         walls = self.wall_times()
-        rows = []
-        for name in sorted(self.tools):
-            row = self.tools[name]
-            values = sorted(walls.get(name, ()))
-            rows.append(
-                {
-                    "tool": name,
-                    "calls": row.calls,
-                    "errors": row.errors,
-                    "minMs": values[0] if values else None,
-                    "p50Ms": quantile(values, 0.5),
-                    "p95Ms": quantile(values, 0.95),
-                    "maxMs": values[-1] if values else None,
-                    "blockingMs": row.blockingMs,
-                    "lastResultBytes": row.lastResultBytes,
-                    "totalBytes": row.totalBytes,
-                    "estTokens": row.estTokens,
-                    "estInputTokens": row.estInputTokens,
-                    "schemaBytes": row.schemaBytes,
-                }
-            )
-        return rows
+        return [self.aggregate(name, walls) for name in sorted(self.tools)]
+
+    def aggregate(self, name: str, walls: dict[str, list[float]]) -> dict[str, Any]:
+        """One row of `aggregates()`; `walls` is `wall_times()`, read once for many rows."""
+        row = self.tools[name]
+        values = sorted(walls.get(name, ()))
+        return {
+            "tool": name,
+            "calls": row.calls,
+            "errors": row.errors,
+            "minMs": values[0] if values else None,
+            "p50Ms": quantile(values, 0.5),
+            "p95Ms": quantile(values, 0.95),
+            "maxMs": values[-1] if values else None,
+            "blockingMs": row.blockingMs,
+            "lastResultBytes": row.lastResultBytes,
+            "totalBytes": row.totalBytes,
+            "estTokens": row.estTokens,
+            "estInputTokens": row.estInputTokens,
+            "schemaBytes": row.schemaBytes,
+        }
 
     def report_rows(self) -> list[dict[str, Any]]:
         """report v2's `tools[]` (and 000's aggregates()): tools with spans in the ring, the internal one excluded,

@@ -26,3 +26,15 @@ def test_headless_commands_do_not_import_textual() -> None:
     code = "import sys\nfrom tui.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit: pass\nprint(any(m.startswith('textual') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip().endswith("False")
+
+
+def test_the_ui_uses_textual_through_public_modules_only() -> None:
+    """`textual.widgets._tabbed_content` and friends are Textual's internals: they move between releases."""
+    private = []
+    for path in (ROOT / "tui").rglob("*.py"):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            words = line.split()
+            if words[:1] in (["from"], ["import"]) and len(words) > 1 and words[1].startswith("textual"):
+                if any(part.startswith("_") for part in words[1].split(".")):
+                    private.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert not private, "\n".join(private)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from textual.app import App, SystemCommand
+from textual.filter import LineFilter, Monochrome, NoColor
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
@@ -39,6 +40,7 @@ Feed = Callable[["WmcpTopApp"], Awaitable[None]]
 REFRESH_INTERVAL = 0.25  # at most 4 screen updates a second
 OTLP_CHECK_INTERVAL = 0.5
 COMPACT_WIDTH, COMPACT_HEIGHT = 80, 24
+TWO_ROW_FOOTER_WIDTH = 120  # under this (and not compact) the dashboard's footer takes two rows to show every key
 NARROW_WIDTH = 100  # under this the tool table drops min and max rather than scroll sideways
 
 
@@ -47,6 +49,7 @@ class WmcpTopApp(App[int]):
     CSS_PATH = "app.tcss"
     BINDINGS = keys.bindings()
     ENABLE_COMMAND_PALETTE = True
+    AUTO_FOCUS = None  # each screen says what takes focus (the dashboard: the table, when its tab opens)
 
     paused: reactive[bool] = reactive(False, init=False)  # freeze every view; data is still recorded
 
@@ -91,10 +94,20 @@ class WmcpTopApp(App[int]):
         self._moment: StoreSnapshot | None = None  # while paused: the store as it was at `p`
         self._moment_ms = 0.0
         self._feed_task: asyncio.Task[None] | None = None
+        self._probe_task: asyncio.Task[None] | None = None
         self.theme_errors: list[str] = []
+        self._no_color = NoColor()
         self.keymap_problems: list[str] = []
 
     # -- setup --------------------------------------------------------------------------------------------
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """NO_COLOR means no colour: Textual's own choice for a true-colour terminal is greys (Monochrome); ours
+        is the terminal's default colours, with emphasis kept (bold, reverse: see app.tcss :nocolor)."""
+        filters = super().get_line_filters()
+        if not self.no_color:
+            return filters
+        return [self._no_color if isinstance(f, Monochrome) else f for f in filters]
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(APP_VARIABLES)
@@ -128,6 +141,8 @@ class WmcpTopApp(App[int]):
         self._update_compact(self.size.width, self.size.height)
         self._publish(Changes(frozenset(self.store.sessions), True, True))
         self.set_interval(OTLP_CHECK_INTERVAL, self._check_otlp)
+        if self.probe is not None:
+            self._probe_task = asyncio.create_task(self.probe.watch_loop())
         if self.feed is not None:
             self._feed_task = asyncio.create_task(self._run_feed())
 
@@ -185,6 +200,8 @@ class WmcpTopApp(App[int]):
         if self.relay is not None:
             relay, self.relay = self.relay, None
             await relay.stop()
+        if self._probe_task is not None:
+            self._probe_task.cancel()
         if self.probe is not None:
             self.probe.close()
 
@@ -247,6 +264,11 @@ class WmcpTopApp(App[int]):
 
     def _update_compact(self, width: int, height: int) -> None:
         compact = width < COMPACT_WIDTH or height < COMPACT_HEIGHT
+        two_rows = not compact and width < TWO_ROW_FOOTER_WIDTH
+        if two_rows != self.has_class("-two-row-footer"):
+            self.set_class(two_rows, "-two-row-footer")
+            for footer in self.query("KeysFooter"):
+                footer.refresh(recompose=True)
         layout = "compact" if compact else ("narrow" if width < NARROW_WIDTH else "full")
         if compact == self.compact and layout == self.table_layout:
             return
@@ -324,7 +346,8 @@ class WmcpTopApp(App[int]):
     def action_export_trace(self) -> Path | None:
         if self._no_sessions():
             return None
-        sessions = [(f"{s.info.origin} {s.id}", s.info.timeOrigin, s.spans()) for s in self.store.sessions.values()]
+        sessions = [(f"{s.info.origin} {s.id}", s.info.timeOrigin, s.spans(), list(s.inflight.values()))
+                    for s in self.store.sessions.values()]
         return self._export("trace", trace_document(sessions))
 
     def action_screenshot(self) -> Path | None:

@@ -30,15 +30,15 @@ def build_parser() -> argparse.ArgumentParser:
     relay.add_argument("--report-on-exit", metavar="DIR", help="on Ctrl-C/SIGTERM write DIR/<session>.json and DIR/capture.json")
 
     snippet = sub.add_parser("snippet", help="print the script tag, console import() and bookmarklet")
-    snippet.add_argument("--port", type=core.port_type, default=None)
-    snippet.add_argument("--rotate-token", action="store_true")
+    snippet.add_argument("--port", type=core.port_type, default=None, help="the relay's port the snippet points at (default: the usual port)")
+    snippet.add_argument("--rotate-token", action="store_true", help="make a new token first (pasted snippets stop working)")
 
     replay = sub.add_parser("replay", help="open a session log or capture in the UI, or write reports with --report")
-    replay.add_argument("file")
+    replay.add_argument("file", help="a session log (session-*.jsonl; later parts of a rotated run follow) or a capture (capture-*.json)")
     replay.add_argument("--report", metavar="DIR", help="write reports headlessly instead of opening the UI")
     replay.add_argument("--speed", type=core.speed_type, default=0.0, help="replay in real time x SPEED (0 = all at once)")
-    replay.add_argument("--theme", default=None)
-    replay.add_argument("--export-dir", default=None)
+    replay.add_argument("--theme", default=None, help="dashboard theme (built-in or a file in the config dir)")
+    replay.add_argument("--export-dir", default=None, help="where e/E/t/ctrl+s write in the dashboard")
     for lane in headless_lanes():
         lane_parser = lane.add_parser(sub)
         if lane.COMMAND in UI_FORMS:
@@ -49,8 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _attach_ui(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Watch a Chrome started with --remote-debugging-port, with nothing injected in the page. Opens the dashboard "
-        "(CDP sessions are marked 'cdp' in their tabs; d shows how to start Chrome for it); --headless prints one "
-        "line per call instead. A DevTools endpoint that cannot be reached exits with code 2."
+        "(CDP sessions are marked 'cdp' in their tabs; d shows how to start Chrome for it). When stdout is not a "
+        "terminal (piped, CI), or with --no-ui, it prints one line per call instead. A DevTools endpoint that cannot be reached exits with code 2."
     )
     parser.add_argument("--theme", default=argparse.SUPPRESS, help="dashboard theme")
     parser.add_argument("--export-dir", default=argparse.SUPPRESS, help="where e/E/t/ctrl+s write in the dashboard")
@@ -73,10 +73,9 @@ UI_FORMS = {"attach": _attach_ui, "open": _open_ui}
 
 
 def wants_ui(args: argparse.Namespace) -> bool:
-    """attach: the dashboard unless --headless. open: the dashboard unless --no-ui or stdout is not a terminal."""
-    if args.command == "attach":
-        return not args.headless
-    if args.command == "open":
+    """attach and open: the dashboard unless --no-ui or stdout is not a terminal (one meaning for both; open's
+    --headless is about the browser window; open --check-lanes never opens it)."""
+    if args.command in ("attach", "open"):
         return not args.no_ui and not getattr(args, "check_lanes", False) and sys.stdout.isatty()
     return False
 

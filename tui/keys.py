@@ -43,6 +43,8 @@ ACTIONS: tuple[Action, ...] = (
     Action("wmcp.pause", "p", "pause", "Pause", help="freeze the screen; data is still recorded"),
     Action("wmcp.next_session", "tab", "next_session", "Next", priority=True, help="next session tab", scope="dashboard"),
     Action("wmcp.prev_session", "shift+tab", "prev_session", "Prev", show=False, priority=True, help="previous session tab", scope="dashboard"),
+    Action("wmcp.dismiss_ended", "D", "dismiss_ended", "Dismiss ended", show=False,
+           help="close the tabs of ended and disconnected sessions (their data stays in exports and the log)", scope="dashboard"),
     Action("wmcp.export_report", "e", "export_report", "Report", help="write the selected session's report (v2)"),
     Action("wmcp.export_capture", "E", "export_capture", "Capture", show=False, help="write a capture of all sessions"),
     Action("wmcp.export_trace", "t", "export_trace", "Trace", show=False, help="write a Chrome trace of all sessions"),

@@ -2,11 +2,15 @@
 
 Lines written, times from CLOCK_MONOTONIC (shared by every process on the machine):
   `f <t> <session> <acked>`  the session's table was painted showing every span up to seq `acked`;
-  `k <t>`                     a sort key's effect was painted.
+  `k <t>`                     a sort key's effect was painted;
+  `s <t> <ms> <cpu>`          a 10 ms timer came `ms` milliseconds late (written when over 20 ms); `cpu` is the
+                              main thread's CPU time in that interval: the part of the hold that was this
+                              process's own work, the rest being a busy machine not scheduling it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -22,6 +26,16 @@ class Probe:
     def key_painted(self) -> None:
         self._fh.write(f"k {time.monotonic():.6f}\n")
         self._fh.flush()
+
+    async def watch_loop(self, every: float = 0.01) -> None:
+        """Until cancelled: note each time the loop could not run a short timer on time (a step held it)."""
+        while True:
+            start, cpu = time.monotonic(), time.thread_time()
+            await asyncio.sleep(every)
+            late = time.monotonic() - start - every
+            if late > 0.02:
+                used = time.thread_time() - cpu
+                self._fh.write(f"s {time.monotonic():.6f} {late * 1000:.1f} {used * 1000:.1f}\n")
 
     def close(self) -> None:
         if not self._fh.closed:

@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--browser", "--chromium", dest="browser", metavar="PATH", help="Chromium to use (default: $WMCP_CHROMIUM, then PATH)")
     parser.add_argument("--headed", action="store_true", help="show the browser window")
     parser.add_argument("--no-agent", action="store_true", help="do not inject the page agent")
-    parser.add_argument("--error-policy", choices=("message", "name", "none"), default="message")
+    parser.add_argument("--error-policy", choices=("message", "name", "none"), default="message", help="what the agent keeps of an error (default: message, 200 chars)")
 
 
 COMMAND = "bench"

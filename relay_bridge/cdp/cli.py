@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     core.add_relay_options(parser)
     parser.add_argument("--report-on-exit", metavar="DIR", help="on exit write DIR/<session>.json and DIR/capture.json")
     parser.add_argument("--error-policy", choices=("message", "name", "none"), default="message", help="what to keep of an error (default: message, 200 chars)")
-    parser.add_argument("--headless", action="store_true", help="no dashboard: one line per call (what run() does)")
+    parser.add_argument("--no-ui", action="store_true", help="no dashboard: one line per call (the default when stdout is not a terminal)")
     parser.epilog = "How to start the browser: " + START_HINT
 
 

@@ -1,77 +1,111 @@
-"""Benchmark: the running app under load. 8 sessions x 125 spans/s into `wmcp-top` over real sockets.
+"""Benchmark: the running dashboard under load, each row against the headless relay in the same run.
 
-`wmcp-top` runs as its own process on a real pseudo-terminal (120x36), relay and UI on one event loop, with
-latency probes on (WMCP_TOP_PROBE, tui/probe.py). A load process plays 8 page agents, each on its own
-WebSocket, sending a `spans` frame of 12-13 spans every 100 ms. Meanwhile this test presses `s` (sort) once a
-second. Figures:
+`wmcp-top` runs as its own process on a real pseudo-terminal (160x45), relay and UI on one event loop, with
+latency probes on (WMCP_TOP_PROBE, tui/probe.py). A load process plays page agents, one WebSocket per session,
+sending a `spans` frame every 100 ms per session. Meanwhile this test presses `s` (sort) once a second. Then the
+same load runs against `wmcp-top relay` (the headless relay, no screen): the baseline, so the dashboard's own
+share is the difference, whatever else the machine is doing. Figures per row:
 
-- app CPU share: the app process's user+system time over the load window, as a share of one core;
-- RSS: the app's peak resident set (VmHWM);
-- frame-to-screen p95: from a frame of the visible session leaving the load process to the first repaint
-  that shows its spans (the app stamps after the refresh; both use CLOCK_MONOTONIC);
-- key-to-repaint p95: from writing `s` to the terminal to the repaint showing the new sort order.
+- CPU share: the process's user+system time over the load window, as a share of one core (dashboard, relay);
+- RSS: the dashboard's peak resident set (VmHWM);
+- frame-to-screen p95: from a frame of the visible session leaving the load process to the first repaint that
+  shows its spans (the app stamps after the refresh; both use CLOCK_MONOTONIC);
+- key-to-repaint p95: from writing `s` to the terminal to the repaint showing the new sort order;
+- longest loop hold: of each time a 10 ms timer in the app came late, the main thread's own CPU time in that
+  interval (its work holding the loop; on a busy machine the wall-time lateness also counts waiting for a core);
+- machine: the load average and the whole machine's busy share while the row ran (other work skews CPU figures).
 
-Targets: <= 40 % of one core, <= 150 MB, <= 300 ms, <= 100 ms.
+Rows (issue 16): 64 sessions x 2 spans/s (<= 5 % of a core), 64 x 16 (<= 20 %), 1 x 1,000 (<= 15 %), 8 x 125
+(<= 40 %); RSS <= 100 MB at 64 sessions (150 MB otherwise); key p95 <= 100 ms, frame p95 <= 300 ms in every row.
+Memory is held always; the time figures only when other processes left the machine at least half its cores
+(see `_check`): the figures are printed either way, with the machine's load.
+The 10,000-tool case (issue 11 item 6): one session gets 10,000 spans of distinct tools, then 100 calls/s over
+them; key p95 <= 100 ms and /healthz p95 <= 100 ms, polled every 100 ms. Since issue 11's caps the relay keeps
+relay_bridge.budget.MAX_TOOL_ROWS of those names and refuses (and counts) the rest: the case now measures that
+flood as well as a full-size table.
 
-  pytest tests/bench/test_tui_load.py -m bench -s      (WMCP_BENCH_SECONDS sets the load length, default 60)
+  pytest tests/bench/test_tui_load.py -m bench -s      (WMCP_BENCH_SECONDS sets each run's length, default 20)
 """
 
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
 import math
 import os
-import pty
-import socket
-import struct
+import random
 import subprocess
 import sys
-import termios
-import threading
 import time
-import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "60"))
-SESSIONS = 8
-SPANS_PER_S = 125
+sys.path.insert(0, str(ROOT))  # the load process runs this file as a script
+from tests.bench import procs  # noqa: E402
+
+SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "20"))
 TICK = 0.1
-TOKEN = "00112233445566778899aabbccddeeff"
-TARGETS = {"cpu": 0.40, "rss_mb": 150.0, "frame_p95_ms": 300.0, "key_p95_ms": 100.0}
+COLS, LINES = 160, 45
+MANY_TOOLS = 10_000
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    sessions: int
+    spans_per_s: float  # per session
+    tools: int
+    cpu: float  # target share of one core for the dashboard process
+    rss_mb: float
+
+
+ROWS = [
+    Row("64x2", 64, 2, 30, 0.05, 100.0),
+    Row("64x16", 64, 16, 30, 0.20, 100.0),
+    Row("1x1000", 1, 1000, 20, 0.15, 150.0),
+    Row("8x125", 8, 125, 6, 0.40, 150.0),
+]
+KEY_P95_MS, FRAME_P95_MS, HEALTHZ_P95_MS = 100.0, 300.0, 100.0
 
 
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
-    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)] if ordered else float("nan")
+    return ordered[min(len(ordered) - 1, math.floor(0.95 * len(ordered)))] if ordered else float("nan")
+
+
+def p50(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.floor(0.5 * len(ordered)))] if ordered else float("nan")
 
 
 # -- the load process -----------------------------------------------------------------------------------------
 
-async def _load(url: str, seconds: float, out: Path) -> None:
+async def _load(url: str, seconds: float, out: Path, sessions: int, rate: float, tools_n: int, many: int) -> None:
+    """`sessions` agents at `rate` spans/s each over `tools_n` tools. With `many`, session 0 first sends that
+    many spans of distinct tools, then calls them at random."""
     from websockets.asyncio.client import connect
 
     sys.path.insert(0, str(ROOT))
     from relay_bridge import synth
 
-    sids = [f"{0xbe000000 + i:08x}" for i in range(SESSIONS)]
-    tools = ["search", "get_item", "list_items", "render", "update", "summarize"]
+    sids = [f"{0xbe000000 + i:08x}" for i in range(sessions)]
+    names = [f"tool_{j:02d}" for j in range(tools_n)]
     sent: list[tuple[str, int, float]] = []
     sockets = []
     for i, sid in enumerate(sids):
         ws = await connect(url, max_size=1 << 20, compression=None)
         await ws.recv()  # welcome
         await ws.send(json.dumps(synth.hello(sid, f"https://site{i}.example")))
-        await ws.recv()  # ack: the session exists (the first one becomes the visible tab)
-        for j, name in enumerate(tools):
+        await ws.recv()  # ack: the session exists (the first one is the visible tab)
+        for j, name in enumerate(names):
             await ws.send(json.dumps(synth.tool(sid, name, 1.0 + j, description=f"{name} things")))
         sockets.append(ws)
 
-    async def drain(ws) -> None:
+    async def drain(ws: Any) -> None:
         try:
             async for _ in ws:
                 pass
@@ -79,22 +113,34 @@ async def _load(url: str, seconds: float, out: Path) -> None:
             return
 
     readers = [asyncio.create_task(drain(ws)) for ws in sockets]
-    seqs = [0] * SESSIONS
+    seqs = [0] * sessions
+    if many:
+        rng = random.Random(11)
+        while seqs[0] < many:  # 500 a frame (the protocol's cap), each span a tool of its own
+            first = seqs[0]
+            batch = [synth.span(sids[0], s, f"many_{s:05d}", 100.0 + s, 1.0 + s % 97, gap=1.0) for s in range(first, min(many, first + 500))]
+            seqs[0] += len(batch)
+            await sockets[0].send(json.dumps(synth.spans_frame(sids[0], batch), separators=(",", ":")))
+            await asyncio.sleep(0.05)
+        names = [f"many_{j:05d}" for j in range(many)]
+    rng = random.Random(7)
     start = time.monotonic()
-    owed = [0.0] * SESSIONS
+    owed = [rng.random() for _ in range(sessions)]  # spread the sessions' frames over the tick
     tick = 0
     while time.monotonic() - start < seconds:
         tick += 1
         for i, (sid, ws) in enumerate(zip(sids, sockets)):
-            owed[i] += SPANS_PER_S * TICK
+            owed[i] += rate * TICK
             n = int(owed[i])
+            if n == 0:
+                continue
             owed[i] -= n
             spans = []
             for _ in range(n):
                 seq = seqs[i]
                 seqs[i] += 1
-                at = 100.0 + seq * 8.0
-                spans.append(synth.span(sid, seq, tools[seq % len(tools)], at, 1.0 + (seq * 7919 % 200) / 10,
+                tool = names[rng.randrange(len(names))] if many else names[seq % len(names)]
+                spans.append(synth.span(sid, seq, tool, 100.0 + seq * 8.0, 1.0 + (seq * 7919 % 200) / 10,
                                         result_bytes=200 + seq % 5000, gap=2.0 if seq else None))
             await ws.send(json.dumps(synth.spans_frame(sid, spans), separators=(",", ":")))
             sent.append((sid, seqs[i] - 1, time.monotonic()))
@@ -109,100 +155,53 @@ async def _load(url: str, seconds: float, out: Path) -> None:
     out.write_text(json.dumps({"sent": sent, "spans": sum(seqs), "seconds": elapsed, "visible": sids[0]}))
 
 
-# -- the app on a pty -----------------------------------------------------------------------------------------
+# -- the process under test ----------------------------------------------------------------------------------
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _status_kb(pid: int, key: str) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return float(line.split()[1])
-    return float("nan")
-
-
-@pytest.mark.bench
-def test_app_under_load(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    (home / "config").mkdir(parents=True)
-    (home / "config" / "token").write_text(TOKEN + "\n")
-    probe = tmp_path / "probe.txt"
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR",)}
-    env.update(WMCP_TOP_HOME=str(home), WMCP_TOP_PROBE=str(probe), TERM="xterm-256color", PYTHONUNBUFFERED="1")
-
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 36, 120, 0, 0))
-    app = subprocess.Popen([sys.executable, "-m", "tui.cli", "--port", str(port)], cwd=ROOT, env=env,
-                           stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
-    os.close(slave)
-    output = bytearray()
-    stop = threading.Event()
-
-    def reader() -> None:  # a terminal that keeps up: read everything the app draws
-        while not stop.is_set():
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            output.extend(chunk[-4096:])
-
-    threading.Thread(target=reader, daemon=True).start()
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline or app.poll() is not None:
-                    raise AssertionError(f"the app did not start: {bytes(output[-2000:])!r}")
-                time.sleep(0.1)
-        result = tmp_path / "load.json"
-        load = subprocess.Popen([sys.executable, __file__, "load", f"ws://127.0.0.1:{port}/relay?t={TOKEN}", str(SECONDS), str(result)], cwd=ROOT)
-        time.sleep(min(2.0, SECONDS / 4))  # warm-up: sessions attach, tabs are built
-        cpu0, wall0 = _cpu_seconds(app.pid), time.monotonic()
+def run_under_load(tmp_path: Path, row: Row, *, headless: bool, many: int = 0) -> dict[str, Any]:
+    """Start `wmcp-top` (or `wmcp-top relay`), play the load, measure. Returns the figures."""
+    run = tmp_path / ("relay" if headless else "app")
+    probe = run / "probe.txt"
+    run.mkdir(parents=True)
+    health: list[float] = []
+    with procs.wmcp(run, headless=headless, probe=None if headless else probe, size=(COLS, LINES)) as app:
+        result = run / "load.json"
+        load = subprocess.Popen([sys.executable, __file__, "load", app.ws_url, str(SECONDS), str(result),
+                                 str(row.sessions), str(row.spans_per_s), str(row.tools), str(many)], cwd=ROOT)
+        time.sleep(min(3.0, SECONDS / 4) + (many / 5000 if many else 0))  # warm-up: sessions attach, tabs are built
+        cpu0, wall0, m0 = procs.cpu_seconds(app.proc.pid), time.monotonic(), procs.machine()
+        load0 = os.getloadavg()[0]
         keys: list[float] = []
+        next_key = time.monotonic()
         while load.poll() is None and time.monotonic() - wall0 < SECONDS - 0.5:
-            keys.append(time.monotonic())
-            os.write(master, b"s")
-            time.sleep(1.0)
-        cpu1, wall1 = _cpu_seconds(app.pid), time.monotonic()
-        rss_mb = _status_kb(app.pid, "VmHWM") / 1024
-        assert load.wait(SECONDS + 60) == 0
-        os.write(master, b"q")
-        assert app.wait(20) == 0
-    finally:
-        stop.set()
-        if app.poll() is None:
-            app.kill()
-            app.wait(10)
-        os.close(master)
+            now = time.monotonic()
+            if not headless and now >= next_key:
+                keys.append(now)
+                app.key(b"s")
+                next_key = now + 1.0
+            if many:
+                health.append(procs.healthz_ms(app.port))
+            time.sleep(0.1 if many else max(0.0, min(0.2, next_key - time.monotonic())))
+        cpu1, wall1, m1 = procs.cpu_seconds(app.proc.pid), time.monotonic(), procs.machine()
+        load1 = os.getloadavg()[0]
+        rss_mb = procs.status_kb(app.proc.pid, "VmHWM") / 1024
+        assert load.wait(SECONDS + 120) == 0
 
     data = json.loads(result.read_text())
-    frames, keys_painted = [], []
-    for line in probe.read_text().splitlines():
+    frames, keys_painted, stalls = [], [], []
+    for line in (probe.read_text().splitlines() if probe.exists() else []):
         parts = line.split()
         if parts[0] == "f":
             frames.append((float(parts[1]), parts[2], int(parts[3])))
         elif parts[0] == "k":
             keys_painted.append(float(parts[1]))
+        elif parts[0] == "s" and wall0 <= float(parts[1]) <= wall1:
+            stalls.append((float(parts[2]), float(parts[3])))
     visible = data["visible"]
     painted = sorted((t, acked) for t, sid, acked in frames if sid == visible)
     latencies = []
     i = 0
     for sid, seq, t_sent in data["sent"]:
-        if sid != visible:
+        if sid != visible or t_sent < wall0:
             continue
         while i < len(painted) and (painted[i][1] < seq or painted[i][0] < t_sent):
             i += 1
@@ -217,27 +216,80 @@ def test_app_under_load(tmp_path: Path) -> None:
         if j < len(keys_painted):
             key_lat.append((keys_painted[j] - t) * 1000)
             j += 1
-    figures = {
+    return {
         "cpu": (cpu1 - cpu0) / (wall1 - wall0),
         "rss_mb": rss_mb,
-        "frame_p95_ms": p95(latencies),
-        "key_p95_ms": p95(key_lat),
+        "frames": latencies,
+        "keys": key_lat,
+        "health": health,
+        "stall_max_ms": max((late for late, _ in stalls), default=0.0),
+        "hold_cpu_max_ms": max((cpu for _, cpu in stalls), default=0.0),
+        "holds_over_50ms": sum(1 for _, cpu in stalls if cpu > 50),
+        "rate": data["spans"] / data["seconds"],
+        "machine_busy": procs.cores_busy(m0, m1),
+        "loadavg": (load0 + load1) / 2,
     }
-    rate = data["spans"] / data["seconds"]
+
+
+def _report(title: str, app: dict[str, Any], relay: dict[str, Any]) -> None:
     print()
-    print(f"wmcp-top under load: {SESSIONS} sessions, {rate:,.0f} spans/s for {data['seconds']:.0f} s over real sockets, 120x36 pty")
-    print(f"  app CPU            {figures['cpu'] * 100:5.1f} % of one core   (target <= {TARGETS['cpu'] * 100:.0f} %)")
-    print(f"  app RSS (peak)     {figures['rss_mb']:5.1f} MB              (target <= {TARGETS['rss_mb']:.0f} MB)")
-    print(f"  frame-to-screen    p95 {figures['frame_p95_ms']:5.0f} ms, p50 {sorted(latencies)[len(latencies) // 2] if latencies else float('nan'):.0f} ms over {len(latencies)} frames   (target <= {TARGETS['frame_p95_ms']:.0f} ms)")
-    print(f"  key-to-repaint     p95 {figures['key_p95_ms']:5.0f} ms over {len(key_lat)} presses of `s`   (target <= {TARGETS['key_p95_ms']:.0f} ms)")
-    assert len(latencies) >= 5 and key_lat, "too few probes to judge"
-    # A full pass (>= 30 s) is held to the targets. A short CI pass has few samples (a 3 s run presses `s`
-    # twice), so its latencies get 1.5x headroom against noise; CPU and memory are held to the targets always.
-    slack = 1.0 if SECONDS >= 30 else 1.5
-    for name, limit in TARGETS.items():
-        allowed = limit * (slack if name.endswith("_ms") else 1.0)
-        assert figures[name] <= allowed, f"{name} = {figures[name]:.3f} over {allowed} (target {limit})"
+    print(f"{title}: {app['rate']:,.0f} spans/s for {SECONDS:.0f} s over real sockets, {COLS}x{LINES} pty")
+    print(f"  dashboard CPU      {app['cpu'] * 100:5.1f} % of one core   headless relay {relay['cpu'] * 100:5.1f} %   "
+          f"dashboard's own share {(app['cpu'] - relay['cpu']) * 100:5.1f} %")
+    print(f"  dashboard RSS      {app['rss_mb']:5.1f} MB (peak)   relay {relay['rss_mb']:5.1f} MB")
+    print(f"  frame-to-screen    p95 {p95(app['frames']):5.0f} ms, p50 {p50(app['frames']):.0f} ms over {len(app['frames'])} frames")
+    print(f"  key-to-repaint     p95 {p95(app['keys']):5.0f} ms over {len(app['keys'])} presses of `s`")
+    if app["health"]:
+        print(f"  /healthz           p95 {p95(app['health']):5.0f} ms, max {max(app['health']):.0f} ms over {len(app['health'])} polls "
+              f"(headless relay: p95 {p95(relay['health']):.0f} ms)")
+    print(f"  longest loop hold  {app['hold_cpu_max_ms']:5.0f} ms of the app's own CPU ({app['holds_over_50ms']} over 50 ms); "
+          f"{app['stall_max_ms']:.0f} ms of wall time, the rest waiting for a core")
+    print(f"  machine            load average {app['loadavg']:.1f} / {relay['loadavg']:.1f}, "
+          f"{app['machine_busy']:.1f} / {relay['machine_busy']:.1f} of {os.cpu_count()} cores busy (dashboard run / relay run)")
 
 
-if __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "load":
-    asyncio.run(_load(sys.argv[2], float(sys.argv[3]), Path(sys.argv[4])))
+def _check(app: dict[str, Any], relay: dict[str, Any], cpu: float | None, rss_mb: float) -> None:
+    """Memory and keeping up are held always. Time figures (CPU share, latencies) are held to the targets when the
+    machine had room: on a shared machine whose other processes keep most cores busy, a latency is mostly the
+    wait for a core, so those figures are printed with the machine's load and not judged."""
+    assert len(app["frames"]) >= 3 and app["keys"], "too few probes to judge"
+    others = max(app["machine_busy"] - app["cpu"], relay["machine_busy"] - relay["cpu"])
+    judged = others <= 0.5 * (os.cpu_count() or 1)
+    # A full pass (>= 20 s) has enough samples for the targets; a short CI pass (a 3 s run presses `s` twice) gets
+    # 1.5x headroom on latencies.
+    slack = 1.0 if SECONDS >= 20 else 1.5
+    figures = {"rss_mb": (app["rss_mb"], rss_mb)}
+    if judged:
+        figures.update({"key_p95_ms": (p95(app["keys"]), KEY_P95_MS * slack),
+                        "frame_p95_ms": (p95(app["frames"]), FRAME_P95_MS * slack)})
+        if cpu is not None:
+            figures["cpu"] = (app["cpu"], cpu)
+        if app["health"]:
+            figures["healthz_p95_ms"] = (p95(app["health"]), HEALTHZ_P95_MS * slack)
+    else:
+        print(f"  (time figures not judged: other processes kept {others:.1f} of {os.cpu_count()} cores busy)")
+    over = {k: f"{v:.3f} > {limit}" for k, (v, limit) in figures.items() if not v <= limit}
+    assert not over, over
+
+
+@pytest.mark.bench
+@pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
+def test_dashboard_under_load(tmp_path: Path, row: Row) -> None:
+    relay = run_under_load(tmp_path, row, headless=True)
+    app = run_under_load(tmp_path, row, headless=False)
+    _report(f"{row.sessions} session{'s' if row.sessions > 1 else ''} x {row.spans_per_s:g} spans/s, {row.tools} tools", app, relay)
+    _check(app, relay, row.cpu, row.rss_mb)
+
+
+@pytest.mark.bench
+def test_ten_thousand_tools_do_not_freeze_the_loop(tmp_path: Path) -> None:
+    row = Row("10k-tools", 1, 100, 1, 1.0, 150.0)
+    relay = run_under_load(tmp_path, row, headless=True, many=MANY_TOOLS)
+    app = run_under_load(tmp_path, row, headless=False, many=MANY_TOOLS)
+    _report(f"1 session with {MANY_TOOLS:,} distinct tools, then 100 calls/s over them", app, relay)
+    _check(app, relay, None, row.rss_mb)
+
+
+if __name__ == "__main__" and len(sys.argv) == 9 and sys.argv[1] == "load":
+    asyncio.run(_load(sys.argv[2], float(sys.argv[3]), Path(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]),
+                      int(sys.argv[7]), int(sys.argv[8])))

@@ -63,9 +63,18 @@ def test_regression_exits_one_and_names_the_tool(tmp_path: Path) -> None:
     assert result["tools"][1]["metrics"]["p95Ms"]["verdict"] == "regressed"
     out = run_cli(tmp_path, base, head, "--json", str(tmp_path / "out.json"), thresholds=DEFAULTS)
     assert out.returncode == 1
-    assert "search: regressed: p95Ms 20.0ms -> 45.0ms (+125%)" in out.stdout
+    assert "search: regressed: p95Ms 20ms -> 45ms (+125%)" in out.stdout
     written = json.loads((tmp_path / "out.json").read_text())
     assert written["format"] == "wmcp-top-compare/1" and written["regressions"] == 1
+
+
+def test_the_table_prints_the_readme_units(tmp_path: Path) -> None:
+    """Durations, bytes and tokens as the dashboard prints them (README: units): 1000-based KB, 2.4s, 3.1K."""
+    base = report(row("search", p50=950, p95=2400, total_bytes=300_000, tokens=60_000))
+    head = report(row("search", p50=1200, p95=2500, total_bytes=308_000, tokens=62_000))
+    out = run_cli(tmp_path, base, head)
+    line = next(l for l in out.stdout.splitlines() if l.startswith("search"))
+    assert "1.0s→1.2s" in line and "2.4s→2.5s" in line and "15KB→15KB" in line and "3.0K→3.1K" in line, line
 
 
 def test_bytes_tokens_and_errors_are_judged_per_call(tmp_path: Path) -> None:

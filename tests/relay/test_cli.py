@@ -202,3 +202,22 @@ def test_replay_rejects_files_that_are_not_logs(tmp_path: Path) -> None:
         err = one_line_exit_2(run(tmp_path, "replay", str(path), "--report", str(tmp_path / "out")))
         assert word in err
         assert not (tmp_path / "out" / "capture.json").exists()
+
+
+def test_every_option_of_every_subcommand_has_help() -> None:
+    import argparse
+
+    from tui.cli import build_parser
+
+    missing = []
+
+    def walk(parser: argparse.ArgumentParser, name: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub, subparser in action.choices.items():
+                    walk(subparser, f"{name} {sub}")
+            elif not action.help:
+                missing.append(f"{name} {'/'.join(action.option_strings) or action.dest}")
+
+    walk(build_parser(), "wmcp-top")
+    assert missing == []

@@ -129,15 +129,12 @@ def row_keys(app: WmcpTopApp, sid: str = SID) -> list[str]:
     """The tool rows shown, in order; empty while session `sid` is not the one on screen."""
     if not shown(app, sid):
         return []
-    t = table(app, sid)
-    return [t.coordinate_to_cell_key((i, 0)).row_key.value for i in range(t.row_count)]
+    return table(app, sid).order
 
 
 def cell(app: WmcpTopApp, tool: str, column: str, sid: str = SID) -> str | None:
     """The text shown in one cell, or None while that row (or session) is not on screen."""
     if not shown(app, sid):
         return None
-    t = app.dashboard.view.table
-    if tool not in t.rows:
-        return None
-    return t.get_cell(tool, column).plain
+    shown_cell = app.dashboard.view.table.cell(tool, column)
+    return shown_cell.plain if shown_cell is not None else None

@@ -7,6 +7,7 @@ Chromium fails these tests with the install line (tests/lanes/conftest.py does t
 from __future__ import annotations
 
 import asyncio
+import unittest.mock
 from pathlib import Path
 
 import pytest
@@ -27,11 +28,18 @@ def _cdp_session(app):  # type: ignore[no-untyped-def]
 
 def test_routing_ui_and_headless_forms() -> None:
     parse = build_parser().parse_args
-    assert wants_ui(parse(["attach", "--cdp", "http://127.0.0.1:9222"]))
-    assert not wants_ui(parse(["attach", "--cdp", "http://127.0.0.1:9222", "--headless"]))
-    assert not wants_ui(parse(["open", "http://x.example/", "--no-ui"]))
-    # pytest's stdout is not a terminal: `open` prints lines there, as when piped
-    assert not wants_ui(parse(["open", "http://x.example/"]))
+    # --no-ui means the same for attach and open; open's --headless is the browser window's, attach has none
+    for lane in (["attach", "--cdp", "http://127.0.0.1:9222"], ["open", "http://x.example/"]):
+        assert not wants_ui(parse([*lane, "--no-ui"]))
+        # pytest's stdout is not a terminal: both print lines there, as when piped
+        assert not wants_ui(parse(lane))
+    assert parse(["open", "http://x.example/", "--headless"]).headless
+    with pytest.raises(SystemExit):
+        parse(["attach", "--cdp", "http://127.0.0.1:9222", "--headless"])
+    # --check-lanes prints its verdict and exits 0/1: never the dashboard, even on a terminal
+    with unittest.mock.patch("sys.stdout.isatty", return_value=True):
+        assert wants_ui(parse(["open", "http://x.example/"]))
+        assert not wants_ui(parse(["open", "http://x.example/", "--check-lanes"]))
 
 
 async def test_attach_shows_cdp_sessions_in_the_dashboard(debug_browser: DebugBrowser, site: SiteServer, tmp_path: Path) -> None:
@@ -91,7 +99,7 @@ async def test_open_shows_the_page_and_closing_the_browser_quits(chromium: str, 
         await until(pilot, lambda: has_tab(app, session.id), what="its tab")
         tabs(app).active = f"s-{session.id}"
         await until(pilot, lambda: cell(app, "get_price", "calls", session.id) == "1", timeout=10, what="the call's row")
-        assert len(table(app, session.id).rows) >= 12
+        assert table(app, session.id).row_count >= 12
         await handle.page.close()  # the user closes the browser window
         await asyncio.wait_for(handle.closed.wait(), 10)
         await until(pilot, lambda: app._exit, timeout=10, what="the app quits")

@@ -64,11 +64,10 @@ async def test_sort_by_key_reverse_and_header_click(tmp_path: Path) -> None:
         await until(pilot, lambda: row_keys(app) == ["alpha", "gamma", "beta"], what="reversed")
         # A header click sorts by that column: p95, slowest first.
         t = table(app)
-        x = sum(col.get_render_width(t) for col in t.ordered_columns[: t.get_column_index("p95")]) + 1
-        await pilot.click(t, offset=(x, 0))
+        await pilot.click(t, offset=(t.column_x("p95") + 1, 0))
         await until(pilot, lambda: app.dashboard.sort_key == "p95", what="header click")
         assert row_keys(app) == ["gamma", "alpha", "beta"]
-        assert "▼" in str(t.columns[t.ordered_columns[t.get_column_index("p95")].key].label) or "▲" in str(t.ordered_columns[t.get_column_index("p95")].label)
+        assert "▼" in t.header_label("p95") or "▲" in t.header_label("p95")
         await page.close()
 
 
@@ -211,7 +210,7 @@ async def test_untrusted_names_render_literally(tmp_path: Path) -> None:
         assert "[red]o[/red].example" in svg
         assert "[reverse]m[/]␛[5m" in svg
         # The cell holds plain text with no style taken from the page.
-        name_cell = table(app).get_cell(HOSTILE_MARKUP, "tool")
+        name_cell = table(app).cell(HOSTILE_MARKUP, "tool")
         assert name_cell.plain == HOSTILE_MARKUP and not name_cell.spans and not name_cell.style
         # Same in the views: timeline (error message), inspector, status.
         await pilot.press("l")
@@ -262,9 +261,9 @@ async def test_compact_layout_at_60x20_says_so(tmp_path: Path) -> None:
         assert app.compact
         badge = app.query_one(TopBar).query_one("#compact")
         assert badge.has_class("on") and "compact layout" in str(badge.render())
-        assert [c.key.value for c in table(app).ordered_columns] == ["tool", "calls", "err", "p50", "p95", "bytes"]
+        assert table(app).column_keys == ["tool", "calls", "err", "p50", "p95", "bytes"]
         await pilot.resize_terminal(120, 36)
-        await until(pilot, lambda: not app.compact and len(table(app).ordered_columns) == 11, what="full layout")
+        await until(pilot, lambda: not app.compact and len(table(app).column_keys) == 11, what="full layout")
         assert cell(app, "search", "calls") == "2"
         await page.close()
 
@@ -309,8 +308,8 @@ async def test_at_80_columns_the_table_fits_without_sideways_scrolling(tmp_path:
         await page.send(spans(SID, "search_products", 0, 3))
         await until(pilot, lambda: has_tab(app, SID) and cell(app, "search_products", "calls") == "3")
         t = table(app)
-        assert [str(c.value) for c in t.columns] == ["tool", "calls", "err", "p50", "p95", "blocking", "bytes", "tokens", "schema"]
+        assert t.column_keys == ["tool", "calls", "err", "p50", "p95", "blocking", "bytes", "tokens", "schema"]
         assert t.virtual_size.width <= t.scrollable_content_region.width, "the narrow table still scrolls sideways"
         await pilot.resize_terminal(120, 36)
-        await until(pilot, lambda: "min" in [str(c.value) for c in table(app).columns], what="full table at 120 columns")
+        await until(pilot, lambda: "min" in table(app).column_keys, what="full table at 120 columns")
         await page.close()

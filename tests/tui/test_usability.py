@@ -127,7 +127,7 @@ async def test_the_sort_arrow_is_always_on_the_sorted_column_with_one_meaning(tm
             await page.send(spans(SID, "beta", 0, 12, wall=5))
             await page.send(spans(SID, "gamma", 12, 2, wall=400))
             await until(pilot, lambda: shown(app) and cell(app, "gamma", "calls") == "2", what="rows")
-            columns = [c.key for c in table(app).ordered_columns]
+            columns = table(app).column_keys
             for _ in range(len(columns) + 1):
                 for reverse in (False, True):
                     await pilot.pause()
@@ -147,7 +147,7 @@ async def test_the_sort_arrow_is_always_on_the_sorted_column_with_one_meaning(tm
 
 def sort_value(app, tool: str):  # type: ignore[no-untyped-def]
     t = table(app)
-    return t.get_cell(tool, app.dashboard.sort_key).sort_value
+    return t.cell(tool, app.dashboard.sort_key).sort_value
 
 
 async def test_the_palette_has_one_working_entry_per_action(tmp_path: Path) -> None:
@@ -263,7 +263,7 @@ async def test_two_tool_names_that_differ_only_invisibly_look_different(tmp_path
     async with app.run_test(size=(120, 36)) as pilot:
         page = await open_page(app, tools=("search", "se\u00adarch", "search\ufe0f"))
         await until(pilot, lambda: shown(app) and len(row_keys(app)) == 3, what="three rows")
-        seen = [table(app).get_cell(key, "tool").plain for key in row_keys(app)]
+        seen = [table(app).cell(key, "tool").plain for key in row_keys(app)]
         assert len(set(seen)) == 3 and "se\\u00adarch" in seen and "search\\ufe0f" in seen, seen
         await until(pilot, lambda: "se\\u00adarch" in screen_text(app), what="escape on screen")
         await page.close()
@@ -409,3 +409,106 @@ async def test_the_status_view_names_the_session_log_and_an_idle_run_leaves_no_f
     real = build_app(build_parser().parse_args(["--port", "0"]))
     assert demo.relay_config is not None and real.relay_config is not None
     assert demo.relay_config.log_dir == real.relay_config.log_dir / "demo"  # type: ignore[operator]
+
+
+async def test_the_trace_carries_error_text_and_calls_still_in_flight(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app)
+        other = await open_page(app, sid=SID2, origin="https://other.example", tools=("lookup",))
+        await page.send(spans(SID, "cart", 0, 1, is_error=True, error="RangeError: qty must be at least 1"))
+        await page.send(synth.start_frame(SID, [(1, "search", 5_000.0)]))  # still running at export
+        await other.send(synth.start_frame(SID2, [(0, "lookup", 2_000.0)]))
+        await other.send({"type": "bye", "session": SID2, "reason": "pagehide"})  # ended unsettled
+        await until(pilot, lambda: app.store.sessions[SID].inflight and app.store.sessions[SID2].state == "ended"
+                    and app.store.sessions[SID].stats.totals.calls == 1, what="state")
+        await pilot.press("t")
+        await until(pilot, lambda: (tmp_path / "exports").is_dir() and any((tmp_path / "exports").glob("trace-*.json")), what="trace")
+        trace = json.loads(next((tmp_path / "exports").glob("trace-*.json")).read_text())
+        calls = [e for e in trace["traceEvents"] if e["ph"] in ("X", "B") and e.get("cat") != "gap"]
+        error = next(e for e in calls if e["name"] == "cart")
+        assert error["cat"] == "error" and error["args"]["error"] == "RangeError: qty must be at least 1"
+        running = next(e for e in calls if e["name"] == "search")
+        assert running["ph"] == "B" and running["args"]["inFlight"] and "dur" not in running
+        assert running["tid"] != error["tid"]  # a lane of its own
+        ended = next(e for e in calls if e["name"] == "lookup")
+        assert ended["ph"] == "X" and ended["cat"] == "unsettled" and ended["dur"] >= 0
+        await page.close()
+        await other.close()
+
+
+async def test_80_columns_show_every_key_and_break_nothing_mid_word(tmp_path: Path) -> None:
+    from tui.feed import frozen_demo_app
+
+    for size in ((80, 24), (100, 30), (120, 36)):
+        app = frozen_demo_app(30.0, export_dir=tmp_path)
+        async with app.run_test(size=size) as pilot:
+            await until(pilot, lambda: shown(app, "3f2a9c01"), what="demo shown")
+            keys = ("d Status", "l Timeline", "i Inspect", "w Schemas", "m Prompts", "? Help", "q Quit")
+            await until(pilot, lambda: all(k in screen_text(app) for k in keys), what=f"every key at {size}")
+            text = screen_text(app)
+            assert "host gaps 28s" in text, (size, text)  # a label stays with its value
+    app = live_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "Press c to copy" in screen_text(app), what="first screen")
+        lines = screen_text(app).splitlines()
+        tag = next(line for line in lines if "<script src=" in line)
+        assert tag.rstrip().endswith("…")  # cut, not wrapped: no half a tag on the next line
+        assert not any(line.strip().startswith(("cript>", "t>", ")")) for line in lines)
+
+
+async def test_tabs_name_same_origin_pages_mark_overflow_and_dismiss_ended_sessions(tmp_path: Path) -> None:
+    from .helpers import tab_text
+
+    app = live_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        a = await open_page(app, title="Cart")
+        b = await open_page(app, sid=SID2, title="Checkout")
+        others = [await open_page(app, sid=f"e0e0e0{i:02d}", origin=f"https://site{i}.example", title="Other") for i in range(3)]
+        await until(pilot, lambda: len(app.dashboard.session_ids()) == 5, what="five tabs")
+        # same origin: the page title tells them apart; a single-origin tab needs none
+        await until(pilot, lambda: "Cart" in tab_text(app, SID) and "Checkout" in tab_text(app, SID2), what="titles")
+        assert "Other" not in tab_text(app, "e0e0e000")
+        # five tabs do not fit 80 columns: a marker says how many are out of sight
+        await until(pilot, lambda: "›" in screen_text(app).splitlines()[1], what="overflow marker")
+        assert "+" in screen_text(app).splitlines()[1]
+        # D closes the tabs of ended sessions (not of live ones); the data stays in the store
+        await b.send({"type": "bye", "session": SID2, "reason": "pagehide"})
+        await others[0].close()
+        await until(pilot, lambda: app.store.sessions[SID2].state == "ended" and app.store.sessions["e0e0e000"].state != "live", what="ended")
+        await pilot.press("D")
+        await until(pilot, lambda: app.dashboard.session_ids() == [SID, "e0e0e001", "e0e0e002"], what="dismissed")
+        assert SID2 in app.store.sessions and "e0e0e000" in app.store.sessions
+        assert "Cart" not in tab_text(app, SID)  # alone on its origin now
+        for page in (a, *others[1:]):
+            await page.close()
+
+
+async def test_hints_offer_the_terminal_action_before_the_console(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app)
+        await page.send(synth.status(SID, "measuring", "Measuring tool calls.",
+                                     hints=["__webmcpPerf.summary() prints the split; .report() returns the document"]))
+        await until(pilot, lambda: "__webmcpPerf.summary()" in screen_text(app), what="hints")
+        lines = screen_text(app).splitlines()
+        ours = next(i for i, line in enumerate(lines) if "e writes this session's report" in line)
+        console = next(i for i, line in enumerate(lines) if "__webmcpPerf.summary()" in line)
+        assert ours < console
+        await page.close()
+
+
+async def test_no_color_is_colourless_not_greyscale(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import re
+
+    from tui.feed import frozen_demo_app
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = frozen_demo_app(30.0, export_dir=tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: shown(app, "3f2a9c01"), what="demo shown")
+        svg = app.export_screenshot()
+    # the terminal's default foreground and background only (besides the SVG's window buttons): no greys
+    window = {"#ff5f57", "#febc2e", "#28c840", "#292929"}
+    fills = set(re.findall(r"fill: (#[0-9a-f]{6})", svg)) | set(re.findall(r'fill="(#[0-9a-f]{6})"', svg))
+    assert len(fills - window) <= 1, sorted(fills - window)

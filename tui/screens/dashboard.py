@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, cast
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Tab, Tabs
+from textual.widgets import Input, Static, Tab, Tabs
 
 from relay_bridge import __version__
 from relay_bridge.extension import is_extension_agent
@@ -30,14 +30,16 @@ from relay_bridge.store import Session
 from .. import keys
 from ..changes import Changes
 from ..sanitize import inert
+from ..widgets.keys_footer import KeysFooter
 from ..widgets.session_pane import SessionView
-from ..widgets.tool_table import columns_for
+from ..widgets.tool_table import ToolTable, columns_for
 from ..widgets.topbar import TopBar
 from ..widgets.waiting import WaitingPanel, waiting_text
 
 if TYPE_CHECKING:
     from ..app import WmcpTopApp
 
+MARKER_WIDTH = 7  # `+NN ›` and its padding, beside the tabs when some are out of sight
 TICK_INTERVAL = 0.5  # calls in flight: their running time ticks on screen
 
 
@@ -54,7 +56,8 @@ def session_state_word(session: Session) -> str:
     return session.state  # disconnected | ended
 
 
-def tab_label(session: Session, compact: bool = False) -> Text:
+def tab_label(session: Session, compact: bool = False, with_title: bool = False) -> Text:
+    """`with_title`: another session has the same origin, so the page's title tells the tabs apart."""
     state = session_state_word(session)
     label = Text(no_wrap=True, end="")
     if session.agent.startswith("cdp/"):
@@ -65,6 +68,9 @@ def tab_label(session: Session, compact: bool = False) -> Text:
         label.append_text(inert(origin_host(session.info.origin), limit=28))
         label.append(" ")
     label.append(session.id)
+    if with_title and session.info.title and not compact:
+        label.append(" ")
+        label.append_text(inert(session.info.title, limit=20))
     if session.info.context != "top" and not compact:
         label.append(f" {session.info.context}")
     elif session.info.context == "relayed":
@@ -73,10 +79,19 @@ def tab_label(session: Session, compact: bool = False) -> Text:
     return label
 
 
-def label_key(session: Session, compact: bool) -> tuple[Any, ...]:
+def label_key(session: Session, compact: bool, with_title: bool = False) -> tuple[Any, ...]:
     """Everything a tab label is made of: the label is rebuilt only when this changes."""
     return (session_state_word(session), session.agent, session.info.origin,
-            session.info.context, compact)
+            session.info.context, compact, with_title and session.info.title)
+
+
+def shared_origins(sessions: Any) -> set[str]:
+    """Origins that more than one shown session has (their tabs also show the page title)."""
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for session in sessions:
+        (shared if session.info.origin in seen else seen).add(session.info.origin)
+    return shared
 
 
 def pane_id(sid: str) -> str:
@@ -100,15 +115,19 @@ class DashboardScreen(Screen[None]):
         self._cursor: dict[str, str] = {}  # session id -> the tool row the cursor was on when it was left
         self._pending = Changes()  # merged while another view covers this one
         self._lock = asyncio.Lock()
+        self._dismissed: set[str] = set()  # ended or disconnected sessions whose tabs D closed
+        self._shared: set[str] = set()  # origins of more than one tab
 
     def compose(self) -> ComposeResult:
         yield TopBar(id="topbar")
         yield WaitingPanel(id="waiting")
         with Vertical(id="sessions"):
-            yield Tabs(id="tabs")
+            with Horizontal(id="tabrow"):
+                yield Tabs(id="tabs")
+                yield Static("", id="more-tabs")
             yield SessionView(id="view")
         yield Input(placeholder="filter tools by name (enter keeps it, esc clears)", id="filter")
-        yield Footer()
+        yield KeysFooter(compact=True)
 
     async def on_mount(self) -> None:
         self.query_one("#filter", Input).display = False
@@ -174,16 +193,23 @@ class DashboardScreen(Screen[None]):
         app = self.app
         store = app.view_store
         tabs = self.tabs
-        new = [sid for sid in store.sessions if sid not in self._labels]
-        gone = [sid for sid in self._labels if sid not in store.sessions]
+        # a dismissed session's tab comes back if its page does (a reconnect makes it live again)
+        self._dismissed = {sid for sid in self._dismissed if sid in store.sessions and store.sessions[sid].state != "live"}
+        listed = {sid: s for sid, s in store.sessions.items() if sid not in self._dismissed}
+        shared = shared_origins(listed.values())
+        relabel = shared != self._shared
+        self._shared = shared
+        new = [sid for sid in listed if sid not in self._labels]
+        gone = [sid for sid in self._labels if sid not in listed]
         for sid in gone:
             del self._labels[sid]
             self._cursor.pop(sid, None)
             await tabs.remove_tab(pane_id(sid))
         for sid in new:
             session = store.sessions[sid]
-            self._labels[sid] = label_key(session, app.compact)
-            await tabs.add_tab(Tab(Content.from_text(tab_label(session, app.compact)), id=pane_id(sid)))
+            with_title = session.info.origin in shared
+            self._labels[sid] = label_key(session, app.compact, with_title)
+            await tabs.add_tab(Tab(Content.from_text(tab_label(session, app.compact, with_title)), id=pane_id(sid)))
         if new:
             shown = store.sessions.get(self.selected_session_id or "")
             if shown is not None and shown.state != "live":
@@ -196,7 +222,7 @@ class DashboardScreen(Screen[None]):
             has = bool(self._labels)
             self.query_one("#sessions").display = has
             self.query_one("#waiting", WaitingPanel).display = not has
-        labels = self._labels if changes.redraw else changes.dirty
+        labels = self._labels if changes.redraw or relabel else changes.dirty
         active = self.selected_session_id
         with app.batch_update():
             for sid in list(labels):
@@ -206,19 +232,22 @@ class DashboardScreen(Screen[None]):
             if active is not None and (changes.touches(active) or active in new):
                 self._show(active)
             self._update_topbar()
+        if new or gone or relabel or changes.redraw:
+            self.call_after_refresh(self._mark_overflow)
         if app.probe is not None and active is not None and active in changes.dirty:
             session = store.sessions.get(active)
             if session is not None:
                 self.call_after_refresh(app.probe.painted, active, session.acked)
 
     def _set_label(self, session: Session) -> None:
-        key = label_key(session, self.app.compact)
+        with_title = session.info.origin in self._shared
+        key = label_key(session, self.app.compact, with_title)
         if self._labels.get(session.id) == key:
             return
         self._labels[session.id] = key
         tab = self.tabs.get_tab(pane_id(session.id))
         if tab is not None:
-            tab.label = Content.from_text(tab_label(session, self.app.compact))
+            tab.label = Content.from_text(tab_label(session, self.app.compact, with_title))
 
     def _show(self, sid: str) -> None:
         """Bring the view to session `sid` (pointing it there first when another session was shown)."""
@@ -239,7 +268,7 @@ class DashboardScreen(Screen[None]):
         if (table.sort_key, table.sort_reverse) != (self.sort_key, self.sort_reverse):
             table.set_sort(self.sort_key, self.sort_reverse)
         view.show(session, app.palette, app.view_clock_ms, text_filter=self.text_filter, compact=app.compact,
-                  layout=app.table_layout)
+                  layout=app.table_layout, sort=(self.sort_key, self.sort_reverse))
         remembered = self._cursor.pop(sid, None)
         if remembered is not None:
             table.move_to(remembered)
@@ -286,7 +315,7 @@ class DashboardScreen(Screen[None]):
         bar.set_payloads(app.relay is not None and app.relay.payloads is not None)
         waiting = self.query_one("#waiting", WaitingPanel)
         if waiting.display:
-            waiting.update(waiting_text(app.relay.snippet if app.relay else None, app.source_label))
+            waiting.update(waiting_text(app.relay.snippet if app.relay else None, app.source_label, app.size.width - 4))
 
     def _tick(self) -> None:
         app = self.app
@@ -312,6 +341,7 @@ class DashboardScreen(Screen[None]):
             self._update_topbar()  # it counts the shown session's tools
         if self.app.screen is self and not self.query_one("#filter", Input).has_focus:
             self.view.table.focus()
+        self.call_after_refresh(self._mark_overflow)  # the tabs may have scrolled to show this one
 
     # -- keys ---------------------------------------------------------------------------------------------
 
@@ -369,15 +399,44 @@ class DashboardScreen(Screen[None]):
     def action_sort_reverse(self) -> None:
         self._set_sort(self.sort_key, not self.sort_reverse)
 
-    @on(DataTable.HeaderSelected)
-    def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
-        key = event.column_key.value
-        if key is None:
-            return
+    @on(ToolTable.HeaderSelected)
+    def _header_clicked(self, event: ToolTable.HeaderSelected) -> None:
+        key = event.column_key
         self._set_sort(key, not self.sort_reverse if key == self.sort_key else False)
 
     def action_next_session(self) -> None:
         self.tabs.action_next_tab()
+
+    async def action_dismiss_ended(self) -> None:
+        """Close the tabs of sessions that ended or disconnected (their data stays: exports, replay, the log)."""
+        store = self.app.view_store
+        done = {sid for sid in self._labels if store.sessions[sid].state != "live"}
+        if not done:
+            self.app.notify("no ended session to dismiss", timeout=3)
+            return
+        self._dismissed |= done
+        await self._apply(Changes(frozenset(), True, True))
+        self.app.notify(f"dismissed {len(done)} ended session{'s' if len(done) != 1 else ''}", timeout=3)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._mark_overflow)
+
+    def _mark_overflow(self) -> None:
+        """`+N ›` beside the tabs when N of them are out of sight (tab or a click on › reaches them)."""
+        try:
+            tabs, marker = self.tabs, self.query_one("#more-tabs", Static)
+        except NoMatches:
+            return
+        row = self.query_one("#tabrow").region
+        spans = [(tab.region.x, tab.region.right) for tab in tabs.query(Tab)]
+        # with the marker shown the tabs have its width less: count against that edge (a tab cut by it counts),
+        # and the tabs scrolled out on the left
+        if any(end > row.right or start < row.x for start, end in spans):
+            hidden = sum(1 for start, end in spans if end > row.right - MARKER_WIDTH or start < row.x)
+        else:
+            hidden = 0
+        marker.update(f"+{hidden} ›" if hidden else "")
+        marker.display = bool(hidden)
 
     def action_prev_session(self) -> None:
         self.tabs.action_previous_tab()

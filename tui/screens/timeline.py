@@ -249,7 +249,7 @@ class TimelineScreen(Screen[None]):
             title.append("  cleared (ctrl+l: show all)", style="dim")
         compact = bool(getattr(self.app, "compact", False))
         title.append("  (esc · 1-4 filter · enter)" if compact else
-                     "  (enter: detail · ctrl+l: clear · 1-4: filter by kind · end: newest, followed · esc: back)", style="dim")
+                     "  (enter: detail · ctrl+l: clear · 1-4: kinds · end: newest · esc: back)", style="dim")
         self.query_one("#title", Static).update(title)
         sig = (total, rows[-1].at if rows else None, rows[-1].kind if rows else None, tuple(self.shown.values()), self.since)
         if sig == self._sig:

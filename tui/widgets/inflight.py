@@ -76,5 +76,6 @@ class InFlightPane(Static):
         text = inflight_text(session, palette, clock_ms, limit)
         sig = text.plain + str(text.spans)
         if sig != self._last:
+            relayout = text.plain.count("\n") != self._last.count("\n") or not self._last  # running times tick in place
             self._last = sig
-            self.update(text)
+            self.update(text, layout=relayout)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import islice
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -26,15 +28,21 @@ class Sparklines(Horizontal):
         yield Label("wall", id="wall-label")
         yield Sparkline([], id="walls")
 
+    def _label(self, selector: str, text: str) -> None:
+        label = self.query_one(selector, Label)
+        shown = str(label.content)
+        if text != shown:
+            label.update(Text(text), layout=len(text) != len(shown))  # as wide as before: no layout pass
+
     def show(self, session: Session) -> None:
         ring = session.stats.ring
-        spans = list(ring.values())[-WINDOW:] if len(ring) > WINDOW else list(ring.values())
+        spans = list(islice(reversed(ring.values()), WINDOW))[::-1]  # the newest WINDOW, without copying the ring
         gaps = [s.gapSincePrevCallMs or 0.0 for s in spans]
         walls = [s.wallMs for s in spans]
         gap_max = max(gaps, default=0.0)
         wall_max = max(walls, default=0.0)
-        self.query_one("#gap-label", Label).update(Text(f"host gaps ≤{fmt_duration(gap_max)}"))
-        self.query_one("#wall-label", Label).update(Text(f"wall ≤{fmt_ms(wall_max)}"))
+        self._label("#gap-label", f"host gaps ≤{fmt_duration(gap_max)}")
+        self._label("#wall-label", f"wall ≤{fmt_ms(wall_max)}")
         gap_line = self.query_one("#gaps", Sparkline)
         wall_line = self.query_one("#walls", Sparkline)
         if list(gap_line.data or []) != gaps:

@@ -43,10 +43,21 @@ def phase_text(session: Session, palette: Palette, with_hints: bool = True) -> T
         out.append("   ")
         out.append(" · ".join(counters), style=palette.style("error"))
     if with_hints and session.status is not None and session.state == "live":
-        for hint in session.status.hints[:3]:
+        ours = TERMINAL_HINTS.get(session.status.phase)
+        if ours is not None:  # what to press here comes before what to type in the page's console
+            out.append("\n  › ", style=palette.style("muted"))
+            out.append(ours)
+        for hint in session.status.hints[: 3 - (ours is not None)]:
             out.append("\n  › ", style=palette.style("muted"))
             out.append_text(inert(hint, limit=160))
     return out
+
+
+# The page's hints are written for its console; the terminal's own action comes first where there is one.
+TERMINAL_HINTS = {
+    "tools-registered": "x calls the selected tool from here (start wmcp-top with --allow-invoke); i inspects it",
+    "measuring": "e writes this session's report, t a Chrome trace, w the schema weight",
+}
 
 
 class StatusPane(Static):

@@ -1,16 +1,25 @@
-"""The per-tool table: rows keyed by tool name, cells updated in place (`update_cell`), never rebuilt.
+"""The per-tool table: rows keyed by tool name, each row's line drawn again only when its cells change.
 
-Sorting is by the numbers behind the cells (`Cell.sort_value`), so `2.1s` sorts above `950ms`.
+It holds only the rows the dashboard chose to show (tui/tool_rows.py picks the top rows by the sort, from the
+numbers behind the cells, so `2.1s` sorts above `950ms`), in the order given; a row's cells are rebuilt only
+when its tool changed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from textual.widgets import DataTable
-from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotExist
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from relay_bridge.units import fmt_bytes, fmt_count, fmt_ms
 
@@ -86,7 +95,7 @@ def make_cells(row: dict[str, Any], palette: Palette, registered: bool, counted:
         name.append(" ∗counted", style=palette.style("slow"))
     calls = row["calls"] + (counted or 0)
     cells = {
-        "tool": Cell.of(name, row["tool"].lower(), justify="left"),
+        "tool": Cell.of(name, row["tool"], justify="left"),
         "calls": Cell.of(fmt_count(calls) + ("*" if counted is not None else ""), calls, palette.style("slow") if counted is not None else ""),
         "err": Cell.of(str(row["errors"]), row["errors"], err_style),
         "min": Cell.of(fmt_ms(row["minMs"]), _num(row["minMs"]), palette.for_ms(row["minMs"])),
@@ -101,35 +110,65 @@ def make_cells(row: dict[str, Any], palette: Palette, registered: bool, counted:
     return cells
 
 
-class ToolTable(DataTable):
-    """One session's tools. `sync(rows)` adds, removes and updates rows by key; `set_sort` re-sorts."""
+class ToolTable(ScrollView, can_focus=True):
+    """One session's tools, drawn line by line: each row's line is kept until that row's cells change, so a
+    refresh costs the rows that changed (sorting moves lines, it does not draw them again). `sync(rows)` adds,
+    removes and updates rows by key, in the order given; `set_sort` marks the sorted column."""
 
+    COMPONENT_CLASSES = {"tool-table--header", "tool-table--cursor"}
     DEFAULT_CSS = """
-    ToolTable { height: 1fr; min-height: 4; }
+    ToolTable { height: 1fr; min-height: 4; background: $surface; color: $foreground; }
+    ToolTable > .tool-table--header { text-style: bold; background: $panel; color: $foreground; }
+    ToolTable > .tool-table--cursor {
+        background: $block-cursor-blurred-background; color: $block-cursor-blurred-foreground;
+        text-style: $block-cursor-blurred-text-style;
+    }
+    ToolTable:focus > .tool-table--cursor {
+        background: $block-cursor-background; color: $block-cursor-foreground; text-style: $block-cursor-text-style;
+    }
     """
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "cursor(-1000000)", "First", show=False),
+        Binding("end", "cursor(1000000)", "Last", show=False),
+    ]
+
+    class HeaderSelected(Message):
+        """A column header was clicked: sort by it."""
+
+        def __init__(self, table: ToolTable, column_key: str) -> None:
+            super().__init__()
+            self.table = table
+            self.column_key = column_key
+
+        @property
+        def control(self) -> ToolTable:
+            return self.table
+
+    cursor_row: reactive[int] = reactive(0, init=False)
 
     def __init__(self, **kw: Any) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kw)
+        super().__init__(**kw)
         self.columns_layout = "full"
         self.sort_key = "tool"
         self.sort_reverse = False
-        self._cells: dict[str, dict[str, str]] = {}  # row key -> column -> plain text shown (to skip no-op updates)
-        self._columns_for: str | None = None
+        self._cells: dict[str, dict[str, Cell]] = {}  # row key -> column -> the cell shown
+        self._order: list[str] = []  # row keys in the order shown
+        self._widths: dict[str, int] = {}  # column -> content width (cells grow it; it never shrinks while shown)
+        self._lines: dict[str, Strip] = {}  # row key -> its drawn line (no cursor), until its cells change
+        self._header: Strip | None = None
 
-    def on_mount(self) -> None:
-        self._ensure_columns()
+    # -- columns ------------------------------------------------------------------------------------------
 
     def columns_now(self) -> list[Column]:
         return columns_for(self.columns_layout)
 
-    def _ensure_columns(self) -> None:
-        if self._columns_for == self.columns_layout:
-            return
-        self._columns_for = self.columns_layout
-        self.clear(columns=True)  # only when the layout changes (compact / narrow / full), never for data
-        self._cells.clear()
-        for col in self.columns_now():
-            self.add_column(self._label(col), key=col.key)
+    @property
+    def column_keys(self) -> list[str]:
+        return [c.key for c in self.columns_now()]
 
     @property
     def descending(self) -> bool:
@@ -141,81 +180,207 @@ class ToolTable(DataTable):
             return Text(col.label + (" ▼" if self.descending else " ▲"), style="bold")
         return Text(col.label)
 
+    def header_label(self, key: str) -> str:
+        return next(self._label(c).plain for c in self.columns_now() if c.key == key)
+
+    def column_x(self, key: str) -> int:
+        """Where column `key` starts, in cells from the table's left edge."""
+        x = 0
+        for col in self.columns_now():
+            if col.key == key:
+                return x
+            x += self._width(col) + 2
+        raise KeyError(key)
+
+    def _width(self, col: Column) -> int:
+        return max(self._label(col).cell_len, self._widths.get(col.key, 0))
+
     def set_columns_layout(self, layout: str) -> None:
         if layout != self.columns_layout:
             self.columns_layout = layout
-            self._ensure_columns()
+            self._redraw_all()
 
     def set_sort(self, key: str, reverse: bool) -> None:
+        """Mark the sorted column in its header; the rows come in that order from `sync`."""
         self.sort_key, self.sort_reverse = key, reverse
-        for col in self.columns_now():
-            column = self.columns.get(ColumnKey(col.key))
-            if column is not None:
-                column.label = self._label(col)
-                # the arrow must fit: a column sized for "calls" would cut "calls ▼" back to "calls"
-                column.content_width = max(column.content_width, column.label.cell_len)
-        self._apply_sort(always=True)
+        self._redraw_all()  # the header's arrow can change a column's width
 
-    def _apply_sort(self, always: bool = False) -> None:
-        """Re-order the rows. DataTable.sort also re-renders the header (a changed label alone is cached)."""
-        if (self.row_count or always) and self.sort_key in {c.key for c in self.columns_now()}:
-            self.sort(self.sort_key, key=lambda cell: getattr(cell, "sort_value", 0) if cell is not None else 0,
-                      reverse=self.descending)
+    def _redraw_all(self) -> None:
+        self._lines.clear()
+        self._header = None
+        self._resize()
+        self.refresh()
 
-    def sync(self, rows: list[dict[str, Any]], palette: Palette, registered: dict[str, bool], text_filter: str = "",
-             counted: dict[str, int] | None = None) -> bool:
-        """Bring the table to `rows` (filtered by tool-name substring). Returns whether anything changed.
-        `counted`: tools counted, not measured (Session.counted_only), marked in the name and calls cells."""
+    def _resize(self) -> None:
+        width = sum(self._width(c) + 2 for c in self.columns_now())
+        self.virtual_size = Size(width, len(self._order) + 1)
+
+    # -- rows ---------------------------------------------------------------------------------------------
+
+    @property
+    def row_count(self) -> int:
+        return len(self._order)
+
+    @property
+    def order(self) -> list[str]:
+        """Row keys (tool names) top to bottom."""
+        return list(self._order)
+
+    def cell(self, tool: str, column: str) -> Cell | None:
+        row = self._cells.get(tool)
+        return row.get(column) if row is not None else None
+
+    def sync(self, rows: list[dict[str, Any]], palette: Palette, registered: Callable[[str], bool],
+             changed: set[str] | None = None, counted: dict[str, int] | None = None) -> bool:
+        """Bring the table to `rows`, in that order. `changed` names the tools whose numbers changed since the
+        last call (None: any may have); other rows keep their cells and their drawn lines. `counted`: tools
+        counted, not measured (Session.counted_only), marked in the name and calls cells. Returns whether
+        anything changed."""
         counted = counted or {}
-        self._ensure_columns()
-        wanted = [r for r in rows if not text_filter or text_filter.lower() in r["tool"].lower()]
-        keys = {r["tool"] for r in wanted}
-        changed = False
+        keys = [r["tool"] for r in rows]
+        wanted = set(keys)
+        changed_any = False
         for key in list(self._cells):
-            if key not in keys:
-                self.remove_row(key)
+            if key not in wanted:
                 del self._cells[key]
-                changed = True
-        columns = self.columns_now()
-        for row in wanted:
+                self._lines.pop(key, None)
+                changed_any = True
+        grew = False
+        redrawn: list[str] = []
+        for row in rows:
             key = row["tool"]
-            cells = make_cells(row, palette, registered.get(key, True), counted.get(key))
             shown = self._cells.get(key)
-            if shown is None:
-                self.add_row(*(cells[c.key] for c in columns), key=key)
-                self._cells[key] = {c.key: cells[c.key].plain + str(cells[c.key].spans) for c in columns}
-                changed = True
+            if shown is not None and changed is not None and key not in changed:
                 continue
-            for col in columns:
-                sig = cells[col.key].plain + str(cells[col.key].spans)
-                if shown.get(col.key) != sig:
-                    try:
-                        self.update_cell(key, col.key, cells[col.key], update_width=True)
-                    except CellDoesNotExist:  # pragma: no cover - columns changed under us
-                        continue
-                    shown[col.key] = sig
-                    changed = True
-        if changed:
-            self._apply_sort()
-        return changed
+            cells = make_cells(row, palette, registered(key), counted.get(key))
+            if shown is not None and all(_same(shown.get(k), cells[k]) for k in cells):
+                continue
+            self._cells[key] = cells
+            self._lines.pop(key, None)
+            redrawn.append(key)
+            changed_any = True
+            for col, cell in cells.items():
+                if cell.cell_len > self._widths.get(col, 0):
+                    self._widths[col] = cell.cell_len
+                    grew = True
+        moved = keys != self._order
+        if moved:
+            self._order = keys
+            changed_any = True
+            if self.cursor_row >= len(keys):
+                self.cursor_row = max(0, len(keys) - 1)
+        if grew:
+            self._redraw_all()
+        elif moved:
+            self._resize()
+            self.refresh()  # rows moved: every visible line is a kept line in a new place
+        else:
+            for key in redrawn:  # the same rows in the same places: repaint only the lines that changed
+                self.refresh_lines(self._order.index(key) + 1)
+        return changed_any
 
     def forget(self) -> None:
         """Drop every row (another session is about to be shown); the columns stay."""
-        self.clear()
         self._cells.clear()
+        self._order = []
+        self._widths.clear()
+        self.cursor_row = 0
+        self.scroll_to(0, 0, animate=False, immediate=True)
+        self._redraw_all()
+
+    def move_cursor(self, *, row: int) -> None:
+        self.cursor_row = max(0, min(row, len(self._order) - 1))
 
     def move_to(self, tool: str) -> None:
         """Put the cursor back on `tool`'s row, if it is shown."""
-        try:
-            self.move_cursor(row=self.get_row_index(tool), animate=False)
-        except RowDoesNotExist:  # filtered out, or gone
-            return
+        if tool in self._cells:
+            self.move_cursor(row=self._order.index(tool))
 
     def selected_tool(self) -> str | None:
-        if not self.row_count:
+        if not self._order:
             return None
-        try:
-            row_key, _ = self.coordinate_to_cell_key((self.cursor_row, 0))
-        except CellDoesNotExist:
-            return None
-        return row_key.value
+        return self._order[min(self.cursor_row, len(self._order) - 1)]
+
+    def watch_cursor_row(self) -> None:
+        height = max(1, self.size.height - 1)
+        top = self.scroll_offset.y
+        if self.cursor_row < top:
+            self.scroll_to(y=self.cursor_row, animate=False)
+        elif self.cursor_row >= top + height:
+            self.scroll_to(y=self.cursor_row - height + 1, animate=False)
+        self.refresh()
+
+    def action_cursor(self, step: int) -> None:
+        self.move_cursor(row=self.cursor_row + step)
+
+    def action_page(self, direction: int) -> None:
+        self.move_cursor(row=self.cursor_row + direction * max(1, self.size.height - 2))
+
+    def on_click(self, event: events.Click) -> None:
+        x = event.x + self.scroll_offset.x
+        if event.y == 0:
+            for col in self.columns_now():
+                width = self._width(col) + 2
+                if x < width:
+                    self.post_message(self.HeaderSelected(self, col.key))
+                    return
+                x -= width
+            return
+        row = self.scroll_offset.y + event.y - 1
+        if 0 <= row < len(self._order):
+            self.move_cursor(row=row)
+
+    def on_resize(self) -> None:
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._lines.clear()  # a theme change: the lines were drawn with the old styles
+        self._header = None
+
+    # -- drawing ------------------------------------------------------------------------------------------
+
+    def _draw(self, cells: dict[str, Text], style: Style, over: Style | None = None) -> Strip:
+        """One row's line: `style` under the cells' own styles, `over` (the cursor) on top of them."""
+        line = Text(no_wrap=True, end="")
+        for col in self.columns_now():
+            width = self._width(col)
+            text = cells.get(col.key) or Text("")
+            if text.cell_len > width:
+                text = text.copy()
+                text.truncate(width, overflow="ellipsis")
+            pad = " " * (width - text.cell_len)
+            line.append(" ")
+            if getattr(text, "justify", None) == "right":
+                line.append(pad)
+                line.append_text(text)
+            else:
+                line.append_text(text)
+                line.append(pad)
+            line.append(" ")
+        return Strip(list(Segment.apply_style(line.render(self.app.console), style, over)))
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.size.width
+        base = self.rich_style
+        if y == 0:
+            if self._header is None:
+                header_style = self.get_component_rich_style("tool-table--header")
+                self._header = self._draw({c.key: self._label(c) for c in self.columns_now()}, base + header_style)
+            return self._header.crop_extend(scroll_x, scroll_x + width, base + self.get_component_rich_style("tool-table--header"))
+        index = scroll_y + y - 1
+        if index >= len(self._order):
+            return Strip.blank(width, base)
+        key = self._order[index]
+        if index == self.cursor_row:
+            cursor = self.get_component_rich_style("tool-table--cursor")
+            return self._draw(self._cells[key], base, cursor).crop_extend(scroll_x, scroll_x + width, base + cursor)
+        line = self._lines.get(key)
+        if line is None:
+            line = self._lines[key] = self._draw(self._cells[key], base)
+        return line.crop_extend(scroll_x, scroll_x + width, base)
+
+
+def _same(a: Cell | None, b: Cell) -> bool:
+    return a is not None and a.plain == b.plain and a.spans == b.spans and a.style == b.style

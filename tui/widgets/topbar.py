@@ -21,6 +21,8 @@ class TopBar(Horizontal):
     TopBar #payloads.on { display: block; }
     """
 
+    _shown: tuple | None = None
+
     def compose(self) -> ComposeResult:
         yield Label("wmcp-top", id="where")
         yield Label("compact layout", id="compact", classes="badge")
@@ -29,7 +31,10 @@ class TopBar(Horizontal):
         yield Label("PAUSED", id="paused", classes="badge")
 
     def set_text(self, text: Text) -> None:
-        self.query_one("#where", Label).update(text)
+        sig = (text.plain, text.spans)
+        if sig != self._shown:
+            self._shown = sig
+            self.query_one("#where", Label).update(text, layout=False)  # one line, as wide as the bar
 
     def set_paused(self, on: bool) -> None:
         self.query_one("#paused", Label).set_class(on, "on")

@@ -8,7 +8,9 @@ from textual.widgets import Static
 from relay_bridge.snippet import Snippet
 
 
-def waiting_text(snippet: Snippet | None, replay: str | None = None) -> Text:
+def waiting_text(snippet: Snippet | None, replay: str | None = None, width: int | None = None) -> Text:
+    """The first screen's text. Under `width` columns the lines to paste are cut with an ellipsis rather than
+    wrapped mid-word (a wrapped tag pastes broken): `c` copies the whole script tag."""
     out = Text()
     if snippet is None:
         out.append("waiting", style="bold")
@@ -16,18 +18,25 @@ def waiting_text(snippet: Snippet | None, replay: str | None = None) -> Text:
         return out
     out.append("waiting", style="bold")
     out.append(f" — relay listening on {snippet.base}; no page agent has connected yet.\n\n")
-    out.append("Paste this into the page you want to watch (")
+    tag, console = snippet.script_tag, snippet.console_line
+    room = None if width is None else max(20, width - 2)
+    cut = room is not None and (len(tag) > room or len(console) > room)
+    out.append("Press ")
     out.append("c", style="bold")
-    out.append(" copies it):\n\n  ")
-    out.append(snippet.script_tag, style="bold")
-    out.append("\n\n  or in the DevTools console:  ")
-    out.append(snippet.console_line)
+    out.append(" to copy the script tag" + (" (cut short below to fit)" if cut else "") + ", then paste it into the page:\n\n  ")
+    out.append(_fit(tag, room), style="bold")
+    out.append("\n\n  or in the DevTools console:  " if not cut else "\n\n  or in the DevTools console:\n  ")
+    out.append(_fit(console, room))
     out.append("\n\nNothing arrives?\n", style="bold")
     out.append("  › paste the line above, or load the script tag from your page's HTML\n")
     out.append("  › accept Chrome's local-network access prompt for the page (it asks before a site may reach 127.0.0.1)\n")
     out.append(f"  › under a Content-Security-Policy, allow the relay: connect-src {snippet.ws_url.split('/relay')[0]} ; script-src {snippet.base}\n")
     out.append("  › press d for status and troubleshooting, ? for keys")
     return out
+
+
+def _fit(line: str, room: int | None) -> str:
+    return line if room is None or len(line) <= room else line[: room - 1] + "…"
 
 
 class WaitingPanel(Static):

@@ -1,0 +1,186 @@
+"""Benchmark: what watching costs the page being watched (issue 16 item 4).
+
+A page in real Chromium (native WebMCP host) calls its own tool through `document.modelContext.executeTool` at
+100 calls/s and times every call with `performance.now()`. The same page runs three ways in one run, for a 1 KB
+and a 128 KB result:
+
+- `none`: no agent, nothing listening;
+- `relay`: the agent loaded from `wmcp-top relay` (headless) and connected to it;
+- `dashboard`: the agent loaded from `wmcp-top`, the full dashboard drawing on a 160x45 pseudo-terminal that
+  reads everything it draws.
+
+Figures per way: the page's own call p50/p95 (ms), the browser's CPU (every Chromium process, as a share of one
+core over the call window), the observer's CPU (the wmcp-top process), and how busy the machine was meanwhile.
+Target: the full stack shifts the page's p95 and the browser's CPU by <= 5 % against `none`; the verdict is
+printed beside the figures and the machine's load, not asserted: on a shared machine a 5 % band is inside the
+noise. What is asserted holds whatever the load: the agent connected in both observed ways, and every way kept
+the page's call schedule.
+
+  pytest tests/bench/test_observer_effect.py -m bench -s    (WMCP_BENCH_SECONDS: seconds per way, default 30)
+"""
+
+from __future__ import annotations
+
+import http.server
+import math
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+from tests.bench import procs
+
+SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "30"))
+RATE = 100
+SIZES = {"1 KB": 1024, "128 KB": 128 * 1024}
+WAYS = ("none", "relay", "dashboard")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--enable-features=WebMCPTesting", "--enable-experimental-web-platform-features"]
+TARGET_SHIFT = 0.05
+
+PAGE = """<!doctype html><meta charset="utf-8"><title>observer effect</title>
+{agent}
+<script>
+  // One tool whose result is `size` bytes of text, registered through Chromium's own host.
+  window.registered = (async () => {{
+    const size = {size}
+    const text = "x".repeat(size)
+    await document.modelContext.registerTool({{
+      name: "fetch_page", description: "returns a page of text", inputSchema: {{ type: "object", properties: {{ q: {{ type: "string" }} }} }},
+      execute: async (input) => ({{ content: [{{ type: "text", text }}] }}),
+    }})
+    return true
+  }})()
+  // Call it `rate` times a second for `seconds`, on a fixed schedule, timing each call as the page sees it.
+  window.runCalls = async ({{ rate, seconds }}) => {{
+    await window.registered
+    const mc = document.modelContext
+    const tool = (await mc.getTools()).find((t) => t.name === "fetch_page")
+    const input = {{ q: "bench" }}
+    const times = []
+    const t0 = performance.now(), every = 1000 / rate
+    for (let i = 0; performance.now() - t0 < seconds * 1000; i++) {{
+      const wait = t0 + i * every - performance.now()
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+      const a = performance.now()
+      await mc.executeTool(tool, input)
+      times.push(performance.now() - a)
+    }}
+    return times
+  }}
+</script><body>observer effect</body>"""
+
+
+class _Pages(http.server.BaseHTTPRequestHandler):
+    """`/<size>` is the page without the agent; `/<size>?agent=URL` loads the agent from the relay at URL."""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802
+        path, _, query = self.path.partition("?")
+        if not path.strip("/").isdigit():
+            self.send_error(404)
+            return
+        agent = query[len("agent="):] if query.startswith("agent=") else ""
+        tag = f'<script src="{agent}"></script>' if agent else ""
+        body = PAGE.format(agent=tag, size=int(path.strip("/"))).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.floor(p * len(ordered)))]
+
+
+def browser_cpu() -> float:
+    """CPU seconds of every Chromium process this test started (the browser, its renderers and helpers)."""
+    total = 0.0
+    for pid in procs.descendants(os.getpid()):
+        try:
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+            if "chrom" in name or "headless" in name:
+                total += procs.cpu_seconds(pid)
+        except OSError:
+            continue
+    return total
+
+
+def one_way(browser: Browser, base: str, size: int, way: str, tmp: Path) -> dict[str, Any]:
+    run = tmp / f"{way}-{size}"
+    run.mkdir(parents=True)
+
+    def measure(observer: procs.Wmcp | None) -> dict[str, Any]:
+        context = browser.new_context()
+        page = context.new_page()
+        url = f"{base}/{size}" + (f"?agent={observer.agent_url}" if observer else "")
+        page.goto(url)
+        page.wait_for_function("window.registered")
+        if observer is not None:  # the agent is connected: its session reached the relay
+            deadline = time.monotonic() + 20
+            while procs.healthz_sessions(observer.port) < 1:
+                assert time.monotonic() < deadline, "the agent never reached the relay"
+                time.sleep(0.1)
+        page.evaluate("runCalls({ rate: 20, seconds: 0.5 })")  # warm up the JIT and the socket
+        b0, m0, t0 = browser_cpu(), procs.machine(), time.monotonic()
+        o0 = procs.cpu_seconds(observer.proc.pid) if observer else 0.0
+        times = page.evaluate("(a) => runCalls(a)", {"rate": RATE, "seconds": SECONDS})
+        b1, m1, t1 = browser_cpu(), procs.machine(), time.monotonic()
+        o1 = procs.cpu_seconds(observer.proc.pid) if observer else 0.0
+        context.close()
+        wall = t1 - t0
+        return {"calls": len(times), "p50": pct(times, 0.5), "p95": pct(times, 0.95), "browser_cpu": (b1 - b0) / wall,
+                "observer_cpu": (o1 - o0) / wall, "machine": procs.cores_busy(m0, m1), "load": os.getloadavg()[0]}
+
+    if way == "none":
+        return measure(None)
+    with procs.wmcp(run, headless=way == "relay") as observer:
+        return measure(observer)
+
+
+@pytest.mark.bench
+def test_observer_effect(tmp_path: Path) -> None:
+    chromium = os.environ.get("WMCP_CHROMIUM", "/usr/bin/chromium")
+    if not Path(chromium).is_file():
+        pytest.fail(f"Chromium not found at {chromium}: apt-get install -y chromium", pytrace=False)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    results: dict[tuple[str, str], dict[str, Any]] = {}
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=ARGS)
+            for label, size in SIZES.items():
+                for way in WAYS:
+                    results[(label, way)] = one_way(browser, base, size, way, tmp_path)
+            browser.close()
+    finally:
+        httpd.shutdown()
+
+    print()
+    print(f"observer effect: a page calling its tool {RATE}/s for {SECONDS:.0f} s per way, Chromium native host, "
+          f"{os.cpu_count()} cores")
+    print("  result  way        calls  page p50  page p95  p95 shift  browser CPU  CPU shift  wmcp-top CPU  machine busy")
+    for label in SIZES:
+        base_row = results[(label, "none")]
+        for way in WAYS:
+            r = results[(label, way)]
+            p95_shift = r["p95"] / base_row["p95"] - 1 if base_row["p95"] else float("nan")
+            cpu_shift = r["browser_cpu"] / base_row["browser_cpu"] - 1 if base_row["browser_cpu"] else float("nan")
+            print(f"  {label:>6}  {way:<9} {r['calls']:6d}  {r['p50']:6.2f} ms {r['p95']:6.2f} ms  {p95_shift * 100:+7.1f} %"
+                  f"  {r['browser_cpu'] * 100:8.1f} %  {cpu_shift * 100:+7.1f} %  {r['observer_cpu'] * 100:9.1f} %"
+                  f"  {r['machine']:.1f} cores (load {r['load']:.1f})")
+        full = results[(label, "dashboard")]
+        met = full["p95"] <= base_row["p95"] * (1 + TARGET_SHIFT) and full["browser_cpu"] <= base_row["browser_cpu"] * (1 + TARGET_SHIFT)
+        print(f"  {label:>6}  full stack within {TARGET_SHIFT * 100:.0f} % of no agent on p95 and browser CPU: {'yes' if met else 'NO'}")
+    for (label, way), r in results.items():
+        # every way kept the page's schedule (a stalled page would make far fewer calls)
+        assert r["calls"] >= RATE * SECONDS * 0.5, f"{label} {way}: only {r['calls']} calls in {SECONDS} s"
