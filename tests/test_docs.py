@@ -1,5 +1,6 @@
-"""The README says what the code does: the wire protocol tables name exactly the msgspec structs' fields, every
-rejection code is listed, and every command-line option of every command is documented somewhere a user reads."""
+"""The READMEs say what the code does: the wire protocol tables name exactly the msgspec structs' fields, every
+rejection code is listed, every command-line option of every command is documented (and every option documented
+exists), the key table lists every binding, and page_agent/README.md names every module and event kind."""
 
 from __future__ import annotations
 
@@ -60,7 +61,10 @@ def _nested(cell: str, name: str) -> set[str]:
     assert match, f"no `{name} {{…}}` in {cell!r}"
     depth, inner = 1, ""
     for ch in cell[match.end() :]:
-        depth += ch in "[{(" and 1 or ch in "]})" and -1 or 0
+        if ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
         if depth == 0:
             break
         inner += ch if depth == 1 and ch not in "]})" else ""
