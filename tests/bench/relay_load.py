@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 
@@ -33,7 +34,8 @@ async def serve_plain() -> None:
 
 
 async def one_client(url: str, index: int, batch: int, seconds: float, latencies: list[float]) -> int:
-    sid = f"be{index:06x}"
+    # A session belongs to the socket that created it: each round (a process of its own) uses ids of its own.
+    sid = f"{os.getpid() % 256:02x}{index:06x}"
     frames_acked = 0
     async with connect(url, compression=None, max_size=None) as ws:
         await ws.recv()  # welcome
