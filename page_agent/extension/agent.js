@@ -4143,6 +4143,7 @@ const CONFIG_DOCS = {
   globalName: { doc: "global property the console API is exposed on; false exposes none", default: '"__webmcpPerf"' },
   channel: { doc: "the BroadcastChannel's name", default: '"webmcp-perf:" + location.origin' },
   pollMs: { doc: "how often to look for a registry until one is found", default: "250" },
+  flushMs: { doc: "the uplink's batch window: frames gathered within it leave together (0: on the next task; at most 250)", default: "50" },
   tokenEstimator: { doc: "({kind, bytes}) => tokens for kind input, text, image; schema tokens too", default: "ceil(bytes/4); images at decoded size" },
   onSpan: { doc: "a span listener subscribed at attach", default: "none" },
   sample: { doc: "share of calls measured, clamped to 0..1; the rest run unmeasured", default: "1" },
@@ -4604,7 +4605,7 @@ class Agent {
         setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
         clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
         schedule: this.schedule,
-        flushMs: config.flushMs === undefined ? FLUSH_MS : config.flushMs,
+        flushMs: config.flushMs,
         clock: config.clock,
       })
       this.feed = this.ownFeed()
@@ -4975,6 +4976,8 @@ function normalise(config) {
   cfg.sample = typeof cfg.sample === "number" && !Number.isNaN(cfg.sample) ? Math.min(1, Math.max(0, cfg.sample)) : 1
   if (!["message", "name", "none"].includes(cfg.errorPolicy)) cfg.errorPolicy = "message"
   cfg.pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
+  // The uplink's batch window (0: every task flushes, as the unit tests drive it); junk gets the default.
+  cfg.flushMs = Number.isFinite(cfg.flushMs) && cfg.flushMs >= 0 ? Math.min(cfg.flushMs, 250) : FLUSH_MS
   cfg.capturePayloads = cfg.capturePayloads === true
   cfg.maxPayloadLength = Number.isInteger(cfg.maxPayloadLength) && cfg.maxPayloadLength > 0 ? Math.min(cfg.maxPayloadLength, 65536) : DEFAULTS.maxPayloadLength
   cfg.fingerprintHandler = cfg.fingerprintHandler === true

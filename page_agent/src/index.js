@@ -141,7 +141,7 @@ class Agent {
         setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
         clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
         schedule: this.schedule,
-        flushMs: config.flushMs === undefined ? FLUSH_MS : config.flushMs,
+        flushMs: config.flushMs,
         clock: config.clock,
       })
       this.feed = this.ownFeed()
@@ -512,6 +512,8 @@ function normalise(config) {
   cfg.sample = typeof cfg.sample === "number" && !Number.isNaN(cfg.sample) ? Math.min(1, Math.max(0, cfg.sample)) : 1
   if (!["message", "name", "none"].includes(cfg.errorPolicy)) cfg.errorPolicy = "message"
   cfg.pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
+  // The uplink's batch window (0: every task flushes, as the unit tests drive it); junk gets the default.
+  cfg.flushMs = Number.isFinite(cfg.flushMs) && cfg.flushMs >= 0 ? Math.min(cfg.flushMs, 250) : FLUSH_MS
   cfg.capturePayloads = cfg.capturePayloads === true
   cfg.maxPayloadLength = Number.isInteger(cfg.maxPayloadLength) && cfg.maxPayloadLength > 0 ? Math.min(cfg.maxPayloadLength, 65536) : DEFAULTS.maxPayloadLength
   cfg.fingerprintHandler = cfg.fingerprintHandler === true

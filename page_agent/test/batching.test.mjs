@@ -112,3 +112,11 @@ test("detach inside a window sends what it holds, then bye, and leaves no timer 
   ctx.env.advance(1000)
   assert.equal(ctx.ws.frames("spans").length, 1)
 })
+
+test("flushMs: the default window, 0 for every task, capped at 250 ms, junk gets the default", async () => {
+  for (const [given, used] of [[undefined, FLUSH_MS], [0, 0], [20, 20], [10 ** 6, 250], ["soon", FLUSH_MS], [-5, FLUSH_MS]]) {
+    const ctx = await connectedAgent({ config: { flushMs: given } })
+    assert.equal(agentOf(ctx.api).uplink.flushMs, used, String(given))
+    ctx.api.detach()
+  }
+})
