@@ -200,15 +200,12 @@ class SessionStats:
 
     def snapshot(self) -> SessionStats:
         """A copy that later spans do not change, made in O(ring + tools): spans are never changed in place, so
-        they are shared; rows, totals and the change log, which are, are copied."""
+        they are shared; rows and totals, which are, are copied."""
         copy = SessionStats.__new__(SessionStats)
-        copy.__dict__.update(self.__dict__)  # numbers and versions as they are now
+        copy.__dict__.update(self.__dict__)  # counts, version and epoch as they are now
         copy.ring = OrderedDict(self.ring)
         copy.tools = {name: dataclasses.replace(row) for name, row in self.tools.items()}
         copy.totals = dataclasses.replace(self.totals)
-        copy._measured = self._measured
-        copy._first_seq = self._first_seq
-        copy.version, copy.epoch = self.version, self.epoch
         copy._touched = OrderedDict()  # nothing changes in a copy: readers rebuild from it once (it is another object)
         return copy
 

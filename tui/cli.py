@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 
@@ -108,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     except core.UsageError as exc:
         with inert_output():
             return core.fail(str(exc))
+    except BrokenPipeError:
+        # The reader went away (`wmcp-top snippet | head -1`): stop quietly, as a tool killed by SIGPIPE does, and
+        # point stdout at /dev/null so the interpreter's final flush cannot complain either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except OSError as exc:
         # A file-system fault the start checks could not foresee (the disk went read-only meanwhile): one line.
         with inert_output():

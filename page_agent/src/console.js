@@ -111,6 +111,12 @@ export const CONFIG_DOCS = {
   announce: { doc: "console line on attach; false: none; a function replaces it", default: "true" },
   allow: { doc: "the page's veto over the gate; false also forgets a remembered mode", default: "() => true" },
   reportTool: { doc: "register get_perf_report on the host once one is found", default: "false" },
+  isErrorResult: { doc: "(value) => truthy marks a returned value as a failure (errorType tool_error)", default: "none" },
+  isRefusal: { doc: '(value) => "confirm", "unavailable", a short label of the page\'s own, or undefined', default: "the built-in English match" },
+  fingerprintHandler: { doc: "fold the handler's source into the descriptor fingerprint", default: "false" },
+  capturePayloads: { doc: "send argument and result text on payload frames, only to a relay that asks (OpenTelemetry, --show-payloads)", default: "false" },
+  maxPayloadLength: { doc: "characters kept of each captured text (at most 65536)", default: "2048" },
+  prompts: { doc: "false leaves the Prompt API (LanguageModel) alone", default: "true" },
 }
 
 /** The gate's accepted values (describe().activation.modes). */

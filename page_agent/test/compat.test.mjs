@@ -277,6 +277,19 @@ test("help() and describe() return what 000's return: a promise of undefined, a 
   assert.equal((await quiet.api.describe()).relay.channel, false)
 })
 
+test("describe().config documents every option the page agent README names, relay and uplink as issue 14 renamed them", async () => {
+  const { readFileSync } = await import("node:fs")
+  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
+  const para = readme.slice(readme.indexOf("Configuration for the script tag goes in"), readme.indexOf("The module form (`/agent.mjs`)"))
+  const words = ["false", "input", "text", "image"] // values and tokenEstimator's kinds, not options
+  const options = [...new Set([...para.matchAll(/`([a-zA-Z]+)`/g)].map((m) => m[1]))].filter((k) => !words.includes(k))
+  const config = (await setup().api.describe()).config
+  assert.ok(options.includes("uplink") && options.includes("capturePayloads"), "the README paragraph was found")
+  assert.deepEqual(options.filter((k) => !(k in config)), [])
+  assert.match(config.relay.doc, /BroadcastChannel/)
+  assert.match(config.uplink.doc, /WebSocket/)
+})
+
 // ---- 10. channel interop ---------------------------------------------------------------------------------
 
 test("a 000 page's error span (200 characters and an ellipsis) is accepted from the channel", async () => {

@@ -5,6 +5,7 @@ the agent wraps is measured by its span and not counted again."""
 from __future__ import annotations
 
 import json
+import pickle
 
 import pytest
 
@@ -50,5 +51,10 @@ def test_calls_of_tools_registered_before_the_agent_are_counted_not_measured(bro
     assert any("counted, not measured (3 call(s)" in r for r in session["status"]["reasons"])
     assert "wmcp-top open URL" in session["status"]["hints"][0], "the status says how to measure them"
     assert CANARY not in json.dumps(snap, default=str), "a counted call carries no body either"
+    assert CANARY.encode() not in relay_server.call(lambda: pickle.dumps(dict(relay_server.store.sessions))), "store"
+    relay_server.call(lambda: relay_server.relay.session_log.flush())
+    logs = [p for p in (relay_server.tmp / "logs").rglob("*") if p.is_file()]
+    assert any(b'"toolactivated"' in p.read_bytes() for p in logs), "the counted calls were logged"
+    assert not [p for p in logs if CANARY.encode() in p.read_bytes()], "session log"
     assert errors == []
     page.context.close()

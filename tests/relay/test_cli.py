@@ -204,6 +204,30 @@ def test_replay_rejects_files_that_are_not_logs(tmp_path: Path) -> None:
         assert not (tmp_path / "out" / "capture.json").exists()
 
 
+def test_a_reader_that_went_away_is_no_error(tmp_path: Path) -> None:
+    """`wmcp-top snippet | head -1`: the pipe closes under the command. No 'file: Broken pipe' line, no traceback
+    from the final flush; the exit status is a SIGPIPE death's, as for other tools in a pipeline."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # closed before the first write: every write fails, deterministically
+    env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path))
+    try:
+        out = subprocess.run([sys.executable, "-m", "tui.cli", "snippet"], env=env, stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=30)
+    finally:
+        os.close(write_end)
+    assert out.stderr == ""
+    assert out.returncode == 141
+
+
+def test_attach_into_a_pipe_prints_lines_not_a_dashboard(tmp_path: Path) -> None:
+    """As `open` does: with stdout not a terminal, `attach` runs its line form, so `attach --cdp URL > calls.log`
+    holds no screen-drawing escapes. An unreachable endpoint is then one line on stderr and exit 2."""
+    out = run(tmp_path, "attach", "--cdp", "http://127.0.0.1:1", "--port", "0", "--no-log")
+    assert out.returncode == 2
+    assert "\x1b" not in out.stdout, "the dashboard was drawn into the pipe"
+    assert out.stderr.startswith("wmcp-top: cannot reach a DevTools endpoint at http://127.0.0.1:1")
+    assert out.stderr.count("\n") == 1
+
+
 def test_every_option_of_every_subcommand_has_help() -> None:
     import argparse
 

@@ -274,3 +274,19 @@ def test_tools_counted_not_measured_reach_the_capture_and_come_back_from_it(tmp_
     assert load_store(path).sessions[SID].counted_only() == {"early": 3}
     bad = p.decode(json.dumps({"type": "ledger", "session": SID, "rev": 5, "ledger": {"sessionId": SID, "tools": {"early": {"counted": -1}}}}))
     assert isinstance(bad, p.Rejection)
+
+
+def test_a_snapshot_keeps_the_change_log_its_readers_use() -> None:
+    """The dashboard reads `epoch` and `version` of whatever stats it shows; while paused that is a snapshot. A
+    snapshot has them as the live stats had them at that moment, and later spans do not move it."""
+    store = live_store()
+    store.apply(1, frame(synth.tool(SID, "search", 1.0)))
+    store.apply(1, frame(synth.tool(SID, "fetch", 1.5)))
+    store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, 0, "search", 10.0, 5.0)])))
+    live = store.sessions[SID].stats
+    frozen = store.snapshot().sessions[SID].stats
+    assert (frozen.epoch, frozen.version) == (live.epoch, live.version)
+    store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, 1, "fetch", 20.0, 5.0)])))
+    assert live.version > frozen.version and "fetch" in live.changed_since(frozen.version)
+    assert frozen.changed_since(frozen.version) == []
+

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from typing import Callable
 from pathlib import Path
 
 import jsonschema
@@ -31,21 +32,27 @@ async def test_first_screen_says_where_the_relay_listens_and_what_to_paste(tmp_p
         assert app.clipboard == app.relay.snippet.script_tag
 
 
-async def test_row_appears_within_300ms_of_its_frame(tmp_path: Path) -> None:
+async def test_a_frame_reaches_the_table_on_the_first_refresh_after_it(tmp_path: Path) -> None:
+    """Latency by construction, not by a stopwatch (the figure is the load benchmark's frame -> screen p95): after
+    a quiet spell the coalescer flushes on the leading edge, and the one refresh that carries the session shows
+    the new numbers; no second refresh is needed. A new tool's row comes the same way."""
     app = live_app(tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         page = await open_page(app)
         await until(pilot, lambda: has_tab(app, SID) and "search" in row_keys(app), what="session and tools")
-        await until(pilot, lambda: app.coalescer is not None and app.coalescer.would_flush_at_once(), what="refresh cap clear")
-        await page.send(spans(SID, "search", 0, 3))
-        took = await until(pilot, lambda: cell(app, "search", "calls") == "3", what="three calls shown")
-        assert took < 0.3, f"span took {took * 1000:.0f} ms to reach the table"
-        # A tool never registered gets its row from its first span, just as fast. (Sent once the 4-per-second
-        # refresh cap has room again: right after a refresh a frame waits up to 250 ms by design.)
-        await until(pilot, lambda: app.coalescer is not None and app.coalescer.would_flush_at_once(), what="refresh cap clear")
-        await page.send(spans(SID, "brand_new", 3, 1))
-        took = await until(pilot, lambda: "brand_new" in row_keys(app), what="new row")
-        assert took < 0.3, f"new row took {took * 1000:.0f} ms"
+        assert app.coalescer is not None
+        carried: list[set[str]] = []
+        app.coalescer.subscribe(lambda dirty, relay: carried.append(set(dirty)))
+
+        async def one_refresh_shows(frame: dict, shown: Callable[[], bool]) -> None:
+            await until(pilot, lambda: app.coalescer is not None and app.coalescer.would_flush_at_once(), what="refresh cap clear")
+            carried.clear()
+            await page.send(frame)
+            await until(pilot, shown, what="the frame on screen")
+            assert [d for d in carried if SID in d] == [{SID}], "shown by the first refresh that carried the session"
+
+        await one_refresh_shows(spans(SID, "search", 0, 3), lambda: cell(app, "search", "calls") == "3")
+        await one_refresh_shows(spans(SID, "brand_new", 3, 1), lambda: "brand_new" in row_keys(app))
         await page.close()
 
 

@@ -1,0 +1,157 @@
+"""What `wmcp-top snippet` prints, pasted as a user pastes it, in Chromium's native host: the script tag in a
+page's <head>, the DevTools-console import() line, and the bookmarklet each bring an agent that reaches the relay
+and measures a call. The page's `relay: false` (webmcp-profiler's: no BroadcastChannel) keeps the socket; only
+`uplink: false` switches the socket off (issue 14)."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page
+
+from tests.browser.conftest import has_spans, session_of, wait_phase
+from tests.relay_thread import TOKEN
+
+pytestmark = pytest.mark.browser
+
+REGISTER_AND_CALL = """async (name) => {
+  const mc = document.modelContext
+  await mc.registerTool({ name, description: 'a tool registered after the paste', execute: () => ({ ok: name }) })
+  const tool = (await mc.getTools()).find((t) => t.name === name)
+  return await mc.executeTool(tool, {})
+}"""
+
+
+def snippet_lines(home: Path, port: int) -> dict[str, str]:
+    """`wmcp-top snippet` as a user runs it, against the relay's token kept in the config dir."""
+    (home / "config").mkdir(parents=True, exist_ok=True)
+    token_file = home / "config" / "token"
+    token_file.write_text(TOKEN + "\n")
+    token_file.chmod(0o600)
+    env = dict(os.environ, WMCP_TOP_HOME=str(home))
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "snippet", "--port", str(port)], env=env, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    lines = dict(re.findall(r"^\s+(script tag|DevTools console|bookmarklet):\s+(.+)$", out.stdout, re.M))
+    assert set(lines) == {"script tag", "DevTools console", "bookmarklet"}, out.stdout
+    assert all(f"t={TOKEN}" in v for v in lines.values())
+    return lines
+
+
+class _Pasted(http.server.BaseHTTPRequestHandler):
+    """Serves one page whose <head> holds what the test pasted (from a real loopback socket: a page Playwright
+    fulfils itself has no address space, and Chromium's Local Network Access then refuses the relay's script)."""
+
+    pages: dict[str, bytes] = {}
+
+    def log_message(self, *args: Any) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802
+        body = self.pages.get(self.path)
+        if body is None:
+            return self.send_error(404)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def paste_server() -> Iterator[http.server.ThreadingHTTPServer]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pasted)
+    thread = threading.Thread(target=server.serve_forever, name="pasted", daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def blank_page(browser: Any, server: http.server.ThreadingHTTPServer, head: str = "") -> tuple[Page, list[str], str]:
+    path = f"/pasted-{len(_Pasted.pages)}.html"
+    _Pasted.pages[path] = f"<!doctype html><html><head><meta charset='utf-8'><title>pasted</title>{head}</head><body>page</body></html>".encode()
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    url = f"http://127.0.0.1:{server.server_address[1]}{path}"
+    page.goto(url)
+    return page, errors, url
+
+
+def measured(relay_server: Any, page: Page, name: str) -> dict[str, Any]:
+    """Register a tool after the agent arrived, call it through the browser, and return the relay's session."""
+    assert page.evaluate(REGISTER_AND_CALL, name) == json.dumps({"ok": name}, separators=(",", ":"))
+    sid = page.evaluate("__webmcpPerf.sessionId")
+    snap = relay_server.wait_for(has_spans(sid, 1))
+    session = session_of(snap, sid)
+    assert session["spans"][0]["tool"] == name
+    assert session["agent"].startswith("wmcp-top-agent/")
+    return session
+
+
+@pytest.mark.parametrize("config", [None, {"relay": False}])
+def test_the_pasted_script_tag_reaches_the_relay_and_relay_false_only_drops_the_channel(
+    browser, paste_server, relay_server, tmp_path, config
+) -> None:
+    tag = snippet_lines(tmp_path, relay_server.port)["script tag"]
+    head = (f"<script>window.__WMCP_CONFIG__ = {json.dumps(config)}</script>" if config else "") + tag
+    page, errors, _ = blank_page(browser, paste_server, head)
+    wait_phase(page, "host-found")
+    measured(relay_server, page, "tagged")
+    channel = page.evaluate("__webmcpPerf.channel()")
+    assert (channel is None) == (config is not None), "relay: false means no BroadcastChannel, and only that"
+    assert errors == []
+    page.context.close()
+
+
+def test_uplink_false_keeps_the_pasted_agent_off_the_socket(browser, paste_server, relay_server, tmp_path) -> None:
+    tag = snippet_lines(tmp_path, relay_server.port)["script tag"]
+    page, errors, _ = blank_page(browser, paste_server, "<script>window.__WMCP_CONFIG__ = {uplink: false}</script>" + tag)
+    wait_phase(page, "host-found")
+    assert page.evaluate(REGISTER_AND_CALL, "quiet") == json.dumps({"ok": "quiet"}, separators=(",", ":"))
+    page.wait_for_function("__webmcpPerf.spans().length === 1")
+    # A second page with the same tag and no config is the control: once its span is stored, the first page's
+    # session (had it dialled) would have said hello long before.
+    control, _, _ = blank_page(browser, paste_server, tag)
+    wait_phase(control, "host-found")
+    measured(relay_server, control, "control")
+    quiet_sid = page.evaluate("__webmcpPerf.sessionId")
+    assert session_of(relay_server.snapshot(), quiet_sid) is None
+    assert page.evaluate("__webmcpPerf.channel()") is not None, "uplink: false leaves the channel on"
+    assert errors == []
+    page.context.close()
+    control.context.close()
+
+
+def test_the_console_import_line_runs_as_pasted(browser, paste_server, relay_server, tmp_path) -> None:
+    line = snippet_lines(tmp_path, relay_server.port)["DevTools console"]
+    page, errors, _ = blank_page(browser, paste_server)
+    page.evaluate(f"async () => {{ await {line} }}")  # what DevTools runs: the line, awaited at top level
+    wait_phase(page, "host-found")
+    measured(relay_server, page, "imported")
+    assert errors == []
+    page.context.close()
+
+
+def test_the_bookmarklet_runs_as_a_javascript_url(browser, paste_server, relay_server, tmp_path) -> None:
+    bookmarklet = snippet_lines(tmp_path, relay_server.port)["bookmarklet"]
+    assert bookmarklet.startswith("javascript:")
+    page, errors, url = blank_page(browser, paste_server)
+    page.evaluate("(href) => { location.href = href }", bookmarklet)  # a bookmark's click: a javascript: URL
+    page.wait_for_function("window.__webmcpPerf && __webmcpPerf.active")
+    assert page.url == url, "the bookmarklet evaluates to nothing, so the page stays"
+    wait_phase(page, "host-found")
+    measured(relay_server, page, "bookmarked")
+    assert errors == []
+    page.context.close()
