@@ -2659,6 +2659,10 @@ const MAX_SPANS_PER_FRAME = 500
 const BACKOFF = [250, 500, 1000, 2000, 4000, 5000]
 const LEDGER_EVERY_MS = 250
 const MAX_QUEUED = 500
+// Each frame costs the page a WebSocket send (renderer -> network service) and the relay an ack back; at 100
+// calls/s one flush per call was most of what watching cost the browser. Frames wait at most this long.
+const FLUSH_MS = 50
+const MAX_FLUSH_MS = 250
 const RATE_PAUSE_MS = 500
 // History that nothing restates after a reconnect waits in the (bounded) queue; payloads and results do not.
 const KEPT_OFFLINE = new Set(["event", "update", "prompt"])
@@ -2755,6 +2759,8 @@ function ranges(above, acked) {
  * @property {() => Iterable<object>} spans  held spans, oldest first
  * @property {() => object[]} replay  frames that restate the session after a (re)connect
  * @property {Delivery} delivery
+ * @property {() => void} [drain]  called at the start of each flush: queue what the feed has gathered since
+ *   (the agent's batched `start` frames), so it goes out in the same flush
  * @property {() => {open: number|null, next: number}} [seqs]  the lowest seq still running or awaiting
  *   accounting (it will become a span later), and the next seq to be given out. Without it no `floor` is sent.
  */
@@ -2767,10 +2773,11 @@ class Uplink {
    * @param {Function} [o.WebSocket]
    * @param {Function} [o.setTimeout]
    * @param {Function} [o.clearTimeout]
-   * @param {(fn: Function) => void} [o.schedule]  macrotask scheduler (flushes ride on it)
+   * @param {(fn: Function) => void} [o.schedule]  macrotask scheduler (flushes ride on it when flushMs is 0)
+   * @param {number} [o.flushMs]  batch window: frames gathered within it leave in one flush (0: next macrotask)
    * @param {() => number} [o.clock]
    */
-  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, clock }) {
+  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock }) {
     this.relay = relay
     this.agent = agent
     this.WS = WS
@@ -2786,6 +2793,9 @@ class Uplink {
     this.attempt = 0
     this.timer = null
     this.flushScheduled = false
+    this.flushMs = Number.isFinite(flushMs) && flushMs > 0 ? Math.min(flushMs, MAX_FLUSH_MS) : 0
+    this.flushTimer = null
+    this.flushing = false
     this.closed = false
     this.counters = { connects: 0, disconnects: 0, framesSent: 0, spansSent: 0, acks: 0, errors: 0, rateLimited: 0 }
     this.paused = false
@@ -2870,6 +2880,8 @@ class Uplink {
    * would reach a relay that has ended the session and be refused. A bfcache restore calls `resume()`.
    */
   bye(reason) {
+    // What the batch window still holds leaves first: nothing said before the bye is dropped.
+    this.flush()
     for (const [id, s] of this.feeds) {
       if (this.open && s.helloSent && !s.said) this.write({ type: "bye", session: id, reason })
       s.said = true
@@ -2922,8 +2934,16 @@ class Uplink {
   }
 
   kick() {
-    if (this.flushScheduled || !this.open) return
+    if (this.flushScheduled || this.flushing || !this.open) return
     this.flushScheduled = true
+    if (this.flushMs) {
+      this.flushTimer = this.st(() => {
+        this.flushTimer = null
+        this.flushScheduled = false
+        safely(() => this.flush())
+      }, this.flushMs)
+      return
+    }
     this.schedule(() => {
       this.flushScheduled = false
       safely(() => this.flush())
@@ -2945,6 +2965,21 @@ class Uplink {
 
   flush() {
     if (!this.open || this.paused) return
+    // A flush made now (open, bye, detach, a navigating form) also serves the one the window was waiting for.
+    if (this.flushTimer !== null) {
+      this.ct(this.flushTimer)
+      this.flushTimer = null
+      this.flushScheduled = false
+    }
+    this.flushing = true
+    try {
+      this.flushFeeds()
+    } finally {
+      this.flushing = false
+    }
+  }
+
+  flushFeeds() {
     for (const s of this.feeds.values()) {
       if (s.said) continue // said bye: nothing more until resume()
       if (!s.helloSent) {
@@ -2959,6 +2994,7 @@ class Uplink {
         s.ledgerDirty = false
         s.ledgerAt = this.clock()
       }
+      if (s.feed.drain) s.feed.drain()
       const q = s.queue
       s.queue = []
       for (const f of q) this.write(f)
@@ -3101,6 +3137,8 @@ class Uplink {
     this.state = "stopped"
     if (this.timer !== null) this.ct(this.timer)
     if (this.pauseTimer) this.ct(this.pauseTimer)
+    if (this.flushTimer !== null) this.ct(this.flushTimer)
+    this.flushTimer = null
     this.timer = null
     for (const s of this.feeds.values()) {
       if (s.ledgerTimer !== null) this.ct(s.ledgerTimer)
@@ -3126,7 +3164,7 @@ class Uplink {
     return { state: this.state, url, ...this.counters, lastError: this.lastError, sessions: Array.from(this.feeds.keys()), acked, lost }
   }
 }
-return { PROTOCOL, MAX_SPANS_PER_FRAME, Delivery, MAX_ACK_RANGES, Uplink };
+return { PROTOCOL, MAX_SPANS_PER_FRAME, FLUSH_MS, Delivery, MAX_ACK_RANGES, Uplink };
 })();
 
 // ---- prompt.js ----
@@ -4106,6 +4144,7 @@ const CONFIG_DOCS = {
   globalName: { doc: "global property the console API is exposed on; false exposes none", default: '"__webmcpPerf"' },
   channel: { doc: "the BroadcastChannel's name", default: '"webmcp-perf:" + location.origin' },
   pollMs: { doc: "how often to look for a registry until one is found", default: "250" },
+  flushMs: { doc: "the uplink's batch window: frames gathered within it leave together (0: on the next task; at most 250)", default: "50" },
   tokenEstimator: { doc: "({kind, bytes}) => tokens for kind input, text, image; schema tokens too", default: "ceil(bytes/4); images at decoded size" },
   onSpan: { doc: "a span listener subscribed at attach", default: "none" },
   sample: { doc: "share of calls measured, clamped to 0..1; the rest run unmeasured", default: "1" },
@@ -4432,7 +4471,7 @@ __m["index"] = (function () {
 const { Collector } = __m["collector"];
 const { Interceptor } = __m["registry"];
 const { ChannelMirror } = __m["channel"];
-const { Uplink, Delivery, PROTOCOL } = __m["uplink"];
+const { Uplink, Delivery, PROTOCOL, FLUSH_MS } = __m["uplink"];
 const { PromptWatcher } = __m["prompt"];
 const { FormTools } = __m["forms"];
 const { resultText, errorText } = __m["measure"];
@@ -4567,6 +4606,7 @@ class Agent {
         setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
         clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
         schedule: this.schedule,
+        flushMs: config.flushMs,
         clock: config.clock,
       })
       this.feed = this.ownFeed()
@@ -4617,8 +4657,9 @@ class Agent {
     on(doc, "visibilitychange", () => safely(() => c.event("visibility", { state: String(doc.visibilityState) })))
     on(g, "pagehide", (e) =>
       safely(() => {
-        // A form submission that is taking the page away: its span leaves before the bye.
-        if (this.forms.pagehide()) this.deliverNow()
+        // A form submission that is taking the page away: its span leaves before the bye, and so does
+        // whatever the uplink's batch window still holds.
+        if (this.forms.pagehide() || this.uplink) this.deliverNow()
         if (this.uplink) this.uplink.bye(e && e.persisted ? "bfcache" : "pagehide")
         if (this.channel && this.uplink) this.channel.announce(true)
       }),
@@ -4679,11 +4720,12 @@ class Agent {
 
   // ---- sink -------------------------------------------------------------------------------------------
 
+  /** A call began: its `start` frame leaves with the uplink's next flush (the feed's drain), not on its own. */
   onStart(call) {
     const u = this.uplink
     if (!u || !u.open) return
     this.pendingStarts.push(call)
-    if (this.pendingStarts.length === 1) this.schedule(() => this.sendStarts())
+    u.kick()
   }
 
   sendStarts() {
@@ -4768,6 +4810,7 @@ class Agent {
       }),
       spans: () => c.stats.ring.values(),
       seqs: () => c.openSeqs(),
+      drain: () => this.sendStarts(),
       replay: () => {
         const frames = []
         for (const rec of c.tools.values()) if (rec.registered) frames.push(this.toolFrame(rec, "registered"))
@@ -4934,6 +4977,8 @@ function normalise(config) {
   cfg.sample = typeof cfg.sample === "number" && !Number.isNaN(cfg.sample) ? Math.min(1, Math.max(0, cfg.sample)) : 1
   if (!["message", "name", "none"].includes(cfg.errorPolicy)) cfg.errorPolicy = "message"
   cfg.pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
+  // The uplink's batch window (0: every task flushes, as the unit tests drive it); junk gets the default.
+  cfg.flushMs = Number.isFinite(cfg.flushMs) && cfg.flushMs >= 0 ? Math.min(cfg.flushMs, 250) : FLUSH_MS
   cfg.capturePayloads = cfg.capturePayloads === true
   cfg.maxPayloadLength = Number.isInteger(cfg.maxPayloadLength) && cfg.maxPayloadLength > 0 ? Math.min(cfg.maxPayloadLength, 65536) : DEFAULTS.maxPayloadLength
   cfg.fingerprintHandler = cfg.fingerprintHandler === true

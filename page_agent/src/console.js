@@ -102,6 +102,7 @@ export const CONFIG_DOCS = {
   globalName: { doc: "global property the console API is exposed on; false exposes none", default: '"__webmcpPerf"' },
   channel: { doc: "the BroadcastChannel's name", default: '"webmcp-perf:" + location.origin' },
   pollMs: { doc: "how often to look for a registry until one is found", default: "250" },
+  flushMs: { doc: "the uplink's batch window: frames gathered within it leave together (0: on the next task; at most 250)", default: "50" },
   tokenEstimator: { doc: "({kind, bytes}) => tokens for kind input, text, image; schema tokens too", default: "ceil(bytes/4); images at decoded size" },
   onSpan: { doc: "a span listener subscribed at attach", default: "none" },
   sample: { doc: "share of calls measured, clamped to 0..1; the rest run unmeasured", default: "1" },

@@ -4,7 +4,7 @@
 import { Collector } from "./collector.js"
 import { Interceptor } from "./registry.js"
 import { ChannelMirror } from "./channel.js"
-import { Uplink, Delivery, PROTOCOL } from "./uplink.js"
+import { Uplink, Delivery, PROTOCOL, FLUSH_MS } from "./uplink.js"
 import { PromptWatcher } from "./prompt.js"
 import { FormTools } from "./forms.js"
 import { resultText, errorText } from "./measure.js"
@@ -141,6 +141,7 @@ class Agent {
         setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
         clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
         schedule: this.schedule,
+        flushMs: config.flushMs,
         clock: config.clock,
       })
       this.feed = this.ownFeed()
@@ -191,8 +192,9 @@ class Agent {
     on(doc, "visibilitychange", () => safely(() => c.event("visibility", { state: String(doc.visibilityState) })))
     on(g, "pagehide", (e) =>
       safely(() => {
-        // A form submission that is taking the page away: its span leaves before the bye.
-        if (this.forms.pagehide()) this.deliverNow()
+        // A form submission that is taking the page away: its span leaves before the bye, and so does
+        // whatever the uplink's batch window still holds.
+        if (this.forms.pagehide() || this.uplink) this.deliverNow()
         if (this.uplink) this.uplink.bye(e && e.persisted ? "bfcache" : "pagehide")
         if (this.channel && this.uplink) this.channel.announce(true)
       }),
@@ -253,11 +255,12 @@ class Agent {
 
   // ---- sink -------------------------------------------------------------------------------------------
 
+  /** A call began: its `start` frame leaves with the uplink's next flush (the feed's drain), not on its own. */
   onStart(call) {
     const u = this.uplink
     if (!u || !u.open) return
     this.pendingStarts.push(call)
-    if (this.pendingStarts.length === 1) this.schedule(() => this.sendStarts())
+    u.kick()
   }
 
   sendStarts() {
@@ -342,6 +345,7 @@ class Agent {
       }),
       spans: () => c.stats.ring.values(),
       seqs: () => c.openSeqs(),
+      drain: () => this.sendStarts(),
       replay: () => {
         const frames = []
         for (const rec of c.tools.values()) if (rec.registered) frames.push(this.toolFrame(rec, "registered"))
@@ -508,6 +512,8 @@ function normalise(config) {
   cfg.sample = typeof cfg.sample === "number" && !Number.isNaN(cfg.sample) ? Math.min(1, Math.max(0, cfg.sample)) : 1
   if (!["message", "name", "none"].includes(cfg.errorPolicy)) cfg.errorPolicy = "message"
   cfg.pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
+  // The uplink's batch window (0: every task flushes, as the unit tests drive it); junk gets the default.
+  cfg.flushMs = Number.isFinite(cfg.flushMs) && cfg.flushMs >= 0 ? Math.min(cfg.flushMs, 250) : FLUSH_MS
   cfg.capturePayloads = cfg.capturePayloads === true
   cfg.maxPayloadLength = Number.isInteger(cfg.maxPayloadLength) && cfg.maxPayloadLength > 0 ? Math.min(cfg.maxPayloadLength, 65536) : DEFAULTS.maxPayloadLength
   cfg.fingerprintHandler = cfg.fingerprintHandler === true

@@ -18,6 +18,10 @@ export const MAX_SPANS_PER_FRAME = 500
 const BACKOFF = [250, 500, 1000, 2000, 4000, 5000]
 const LEDGER_EVERY_MS = 250
 const MAX_QUEUED = 500
+// Each frame costs the page a WebSocket send (renderer -> network service) and the relay an ack back; at 100
+// calls/s one flush per call was most of what watching cost the browser. Frames wait at most this long.
+export const FLUSH_MS = 50
+const MAX_FLUSH_MS = 250
 const RATE_PAUSE_MS = 500
 // History that nothing restates after a reconnect waits in the (bounded) queue; payloads and results do not.
 const KEPT_OFFLINE = new Set(["event", "update", "prompt"])
@@ -114,6 +118,8 @@ function ranges(above, acked) {
  * @property {() => Iterable<object>} spans  held spans, oldest first
  * @property {() => object[]} replay  frames that restate the session after a (re)connect
  * @property {Delivery} delivery
+ * @property {() => void} [drain]  called at the start of each flush: queue what the feed has gathered since
+ *   (the agent's batched `start` frames), so it goes out in the same flush
  * @property {() => {open: number|null, next: number}} [seqs]  the lowest seq still running or awaiting
  *   accounting (it will become a span later), and the next seq to be given out. Without it no `floor` is sent.
  */
@@ -126,10 +132,11 @@ export class Uplink {
    * @param {Function} [o.WebSocket]
    * @param {Function} [o.setTimeout]
    * @param {Function} [o.clearTimeout]
-   * @param {(fn: Function) => void} [o.schedule]  macrotask scheduler (flushes ride on it)
+   * @param {(fn: Function) => void} [o.schedule]  macrotask scheduler (flushes ride on it when flushMs is 0)
+   * @param {number} [o.flushMs]  batch window: frames gathered within it leave in one flush (0: next macrotask)
    * @param {() => number} [o.clock]
    */
-  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, clock }) {
+  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock }) {
     this.relay = relay
     this.agent = agent
     this.WS = WS
@@ -145,6 +152,9 @@ export class Uplink {
     this.attempt = 0
     this.timer = null
     this.flushScheduled = false
+    this.flushMs = Number.isFinite(flushMs) && flushMs > 0 ? Math.min(flushMs, MAX_FLUSH_MS) : 0
+    this.flushTimer = null
+    this.flushing = false
     this.closed = false
     this.counters = { connects: 0, disconnects: 0, framesSent: 0, spansSent: 0, acks: 0, errors: 0, rateLimited: 0 }
     this.paused = false
@@ -229,6 +239,8 @@ export class Uplink {
    * would reach a relay that has ended the session and be refused. A bfcache restore calls `resume()`.
    */
   bye(reason) {
+    // What the batch window still holds leaves first: nothing said before the bye is dropped.
+    this.flush()
     for (const [id, s] of this.feeds) {
       if (this.open && s.helloSent && !s.said) this.write({ type: "bye", session: id, reason })
       s.said = true
@@ -281,8 +293,16 @@ export class Uplink {
   }
 
   kick() {
-    if (this.flushScheduled || !this.open) return
+    if (this.flushScheduled || this.flushing || !this.open) return
     this.flushScheduled = true
+    if (this.flushMs) {
+      this.flushTimer = this.st(() => {
+        this.flushTimer = null
+        this.flushScheduled = false
+        safely(() => this.flush())
+      }, this.flushMs)
+      return
+    }
     this.schedule(() => {
       this.flushScheduled = false
       safely(() => this.flush())
@@ -304,6 +324,21 @@ export class Uplink {
 
   flush() {
     if (!this.open || this.paused) return
+    // A flush made now (open, bye, detach, a navigating form) also serves the one the window was waiting for.
+    if (this.flushTimer !== null) {
+      this.ct(this.flushTimer)
+      this.flushTimer = null
+      this.flushScheduled = false
+    }
+    this.flushing = true
+    try {
+      this.flushFeeds()
+    } finally {
+      this.flushing = false
+    }
+  }
+
+  flushFeeds() {
     for (const s of this.feeds.values()) {
       if (s.said) continue // said bye: nothing more until resume()
       if (!s.helloSent) {
@@ -318,6 +353,7 @@ export class Uplink {
         s.ledgerDirty = false
         s.ledgerAt = this.clock()
       }
+      if (s.feed.drain) s.feed.drain()
       const q = s.queue
       s.queue = []
       for (const f of q) this.write(f)
@@ -460,6 +496,8 @@ export class Uplink {
     this.state = "stopped"
     if (this.timer !== null) this.ct(this.timer)
     if (this.pauseTimer) this.ct(this.pauseTimer)
+    if (this.flushTimer !== null) this.ct(this.flushTimer)
+    this.flushTimer = null
     this.timer = null
     for (const s of this.feeds.values()) {
       if (s.ledgerTimer !== null) this.ct(s.ledgerTimer)

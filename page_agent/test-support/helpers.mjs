@@ -268,6 +268,8 @@ export function setup({ host = new DraftHost(), location = "document", config = 
     WebSocket: null,
     announce: false,
     uplink: false,
+    // Frames flush on the next task (env.run()), as the tests drive them; the batch window has its own tests.
+    flushMs: 0,
     ...config,
   })
   return { api, env, g, host }

@@ -1,0 +1,122 @@
+// The uplink's batch window: calls made within one window leave as one `start` frame and one `spans` frame
+// (one WebSocket send each, one relay ack), not two frames per call; a call still running shows within the
+// window; pagehide sends what the window holds before the bye. Each call runs on its own task, as in a page.
+import { test } from "node:test"
+import assert from "node:assert/strict"
+import { connectedAgent, settle, fakeWindow, DraftHost } from "../test-support/helpers.mjs"
+import { agentOf } from "../src/index.js"
+import { FLUSH_MS } from "../src/uplink.js"
+
+async function batched(g, host) {
+  const ctx = await connectedAgent({ g, host, config: { flushMs: FLUSH_MS } })
+  await ctx.host.registerTool({ name: "t", description: "t", inputSchema: { type: "object" }, execute: () => "x".repeat(1024) })
+  await settle()
+  ctx.env.run()
+  ctx.env.advance(FLUSH_MS)
+  return ctx
+}
+
+/** One call on its own task (its accounting and any flush the agent schedules run before the next). */
+async function call(ctx, name = "t") {
+  ctx.env.tick(2)
+  await ctx.host.executeTool({ name }, {})
+  ctx.env.run()
+}
+
+test("the agent batches by default: the window is FLUSH_MS, at most 50 ms", () => {
+  assert.ok(FLUSH_MS > 0 && FLUSH_MS <= 50)
+})
+
+test("calls within one window: one start frame and one spans frame, sent when the window ends", async () => {
+  const ctx = await batched()
+  const before = ctx.ws.sent.length
+  for (let i = 0; i < 10; i++) await call(ctx) // 20 ms of calls, inside one window
+  assert.deepEqual(ctx.ws.sent.slice(before), [], "nothing written until the window ends")
+  ctx.env.advance(FLUSH_MS)
+  // (the status the first call changes rides in the same flush)
+  const sent = ctx.ws.sent.slice(before).filter((f) => f.type !== "status")
+  assert.deepEqual(sent.map((f) => f.type), ["start", "spans"], "one frame of each, starts first")
+  assert.deepEqual(sent[0].calls.map((c) => c.seq), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+  assert.deepEqual(sent[1].spans.map((s) => s.seq), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+  // The relay's one ack covers the batch.
+  ctx.ws.deliver({ type: "ack", session: ctx.id, seq: 9 })
+  assert.equal(agentOf(ctx.api).feed.delivery.acked, 9)
+  ctx.env.advance(1000)
+  assert.equal(ctx.ws.frames("spans").length, 1, "nothing sent twice")
+})
+
+test("100 calls over a second: frames follow the windows, not the calls", async () => {
+  const ctx = await batched()
+  const before = ctx.ws.sent.length
+  for (let i = 0; i < 100; i++) {
+    await call(ctx)
+    ctx.env.advance(8) // 10 ms a call with call()'s 2 ms
+  }
+  ctx.env.advance(FLUSH_MS)
+  const sent = ctx.ws.sent.slice(before)
+  const spans = sent.filter((f) => f.type === "spans")
+  assert.deepEqual(spans.flatMap((f) => f.spans.map((s) => s.seq)), Array.from({ length: 100 }, (_, i) => i), "every span once, in order")
+  assert.ok(spans.length <= Math.ceil(1000 / FLUSH_MS) + 1, `${spans.length} spans frames for 100 calls`)
+  assert.ok(sent.filter((f) => f.type === "start").length <= Math.ceil(1000 / FLUSH_MS) + 1)
+})
+
+test("a call still running shows within the window (its start frame), its span when it settles", async () => {
+  const ctx = await batched()
+  let release
+  await ctx.host.registerTool({ name: "hang", description: "h", inputSchema: { type: "object" }, execute: () => new Promise((r) => (release = r)) })
+  await settle()
+  ctx.env.run()
+  ctx.env.advance(FLUSH_MS)
+  const p = ctx.host.executeTool({ name: "hang" }, {})
+  await settle()
+  ctx.env.run()
+  assert.equal(ctx.ws.frames("start").length, 0)
+  ctx.env.advance(FLUSH_MS)
+  assert.deepEqual(ctx.ws.frames("start").flatMap((f) => f.calls.map((c) => c.tool)), ["hang"])
+  assert.equal(ctx.ws.frames("spans").length, 0)
+  release("done")
+  await p
+  await settle()
+  ctx.env.run()
+  ctx.env.advance(FLUSH_MS)
+  assert.deepEqual(ctx.ws.frames("spans").flatMap((f) => f.spans.map((s) => s.tool)), ["hang"])
+})
+
+test("pagehide inside a window: the held start and span frames leave before the bye", async () => {
+  const host = new DraftHost()
+  const g = fakeWindow({ host })
+  const listeners = {}
+  const listen = (type, fn) => ((listeners[type] ||= []).push(fn))
+  g.addEventListener = listen
+  g.document.addEventListener = listen
+  const ctx = await batched(g, host)
+  const before = ctx.ws.sent.length
+  await call(ctx)
+  await call(ctx)
+  assert.deepEqual(ctx.ws.sent.slice(before), [])
+  for (const fn of listeners.pagehide) fn({ persisted: false })
+  const sent = ctx.ws.sent.slice(before).filter((f) => f.type !== "status")
+  assert.deepEqual(sent.map((f) => f.type), ["start", "spans", "bye"])
+  assert.deepEqual(sent[1].spans.map((s) => s.seq), [0, 1])
+  const after = ctx.ws.sent.length
+  ctx.env.advance(1000)
+  assert.equal(ctx.ws.sent.length, after, "the window's timer sends nothing after the bye")
+})
+
+test("detach inside a window sends what it holds, then bye, and leaves no timer behind", async () => {
+  const ctx = await batched()
+  const before = ctx.ws.sent.length
+  await call(ctx)
+  ctx.api.detach()
+  assert.deepEqual(ctx.ws.sent.slice(before).map((f) => f.type).filter((t) => t !== "status"), ["start", "spans", "bye"])
+  ctx.env.advance(1000)
+  assert.equal(ctx.ws.frames("spans").length, 1)
+})
+
+test("flushMs: the default window, 0 for every task, capped at 250 ms, junk gets the default", async () => {
+  for (const [given, used] of [[undefined, FLUSH_MS], [0, 0], [20, 20], [10 ** 6, 250], ["soon", FLUSH_MS], [-5, FLUSH_MS]]) {
+    const ctx = await connectedAgent({ config: { flushMs: given } })
+    assert.equal(agentOf(ctx.api).uplink.flushMs, used, String(given))
+    ctx.api.detach()
+  }
+})
