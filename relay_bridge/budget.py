@@ -17,7 +17,9 @@ from typing import Any
 
 MAX_TOOLS = 1024  # tool records (registered, withdrawn or rejected names) a session
 MAX_DESCRIPTOR_BYTES = 1024 * 1024  # descriptor bytes kept a session (each descriptor <= 64 KiB on the wire)
-MAX_TOOL_ROWS = 1024  # distinct tool names with numbers (from spans, calls in flight, registrations)
+# Distinct tool names with numbers (from spans, calls in flight, registrations). Large enough for the 10,000-tool
+# session the dashboard must stay responsive with (issue 11 item 6); rows also count against the relay budget.
+MAX_TOOL_ROWS = 16384
 MAX_PENDING_SEQS = 4096  # seqs stored above a gap; beyond it the oldest gap is given up as lost
 TIMELINE_MAX = 2000  # timeline entries a session (a window: the oldest leave)
 TIMELINE_BYTES = 512 * 1024  # estimated bytes of a session's timeline (a window too)

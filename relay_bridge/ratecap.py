@@ -52,7 +52,7 @@ RESERVE_BURST = 100.0
 # A socket's own reserve of loop time (seconds a second): far more than an agent's batches cost.
 CPU_RESERVE = 0.05
 # The share of the loop all sockets beyond their reserves may take together (the rest stays free for acks).
-CPU_SHARE = 0.7
+CPU_SHARE = 0.85
 CPU_BURST = 0.05
 
 

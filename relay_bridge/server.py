@@ -66,6 +66,8 @@ CONNECTS_BURST = 64.0
 RATE_REPLY_EVERY = 0.1
 # Spans of one batch applied at a time before the loop is let go (see Relay._frame).
 APPLY_SLICE = 50
+# A socket lets go of the loop once its frames took this long since it last did (seconds).
+YIELD_AFTER = 0.002
 MAX_QUEUED_FRAMES = 16
 # A connection that keeps sending frames the relay cannot use is closed with 1008.
 INVALID_STREAK_CLOSE = 16
@@ -344,6 +346,7 @@ class Relay:
         streak = 0
         closed = False
         last_refusal_reply = -RATE_REPLY_EVERY
+        held = 0.0  # the loop's time this socket's frames took since it last let go of the loop
 
         async def reply(frame: msgspec.Struct) -> None:
             # After the peer closes, frames it sent before closing are still queued here: keep applying them
@@ -386,9 +389,14 @@ class Relay:
                     break
                 for answer in replies:
                     await reply(answer)
-                # Pace this socket by what its frame cost the loop (relay_bridge.ratecap). Even at no wait,
-                # yield: the frames other sockets sent meanwhile go next, not this socket's queue.
-                await asyncio.sleep(gate.charge(time.monotonic(), cost))
+                # Pace this socket by what its frames cost the loop (relay_bridge.ratecap). Even at no wait, yield
+                # once its frames took a moment: the frames other sockets sent meanwhile go next, not this
+                # socket's queue (cheap frames are not worth a loop turn each).
+                wait = gate.charge(time.monotonic(), cost)
+                held += cost
+                if wait > 0 or held >= YIELD_AFTER:
+                    held = 0.0
+                    await asyncio.sleep(wait)
         except ConnectionClosed as exc:
             if (exc.rcvd is not None and exc.rcvd.code == 1009) or (exc.sent is not None and exc.sent.code == 1009):
                 store.reject(conn, p.Rejection(p.Code.LIMIT, f"frame over {p.MAX_FRAME_BYTES} bytes"))

@@ -242,9 +242,9 @@ async def test_prompts_view_and_timeline(tmp_path: Path) -> None:
             prompt("destroy", "lm-1", 3000.0),
         ):
             await page.send(frame)
-        table = app.screen.query_one("#prompts", DataTable)
-        await until(pilot, lambda: table.row_count == 3 and "destroyed" in screen_text(app) and "2.2K" in screen_text(app),
-                    what="prompt rows on screen")
+        # The table is looked up each time: the view may mount a new one when the first session's rows arrive.
+        await until(pilot, lambda: app.screen.query_one("#prompts", DataTable).row_count == 3 and "destroyed" in screen_text(app)
+                    and "2.2K" in screen_text(app), what="prompt rows on screen")
         text = screen_text(app)
         assert "3 prompts (2 streamed)" in text and "1 error" in text
         assert "17" in text and "2.2K" in text and "AbortError [bold]x[/]" in text
