@@ -186,6 +186,13 @@ class Pipe {
 
   /** Settings changed before the relay answered: start over with them. */
   redial() {
+    this.letGo()
+    this.attempt = 0
+    this.start()
+  }
+
+  /** Cancel a pending redial and close the relay socket, if any. */
+  letGo() {
     if (this.timer !== null) this.hub.clearTimeout(this.timer)
     this.timer = null
     const ws = this.ws
@@ -196,8 +203,6 @@ class Pipe {
       } catch {
         /* closed */
       }
-    this.attempt = 0
-    this.start()
   }
 
   /** The site was switched off: tell the page agent to detach, then let go. */
@@ -209,16 +214,7 @@ class Pipe {
   close() {
     if (this.state === "closed") return
     this.state = "closed"
-    if (this.timer !== null) this.hub.clearTimeout(this.timer)
-    this.timer = null
-    const ws = this.ws
-    this.ws = null
-    if (ws)
-      try {
-        ws.close(1000)
-      } catch {
-        /* closed */
-      }
+    this.letGo()
     try {
       this.port.disconnect()
     } catch {
