@@ -7,10 +7,12 @@ from itertools import islice
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.widgets import Label, Sparkline
+from textual.widgets import Label
 
 from relay_bridge.store import Session
 from relay_bridge.units import fmt_duration, fmt_ms
+
+from .spark_bars import SparkBars
 
 WINDOW = 60
 
@@ -19,14 +21,14 @@ class Sparklines(Horizontal):
     DEFAULT_CSS = """
     Sparklines { height: 2; padding: 0 1; }
     Sparklines Label { width: auto; padding-right: 1; color: $wmcp-muted; }
-    Sparklines Sparkline { width: 1fr; height: 2; margin-right: 2; }
+    Sparklines SparkBars { width: 1fr; height: 2; margin-right: 2; }
     """
 
     def compose(self) -> ComposeResult:
         yield Label("host gaps", id="gap-label")
-        yield Sparkline([], id="gaps")
+        yield SparkBars(id="gaps")
         yield Label("wall", id="wall-label")
-        yield Sparkline([], id="walls")
+        yield SparkBars(id="walls")
 
     def _label(self, selector: str, text: str) -> None:
         label = self.query_one(selector, Label)
@@ -43,9 +45,5 @@ class Sparklines(Horizontal):
         wall_max = max(walls, default=0.0)
         self._label("#gap-label", f"host gaps ≤{fmt_duration(gap_max)}")
         self._label("#wall-label", f"wall ≤{fmt_ms(wall_max)}")
-        gap_line = self.query_one("#gaps", Sparkline)
-        wall_line = self.query_one("#walls", Sparkline)
-        if list(gap_line.data or []) != gaps:
-            gap_line.data = gaps
-        if list(wall_line.data or []) != walls:
-            wall_line.data = walls
+        self.query_one("#gaps", SparkBars).set_data(gaps)
+        self.query_one("#walls", SparkBars).set_data(walls)
