@@ -255,7 +255,7 @@ class Agent {
 
   // ---- sink -------------------------------------------------------------------------------------------
 
-  /** A call began: its `start` frame leaves with the uplink's next flush (the feed's drain), not on its own. */
+  /** A call began: its `start` frame leaves with the uplink's next flush (the feed's drain) if it still runs then. */
   onStart(call) {
     const u = this.uplink
     if (!u || !u.open) return
@@ -265,8 +265,12 @@ class Agent {
 
   sendStarts() {
     const id = this.collector.sessionId
-    while (this.pendingStarts.length) {
-      const calls = this.pendingStarts.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}), ...(c.waiting ? { waiting: true } : {}) }))
+    // A call that settled within the window needs no start: its span (same seq, depth and parent) says it all,
+    // and at a busy page's rate most calls settle before their window ends.
+    const running = this.pendingStarts.filter((c) => c.settledAt === null)
+    this.pendingStarts = []
+    while (running.length) {
+      const calls = running.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}), ...(c.waiting ? { waiting: true } : {}) }))
       this.uplink.send(id, { type: "start", session: id, calls })
     }
   }

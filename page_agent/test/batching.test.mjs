@@ -1,11 +1,12 @@
-// The uplink's batch window: calls made within one window leave as one `start` frame and one `spans` frame
-// (one WebSocket send each, one relay ack), not two frames per call; a call still running shows within the
-// window; pagehide sends what the window holds before the bye. Each call runs on its own task, as in a page.
+// The uplink's batch window: calls made within one window leave as one `spans` frame (one WebSocket send, one
+// relay ack), not two frames per call; calls that settled within the window need no `start`; a call still
+// running shows within the window; the window is 50 ms after a quiet spell and stretches to 250 ms while the
+// page keeps calling; pagehide sends what the window holds before the bye. Each call runs on its own task.
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { connectedAgent, settle, fakeWindow, DraftHost } from "../test-support/helpers.mjs"
 import { agentOf } from "../src/index.js"
-import { FLUSH_MS } from "../src/uplink.js"
+import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS } from "../src/uplink.js"
 
 async function batched(g, host) {
   const ctx = await connectedAgent({ g, host, config: { flushMs: FLUSH_MS } })
@@ -13,6 +14,7 @@ async function batched(g, host) {
   await settle()
   ctx.env.run()
   ctx.env.advance(FLUSH_MS)
+  ctx.env.advance(BUSY_MS) // a quiet spell: the next window is FLUSH_MS
   return ctx
 }
 
@@ -27,17 +29,16 @@ test("the agent batches by default: the window is FLUSH_MS, at most 50 ms", () =
   assert.ok(FLUSH_MS > 0 && FLUSH_MS <= 50)
 })
 
-test("calls within one window: one start frame and one spans frame, sent when the window ends", async () => {
+test("calls within one window: one spans frame when the window ends, no start for calls already settled", async () => {
   const ctx = await batched()
   const before = ctx.ws.sent.length
   for (let i = 0; i < 10; i++) await call(ctx) // 20 ms of calls, inside one window
   assert.deepEqual(ctx.ws.sent.slice(before), [], "nothing written until the window ends")
   ctx.env.advance(FLUSH_MS)
-  // (the status the first call changes rides in the same flush)
-  const sent = ctx.ws.sent.slice(before).filter((f) => f.type !== "status")
-  assert.deepEqual(sent.map((f) => f.type), ["start", "spans"], "one frame of each, starts first")
-  assert.deepEqual(sent[0].calls.map((c) => c.seq), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
-  assert.deepEqual(sent[1].spans.map((s) => s.seq), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+  // (the status the first call changes, and the ledger, ride in the same flush)
+  const sent = ctx.ws.sent.slice(before).filter((f) => f.type !== "status" && f.type !== "ledger")
+  assert.deepEqual(sent.map((f) => f.type), ["spans"], "one frame: every call settled before the window ended")
+  assert.deepEqual(sent[0].spans.map((s) => s.seq), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
   // The relay's one ack covers the batch.
   ctx.ws.deliver({ type: "ack", session: ctx.id, seq: 9 })
   assert.equal(agentOf(ctx.api).feed.delivery.acked, 9)
@@ -52,12 +53,29 @@ test("100 calls over a second: frames follow the windows, not the calls", async 
     await call(ctx)
     ctx.env.advance(8) // 10 ms a call with call()'s 2 ms
   }
-  ctx.env.advance(FLUSH_MS)
+  ctx.env.advance(MAX_FLUSH_MS)
   const sent = ctx.ws.sent.slice(before)
   const spans = sent.filter((f) => f.type === "spans")
   assert.deepEqual(spans.flatMap((f) => f.spans.map((s) => s.seq)), Array.from({ length: 100 }, (_, i) => i), "every span once, in order")
-  assert.ok(spans.length <= Math.ceil(1000 / FLUSH_MS) + 1, `${spans.length} spans frames for 100 calls`)
-  assert.ok(sent.filter((f) => f.type === "start").length <= Math.ceil(1000 / FLUSH_MS) + 1)
+  // the first window after the quiet spell is FLUSH_MS, then the page is busy: MAX_FLUSH_MS windows
+  assert.ok(spans.length <= Math.ceil(1000 / MAX_FLUSH_MS) + 2, `${spans.length} spans frames for 100 calls`)
+  assert.equal(sent.filter((f) => f.type === "start").length, 0, "every call settled within its window")
+})
+
+test("the window: FLUSH_MS after a quiet spell, MAX_FLUSH_MS while the page keeps calling, FLUSH_MS again after BUSY_MS", async () => {
+  const ctx = await batched()
+  const spansAfter = async (ms) => {
+    const before = ctx.ws.frames("spans").length
+    await call(ctx) // the window opens as the call starts
+    ctx.env.advance(ms)
+    return ctx.ws.frames("spans").length - before
+  }
+  assert.equal(await spansAfter(FLUSH_MS), 1, "quiet: out within FLUSH_MS")
+  assert.equal(await spansAfter(FLUSH_MS), 0, "busy: not yet at FLUSH_MS")
+  ctx.env.advance(MAX_FLUSH_MS - FLUSH_MS)
+  assert.equal(ctx.ws.frames("spans").length, 2, "busy: out at MAX_FLUSH_MS")
+  ctx.env.advance(BUSY_MS)
+  assert.equal(await spansAfter(FLUSH_MS), 1, "quiet again: FLUSH_MS")
 })
 
 test("a call still running shows within the window (its start frame), its span when it settles", async () => {
@@ -82,7 +100,7 @@ test("a call still running shows within the window (its start frame), its span w
   assert.deepEqual(ctx.ws.frames("spans").flatMap((f) => f.spans.map((s) => s.tool)), ["hang"])
 })
 
-test("pagehide inside a window: the held start and span frames leave before the bye", async () => {
+test("pagehide inside a window: the held spans leave before the bye", async () => {
   const host = new DraftHost()
   const g = fakeWindow({ host })
   const listeners = {}
@@ -95,9 +113,9 @@ test("pagehide inside a window: the held start and span frames leave before the 
   await call(ctx)
   assert.deepEqual(ctx.ws.sent.slice(before), [])
   for (const fn of listeners.pagehide) fn({ persisted: false })
-  const sent = ctx.ws.sent.slice(before).filter((f) => f.type !== "status")
-  assert.deepEqual(sent.map((f) => f.type), ["start", "spans", "bye"])
-  assert.deepEqual(sent[1].spans.map((s) => s.seq), [0, 1])
+  const sent = ctx.ws.sent.slice(before).filter((f) => f.type !== "status" && f.type !== "ledger")
+  assert.deepEqual(sent.map((f) => f.type), ["spans", "bye"])
+  assert.deepEqual(sent[0].spans.map((s) => s.seq), [0, 1])
   const after = ctx.ws.sent.length
   ctx.env.advance(1000)
   assert.equal(ctx.ws.sent.length, after, "the window's timer sends nothing after the bye")
@@ -108,7 +126,7 @@ test("detach inside a window sends what it holds, then bye, and leaves no timer 
   const before = ctx.ws.sent.length
   await call(ctx)
   ctx.api.detach()
-  assert.deepEqual(ctx.ws.sent.slice(before).map((f) => f.type).filter((t) => t !== "status"), ["start", "spans", "bye"])
+  assert.deepEqual(ctx.ws.sent.slice(before).map((f) => f.type).filter((t) => t !== "status" && t !== "ledger"), ["spans", "bye"])
   ctx.env.advance(1000)
   assert.equal(ctx.ws.frames("spans").length, 1)
 })

@@ -245,6 +245,6 @@ test("invoke: the terminal's call is marked, stays out of the host-gap chain and
   const totals = ctx.api.ledger().totals
   assert.equal(totals.calls, 2, "the agent's totals leave the terminal call out")
   assert.equal(ctx.api.aggregates()[0].calls, 2)
-  const starts = ctx.ws.frames("start").flatMap((f) => f.calls)
-  assert.deepEqual(starts.map((c) => c.invokedBy ?? null), [null, "terminal", null], "start frames say so too")
+  const sent = ctx.ws.frames("spans").flatMap((f) => f.spans)
+  assert.deepEqual(sent.map((c) => c.invokedBy ?? null), [null, "terminal", null], "the spans the relay gets say so too")
 })
