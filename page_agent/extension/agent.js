@@ -934,6 +934,8 @@ const MAX_PAYLOAD = 65536
  * @property {number|null} parent
  * @property {number} blocking  Long-Task ms attributed so far
  * @property {object|null} span once emitted
+ * @property {boolean} [waiting]  a form call waiting for the user's submit
+ * @property {boolean} [waitingSent]  the uplink told the relay it was waiting (its submit gets a start too)
  */
 
 class Collector {
@@ -4744,9 +4746,11 @@ class Agent {
   sendStarts() {
     const id = this.collector.sessionId
     // A call that settled within the window needs no start: its span (same seq, depth and parent) says it all,
-    // and at a busy page's rate most calls settle before their window ends.
-    const running = this.pendingStarts.filter((c) => c.settledAt === null)
+    // and at a busy page's rate most calls settle before their window ends. A form call the relay saw waiting
+    // for the user still says when the user submitted (its start again, no longer waiting).
+    const running = this.pendingStarts.filter((c) => c.settledAt === null || (c.waitingSent && !c.waiting))
     this.pendingStarts = []
+    for (const c of running) if (c.waiting) c.waitingSent = true
     while (running.length) {
       const calls = running.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}), ...(c.waiting ? { waiting: true } : {}) }))
       this.uplink.send(id, { type: "start", session: id, calls })

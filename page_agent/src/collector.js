@@ -28,6 +28,8 @@ const MAX_PAYLOAD = 65536
  * @property {number|null} parent
  * @property {number} blocking  Long-Task ms attributed so far
  * @property {object|null} span once emitted
+ * @property {boolean} [waiting]  a form call waiting for the user's submit
+ * @property {boolean} [waitingSent]  the uplink told the relay it was waiting (its submit gets a start too)
  */
 
 export class Collector {

@@ -139,7 +139,7 @@ def test_a_form_without_autosubmit_waits_for_the_user_and_the_wait_is_not_tool_t
     page.evaluate(START, {"name": "confirm_booking", "input": {"code": "C-1"}})
     snap = relay_server.wait_for(session_where(sid, lambda s: any(c["waiting"] for c in s["inflight"].values())))
     assert spans_of(snap, sid) == []
-    assert any(e["kind"] == "waiting" for e in snap["sessions"][sid]["timeline"])
+    assert any(e["kind"] == "waiting" for e in snap["sessions"][sid]["timeline"]), snap["sessions"][sid]["timeline"]
     waited_from = page.evaluate("performance.now()")
     page.wait_for_function("(t) => performance.now() - t > 150", arg=waited_from)
     page.click("#send")  # the user presses Send
