@@ -15,7 +15,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -157,9 +157,13 @@ class ToolTable(ScrollView, can_focus=True):
         self.sort_reverse = False
         self._cells: dict[str, dict[str, Cell]] = {}  # row key -> column -> the cell shown
         self._order: list[str] = []  # row keys in the order shown
-        self._widths: dict[str, int] = {}  # column -> content width (cells grow it; it never shrinks while shown)
+        # column -> width: cells and the sort arrow grow it, and it never shrinks while shown, so moving the sort
+        # arrow around (a key press) leaves every line as it was drawn
+        self._widths: dict[str, int] = {}
         self._lines: dict[str, Strip] = {}  # row key -> its drawn line (no cursor), until its cells change
         self._header: Strip | None = None
+        self._base: Style | None = None  # the widget's own style, read once a render pass
+        self._cropped: dict[str, tuple[Strip, tuple[Any, ...], Strip]] = {}  # row key -> line, view, cropped line
 
     # -- columns ------------------------------------------------------------------------------------------
 
@@ -203,7 +207,14 @@ class ToolTable(ScrollView, can_focus=True):
     def set_sort(self, key: str, reverse: bool) -> None:
         """Mark the sorted column in its header; the rows come in that order from `sync`."""
         self.sort_key, self.sort_reverse = key, reverse
-        self._redraw_all()  # the header's arrow can change a column's width
+        self._header = None
+        col = next((c for c in COLUMNS if c.key == key), None)
+        label = self._label(col).cell_len if col is not None else 0
+        if label > self._widths.get(key, 0):
+            self._widths[key] = label  # the arrow widened the column: every line is drawn again, once
+            self._redraw_all()
+            return
+        self.refresh()  # the rows keep their lines; `sync` moves them
 
     def _redraw_all(self) -> None:
         self._lines.clear()
@@ -213,7 +224,14 @@ class ToolTable(ScrollView, can_focus=True):
 
     def _resize(self) -> None:
         width = sum(self._width(c) + 2 for c in self.columns_now())
-        self.virtual_size = Size(width, len(self._order) + 1)
+        size = Size(width, len(self._order) + 1)
+        old = self.virtual_size
+        if size.height == old.height and max(size.width, old.width) <= self.size.width:
+            # Only the width changed (a sort arrow moved), and no horizontal scrollbar comes or goes: the
+            # reactive's screen-wide layout pass (a third of a key press) would change nothing.
+            self.set_reactive(ToolTable.virtual_size, size)
+            return
+        self.virtual_size = size
 
     # -- rows ---------------------------------------------------------------------------------------------
 
@@ -243,6 +261,7 @@ class ToolTable(ScrollView, can_focus=True):
         for key in list(self._cells):
             if key not in wanted:
                 del self._cells[key]
+                self._cropped.pop(key, None)
                 self._lines.pop(key, None)
                 changed_any = True
         grew = False
@@ -282,6 +301,7 @@ class ToolTable(ScrollView, can_focus=True):
     def forget(self) -> None:
         """Drop every row (another session is about to be shown); the columns stay."""
         self._cells.clear()
+        self._cropped.clear()
         self._order = []
         self._widths.clear()
         self.cursor_row = 0
@@ -341,29 +361,51 @@ class ToolTable(ScrollView, can_focus=True):
     # -- drawing ------------------------------------------------------------------------------------------
 
     def _draw(self, cells: dict[str, Text], style: Style, over: Style | None = None) -> Strip:
-        """One row's line: `style` under the cells' own styles, `over` (the cursor) on top of them."""
-        line = Text(no_wrap=True, end="")
+        """One row's line: `style` under the cells' own styles, `over` (the cursor) on top of them. Each cell's
+        segments are rendered once and kept on the cell: a line drawn again (a column grew, the sort arrow moved)
+        only pads and joins them."""
+        space = Segment(" ")
+        segments: list[Segment] = []
         for col in self.columns_now():
             width = self._width(col)
-            text = cells.get(col.key) or Text("")
-            if text.cell_len > width:
-                text = text.copy()
-                text.truncate(width, overflow="ellipsis")
-            pad = " " * (width - text.cell_len)
-            line.append(" ")
-            if getattr(text, "justify", None) == "right":
-                line.append(pad)
-                line.append_text(text)
+            text = cells.get(col.key)
+            if text is None:
+                parts, used = [], 0
+            elif text.cell_len > width:
+                cut = text.copy()
+                cut.truncate(width, overflow="ellipsis")
+                parts, used = list(cut.render(self.app.console)), cut.cell_len
             else:
-                line.append_text(text)
-                line.append(pad)
-            line.append(" ")
-        return Strip(list(Segment.apply_style(line.render(self.app.console), style, over)))
+                parts, used = self._segments(text), text.cell_len
+            pad = Segment(" " * (width - used))
+            segments.append(space)
+            if getattr(text, "justify", None) == "right":
+                segments.append(pad)
+                segments.extend(parts)
+            else:
+                segments.extend(parts)
+                segments.append(pad)
+            segments.append(space)
+        return Strip(list(Segment.apply_style(segments, style, over)))
+
+    def _segments(self, text: Text) -> list[Segment]:
+        kept = getattr(text, "_segments", None)
+        if kept is None:
+            kept = list(text.render(self.app.console))
+            try:
+                text._segments = kept  # type: ignore[attr-defined]  # a Cell keeps its own rendering
+            except AttributeError:
+                pass
+        return kept
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._base = self.rich_style  # once a pass: it walks the widget's ancestors
+        return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         width = self.size.width
-        base = self.rich_style
+        base = self._base if self._base is not None else self.rich_style
         if y == 0:
             if self._header is None:
                 header_style = self.get_component_rich_style("tool-table--header")
@@ -379,7 +421,14 @@ class ToolTable(ScrollView, can_focus=True):
         line = self._lines.get(key)
         if line is None:
             line = self._lines[key] = self._draw(self._cells[key], base)
-        return line.crop_extend(scroll_x, scroll_x + width, base)
+        # The same Strip object for the same line and view: Textual caches the line filters' output on it
+        # (its truecolor filter rebuilds every segment), so a row that only moved costs nothing to draw again.
+        kept = self._cropped.get(key)
+        if kept is not None and kept[0] is line and kept[1] == (scroll_x, width, base):
+            return kept[2]
+        cropped = line.crop_extend(scroll_x, scroll_x + width, base)
+        self._cropped[key] = (line, (scroll_x, width, base), cropped)
+        return cropped
 
 
 def _same(a: Cell | None, b: Cell) -> bool:
