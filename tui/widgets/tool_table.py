@@ -361,10 +361,10 @@ class ToolTable(ScrollView, can_focus=True):
     # -- drawing ------------------------------------------------------------------------------------------
 
     def _draw(self, cells: dict[str, Text], style: Style, over: Style | None = None) -> Strip:
-        """One row's line: `style` under the cells' own styles, `over` (the cursor) on top of them. Each cell's
-        segments are rendered once and kept on the cell: a line drawn again (a column grew, the sort arrow moved)
-        only pads and joins them."""
-        space = Segment(" ")
+        """One row's line: `style` under the cells' own styles, `over` (the cursor) on top of them. Each cell
+        keeps its segments, already over `style`: a line drawn again (a column grew, the sort arrow moved) only
+        pads and joins them."""
+        space = Segment(" ", style)
         segments: list[Segment] = []
         for col in self.columns_now():
             width = self._width(col)
@@ -374,10 +374,10 @@ class ToolTable(ScrollView, can_focus=True):
             elif text.cell_len > width:
                 cut = text.copy()
                 cut.truncate(width, overflow="ellipsis")
-                parts, used = list(cut.render(self.app.console)), cut.cell_len
+                parts, used = list(Segment.apply_style(cut.render(self.app.console), style)), cut.cell_len
             else:
-                parts, used = self._segments(text), text.cell_len
-            pad = Segment(" " * (width - used))
+                parts, used = self._segments(text, style), text.cell_len
+            pad = Segment(" " * (width - used), style)
             segments.append(space)
             if getattr(text, "justify", None) == "right":
                 segments.append(pad)
@@ -386,17 +386,26 @@ class ToolTable(ScrollView, can_focus=True):
                 segments.extend(parts)
                 segments.append(pad)
             segments.append(space)
-        return Strip(list(Segment.apply_style(segments, style, over)))
+        return Strip(list(Segment.apply_style(segments, None, over)) if over else segments)
 
-    def _segments(self, text: Text) -> list[Segment]:
+    def _segments(self, text: Text, style: Style) -> list[Segment]:
+        """The cell's segments over `style`, rendered once per cell and style (a Cell keeps them)."""
         kept = getattr(text, "_segments", None)
-        if kept is None:
-            kept = list(text.render(self.app.console))
-            try:
-                text._segments = kept  # type: ignore[attr-defined]  # a Cell keeps its own rendering
-            except AttributeError:
-                pass
-        return kept
+        if kept is not None and kept[0] == style:
+            return kept[1]
+        plain, spans = text.plain, text.spans
+        get_style = self.app.console.get_style
+        if not spans:  # most cells: one string in one style
+            segments = [Segment(plain, style + get_style(text.style) if text.style else style)]
+        elif len(spans) == 1 and not text.style and spans[0].start == 0 and spans[0].end >= len(plain):
+            segments = [Segment(plain, style + get_style(spans[0].style))]
+        else:
+            segments = list(Segment.apply_style(text.render(self.app.console), style))
+        try:
+            text._segments = (style, segments)  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+        return segments
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self._base = self.rich_style  # once a pass: it walks the widget's ancestors
