@@ -163,6 +163,7 @@ class ToolTable(ScrollView, can_focus=True):
         self._lines: dict[str, Strip] = {}  # row key -> its drawn line (no cursor), until its cells change
         self._header: Strip | None = None
         self._base: Style | None = None  # the widget's own style, read once a render pass
+        self._shown_widths: list[tuple[Column, int]] | None = None
         self._cropped: dict[str, tuple[Strip, tuple[Any, ...], Strip]] = {}  # row key -> line, view, cropped line
 
     # -- columns ------------------------------------------------------------------------------------------
@@ -199,14 +200,22 @@ class ToolTable(ScrollView, can_focus=True):
     def _width(self, col: Column) -> int:
         return max(self._label(col).cell_len, self._widths.get(col.key, 0))
 
+    def _column_widths(self) -> list[tuple[Column, int]]:
+        """The shown columns and their widths, worked out once until a width, the sort or the layout changes."""
+        if self._shown_widths is None:
+            self._shown_widths = [(col, self._width(col)) for col in self.columns_now()]
+        return self._shown_widths
+
     def set_columns_layout(self, layout: str) -> None:
         if layout != self.columns_layout:
             self.columns_layout = layout
+            self._shown_widths = None
             self._redraw_all()
 
     def set_sort(self, key: str, reverse: bool) -> None:
         """Mark the sorted column in its header; the rows come in that order from `sync`."""
         self.sort_key, self.sort_reverse = key, reverse
+        self._shown_widths = None
         self._header = None
         col = next((c for c in COLUMNS if c.key == key), None)
         label = self._label(col).cell_len if col is not None else 0
@@ -281,6 +290,7 @@ class ToolTable(ScrollView, can_focus=True):
             for col, cell in cells.items():
                 if cell.cell_len > self._widths.get(col, 0):
                     self._widths[col] = cell.cell_len
+                    self._shown_widths = None
                     grew = True
         moved = keys != self._order
         if moved:
@@ -304,6 +314,7 @@ class ToolTable(ScrollView, can_focus=True):
         self._cropped.clear()
         self._order = []
         self._widths.clear()
+        self._shown_widths = None
         self.cursor_row = 0
         self.scroll_to(0, 0, animate=False, immediate=True)
         self._redraw_all()
@@ -366,8 +377,7 @@ class ToolTable(ScrollView, can_focus=True):
         pads and joins them."""
         space = Segment(" ", style)
         segments: list[Segment] = []
-        for col in self.columns_now():
-            width = self._width(col)
+        for col, width in self._column_widths():
             text = cells.get(col.key)
             if text is None:
                 parts, used = [], 0
