@@ -206,7 +206,7 @@ class Relay:
         self._pending[command_id] = (session.conn, session_id, future)
         try:
             frame = p.Command(command_id, session_id, "invoke", {"tool": tool, "input": arguments})
-            await self._sockets[session.conn].send(p.encode(frame).decode())
+            await self._sockets[session.conn].send(p.encode(frame), text=True)
             self.store.counters["commands"] += 1
             return await asyncio.wait_for(future, timeout)
         except TimeoutError:
@@ -357,7 +357,7 @@ class Relay:
                 closed = True
                 return
             try:
-                await ws.send(p.encode(frame).decode())
+                await ws.send(p.encode(frame), text=True)  # UTF-8 JSON already: sent as a text frame, not decoded and encoded again
             except ConnectionClosed:
                 closed = True
 
