@@ -163,6 +163,7 @@ class ToolTable(ScrollView, can_focus=True):
         self._lines: dict[str, Strip] = {}  # row key -> its drawn line (no cursor), until its cells change
         self._header: Strip | None = None
         self._base: Style | None = None  # the widget's own style, read once a render pass
+        self._shown_widths: list[tuple[Column, int]] | None = None
         self._cropped: dict[str, tuple[Strip, tuple[Any, ...], Strip]] = {}  # row key -> line, view, cropped line
 
     # -- columns ------------------------------------------------------------------------------------------
@@ -199,14 +200,22 @@ class ToolTable(ScrollView, can_focus=True):
     def _width(self, col: Column) -> int:
         return max(self._label(col).cell_len, self._widths.get(col.key, 0))
 
+    def _column_widths(self) -> list[tuple[Column, int]]:
+        """The shown columns and their widths, worked out once until a width, the sort or the layout changes."""
+        if self._shown_widths is None:
+            self._shown_widths = [(col, self._width(col)) for col in self.columns_now()]
+        return self._shown_widths
+
     def set_columns_layout(self, layout: str) -> None:
         if layout != self.columns_layout:
             self.columns_layout = layout
+            self._shown_widths = None
             self._redraw_all()
 
     def set_sort(self, key: str, reverse: bool) -> None:
         """Mark the sorted column in its header; the rows come in that order from `sync`."""
         self.sort_key, self.sort_reverse = key, reverse
+        self._shown_widths = None
         self._header = None
         col = next((c for c in COLUMNS if c.key == key), None)
         label = self._label(col).cell_len if col is not None else 0
@@ -281,6 +290,7 @@ class ToolTable(ScrollView, can_focus=True):
             for col, cell in cells.items():
                 if cell.cell_len > self._widths.get(col, 0):
                     self._widths[col] = cell.cell_len
+                    self._shown_widths = None
                     grew = True
         moved = keys != self._order
         if moved:
@@ -304,6 +314,7 @@ class ToolTable(ScrollView, can_focus=True):
         self._cropped.clear()
         self._order = []
         self._widths.clear()
+        self._shown_widths = None
         self.cursor_row = 0
         self.scroll_to(0, 0, animate=False, immediate=True)
         self._redraw_all()
@@ -361,23 +372,22 @@ class ToolTable(ScrollView, can_focus=True):
     # -- drawing ------------------------------------------------------------------------------------------
 
     def _draw(self, cells: dict[str, Text], style: Style, over: Style | None = None) -> Strip:
-        """One row's line: `style` under the cells' own styles, `over` (the cursor) on top of them. Each cell's
-        segments are rendered once and kept on the cell: a line drawn again (a column grew, the sort arrow moved)
-        only pads and joins them."""
-        space = Segment(" ")
+        """One row's line: `style` under the cells' own styles, `over` (the cursor) on top of them. Each cell
+        keeps its segments, already over `style`: a line drawn again (a column grew, the sort arrow moved) only
+        pads and joins them."""
+        space = Segment(" ", style)
         segments: list[Segment] = []
-        for col in self.columns_now():
-            width = self._width(col)
+        for col, width in self._column_widths():
             text = cells.get(col.key)
             if text is None:
                 parts, used = [], 0
             elif text.cell_len > width:
                 cut = text.copy()
                 cut.truncate(width, overflow="ellipsis")
-                parts, used = list(cut.render(self.app.console)), cut.cell_len
+                parts, used = list(Segment.apply_style(cut.render(self.app.console), style)), cut.cell_len
             else:
-                parts, used = self._segments(text), text.cell_len
-            pad = Segment(" " * (width - used))
+                parts, used = self._segments(text, style), text.cell_len
+            pad = Segment(" " * (width - used), style)
             segments.append(space)
             if getattr(text, "justify", None) == "right":
                 segments.append(pad)
@@ -386,17 +396,26 @@ class ToolTable(ScrollView, can_focus=True):
                 segments.extend(parts)
                 segments.append(pad)
             segments.append(space)
-        return Strip(list(Segment.apply_style(segments, style, over)))
+        return Strip(list(Segment.apply_style(segments, None, over)) if over else segments)
 
-    def _segments(self, text: Text) -> list[Segment]:
+    def _segments(self, text: Text, style: Style) -> list[Segment]:
+        """The cell's segments over `style`, rendered once per cell and style (a Cell keeps them)."""
         kept = getattr(text, "_segments", None)
-        if kept is None:
-            kept = list(text.render(self.app.console))
-            try:
-                text._segments = kept  # type: ignore[attr-defined]  # a Cell keeps its own rendering
-            except AttributeError:
-                pass
-        return kept
+        if kept is not None and kept[0] == style:
+            return kept[1]
+        plain, spans = text.plain, text.spans
+        get_style = self.app.console.get_style
+        if not spans:  # most cells: one string in one style
+            segments = [Segment(plain, style + get_style(text.style) if text.style else style)]
+        elif len(spans) == 1 and not text.style and spans[0].start == 0 and spans[0].end >= len(plain):
+            segments = [Segment(plain, style + get_style(spans[0].style))]
+        else:
+            segments = list(Segment.apply_style(text.render(self.app.console), style))
+        try:
+            text._segments = (style, segments)  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+        return segments
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self._base = self.rich_style  # once a pass: it walks the widget's ancestors
