@@ -175,7 +175,7 @@ def test_an_attacker_holding_the_token_cannot_hijack_freeze_or_inject_into_the_d
 
     # c. The attacker's own session floods; its tab is on screen while it does.
     flooder = page(sockets, port)
-    assert ask(flooder, synth.hello(ATTACKER, title="\x1b]0;pwned\x07"))["type"] == "ack"
+    assert ask(flooder, synth.hello(ATTACKER, title="\x1b]0;pwned\x07", visibility=HOSTILE[0][0]))["type"] == "ack"
     first = [synth.span(ATTACKER, i, name(i), float(i), 1.0) for i in range(len(HOSTILE))]
     assert ack_of(flooder, synth.spans_frame(ATTACKER, first))["seq"] == len(HOSTILE) - 1
     tmux.wait(lambda s: ATTACKER in s, what="the attacker's tab")
@@ -229,6 +229,17 @@ def test_an_attacker_holding_the_token_cannot_hijack_freeze_or_inject_into_the_d
     table = set().union(*(SGR.findall(line_with(styled, f"{inert}{i}")) for i, (_, inert) in enumerate(HOSTILE) if i not in (3, 4)))
     for markup in ("[red]x[/]3", "[link=https://evil.example]y[/link]4"):
         assert set(SGR.findall(line_with(styled, markup))) <= table, f"{markup} changed a style:\n{styled}"
+
+    # The status view lists every session with its page-chosen visibility (here the OSC 52), at its end.
+    tmux.key("d")
+    tmux.wait(lambda s: "status and troubleshooting" in s, what="status view")
+    tmux.key("end")
+    screen = tmux.wait(lambda s: ATTACKER in s and " · live · " in line_with(s, ATTACKER), what="the attacker's session in the status view")
+    assert "live · ␛]52;c;" in line_with(screen, ATTACKER)
+    assert "\x1b" not in SGR.sub("", tmux.screen(escapes=True))
+    assert tmux.run("list-buffers").strip() == "", "an OSC 52 in the page's visibility reached the terminal's clipboard"
+    tmux.key("Escape")
+    tmux.wait(lambda s: "status and troubleshooting" not in s and "calls ▼" in s, what="back on the dashboard")
 
     # f. q leaves with 0 and gives the shell back.
     tmux.key("q")
