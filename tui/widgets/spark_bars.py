@@ -45,7 +45,11 @@ def bar_rows(data: Sequence[float], width: int, height: int) -> list[list[tuple[
     summaries = buckets(data, width)
     step = len(summaries) / width
     levels = len(BARS) * height - 1
-    ratios = [(summaries[int(i * step)] - low) / extent for i in range(width)]
+    ratios = []
+    at = 0.0
+    for _ in range(width):  # stepped by adding, as Textual does (its float sums pick the same bucket)
+        ratios.append((summaries[int(at)] - low) / extent)
+        at += step
     rows = []
     for line in reversed(range(height)):
         floor, ceiling = line * len(BARS), (line + 1) * len(BARS)
