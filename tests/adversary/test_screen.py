@@ -10,7 +10,7 @@ from pathlib import Path
 
 from relay_bridge import synth
 from tui.screens.status import StatusScreen
-from tests.tui.helpers import SID, live_app, open_page, screen_text, spans, until
+from tests.tui.helpers import SID, live_app, open_page, screen_text, shown, spans, until
 
 
 async def test_the_status_view_says_when_the_log_cannot_be_written_and_when_it_can_again(tmp_path: Path) -> None:
@@ -54,3 +54,22 @@ async def test_the_status_view_shows_a_page_chosen_visibility_inert(tmp_path: Pa
         assert "\x1b" not in text and "\x9b" not in text
         await said.close()
         await told.close()
+
+
+async def test_event_detail_keys_are_page_text_and_show_inert(tmp_path: Path) -> None:
+    """An event's detail keys come from the page like its values: the timeline's line and the entry's detail show
+    them inert (an OSC 52 there must not reach the terminal as a clipboard write)."""
+    app = live_app(tmp_path)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await until(pilot, lambda: app.relay is not None and app.relay.port, what="relay")
+        page = await open_page(app, SID, tools=())
+        await page.send(synth.event(SID, 5.0, "custom", **{"\x1b]52;c;QUJD\x07": 1, "[red]k[/]": "v"}))
+        await until(pilot, lambda: shown(app) and any(e.kind == "custom" for e in app.store.sessions[SID].timeline), what="the event")
+        await pilot.press("l")
+        await until(pilot, lambda: "␛]52;c;QUJD␇=1" in screen_text(app), what="the key inert in the timeline")
+        assert "[red]k[/]=v" in screen_text(app) and "\x1b" not in screen_text(app)
+        await pilot.press("home", "enter")  # the event is the oldest entry (the attach is stamped by the relay's clock)
+        await until(pilot, lambda: "(esc: back)" in screen_text(app) and "custom  " in screen_text(app), what="the entry's detail")
+        text = screen_text(app)
+        assert "␛]52;c;QUJD␇" in text and "[red]k[/]" in text and "\x1b" not in text
+        await page.close()
