@@ -10,6 +10,7 @@ over real WebSockets on 127.0.0.1 with the token, a victim page and an attacker:
   OSC 8, a bidi override, C1, Rich markup) and 1,100 registrations: `/healthz` answers throughout, the keys
   (`s`, `?`, `esc`) act, and the terminal shows every hostile name inert: no OSC 52 reached tmux's clipboard, no
   OSC 0 its pane title, no ESC but the dashboard's own colours in `capture-pane -e`, markup shown literally;
+  the same holds in the status view (the page-chosen `visibility`) and the timeline (an event's detail keys);
 - `q` exits 0 and the shell is back.
 """
 
@@ -240,6 +241,15 @@ def test_an_attacker_holding_the_token_cannot_hijack_freeze_or_inject_into_the_d
     assert tmux.run("list-buffers").strip() == "", "an OSC 52 in the page's visibility reached the terminal's clipboard"
     tmux.key("Escape")
     tmux.wait(lambda s: "status and troubleshooting" not in s and "calls ▼" in s, what="back on the dashboard")
+
+    # The timeline names an event's detail keys, which are page text too: the newest entry, an OSC 52 for a key.
+    flooder.send(json.dumps(synth.event(ATTACKER, 10.0 * FLOOD, "custom", **{HOSTILE[0][0]: 1})))
+    tmux.key("l")
+    screen = tmux.wait(lambda s: f"{HOSTILE[0][1]}=1" in s, what="the event's key inert in the timeline")
+    assert "\x1b" not in SGR.sub("", tmux.screen(escapes=True))
+    assert tmux.run("list-buffers").strip() == "", "an OSC 52 in an event's key reached the terminal's clipboard"
+    tmux.key("Escape")
+    tmux.wait(lambda s: "calls ▼" in s and "timeline" not in s, what="back on the dashboard")
 
     # f. q leaves with 0 and gives the shell back.
     tmux.key("q")
