@@ -129,7 +129,6 @@ def line_with(screen: str, text: str) -> str:
 
 
 def test_an_attacker_holding_the_token_cannot_hijack_freeze_or_inject_into_the_dashboard(tmux: Tmux, sockets: ExitStack) -> None:
-    started = time.monotonic()
     write_token(tmux.home, TOKEN)
     tmux.run("set-option", "-g", "set-clipboard", "on")  # an OSC 52 reaching the terminal would make a buffer
     assert shutil.which("wmcp-top", path=tmux.env["PATH"]) == os.path.join(os.path.dirname(sys.executable), "wmcp-top")
@@ -258,4 +257,3 @@ def test_an_attacker_holding_the_token_cannot_hijack_freeze_or_inject_into_the_d
     assert not tmux.alternate_on()
     tmux.type("echo shell-$((6 * 7))")
     tmux.wait(lambda s: "shell-42" in s, what="the shell answers")
-    assert time.monotonic() - started < 60
