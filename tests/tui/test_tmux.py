@@ -10,84 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import re
-import threading
 import shutil
 import socket
-import subprocess
-import sys
-import time
-import uuid
+import threading
 from pathlib import Path
 
 import pytest
 
 from relay_bridge import synth
+from tests.terminal import Tmux, cmd, exited, tmux, write_token  # noqa: F401  (tmux: the fixture)
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
-ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "fedcba9876543210fedcba9876543210"
-
-
-class Tmux:
-    def __init__(self, home: Path, width: int = 120, height: int = 36) -> None:
-        self.socket = f"wmcp-test-{uuid.uuid4().hex[:8]}"
-        self.home = home
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
-        env.update(WMCP_TOP_HOME=str(home), TERM="xterm-256color", PS1="$ ", PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""))
-        env.pop("NO_COLOR", None)
-        self.env = env
-        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-x", str(width), "-y", str(height),
-                        "bash", "--norc", "--noprofile"], check=True, env=env, cwd=ROOT)
-        subprocess.run(["tmux", "-L", self.socket, "set-option", "-g", "status", "off"], check=True, env=env)
-
-    def run(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=self.env, check=True).stdout
-
-    def type(self, text: str) -> None:
-        self.run("send-keys", "-l", text)
-        self.run("send-keys", "Enter")
-
-    def key(self, key: str) -> None:
-        self.run("send-keys", key)
-
-    def screen(self, escapes: bool = False) -> str:
-        return self.run("capture-pane", "-p", *(["-e"] if escapes else []))
-
-    def alternate_on(self) -> bool:
-        return self.run("display-message", "-p", "#{alternate_on}").strip() == "1"
-
-    def wait(self, predicate, timeout: float = 20.0, what: str = "screen condition") -> str:
-        deadline = time.monotonic() + timeout
-        text = self.screen()
-        while not predicate(text):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{what} not met in {timeout}s; screen was:\n{text}")
-            time.sleep(0.1)
-            text = self.screen()
-        return text
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env)
-
-
-@pytest.fixture
-def tmux(tmp_path: Path):
-    term = Tmux(tmp_path)
-    try:
-        yield term
-    finally:
-        term.close()
-
-
-def exited(screen: str) -> bool:
-    return re.search(r"^EXIT=\d+", screen, re.M) is not None
-
-
-def cmd(args: str) -> str:
-    return f"{sys.executable} -m tui.cli {args}; echo EXIT=$?"
 
 
 def test_demo_in_a_real_terminal_and_q_restores_it(tmux: Tmux) -> None:
@@ -108,8 +43,7 @@ def test_demo_in_a_real_terminal_and_q_restores_it(tmux: Tmux) -> None:
 
 
 def test_untrusted_names_reach_the_terminal_inert(tmux: Tmux, tmp_path: Path) -> None:
-    (tmp_path / "config").mkdir(parents=True, exist_ok=True)
-    (tmp_path / "config" / "token").write_text(TOKEN + "\n")
+    write_token(tmp_path, TOKEN)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

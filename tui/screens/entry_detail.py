@@ -22,7 +22,7 @@ from relay_bridge.payloads import Held, PayloadView
 from relay_bridge.store import Session, TimelineEntry
 from relay_bridge.units import fmt_bytes, fmt_ms
 
-from ..sanitize import inert
+from ..sanitize import inert, inert_str
 
 CALL_KINDS = ("start", "settle", "error", "toolcancel")
 PROMPT_STEPS = ("prompt", "prompt-stream")
@@ -79,7 +79,7 @@ def entry_facts(session: Session, entry: TimelineEntry) -> list[tuple[str, Text]
             rows.append(("state", Text("no longer held (evicted from the span buffer)", style="dim")))
         return rows
     for key, value in entry.detail.items():
-        rows.append((str(key), inert(value, limit=240)))
+        rows.append((inert_str(key, limit=64), inert(value, limit=240)))  # an event's keys are page text too
     return rows
 
 

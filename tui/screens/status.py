@@ -126,7 +126,9 @@ def status_text(app) -> Text:
         out.append(f"  {session.info.context}")
         if session.info.via:
             out.append(f" via {session.info.via}")
-        out.append(f" · {session.state} · {session.info.visibility} · ")
+        out.append(f" · {session.state} · ")
+        out.append_text(inert(session.info.visibility, limit=16))  # page text: the hello's or an event's
+        out.append(" · ")
         out.append_text(inert(session.agent, limit=40))
         if session.agent.startswith("cdp/"):
             out.append(" (watched over the DevTools Protocol, nothing injected)", style=palette.style("muted"))

@@ -21,7 +21,7 @@ from relay_bridge.store import Session, TimelineEntry
 from relay_bridge.units import fmt_bytes, fmt_ms
 
 from ..changes import Changes
-from ..sanitize import inert
+from ..sanitize import inert, inert_str
 from .entry_detail import EntryDetailScreen, held_payload
 
 # The store files every timeline kind under one category (relay_bridge.store.category); one box each.
@@ -45,7 +45,7 @@ def _detail(detail: dict[str, Any], skip: tuple[str, ...] = ()) -> Text:
             continue
         if out:
             out.append("  ")
-        out.append(f"{k}=", style="dim")
+        out.append(f"{inert_str(k, limit=64)}=", style="dim")  # keys are page text too (an event's detail)
         out.append_text(inert(v, limit=80))
     return out
 
