@@ -60,17 +60,18 @@ class Row:
     tools: int
     cpu: float  # target share of one core for the dashboard process (issue 16)
     rss_mb: float
-    # The CPU share the check holds: a regression tripwire between the target and the figure before issue 16's
-    # work (64x2 23 %, 64x16 40 %, 1x1000 33 %). Where a run is over the target but under this, the report says
-    # "target not met" and the README's figures table says so too.
-    cpu_guard: float = 0.0
+    # What the check holds: the dashboard's own share (its CPU less the headless relay's in the same run, which
+    # cancels the machine's drift), a regression tripwire between today's figures (64x2 5-7 %, 64x16 8 %,
+    # 1x1000 10-12 %, 8x125 5-8 %) and those before issue 16's work (21, 31, 31, 17 %). The target above is
+    # printed met or not met; the README's figures table says which.
+    own_guard: float = 1.0
 
 
 ROWS = [
-    Row("64x2", 64, 2, 30, 0.05, 100.0, cpu_guard=0.15),
-    Row("64x16", 64, 16, 30, 0.20, 100.0, cpu_guard=0.30),
-    Row("1x1000", 1, 1000, 20, 0.15, 150.0, cpu_guard=0.25),
-    Row("8x125", 8, 125, 6, 0.40, 150.0, cpu_guard=0.40),
+    Row("64x2", 64, 2, 30, 0.05, 100.0, own_guard=0.14),
+    Row("64x16", 64, 16, 30, 0.20, 100.0, own_guard=0.20),
+    Row("1x1000", 1, 1000, 20, 0.15, 150.0, own_guard=0.22),
+    Row("8x125", 8, 125, 6, 0.40, 150.0, own_guard=0.25),
 ]
 KEY_P95_MS, FRAME_P95_MS, HEALTHZ_P95_MS = 100.0, 300.0, 100.0
 
@@ -251,10 +252,11 @@ def _report(title: str, app: dict[str, Any], relay: dict[str, Any]) -> None:
           f"{app['machine_busy']:.1f} / {relay['machine_busy']:.1f} of {os.cpu_count()} cores busy (dashboard run / relay run)")
 
 
-def _check(app: dict[str, Any], relay: dict[str, Any], cpu: float | None, rss_mb: float, cpu_guard: float | None = None) -> None:
-    """Memory and keeping up are held always. Time figures (CPU share, latencies) are held to the targets when the
-    machine had room: on a shared machine whose other processes keep most cores busy, a latency is mostly the
-    wait for a core, so those figures are printed with the machine's load and not judged."""
+def _check(app: dict[str, Any], relay: dict[str, Any], cpu: float | None, rss_mb: float, own_guard: float | None = None) -> None:
+    """Memory and keeping up are held always. Time figures (CPU share, latencies) are held when the machine had
+    room: on a shared machine whose other processes keep most cores busy, a latency is mostly the wait for a
+    core, so those figures are printed with the machine's load and not judged. CPU: the target is printed met
+    or not met; what fails the check is the dashboard's own share over `own_guard`."""
     assert len(app["frames"]) >= 3 and app["keys"], "too few probes to judge"
     others = max(app["machine_busy"] - app["cpu"], relay["machine_busy"] - relay["cpu"])
     judged = others <= 0.5 * (os.cpu_count() or 1)
@@ -266,10 +268,10 @@ def _check(app: dict[str, Any], relay: dict[str, Any], cpu: float | None, rss_mb
         figures.update({"key_p95_ms": (p95(app["keys"]), KEY_P95_MS * slack),
                         "frame_p95_ms": (p95(app["frames"]), FRAME_P95_MS * slack)})
         if cpu is not None:
-            guard = max(cpu, cpu_guard or 0.0)
-            if app["cpu"] > cpu:
-                print(f"  CPU target not met: {app['cpu'] * 100:.1f} % > {cpu * 100:g} % (held to {guard * 100:g} %)")
-            figures["cpu"] = (app["cpu"], guard)
+            print(f"  CPU target {'met' if app['cpu'] <= cpu else 'not met'}: {app['cpu'] * 100:.1f} % "
+                  f"{'<=' if app['cpu'] <= cpu else '>'} {cpu * 100:g} %")
+        if own_guard is not None:
+            figures["own_cpu"] = (app["cpu"] - relay["cpu"], own_guard)
         if app["health"]:
             figures["healthz_p95_ms"] = (p95(app["health"]), HEALTHZ_P95_MS * slack)
     else:
@@ -284,7 +286,7 @@ def test_dashboard_under_load(tmp_path: Path, row: Row) -> None:
     relay = run_under_load(tmp_path, row, headless=True)
     app = run_under_load(tmp_path, row, headless=False)
     _report(f"{row.sessions} session{'s' if row.sessions > 1 else ''} x {row.spans_per_s:g} spans/s, {row.tools} tools", app, relay)
-    _check(app, relay, row.cpu, row.rss_mb, row.cpu_guard)
+    _check(app, relay, row.cpu, row.rss_mb, row.own_guard)
 
 
 @pytest.mark.bench
