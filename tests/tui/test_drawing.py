@@ -81,3 +81,74 @@ async def test_a_sort_key_press_draws_no_tool_row_again(tmp_path: Path) -> None:
         assert table.order != order or keys == 1
         # every press drew the header and the cursor's line; no other row was drawn again
         assert drawn.count("row") <= keys, drawn
+
+
+def _cells(strips: list) -> list[list[tuple[str, object]]]:  # type: ignore[type-arg]
+    """Strips as (character, style) cells, so two drawings compare whatever their segments' boundaries."""
+    return [[(ch, seg.style) for seg in strip for ch in seg.text] for strip in strips]
+
+
+async def test_the_tables_direct_lines_are_what_textuals_styles_cache_draws(tmp_path: Path) -> None:
+    from textual.geometry import Region
+    from textual.scroll_view import ScrollView
+
+    app = frozen_demo_app(30.0, export_dir=tmp_path)
+    async with app.run_test(size=(72, 40)) as pilot:  # narrow: the table scrolls sideways
+        await pilot.pause()
+        table = app.query_one(ToolTable)
+        assert table._plain_box(), "the dashboard's table has no gutter: it draws its own lines"
+        table.set_columns_layout("full")  # frozen: nothing shows the session again to narrow it
+        await pilot.pause()
+        width, height = table.size
+        assert table.virtual_size.width > width, "the check needs a table wider than its view"
+        for scroll_x in (0, 7):
+            table.scroll_to(x=scroll_x, animate=False, immediate=True)
+            await pilot.pause()
+            table.move_cursor(row=1)
+            for crop in (Region(0, 0, width, height), Region(3, 1, width - 10, 4), Region(0, height - 3, width, 3)):
+                ours = table.render_lines(crop)
+                table._styles_cache.clear()
+                theirs = ScrollView.render_lines(table, crop)
+                assert len(ours) == len(theirs) == crop.height
+                assert _cells(ours) == _cells(theirs), (scroll_x, crop)
+        table.styles.padding = (0, 1)  # a gutter: Textual's styles cache draws it
+        await pilot.pause()
+        assert not table._plain_box()
+        crop = Region(0, 0, table.size.width, table.size.height)
+        assert _cells(table.render_lines(crop)) == _cells(ScrollView.render_lines(table, crop))
+
+
+async def test_a_row_that_only_moved_is_not_filtered_again(tmp_path: Path) -> None:
+    """Textual's truecolor filter rebuilds every segment of a line it meets; a row that moved (a sort press) is
+    handed to the compositor as the very strip it filtered before."""
+    from textual.geometry import Region
+
+    app = frozen_demo_app(30.0, export_dir=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        table = app.query_one(ToolTable)
+        keys = len(table.columns_now())
+        for _ in range(keys):  # once round every column: each has had the sort arrow's room
+            await pilot.press("s")
+        await pilot.pause()
+        crop = Region(0, 0, table.size.width, table.size.height)
+
+        def shown() -> dict[str, object]:
+            strips = table.render_lines(crop)
+            top = table.scroll_offset.y
+            return {key: strips[1 + i - top] for i, key in enumerate(table.order)
+                    if top <= i < top + crop.height - 1 and i != table.cursor_row}
+
+        before = shown()
+        moved = 0
+        for _ in range(keys):
+            order = table.order
+            await pilot.press("s")
+            await pilot.pause()
+            now = shown()
+            moved += sum(1 for key in now if key in before and order.index(key) != table.order.index(key))
+            for key, strip in now.items():
+                if key in before:
+                    assert strip is before[key], f"{key}: drawn and filtered again after a sort press"
+            before.update(now)
+        assert moved, "the presses moved rows"

@@ -243,8 +243,10 @@ async def test_prompts_view_and_timeline(tmp_path: Path) -> None:
         ):
             await page.send(frame)
         # The table is looked up each time: the view may mount a new one when the first session's rows arrive.
+        # The rows and the summary above them are separate widgets, repainted separately: wait for both.
         await until(pilot, lambda: app.screen.query_one("#prompts", DataTable).row_count == 3 and "destroyed" in screen_text(app)
-                    and "2.2K" in screen_text(app), what="prompt rows on screen")
+                    and "2.2K" in screen_text(app) and "3 prompts (2 streamed)" in screen_text(app),
+                    what="prompt rows and summary on screen")
         text = screen_text(app)
         assert "3 prompts (2 streamed)" in text and "1 error" in text
         assert "17" in text and "2.2K" in text and "AbortError [bold]x[/]" in text

@@ -165,6 +165,8 @@ class ToolTable(ScrollView, can_focus=True):
         self._base: Style | None = None  # the widget's own style, read once a render pass
         self._shown_widths: list[tuple[Column, int]] | None = None
         self._cropped: dict[str, tuple[Strip, tuple[Any, ...], Strip]] = {}  # row key -> line, view, cropped line
+        self._cursor_line: tuple[tuple[Any, ...], Strip] | None = None  # what the cursor row was drawn from, and it
+        self._blank: tuple[tuple[Any, ...], Strip] | None = None
 
     # -- columns ------------------------------------------------------------------------------------------
 
@@ -419,7 +421,34 @@ class ToolTable(ScrollView, can_focus=True):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self._base = self.rich_style  # once a pass: it walks the widget's ancestors
-        return super().render_lines(crop)
+        if not self._plain_box():
+            return super().render_lines(crop)
+        # Textual's styles cache wraps every line it draws in a new Strip, so the line filters (the truecolor
+        # filter rebuilds every segment) run again for each line of each refresh, kept or not. With no border,
+        # padding, outline, tint or opacity it would add nothing else: give the compositor our kept strips, whose
+        # own filter caches then hit for every row that only moved (a sort press, a row climbing the order).
+        width = self.size.width
+        _, background = self.background_colors
+        filters = self.get_line_filters()
+        strips: list[Strip] = []
+        for y in crop.line_range:
+            strip = self.render_line(y)
+            if strip.cell_length != width:
+                strip = strip.adjust_cell_length(width, self._base)
+            for line_filter in filters:
+                strip = strip.apply_filter(line_filter, background)
+            strips.append(strip)
+        if crop.column_span != (0, width):
+            x1, x2 = crop.column_span
+            strips = [strip.crop(x1, x2) for strip in strips]
+        return strips
+
+    def _plain_box(self) -> bool:
+        """Whether the styles cache would draw our lines as they are (no gutter, outline, tint or opacity)."""
+        styles = self.styles
+        return (not any(styles.gutter) and not any(edge for edge, _ in styles.outline) and not styles.tint.a
+                and self.opacity == 1.0 and styles.text_opacity == 1.0
+                and not (styles.has_rule("hatch") and styles.hatch != "none"))
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
@@ -432,11 +461,19 @@ class ToolTable(ScrollView, can_focus=True):
             return self._header.crop_extend(scroll_x, scroll_x + width, base + self.get_component_rich_style("tool-table--header"))
         index = scroll_y + y - 1
         if index >= len(self._order):
-            return Strip.blank(width, base)
+            if self._blank is None or self._blank[0] != (width, base):
+                self._blank = ((width, base), Strip.blank(width, base))  # one object: its filter cache hits
+            return self._blank[1]
         key = self._order[index]
         if index == self.cursor_row:
             cursor = self.get_component_rich_style("tool-table--cursor")
-            return self._draw(self._cells[key], base, cursor).crop_extend(scroll_x, scroll_x + width, base + cursor)
+            cells = self._cells[key]
+            made = (key, cells, base, cursor, scroll_x, width, self._column_widths())
+            kept_cursor = self._cursor_line
+            if kept_cursor is None or any(a is not b and a != b for a, b in zip(kept_cursor[0], made)):
+                line = self._draw(cells, base, cursor).crop_extend(scroll_x, scroll_x + width, base + cursor)
+                kept_cursor = self._cursor_line = (made, line)
+            return kept_cursor[1]
         line = self._lines.get(key)
         if line is None:
             line = self._lines[key] = self._draw(self._cells[key], base)
