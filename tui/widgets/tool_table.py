@@ -165,8 +165,9 @@ class ToolTable(ScrollView, can_focus=True):
         self._base: Style | None = None  # the widget's own style, read once a render pass
         self._shown_widths: list[tuple[Column, int]] | None = None
         self._cropped: dict[str, tuple[Strip, tuple[Any, ...], Strip]] = {}  # row key -> line, view, cropped line
-        self._cursor_line: tuple[tuple[Any, ...], Strip] | None = None  # what the cursor row was drawn from, and it
-        self._blank: tuple[tuple[Any, ...], Strip] | None = None
+        # The cursor row and the blank lines below the rows, each kept with what it was drawn from: the same Strip
+        # object each pass, so the line filters' cache on it holds (see render_lines)
+        self._kept: dict[str, tuple[tuple[Any, ...], Strip]] = {}
 
     # -- columns ------------------------------------------------------------------------------------------
 
@@ -461,19 +462,13 @@ class ToolTable(ScrollView, can_focus=True):
             return self._header.crop_extend(scroll_x, scroll_x + width, base + self.get_component_rich_style("tool-table--header"))
         index = scroll_y + y - 1
         if index >= len(self._order):
-            if self._blank is None or self._blank[0] != (width, base):
-                self._blank = ((width, base), Strip.blank(width, base))  # one object: its filter cache hits
-            return self._blank[1]
+            return self._keep("blank", (width, base), lambda: Strip.blank(width, base))
         key = self._order[index]
         if index == self.cursor_row:
             cursor = self.get_component_rich_style("tool-table--cursor")
             cells = self._cells[key]
-            made = (key, cells, base, cursor, scroll_x, width, self._column_widths())
-            kept_cursor = self._cursor_line
-            if kept_cursor is None or any(a is not b and a != b for a, b in zip(kept_cursor[0], made)):
-                line = self._draw(cells, base, cursor).crop_extend(scroll_x, scroll_x + width, base + cursor)
-                kept_cursor = self._cursor_line = (made, line)
-            return kept_cursor[1]
+            return self._keep("cursor", (cells, base, cursor, scroll_x, width, self._column_widths()),
+                              lambda: self._draw(cells, base, cursor).crop_extend(scroll_x, scroll_x + width, base + cursor))
         line = self._lines.get(key)
         if line is None:
             line = self._lines[key] = self._draw(self._cells[key], base)
@@ -485,6 +480,13 @@ class ToolTable(ScrollView, can_focus=True):
         cropped = line.crop_extend(scroll_x, scroll_x + width, base)
         self._cropped[key] = (line, (scroll_x, width, base), cropped)
         return cropped
+
+    def _keep(self, slot: str, made: tuple[Any, ...], draw: Callable[[], Strip]) -> Strip:
+        """The Strip kept in `slot` while it is drawn from `made` (compared item by item, the same objects first)."""
+        kept = self._kept.get(slot)
+        if kept is None or kept[0] != made:
+            kept = self._kept[slot] = (made, draw())
+        return kept[1]
 
 
 def _same(a: Cell | None, b: Cell) -> bool:
