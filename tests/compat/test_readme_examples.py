@@ -27,11 +27,18 @@ SITE_TOOL = """async () => {
 }"""
 
 
+def add_site_tool(page: Any) -> None:
+    page.evaluate(SITE_TOOL)
+    # The agent lists a tool once Chromium's getTools() says which annotations it kept: one round trip to the
+    # browser process after registerTool resolves. A person typing the next line never outruns it; a test can.
+    page.wait_for_function("() => !!__webmcpPerf.ledger().tools.set_capacity")
+
+
 def test_quick_start_one_line_then_summary(browser, pages, relay_server) -> None:
     """"paste one line in DevTools: __unfoldedTools.set_capacity.execute(...) ... __webmcpPerf.summary() prints the split"."""
     page, errors = open_page(browser, pages.url("native.html", relay_server))
     page.evaluate("window.registered")
-    page.evaluate(SITE_TOOL)
+    add_site_tool(page)
     text = page.evaluate("async () => { await __unfoldedTools.set_capacity.execute({ capacityMl: 350 }); return __webmcpPerf.summary() }")
     lines = text.split("\n")
     assert lines[0].endswith("· measuring · 18 tools · 1 calls"), lines[0]
@@ -74,7 +81,7 @@ CONSOLE_TABLE = """async () => {
 def test_console_api_table(browser, pages, relay_server) -> None:
     page, errors = open_page(browser, pages.url("native.html", relay_server))
     page.evaluate("window.registered")
-    page.evaluate(SITE_TOOL)
+    add_site_tool(page)
     out = page.evaluate(CONSOLE_TABLE)
     assert out["active"] is True and len(out["sessionId"]) == 8
     assert out["spans"] == 1 and out["aggregates"] == ["set_capacity"] and out["ledgerCalls"] == 1
