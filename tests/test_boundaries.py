@@ -28,6 +28,12 @@ def test_headless_commands_do_not_import_textual() -> None:
     assert out.stdout.strip().endswith("False")
 
 
+# The one module allowed a private Textual import: it replaces the Linux driver's input thread, which needs
+# Textual's terminal parser. Textual is pinned exactly (pyproject.toml), and tests/tui/test_tmux.py drives the
+# thread in a real terminal.
+PRIVATE_ALLOWED = {"tui/quiet_driver.py": "textual._xterm_parser"}
+
+
 def test_the_ui_uses_textual_through_public_modules_only() -> None:
     """`textual.widgets._tabbed_content` and friends are Textual's internals: they move between releases."""
     private = []
@@ -36,5 +42,6 @@ def test_the_ui_uses_textual_through_public_modules_only() -> None:
             words = line.split()
             if words[:1] in (["from"], ["import"]) and len(words) > 1 and words[1].startswith("textual"):
                 if any(part.startswith("_") for part in words[1].split(".")):
-                    private.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+                    if PRIVATE_ALLOWED.get(path.relative_to(ROOT).as_posix()) != words[1]:
+                        private.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
     assert not private, "\n".join(private)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.app import App, SystemCommand
+from textual.driver import Driver
 from textual.filter import LineFilter, Monochrome, NoColor
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -94,12 +95,21 @@ class WmcpTopApp(App[int]):
         self._moment: StoreSnapshot | None = None  # while paused: the store as it was at `p`
         self._moment_ms = 0.0
         self._feed_task: asyncio.Task[None] | None = None
-        self._probe_task: asyncio.Task[None] | None = None
         self.theme_errors: list[str] = []
         self._no_color = NoColor()
         self.keymap_problems: list[str] = []
 
     # -- setup --------------------------------------------------------------------------------------------
+
+    def get_driver_class(self) -> type[Driver]:
+        """On Linux and macOS, Textual's driver with an input thread that sleeps until a key (tui/quiet_driver.py);
+        a driver named in TEXTUAL_DRIVER, and Windows, keep Textual's choice."""
+        chosen = super().get_driver_class()
+        if (chosen.__module__, chosen.__name__) == ("textual.drivers.linux_driver", "LinuxDriver"):
+            from .quiet_driver import QuietLinuxDriver
+
+            return QuietLinuxDriver
+        return chosen
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """NO_COLOR means no colour: Textual's own choice for a true-colour terminal is greys (Monochrome); ours
@@ -140,9 +150,11 @@ class WmcpTopApp(App[int]):
         self.coalescer.subscribe(self._on_store_change)
         self._update_compact(self.size.width, self.size.height)
         self._publish(Changes(frozenset(self.store.sessions), True, True))
-        self.set_interval(OTLP_CHECK_INTERVAL, self._check_otlp)
+        if self.relay is not None and self.relay.otlp is not None:
+            # Only with --otlp: a timer that wakes the process costs an idle dashboard CPU for nothing.
+            self.set_interval(OTLP_CHECK_INTERVAL, self._check_otlp)
         if self.probe is not None:
-            self._probe_task = asyncio.create_task(self.probe.watch_loop())
+            self.probe.watch_loop(asyncio.get_running_loop())
         if self.feed is not None:
             self._feed_task = asyncio.create_task(self._run_feed())
 
@@ -200,8 +212,6 @@ class WmcpTopApp(App[int]):
         if self.relay is not None:
             relay, self.relay = self.relay, None
             await relay.stop()
-        if self._probe_task is not None:
-            self._probe_task.cancel()
         if self.probe is not None:
             self.probe.close()
 
