@@ -88,6 +88,28 @@ async def test_a_call_in_flight_ends_with_its_session(tmp_path: Path) -> None:
         await page.close()
 
 
+async def test_a_running_call_ticks_on_screen_and_its_timer_lives_only_as_long_as_it(tmp_path: Path) -> None:
+    """The running time of a call in flight moves with no frame arriving; the timer that moves it exists only
+    while the shown session has calls in flight (an idle dashboard has no timer waking it)."""
+    now = [ORIGIN_MS + 5_000.0]
+    app = live_app(tmp_path, clock=lambda: now[0])
+    async with app.run_test(size=(120, 36)) as pilot:
+        page = await open_page(app)
+        await page.send(spans(SID, "fast", 0, 1))
+        await until(pilot, lambda: shown(app) and cell(app, "fast", "calls") == "1", what="a settled call")
+        assert app.dashboard._ticker is None
+        pane = lambda: str(app.dashboard.view.query_one(InFlightPane).render())  # noqa: E731
+        await page.send(synth.start_frame(SID, [(1, "slow", 4_000.0)]))
+        await until(pilot, lambda: "running 1.0s" in pane(), what="in flight shown")
+        assert app.dashboard._ticker is not None
+        now[0] += 2_000.0  # no frame comes: only the ticker can show the new time
+        await until(pilot, lambda: "running 3.0s" in pane(), timeout=TICK_INTERVAL * 6, what="the running time ticks on")
+        await page.send(spans(SID, "slow", 1, 1))
+        await until(pilot, lambda: "running" not in pane(), what="the call settled")
+        await until(pilot, lambda: app.dashboard._ticker is None, timeout=TICK_INTERVAL * 4, what="the ticker stopped")
+        await page.close()
+
+
 def test_a_replayed_log_does_not_leave_calls_running(tmp_path: Path) -> None:
     """The log's own times end the call (the page's last word), not the time of the replay."""
     t0 = ORIGIN_MS

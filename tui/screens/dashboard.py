@@ -21,6 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Input, Static, Tab, Tabs
 
 from relay_bridge import __version__
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from ..app import WmcpTopApp
 
 MARKER_WIDTH = 7  # `+NN ›` and its padding, beside the tabs when some are out of sight
-TICK_INTERVAL = 0.5  # calls in flight: their running time ticks on screen
+TICK_INTERVAL = 0.5  # calls in flight: their running time ticks on screen (a timer only while there are some)
 
 
 def origin_host(origin: str) -> str:
@@ -117,6 +118,7 @@ class DashboardScreen(Screen[None]):
         self._lock = asyncio.Lock()
         self._dismissed: set[str] = set()  # ended or disconnected sessions whose tabs D closed
         self._shared: set[str] = set()  # origins of more than one tab
+        self._ticker: Timer | None = None  # armed only while the shown session has calls in flight
 
     def compose(self) -> ComposeResult:
         yield TopBar(id="topbar")
@@ -134,7 +136,6 @@ class DashboardScreen(Screen[None]):
         self.query_one("#sessions").display = False
         self.app.changes.subscribe(self, self._on_changes)
         self.watch(self.app, "paused", self._paused_changed, init=False)
-        self.set_interval(TICK_INTERVAL, self._tick)
         await self._apply(Changes(frozenset(self.app.view_store.sessions), True, True))
 
     def on_unmount(self) -> None:
@@ -177,6 +178,7 @@ class DashboardScreen(Screen[None]):
         pending, self._pending = self._pending, Changes()
         if pending != Changes():
             await self._apply(pending)
+        self._arm_ticker()
 
     async def _apply(self, changes: Changes) -> None:
         if self.app._exit or not self.is_attached:
@@ -272,6 +274,7 @@ class DashboardScreen(Screen[None]):
         remembered = self._cursor.pop(sid, None)
         if remembered is not None:
             table.move_to(remembered)
+        self._arm_ticker()
 
     def _update_topbar(self) -> None:
         app = self.app
@@ -317,17 +320,31 @@ class DashboardScreen(Screen[None]):
         if waiting.display:
             waiting.update(waiting_text(app.relay.snippet if app.relay else None, app.source_label, app.size.width - 4))
 
-    def _tick(self) -> None:
+    def _shown_inflight(self) -> Session | None:
+        """The shown session while it has calls in flight whose running time ticks on screen, else None."""
         app = self.app
-        if app.paused or app.screen is not self:
-            return
-        sid = self.view.session_id
-        session = app.store.sessions.get(sid) if sid else None
-        if session is not None and session.inflight:
+        if app.paused or app.screen is not self or self.view.session_id is None:
+            return None
+        session = app.store.sessions.get(self.view.session_id)
+        return session if session is not None and session.inflight else None
+
+    def _arm_ticker(self) -> None:
+        """Tick the running times only while there are some to show: an idle dashboard has no timer waking it
+        (each wake-up costs CPU even when the callback does nothing)."""
+        if self._ticker is None and self._shown_inflight() is not None:
+            self._ticker = self.set_timer(TICK_INTERVAL, self._tick)
+
+    def _tick(self) -> None:
+        self._ticker = None
+        session = self._shown_inflight()
+        if session is not None:
+            app = self.app
             self.view.tick(session, app.palette, app.clock_ms, app.compact)
+            self._arm_ticker()
 
     def _paused_changed(self, paused: bool) -> None:
         self.query_one(TopBar).set_paused(paused)
+        self._arm_ticker()
 
     @on(Tabs.TabActivated, "#tabs")
     def _tab_activated(self, event: Tabs.TabActivated) -> None:
