@@ -5,7 +5,7 @@ for connections, and `{"t":…, "c":…, "rej": code, "n": count, "s"?: session,
 refused frames (counted over a flush; `s` when the refusal counted against that session, `x` when the socket
 named a session it does not own, `lim` for a memory cap), so a replay rebuilds the refusal counts too.
 
-Faults (README, "Files"): the buffer is written at least every 100 ms and only in whole lines (a failed write
+Faults (README, "Files"): a buffered line is written within 100 ms, and only in whole lines (a failed write
 is cut back to the last whole line and retried later); a write error is said once (`error`, read by the status
 view and `wmcp-top relay`) and the buffer keeps at most `max_buffer` bytes, dropping (and counting) the oldest
 lines, until writing works again. A part is rotated as soon as the next line would take it past `rotate_bytes`,
@@ -47,7 +47,9 @@ class SessionLog:
         self._refusals: Counter[tuple[int, str, str | None, bool, str | None]] = Counter()
         self._fd: int | None = None
         self._size = 0
-        self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # The flush timer is armed by the first line buffered after a flush: an idle relay has no timer waking it.
+        self._timer: asyncio.TimerHandle | None = None
         self._part = 0
         self.path: Path | None = None  # the part being written; None until the first line
         self.error: str | None = None  # the write error while logging is failing; None when it works
@@ -85,6 +87,10 @@ class SessionLog:
     # -- what is logged -----------------------------------------------------------------------------------
 
     def _append(self, line: bytes) -> None:
+        self._push(line)
+        self._arm()
+
+    def _push(self, line: bytes) -> None:
         self._buf.append(line)
         self._buffered += len(line)
         while self._buffered > self.max_buffer and len(self._buf) > 1:
@@ -103,6 +109,7 @@ class SessionLog:
     def refusal(self, conn: int, code: str, session: str | None, not_owner: bool, cap: str | None, n: int = 1) -> None:
         """Count a refused frame; written as one line per kind at the next flush."""
         self._refusals[(conn, code, session, not_owner, cap)] += n
+        self._arm()
 
     def _emit_refusals(self) -> None:
         if not self._refusals:
@@ -116,7 +123,7 @@ class SessionLog:
                 rec["x"] = 1
             if cap is not None:
                 rec["lim"] = cap
-            self._append(_enc.encode(rec) + b"\n")
+            self._push(_enc.encode(rec) + b"\n")
         self._refusals.clear()
 
     # -- writing ------------------------------------------------------------------------------------------
@@ -188,17 +195,26 @@ class SessionLog:
             self._fd = None
         self._open()
 
-    async def run(self) -> None:
-        while True:
-            await asyncio.sleep(FLUSH_SECONDS)
-            self.flush()
+    def _arm(self) -> None:
+        if self._timer is None and self._loop is not None and not self._closed:
+            self._timer = self._loop.call_later(FLUSH_SECONDS, self._flush_due)
+
+    def _flush_due(self) -> None:
+        self._timer = None
+        self.flush()
+        if self._buf or self._refusals:  # the disk refused: try again a moment later
+            self._arm()
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self.run())
+        """Write on the running loop from now on (until then, and without a loop, only `flush()` writes)."""
+        self._loop = asyncio.get_running_loop()
+        if self._buf or self._refusals:
+            self._arm()
 
     def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self.flush()
         self._closed = True
         if self._fd is not None:

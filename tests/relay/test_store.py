@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from pathlib import Path
 
 import jsonschema
@@ -150,6 +151,31 @@ def test_session_log_rotates_at_its_size_and_prunes_only_other_runs(tmp_path: Pa
     assert all(f.stat().st_size <= max(2000, line) for f in mine), [f.stat().st_size for f in mine]
     assert all(f.stat().st_mode & 0o777 == 0o600 for f in mine)
     assert all(json.loads(line)["f"]["type"] == "hello" for f in mine for line in f.read_text().splitlines())
+
+
+async def test_the_session_log_writes_within_its_flush_time_and_schedules_nothing_when_idle(tmp_path: Path) -> None:
+    """A buffered line is on disk within FLUSH_SECONDS; with nothing buffered the log has no timer on the loop
+    (an idle relay is not woken ten times a second), and a write that fails is tried again."""
+    loop = asyncio.get_running_loop()
+    log = SessionLog(tmp_path)
+    log.start()
+    await asyncio.sleep(0)
+    assert log._timer is None and not loop._scheduled  # type: ignore[attr-defined]
+    log.frame(1, json.dumps(synth.hello(SID)).encode())
+    log.refusal(1, "rate_limited", SID, False, None)
+    assert log._timer is not None
+    started = time.monotonic()
+    while log.path is None or len(log.path.read_text().splitlines()) < 2:
+        assert time.monotonic() - started < 0.25, "the line was not written within the promised 250 ms"
+        await asyncio.sleep(0.005)
+    assert log._timer is None  # flushed, nothing left: no timer
+    os.close(log._fd)  # the disk refuses the next write: the line stays buffered and the flush is tried again
+    log._fd = os.open(os.devnull, os.O_RDONLY)
+    log.frame(1, json.dumps(synth.hello(SID)).encode())
+    while log.error is None:
+        await asyncio.sleep(0.005)
+    assert log._timer is not None and log._buf
+    log.close()
 
 
 def test_report_capture_and_trace_from_a_rich_session(tmp_path: Path) -> None:
