@@ -11,8 +11,8 @@ share is the difference, whatever else the machine is doing. Figures per row:
 - frame-to-screen p95: from a frame of the visible session leaving the load process to the first repaint that
   shows its spans (the app stamps after the refresh; both use CLOCK_MONOTONIC);
 - key-to-repaint p95: from writing `s` to the terminal to the repaint showing the new sort order;
-- longest loop hold: of each time a 50 ms timer in the app came late, the main thread's own CPU time in that
-  interval (its work holding the loop; on a busy machine the wall-time lateness also counts waiting for a core);
+- longest loop hold: of each turn of the app's event loop over 20 ms, the main thread's own CPU time in that
+  turn (its work holding the loop; on a busy machine the turn's wall time also counts waiting for a core);
 - machine: the load average and the whole machine's busy share while the row ran (other work skews CPU figures).
 
 Rows (issue 16): 64 sessions x 2 spans/s (<= 5 % of a core), 64 x 16 (<= 20 %), 1 x 1,000 (<= 15 %), 8 x 125
