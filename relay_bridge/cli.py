@@ -31,7 +31,6 @@ from .server import DEFAULT_PORT, Relay, RelayConfig
 from .store import Store
 
 SUMMARY_EVERY = 5.0
-HEALTH_EVERY = 0.25  # how soon a session log write error (and its recovery) gets its line
 
 
 class UsageError(Exception):
@@ -238,22 +237,38 @@ async def _relay_main(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    # The session log says when writing fails or works again (its on_health hook), so this loop sleeps until
+    # then, a signal, or the next summary: polling it would wake an idle relay four times a second.
+    health = asyncio.Event()
+    session_log = relay.session_log
+    if session_log is not None:
+        told = session_log.on_health
+
+        def on_health() -> None:
+            if told is not None:
+                told()
+            health.set()
+
+        session_log.on_health = on_health
     log_said: str | None = None
     next_summary = loop.time() + SUMMARY_EVERY
     try:
         while not stop.is_set():
-            try:
-                await asyncio.wait_for(stop.wait(), HEALTH_EVERY)
-            except TimeoutError:
+            waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(health.wait())]
+            await asyncio.wait(waits, timeout=max(0.0, next_summary - loop.time()), return_when=asyncio.FIRST_COMPLETED)
+            for waiting in waits:
+                waiting.cancel()
+            if health.is_set():
+                health.clear()
                 log_said = _say_log_health(relay, log_said)
-                if loop.time() < next_summary:
-                    continue
-                next_summary = loop.time() + SUMMARY_EVERY
-                for session in relay.store.live_sessions():
-                    print(session_line(session), flush=True)
-                if relay.otlp is not None and relay.otlp.stats.state == "unreachable":
-                    st = relay.otlp.stats
-                    print(f"otlp: {st.endpoint} unreachable ({st.dropped} spans dropped): {st.last_error}", flush=True)
+            if loop.time() < next_summary:
+                continue
+            next_summary = loop.time() + SUMMARY_EVERY
+            for session in relay.store.live_sessions():
+                print(session_line(session), flush=True)
+            if relay.otlp is not None and relay.otlp.stats.state == "unreachable":
+                st = relay.otlp.stats
+                print(f"otlp: {st.endpoint} unreachable ({st.dropped} spans dropped): {st.last_error}", flush=True)
     finally:
         await relay.stop()
     if args.report_on_exit:

@@ -9,6 +9,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import jsonschema
@@ -16,6 +17,7 @@ from websockets.sync.client import connect
 
 from relay_bridge import synth
 from relay_bridge.auth import load_token
+from tests.wakeups import idle_wakes
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "relay_bridge" / "schema" / "report.v2.json").read_text())
@@ -117,6 +119,37 @@ def test_relay_prints_snippet_and_summaries_then_writes_reports_on_sigterm(tmp_p
         assert replayed["ledger"]["totals"] == report["ledger"]["totals"]
     # nothing from the relay's own logging reached the terminal
     assert "connection open" not in proc.stderr.read()  # type: ignore[union-attr]
+
+
+def test_an_idle_headless_relay_sleeps_and_still_serves(tmp_path: Path) -> None:
+    """`wmcp-top relay` with its session log on and a page connected but quiet is not woken by timers of its
+    own (it polled the log's health four times a second, and the log flushed ten times a second)."""
+    env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    try:
+        port = int(re.search(r":(\d+)", proc.stdout.readline()).group(1))  # type: ignore[union-attr]
+        token = (tmp_path / "config" / "token").read_text().strip()
+        with connect(f"ws://127.0.0.1:{port}/relay?t={token}") as ws:
+            ws.recv()
+            ws.send(json.dumps(synth.hello("abcd0123")))
+            ws.recv()
+            woke = idle_wakes(proc.pid, 3.0)
+            assert woke <= 3, f"an idle relay woke {woke} times in 3 s"
+            ws.send(json.dumps(synth.spans_frame("abcd0123", [synth.span("abcd0123", 0, "search", 1.0, 5.0)])))
+            assert json.loads(ws.recv())["seq"] == 0
+            # the log's flush timer is armed again by the new line: written within the promised 250 ms
+            log = min((tmp_path / "state" / "logs").glob("session-*.jsonl"))
+            deadline = time.monotonic() + 0.25
+            while '"spans"' not in log.read_text():
+                assert time.monotonic() < deadline, "the spans frame did not reach the session log in 250 ms"
+                time.sleep(0.01)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 def test_headless_output_never_carries_a_page_escape_sequence(tmp_path: Path) -> None:

@@ -13,13 +13,13 @@ import json
 import shutil
 import socket
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from relay_bridge import synth
 from tests.terminal import Tmux, cmd, exited, tmux, write_token  # noqa: F401  (tmux: the fixture)
+from tests.wakeups import idle_wakes
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -97,40 +97,20 @@ def test_port_in_use_is_one_line_and_exit_2(tmux: Tmux) -> None:
     assert not tmux.alternate_on()
 
 
-def _wakes(pid: int) -> int:
-    """Voluntary context switches of every thread of `pid` so far: each is the process waking from a sleep."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        status = (task / "status").read_text()
-        total += int(status.split("voluntary_ctxt_switches:")[1].split()[0])
-    return total
-
-
 def test_an_idle_dashboard_sleeps_and_a_lone_escape_still_arrives(tmux: Tmux, tmp_path: Path) -> None:
     """With no page connected nothing wakes the process: no timer of the dashboard's, and no input thread
     polling the terminal (tui/quiet_driver.py). Textual's own input thread alone woke it ten times a second,
     the idle ticker and the OTLP check four more. A lone ESC (the parser's timeout, no more polling) still
-    takes the help view back to the dashboard."""
+    takes the help view back to the dashboard. The session log is on, as it is by default."""
     write_token(tmp_path, TOKEN)
-    tmux.type(cmd("--port 0 --no-log"))
+    tmux.type(cmd("--port 0"))
     tmux.wait(lambda s: "waiting" in s and "relay 127.0.0.1:" in s, what="waiting screen")
     shell = int(tmux.run("display-message", "-p", "#{pane_pid}").strip())
     children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
     assert len(children) == 1, children
     pid = int(children[0])
-    # Start-up settles within a second of the first paint (the terminal's answers to Textual's queries).
-    deadline, windows = time.monotonic() + 15.0, []
-    while True:
-        before = _wakes(pid)
-        time.sleep(1.0)  # a measured window, not a stand-in for a condition
-        windows.append(_wakes(pid) - before)
-        if windows[-1] <= 1:
-            break
-        assert time.monotonic() < deadline, f"the idle dashboard never settled: wake-ups a second {windows}"
-    before, started = _wakes(pid), time.monotonic()
-    time.sleep(3.0)
-    woke, seconds = _wakes(pid) - before, time.monotonic() - started
-    assert woke <= 3, f"an idle dashboard woke {woke} times in {seconds:.1f} s (before: about 14 a second)"
+    woke = idle_wakes(pid, 3.0)
+    assert woke <= 3, f"an idle dashboard woke {woke} times in 3 s (before: about 14 a second)"
     tmux.key("?")
     tmux.wait(lambda s: "binding id" in s, what="help view")
     tmux.key("Escape")
