@@ -50,6 +50,7 @@ SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "20"))
 TICK = 0.1
 COLS, LINES = 160, 45
 MANY_TOOLS = 10_000
+STEADY_PAINTS = 0.5  # seconds of the steady load the dashboard has drawn before the measurement starts
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,9 @@ async def _load(url: str, seconds: float, out: Path, sessions: int, rate: float,
             await sockets[0].send(json.dumps(synth.spans_frame(sids[0], batch), separators=(",", ":")))
             await asyncio.sleep(0.05)
         names = [f"many_{j:05d}" for j in range(many)]
+    ready = out.with_suffix(".ready")  # set-up done, the steady load starts: the measurement may begin
+    ready.with_suffix(".tmp").write_text(f"{time.monotonic():.6f}")
+    ready.with_suffix(".tmp").rename(ready)
     rng = random.Random(7)
     start = time.monotonic()
     owed = [rng.random() for _ in range(sessions)]  # spread the sessions' frames over the tick
@@ -161,6 +165,26 @@ async def _load(url: str, seconds: float, out: Path, sessions: int, rate: float,
 
 # -- the process under test ----------------------------------------------------------------------------------
 
+def _wait_steady(app: procs.Wmcp, ready: Path, sessions: int, probe: Path | None) -> None:
+    """Until the load is steady: the load process has set every session up (its `ready` file), the relay holds
+    them all, and (the dashboard) has painted the visible session's table over at least STEADY_PAINTS seconds
+    of the steady load, so its tabs are built and the first full draw is done. Measuring from a fixed delay
+    instead caught the set-up on a slow machine (key presses behind 64 tabs being built, the CPU of 2,000 tool
+    frames)."""
+    deadline = time.monotonic() + 120
+    while True:
+        assert time.monotonic() < deadline, "the load never became steady"
+        if ready.exists() and procs.healthz_sessions(app.port) >= sessions:
+            if probe is None:
+                return
+            since = float(ready.read_text())
+            painted = [float(line.split()[1]) for line in (probe.read_text().splitlines() if probe.exists() else [])
+                       if line.startswith("f ") and float(line.split()[1]) >= since]
+            if painted and painted[-1] - painted[0] >= STEADY_PAINTS:
+                return
+        time.sleep(0.02)  # polling the condition above, not standing in for it
+
+
 def run_under_load(tmp_path: Path, row: Row, *, headless: bool, many: int = 0) -> dict[str, Any]:
     """Start `wmcp-top` (or `wmcp-top relay`), play the load, measure. Returns the figures."""
     run = tmp_path / ("relay" if headless else "app")
@@ -171,7 +195,7 @@ def run_under_load(tmp_path: Path, row: Row, *, headless: bool, many: int = 0) -
         result = run / "load.json"
         load = subprocess.Popen([sys.executable, __file__, "load", app.ws_url, str(SECONDS), str(result),
                                  str(row.sessions), str(row.spans_per_s), str(row.tools), str(many)], cwd=ROOT)
-        time.sleep(min(3.0, SECONDS / 4) + (many / 5000 if many else 0))  # warm-up: sessions attach, tabs are built
+        _wait_steady(app, result.with_suffix(".ready"), row.sessions, None if headless else probe)
         cpu0, wall0, m0 = procs.cpu_seconds(app.proc.pid), time.monotonic(), procs.machine()
         load0 = os.getloadavg()[0]
         keys: list[float] = []
