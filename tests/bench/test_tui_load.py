@@ -2,9 +2,10 @@
 
 `wmcp-top` runs as its own process on a real pseudo-terminal (160x45), relay and UI on one event loop, with
 latency probes on (WMCP_TOP_PROBE, tui/probe.py). A load process plays page agents, one WebSocket per session,
-sending a `spans` frame every 100 ms per session. Meanwhile this test presses `s` (sort) once a second. Then the
-same load runs against `wmcp-top relay` (the headless relay, no screen): the baseline, so the dashboard's own
-share is the difference, whatever else the machine is doing. Figures per row:
+sending a `spans` frame every 100 ms per session. The measurement starts once that load is steady (every session
+set up, held by the relay and drawn for half a second: `_wait_steady`). Meanwhile this test presses `s` (sort)
+once a second. Then the same load runs against `wmcp-top relay` (the headless relay, no screen): the baseline,
+so the dashboard's own share is the difference, whatever else the machine is doing. Figures per row:
 
 - CPU share: the process's user+system time over the load window, as a share of one core (dashboard, relay);
 - RSS: the dashboard's peak resident set (VmHWM);
