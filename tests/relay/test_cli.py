@@ -28,6 +28,16 @@ def run(home: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProc
     return subprocess.run([sys.executable, "-m", "tui.cli", *args], env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def start_relay(home: Path, *args: str) -> tuple[subprocess.Popen[str], int, str]:
+    """`wmcp-top relay --port 0 ARGS` under `home`: the process, the port its first line names, and the token."""
+    env = dict(os.environ, WMCP_TOP_HOME=str(home), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    port = int(re.search(r":(\d+)", proc.stdout.readline()).group(1))  # type: ignore[union-attr]
+    return proc, port, (home / "config" / "token").read_text().strip()
+
+
 def test_version_and_snippet(tmp_path: Path) -> None:
     out = run(tmp_path, "--version")
     assert out.returncode == 0 and re.fullmatch(r"wmcp-top \d+\.\d+\.\d+\n", out.stdout)
@@ -81,14 +91,10 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_relay_prints_snippet_and_summaries_then_writes_reports_on_sigterm(tmp_path: Path) -> None:
-    env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
     out_dir = tmp_path / "reports"
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--report-on-exit", str(out_dir)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc, port, token = start_relay(tmp_path, "--report-on-exit", str(out_dir))
     assert proc.stdout is not None
     try:
-        port = int(re.search(r":(\d+)", proc.stdout.readline()).group(1))  # type: ignore[union-attr]
-        token = (tmp_path / "config" / "token").read_text().strip()
         lines = [proc.stdout.readline() for _ in range(4)]
         assert any("<script src=" in line and f"t={token}" in line for line in lines)
         with connect(f"ws://127.0.0.1:{port}/relay?t={token}") as ws:
@@ -124,13 +130,8 @@ def test_relay_prints_snippet_and_summaries_then_writes_reports_on_sigterm(tmp_p
 def test_an_idle_headless_relay_sleeps_and_still_serves(tmp_path: Path) -> None:
     """`wmcp-top relay` with its session log on and a page connected but quiet is not woken by timers of its
     own (it polled the log's health four times a second, and the log flushed ten times a second)."""
-    env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
+    proc, port, token = start_relay(tmp_path)
     try:
-        port = int(re.search(r":(\d+)", proc.stdout.readline()).group(1))  # type: ignore[union-attr]
-        token = (tmp_path / "config" / "token").read_text().strip()
         with connect(f"ws://127.0.0.1:{port}/relay?t={token}") as ws:
             ws.recv()
             ws.send(json.dumps(synth.hello("abcd0123")))
@@ -154,13 +155,9 @@ def test_an_idle_headless_relay_sleeps_and_still_serves(tmp_path: Path) -> None:
 
 def test_headless_output_never_carries_a_page_escape_sequence(tmp_path: Path) -> None:
     """`wmcp-top relay` prints origins and summaries: a page's control characters show, never act."""
-    env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--no-log"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc, port, token = start_relay(tmp_path, "--no-log")
     assert proc.stdout is not None
     try:
-        port = int(re.search(r":(\d+)", proc.stdout.readline()).group(1))  # type: ignore[union-attr]
-        token = (tmp_path / "config" / "token").read_text().strip()
         with connect(f"ws://127.0.0.1:{port}/relay?t={token}") as ws:
             ws.recv()
             ws.send(json.dumps(synth.hello("e5c0e5c0", origin="https://evil.example\x1b]0;pwned\x07\x1b[2J\u202e")))
