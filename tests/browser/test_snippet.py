@@ -52,6 +52,7 @@ class _Pasted(http.server.BaseHTTPRequestHandler):
     fulfils itself has no address space, and Chromium's Local Network Access then refuses the relay's script)."""
 
     pages: dict[str, bytes] = {}
+    extra_headers: dict[str, dict[str, str]] = {}  # by path (not `headers`: the request's own)
 
     def log_message(self, *args: Any) -> None:  # quiet
         pass
@@ -63,6 +64,8 @@ class _Pasted(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
+        for key, value in self.extra_headers.get(self.path, {}).items():
+            self.send_header(key, value)
         self.end_headers()
         self.wfile.write(body)
 
@@ -77,9 +80,12 @@ def paste_server() -> Iterator[http.server.ThreadingHTTPServer]:
     server.server_close()
 
 
-def blank_page(browser: Any, server: http.server.ThreadingHTTPServer, head: str = "") -> tuple[Page, list[str], str]:
+def blank_page(
+    browser: Any, server: http.server.ThreadingHTTPServer, head: str = "", headers: dict[str, str] | None = None
+) -> tuple[Page, list[str], str]:
     path = f"/pasted-{len(_Pasted.pages)}.html"
     _Pasted.pages[path] = f"<!doctype html><html><head><meta charset='utf-8'><title>pasted</title>{head}</head><body>page</body></html>".encode()
+    _Pasted.extra_headers[path] = headers or {}
     context = browser.new_context()
     page = context.new_page()
     errors: list[str] = []
@@ -153,5 +159,23 @@ def test_the_bookmarklet_runs_as_a_javascript_url(browser, paste_server, relay_s
     assert page.url == url, "the bookmarklet evaluates to nothing, so the page stays"
     wait_phase(page, "host-found")
     measured(relay_server, page, "bookmarked")
+    assert errors == []
+    page.context.close()
+
+
+# A page that uses SharedArrayBuffer or a 5 µs clock is cross-origin isolated: it embeds a cross-origin script only
+# when the response allows it (CORP, or CORS for a module). The relay's /agent.js says both.
+ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
+
+
+@pytest.mark.parametrize("line", ["script tag", "DevTools console"])
+def test_the_snippet_works_in_a_cross_origin_isolated_page(browser, paste_server, relay_server, tmp_path, line) -> None:
+    pasted = snippet_lines(tmp_path, relay_server.port)[line]
+    page, errors, _ = blank_page(browser, paste_server, pasted if line == "script tag" else "", ISOLATED)
+    assert page.evaluate("crossOriginIsolated"), "the page is isolated (COOP + COEP require-corp)"
+    if line == "DevTools console":
+        page.evaluate(f"async () => {{ await {pasted} }}")
+    wait_phase(page, "host-found")
+    measured(relay_server, page, "isolated")
     assert errors == []
     page.context.close()
