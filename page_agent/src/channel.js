@@ -11,12 +11,19 @@
 // leaving still says `gone: true`. Other consumers ignore the unknown kind.
 // What arrives is validated as strictly as the relay would, capped (8 sessions, 500 spans each) and
 // rate-limited; our own messages are ignored. Every drop is counted, never thrown.
+// Our own spans and updates leave in batches (window.js): the same messages, in the same order, each its own
+// post, but posted together once per window, so they share the browser's IPC wake-ups (one post per span
+// was the largest part of what watching cost a page calling 100 times a second). Announcements go at once,
+// after whatever the window held; pagehide and close flush the window first.
 
 import { CONTENT_TYPES } from "./measure.js"
 import { safely } from "./util.js"
+import { FLUSH_MS, batchWindow } from "./window.js"
 
 export const MAX_FOREIGN_SESSIONS = 8
 export const MAX_FOREIGN_SPANS = 500
+/** Own messages a window may hold; beyond it the oldest is dropped and counted (`outboxDropped`). */
+export const MAX_OUTBOX = 1000
 const MAX_NUMBER = 1e13
 const HEX8 = /^[0-9a-f]{8}$/
 const RESULT_TYPES = new Set(["object", "array", "string", "number", "boolean", "null", "undefined", "error", "unserializable"])
@@ -106,11 +113,20 @@ export class ChannelMirror {
    * @param {(span: object) => void} [o.onSpan]  a foreign span, validated
    * @param {(u: {sessionId:string, seq:number, blockingMs:number}) => void} [o.onUpdate]
    * @param {(sessionId: string) => void} [o.onSession]  a new foreign session (within the cap)
+   * @param {Function} [o.setTimeout]
+   * @param {Function} [o.clearTimeout]
+   * @param {number} [o.flushMs]  batch window for our own spans and updates (0: post each at once)
    */
-  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, settleMs = 1000 }) {
+  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS }) {
     this.sessionId = sessionId
     this.uplink = !!uplink
     this.st = st || ((fn, ms) => setTimeout(fn, ms))
+    this.ct = ct || ((t) => clearTimeout(t))
+    this.flushMs = Number.isFinite(flushMs) && flushMs > 0 ? flushMs : 0
+    /** our own spans and updates waiting for the window */
+    this.outbox = []
+    this.outboxTimer = null
+    this.lastBatchAt = -Infinity
     this.settleMs = settleMs
     /** foreign sessions waiting out settleMs: id -> buffered messages */
     this.pending = new Map()
@@ -127,7 +143,7 @@ export class ChannelMirror {
     this.sessions = new Map()
     /** sessions that announced their own uplink: seen, not forwarded */
     this.direct = new Set()
-    this.counters = { received: 0, accepted: 0, invalid: 0, own: 0, rateLimited: 0, sessionCap: 0, direct: 0, heldDropped: 0, posted: 0 }
+    this.counters = { received: 0, accepted: 0, invalid: 0, own: 0, rateLimited: 0, sessionCap: 0, direct: 0, heldDropped: 0, posted: 0, outboxDropped: 0 }
     this.bc = null
     if (typeof BC !== "function") return
     safely(() => {
@@ -140,6 +156,7 @@ export class ChannelMirror {
   announce(gone = false) {
     const msg = { kind: "wmcp-top", sessionId: this.sessionId, uplink: this.uplink }
     if (gone) msg.gone = true
+    this.flush()
     this.post(msg)
   }
 
@@ -153,11 +170,46 @@ export class ChannelMirror {
 
   /** Post a span with exactly webmcp-profiler's 20 fields (its readers validate closed objects). */
   span(span) {
-    this.post({ kind: "span", span: profilerSpan(span) })
+    this.queue({ kind: "span", span: profilerSpan(span) })
   }
 
   update(sessionId, seq, blockingMs) {
-    this.post({ kind: "update", sessionId, seq, blockingMs })
+    this.queue({ kind: "update", sessionId, seq, blockingMs })
+  }
+
+  queue(msg) {
+    if (!this.bc) return
+    if (!this.flushMs) return this.post(msg)
+    this.outbox.push(msg)
+    if (this.outbox.length > MAX_OUTBOX) {
+      this.outbox.shift()
+      this.counters.outboxDropped++
+    }
+    if (this.outboxTimer !== null) return
+    const wait = batchWindow(this.flushMs, this.clock(), this.lastBatchAt)
+    let fired = false
+    const id = safely(() => this.st(() => {
+      fired = true
+      this.outboxTimer = null
+      safely(() => this.flush())
+    }, wait), null)
+    if (fired) return // a timer that ran at once
+    if (id === null || id === undefined) return this.flush() // no timer to be had: post now rather than hold
+    this.outboxTimer = id
+  }
+
+  /** Post what the window holds, in order. */
+  flush() {
+    if (this.outboxTimer !== null) {
+      const t = this.outboxTimer
+      this.outboxTimer = null
+      safely(() => this.ct(t))
+    }
+    if (!this.outbox.length) return
+    const batch = this.outbox
+    this.outbox = []
+    this.lastBatchAt = this.clock()
+    for (const msg of batch) this.post(msg)
   }
 
   allow() {
@@ -244,6 +296,7 @@ export class ChannelMirror {
 
   close() {
     if (!this.bc) return
+    this.flush()
     if (this.uplink) this.announce(true)
     safely(() => this.bc.close())
     this.bc = null

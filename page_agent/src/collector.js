@@ -15,6 +15,9 @@ const MAX_LEDGER_TOOLS = 1024
 const RECENT_MS = 60_000
 const HOOK_EVENTS_MAX = 32 // hook-failed events per hook and session; later failures are only counted
 const MAX_PAYLOAD = 65536
+// Accounting held while the page awaits an executeTool (scheduleFlush): at most this long, this many calls.
+const HOLD_MS = 500
+const HOLD_CALLS = 64
 
 /**
  * @typedef {object} Call  one execute() in flight (or settled and awaiting accounting)
@@ -42,13 +45,23 @@ export class Collector {
    * @param {(fn: Function) => void} [o.schedule]  macrotask scheduler for deferred accounting
    * @param {() => number} [o.random]
    * @param {object} [o.perf]  `performance` (measure/clearMeasures)
+   * @param {Function} [o.setTimeout]  for the deadline of accounting held while the page awaits a call
+   * @param {Function} [o.clearTimeout]
+   * @param {((fn: Function) => void)|null} [o.microtask]  queueMicrotask (null: accounting always gets a task)
    */
-  constructor({ sessionId, config, sink, clock, schedule, random, perf = globalThis.performance }) {
+  constructor({ sessionId, config, sink, clock, schedule, random, perf = globalThis.performance, setTimeout: st, clearTimeout: ct, microtask }) {
     this.sessionId = sessionId
     this.config = config
     this.sink = sink
     this.clock = clock || now
     this.schedule = schedule || makeTaskScheduler()
+    this.st = st || ((fn, ms) => setTimeout(fn, ms))
+    this.ct = ct || ((t) => clearTimeout(t))
+    const qm = globalThis.queueMicrotask // captured: a page replacing it later does not reach us
+    this.microtask = microtask !== undefined ? microtask : typeof qm === "function" ? (fn) => qm(fn) : null
+    /** `executeTool` calls the page is awaiting (registry.js): accounting waits for them, see holdFlush */
+    this.pageWaits = 0
+    this.holdTimer = null
     this.random = random || Math.random
     this.perf = perf
     this.active = true
@@ -241,9 +254,42 @@ export class Collector {
     call.value = value
     this.inFlight.delete(call.seq)
     this.pending.push(call)
-    if (!this.flushScheduled) {
-      this.flushScheduled = true
-      this.schedule(() => this.flush())
+    this.scheduleFlush()
+  }
+
+  /**
+   * The accounting runs as its own task after a call settles. When the page itself called the tool
+   * (`executeTool`) and awaits the answer, that task would run while the browser carries the result back
+   * to the page (a round trip through the browser process), and the page would wait for our serialising of
+   * a 128 KB result too. So while the page awaits any executeTool, settled calls wait for the next answer
+   * the page gets (`force`); at most HOLD_MS, and never more than HOLD_CALLS of them.
+   */
+  scheduleFlush(force = false) {
+    if (this.flushScheduled || !this.pending.length) return
+    if (!force && this.pageWaits > 0 && this.pending.length < HOLD_CALLS) {
+      // One deadline timer at a time, left to run out rather than cleared and set again for every call.
+      if (this.holdTimer === null) this.holdTimer = safely(() => this.st(() => {
+        this.holdTimer = null
+        this.scheduleFlush(true)
+      }, HOLD_MS), null)
+      if (this.holdTimer !== null) return
+    }
+    this.flushScheduled = true
+    // After the page's answer the accounting may run in this very task, behind the page's own continuation
+    // (a microtask queued now runs after the ones already queued): no task of its own to wake for.
+    if (force && this.microtask) this.microtask(() => safely(() => this.flush()))
+    else this.schedule(() => this.flush())
+  }
+
+  /** The page called `executeTool` and awaits it: returns the function to call when it has its answer. */
+  pageWait() {
+    this.pageWaits++
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      if (this.pageWaits > 0) this.pageWaits--
+      this.scheduleFlush(true)
     }
   }
 
@@ -605,6 +651,9 @@ export class Collector {
   }
 
   event(kind, detail = {}) {
+    // Calls that settled before this moment enter the timeline first (their accounting may be waiting
+    // behind the page's own continuation, see scheduleFlush), so the timeline keeps the page's order.
+    if (this.pending.length) this.flush()
     this.sink.event({ at: this.clock(), kind, detail })
   }
 
@@ -720,6 +769,8 @@ export class Collector {
 
   stop() {
     this.active = false
+    if (this.holdTimer !== null) safely(() => this.ct(this.holdTimer))
+    this.holdTimer = null
     if (this.observer) safely(() => this.observer.disconnect())
     this.observer = null
     if (this.schedule.close) safely(() => this.schedule.close())

@@ -84,6 +84,8 @@ class Agent {
       clock: config.clock,
       random: config.random,
       schedule: this.schedule,
+      setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
+      clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
       perf: config.performance !== undefined ? config.performance : g.performance,
       sink: {
         start: (call) => self.onStart(call),
@@ -163,6 +165,8 @@ class Agent {
             uplink: !!this.uplink,
             rate: config.channelRate,
             setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
+            clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
+            flushMs: config.flushMs,
             BroadcastChannel: (config.BroadcastChannel !== undefined ? config.BroadcastChannel : g.BroadcastChannel) || null,
             onSession: (id) => this.foreignSession(id),
             onSpan: (span) => this.foreignSpan(span),
@@ -194,7 +198,7 @@ class Agent {
       safely(() => {
         // A form submission that is taking the page away: its span leaves before the bye, and so does
         // whatever the uplink's batch window still holds.
-        if (this.forms.pagehide() || this.uplink) this.deliverNow()
+        if (this.forms.pagehide() || this.uplink || this.channel) this.deliverNow()
         if (this.uplink) this.uplink.bye(e && e.persisted ? "bfcache" : "pagehide")
         if (this.channel && this.uplink) this.channel.announce(true)
       }),
@@ -237,6 +241,7 @@ class Agent {
 
   deliverNow() {
     safely(() => this.collector.flush())
+    if (this.channel) safely(() => this.channel.flush())
     if (!this.uplink) return
     safely(() => this.sendStarts())
     safely(() => this.uplink.flush())
@@ -518,7 +523,8 @@ function normalise(config) {
   cfg.sample = typeof cfg.sample === "number" && !Number.isNaN(cfg.sample) ? Math.min(1, Math.max(0, cfg.sample)) : 1
   if (!["message", "name", "none"].includes(cfg.errorPolicy)) cfg.errorPolicy = "message"
   cfg.pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
-  // The uplink's batch window (0: every task flushes, as the unit tests drive it); junk gets the default.
+  // The batch window of the uplink and the channel mirror (0: every task flushes, as the unit tests drive it;
+  // window.js); junk gets the default.
   cfg.flushMs = Number.isFinite(cfg.flushMs) && cfg.flushMs >= 0 ? Math.min(cfg.flushMs, 250) : FLUSH_MS
   cfg.capturePayloads = cfg.capturePayloads === true
   cfg.maxPayloadLength = Number.isInteger(cfg.maxPayloadLength) && cfg.maxPayloadLength > 0 ? Math.min(cfg.maxPayloadLength, 65536) : DEFAULTS.maxPayloadLength

@@ -2,7 +2,7 @@
 // registerTool / unregisterTool / provideContext / clearContext / executeTool on the instance; wrap each tool's execute
 // in place before the host sees it (Chromium captures execute at registration). detach() restores all.
 
-import { wrapExecute, isWrapper, originalOf, isInternal } from "./wrap.js"
+import { wrapExecute, isWrapper, originalOf, isInternal, isPlainPromise, NATIVE_THEN } from "./wrap.js"
 import { descriptorFingerprint, fnv1a32, sourceOf } from "./hooks.js"
 import { utf8Length, safely, cap, isScalar } from "./util.js"
 
@@ -148,6 +148,8 @@ export class Interceptor {
           return self.provideContext(host, original, this, arguments, context)
         },
         // A tool calling another tool: the call the browser makes next is this caller's child (collector.js).
+        // The page awaiting a call holds the accounting until it has its answer (Collector.scheduleFlush); only
+        // the engine's own promises are watched, so no page `then` runs for our sake.
         executeTool(tool) {
           if (!self.c.active) return original.apply(this, arguments)
           const release = safely(() => self.c.nestedCall(toolName(typeof tool === "string" ? tool : tool && tool.name)), null)
@@ -158,7 +160,14 @@ export class Interceptor {
             if (release) release()
             throw err
           }
-          if (release) {
+          if (isPlainPromise(ret)) {
+            const answered = self.c.pageWait()
+            const done = () => {
+              answered()
+              if (release) release()
+            }
+            safely(() => NATIVE_THEN.call(ret, done, done))
+          } else if (release) {
             if (ret && typeof ret.then === "function") safely(() => ret.then(release, release))
             else release()
           }

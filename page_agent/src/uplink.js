@@ -11,24 +11,19 @@
 // read) is tried again after a backoff; `unknown_session` for a session it had accepted means the relay
 // forgot it (restart): hello again at once.
 
+import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, batchWindow } from "./window.js"
 import { safely } from "./util.js"
 
 export const PROTOCOL = "wmcp-relay/1"
 export const MAX_SPANS_PER_FRAME = 500
 const BACKOFF = [250, 500, 1000, 2000, 4000, 5000]
-const LEDGER_EVERY_MS = 250
+// The ledger (totals, registered tools, schema bytes) changes with every call but is read by a person: once a
+// second is enough, and each frame is a send the page pays for.
+export const LEDGER_EVERY_MS = 1000
 const MAX_QUEUED = 500
-// Each frame costs the page a WebSocket send (renderer -> network service) and the relay an ack back; at 100
-// calls/s one flush per call was most of what watching cost the browser. After a quiet spell frames wait at
-// most FLUSH_MS; while the page keeps calling (spans last left under BUSY_MS ago) the window stretches to
-// BUSY_FACTOR times that, at most MAX_FLUSH_MS: a busy page pays 4 sends a second, a quiet one sees its call
-// within 50 ms. (Measured in tests/bench/test_observer_effect.py: the 50 ms window alone left the uplink at
-// 40+ frames a second for 100 calls/s.)
-export const FLUSH_MS = 50
-export const MAX_FLUSH_MS = 250
-export const BUSY_MS = 1000
-const BUSY_FACTOR = 5
 const RATE_PAUSE_MS = 500
+// The batch window's constants, for the agent's config and the tests.
+export { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS }
 // History that nothing restates after a reconnect waits in the (bounded) queue; payloads and results do not.
 const KEPT_OFFLINE = new Set(["event", "update", "prompt"])
 
@@ -318,8 +313,7 @@ export class Uplink {
 
   /** The batch window for a flush scheduled now: `flushMs` after a quiet spell, wider while busy. */
   window() {
-    const busy = this.clock() - this.lastSpansAt < BUSY_MS
-    return busy ? Math.min(MAX_FLUSH_MS, Math.max(this.flushMs, this.flushMs * BUSY_FACTOR)) : this.flushMs
+    return batchWindow(this.flushMs, this.clock(), this.lastSpansAt)
   }
 
   // ---- wire ------------------------------------------------------------------------------------------

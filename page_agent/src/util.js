@@ -1,13 +1,24 @@
 // Small helpers shared by every module. No page state here.
 
+const NON_ASCII = /[^\x00-\x7f]/
+// Long strings go through the engine's own encoder into one scratch buffer, a chunk at a time: for a 128 KB
+// result that is about 5 µs against 50-180 µs for the regex scan (and the loop below when any byte is not
+// ASCII). The encoder counts a lone surrogate as U+FFFD, 3 bytes, as the loop does.
+const ENCODE_FROM = 4096
+const SCRATCH = 64 * 1024
+let encoder = null
+let scratch = null
+
 /**
- * UTF-8 byte length of a JavaScript string, without allocating. A lone surrogate counts 3 bytes, as
- * TextEncoder (U+FFFD) and Python's "surrogatepass" both do.
+ * UTF-8 byte length of a JavaScript string, without allocating (beyond one scratch buffer kept for long
+ * strings). A lone surrogate counts 3 bytes, as TextEncoder (U+FFFD) and Python's "surrogatepass" both do.
  * @param {string} s
  */
-const NON_ASCII = /[^\x00-\x7f]/
-
 export function utf8Length(s) {
+  if (s.length >= ENCODE_FROM) {
+    const n = encodedLength(s)
+    if (n !== null) return n
+  }
   // ASCII text (most JSON) is one byte a unit: a native regex scan is far cheaper than the loop below.
   if (!NON_ASCII.test(s)) return s.length
   let n = 0
@@ -25,6 +36,39 @@ export function utf8Length(s) {
     } else n += 3
   }
   return n
+}
+
+/** utf8Length through TextEncoder.encodeInto, or null where there is none. */
+function encodedLength(s) {
+  if (encoder === null) {
+    const TE = globalThis.TextEncoder
+    if (typeof TE !== "function") return null
+    try {
+      encoder = new TE()
+      scratch = new Uint8Array(SCRATCH)
+    } catch {
+      return null
+    }
+  }
+  try {
+    return encodeRounds(s)
+  } catch {
+    return null // a page that broke its own TextEncoder: the scan below still counts
+  }
+}
+
+function encodeRounds(s) {
+  let n = 0
+  let rest = s
+  // Each round fills at most the buffer and stops before a character that would not fit whole (a surrogate
+  // pair is never split), so the next round starts on a character boundary.
+  for (;;) {
+    const { read, written } = encoder.encodeInto(rest, scratch)
+    n += written
+    if (read >= rest.length) return n
+    if (read === 0) return null
+    rest = rest.slice(read)
+  }
 }
 
 /** A new 8-lowercase-hex session id. */

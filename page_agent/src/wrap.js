@@ -99,7 +99,16 @@ function isNativePromise(ret, then) {
     return false
   }
 }
-const NATIVE_THEN = Promise.prototype.then
+export const NATIVE_THEN = Promise.prototype.then
+
+/** A plain promise of the engine's own (no subclass, no own or patched `then`): watching it runs no page code. */
+export function isPlainPromise(v) {
+  try {
+    return v !== null && typeof v === "object" && Object.getPrototypeOf(v) === Promise.prototype && v.then === NATIVE_THEN
+  } catch {
+    return false
+  }
+}
 
 /**
  * A thenable that is not a native promise: call the `then` already read, exactly once, and hand the host a

@@ -1,8 +1,9 @@
 // The BroadcastChannel mirror: validation, caps, rate limit, own messages, forwarding to the uplink.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { ChannelMirror, validateSpan, MAX_FOREIGN_SESSIONS } from "../src/channel.js"
-import { channelBus, setup, settle, FakeWebSocket, manualEnv } from "../test-support/helpers.mjs"
+import { ChannelMirror, validateSpan, MAX_FOREIGN_SESSIONS, MAX_OUTBOX, PROFILER_FIELDS } from "../src/channel.js"
+import { channelBus, setup, settle, FakeWebSocket, manualEnv, fakeWindow, DraftHost } from "../test-support/helpers.mjs"
+import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS } from "../src/window.js"
 import { agentOf } from "../src/index.js"
 
 const span = (sessionId, seq, extra = {}) => ({
@@ -186,4 +187,90 @@ test("end to end: spans mirror on the channel with webmcp-profiler's 20 fields; 
   assert.equal(Object.keys(mine[0].data.span).length, 20)
   ctx.api.detach()
   other.close()
+})
+
+// ---- our own spans leave in batches (window.js) ---------------------------------------------------------
+
+/** A mirror posting on a fake bus with manual timers; `heard` is what another context receives. */
+function batchedMirror(opts = {}) {
+  const bus = channelBus()
+  const env = manualEnv()
+  const m = new ChannelMirror({ name: "c", sessionId: "aaaaaaaa", uplink: true, BroadcastChannel: bus.BroadcastChannel, clock: env.clock, setTimeout: env.setTimeout, clearTimeout: env.clearTimeout, ...opts })
+  const peer = new bus.BroadcastChannel("c")
+  const heard = []
+  peer.onmessage = (e) => heard.push(e.data)
+  return { m, env, heard, kinds: () => heard.map((d) => (d.kind === "span" ? `span ${d.span.seq}` : d.kind === "update" ? `update ${d.seq}` : d.gone ? "gone" : d.kind)) }
+}
+
+test("own spans wait for the window and leave together, in order, each its own message", () => {
+  const { m, env, heard, kinds } = batchedMirror()
+  m.span(span("aaaaaaaa", 0))
+  env.advance(10)
+  m.span(span("aaaaaaaa", 1))
+  m.update("aaaaaaaa", 0, 7)
+  assert.deepEqual(heard, [], "nothing posted inside the window")
+  env.advance(FLUSH_MS - 10)
+  assert.deepEqual(kinds(), ["span 0", "span 1", "update 0"])
+  assert.deepEqual(Object.keys(heard[0].span).sort(), [...PROFILER_FIELDS].sort(), "still webmcp-profiler's message")
+  assert.deepEqual(heard[2], { kind: "update", sessionId: "aaaaaaaa", seq: 0, blockingMs: 7 })
+})
+
+test("the window: FLUSH_MS after a quiet spell, MAX_FLUSH_MS while spans keep coming, FLUSH_MS again after BUSY_MS", () => {
+  const { m, env, kinds } = batchedMirror()
+  m.span(span("aaaaaaaa", 0))
+  env.advance(FLUSH_MS)
+  assert.deepEqual(kinds(), ["span 0"])
+  m.span(span("aaaaaaaa", 1)) // a batch left just now: busy
+  env.advance(MAX_FLUSH_MS - 1)
+  assert.deepEqual(kinds(), ["span 0"], "a busy page's window is MAX_FLUSH_MS")
+  env.advance(1)
+  assert.deepEqual(kinds(), ["span 0", "span 1"])
+  env.advance(BUSY_MS)
+  m.span(span("aaaaaaaa", 2))
+  env.advance(FLUSH_MS)
+  assert.deepEqual(kinds(), ["span 0", "span 1", "span 2"], "quiet again: FLUSH_MS")
+})
+
+test("an announcement posts what the window held first; close flushes, then says gone, and leaves no timer", () => {
+  const { m, env, kinds } = batchedMirror()
+  m.span(span("aaaaaaaa", 0))
+  m.announce()
+  assert.deepEqual(kinds(), ["span 0", "wmcp-top"])
+  m.span(span("aaaaaaaa", 1))
+  m.close()
+  assert.deepEqual(kinds(), ["span 0", "wmcp-top", "span 1", "gone"])
+  env.advance(1000)
+  assert.equal(kinds().length, 4, "the window's timer posts nothing after close")
+})
+
+test("the window holds at most MAX_OUTBOX messages: the oldest go, counted", () => {
+  const { m, env, heard } = batchedMirror()
+  for (let i = 0; i < MAX_OUTBOX + 5; i++) m.span(span("aaaaaaaa", i))
+  env.advance(FLUSH_MS)
+  assert.equal(heard.length, MAX_OUTBOX)
+  assert.equal(heard[0].span.seq, 5)
+  assert.equal(m.counters.outboxDropped, 5)
+})
+
+test("flushMs 0 posts each message at once", () => {
+  const { m, kinds } = batchedMirror({ flushMs: 0 })
+  m.span(span("aaaaaaaa", 0))
+  assert.deepEqual(kinds(), ["span 0"])
+})
+
+test("pagehide posts the agent's held spans before the page goes, with or without an uplink", async () => {
+  const bus = channelBus()
+  const host = new DraftHost()
+  const g = fakeWindow({ host })
+  const listeners = {}
+  g.addEventListener = (type, fn) => (listeners[type] ||= []).push(fn)
+  const env = manualEnv()
+  setup({ env, g, host, config: { flushMs: FLUSH_MS, BroadcastChannel: bus.BroadcastChannel } })
+  await host.registerTool({ name: "t", description: "t", inputSchema: { type: "object" }, execute: () => "ok" })
+  await settle()
+  await host.executeTool({ name: "t" }, {})
+  env.run()
+  assert.deepEqual(bus.log.filter((e) => e.data.kind === "span"), [], "held by the window")
+  for (const fn of listeners.pagehide) fn({ persisted: false })
+  assert.deepEqual(bus.log.filter((e) => e.data.kind === "span").map((e) => e.data.span.tool), ["t"])
 })

@@ -3,6 +3,7 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { DraftHost, setup, settle, connectedAgent, CANARY } from "../test-support/helpers.mjs"
+import { LEDGER_EVERY_MS } from "../src/uplink.js"
 
 async function earlyHost() {
   const host = new DraftHost()
@@ -42,7 +43,7 @@ test("each counted call goes to the relay as a toolactivated event with its time
     ctx.env.tick(10)
     await host.executeTool({ name: "early" }, { q: CANARY })
   }
-  ctx.env.advance(300)
+  ctx.env.advance(LEDGER_EVERY_MS + 50)
   ctx.env.run()
   const events = ctx.ws.frames("event").filter((f) => f.kind === "toolactivated")
   assert.deepEqual(events.map((e) => e.detail), [{ tool: "early", counted: true }, { tool: "early", counted: true }])

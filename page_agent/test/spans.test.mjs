@@ -263,6 +263,7 @@ test("Long Tasks: each ms goes to the most recently invoked call in flight; late
   ctx.env.tick(40)
   releases[0]("a")
   await pa
+  await settle() // the accounting runs behind the page's own continuation
   ctx.env.run()
   const agent = ctx.g.__webmcpPerf
   assert.ok(agent)

@@ -3,7 +3,7 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { setup, settle, fakeWindow, connectedAgent, DraftHost, FakeWebSocket, manualEnv, CANARY, RELAY } from "../test-support/helpers.mjs"
-import { Delivery, Uplink } from "../src/uplink.js"
+import { Delivery, Uplink, LEDGER_EVERY_MS } from "../src/uplink.js"
 import { agentOf } from "../src/index.js"
 
 async function connected(config = {}) {
@@ -80,6 +80,7 @@ test("start frames name the call the moment it is entered; tool frames carry the
   assert.equal(ctx.ws.frames("spans").length, 0, "in flight: no span yet")
   release("done")
   await p
+  await settle() // the accounting runs behind the page's own continuation
   ctx.env.run()
   assert.equal(ctx.ws.frames("spans").length, 1)
   assert.ok(!JSON.stringify(ctx.ws.sent).includes(CANARY), "no body on the socket")
@@ -90,9 +91,9 @@ test("ledger frames: throttled, rev increasing", async () => {
   ctx.ws.deliver({ type: "ack", session: ctx.id, seq: -1 })
   await register(ctx, "t", () => 1)
   await calls(ctx, "t", 3)
-  ctx.env.advance(300)
+  ctx.env.advance(LEDGER_EVERY_MS + 50)
   await calls(ctx, "t", 1)
-  ctx.env.advance(300)
+  ctx.env.advance(LEDGER_EVERY_MS + 50)
   const revs = ctx.ws.frames("ledger").map((f) => f.rev)
   assert.ok(revs.length >= 2)
   for (let i = 1; i < revs.length; i++) assert.ok(revs[i] > revs[i - 1])

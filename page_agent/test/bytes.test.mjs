@@ -1,0 +1,45 @@
+// utf8Length: UTF-8 bytes of any string, the long ones through TextEncoder.encodeInto in 64 KiB rounds.
+// Node's own Buffer.byteLength (lone surrogates as U+FFFD, 3 bytes) is the reference.
+import { test } from "node:test"
+import assert from "node:assert/strict"
+import { utf8Length } from "../src/util.js"
+
+const PIECES = ["a", "\"", "é", "€", "😀", "\ud800", "\udc00", "\n", "\u0000"]
+
+function sample(len, seed) {
+  let x = seed
+  const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32)
+  let s = ""
+  while (s.length < len) s += rnd() < 0.9 ? "x".repeat(1 + Math.floor(rnd() * 200)) : PIECES[Math.floor(rnd() * PIECES.length)]
+  return s
+}
+
+test("every length, short and long, counts what Buffer.byteLength counts", () => {
+  for (const len of [0, 1, 4095, 4096, 4097, 65535, 65536, 65537, 131072, 200003]) {
+    for (let seed = 1; seed <= 3; seed++) {
+      const s = sample(len, seed * 7919 + len)
+      assert.equal(utf8Length(s), Buffer.byteLength(s, "utf8"), `length ${s.length}, seed ${seed}`)
+    }
+  }
+})
+
+test("a character of any width straddling a 64 KiB round is counted once, whole", () => {
+  for (const c of ["é", "€", "😀", "\ud800", "\udc00"]) {
+    for (let pad = 65530; pad <= 65536; pad++) {
+      const s = "x".repeat(pad) + c + "y".repeat(5000)
+      assert.equal(utf8Length(s), Buffer.byteLength(s, "utf8"), `${JSON.stringify(c)} after ${pad}`)
+    }
+  }
+})
+
+test("a page that broke TextEncoder still gets exact sizes", async () => {
+  const saved = globalThis.TextEncoder
+  globalThis.TextEncoder = class { encodeInto() { throw new Error("broken by the page") } }
+  try {
+    const { utf8Length: fresh } = await import("../src/util.js?broken-encoder") // a module instance of its own
+    const s = "é".repeat(10000)
+    assert.equal(fresh(s), 20000)
+  } finally {
+    globalThis.TextEncoder = saved
+  }
+})
