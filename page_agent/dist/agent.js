@@ -1013,6 +1013,8 @@ class Collector {
     /** `executeTool` calls the page is awaiting (registry.js): accounting waits for them, see holdFlush */
     this.pageWaits = 0
     this.holdTimer = null
+    /** after each accounting batch: the page's quiet moment, when waiting batches leave (pacing.js) */
+    this.onAccounted = null
     this.random = random || Math.random
     this.perf = perf
     this.active = true
@@ -1296,6 +1298,7 @@ class Collector {
     // The agent's own cost, off the call path (overhead() reports it).
     this.cost.accounted += batch.length
     this.cost.ms += now() - t0
+    if (this.onAccounted) safely(() => this.onAccounted())
   }
 
   account(call) {
@@ -2498,8 +2501,8 @@ class Interceptor {
 return { describeTool, scalars, toolName, profileOf, Interceptor };
 })();
 
-// ---- window.js ----
-__m["window"] = (function () {
+// ---- pacing.js ----
+__m["pacing"] = (function () {
 // The batch window shared by the uplink and the channel mirror. Every message a page sends costs the browser
 // more than its script: a WebSocket send or a BroadcastChannel post is an IPC hop that wakes the renderer's
 // and the browser's IO threads (and, for the channel, the browser's main thread) once per message, and on a
@@ -2520,10 +2523,19 @@ const BUSY_FACTOR = 5
  * @param {number} lastAt
  */
 function batchWindow(flushMs, now, lastAt) {
-  const busy = now - lastAt < BUSY_MS
-  return busy ? Math.min(MAX_FLUSH_MS, Math.max(flushMs, flushMs * BUSY_FACTOR)) : flushMs
+  return isBusy(now, lastAt) ? Math.min(MAX_FLUSH_MS, Math.max(flushMs, flushMs * BUSY_FACTOR)) : flushMs
 }
-return { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, batchWindow };
+
+/** Is the page still calling (the last batch that carried calls left under BUSY_MS ago)? */
+const isBusy = (now, lastAt) => now - lastAt < BUSY_MS
+
+// When a busy page's window ends, its batch waits for the page's next quiet moment: right after the agent
+// accounted a settled call (behind the page's own continuation when the page awaited the call). A batch sent
+// at a random moment lands, a few times a second, on a call in progress (its send, the relay's ack and the
+// browser's IPC for them delay that call), which is what moves a page's p95; right after a call is the moment
+// furthest from the next one. At most MAX_FLUSH_MS more: a page that stopped calling still gets its batch.
+const QUIET_WAIT_MS = MAX_FLUSH_MS
+return { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, batchWindow, isBusy, QUIET_WAIT_MS };
 })();
 
 // ---- channel.js ----
@@ -2541,14 +2553,14 @@ __m["channel"] = (function () {
 // leaving still says `gone: true`. Other consumers ignore the unknown kind.
 // What arrives is validated as strictly as the relay would, capped (8 sessions, 500 spans each) and
 // rate-limited; our own messages are ignored. Every drop is counted, never thrown.
-// Our own spans and updates leave in batches (window.js): the same messages, in the same order, each its own
+// Our own spans and updates leave in batches (pacing.js): the same messages, in the same order, each its own
 // post, but posted together once per window, so they share the browser's IPC wake-ups (one post per span
 // was the largest part of what watching cost a page calling 100 times a second). Announcements go at once,
 // after whatever the window held; pagehide and close flush the window first.
 
 const { CONTENT_TYPES } = __m["measure"];
 const { safely } = __m["util"];
-const { FLUSH_MS, batchWindow } = __m["window"];
+const { FLUSH_MS, QUIET_WAIT_MS, batchWindow, isBusy } = __m["pacing"];
 const MAX_FOREIGN_SESSIONS = 8
 const MAX_FOREIGN_SPANS = 500
 /** Own messages a window may hold; beyond it the oldest is dropped and counted (`outboxDropped`). */
@@ -2645,8 +2657,9 @@ class ChannelMirror {
    * @param {Function} [o.setTimeout]
    * @param {Function} [o.clearTimeout]
    * @param {number} [o.flushMs]  batch window for our own spans and updates (0: post each at once)
+   * @param {boolean} [o.alignQuiet]  a busy page's batch waits for quiet() (pacing.js)
    */
-  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS }) {
+  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS, alignQuiet = false }) {
     this.sessionId = sessionId
     this.uplink = !!uplink
     this.st = st || ((fn, ms) => setTimeout(fn, ms))
@@ -2656,6 +2669,8 @@ class ChannelMirror {
     this.outbox = []
     this.outboxTimer = null
     this.lastBatchAt = -Infinity
+    this.alignQuiet = !!alignQuiet
+    this.awaitingQuiet = false
     this.settleMs = settleMs
     /** foreign sessions waiting out settleMs: id -> buffered messages */
     this.pending = new Map()
@@ -2716,19 +2731,35 @@ class ChannelMirror {
     }
     if (this.outboxTimer !== null) return
     const wait = batchWindow(this.flushMs, this.clock(), this.lastBatchAt)
+    this.arm(wait, () => {
+      if (!this.alignQuiet || !isBusy(this.clock(), this.lastBatchAt)) return this.flush()
+      // pacing.js: a busy page's batch waits for its next quiet moment (quiet()), QUIET_WAIT_MS at most
+      this.awaitingQuiet = true
+      this.arm(QUIET_WAIT_MS, () => this.flush())
+    })
+  }
+
+  /** Run `fn` after `ms` on the window's one timer; posts now when no timer can be had. */
+  arm(ms, fn) {
     let fired = false
     const id = safely(() => this.st(() => {
       fired = true
       this.outboxTimer = null
-      safely(() => this.flush())
-    }, wait), null)
+      safely(fn)
+    }, ms), null)
     if (fired) return // a timer that ran at once
     if (id === null || id === undefined) return this.flush() // no timer to be had: post now rather than hold
     this.outboxTimer = id
   }
 
+  /** The page's quiet moment (the agent just accounted a settled call): a batch waiting for it leaves now. */
+  quiet() {
+    if (this.awaitingQuiet) this.flush()
+  }
+
   /** Post what the window holds, in order. */
   flush() {
+    this.awaitingQuiet = false
     if (this.outboxTimer !== null) {
       const t = this.outboxTimer
       this.outboxTimer = null
@@ -2849,7 +2880,7 @@ __m["uplink"] = (function () {
 // read) is tried again after a backoff; `unknown_session` for a session it had accepted means the relay
 // forgot it (restart): hello again at once.
 
-const { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, batchWindow } = __m["window"];
+const { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS, batchWindow, isBusy } = __m["pacing"];
 const { safely } = __m["util"];
 const PROTOCOL = "wmcp-relay/1"
 const MAX_SPANS_PER_FRAME = 500
@@ -2974,7 +3005,7 @@ class Uplink {
    * @param {number} [o.flushMs]  batch window: frames gathered within it leave in one flush (0: next macrotask)
    * @param {() => number} [o.clock]
    */
-  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock }) {
+  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock, alignQuiet = false }) {
     this.relay = relay
     this.agent = agent
     this.WS = WS
@@ -2992,6 +3023,8 @@ class Uplink {
     this.flushScheduled = false
     this.flushMs = Number.isFinite(flushMs) && flushMs > 0 ? Math.min(flushMs, MAX_FLUSH_MS) : 0
     this.flushTimer = null
+    this.alignQuiet = !!alignQuiet
+    this.awaitingQuiet = false
     this.flushing = false
     this.lastSpansAt = -Infinity // when a flush last carried spans: calls within BUSY_MS of it mean a busy page
     this.closed = false
@@ -3137,6 +3170,15 @@ class Uplink {
     if (this.flushMs) {
       this.flushTimer = this.st(() => {
         this.flushTimer = null
+        if (this.alignQuiet && isBusy(this.clock(), this.lastSpansAt)) {
+          // pacing.js: wait for the page's next quiet moment (quiet()), or QUIET_WAIT_MS at most
+          this.awaitingQuiet = true
+          this.flushTimer = this.st(() => {
+            this.flushTimer = null
+            safely(() => this.flush())
+          }, QUIET_WAIT_MS)
+          return
+        }
         this.flushScheduled = false
         safely(() => this.flush())
       }, this.window())
@@ -3166,7 +3208,14 @@ class Uplink {
     }
   }
 
+  /** The page's quiet moment (the agent just accounted a settled call): a batch waiting for it leaves now. */
+  quiet() {
+    if (this.awaitingQuiet) this.flush()
+  }
+
   flush() {
+    this.awaitingQuiet = false
+    if (this.flushTimer === null && this.flushScheduled && this.flushMs) this.flushScheduled = false
     if (!this.open || this.paused) return
     // A flush made now (open, bye, detach, a navigating form) also serves the one the window was waiting for.
     if (this.flushTimer !== null) {
@@ -4348,7 +4397,8 @@ const CONFIG_DOCS = {
   globalName: { doc: "global property the console API is exposed on; false exposes none", default: '"__webmcpPerf"' },
   channel: { doc: "the BroadcastChannel's name", default: '"webmcp-perf:" + location.origin' },
   pollMs: { doc: "how often to look for a registry until one is found", default: "250" },
-  flushMs: { doc: "the uplink's batch window: frames gathered within it leave together (0: on the next task; at most 250)", default: "50" },
+  flushMs: { doc: "the batch window of the uplink and the channel: what gathers within it leaves together (0: on the next task; at most 250)", default: "50" },
+  alignFlush: { doc: "a busy page's batch, its window over, leaves right after the next call is accounted (within 250 ms); false: when the window ends", default: "true" },
   tokenEstimator: { doc: "({kind, bytes}) => tokens for kind input, text, image; schema tokens too", default: "ceil(bytes/4); images at decoded size" },
   onSpan: { doc: "a span listener subscribed at attach", default: "none" },
   sample: { doc: "share of calls measured, clamped to 0..1; the rest run unmeasured", default: "1" },
@@ -4814,6 +4864,7 @@ class Agent {
         schedule: this.schedule,
         flushMs: config.flushMs,
         clock: config.clock,
+        alignQuiet: config.alignFlush !== false,
       })
       this.feed = this.ownFeed()
       this.collector.lostFn = () => this.feed.delivery.lost
@@ -4836,11 +4887,17 @@ class Agent {
             setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
             clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
             flushMs: config.flushMs,
+            alignQuiet: config.alignFlush !== false,
             BroadcastChannel: (config.BroadcastChannel !== undefined ? config.BroadcastChannel : g.BroadcastChannel) || null,
             onSession: (id) => this.foreignSession(id),
             onSpan: (span) => this.foreignSpan(span),
             onUpdate: (u) => this.foreignUpdate(u),
           })
+    // Right after the agent accounted a call is the page's quiet moment: batches waiting for it leave (pacing.js).
+    this.collector.onAccounted = () => {
+      if (this.channel) this.channel.quiet()
+      if (this.uplink) this.uplink.quiet()
+    }
     this.api = makeApi(this)
   }
 
@@ -5193,7 +5250,7 @@ function normalise(config) {
   if (!["message", "name", "none"].includes(cfg.errorPolicy)) cfg.errorPolicy = "message"
   cfg.pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
   // The batch window of the uplink and the channel mirror (0: every task flushes, as the unit tests drive it;
-  // window.js); junk gets the default.
+  // pacing.js); junk gets the default.
   cfg.flushMs = Number.isFinite(cfg.flushMs) && cfg.flushMs >= 0 ? Math.min(cfg.flushMs, 250) : FLUSH_MS
   cfg.capturePayloads = cfg.capturePayloads === true
   cfg.maxPayloadLength = Number.isInteger(cfg.maxPayloadLength) && cfg.maxPayloadLength > 0 ? Math.min(cfg.maxPayloadLength, 65536) : DEFAULTS.maxPayloadLength

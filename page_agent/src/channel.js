@@ -11,14 +11,14 @@
 // leaving still says `gone: true`. Other consumers ignore the unknown kind.
 // What arrives is validated as strictly as the relay would, capped (8 sessions, 500 spans each) and
 // rate-limited; our own messages are ignored. Every drop is counted, never thrown.
-// Our own spans and updates leave in batches (window.js): the same messages, in the same order, each its own
+// Our own spans and updates leave in batches (pacing.js): the same messages, in the same order, each its own
 // post, but posted together once per window, so they share the browser's IPC wake-ups (one post per span
 // was the largest part of what watching cost a page calling 100 times a second). Announcements go at once,
 // after whatever the window held; pagehide and close flush the window first.
 
 import { CONTENT_TYPES } from "./measure.js"
 import { safely } from "./util.js"
-import { FLUSH_MS, batchWindow } from "./window.js"
+import { FLUSH_MS, QUIET_WAIT_MS, batchWindow, isBusy } from "./pacing.js"
 
 export const MAX_FOREIGN_SESSIONS = 8
 export const MAX_FOREIGN_SPANS = 500
@@ -116,8 +116,9 @@ export class ChannelMirror {
    * @param {Function} [o.setTimeout]
    * @param {Function} [o.clearTimeout]
    * @param {number} [o.flushMs]  batch window for our own spans and updates (0: post each at once)
+   * @param {boolean} [o.alignQuiet]  a busy page's batch waits for quiet() (pacing.js)
    */
-  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS }) {
+  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS, alignQuiet = false }) {
     this.sessionId = sessionId
     this.uplink = !!uplink
     this.st = st || ((fn, ms) => setTimeout(fn, ms))
@@ -127,6 +128,8 @@ export class ChannelMirror {
     this.outbox = []
     this.outboxTimer = null
     this.lastBatchAt = -Infinity
+    this.alignQuiet = !!alignQuiet
+    this.awaitingQuiet = false
     this.settleMs = settleMs
     /** foreign sessions waiting out settleMs: id -> buffered messages */
     this.pending = new Map()
@@ -187,19 +190,35 @@ export class ChannelMirror {
     }
     if (this.outboxTimer !== null) return
     const wait = batchWindow(this.flushMs, this.clock(), this.lastBatchAt)
+    this.arm(wait, () => {
+      if (!this.alignQuiet || !isBusy(this.clock(), this.lastBatchAt)) return this.flush()
+      // pacing.js: a busy page's batch waits for its next quiet moment (quiet()), QUIET_WAIT_MS at most
+      this.awaitingQuiet = true
+      this.arm(QUIET_WAIT_MS, () => this.flush())
+    })
+  }
+
+  /** Run `fn` after `ms` on the window's one timer; posts now when no timer can be had. */
+  arm(ms, fn) {
     let fired = false
     const id = safely(() => this.st(() => {
       fired = true
       this.outboxTimer = null
-      safely(() => this.flush())
-    }, wait), null)
+      safely(fn)
+    }, ms), null)
     if (fired) return // a timer that ran at once
     if (id === null || id === undefined) return this.flush() // no timer to be had: post now rather than hold
     this.outboxTimer = id
   }
 
+  /** The page's quiet moment (the agent just accounted a settled call): a batch waiting for it leaves now. */
+  quiet() {
+    if (this.awaitingQuiet) this.flush()
+  }
+
   /** Post what the window holds, in order. */
   flush() {
+    this.awaitingQuiet = false
     if (this.outboxTimer !== null) {
       const t = this.outboxTimer
       this.outboxTimer = null

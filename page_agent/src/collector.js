@@ -62,6 +62,8 @@ export class Collector {
     /** `executeTool` calls the page is awaiting (registry.js): accounting waits for them, see holdFlush */
     this.pageWaits = 0
     this.holdTimer = null
+    /** after each accounting batch: the page's quiet moment, when waiting batches leave (pacing.js) */
+    this.onAccounted = null
     this.random = random || Math.random
     this.perf = perf
     this.active = true
@@ -345,6 +347,7 @@ export class Collector {
     // The agent's own cost, off the call path (overhead() reports it).
     this.cost.accounted += batch.length
     this.cost.ms += now() - t0
+    if (this.onAccounted) safely(() => this.onAccounted())
   }
 
   account(call) {

@@ -145,6 +145,7 @@ class Agent {
         schedule: this.schedule,
         flushMs: config.flushMs,
         clock: config.clock,
+        alignQuiet: config.alignFlush !== false,
       })
       this.feed = this.ownFeed()
       this.collector.lostFn = () => this.feed.delivery.lost
@@ -167,11 +168,17 @@ class Agent {
             setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
             clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
             flushMs: config.flushMs,
+            alignQuiet: config.alignFlush !== false,
             BroadcastChannel: (config.BroadcastChannel !== undefined ? config.BroadcastChannel : g.BroadcastChannel) || null,
             onSession: (id) => this.foreignSession(id),
             onSpan: (span) => this.foreignSpan(span),
             onUpdate: (u) => this.foreignUpdate(u),
           })
+    // Right after the agent accounted a call is the page's quiet moment: batches waiting for it leave (pacing.js).
+    this.collector.onAccounted = () => {
+      if (this.channel) this.channel.quiet()
+      if (this.uplink) this.uplink.quiet()
+    }
     this.api = makeApi(this)
   }
 
@@ -524,7 +531,7 @@ function normalise(config) {
   if (!["message", "name", "none"].includes(cfg.errorPolicy)) cfg.errorPolicy = "message"
   cfg.pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
   // The batch window of the uplink and the channel mirror (0: every task flushes, as the unit tests drive it;
-  // window.js); junk gets the default.
+  // pacing.js); junk gets the default.
   cfg.flushMs = Number.isFinite(cfg.flushMs) && cfg.flushMs >= 0 ? Math.min(cfg.flushMs, 250) : FLUSH_MS
   cfg.capturePayloads = cfg.capturePayloads === true
   cfg.maxPayloadLength = Number.isInteger(cfg.maxPayloadLength) && cfg.maxPayloadLength > 0 ? Math.min(cfg.maxPayloadLength, 65536) : DEFAULTS.maxPayloadLength

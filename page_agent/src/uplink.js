@@ -11,7 +11,7 @@
 // read) is tried again after a backoff; `unknown_session` for a session it had accepted means the relay
 // forgot it (restart): hello again at once.
 
-import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, batchWindow } from "./window.js"
+import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS, batchWindow, isBusy } from "./pacing.js"
 import { safely } from "./util.js"
 
 export const PROTOCOL = "wmcp-relay/1"
@@ -137,7 +137,7 @@ export class Uplink {
    * @param {number} [o.flushMs]  batch window: frames gathered within it leave in one flush (0: next macrotask)
    * @param {() => number} [o.clock]
    */
-  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock }) {
+  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock, alignQuiet = false }) {
     this.relay = relay
     this.agent = agent
     this.WS = WS
@@ -155,6 +155,8 @@ export class Uplink {
     this.flushScheduled = false
     this.flushMs = Number.isFinite(flushMs) && flushMs > 0 ? Math.min(flushMs, MAX_FLUSH_MS) : 0
     this.flushTimer = null
+    this.alignQuiet = !!alignQuiet
+    this.awaitingQuiet = false
     this.flushing = false
     this.lastSpansAt = -Infinity // when a flush last carried spans: calls within BUSY_MS of it mean a busy page
     this.closed = false
@@ -300,6 +302,15 @@ export class Uplink {
     if (this.flushMs) {
       this.flushTimer = this.st(() => {
         this.flushTimer = null
+        if (this.alignQuiet && isBusy(this.clock(), this.lastSpansAt)) {
+          // pacing.js: wait for the page's next quiet moment (quiet()), or QUIET_WAIT_MS at most
+          this.awaitingQuiet = true
+          this.flushTimer = this.st(() => {
+            this.flushTimer = null
+            safely(() => this.flush())
+          }, QUIET_WAIT_MS)
+          return
+        }
         this.flushScheduled = false
         safely(() => this.flush())
       }, this.window())
@@ -329,7 +340,14 @@ export class Uplink {
     }
   }
 
+  /** The page's quiet moment (the agent just accounted a settled call): a batch waiting for it leaves now. */
+  quiet() {
+    if (this.awaitingQuiet) this.flush()
+  }
+
   flush() {
+    this.awaitingQuiet = false
+    if (this.flushTimer === null && this.flushScheduled && this.flushMs) this.flushScheduled = false
     if (!this.open || this.paused) return
     // A flush made now (open, bye, detach, a navigating form) also serves the one the window was waiting for.
     if (this.flushTimer !== null) {

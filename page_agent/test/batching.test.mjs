@@ -7,6 +7,7 @@ import assert from "node:assert/strict"
 import { connectedAgent, settle, fakeWindow, DraftHost } from "../test-support/helpers.mjs"
 import { agentOf } from "../src/index.js"
 import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS } from "../src/uplink.js"
+import { QUIET_WAIT_MS } from "../src/pacing.js"
 
 async function batched(g, host) {
   const ctx = await connectedAgent({ g, host, config: { flushMs: FLUSH_MS } })
@@ -53,7 +54,7 @@ test("100 calls over a second: frames follow the windows, not the calls", async 
     await call(ctx)
     ctx.env.advance(8) // 10 ms a call with call()'s 2 ms
   }
-  ctx.env.advance(MAX_FLUSH_MS)
+  ctx.env.advance(MAX_FLUSH_MS + QUIET_WAIT_MS)
   const sent = ctx.ws.sent.slice(before)
   const spans = sent.filter((f) => f.type === "spans")
   assert.deepEqual(spans.flatMap((f) => f.spans.map((s) => s.seq)), Array.from({ length: 100 }, (_, i) => i), "every span once, in order")
@@ -73,9 +74,37 @@ test("the window: FLUSH_MS after a quiet spell, MAX_FLUSH_MS while the page keep
   assert.equal(await spansAfter(FLUSH_MS), 1, "quiet: out within FLUSH_MS")
   assert.equal(await spansAfter(FLUSH_MS), 0, "busy: not yet at FLUSH_MS")
   ctx.env.advance(MAX_FLUSH_MS - FLUSH_MS)
-  assert.equal(ctx.ws.frames("spans").length, 2, "busy: out at MAX_FLUSH_MS")
+  assert.equal(ctx.ws.frames("spans").length, 1, "busy: at MAX_FLUSH_MS the batch waits for the page's next quiet moment")
+  ctx.env.advance(QUIET_WAIT_MS)
+  assert.equal(ctx.ws.frames("spans").length, 2, "no call came: out QUIET_WAIT_MS later")
   ctx.env.advance(BUSY_MS)
   assert.equal(await spansAfter(FLUSH_MS), 1, "quiet again: FLUSH_MS")
+})
+
+test("a busy page's batch leaves right after the next call is accounted, before its window would have ended again", async () => {
+  const ctx = await batched()
+  await call(ctx)
+  ctx.env.advance(FLUSH_MS) // the first batch, after a quiet spell
+  await call(ctx)
+  ctx.env.advance(MAX_FLUSH_MS) // the busy window ended: waiting for a quiet moment
+  assert.equal(ctx.ws.frames("spans").length, 1)
+  await call(ctx) // accounted: the page's quiet moment
+  assert.deepEqual(ctx.ws.frames("spans").map((f) => f.spans.map((s) => s.seq)), [[0], [1, 2]], "both calls, in one frame")
+  ctx.env.advance(QUIET_WAIT_MS)
+  assert.equal(ctx.ws.frames("spans").length, 2, "the deadline timer was cleared")
+})
+
+test("alignFlush: false sends a busy page's batch when its window ends", async () => {
+  const ctx = await connectedAgent({ config: { flushMs: FLUSH_MS, alignFlush: false } })
+  await ctx.host.registerTool({ name: "t", description: "t", inputSchema: { type: "object" }, execute: () => "x" })
+  await settle()
+  ctx.env.run()
+  ctx.env.advance(FLUSH_MS + BUSY_MS)
+  await call(ctx)
+  ctx.env.advance(FLUSH_MS)
+  await call(ctx)
+  ctx.env.advance(MAX_FLUSH_MS)
+  assert.equal(ctx.ws.frames("spans").length, 2)
 })
 
 test("a call still running shows within the window (its start frame), its span when it settles", async () => {

@@ -3,7 +3,7 @@ import { test } from "node:test"
 import assert from "node:assert/strict"
 import { ChannelMirror, validateSpan, MAX_FOREIGN_SESSIONS, MAX_OUTBOX, PROFILER_FIELDS } from "../src/channel.js"
 import { channelBus, setup, settle, FakeWebSocket, manualEnv, fakeWindow, DraftHost } from "../test-support/helpers.mjs"
-import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS } from "../src/window.js"
+import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS } from "../src/pacing.js"
 import { agentOf } from "../src/index.js"
 
 const span = (sessionId, seq, extra = {}) => ({
@@ -189,7 +189,7 @@ test("end to end: spans mirror on the channel with webmcp-profiler's 20 fields; 
   other.close()
 })
 
-// ---- our own spans leave in batches (window.js) ---------------------------------------------------------
+// ---- our own spans leave in batches (pacing.js) ---------------------------------------------------------
 
 /** A mirror posting on a fake bus with manual timers; `heard` is what another context receives. */
 function batchedMirror(opts = {}) {
@@ -273,4 +273,21 @@ test("pagehide posts the agent's held spans before the page goes, with or withou
   assert.deepEqual(bus.log.filter((e) => e.data.kind === "span"), [], "held by the window")
   for (const fn of listeners.pagehide) fn({ persisted: false })
   assert.deepEqual(bus.log.filter((e) => e.data.kind === "span").map((e) => e.data.span.tool), ["t"])
+})
+
+test("alignQuiet: a busy page's batch waits for quiet() (the agent just accounted a call), QUIET_WAIT_MS at most", () => {
+  const { m, env, kinds } = batchedMirror({ alignQuiet: true })
+  m.span(span("aaaaaaaa", 0))
+  env.advance(FLUSH_MS)
+  assert.deepEqual(kinds(), ["span 0"], "after a quiet spell: when the window ends")
+  m.span(span("aaaaaaaa", 1))
+  env.advance(MAX_FLUSH_MS)
+  assert.deepEqual(kinds(), ["span 0"], "busy: waiting for the page's quiet moment")
+  m.quiet()
+  assert.deepEqual(kinds(), ["span 0", "span 1"])
+  m.span(span("aaaaaaaa", 2))
+  env.advance(MAX_FLUSH_MS + QUIET_WAIT_MS)
+  assert.deepEqual(kinds(), ["span 0", "span 1", "span 2"], "no quiet moment came: out at the deadline")
+  m.quiet()
+  assert.equal(kinds().length, 3, "quiet() with nothing waiting posts nothing")
 })
