@@ -632,16 +632,56 @@ function resultFacts(value, profile = "chromium") {
   if (value === null) return facts(4, "null", false, false, {})
   if (t === "number" || t === "bigint") return facts(utf8Length(String(value)), "number", false, false, {})
   if (t === "boolean") return facts(value ? 4 : 5, "boolean", false, false, {})
-  let text
+  let bytes
+  let envelope = false
   try {
-    text = JSON.stringify(value)
+    envelope = isEnvelope(value) // a hostile getter throws here as it would in JSON.stringify
+    bytes = envelope ? envelopeBytes(value) : jsonBytesOf(JSON.stringify(value))
   } catch {
     return facts(0, "unserializable", false, false, {}, 0, false, true)
   }
-  if (typeof text !== "string") return facts(UNDEFINED_BYTES, "undefined", false, true, {})
-  const envelope = isEnvelope(value)
+  if (bytes === undefined) return facts(UNDEFINED_BYTES, "undefined", false, true, {})
   const [types, image] = envelope ? contentFacts(value) : [{}, 0]
-  return facts(utf8Length(text), Array.isArray(value) ? "array" : "object", envelope, false, types, image, true, envelope && value.isError === true)
+  return facts(bytes, Array.isArray(value) ? "array" : "object", envelope, false, types, image, true, envelope && value.isError === true)
+}
+
+const jsonBytesOf = (text) => (typeof text === "string" ? utf8Length(text) : undefined)
+
+// An MCP envelope's long texts are sized where they are instead of copied into one JSON text: JSON.stringify of
+// a 128 KB result builds a 128 KB string the engine must then flatten and collect, on every call (about half of
+// what accounting a 128 KB call cost). The envelope is stringified with each long string as "", and each long
+// string adds its own JSON length: UTF-8 bytes, quotes, and what JSON.stringify escapes. test/bytes.test.mjs
+// holds this to utf8Length(JSON.stringify(value)) over every escape class.
+const LONG_STRING = 4096
+const SHORT_ESCAPES = new Set(['"', "\\", "\b", "\f", "\n", "\r", "\t"])
+const JSON_ESCAPED = /["\\\u0000-\u001f]/g
+const SURROGATE = /[\ud800-\udfff]/
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+
+function envelopeBytes(value) {
+  let longs = null
+  const text = JSON.stringify(value, (key, v) => {
+    if (typeof v !== "string" || v.length < LONG_STRING) return v
+    ;(longs ||= []).push(v)
+    return ""
+  })
+  let n = jsonBytesOf(text)
+  if (n === undefined || longs === null) return n
+  for (const s of longs) n += jsonStringBytes(s) - 2 // its "" is already counted
+  return n
+}
+
+/** UTF-8 bytes of JSON.stringify(s) for a string, without building it. */
+function jsonStringBytes(s) {
+  let n = utf8Length(s) + 2
+  const escaped = s.match(JSON_ESCAPED)
+  if (escaped !== null) for (const c of escaped) n += SHORT_ESCAPES.has(c) ? 1 : 5 // \" or \u00XX
+  if (SURROGATE.test(s)) {
+    // A lone surrogate is written \uDXXX: 6 bytes where utf8Length counted U+FFFD's 3.
+    const lone = s.match(LONE_SURROGATE)
+    if (lone !== null) n += 3 * lone.length
+  }
+  return n
 }
 
 function mcpbFacts(value) {
@@ -736,7 +776,7 @@ function inputText(input) {
     return null
   }
 }
-return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, CONTENT_TYPES, PROFILES, resultFacts, errorText, resultText, inputText };
+return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, CONTENT_TYPES, PROFILES, resultFacts, jsonStringBytes, errorText, resultText, inputText };
 })();
 
 // ---- hooks.js ----

@@ -43,3 +43,45 @@ test("a page that broke TextEncoder still gets exact sizes", async () => {
     globalThis.TextEncoder = saved
   }
 })
+
+// ---- an MCP envelope's long texts are sized in place (measure.js) -------------------------------------
+
+import { resultFacts, jsonStringBytes } from "../src/measure.js"
+
+const ESCAPES = ['"', "\\", "\b", "\f", "\n", "\r", "\t", "\u0000", "\u001f", "\u007f", "é", "€", "😀", "\ud800", "\udc00", "\udbff\udfff", "/", "<"]
+
+function text(len, seed) {
+  let x = seed
+  const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32)
+  let s = ""
+  while (s.length < len) s += rnd() < 0.8 ? "lorem ipsum ".repeat(1 + Math.floor(rnd() * 20)) : ESCAPES[Math.floor(rnd() * ESCAPES.length)]
+  return s
+}
+
+test("an envelope with long texts: the bytes JSON.stringify would give, every escape class, lone and paired surrogates", () => {
+  for (const len of [4095, 4096, 5000, 70000, 131072]) {
+    for (let seed = 1; seed <= 4; seed++) {
+      const a = text(len, seed * 31 + len)
+      const b = text(len / 2, seed * 17 + len)
+      const env = { content: [{ type: "text", text: a }, { type: "text", text: "short \"one\"\n" }, { type: "resource", resource: { uri: "x:/" + b.slice(0, 10), text: b } }], isError: false, structuredContent: { big: a, n: 1.5, u: undefined } }
+      assert.equal(resultFacts(env).resultBytes, Buffer.byteLength(JSON.stringify(env), "utf8"), `length ${len}, seed ${seed}`)
+      assert.equal(jsonStringBytes(a), Buffer.byteLength(JSON.stringify(a), "utf8"))
+    }
+  }
+})
+
+test("a long text made only of escapes, and a lone surrogate at either end", () => {
+  for (const s of ["\n".repeat(5000), "\u0001".repeat(5000), "\ud800" + "x".repeat(5000), "x".repeat(5000) + "\udc00", "\udc00\ud800".repeat(3000)]) {
+    assert.equal(jsonStringBytes(s), Buffer.byteLength(JSON.stringify(s), "utf8"))
+    const env = { content: [{ type: "text", text: s }] }
+    assert.equal(resultFacts(env).resultBytes, Buffer.byteLength(JSON.stringify(env), "utf8"))
+  }
+})
+
+test("an envelope whose toJSON or getter throws is unserializable, as before", () => {
+  const env = { content: [{ type: "text", text: "x".repeat(5000) }], get boom() { throw new Error("no") } }
+  assert.equal(resultFacts(env).serializable, false)
+  const cyc = { content: [{ type: "text", text: "x".repeat(5000) }] }
+  cyc.self = cyc
+  assert.equal(resultFacts(cyc).serializable, false)
+})
