@@ -1049,7 +1049,7 @@ class Collector {
     this.ct = ct || ((t) => clearTimeout(t))
     const qm = globalThis.queueMicrotask // captured: a page replacing it later does not reach us
     this.microtask = microtask !== undefined ? microtask : typeof qm === "function" ? (fn) => qm(fn) : null
-    /** `executeTool` calls the page is awaiting (registry.js): accounting waits for them, see holdFlush */
+    /** `executeTool` calls the page is awaiting (registry.js): accounting waits for them, see scheduleFlush */
     this.pageWaits = 0
     this.holdTimer = null
     /** after each accounting batch: the page's quiet moment, when waiting batches leave (pacing.js) */
@@ -4829,6 +4829,11 @@ class Agent {
     }
     const sessionId = newSessionId()
     this.schedule = config.schedule || makeTaskScheduler(g)
+    // One pair of timer functions for the collector, the uplink and the channel (tests pass manual ones).
+    const timers = {
+      setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
+      clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
+    }
     this.relay = resolveUplink(config, g)
     this.pendingStarts = []
     this.lastStatus = null
@@ -4842,8 +4847,7 @@ class Agent {
       clock: config.clock,
       random: config.random,
       schedule: this.schedule,
-      setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
-      clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
+      ...timers,
       perf: config.performance !== undefined ? config.performance : g.performance,
       sink: {
         start: (call) => self.onStart(call),
@@ -4898,8 +4902,7 @@ class Agent {
         relay: this.relay,
         agent: typeof config.agent === "string" && config.agent ? config.agent : AGENT,
         WebSocket: (config.WebSocket !== undefined ? config.WebSocket : g.WebSocket) || null,
-        setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
-        clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
+        ...timers,
         schedule: this.schedule,
         flushMs: config.flushMs,
         clock: config.clock,
@@ -4923,8 +4926,7 @@ class Agent {
             sessionId,
             uplink: !!this.uplink,
             rate: config.channelRate,
-            setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
-            clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
+            ...timers,
             flushMs: config.flushMs,
             alignQuiet: config.alignFlush !== false,
             BroadcastChannel: (config.BroadcastChannel !== undefined ? config.BroadcastChannel : g.BroadcastChannel) || null,

@@ -59,7 +59,7 @@ export class Collector {
     this.ct = ct || ((t) => clearTimeout(t))
     const qm = globalThis.queueMicrotask // captured: a page replacing it later does not reach us
     this.microtask = microtask !== undefined ? microtask : typeof qm === "function" ? (fn) => qm(fn) : null
-    /** `executeTool` calls the page is awaiting (registry.js): accounting waits for them, see holdFlush */
+    /** `executeTool` calls the page is awaiting (registry.js): accounting waits for them, see scheduleFlush */
     this.pageWaits = 0
     this.holdTimer = null
     /** after each accounting batch: the page's quiet moment, when waiting batches leave (pacing.js) */

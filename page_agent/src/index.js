@@ -71,6 +71,11 @@ class Agent {
     }
     const sessionId = newSessionId()
     this.schedule = config.schedule || makeTaskScheduler(g)
+    // One pair of timer functions for the collector, the uplink and the channel (tests pass manual ones).
+    const timers = {
+      setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
+      clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
+    }
     this.relay = resolveUplink(config, g)
     this.pendingStarts = []
     this.lastStatus = null
@@ -84,8 +89,7 @@ class Agent {
       clock: config.clock,
       random: config.random,
       schedule: this.schedule,
-      setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
-      clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
+      ...timers,
       perf: config.performance !== undefined ? config.performance : g.performance,
       sink: {
         start: (call) => self.onStart(call),
@@ -140,8 +144,7 @@ class Agent {
         relay: this.relay,
         agent: typeof config.agent === "string" && config.agent ? config.agent : AGENT,
         WebSocket: (config.WebSocket !== undefined ? config.WebSocket : g.WebSocket) || null,
-        setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
-        clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
+        ...timers,
         schedule: this.schedule,
         flushMs: config.flushMs,
         clock: config.clock,
@@ -165,8 +168,7 @@ class Agent {
             sessionId,
             uplink: !!this.uplink,
             rate: config.channelRate,
-            setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
-            clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
+            ...timers,
             flushMs: config.flushMs,
             alignQuiet: config.alignFlush !== false,
             BroadcastChannel: (config.BroadcastChannel !== undefined ? config.BroadcastChannel : g.BroadcastChannel) || null,
