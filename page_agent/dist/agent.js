@@ -1274,6 +1274,11 @@ class Collector {
     else this.schedule(() => this.flush())
   }
 
+  /** Is a call under way: running, settled and not yet accounted, or its answer on the way to the page? */
+  calling() {
+    return this.inFlight.size > 0 || this.pending.length > 0 || this.pageWaits > 0
+  }
+
   /** The page called `executeTool` and awaits it: returns the function to call when it has its answer. */
   pageWait() {
     this.pageWaits++
@@ -2569,11 +2574,12 @@ function batchWindow(flushMs, now, lastAt) {
 /** Is the page still calling (the last batch that carried calls left under BUSY_MS ago)? */
 const isBusy = (now, lastAt) => now - lastAt < BUSY_MS
 
-// When a busy page's window ends, its batch waits for the page's next quiet moment: right after the agent
-// accounted a settled call (behind the page's own continuation when the page awaited the call). A batch sent
-// at a random moment lands, a few times a second, on a call in progress (its send, the relay's ack and the
-// browser's IPC for them delay that call), which is what moves a page's p95; right after a call is the moment
-// furthest from the next one. At most MAX_FLUSH_MS more: a page that stopped calling still gets its batch.
+// When a busy page's window ends while a call is under way (running, or its answer on its way back to the
+// page), the batch waits for the page's next quiet moment: right after the agent accounted that call (behind
+// the page's own continuation when the page awaited it). A batch sent at a random moment lands, a few times a
+// second, on a call in progress (its send, the relay's ack and the browser's IPC for them delay that call),
+// which is what moves a page's p95. With no call under way it leaves when its window ends: the page is between
+// calls, and the last calls of a burst are not held back. At most MAX_FLUSH_MS more.
 const QUIET_WAIT_MS = MAX_FLUSH_MS
 return { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, batchWindow, isBusy, QUIET_WAIT_MS };
 })();
@@ -2697,9 +2703,10 @@ class ChannelMirror {
    * @param {Function} [o.setTimeout]
    * @param {Function} [o.clearTimeout]
    * @param {number} [o.flushMs]  batch window for our own spans and updates (0: post each at once)
-   * @param {boolean} [o.alignQuiet]  a busy page's batch waits for quiet() (pacing.js)
+   * @param {boolean} [o.alignQuiet]  a busy page's batch, its window over while a call is under way, waits for quiet() (pacing.js)
+   * @param {() => boolean} [o.calling]  is a call under way?
    */
-  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS, alignQuiet = false }) {
+  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS, alignQuiet = false, calling = () => false }) {
     this.sessionId = sessionId
     this.uplink = !!uplink
     this.st = st || ((fn, ms) => setTimeout(fn, ms))
@@ -2710,6 +2717,7 @@ class ChannelMirror {
     this.outboxTimer = null
     this.lastBatchAt = -Infinity
     this.alignQuiet = !!alignQuiet
+    this.calling = calling
     this.awaitingQuiet = false
     this.settleMs = settleMs
     /** foreign sessions waiting out settleMs: id -> buffered messages */
@@ -2772,7 +2780,7 @@ class ChannelMirror {
     if (this.outboxTimer !== null) return
     const wait = batchWindow(this.flushMs, this.clock(), this.lastBatchAt)
     this.arm(wait, () => {
-      if (!this.alignQuiet || !isBusy(this.clock(), this.lastBatchAt)) return this.flush()
+      if (!this.alignQuiet || !isBusy(this.clock(), this.lastBatchAt) || !this.calling()) return this.flush()
       // pacing.js: a busy page's batch waits for its next quiet moment (quiet()), QUIET_WAIT_MS at most
       this.awaitingQuiet = true
       this.arm(QUIET_WAIT_MS, () => this.flush())
@@ -3043,9 +3051,11 @@ class Uplink {
    * @param {Function} [o.clearTimeout]
    * @param {(fn: Function) => void} [o.schedule]  macrotask scheduler (flushes ride on it when flushMs is 0)
    * @param {number} [o.flushMs]  batch window: frames gathered within it leave in one flush (0: next macrotask)
+   * @param {boolean} [o.alignQuiet]  a busy page's batch, its window over while a call is under way, waits for quiet()
+   * @param {() => boolean} [o.calling]  is a call under way (running, or its answer on the way to the page)?
    * @param {() => number} [o.clock]
    */
-  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock, alignQuiet = false }) {
+  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock, alignQuiet = false, calling = () => false }) {
     this.relay = relay
     this.agent = agent
     this.WS = WS
@@ -3064,6 +3074,7 @@ class Uplink {
     this.flushMs = Number.isFinite(flushMs) && flushMs > 0 ? Math.min(flushMs, MAX_FLUSH_MS) : 0
     this.flushTimer = null
     this.alignQuiet = !!alignQuiet
+    this.calling = calling
     this.awaitingQuiet = false
     this.flushing = false
     this.lastSpansAt = -Infinity // when a flush last carried spans: calls within BUSY_MS of it mean a busy page
@@ -3210,7 +3221,7 @@ class Uplink {
     if (this.flushMs) {
       this.flushTimer = this.st(() => {
         this.flushTimer = null
-        if (this.alignQuiet && isBusy(this.clock(), this.lastSpansAt)) {
+        if (this.alignQuiet && isBusy(this.clock(), this.lastSpansAt) && this.calling()) {
           // pacing.js: wait for the page's next quiet moment (quiet()), or QUIET_WAIT_MS at most
           this.awaitingQuiet = true
           this.flushTimer = this.st(() => {
@@ -4438,7 +4449,7 @@ const CONFIG_DOCS = {
   channel: { doc: "the BroadcastChannel's name", default: '"webmcp-perf:" + location.origin' },
   pollMs: { doc: "how often to look for a registry until one is found", default: "250" },
   flushMs: { doc: "the batch window of the uplink and the channel: what gathers within it leaves together (0: on the next task; at most 250)", default: "50" },
-  alignFlush: { doc: "a busy page's batch, its window over, leaves right after the next call is accounted (within 250 ms); false: when the window ends", default: "true" },
+  alignFlush: { doc: "a busy page's batch whose window ends during a call leaves right after that call is accounted (within 250 ms); false: when the window ends", default: "true" },
   tokenEstimator: { doc: "({kind, bytes}) => tokens for kind input, text, image; schema tokens too", default: "ceil(bytes/4); images at decoded size" },
   onSpan: { doc: "a span listener subscribed at attach", default: "none" },
   sample: { doc: "share of calls measured, clamped to 0..1; the rest run unmeasured", default: "1" },
@@ -4908,6 +4919,7 @@ class Agent {
         flushMs: config.flushMs,
         clock: config.clock,
         alignQuiet: config.alignFlush !== false,
+        calling: () => this.collector.calling(),
       })
       this.feed = this.ownFeed()
       this.collector.lostFn = () => this.feed.delivery.lost
@@ -4930,6 +4942,7 @@ class Agent {
             ...timers,
             flushMs: config.flushMs,
             alignQuiet: config.alignFlush !== false,
+        calling: () => this.collector.calling(),
             BroadcastChannel: (config.BroadcastChannel !== undefined ? config.BroadcastChannel : g.BroadcastChannel) || null,
             onSession: (id) => this.foreignSession(id),
             onSpan: (span) => this.foreignSpan(span),

@@ -116,9 +116,10 @@ export class ChannelMirror {
    * @param {Function} [o.setTimeout]
    * @param {Function} [o.clearTimeout]
    * @param {number} [o.flushMs]  batch window for our own spans and updates (0: post each at once)
-   * @param {boolean} [o.alignQuiet]  a busy page's batch waits for quiet() (pacing.js)
+   * @param {boolean} [o.alignQuiet]  a busy page's batch, its window over while a call is under way, waits for quiet() (pacing.js)
+   * @param {() => boolean} [o.calling]  is a call under way?
    */
-  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS, alignQuiet = false }) {
+  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS, alignQuiet = false, calling = () => false }) {
     this.sessionId = sessionId
     this.uplink = !!uplink
     this.st = st || ((fn, ms) => setTimeout(fn, ms))
@@ -129,6 +130,7 @@ export class ChannelMirror {
     this.outboxTimer = null
     this.lastBatchAt = -Infinity
     this.alignQuiet = !!alignQuiet
+    this.calling = calling
     this.awaitingQuiet = false
     this.settleMs = settleMs
     /** foreign sessions waiting out settleMs: id -> buffered messages */
@@ -191,7 +193,7 @@ export class ChannelMirror {
     if (this.outboxTimer !== null) return
     const wait = batchWindow(this.flushMs, this.clock(), this.lastBatchAt)
     this.arm(wait, () => {
-      if (!this.alignQuiet || !isBusy(this.clock(), this.lastBatchAt)) return this.flush()
+      if (!this.alignQuiet || !isBusy(this.clock(), this.lastBatchAt) || !this.calling()) return this.flush()
       // pacing.js: a busy page's batch waits for its next quiet moment (quiet()), QUIET_WAIT_MS at most
       this.awaitingQuiet = true
       this.arm(QUIET_WAIT_MS, () => this.flush())

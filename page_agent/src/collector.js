@@ -283,6 +283,11 @@ export class Collector {
     else this.schedule(() => this.flush())
   }
 
+  /** Is a call under way: running, settled and not yet accounted, or its answer on the way to the page? */
+  calling() {
+    return this.inFlight.size > 0 || this.pending.length > 0 || this.pageWaits > 0
+  }
+
   /** The page called `executeTool` and awaits it: returns the function to call when it has its answer. */
   pageWait() {
     this.pageWaits++

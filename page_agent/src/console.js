@@ -103,7 +103,7 @@ export const CONFIG_DOCS = {
   channel: { doc: "the BroadcastChannel's name", default: '"webmcp-perf:" + location.origin' },
   pollMs: { doc: "how often to look for a registry until one is found", default: "250" },
   flushMs: { doc: "the batch window of the uplink and the channel: what gathers within it leaves together (0: on the next task; at most 250)", default: "50" },
-  alignFlush: { doc: "a busy page's batch, its window over, leaves right after the next call is accounted (within 250 ms); false: when the window ends", default: "true" },
+  alignFlush: { doc: "a busy page's batch whose window ends during a call leaves right after that call is accounted (within 250 ms); false: when the window ends", default: "true" },
   tokenEstimator: { doc: "({kind, bytes}) => tokens for kind input, text, image; schema tokens too", default: "ceil(bytes/4); images at decoded size" },
   onSpan: { doc: "a span listener subscribed at attach", default: "none" },
   sample: { doc: "share of calls measured, clamped to 0..1; the rest run unmeasured", default: "1" },

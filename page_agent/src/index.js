@@ -149,6 +149,7 @@ class Agent {
         flushMs: config.flushMs,
         clock: config.clock,
         alignQuiet: config.alignFlush !== false,
+        calling: () => this.collector.calling(),
       })
       this.feed = this.ownFeed()
       this.collector.lostFn = () => this.feed.delivery.lost
@@ -171,6 +172,7 @@ class Agent {
             ...timers,
             flushMs: config.flushMs,
             alignQuiet: config.alignFlush !== false,
+        calling: () => this.collector.calling(),
             BroadcastChannel: (config.BroadcastChannel !== undefined ? config.BroadcastChannel : g.BroadcastChannel) || null,
             onSession: (id) => this.foreignSession(id),
             onSpan: (span) => this.foreignSpan(span),

@@ -24,9 +24,10 @@ export function batchWindow(flushMs, now, lastAt) {
 /** Is the page still calling (the last batch that carried calls left under BUSY_MS ago)? */
 export const isBusy = (now, lastAt) => now - lastAt < BUSY_MS
 
-// When a busy page's window ends, its batch waits for the page's next quiet moment: right after the agent
-// accounted a settled call (behind the page's own continuation when the page awaited the call). A batch sent
-// at a random moment lands, a few times a second, on a call in progress (its send, the relay's ack and the
-// browser's IPC for them delay that call), which is what moves a page's p95; right after a call is the moment
-// furthest from the next one. At most MAX_FLUSH_MS more: a page that stopped calling still gets its batch.
+// When a busy page's window ends while a call is under way (running, or its answer on its way back to the
+// page), the batch waits for the page's next quiet moment: right after the agent accounted that call (behind
+// the page's own continuation when the page awaited it). A batch sent at a random moment lands, a few times a
+// second, on a call in progress (its send, the relay's ack and the browser's IPC for them delay that call),
+// which is what moves a page's p95. With no call under way it leaves when its window ends: the page is between
+// calls, and the last calls of a burst are not held back. At most MAX_FLUSH_MS more.
 export const QUIET_WAIT_MS = MAX_FLUSH_MS

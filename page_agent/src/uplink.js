@@ -135,9 +135,11 @@ export class Uplink {
    * @param {Function} [o.clearTimeout]
    * @param {(fn: Function) => void} [o.schedule]  macrotask scheduler (flushes ride on it when flushMs is 0)
    * @param {number} [o.flushMs]  batch window: frames gathered within it leave in one flush (0: next macrotask)
+   * @param {boolean} [o.alignQuiet]  a busy page's batch, its window over while a call is under way, waits for quiet()
+   * @param {() => boolean} [o.calling]  is a call under way (running, or its answer on the way to the page)?
    * @param {() => number} [o.clock]
    */
-  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock, alignQuiet = false }) {
+  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock, alignQuiet = false, calling = () => false }) {
     this.relay = relay
     this.agent = agent
     this.WS = WS
@@ -156,6 +158,7 @@ export class Uplink {
     this.flushMs = Number.isFinite(flushMs) && flushMs > 0 ? Math.min(flushMs, MAX_FLUSH_MS) : 0
     this.flushTimer = null
     this.alignQuiet = !!alignQuiet
+    this.calling = calling
     this.awaitingQuiet = false
     this.flushing = false
     this.lastSpansAt = -Infinity // when a flush last carried spans: calls within BUSY_MS of it mean a busy page
@@ -302,7 +305,7 @@ export class Uplink {
     if (this.flushMs) {
       this.flushTimer = this.st(() => {
         this.flushTimer = null
-        if (this.alignQuiet && isBusy(this.clock(), this.lastSpansAt)) {
+        if (this.alignQuiet && isBusy(this.clock(), this.lastSpansAt) && this.calling()) {
           // pacing.js: wait for the page's next quiet moment (quiet()), or QUIET_WAIT_MS at most
           this.awaitingQuiet = true
           this.flushTimer = this.st(() => {

@@ -74,24 +74,50 @@ test("the window: FLUSH_MS after a quiet spell, MAX_FLUSH_MS while the page keep
   assert.equal(await spansAfter(FLUSH_MS), 1, "quiet: out within FLUSH_MS")
   assert.equal(await spansAfter(FLUSH_MS), 0, "busy: not yet at FLUSH_MS")
   ctx.env.advance(MAX_FLUSH_MS - FLUSH_MS)
-  assert.equal(ctx.ws.frames("spans").length, 1, "busy: at MAX_FLUSH_MS the batch waits for the page's next quiet moment")
-  ctx.env.advance(QUIET_WAIT_MS)
-  assert.equal(ctx.ws.frames("spans").length, 2, "no call came: out QUIET_WAIT_MS later")
+  assert.equal(ctx.ws.frames("spans").length, 2, "busy, no call under way: out at MAX_FLUSH_MS")
   ctx.env.advance(BUSY_MS)
   assert.equal(await spansAfter(FLUSH_MS), 1, "quiet again: FLUSH_MS")
 })
 
-test("a busy page's batch leaves right after the next call is accounted, before its window would have ended again", async () => {
+test("a busy page's window ending during a call: the batch leaves right after that call is accounted", async () => {
   const ctx = await batched()
+  let release = null
+  await ctx.host.registerTool({ name: "slow", description: "s", inputSchema: { type: "object" }, execute: () => new Promise((r) => (release = r)) })
+  await settle()
+  ctx.env.run()
+  ctx.env.advance(FLUSH_MS + BUSY_MS)
   await call(ctx)
   ctx.env.advance(FLUSH_MS) // the first batch, after a quiet spell
   await call(ctx)
-  ctx.env.advance(MAX_FLUSH_MS) // the busy window ended: waiting for a quiet moment
-  assert.equal(ctx.ws.frames("spans").length, 1)
-  await call(ctx) // accounted: the page's quiet moment
-  assert.deepEqual(ctx.ws.frames("spans").map((f) => f.spans.map((s) => s.seq)), [[0], [1, 2]], "both calls, in one frame")
+  const p = ctx.host.executeTool({ name: "slow" }, {}) // under way when the busy window ends
+  await settle()
+  ctx.env.run()
+  ctx.env.advance(MAX_FLUSH_MS)
+  assert.equal(ctx.ws.frames("spans").length, 1, "waiting for the call under way")
+  release("done")
+  await p
+  await settle() // accounted behind the page's continuation: the quiet moment
+  assert.deepEqual(ctx.ws.frames("spans").map((f) => f.spans.map((s) => s.tool)), [["t"], ["t", "slow"]], "both calls, in one frame")
   ctx.env.advance(QUIET_WAIT_MS)
   assert.equal(ctx.ws.frames("spans").length, 2, "the deadline timer was cleared")
+})
+
+test("a call under way that outlasts QUIET_WAIT_MS: the batch leaves at the deadline", async () => {
+  const ctx = await batched()
+  await ctx.host.registerTool({ name: "hang", description: "h", inputSchema: { type: "object" }, execute: () => new Promise(() => {}) })
+  await settle()
+  ctx.env.run()
+  ctx.env.advance(FLUSH_MS + BUSY_MS)
+  await call(ctx)
+  ctx.env.advance(FLUSH_MS)
+  await call(ctx)
+  ctx.host.executeTool({ name: "hang" }, {})
+  await settle()
+  ctx.env.run()
+  ctx.env.advance(MAX_FLUSH_MS)
+  assert.equal(ctx.ws.frames("spans").length, 1)
+  ctx.env.advance(QUIET_WAIT_MS)
+  assert.equal(ctx.ws.frames("spans").length, 2)
 })
 
 test("alignFlush: false sends a busy page's batch when its window ends", async () => {

@@ -275,8 +275,9 @@ test("pagehide posts the agent's held spans before the page goes, with or withou
   assert.deepEqual(bus.log.filter((e) => e.data.kind === "span").map((e) => e.data.span.tool), ["t"])
 })
 
-test("alignQuiet: a busy page's batch waits for quiet() (the agent just accounted a call), QUIET_WAIT_MS at most", () => {
-  const { m, env, kinds } = batchedMirror({ alignQuiet: true })
+test("alignQuiet: a busy page's batch, its window over during a call, waits for quiet(), QUIET_WAIT_MS at most", () => {
+  let calling = true
+  const { m, env, kinds } = batchedMirror({ alignQuiet: true, calling: () => calling })
   m.span(span("aaaaaaaa", 0))
   env.advance(FLUSH_MS)
   assert.deepEqual(kinds(), ["span 0"], "after a quiet spell: when the window ends")
@@ -290,4 +291,8 @@ test("alignQuiet: a busy page's batch waits for quiet() (the agent just accounte
   assert.deepEqual(kinds(), ["span 0", "span 1", "span 2"], "no quiet moment came: out at the deadline")
   m.quiet()
   assert.equal(kinds().length, 3, "quiet() with nothing waiting posts nothing")
+  calling = false
+  m.span(span("aaaaaaaa", 3))
+  env.advance(MAX_FLUSH_MS)
+  assert.deepEqual(kinds().at(-1), "span 3", "no call under way: out when the window ends")
 })
