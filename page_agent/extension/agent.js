@@ -676,7 +676,7 @@ function jsonStringBytes(s) {
   const escaped = s.match(JSON_ESCAPED)
   if (escaped !== null) for (const c of escaped) n += SHORT_ESCAPES.has(c) ? 1 : 5 // \" or \u00XX
   if (SURROGATE.test(s)) {
-    // A lone surrogate is written \uDXXX: 6 bytes where utf8Length counted U+FFFD's 3.
+    // A lone surrogate is written as a \u escape: 6 bytes where utf8Length counted U+FFFD's 3.
     const lone = s.match(LONE_SURROGATE)
     if (lone !== null) n += 3 * lone.length
   }

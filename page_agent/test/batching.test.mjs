@@ -82,13 +82,7 @@ test("the window: FLUSH_MS after a quiet spell, MAX_FLUSH_MS while the page keep
 test("a busy page's window ending during a call: the batch leaves right after that call is accounted", async () => {
   const ctx = await batched()
   let release = null
-  await ctx.host.registerTool({ name: "slow", description: "s", inputSchema: { type: "object" }, execute: () => new Promise((r) => (release = r)) })
-  await settle()
-  ctx.env.run()
-  ctx.env.advance(FLUSH_MS + BUSY_MS)
-  await call(ctx)
-  ctx.env.advance(FLUSH_MS) // the first batch, after a quiet spell
-  await call(ctx)
+  await busyAfter(ctx, { name: "slow", execute: () => new Promise((r) => (release = r)) })
   const p = ctx.host.executeTool({ name: "slow" }, {}) // under way when the busy window ends
   await settle()
   ctx.env.run()
@@ -102,15 +96,20 @@ test("a busy page's window ending during a call: the batch leaves right after th
   assert.equal(ctx.ws.frames("spans").length, 2, "the deadline timer was cleared")
 })
 
-test("a call under way that outlasts QUIET_WAIT_MS: the batch leaves at the deadline", async () => {
-  const ctx = await batched()
-  await ctx.host.registerTool({ name: "hang", description: "h", inputSchema: { type: "object" }, execute: () => new Promise(() => {}) })
+/** Two calls after a quiet spell (the first batch leaves, the page is busy); `extra` registered beforehand. */
+async function busyAfter(ctx, extra) {
+  await ctx.host.registerTool({ description: extra.name, inputSchema: { type: "object" }, ...extra })
   await settle()
   ctx.env.run()
   ctx.env.advance(FLUSH_MS + BUSY_MS)
   await call(ctx)
-  ctx.env.advance(FLUSH_MS)
+  ctx.env.advance(FLUSH_MS) // the first batch, after a quiet spell
   await call(ctx)
+}
+
+test("a call under way that outlasts QUIET_WAIT_MS: the batch leaves at the deadline", async () => {
+  const ctx = await batched()
+  await busyAfter(ctx, { name: "hang", execute: () => new Promise(() => {}) })
   ctx.host.executeTool({ name: "hang" }, {})
   await settle()
   ctx.env.run()
@@ -122,13 +121,7 @@ test("a call under way that outlasts QUIET_WAIT_MS: the batch leaves at the dead
 
 test("alignFlush: false sends a busy page's batch when its window ends", async () => {
   const ctx = await connectedAgent({ config: { flushMs: FLUSH_MS, alignFlush: false } })
-  await ctx.host.registerTool({ name: "t", description: "t", inputSchema: { type: "object" }, execute: () => "x" })
-  await settle()
-  ctx.env.run()
-  ctx.env.advance(FLUSH_MS + BUSY_MS)
-  await call(ctx)
-  ctx.env.advance(FLUSH_MS)
-  await call(ctx)
+  await busyAfter(ctx, { name: "t", execute: () => "x" })
   ctx.env.advance(MAX_FLUSH_MS)
   assert.equal(ctx.ws.frames("spans").length, 2)
 })

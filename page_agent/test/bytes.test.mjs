@@ -3,16 +3,22 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { utf8Length } from "../src/util.js"
+import { resultFacts, jsonStringBytes } from "../src/measure.js"
 
 const PIECES = ["a", "\"", "é", "€", "😀", "\ud800", "\udc00", "\n", "\u0000"]
+const ESCAPES = ['"', "\\", "\b", "\f", "\n", "\r", "\t", "\u0000", "\u001f", "\u007f", "é", "€", "😀", "\ud800", "\udc00", "\udbff\udfff", "/", "<"]
 
-function sample(len, seed) {
+/** A seeded string of at least `len` units: runs of `filler` (`plain` of the time), else one of `pieces`. */
+function seeded(len, seed, { filler, plain, pieces }) {
   let x = seed
   const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32)
   let s = ""
-  while (s.length < len) s += rnd() < 0.9 ? "x".repeat(1 + Math.floor(rnd() * 200)) : PIECES[Math.floor(rnd() * PIECES.length)]
+  while (s.length < len) s += rnd() < plain ? filler.repeat(1 + Math.floor(rnd() * 200)) : pieces[Math.floor(rnd() * pieces.length)]
   return s
 }
+
+const sample = (len, seed) => seeded(len, seed, { filler: "x", plain: 0.9, pieces: PIECES })
+const text = (len, seed) => seeded(len, seed, { filler: "lorem ipsum ", plain: 0.8, pieces: ESCAPES })
 
 test("every length, short and long, counts what Buffer.byteLength counts", () => {
   for (const len of [0, 1, 4095, 4096, 4097, 65535, 65536, 65537, 131072, 200003]) {
@@ -45,18 +51,6 @@ test("a page that broke TextEncoder still gets exact sizes", async () => {
 })
 
 // ---- an MCP envelope's long texts are sized in place (measure.js) -------------------------------------
-
-import { resultFacts, jsonStringBytes } from "../src/measure.js"
-
-const ESCAPES = ['"', "\\", "\b", "\f", "\n", "\r", "\t", "\u0000", "\u001f", "\u007f", "é", "€", "😀", "\ud800", "\udc00", "\udbff\udfff", "/", "<"]
-
-function text(len, seed) {
-  let x = seed
-  const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32)
-  let s = ""
-  while (s.length < len) s += rnd() < 0.8 ? "lorem ipsum ".repeat(1 + Math.floor(rnd() * 20)) : ESCAPES[Math.floor(rnd() * ESCAPES.length)]
-  return s
-}
 
 test("an envelope with long texts: the bytes JSON.stringify would give, every escape class, lone and paired surrogates", () => {
   for (const len of [4095, 4096, 5000, 70000, 131072]) {
