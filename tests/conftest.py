@@ -13,6 +13,15 @@ from tests.lanes.helpers import SiteServer
 from tests.relay_thread import RelayThread
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A benchmark runs as long as WMCP_BENCH_SECONDS says, several times over (ways, rounds, the baseline):
+    its timeout follows that instead of the suite's 180 s."""
+    seconds = float(os.environ.get("WMCP_BENCH_SECONDS", "30"))
+    for item in items:
+        if item.get_closest_marker("bench") is not None and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(300 + 20 * seconds))
 VECTORS = ROOT / "tests" / "vectors"
 
 

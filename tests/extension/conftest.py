@@ -158,14 +158,17 @@ def pair(ctx: BrowserContext, ext_id: str, port: int, token: str) -> None:
     page.close()
 
 
+# Each step has a deadline that names it: a step that never settles fails the test saying which (one full run
+# once hung here for 15 minutes with nothing to say where).
 RUN = """async ({ names, q }) => {
-  await window.registered
+  const within = (p, what) => Promise.race([p, new Promise((_, no) => setTimeout(() => no(new Error(`${what} did not settle in 20 s at ${location.href}`)), 20000))])
+  await within(window.registered, "the page's registerTool")
   const mc = document.modelContext
-  const listed = await mc.getTools()
+  const listed = await within(mc.getTools(), "getTools()")
   const out = []
   for (const name of names) {
     const t = listed.find((x) => x.name === name)
-    out.push({ name, input: JSON.stringify({ q }), text: await mc.executeTool(t, { q }) })
+    out.push({ name, input: JSON.stringify({ q }), text: await within(mc.executeTool(t, { q }), `executeTool(${name})`) })
   }
   return out
 }"""
