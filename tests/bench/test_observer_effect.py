@@ -19,17 +19,23 @@ asserted: on a shared machine a 5 % band is inside the noise. What is asserted h
 agent connected in both observed ways, and every way kept the page's call schedule.
 
   pytest tests/bench/test_observer_effect.py -m bench -s    (WMCP_BENCH_SECONDS: seconds per way, default 30)
+
+`test_what_each_part_of_the_agent_costs` switches the agent's parts on one at a time (alone, with the channel
+mirror, with the uplink, whole) against no agent, on the same page and schedule: where the cost lies.
 """
 
 from __future__ import annotations
 
+import html
 import http.server
+import json
 import math
 import os
 import threading
 import time
+import urllib.parse
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from playwright.sync_api import Browser, sync_playwright
@@ -37,7 +43,8 @@ from playwright.sync_api import Browser, sync_playwright
 from tests.bench import procs
 
 SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "30"))
-ROUNDS = 3
+# Taking turns over 3 rounds spreads the machine's drift; the check's 3 s smoke pass runs each way once.
+ROUNDS = 3 if SECONDS >= 9 else 1
 RATE = 100
 SIZES = {"1 KB": 1024, "128 KB": 128 * 1024}
 WAYS = ("none", "relay", "dashboard")
@@ -79,7 +86,8 @@ PAGE = """<!doctype html><meta charset="utf-8"><title>observer effect</title>
 
 
 class _Pages(http.server.BaseHTTPRequestHandler):
-    """`/<size>` is the page without the agent; `/<size>?agent=URL` loads the agent from the relay at URL."""
+    """`/<size>` is the page without the agent; `/<size>?agent=URL` loads the agent from the relay at URL, and
+    `&cfg=JSON` gives it that config (window.__WMCP_CONFIG__)."""
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -89,8 +97,14 @@ class _Pages(http.server.BaseHTTPRequestHandler):
         if not path.strip("/").isdigit():
             self.send_error(404)
             return
-        agent = query[len("agent="):] if query.startswith("agent=") else ""
-        tag = f'<script src="{agent}"></script>' if agent else ""
+        q = urllib.parse.parse_qs(query)
+        agent = q.get("agent", [""])[0]
+        tag = ""
+        if "cfg" in q:  # our own JSON, re-encoded so nothing in it can close the script element
+            config = json.dumps(json.loads(q["cfg"][0])).replace("<", "\\u003c")
+            tag += f"<script>window.__WMCP_CONFIG__ = {config}</script>"
+        if agent:
+            tag += f'<script src="{html.escape(agent)}"></script>'
         body = PAGE.format(agent=tag, size=int(path.strip("/"))).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -102,22 +116,46 @@ class _Pages(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
+def page_url(base: str, size: int, agent_url: str | None = None, config: dict[str, Any] | None = None) -> str:
+    query = {**({"agent": agent_url} if agent_url else {}), **({"cfg": json.dumps(config)} if config is not None else {})}
+    return f"{base}/{size}" + (f"?{urllib.parse.urlencode(query)}" if query else "")
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, math.floor(p * len(ordered)))]
 
 
-def browser_cpu() -> float:
-    """CPU seconds of every Chromium process this test started (the browser, its renderers and helpers)."""
-    total = 0.0
+def _chromium_pids() -> list[int]:
+    pids = []
     for pid in procs.descendants(os.getpid()):
         try:
             name = Path(f"/proc/{pid}/comm").read_text().strip()
-            if "chrom" in name or "headless" in name:
-                total += procs.run_seconds(pid)
         except OSError:
             continue
+        if "chrom" in name or "headless" in name:
+            pids.append(pid)
+    return pids
+
+
+def _each(pids: list[int], read: Callable[[int], float]) -> float:
+    total = 0.0
+    for pid in pids:
+        try:
+            total += read(pid)
+        except OSError:
+            continue  # a helper process that ended meanwhile
     return total
+
+
+def browser_cpu() -> float:
+    """CPU seconds of every Chromium process this test started (the browser, its renderers and helpers)."""
+    return _each(_chromium_pids(), procs.run_seconds)
+
+
+def browser_slices() -> float:
+    """Times any thread of those processes was put on a CPU: the browser's wake-ups."""
+    return _each(_chromium_pids(), procs.run_slices)
 
 
 def one_way(browser: Browser, base: str, size: int, way: str, seconds: float, run: Path) -> dict[str, Any]:
@@ -126,8 +164,7 @@ def one_way(browser: Browser, base: str, size: int, way: str, seconds: float, ru
     def measure(observer: procs.Wmcp | None) -> dict[str, Any]:
         context = browser.new_context()
         page = context.new_page()
-        url = f"{base}/{size}" + (f"?agent={observer.agent_url}" if observer else "")
-        page.goto(url)
+        page.goto(page_url(base, size, observer.agent_url if observer else None))
         page.wait_for_function("window.registered")
         assert page.evaluate("crossOriginIsolated"), "the page must be cross-origin isolated for its 5 µs clock"
         if observer is not None:  # the agent is connected: its session reached the relay
@@ -201,3 +238,78 @@ def test_observer_effect(tmp_path: Path) -> None:
     for (label, way), r in results.items():
         # every way kept the page's schedule (a stalled page would make far fewer calls)
         assert r["calls"] >= RATE * SECONDS * 0.5, f"{label} {way}: only {r['calls']} calls in {SECONDS} s"
+
+
+# -- what each part of the agent costs ------------------------------------------------------------------------
+
+# The agent's config for each part, switched on one at a time (`relay` is webmcp-profiler's name for the
+# BroadcastChannel mirror). Every agent is loaded from the same headless relay; only the last two connect to it.
+PARTS: dict[str, dict[str, Any] | None] = {
+    "no agent": None,
+    "agent alone": {"uplink": False, "relay": False},  # wraps and measures every call; nothing leaves the page
+    "+ channel": {"uplink": False},  # and mirrors every span on the BroadcastChannel
+    "+ uplink": {"relay": False},  # and streams them to the relay instead
+    "whole agent": {},
+}
+PART_SIZE = int(os.environ.get("WMCP_BENCH_SIZE", "1024"))
+
+
+def one_part(browser: Browser, base: str, relay: procs.Wmcp, config: dict[str, Any] | None, seconds: float) -> dict[str, Any]:
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(page_url(base, PART_SIZE, relay.agent_url if config is not None else None, config))
+    page.wait_for_function("window.registered")
+    assert page.evaluate("crossOriginIsolated"), "the page must be cross-origin isolated for its 5 µs clock"
+    uplinked = config is not None and config.get("uplink") is not False
+    if uplinked:
+        page.wait_for_function("globalThis.__webmcpPerf && (__webmcpPerf.relay() || {}).state === 'open'", timeout=20_000)
+    page.evaluate("runCalls({ rate: 20, seconds: 0.5 })")  # warm up the JIT (and the socket)
+    b0, w0, t0 = browser_cpu(), browser_slices(), time.monotonic()
+    times = page.evaluate("(a) => runCalls(a)", {"rate": RATE, "seconds": seconds})
+    b1, w1, t1 = browser_cpu(), browser_slices(), time.monotonic()
+    seen = page.evaluate("globalThis.__webmcpPerf ? [__webmcpPerf.spans().length, (__webmcpPerf.relay() || {}).acks || 0] : null")
+    context.close()
+    return {"times": times, "wall": t1 - t0, "browser": b1 - b0, "wakes": w1 - w0, "seen": seen}
+
+
+@pytest.mark.bench
+def test_what_each_part_of_the_agent_costs(tmp_path: Path) -> None:
+    """The same page and schedule as above, the agent's parts switched on one at a time (PARTS), taking turns
+    over ROUNDS rounds: where the whole agent's cost lies. WMCP_BENCH_SIZE sets the result's bytes (1024)."""
+    chromium = os.environ.get("WMCP_CHROMIUM", "/usr/bin/chromium")
+    if not Path(chromium).is_file():
+        pytest.fail(f"Chromium not found at {chromium}: apt-get install -y chromium", pytrace=False)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in PARTS}
+    try:
+        with sync_playwright() as p, procs.wmcp(tmp_path / "relay", headless=True) as relay:
+            browser = p.chromium.launch(executable_path=chromium, args=ARGS)
+            for _ in range(ROUNDS):
+                for name, config in PARTS.items():
+                    rounds[name].append(one_part(browser, base, relay, config, SECONDS / ROUNDS))
+            browser.close()
+    finally:
+        httpd.shutdown()
+
+    print()
+    print(f"what each part of the agent costs: {RATE} calls/s of a {PART_SIZE:,}-byte result for {SECONDS:.0f} s per part "
+          f"({ROUNDS} rounds, taking turns), {os.cpu_count()} cores")
+    print("  part            calls  page p50  page p95  p95 shift  browser CPU  CPU shift  wake-ups/s")
+    base_row: dict[str, float] = {}
+    for name, runs in rounds.items():
+        times = [t for r in runs for t in r["times"]]
+        wall = sum(r["wall"] for r in runs)
+        row = {"p95": pct(times, 0.95), "cpu": sum(r["browser"] for r in runs) / wall}
+        base_row = base_row or row
+        print(f"  {name:<14} {len(times):6d}  {pct(times, 0.5):6.3f} ms {row['p95']:6.3f} ms  {(row['p95'] / base_row['p95'] - 1) * 100:+7.1f} %"
+              f"  {row['cpu'] * 100:8.1f} %  {(row['cpu'] - base_row['cpu']) * 100:+5.2f} pt  {sum(r['wakes'] for r in runs) / wall:8.0f}")
+        assert len(times) >= RATE * SECONDS * 0.5, f"{name}: only {len(times)} calls in {SECONDS} s"
+        for r in runs:  # each part really ran: the agent measured the calls, and the uplinked ones were acked
+            config = PARTS[name]
+            if config is None:
+                assert r["seen"] is None, f"{name}: an agent was found in the page"
+                continue
+            assert r["seen"] is not None and r["seen"][0] > 0, f"{name}: the agent measured no call ({r['seen']})"
+            assert (r["seen"][1] > 0) == (config.get("uplink") is not False), f"{name}: acks {r['seen'][1]}"
