@@ -6,7 +6,7 @@ import { utf8Length } from "../src/util.js"
 import { resultFacts, jsonStringBytes } from "../src/measure.js"
 
 const PIECES = ["a", "\"", "é", "€", "😀", "\ud800", "\udc00", "\n", "\u0000"]
-const ESCAPES = ['"', "\\", "\b", "\f", "\n", "\r", "\t", "\u0000", "\u001f", "\u007f", "é", "€", "😀", "\ud800", "\udc00", "\udbff\udfff", "/", "<"]
+const ESCAPES = ['"', "\\", "\b", "\f", "\n", "\r", "\t", "\u0000", "\u0007", "\u000b", "\u000e", "\u001f", "\u007f", "é", "€", "😀", "\ud800", "\udc00", "\udbff\udfff", "/", "<"]
 
 /** A seeded string of at least `len` units: runs of `filler` (`plain` of the time), else one of `pieces`. */
 function seeded(len, seed, { filler, plain, pieces }) {
@@ -69,6 +69,18 @@ test("a long text made only of escapes, and a lone surrogate at either end", () 
     assert.equal(jsonStringBytes(s), Buffer.byteLength(JSON.stringify(s), "utf8"))
     const env = { content: [{ type: "text", text: s }] }
     assert.equal(resultFacts(env).resultBytes, Buffer.byteLength(JSON.stringify(env), "utf8"))
+  }
+})
+
+test("a page that patches String.prototype.indexOf later changes no count", () => {
+  const s = text(70000, 5)
+  const want = Buffer.byteLength(JSON.stringify(s), "utf8")
+  const real = String.prototype.indexOf
+  String.prototype.indexOf = () => -1 // eslint-disable-line no-extend-native
+  try {
+    assert.equal(jsonStringBytes(s), want)
+  } finally {
+    String.prototype.indexOf = real // eslint-disable-line no-extend-native
   }
 })
 
