@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
 from tests.bench import procs
 
@@ -158,29 +158,42 @@ def browser_slices() -> float:
     return _each(_chromium_pids(), procs.run_slices)
 
 
+def open_page(browser: Browser, url: str) -> tuple[BrowserContext, Page]:
+    """The bench page at `url` in a context of its own, its tool registered."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_function("window.registered")
+    assert page.evaluate("crossOriginIsolated"), "the page must be cross-origin isolated for its 5 µs clock"
+    return context, page
+
+
+def timed_calls(page: Page, seconds: float, observer_pid: int | None = None) -> dict[str, Any]:
+    """Warm up, then RATE calls a second for `seconds`: the page's own call times, and what the browser (and the
+    observer process) spent meanwhile."""
+    page.evaluate("runCalls({ rate: 20, seconds: 0.5 })")  # warm up the JIT (and the socket)
+    b0, w0, m0, t0 = browser_cpu(), browser_slices(), procs.machine(), time.monotonic()
+    o0 = procs.run_seconds(observer_pid) if observer_pid else 0.0
+    times = page.evaluate("(a) => runCalls(a)", {"rate": RATE, "seconds": seconds})
+    b1, w1, m1, t1 = browser_cpu(), browser_slices(), procs.machine(), time.monotonic()
+    o1 = procs.run_seconds(observer_pid) if observer_pid else 0.0
+    return {"times": times, "wall": t1 - t0, "browser": b1 - b0, "wakes": w1 - w0, "observer": o1 - o0,
+            "machine": (m0, m1), "load": os.getloadavg()[0]}
+
+
 def one_way(browser: Browser, base: str, size: int, way: str, seconds: float, run: Path) -> dict[str, Any]:
     run.mkdir(parents=True)
 
     def measure(observer: procs.Wmcp | None) -> dict[str, Any]:
-        context = browser.new_context()
-        page = context.new_page()
-        page.goto(page_url(base, size, observer.agent_url if observer else None))
-        page.wait_for_function("window.registered")
-        assert page.evaluate("crossOriginIsolated"), "the page must be cross-origin isolated for its 5 µs clock"
+        context, page = open_page(browser, page_url(base, size, observer.agent_url if observer else None))
         if observer is not None:  # the agent is connected: its session reached the relay
             deadline = time.monotonic() + 20
             while procs.healthz_sessions(observer.port) < 1:
                 assert time.monotonic() < deadline, "the agent never reached the relay"
                 time.sleep(0.1)
-        page.evaluate("runCalls({ rate: 20, seconds: 0.5 })")  # warm up the JIT and the socket
-        b0, m0, t0 = browser_cpu(), procs.machine(), time.monotonic()
-        o0 = procs.run_seconds(observer.proc.pid) if observer else 0.0
-        times = page.evaluate("(a) => runCalls(a)", {"rate": RATE, "seconds": seconds})
-        b1, m1, t1 = browser_cpu(), procs.machine(), time.monotonic()
-        o1 = procs.run_seconds(observer.proc.pid) if observer else 0.0
+        result = timed_calls(page, seconds, observer.proc.pid if observer else None)
         context.close()
-        return {"times": times, "wall": t1 - t0, "browser": b1 - b0, "observer": o1 - o0, "machine": (m0, m1),
-                "load": os.getloadavg()[0]}
+        return result
 
     if way == "none":
         return measure(None)
@@ -220,7 +233,7 @@ def test_observer_effect(tmp_path: Path) -> None:
     results = {key: pooled(r) for key, r in rounds.items()}
 
     print()
-    print(f"observer effect: a page calling its tool {RATE}/s for {SECONDS:.0f} s per way ({ROUNDS} rounds, taking turns), "
+    print(f"observer effect: a page calling its tool {RATE}/s for {SECONDS:.0f} s per way ({ROUNDS} round{'s' if ROUNDS != 1 else ''}, taking turns), "
           f"Chromium native host, cross-origin isolated page, {os.cpu_count()} cores")
     print("  result  way        calls  page p50  page p95  p95 shift  browser CPU  CPU shift  wmcp-top CPU  machine busy")
     for label in SIZES:
@@ -255,21 +268,13 @@ PART_SIZE = int(os.environ.get("WMCP_BENCH_SIZE", "1024"))
 
 
 def one_part(browser: Browser, base: str, relay: procs.Wmcp, config: dict[str, Any] | None, seconds: float) -> dict[str, Any]:
-    context = browser.new_context()
-    page = context.new_page()
-    page.goto(page_url(base, PART_SIZE, relay.agent_url if config is not None else None, config))
-    page.wait_for_function("window.registered")
-    assert page.evaluate("crossOriginIsolated"), "the page must be cross-origin isolated for its 5 µs clock"
-    uplinked = config is not None and config.get("uplink") is not False
-    if uplinked:
+    context, page = open_page(browser, page_url(base, PART_SIZE, relay.agent_url if config is not None else None, config))
+    if config is not None and config.get("uplink") is not False:
         page.wait_for_function("globalThis.__webmcpPerf && (__webmcpPerf.relay() || {}).state === 'open'", timeout=20_000)
-    page.evaluate("runCalls({ rate: 20, seconds: 0.5 })")  # warm up the JIT (and the socket)
-    b0, w0, t0 = browser_cpu(), browser_slices(), time.monotonic()
-    times = page.evaluate("(a) => runCalls(a)", {"rate": RATE, "seconds": seconds})
-    b1, w1, t1 = browser_cpu(), browser_slices(), time.monotonic()
-    seen = page.evaluate("globalThis.__webmcpPerf ? [__webmcpPerf.spans().length, (__webmcpPerf.relay() || {}).acks || 0] : null")
+    result = timed_calls(page, seconds)
+    result["seen"] = page.evaluate("globalThis.__webmcpPerf ? [__webmcpPerf.spans().length, (__webmcpPerf.relay() || {}).acks || 0] : null")
     context.close()
-    return {"times": times, "wall": t1 - t0, "browser": b1 - b0, "wakes": w1 - w0, "seen": seen}
+    return result
 
 
 @pytest.mark.bench
@@ -295,7 +300,7 @@ def test_what_each_part_of_the_agent_costs(tmp_path: Path) -> None:
 
     print()
     print(f"what each part of the agent costs: {RATE} calls/s of a {PART_SIZE:,}-byte result for {SECONDS:.0f} s per part "
-          f"({ROUNDS} rounds, taking turns), {os.cpu_count()} cores")
+          f"({ROUNDS} round{'s' if ROUNDS != 1 else ''}, taking turns), {os.cpu_count()} cores")
     print("  part            calls  page p50  page p95  p95 shift  browser CPU  CPU shift  wake-ups/s")
     base_row: dict[str, float] = {}
     for name, runs in rounds.items():
