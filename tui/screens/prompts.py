@@ -17,6 +17,7 @@ from relay_bridge.stats import quantile
 from relay_bridge.store import PromptSession, Session
 from relay_bridge.units import fmt_count, fmt_ms
 
+from .. import tables
 from ..changes import Changes
 from ..sanitize import inert
 
@@ -111,22 +112,16 @@ class PromptsScreen(Screen[None]):
                 head.append("\n")
             head.append_text(prompt_session_line(ps, compact))
         self.query_one("#lm-sessions", Static).update(head)
-        table = self.query_one("#prompts", DataTable)
-        table.clear(columns=True)
-        table.add_column("session", key="ps")
-        table.add_column(Text("#", justify="right"), key="seq")
-        table.add_column("kind", key="kind")
+        columns: list[tables.Column] = [("session", "ps"), (Text("#", justify="right"), "seq"), ("kind", "kind")]
         if not compact:
-            table.add_column(Text("at", justify="right"), key="at")
-        table.add_column(Text("first", justify="right"), key="first")
-        table.add_column(Text("total", justify="right"), key="total")
-        table.add_column(Text("chunks", justify="right"), key="chunks")
-        table.add_column(Text("in", justify="right"), key="in")
-        table.add_column(Text("out", justify="right"), key="out")
-        table.add_column("error", key="error")
+            columns.append((Text("at", justify="right"), "at"))
+        columns += [(Text("first", justify="right"), "first"), (Text("total", justify="right"), "total"),
+                    (Text("chunks", justify="right"), "chunks"), (Text("in", justify="right"), "in"),
+                    (Text("out", justify="right"), "out"), ("error", "error")]
         rows = [(ps, call) for ps in session.prompts.values() for call in ps.calls]
         rows.sort(key=lambda r: r[1].at)
         rows = rows[-MAX_ROWS:]
+        cells_of_rows: list[tables.Row] = []
         for ps, call in rows:
             cells = [
                 inert(ps.id, limit=10 if compact else 20),
@@ -143,6 +138,8 @@ class PromptsScreen(Screen[None]):
                 Text(fmt_count(call.charsOut) if call.charsOut is not None else "–", justify="right"),
                 inert(call.error, style=palette.style("error"), limit=60) if call.error else Text(""),
             ]
-            table.add_row(*cells)
+            cells_of_rows.append((cells, None))
+        table = self.query_one("#prompts", DataTable)
+        tables.fill(table, columns, cells_of_rows)
         if rows:
             table.move_cursor(row=len(rows) - 1)

@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Footer, Static
 from relay_bridge.footprint.errors import FootprintError
 from relay_bridge.footprint.live import analyze_sessions
 
+from .. import tables
 from ..changes import Changes
 from ..sanitize import inert
 
@@ -194,20 +195,15 @@ class SchemasScreen(Screen[None]):
                 keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
             except Exception:  # noqa: BLE001 - no cursor yet
                 keep = None
-        table.clear(columns=True)
         compact = self.compact
         palette = self.app.palette  # type: ignore[attr-defined]
+        columns: list[tables.Column] = [] if compact else [("#", "rank")]
+        columns += [("tool", "tool"), ("session", "session"), (Text("bytes", justify="right"), "bytes")]
         if not compact:
-            table.add_column("#", key="rank")
-        table.add_column("tool", key="tool")
-        table.add_column("session", key="session")
-        table.add_column(Text("bytes", justify="right"), key="bytes")
-        if not compact:
-            table.add_column(Text("~tok", justify="right"), key="tok")
-        table.add_column("share", key="share")
-        table.add_column("dup", key="dup")
-        table.add_column("lint", key="lint")
+            columns.append((Text("~tok", justify="right"), "tok"))
+        columns += [("share", "share"), ("dup", "dup"), ("lint", "lint")]
         width = 4 if compact else 12
+        rows: list[tables.Row] = []
         for t in report["tools"]:
             origin, sid = split_server(t["server"])
             session = Text(sid)
@@ -220,7 +216,7 @@ class SchemasScreen(Screen[None]):
             findings = self._findings.get((t["server"], t["name"]), [])
             worst = _worst(findings)
             lint = Text(f"{len(findings)} {worst}" if findings else "", style=palette.style("error" if worst == "error" else "slow"))
-            cells: list[Any] = [] if compact else [Text(str(t["rank"]), justify="right")]
+            cells: list[Text] = [] if compact else [Text(str(t["rank"]), justify="right")]
             cells += [
                 inert(t["name"], limit=20 if compact else 40),
                 session,
@@ -231,7 +227,8 @@ class SchemasScreen(Screen[None]):
             share = Text(bar(t["share"], width), style=palette.style("inflight"))
             share.append(f" {t['share'] * 100:4.1f}%" if not compact else f"{t['share'] * 100:3.0f}%")
             cells += [share, dup, lint]
-            table.add_row(*cells, key=row_key(t["server"], t["name"]))
+            rows.append((cells, row_key(t["server"], t["name"])))
+        tables.fill(table, columns, rows)
         if keep is not None and keep in self._rows:
             table.move_cursor(row=table.get_row_index(keep))
 
