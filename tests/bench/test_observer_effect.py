@@ -34,8 +34,10 @@ import os
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
@@ -201,6 +203,23 @@ def one_way(browser: Browser, base: str, size: int, way: str, seconds: float, ru
         return measure(observer)
 
 
+@contextmanager
+def chromium_and_pages() -> Iterator[tuple[Browser, str]]:
+    """Debian's Chromium (a missing one fails the test with the install line) and the bench pages' base URL."""
+    chromium = os.environ.get("WMCP_CHROMIUM", "/usr/bin/chromium")
+    if not Path(chromium).is_file():
+        pytest.fail(f"Chromium not found at {chromium}: apt-get install -y chromium", pytrace=False)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=ARGS)
+            yield browser, f"http://127.0.0.1:{httpd.server_address[1]}"
+            browser.close()
+    finally:
+        httpd.shutdown()
+
+
 def pooled(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     """One way's rounds as one measurement: every call timed, CPU over the summed call windows."""
     times = [t for r in rounds for t in r["times"]]
@@ -212,24 +231,13 @@ def pooled(rounds: list[dict[str, Any]]) -> dict[str, Any]:
 
 @pytest.mark.bench
 def test_observer_effect(tmp_path: Path) -> None:
-    chromium = os.environ.get("WMCP_CHROMIUM", "/usr/bin/chromium")
-    if not Path(chromium).is_file():
-        pytest.fail(f"Chromium not found at {chromium}: apt-get install -y chromium", pytrace=False)
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{httpd.server_address[1]}"
     rounds: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, args=ARGS)
-            for label, size in SIZES.items():
-                for n in range(ROUNDS):
-                    for way in WAYS:
-                        run = tmp_path / f"{way}-{size}-{n}"
-                        rounds.setdefault((label, way), []).append(one_way(browser, base, size, way, SECONDS / ROUNDS, run))
-            browser.close()
-    finally:
-        httpd.shutdown()
+    with chromium_and_pages() as (browser, base):
+        for label, size in SIZES.items():
+            for n in range(ROUNDS):
+                for way in WAYS:
+                    run = tmp_path / f"{way}-{size}-{n}"
+                    rounds.setdefault((label, way), []).append(one_way(browser, base, size, way, SECONDS / ROUNDS, run))
     results = {key: pooled(r) for key, r in rounds.items()}
 
     print()
@@ -281,22 +289,11 @@ def one_part(browser: Browser, base: str, relay: procs.Wmcp, config: dict[str, A
 def test_what_each_part_of_the_agent_costs(tmp_path: Path) -> None:
     """The same page and schedule as above, the agent's parts switched on one at a time (PARTS), taking turns
     over ROUNDS rounds: where the whole agent's cost lies. WMCP_BENCH_SIZE sets the result's bytes (1024)."""
-    chromium = os.environ.get("WMCP_CHROMIUM", "/usr/bin/chromium")
-    if not Path(chromium).is_file():
-        pytest.fail(f"Chromium not found at {chromium}: apt-get install -y chromium", pytrace=False)
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{httpd.server_address[1]}"
     rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in PARTS}
-    try:
-        with sync_playwright() as p, procs.wmcp(tmp_path / "relay", headless=True) as relay:
-            browser = p.chromium.launch(executable_path=chromium, args=ARGS)
-            for _ in range(ROUNDS):
-                for name, config in PARTS.items():
-                    rounds[name].append(one_part(browser, base, relay, config, SECONDS / ROUNDS))
-            browser.close()
-    finally:
-        httpd.shutdown()
+    with chromium_and_pages() as (browser, base), procs.wmcp(tmp_path / "relay", headless=True) as relay:
+        for _ in range(ROUNDS):
+            for name, config in PARTS.items():
+                rounds[name].append(one_part(browser, base, relay, config, SECONDS / ROUNDS))
 
     print()
     print(f"what each part of the agent costs: {RATE} calls/s of a {PART_SIZE:,}-byte result for {SECONDS:.0f} s per part "
