@@ -1,4 +1,5 @@
-// utf8Length: UTF-8 bytes of any string, the long ones through TextEncoder.encodeInto in 64 KiB rounds.
+// utf8Length: UTF-8 bytes of any string, the long ones through TextEncoder.encodeInto into a scratch buffer of
+// up to 1 MiB (longer strings in 1 MiB rounds).
 // Node's own Buffer.byteLength (lone surrogates as U+FFFD, 3 bytes) is the reference.
 import { test } from "node:test"
 import assert from "node:assert/strict"
@@ -21,7 +22,7 @@ const sample = (len, seed) => seeded(len, seed, { filler: "x", plain: 0.9, piece
 const text = (len, seed) => seeded(len, seed, { filler: "lorem ipsum ", plain: 0.8, pieces: ESCAPES })
 
 test("every length, short and long, counts what Buffer.byteLength counts", () => {
-  for (const len of [0, 1, 4095, 4096, 4097, 65535, 65536, 65537, 131072, 200003]) {
+  for (const len of [0, 1, 4095, 4096, 4097, 65535, 65536, 65537, 131072, 200003, 349525, 349526, 1200007]) {
     for (let seed = 1; seed <= 3; seed++) {
       const s = sample(len, seed * 7919 + len)
       assert.equal(utf8Length(s), Buffer.byteLength(s, "utf8"), `length ${s.length}, seed ${seed}`)
@@ -29,9 +30,10 @@ test("every length, short and long, counts what Buffer.byteLength counts", () =>
   }
 })
 
-test("a character of any width straddling a 64 KiB round is counted once, whole", () => {
+test("a character of any width straddling a 1 MiB round is counted once, whole", () => {
+  const MiB = 1024 * 1024
   for (const c of ["é", "€", "😀", "\ud800", "\udc00"]) {
-    for (let pad = 65530; pad <= 65536; pad++) {
+    for (let pad = MiB - 6; pad <= MiB; pad++) {
       const s = "x".repeat(pad) + c + "y".repeat(5000)
       assert.equal(utf8Length(s), Buffer.byteLength(s, "utf8"), `${JSON.stringify(c)} after ${pad}`)
     }

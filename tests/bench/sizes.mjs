@@ -1,16 +1,16 @@
 // Sizing a long text as JSON (page_agent/src/measure.js jsonStringBytes) against building the JSON text and
-// measuring it (the baseline, JSON.stringify + Buffer.byteLength), over texts a tool returns. Prints one JSON
-// line per text: µs per call both ways, and whether both agree. Run by tests/bench/test_text_sizing.py.
+// measuring it (the baseline: JSON.stringify, then its UTF-8 bytes), over texts a tool returns. `run` gives one
+// row per text: µs per call both ways, and whether both agree. The same module runs in node and in Chromium
+// (tests/bench/test_text_sizing.py), whose TextEncoder costs far more than node's.
 import { jsonStringBytes } from "../../page_agent/src/measure.js"
 
-const seconds = Number(process.argv[2] || "1")
-const TEXTS = {
+export const TEXTS = {
   "128 KB, nothing to escape": "x".repeat(131072),
   "130 KB of lines with quotes": 'lorem ipsum "dolor" sit amet\n'.repeat(4500),
   "132 KB, not ASCII": "héllo wörld ".repeat(11000),
+  "128 K characters of CJK": "漢字かな交じり文".repeat(16384),
   "94 KB JSON text": JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ["a", "b"] }))),
 }
-const WAYS = { sized: (t) => jsonStringBytes(t), baseline: (t) => Buffer.byteLength(JSON.stringify(t), "utf8") }
 
 function perCall(fn, text, budgetMs) {
   for (let i = 0; i < 50; i++) fn(text) // warm up the JIT
@@ -20,10 +20,20 @@ function perCall(fn, text, budgetMs) {
   return ((performance.now() - start) / n) * 1000
 }
 
-for (const [name, text] of Object.entries(TEXTS)) {
-  const us = {}
-  for (let round = 0; round < 3; round++) { // the two ways take turns; the best of three rounds each
-    for (const [way, fn] of Object.entries(WAYS)) us[way] = Math.min(us[way] ?? Infinity, perCall(fn, text, (seconds * 1000) / 24))
+/**
+ * @param {number} seconds  the whole run
+ * @param {(text: string) => number} byteLength  the baseline's UTF-8 count of the JSON text
+ */
+export function run(seconds, byteLength) {
+  const ways = { sized: (t) => jsonStringBytes(t), baseline: (t) => byteLength(JSON.stringify(t)) }
+  const budget = (seconds * 1000) / (Object.keys(TEXTS).length * 6)
+  const rows = []
+  for (const [name, text] of Object.entries(TEXTS)) {
+    const us = {}
+    for (let round = 0; round < 3; round++) { // the two ways take turns; the best of three rounds each
+      for (const [way, fn] of Object.entries(ways)) us[way] = Math.min(us[way] ?? Infinity, perCall(fn, text, budget))
+    }
+    rows.push({ name, chars: text.length, ...us, agree: ways.sized(text) === ways.baseline(text) })
   }
-  console.log(JSON.stringify({ name, chars: text.length, ...us, agree: WAYS.sized(text) === WAYS.baseline(text) }))
+  return rows
 }
