@@ -245,6 +245,11 @@ def take_turns(pages: dict[str, Page], observers: dict[str, int | None] | None =
     return rounds
 
 
+def cpu_share(run: dict[str, Any]) -> float:
+    """The browser's CPU over one round's call window, as a share of one core."""
+    return run["browser"] / run["wall"]
+
+
 def pooled(rounds: list[dict[str, Any]], base: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """One way's rounds as one measurement (every call timed, CPU over the summed call windows), and, against the
     `base` way's rounds, the paired shift of each round: mean and 95 % half-width of the p95 and CPU shifts."""
@@ -255,10 +260,9 @@ def pooled(rounds: list[dict[str, Any]], base: list[dict[str, Any]] | None = Non
            "observer_cpu": sum(r["observer"] for r in rounds) / wall, "wakes": sum(r["wakes"] for r in rounds) / wall,
            "machine": busy, "load": max(r["load"] for r in rounds)}
     if base is not None:
-        cpu = lambda r: r["browser"] / r["wall"]  # noqa: E731
         out["p95_shift"] = interval([pct(r["times"], 0.95) / pct(b["times"], 0.95) - 1 for r, b in zip(rounds, base)])
-        out["cpu_shift"] = interval([cpu(r) / cpu(b) - 1 for r, b in zip(rounds, base)])
-        out["cpu_points"] = interval([cpu(r) - cpu(b) for r, b in zip(rounds, base)])
+        out["cpu_shift"] = interval([cpu_share(r) / cpu_share(b) - 1 for r, b in zip(rounds, base)])
+        out["cpu_points"] = interval([cpu_share(r) - cpu_share(b) for r, b in zip(rounds, base)])
     return out
 
 
@@ -341,9 +345,9 @@ def test_what_each_part_of_the_agent_costs(tmp_path: Path) -> None:
           "CPU shift: pooled, and the mean of each round's paired shift ± its 95 % interval")
     print("  part            calls  page p50  page p95  p95 shift  browser CPU  CPU shift (pooled, paired)    wake-ups/s")
     base_rounds = rounds["no agent"]
+    b = pooled(base_rounds)
     for name, runs in rounds.items():
         r = pooled(runs, base_rounds)
-        b = pooled(base_rounds)
         print(f"  {name:<14} {r['calls']:6d}  {r['p50']:6.3f} ms {r['p95']:6.3f} ms  {(r['p95'] / b['p95'] - 1) * 100:+7.1f} %"
               f"  {r['browser_cpu'] * 100:8.1f} %  {(r['browser_cpu'] - b['browser_cpu']) * 100:+5.2f} pt  {shown(r['cpu_points'], unit='pt'):<16}"
               f"  {r['wakes']:8.0f}")
