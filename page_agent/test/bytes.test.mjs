@@ -93,3 +93,24 @@ test("an envelope whose toJSON or getter throws is unserializable, as before", (
   cyc.self = cyc
   assert.equal(resultFacts(cyc).serializable, false)
 })
+
+test("the scratch buffer grows to fit a long string, never past 1 MiB, however long the string", async () => {
+  const Saved = globalThis.Uint8Array
+  const sizes = []
+  globalThis.Uint8Array = class extends Saved {
+    constructor(n) {
+      super(n)
+      if (typeof n === "number") sizes.push(n)
+    }
+  }
+  try {
+    const { utf8Length: fresh } = await import("../src/util.js?scratch-bound") // a module instance of its own
+    const cjk = "漢".repeat(100000) // 300,000 bytes: one 512 KiB buffer holds it whole
+    assert.equal(fresh(cjk), 300000)
+    const huge = "é".repeat(3_000_000) // 6 MB: counted a megabyte at a time
+    assert.equal(fresh(huge), 6_000_000)
+    assert.deepEqual(sizes, [512 * 1024, 1024 * 1024])
+  } finally {
+    globalThis.Uint8Array = Saved
+  }
+})

@@ -18,22 +18,29 @@ CANARY = "CANARY-7f3e9b21-do-not-keep"
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".js": "text/javascript; charset=utf-8", ".html": "text/html; charset=utf-8"}
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".js": "text/javascript; charset=utf-8",
+                      ".mjs": "text/javascript; charset=utf-8", ".html": "text/html; charset=utf-8"}
 
     def log_message(self, *args: Any) -> None:  # keep test output clean
         pass
 
 
 class SiteServer:
-    def __init__(self) -> None:
-        handler = functools.partial(_Quiet, directory=str(SITE))
+    """A quiet static server for `directory` (the fixture site unless told) on a port the OS chooses."""
+
+    def __init__(self, directory: Path = SITE) -> None:
+        handler = functools.partial(_Quiet, directory=str(directory))
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
     @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/index.html"
+        return f"{self.base}/index.html"
 
     def close(self) -> None:
         self.httpd.shutdown()
