@@ -48,6 +48,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
 from tests.bench import procs
 from tests.bench.paired import interval, verdict
+from tests.browser.conftest import BASE_ARGS, WEBMCP_ARGS, chromium_path
 
 SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "30"))
 # Short rounds, many of them: the drift falls on every way alike and the paired shifts give an interval. The
@@ -57,8 +58,7 @@ ROUNDS = max(1, round(SECONDS / ROUND_SECONDS))
 RATE = 100
 SIZES = {"1 KB": 1024, "128 KB": 128 * 1024}
 WAYS = ("none", "relay", "dashboard")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--enable-features=WebMCPTesting", "--enable-experimental-web-platform-features"]
+ARGS = BASE_ARGS + WEBMCP_ARGS
 TARGET_SHIFT = 0.05
 
 PAGE = """<!doctype html><meta charset="utf-8"><title>observer effect</title>
@@ -193,9 +193,7 @@ def timed_calls(page: Page, seconds: float, observer_pid: int | None = None) -> 
 @contextmanager
 def chromium_and_pages() -> Iterator[tuple[Browser, str]]:
     """Debian's Chromium (a missing one fails the test with the install line) and the bench pages' base URL."""
-    chromium = os.environ.get("WMCP_CHROMIUM", "/usr/bin/chromium")
-    if not Path(chromium).is_file():
-        pytest.fail(f"Chromium not found at {chromium}: apt-get install -y chromium", pytrace=False)
+    chromium = chromium_path()
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
