@@ -8,6 +8,7 @@ import { SessionStats, callTokens, tokensForBytes, imageTokens } from "./stats.j
 import { resultFacts, inputBytesOf, errorText, resultText, inputText } from "./measure.js"
 import { defaultRefusal, refusalOf, consentMismatch, consentDetail, cutPayload } from "./hooks.js"
 import { now, safely, cap, makeTaskScheduler } from "./util.js"
+import { NATIVE_THEN } from "./wrap.js"
 import { statusFor } from "./status.js"
 
 const RECENT_MAX = 256
@@ -18,6 +19,13 @@ const MAX_PAYLOAD = 65536
 // Accounting held while the page awaits an executeTool (scheduleFlush): at most this long, this many calls.
 const HOLD_MS = 500
 const HOLD_CALLS = 64
+
+// A microtask through the engine's own promise machinery: a reaction on a promise already resolved is queued at
+// once, exactly where queueMicrotask would queue it, without Blink's binding (about 9 µs a call in Chromium 156
+// on these machines, measured in a CPU profile of back-to-back calls). Captured: a page replacing
+// Promise.prototype.then later does not reach us.
+const RESOLVED = Promise.resolve()
+const enqueueMicrotask = (fn) => NATIVE_THEN.call(RESOLVED, fn)
 
 /**
  * @typedef {object} Call  one execute() in flight (or settled and awaiting accounting)
@@ -57,8 +65,7 @@ export class Collector {
     this.schedule = schedule || makeTaskScheduler()
     this.st = st || ((fn, ms) => setTimeout(fn, ms))
     this.ct = ct || ((t) => clearTimeout(t))
-    const qm = globalThis.queueMicrotask // captured: a page replacing it later does not reach us
-    this.microtask = microtask !== undefined ? microtask : typeof qm === "function" ? (fn) => qm(fn) : null
+    this.microtask = microtask !== undefined ? microtask : enqueueMicrotask
     /** `executeTool` calls the page is awaiting (registry.js): accounting waits for them, see scheduleFlush */
     this.pageWaits = 0
     this.holdTimer = null

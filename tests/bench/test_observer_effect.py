@@ -356,3 +356,92 @@ def test_what_each_part_of_the_agent_costs(tmp_path: Path) -> None:
             continue
         assert seen[name] is not None and seen[name][0] > 0, f"{name}: the agent measured no call ({seen[name]})"
         assert (seen[name][1] > 0) == (config.get("uplink") is not False), f"{name}: acks {seen[name][1]}"
+
+
+# -- where each part's cost lands, thread by thread ---------------------------------------------------------------
+
+# The page calls back to back (each call awaited, no pause), so a round is short and its CPU is all the call's:
+# the baseline's own work is the same every round, and the paired shift per call resolves a few µs of the agent's
+# work where the paced rounds above resolve tenths of a point. `calls` per round, rounds as above (at least 2).
+BACK_TO_BACK = """async (calls) => {
+  await window.registered
+  const mc = document.modelContext
+  const tool = (await mc.getTools()).find((t) => t.name === "fetch_page")
+  const input = { q: "bench" }
+  for (let i = 0; i < calls; i++) await mc.executeTool(tool, input)
+}"""
+B2B_CALLS = 1000 if SECONDS >= 10 else 200
+# Where a thread's CPU goes in the report: the page's main thread (its script, the agent's, Blink), the rest of
+# the page's renderer (its IO thread carries every IPC message), the browser process, the network service (the
+# socket), everything else.
+PLACES = ("page main thread", "page IO and workers", "browser process", "network service", "other")
+
+
+def _place(pid: int, tid: int) -> str:
+    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()  # Chromium rewrites it: one string, spaces between flags
+    if b"--type=renderer" in cmdline:
+        return "page main thread" if tid == pid else "page IO and workers"
+    if b"NetworkService" in cmdline:
+        return "network service"
+    return "other" if b"--type=" in cmdline else "browser process"
+
+
+def cpu_by_place() -> dict[str, float]:
+    """CPU seconds of every thread of every Chromium process, summed by PLACES (schedstat, to the nanosecond).
+    Every renderer counts: the pages not calling sit idle, and only one page calls at a time."""
+    out = dict.fromkeys(PLACES, 0.0)
+    for pid in _chromium_pids():
+        try:
+            place = {tid: _place(pid, int(tid)) for tid in os.listdir(f"/proc/{pid}/task")}
+            for tid, where in place.items():
+                out[where] += int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0]) / 1e9
+        except (OSError, ValueError):
+            continue  # a process or thread that ended meanwhile
+    return out
+
+
+@pytest.mark.bench
+def test_where_each_part_costs_per_call(tmp_path: Path) -> None:
+    """The PARTS pages calling back to back, taking turns: the CPU each part adds per call, on the page's main
+    thread and in each other place (PLACES), paired against no agent round by round."""
+    rounds = max(2, ROUNDS)
+    with chromium_and_pages() as (browser, base), procs.wmcp(tmp_path / "relay", headless=True) as relay:
+        opened = {}
+        for name, config in PARTS.items():
+            url = page_url(base, PART_SIZE, relay.agent_url if config is not None else None, config)
+            opened[name] = open_agent_page(browser, url, relay if config is not None and config.get("uplink") is not False else None)
+            opened[name][1].evaluate(BACK_TO_BACK, 200)  # warm up the JIT, the socket, the channel
+        quiet_browser()
+        per_call: dict[str, list[dict[str, float]]] = {name: [] for name in PARTS}
+        order = list(PARTS)
+        for n in range(rounds):
+            for name in order if n % 2 == 0 else order[::-1]:
+                before = cpu_by_place()
+                opened[name][1].evaluate(BACK_TO_BACK, B2B_CALLS)
+                after = cpu_by_place()
+                per_call[name].append({p: (after[p] - before[p]) / B2B_CALLS * 1e6 for p in PLACES})
+        spans = {name: page.evaluate("globalThis.__webmcpPerf ? __webmcpPerf.spans().length : null") for name, (_, page) in opened.items()}
+        for context, _ in opened.values():
+            context.close()
+
+    print()
+    print(f"where each part costs: {B2B_CALLS:,} back-to-back calls of a {PART_SIZE:,}-byte result per round, {rounds} rounds, "
+          f"taking turns; CPU µs per call by place (no agent: absolute; parts: paired shift ± 95 % interval)")
+    print("  part           " + "".join(f"{p:>22}" for p in PLACES) + f"{'all':>22}")
+    base_rounds = per_call["no agent"]
+    for name, runs in per_call.items():
+        cells = []
+        for p in [*PLACES, "all"]:
+            value = (lambda r, p=p: sum(r.values()) if p == "all" else r[p])
+            if name == "no agent":
+                cells.append(f"{sum(value(r) for r in runs) / len(runs):20.1f}  ")
+            else:
+                mean, half = interval([value(r) - value(b) for r, b in zip(runs, base_rounds)])
+                cells.append(f"{mean:+11.1f} ± {half:5.1f}  ")
+        print(f"  {name:<14}" + "".join(cells))
+    for name, config in PARTS.items():  # each part ran as configured: every agent measured calls, none sneaked in
+        if config is None:
+            assert spans[name] is None, f"{name}: an agent was found in the page"
+        else:
+            assert spans[name], f"{name}: the agent measured no call"
+        assert all(r["page main thread"] > 0 for r in per_call[name]), f"{name}: no main-thread CPU was read"
