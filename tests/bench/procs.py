@@ -36,16 +36,21 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_seconds(pid: int) -> dict[int, float]:
+    """CPU seconds of each live thread of one process, by thread id, to the nanosecond (schedstat)."""
+    out = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            out[int(task.name)] = int((task / "schedstat").read_text().split()[0]) / 1e9
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended meanwhile
+    return out
+
+
 def run_seconds(pid: int) -> float:
     """CPU seconds of every live thread of one process, to the nanosecond (schedstat; /proc/PID/stat counts
     in 10 ms ticks, too coarse for a few points of a core over ten seconds)."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            total += int((task / "schedstat").read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            continue  # a thread that ended meanwhile
-    return total / 1e9
+    return sum(thread_seconds(pid).values())
 
 
 def run_slices(pid: int) -> int:

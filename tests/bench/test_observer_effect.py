@@ -26,6 +26,9 @@ kept the page's call schedule.
 `test_what_each_part_of_the_agent_costs` switches the agent's parts on one at a time (alone, with the channel
 mirror, with the uplink, whole, whole measuring one call in ten) against no agent, on the same page and
 schedule: where the cost lies.
+`test_where_each_part_costs_per_call` runs the same parts back to back (each call awaited, no pause) and splits
+the browser's CPU per call by thread (the page's main thread, the rest of its renderer, the browser process, the
+network service): the page's main thread, where most of the agent's cost lands, to a few µs.
 """
 
 from __future__ import annotations
@@ -377,26 +380,27 @@ B2B_CALLS = 1000 if SECONDS >= 10 else 200
 PLACES = ("page main thread", "page IO and workers", "browser process", "network service", "other")
 
 
-def _place(pid: int, tid: int) -> str:
+def _places(pid: int) -> tuple[str, str]:
+    """Where one Chromium process's threads go in PLACES: (its main thread, its other threads)."""
     cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()  # Chromium rewrites it: one string, spaces between flags
     if b"--type=renderer" in cmdline:
-        return "page main thread" if tid == pid else "page IO and workers"
+        return "page main thread", "page IO and workers"
     if b"NetworkService" in cmdline:
-        return "network service"
-    return "other" if b"--type=" in cmdline else "browser process"
+        return "network service", "network service"
+    return ("other", "other") if b"--type=" in cmdline else ("browser process", "browser process")
 
 
 def cpu_by_place() -> dict[str, float]:
-    """CPU seconds of every thread of every Chromium process, summed by PLACES (schedstat, to the nanosecond).
-    Every renderer counts: the pages not calling sit idle, and only one page calls at a time."""
+    """CPU seconds of every thread of every Chromium process, summed by PLACES. Every renderer counts: the pages
+    not calling sit idle, and only one page calls at a time."""
     out = dict.fromkeys(PLACES, 0.0)
     for pid in _chromium_pids():
         try:
-            place = {tid: _place(pid, int(tid)) for tid in os.listdir(f"/proc/{pid}/task")}
-            for tid, where in place.items():
-                out[where] += int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0]) / 1e9
-        except (OSError, ValueError):
-            continue  # a process or thread that ended meanwhile
+            main, rest = _places(pid)
+            for tid, seconds in procs.thread_seconds(pid).items():
+                out[main if tid == pid else rest] += seconds
+        except OSError:
+            continue  # a process that ended meanwhile
     return out
 
 
