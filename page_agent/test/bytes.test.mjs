@@ -94,6 +94,20 @@ test("an envelope whose toJSON or getter throws is unserializable, as before", (
   assert.equal(resultFacts(cyc).serializable, false)
 })
 
+test("a short envelope (JSON.stringify's own path) that throws or cycles is unserializable too", () => {
+  const env = { content: [{ type: "text", text: "short" }], get boom() { throw new Error("no") } }
+  assert.equal(resultFacts(env).serializable, false)
+  const cyc = { content: [{ type: "text", text: "short" }] }
+  cyc.self = cyc
+  assert.equal(resultFacts(cyc).serializable, false)
+  const item = { type: "text" }
+  Object.defineProperty(item, "text", { get() { throw new Error("no") }, enumerable: true })
+  assert.equal(resultFacts({ content: [item] }).serializable, false)
+  // and sized exactly as the host writes it, a long string outside content included
+  const mixed = { content: [{ type: "text", text: 'a "quoted" line\n' }, null, 3], structuredContent: { blob: "é".repeat(5000) } }
+  assert.equal(resultFacts(mixed).resultBytes, Buffer.byteLength(JSON.stringify(mixed)))
+})
+
 test("the scratch buffer grows to fit a long string, never past 1 MiB, however long the string", async () => {
   const Saved = globalThis.Uint8Array
   const sizes = []
