@@ -372,10 +372,14 @@ return { tokensForBytes, imageTokens, callTokens, quantile, round1, round0, fmtB
 __m["util"] = (function () {
 // Small helpers shared by every module. No page state here.
 
-// Any UTF-16 unit above ASCII, written as the range up from \x80 and not as [^\x00-\x7f]: V8 answers this one
-// about 35 times faster over a string of one-byte characters (128 KB of ASCII in Chromium 156: 5.5 against 190
-// \u00b5s), and far faster than the encoder below (100 to 140 \u00b5s), so ASCII text, most results, never reaches it.
+// Any UTF-16 unit above ASCII, written as the range up from \x80 and not as [^\x00-\x7f]: Chromium's V8 answers
+// this one about 35 times faster over a string of one-byte characters (128 KB of ASCII in Chromium 156: 5.5
+// against 190 \u00b5s), and far faster than the encoder below (100 to 140 \u00b5s), so in a page ASCII text, most results,
+// never reaches the encoder. Node is the other way round: its encoder (simdutf) sizes those 128 KB in 18 \u00b5s and
+// its older V8 takes 100 to 150 \u00b5s over the regex, so there a long string goes to the encoder first. Node runs
+// the agent only in its tests; both orders give the same count (test/bytes.test.mjs, tests/bench/test_text_sizing.py).
 const ABOVE_ASCII = /[\x80-\uffff]/
+const ENCODER_FIRST = typeof process === "object" && process !== null && typeof process.versions === "object" && process.versions !== null && typeof process.versions.node === "string"
 // Long strings that are not all ASCII go through the engine's own encoder, into one scratch buffer: far cheaper
 // than the loop below. The encoder counts a lone surrogate as U+FFFD, 3 bytes, as
 // the loop does. The buffer grows to fit a string's worst case (3 bytes a UTF-16 unit), up to SCRATCH_MAX: in
@@ -393,12 +397,13 @@ let scratch = null
  * @param {string} s
  */
 function utf8Length(s) {
-  // ASCII text (most JSON) is one byte a unit.
-  if (!ABOVE_ASCII.test(s)) return s.length
   if (s.length >= ENCODE_FROM) {
+    if (!ENCODER_FIRST && !ABOVE_ASCII.test(s)) return s.length
     const n = encodedLength(s)
     if (n !== null) return n
   }
+  // ASCII text (most JSON) is one byte a unit.
+  if (!ABOVE_ASCII.test(s)) return s.length
   let n = 0
   const len = s.length
   for (let i = 0; i < len; i++) {

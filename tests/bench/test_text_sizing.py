@@ -5,7 +5,7 @@ JSON text and measuring that: no copy of a 128 KB result per call for the page's
 baseline in the same run is that copy (JSON.stringify, then its UTF-8 bytes: Buffer.byteLength in node, the
 engine's TextEncoder in Chromium), over six texts a tool returns (plain, lines with quotes, not ASCII, CJK, a
 2.5 MB text past the agent's 1 MiB scratch buffer, a JSON text), in node and in Chromium (the page's engine; its TextEncoder costs many times node's). Both ways
-must agree on every byte, and in node the agent's way must not cost more than the copy it replaces.
+must agree on every byte, and in either engine the agent's way must not cost more than the copy it replaces.
 
   pytest tests/bench/test_text_sizing.py -m bench -s     (WMCP_BENCH_SECONDS: the run's length, default 30)
 """
@@ -65,5 +65,6 @@ def test_sizing_a_long_text_costs_less_than_copying_it() -> None:
         assert len(found) == 6, f"{engine}: {found}"
         for r in found:
             assert r["agree"], f"{engine}, {r['name']}: the sizes differ"
-    for r in rows["node"]:
-        assert r["sized"] <= r["baseline"] * 1.25, f"{r['name']}: sizing {r['sized']:.1f} µs > copying {r['baseline']:.1f} µs"
+    for engine, found in rows.items():  # each engine sizes on its own faster path (util.js ENCODER_FIRST)
+        for r in found:
+            assert r["sized"] <= r["baseline"] * 1.25, f"{engine}, {r['name']}: sizing {r['sized']:.1f} µs > copying {r['baseline']:.1f} µs"
