@@ -380,11 +380,12 @@ __m["util"] = (function () {
 // the agent only in its tests; both orders give the same count (test/bytes.test.mjs, tests/bench/test_text_sizing.py).
 const ABOVE_ASCII = /[\x80-\uffff]/
 const ENCODER_FIRST = typeof process === "object" && process !== null && typeof process.versions === "object" && process.versions !== null && typeof process.versions.node === "string"
+
 // Long strings that are not all ASCII go through the engine's own encoder, into one scratch buffer: far cheaper
-// than the loop below. The encoder counts a lone surrogate as U+FFFD, 3 bytes, as
-// the loop does. The buffer grows to fit a string's worst case (3 bytes a UTF-16 unit), up to SCRATCH_MAX: in
-// Chromium each encodeInto call converts the whole string it is given, so 64 KiB rounds over 128 K characters
-// of CJK cost 1.46 ms against 0.80 ms in one call (tests/bench/test_text_sizing.py).
+// than the loop below. The encoder counts a lone surrogate as U+FFFD, 3 bytes, as the loop does. The buffer
+// grows to fit a string's worst case (3 bytes a UTF-16 unit), up to SCRATCH_MAX: in Chromium each encodeInto
+// call converts the whole string it is given, so 64 KiB rounds over 128 K characters of CJK cost 1.46 ms
+// against 0.80 ms in one call (tests/bench/test_text_sizing.py).
 const ENCODE_FROM = 4096
 const SCRATCH_MIN = 64 * 1024
 const SCRATCH_MAX = 1024 * 1024 // kept for the page's lifetime: longer strings are counted a megabyte at a time
@@ -1249,7 +1250,7 @@ class Collector {
    * @param {object} [o.perf]  `performance` (measure/clearMeasures)
    * @param {Function} [o.setTimeout]  for the deadline of accounting held while the page awaits a call
    * @param {Function} [o.clearTimeout]
-   * @param {((fn: Function) => void)|null} [o.microtask]  queueMicrotask (null: accounting always gets a task)
+   * @param {((fn: Function) => void)|null} [o.microtask]  queues a microtask (default: a reaction on a resolved promise; null: accounting always gets a task)
    */
   constructor({ sessionId, config, sink, clock, schedule, random, perf = globalThis.performance, setTimeout: st, clearTimeout: ct, microtask }) {
     this.sessionId = sessionId

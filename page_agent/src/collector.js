@@ -55,7 +55,7 @@ export class Collector {
    * @param {object} [o.perf]  `performance` (measure/clearMeasures)
    * @param {Function} [o.setTimeout]  for the deadline of accounting held while the page awaits a call
    * @param {Function} [o.clearTimeout]
-   * @param {((fn: Function) => void)|null} [o.microtask]  queueMicrotask (null: accounting always gets a task)
+   * @param {((fn: Function) => void)|null} [o.microtask]  queues a microtask (default: a reaction on a resolved promise; null: accounting always gets a task)
    */
   constructor({ sessionId, config, sink, clock, schedule, random, perf = globalThis.performance, setTimeout: st, clearTimeout: ct, microtask }) {
     this.sessionId = sessionId

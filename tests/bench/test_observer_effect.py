@@ -365,7 +365,7 @@ def test_what_each_part_of_the_agent_costs(tmp_path: Path) -> None:
 
 # The page calls back to back (each call awaited, no pause), so a round is short and its CPU is all the call's:
 # the baseline's own work is the same every round, and the paired shift per call resolves a few µs of the agent's
-# work where the paced rounds above resolve tenths of a point. `calls` per round, rounds as above (at least 2).
+# work where the paced rounds above resolve tenths of a point. B2B_CALLS per round, rounds as above (at least 2).
 BACK_TO_BACK = """async (calls) => {
   await window.registered
   const mc = document.modelContext
@@ -404,6 +404,11 @@ def cpu_by_place() -> dict[str, float]:
     return out
 
 
+def _at(per_call: dict[str, float], place: str) -> float:
+    """One round's CPU µs per call in `place`, or in every place ("all")."""
+    return sum(per_call.values()) if place == "all" else per_call[place]
+
+
 @pytest.mark.bench
 def test_where_each_part_costs_per_call(tmp_path: Path) -> None:
     """The PARTS pages calling back to back, taking turns: the CPU each part adds per call, on the page's main
@@ -435,12 +440,11 @@ def test_where_each_part_costs_per_call(tmp_path: Path) -> None:
     base_rounds = per_call["no agent"]
     for name, runs in per_call.items():
         cells = []
-        for p in [*PLACES, "all"]:
-            value = (lambda r, p=p: sum(r.values()) if p == "all" else r[p])
+        for place in [*PLACES, "all"]:
             if name == "no agent":
-                cells.append(f"{sum(value(r) for r in runs) / len(runs):20.1f}  ")
+                cells.append(f"{sum(_at(r, place) for r in runs) / len(runs):20.1f}  ")
             else:
-                mean, half = interval([value(r) - value(b) for r, b in zip(runs, base_rounds)])
+                mean, half = interval([_at(r, place) - _at(b, place) for r, b in zip(runs, base_rounds)])
                 cells.append(f"{mean:+11.1f} ± {half:5.1f}  ")
         print(f"  {name:<14}" + "".join(cells))
     for name, config in PARTS.items():  # each part ran as configured: every agent measured calls, none sneaked in
