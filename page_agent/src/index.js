@@ -91,6 +91,8 @@ class Agent {
       schedule: this.schedule,
       ...timers,
       perf: config.performance !== undefined ? config.performance : g.performance,
+      // calls are accounted in the batch window they leave in (pacing.js; flushMs 0: none)
+      windowMs: config.flushMs,
       sink: {
         start: (call) => self.onStart(call),
         span: (span) => self.onSpan(span),
@@ -178,10 +180,11 @@ class Agent {
             onSpan: (span) => this.foreignSpan(span),
             onUpdate: (u) => this.foreignUpdate(u),
           })
-    // Right after the agent accounted a call is the page's quiet moment: batches waiting for it leave (pacing.js).
-    this.collector.onAccounted = () => {
-      if (this.channel) this.channel.quiet()
-      if (this.uplink) this.uplink.quiet()
+    // Right after the agent accounted a call is the page's quiet moment: batches waiting for it leave (pacing.js),
+    // and a batch accounted when its window ran out leaves now: the window was the one it would have waited for.
+    this.collector.onAccounted = (windowed) => {
+      if (this.channel) windowed ? this.channel.flush() : this.channel.quiet()
+      if (this.uplink) windowed ? this.uplink.flush() : this.uplink.quiet()
     }
     this.api = makeApi(this)
   }
@@ -505,6 +508,7 @@ class Agent {
   detach() {
     const c = this.collector
     if (!c.active) return false
+    safely(() => c.flush()) // calls still waiting for their window are accounted, and leave below
     safely(() => this.sendStarts())
     safely(() => this.unregisterReportTool())
     this.forms.restore()

@@ -186,3 +186,26 @@ test("flushMs: the default window, 0 for every task, capped at 250 ms, junk gets
     ctx.api.detach()
   }
 })
+
+test("calls are accounted in the window they leave in: a busy page's all together, in one task, when it runs out", async () => {
+  const ctx = await batched()
+  const accounted = []
+  ctx.api.onSpan((span) => accounted.push([span.seq, ctx.env.clock()]))
+  await call(ctx)
+  assert.deepEqual(accounted, [], "after a quiet spell the call waits for the FLUSH_MS window too")
+  ctx.env.advance(FLUSH_MS)
+  assert.deepEqual(accounted.map(([seq]) => seq), [0])
+  for (let i = 0; i < 10; i++) {
+    await call(ctx)
+    ctx.env.advance(8)
+  }
+  assert.equal(accounted.length, 1, "the busy page's calls wait for their window: none accounted call by call")
+  ctx.env.advance(MAX_FLUSH_MS)
+  assert.deepEqual(accounted.map(([seq]) => seq), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+  assert.equal(new Set(accounted.slice(1).map(([, at]) => at)).size, 1, "the ten accounted in one go")
+  const spans = ctx.ws.frames("spans")
+  assert.deepEqual(spans.at(-1).spans.map((s) => s.seq), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "and out in the same task, one frame")
+  await call(ctx)
+  assert.equal(ctx.api.spans().length, 12, "a read completes the accounting a window holds")
+  assert.equal(accounted.length, 12)
+})

@@ -25,7 +25,9 @@ kept the page's call schedule.
 
 `test_what_each_part_of_the_agent_costs` switches the agent's parts on one at a time (alone, with the channel
 mirror, with the uplink, whole, whole measuring one call in ten) against no agent, on the same page and
-schedule: where the cost lies.
+schedule: where the cost lies. Beside them, with no agent, the floor: a few lines doing only part of what the
+promises require of any agent (wrap and time each call, webmcp-profiler's `performance.measure` and its channel
+message per span; no sizes, no statistics). WMCP_BENCH_PARTS runs only the parts it names.
 `test_where_each_part_costs_per_call` runs the same parts back to back (each call awaited, no pause) and splits
 the browser's CPU per call by thread (the page's main thread, the rest of its renderer, the browser process, the
 network service): the page's main thread, where most of the agent's cost lands, to a few µs.
@@ -97,9 +99,48 @@ PAGE = """<!doctype html><meta charset="utf-8"><title>observer effect</title>
 </script><body>observer effect</body>"""
 
 
+# The floor: no agent, only part of what any agent keeping the product's promises must do for every call,
+# written as plainly as it can be (it sizes nothing and keeps no statistics). It wraps each tool's execute() with two clock reads and keeps a span (500 at most);
+# `measure` adds webmcp-profiler's `performance.measure` per call (an evicted span clears its own); `post` adds
+# its BroadcastChannel mirror, one `{kind: "span", span}` message with the 20 fields its overlay reads per
+# span, sent in the same quarter-second bursts as the agent's. What these rows cost, the agent cannot undercut.
+FLOOR = """<script>(() => {
+  const MEASURE = %(measure)s, POST = %(post)s
+  const mc = document.modelContext, register = mc.registerTool, now = performance.now.bind(performance)
+  const floor = globalThis.__wmcpFloor = { spans: [], posted: 0, measured: 0 }
+  const channel = POST ? new BroadcastChannel("webmcp-perf:" + location.origin) : null
+  let outbox = [], timer = null, seq = 0
+  const flush = () => {
+    timer = null
+    for (const span of outbox.splice(0)) { channel.postMessage({ kind: "span", span }); floor.posted++ }
+  }
+  mc.registerTool = function (tool) {
+    const execute = tool.execute, name = tool.name
+    tool.execute = async function () {
+      const invokedAt = now()
+      const result = await execute.apply(this, arguments)
+      const settledAt = now()
+      const span = { sessionId: "f1007000", seq: seq++, tool: name, invokedAt, settledAt, wallMs: settledAt - invokedAt,
+        blockingMs: 0, inputBytes: 0, resultBytes: 0, contentTypes: {}, imageBytes: 0, estInputTokens: 0, estTextTokens: 0,
+        estImageTokens: 0, estTokens: 0, isError: false, error: null, gapSincePrevCallMs: 0, synthetic: false, serializable: true }
+      floor.spans.push(span)
+      if (floor.spans.length > 500) {
+        const old = floor.spans.shift()
+        if (MEASURE) performance.clearMeasures("webmcp:" + old.tool + "#" + old.seq)
+      }
+      if (MEASURE) { performance.measure("webmcp:" + name + "#" + span.seq, { start: invokedAt, end: settledAt }); floor.measured++ }
+      if (POST) { outbox.push(span); if (timer === null) timer = setTimeout(flush, 250) }
+      return result
+    }
+    return register.apply(this, arguments)
+  }
+})()</script>"""
+
+
 class _Pages(http.server.BaseHTTPRequestHandler):
     """`/<size>` is the page without the agent; `/<size>?agent=URL` loads the agent from the relay at URL, and
-    `&cfg=JSON` gives it that config (window.__WMCP_CONFIG__)."""
+    `&cfg=JSON` gives it that config (window.__WMCP_CONFIG__); `?floor=measure,post` gives it the FLOOR script
+    instead, with those of its parts (`?floor=` for the bare wrap)."""
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -109,7 +150,7 @@ class _Pages(http.server.BaseHTTPRequestHandler):
         if not path.strip("/").isdigit():
             self.send_error(404)
             return
-        q = urllib.parse.parse_qs(query)
+        q = urllib.parse.parse_qs(query, keep_blank_values=True)  # `floor=` is the bare wrap
         agent = q.get("agent", [""])[0]
         tag = ""
         if "cfg" in q:  # our own JSON, re-encoded so nothing in it can close the script element
@@ -117,6 +158,9 @@ class _Pages(http.server.BaseHTTPRequestHandler):
             tag += f"<script>window.__WMCP_CONFIG__ = {config}</script>"
         if agent:
             tag += f'<script src="{html.escape(agent)}"></script>'
+        if "floor" in q:
+            parts = set(q["floor"][0].split(",")) if q["floor"][0] else set()
+            tag += FLOOR % {"measure": str("measure" in parts).lower(), "post": str("post" in parts).lower()}
         body = PAGE.format(agent=tag, size=int(path.strip("/"))).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -128,8 +172,10 @@ class _Pages(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def page_url(base: str, size: int, agent_url: str | None = None, config: dict[str, Any] | None = None) -> str:
-    query = {**({"agent": agent_url} if agent_url else {}), **({"cfg": json.dumps(config)} if config is not None else {})}
+def page_url(base: str, size: int, agent_url: str | None = None, config: dict[str, Any] | None = None,
+             floor: tuple[str, ...] | None = None) -> str:
+    query = {**({"agent": agent_url} if agent_url else {}), **({"cfg": json.dumps(config)} if config is not None else {}),
+             **({"floor": ",".join(floor)} if floor is not None else {})}
     return f"{base}/{size}" + (f"?{urllib.parse.urlencode(query)}" if query else "")
 
 
@@ -322,21 +368,73 @@ PARTS: dict[str, dict[str, Any] | None] = {
     "whole, sampled": {"sample": 0.1},  # the knob a user has: every tenth call measured
 }
 PART_SIZE = int(os.environ.get("WMCP_BENCH_SIZE", "1024"))
+# The FLOOR script's parts, beside the agent's: what the promises cost with no agent at all.
+FLOORS: dict[str, tuple[str, ...]] = {
+    "floor: wrap": (),  # two clock reads and a span kept
+    "floor: +measure": ("measure",),  # and webmcp-profiler's performance.measure
+    "floor: +channel": ("measure", "post"),  # and its channel message per span
+}
+# WMCP_BENCH_PARTS: only these parts and floors, by name, comma-separated (no agent always runs). Fewer pages
+# taking turns sit closer to the no-agent round each is paired with.
+ONLY = {name.strip() for name in os.environ.get("WMCP_BENCH_PARTS", "").split(",") if name.strip()}
+
+
+def chosen(names: dict[str, Any]) -> list[str]:
+    """Those of `names` this run takes (WMCP_BENCH_PARTS)."""
+    unknown = ONLY - set(PARTS) - set(FLOORS)
+    assert not unknown, f"WMCP_BENCH_PARTS names no part {sorted(unknown)}; the parts are {[*PARTS, *FLOORS]}"
+    return [name for name in names if not ONLY or name == "no agent" or name in ONLY]
+
+
+# What a page did: its agent's spans and acks, and its floor's spans, measures and channel posts.
+DID = """[globalThis.__webmcpPerf ? [__webmcpPerf.spans().length, (__webmcpPerf.relay() || {}).acks || 0] : null,
+  globalThis.__wmcpFloor ? [__wmcpFloor.spans.length, __wmcpFloor.measured, __wmcpFloor.posted] : null]"""
+
+
+def open_parts(browser: Browser, base: str, relay: procs.Wmcp) -> dict[str, tuple[BrowserContext, Page]]:
+    """A page of its own for every PARTS entry (its agent loaded from `relay`, and connected to it when its
+    uplink is on) and every FLOORS entry."""
+    opened = {}
+    for name in chosen(PARTS):
+        config = PARTS[name]
+        url = page_url(base, PART_SIZE, relay.agent_url if config is not None else None, config)
+        opened[name] = open_agent_page(browser, url, relay if config is not None and config.get("uplink") is not False else None)
+    for name in chosen(FLOORS):
+        opened[name] = open_page(browser, page_url(base, PART_SIZE, floor=FLOORS[name]))
+    return opened
+
+
+def assert_each_part_ran(did: dict[str, list[Any]]) -> None:
+    """Each page ran as configured (`did`: DID of each, after its calls): every agent measured calls and the
+    uplinked ones were acked, no agent sneaked into the others, and every floor did its parts and no more."""
+    for name in chosen(PARTS):
+        agent, floor = did[name]
+        config = PARTS[name]
+        assert floor is None, f"{name}: a floor was found in the page"
+        if config is None:
+            assert agent is None, f"{name}: an agent was found in the page"
+            continue
+        assert agent is not None and agent[0] > 0, f"{name}: the agent measured no call ({agent})"
+        assert (agent[1] > 0) == (config.get("uplink") is not False), f"{name}: acks {agent[1]}"
+    for name in chosen(FLOORS):
+        agent, floor = did[name]
+        parts = FLOORS[name]
+        assert agent is None, f"{name}: an agent was found in the page"
+        assert floor is not None and floor[0] > 0, f"{name}: the floor kept no span ({floor})"
+        assert (floor[1] > 0) == ("measure" in parts), f"{name}: measures {floor[1]}"
+        assert (floor[2] > 0) == ("post" in parts), f"{name}: channel posts {floor[2]}"
 
 
 @pytest.mark.bench
 def test_what_each_part_of_the_agent_costs(tmp_path: Path) -> None:
     """The same page and schedule as above, the agent's parts switched on one at a time (PARTS), each on a page of
-    its own opened once, taking turns over ROUNDS rounds: where the whole agent's cost lies. WMCP_BENCH_SIZE sets
-    the result's bytes (1024)."""
+    its own opened once, taking turns over ROUNDS rounds: where the whole agent's cost lies. Beside them the FLOORS
+    pages, no agent but the bare work its promises require: what no agent can undercut. WMCP_BENCH_SIZE sets the
+    result's bytes (1024)."""
     with chromium_and_pages() as (browser, base), procs.wmcp(tmp_path / "relay", headless=True) as relay:
-        opened = {}
-        for name, config in PARTS.items():
-            url = page_url(base, PART_SIZE, relay.agent_url if config is not None else None, config)
-            opened[name] = open_agent_page(browser, url, relay if config is not None and config.get("uplink") is not False else None)
+        opened = open_parts(browser, base, relay)
         rounds = take_turns({name: page for name, (_, page) in opened.items()})
-        seen = {name: page.evaluate("globalThis.__webmcpPerf ? [__webmcpPerf.spans().length, (__webmcpPerf.relay() || {}).acks || 0] : null")
-                for name, (_, page) in opened.items()}
+        did = {name: page.evaluate(DID) for name, (_, page) in opened.items()}
         for context, _ in opened.values():
             context.close()
 
@@ -344,21 +442,16 @@ def test_what_each_part_of_the_agent_costs(tmp_path: Path) -> None:
     print(f"what each part of the agent costs: {RATE} calls/s of a {PART_SIZE:,}-byte result for {SECONDS:.0f} s per part "
           f"({ROUNDS} round{'s' if ROUNDS != 1 else ''} of {SECONDS / ROUNDS:.0f} s, taking turns), {os.cpu_count()} cores; "
           "CPU shift: pooled, and the mean of each round's paired shift ± its 95 % interval")
-    print("  part            calls  page p50  page p95  p95 shift  browser CPU  CPU shift (pooled, paired)    wake-ups/s")
+    print("  part              calls  page p50  page p95  p95 shift  browser CPU  CPU shift (pooled, paired)    wake-ups/s")
     base_rounds = rounds["no agent"]
     b = pooled(base_rounds)
     for name, runs in rounds.items():
         r = pooled(runs, base_rounds)
-        print(f"  {name:<14} {r['calls']:6d}  {r['p50']:6.3f} ms {r['p95']:6.3f} ms  {(r['p95'] / b['p95'] - 1) * 100:+7.1f} %"
+        print(f"  {name:<16} {r['calls']:6d}  {r['p50']:6.3f} ms {r['p95']:6.3f} ms  {(r['p95'] / b['p95'] - 1) * 100:+7.1f} %"
               f"  {r['browser_cpu'] * 100:8.1f} %  {(r['browser_cpu'] - b['browser_cpu']) * 100:+5.2f} pt  {shown(r['cpu_points'], unit='pt'):<16}"
               f"  {r['wakes']:8.0f}")
         assert r["calls"] >= RATE * SECONDS * 0.5, f"{name}: only {r['calls']} calls in {SECONDS} s"
-    for name, config in PARTS.items():  # each part really ran: the agent measured the calls, the uplinked ones were acked
-        if config is None:
-            assert seen[name] is None, f"{name}: an agent was found in the page"
-            continue
-        assert seen[name] is not None and seen[name][0] > 0, f"{name}: the agent measured no call ({seen[name]})"
-        assert (seen[name][1] > 0) == (config.get("uplink") is not False), f"{name}: acks {seen[name][1]}"
+    assert_each_part_ran(did)
 
 
 # -- where each part's cost lands, thread by thread ---------------------------------------------------------------
@@ -411,32 +504,30 @@ def _at(per_call: dict[str, float], place: str) -> float:
 
 @pytest.mark.bench
 def test_where_each_part_costs_per_call(tmp_path: Path) -> None:
-    """The PARTS pages calling back to back, taking turns: the CPU each part adds per call, on the page's main
-    thread and in each other place (PLACES), paired against no agent round by round."""
+    """The PARTS and FLOORS pages calling back to back, taking turns: the CPU each part adds per call, on the
+    page's main thread and in each other place (PLACES), paired against no agent round by round."""
     rounds = max(2, ROUNDS)
     with chromium_and_pages() as (browser, base), procs.wmcp(tmp_path / "relay", headless=True) as relay:
-        opened = {}
-        for name, config in PARTS.items():
-            url = page_url(base, PART_SIZE, relay.agent_url if config is not None else None, config)
-            opened[name] = open_agent_page(browser, url, relay if config is not None and config.get("uplink") is not False else None)
-            opened[name][1].evaluate(BACK_TO_BACK, 200)  # warm up the JIT, the socket, the channel
+        opened = open_parts(browser, base, relay)
+        for _, page in opened.values():
+            page.evaluate(BACK_TO_BACK, 200)  # warm up the JIT, the socket, the channel
         quiet_browser()
-        per_call: dict[str, list[dict[str, float]]] = {name: [] for name in PARTS}
-        order = list(PARTS)
+        per_call: dict[str, list[dict[str, float]]] = {name: [] for name in opened}
+        order = list(opened)
         for n in range(rounds):
             for name in order if n % 2 == 0 else order[::-1]:
                 before = cpu_by_place()
                 opened[name][1].evaluate(BACK_TO_BACK, B2B_CALLS)
                 after = cpu_by_place()
                 per_call[name].append({p: (after[p] - before[p]) / B2B_CALLS * 1e6 for p in PLACES})
-        spans = {name: page.evaluate("globalThis.__webmcpPerf ? __webmcpPerf.spans().length : null") for name, (_, page) in opened.items()}
+        did = {name: page.evaluate(DID) for name, (_, page) in opened.items()}
         for context, _ in opened.values():
             context.close()
 
     print()
     print(f"where each part costs: {B2B_CALLS:,} back-to-back calls of a {PART_SIZE:,}-byte result per round, {rounds} rounds, "
           f"taking turns; CPU µs per call by place (no agent: absolute; parts: paired shift ± 95 % interval)")
-    print("  part           " + "".join(f"{p:>22}" for p in PLACES) + f"{'all':>22}")
+    print("  part" + " " * 12 + "".join(f"{p:>22}" for p in PLACES) + f"{'all':>22}")
     base_rounds = per_call["no agent"]
     for name, runs in per_call.items():
         cells = []
@@ -446,10 +537,7 @@ def test_where_each_part_costs_per_call(tmp_path: Path) -> None:
             else:
                 mean, half = interval([_at(r, place) - _at(b, place) for r, b in zip(runs, base_rounds)])
                 cells.append(f"{mean:+11.1f} ± {half:5.1f}  ")
-        print(f"  {name:<14}" + "".join(cells))
-    for name, config in PARTS.items():  # each part ran as configured: every agent measured calls, none sneaked in
-        if config is None:
-            assert spans[name] is None, f"{name}: an agent was found in the page"
-        else:
-            assert spans[name], f"{name}: the agent measured no call"
-        assert all(r["page main thread"] > 0 for r in per_call[name]), f"{name}: no main-thread CPU was read"
+        print(f"  {name:<16}" + "".join(cells))
+    assert_each_part_ran(did)
+    for name, runs in per_call.items():
+        assert all(r["page main thread"] > 0 for r in runs), f"{name}: no main-thread CPU was read"
