@@ -209,3 +209,15 @@ test("calls are accounted in the window they leave in: a busy page's all togethe
   assert.equal(ctx.api.spans().length, 12, "a read completes the accounting a window holds")
   assert.equal(accounted.length, 12)
 })
+
+test("a window holds 64 calls at most: the 64th has them accounted without waiting for its end", async () => {
+  const ctx = await batched()
+  const accounted = []
+  ctx.api.onSpan((span) => accounted.push(span.seq))
+  await call(ctx)
+  ctx.env.advance(FLUSH_MS) // the first call's window: the page is busy from here
+  for (let i = 0; i < 63; i++) await call(ctx)
+  assert.equal(accounted.length, 1, "63 calls wait for the window")
+  await call(ctx)
+  assert.equal(accounted.length, 65, "the 64th lets them all through, within the window (no results held past 64)")
+})

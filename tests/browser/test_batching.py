@@ -4,7 +4,7 @@ ledger each, one ack back; no `start` for calls that settled within their window
 (200 before batching, 44 with a fixed 50 ms window), and every span arrives exactly once. The BroadcastChannel
 mirror posts on the same window: every span still its own webmcp-profiler message, in order, but posted in a few
 bursts (each post wakes the browser process: one per span cost a page calling 100 times a second 2.5 points of a
-core)."""
+core). The accounting runs on the same window too: a window's calls sized and turned into spans in one go."""
 
 from __future__ import annotations
 
@@ -84,3 +84,22 @@ def test_the_channel_posts_every_span_in_order_in_a_few_bursts(browser, pages, r
     assert bursts <= CALLS // 4, f"{bursts} bursts for {CALLS} spans in {elapsed_ms:.0f} ms: not batched"
     assert errors == []
     page.context.close()
+
+
+def test_a_busy_page_s_calls_are_accounted_in_a_few_batches(browser, pages, relay_server) -> None:
+    """The accounting runs on the same window: a page calling 100 times a second has its calls sized and turned
+    into spans a few times a second, a window's calls in one go (warm), not each on a task of its own (cold)."""
+    page, errors = open_page(browser, pages.url("native.html", relay_server))
+    page.evaluate("window.registered")
+    wait_phase(page, "tools-registered")
+    page.evaluate("() => { window.__accountedAt = []; __webmcpPerf.onSpan(() => { __accountedAt.push(performance.now()) }) }")
+    elapsed_ms = page.evaluate(RUN, CALLS)
+    page.wait_for_function(f"__accountedAt.length >= {CALLS}")
+    at = page.evaluate("__accountedAt")
+    # one batch: spans accounted within a millisecond of each other (a window's calls take well under that)
+    batches = 1 + sum(1 for a, b in zip(at, at[1:]) if b - a > 1)
+    print(f"{CALLS} calls accounted in {batches} batches over {elapsed_ms:.0f} ms")
+    # the first window 50 ms, then 250 ms ones, the last maybe held a moment for a call's answer: call by call
+    # this was CALLS
+    assert batches <= elapsed_ms / 250 + 6, f"{batches} accounting batches for {CALLS} calls in {elapsed_ms:.0f} ms"
+    assert errors == []
