@@ -1235,9 +1235,9 @@ return { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, batchWindow, isBusy, QUIET_WAIT_MS };
 __m["collector"] = (function () {
 // The collector: one session's calls, spans, ring buffer, ledger, Long-Task attribution, phases.
 //
-// The call path (enter/settle) does only clock reads and pushes; results are measured later, in one
-// batched macrotask (`flush`), after the host already has its value; a busy page's calls a few times a second. Everything that leaves this module
-// goes through `sink` (see index.js): the channel mirror and the uplink.
+// The call path (enter/settle) does only clock reads and pushes; results are measured later, the calls of
+// one batch window together (`flush`), after the host already has its value. Everything that leaves this
+// module goes through `sink` (see index.js): the channel mirror and the uplink.
 
 const { SessionStats, callTokens, tokensForBytes, imageTokens } = __m["stats"];
 const { resultFacts, inputBytesOf, errorText, resultText, inputText } = __m["measure"];
@@ -1289,9 +1289,9 @@ class Collector {
    * @param {() => number} [o.random]
    * @param {object} [o.perf]  `performance` (measure/clearMeasures)
    * @param {Function} [o.setTimeout]  for the deadline of accounting held while the page awaits a call
-   * @param {number} [o.windowMs]  the quiet batch window calls are accounted in (inWindow, pacing.js; 0: none)
    * @param {Function} [o.clearTimeout]
    * @param {((fn: Function) => void)|null} [o.microtask]  queues a microtask (default: a reaction on a resolved promise; null: accounting always gets a task)
+   * @param {number} [o.windowMs]  the quiet batch window calls are accounted in (inWindow, pacing.js; 0: none)
    */
   constructor({ sessionId, config, sink, clock, schedule, random, perf = globalThis.performance, setTimeout: st, clearTimeout: ct, microtask, windowMs = 0 }) {
     this.sessionId = sessionId

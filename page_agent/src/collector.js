@@ -1,8 +1,8 @@
 // The collector: one session's calls, spans, ring buffer, ledger, Long-Task attribution, phases.
 //
-// The call path (enter/settle) does only clock reads and pushes; results are measured later, in one
-// batched macrotask (`flush`), after the host already has its value; a busy page's calls a few times a second. Everything that leaves this module
-// goes through `sink` (see index.js): the channel mirror and the uplink.
+// The call path (enter/settle) does only clock reads and pushes; results are measured later, the calls of
+// one batch window together (`flush`), after the host already has its value. Everything that leaves this
+// module goes through `sink` (see index.js): the channel mirror and the uplink.
 
 import { SessionStats, callTokens, tokensForBytes, imageTokens } from "./stats.js"
 import { resultFacts, inputBytesOf, errorText, resultText, inputText } from "./measure.js"
@@ -55,9 +55,9 @@ export class Collector {
    * @param {() => number} [o.random]
    * @param {object} [o.perf]  `performance` (measure/clearMeasures)
    * @param {Function} [o.setTimeout]  for the deadline of accounting held while the page awaits a call
-   * @param {number} [o.windowMs]  the quiet batch window calls are accounted in (inWindow, pacing.js; 0: none)
    * @param {Function} [o.clearTimeout]
    * @param {((fn: Function) => void)|null} [o.microtask]  queues a microtask (default: a reaction on a resolved promise; null: accounting always gets a task)
+   * @param {number} [o.windowMs]  the quiet batch window calls are accounted in (inWindow, pacing.js; 0: none)
    */
   constructor({ sessionId, config, sink, clock, schedule, random, perf = globalThis.performance, setTimeout: st, clearTimeout: ct, microtask, windowMs = 0 }) {
     this.sessionId = sessionId
