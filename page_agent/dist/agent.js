@@ -1539,8 +1539,8 @@ class Collector {
    * up to 250 ms while the page keeps calling), all together when it runs out, and what they produce leaves
    * at once (onAccounted): true while the window holds them. Then the batch goes as any other (behind the
    * page's answer while the page awaits a call). Code run once every 10 ms runs cold, and the same accounting
-   * for 25 calls in one go runs warm: at 100 calls a second the agent alone cost the browser 1.2 \u00b1 0.5 points
-   * of a core call by call, 0.3 \u00b1 0.7 batched (tests/bench/test_observer_effect.py's page, 2026-12-01).
+   * for 25 calls in one go runs warm: a page calling 100 times a second pays the whole agent 0.7 to 1.1
+   * points of a core less (the README's "What watching costs the page").
    */
   inWindow() {
     if (this.windowTimer !== null) return true
