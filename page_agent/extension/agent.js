@@ -4839,7 +4839,10 @@ function makeApi(agent) {
     detach: () => agent.detach(),
     registerReportTool: () => agent.registerReportTool(),
     relay: () => (agent.uplink ? agent.uplink.info() : null),
-    overhead: () => ({ accounted: c.cost.accounted, ms: c.cost.ms, perSpanMs: c.cost.accounted ? c.cost.ms / c.cost.accounted : 0 }),
+    overhead: () => {
+      const { accounted, ms } = c.current().cost
+      return { accounted, ms, perSpanMs: accounted ? ms / accounted : 0 }
+    },
     channel: () => (agent.channel ? { ...agent.channel.counters } : null),
     recordConsent(o) {
       if (!c.active || !o || typeof o !== "object" || typeof o.resolved !== "string" || !o.resolved) return false

@@ -208,6 +208,8 @@ test("calls are accounted in the window they leave in: a busy page's all togethe
   await call(ctx)
   assert.equal(ctx.api.spans().length, 12, "a read completes the accounting a window holds")
   assert.equal(accounted.length, 12)
+  await call(ctx)
+  assert.equal(ctx.api.overhead().accounted, 13, "overhead() too: its count covers every call made")
 })
 
 test("a window holds 64 calls at most: the 64th has them accounted without waiting for its end", async () => {
