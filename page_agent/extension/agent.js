@@ -498,6 +498,30 @@ function safely(fn, fallback) {
   }
 }
 
+/**
+ * An event listener attached only while it is wanted (`want(true)`), removed by `want(false)`. Chromium 156
+ * dispatches `toolactivated` for every tool call, and any listener on it costs the page each call (the README's
+ * "What watching costs the page"): the agent listens only while there is something for the listener to count.
+ * @returns {{want: (yes: boolean) => void, listening: () => boolean}}
+ */
+function listenWhile(target, type, fn, capture = false) {
+  let on = false
+  return {
+    want(yes) {
+      yes = !!yes
+      if (yes === on || !target || typeof target.addEventListener !== "function") return
+      try {
+        if (yes) target.addEventListener(type, fn, capture)
+        else target.removeEventListener(type, fn, capture)
+        on = yes
+      } catch {
+        /* a page that broke its own EventTarget: nothing to count */
+      }
+    },
+    listening: () => on,
+  }
+}
+
 /** Is this a scalar the wire accepts in `detail` / annotations? */
 function isScalar(v) {
   return v === null || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v)) || typeof v === "string"
@@ -533,7 +557,7 @@ function makeTaskScheduler(g = globalThis) {
   schedule.close = () => {}
   return schedule
 }
-return { utf8Length, newSessionId, now, cap, safely, isScalar, makeTaskScheduler };
+return { utf8Length, newSessionId, now, cap, safely, listenWhile, isScalar, makeTaskScheduler };
 })();
 
 // ---- measure.js ----
@@ -2098,7 +2122,7 @@ __m["registry"] = (function () {
 
 const { wrapExecute, isWrapper, originalOf, isInternal, isPlainPromise, NATIVE_THEN } = __m["wrap"];
 const { descriptorFingerprint, fnv1a32, sourceOf } = __m["hooks"];
-const { utf8Length, safely, cap, isScalar } = __m["util"];
+const { utf8Length, safely, cap, isScalar, listenWhile } = __m["util"];
 const LOCATIONS = ["document", "navigator", "window"]
 const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext", "executeTool"]
 const MAX_DESCRIPTOR = 64 * 1024
@@ -2165,7 +2189,8 @@ class Interceptor {
     this.si = si
     this.ci = ci
     this.timer = null
-    /** @type {Map<object, {location:string, restore:Function[], names:Set<string>}>} */
+    /** listed: getTools() has answered; activations: the `toolactivated` listener (countActivations)
+     * @type {Map<object, {location:string, restore:Function[], names:Set<string>, listed:boolean, activations:?object}>} */
     this.hosts = new Map()
     /** tool object -> {original, wrapper} for in-place wraps */
     this.wrapped = new Map()
@@ -2217,7 +2242,7 @@ class Interceptor {
   }
 
   patch(host, location) {
-    const entry = { location, restore: [], names: new Set(), originals: {} }
+    const entry = { location, restore: [], names: new Set(), originals: {}, listed: false, activations: null }
     this.hosts.set(host, entry)
     this.c.hostFound(location)
     const self = this
@@ -2296,17 +2321,37 @@ class Interceptor {
       safely(() => {
         host.addEventListener("toolchange", onChange)
         host.addEventListener("toolcancel", onCancel)
-        host.addEventListener("toolactivated", onActivated)
         entry.restore.push(() => {
           host.removeEventListener("toolchange", onChange)
           host.removeEventListener("toolcancel", onCancel)
-          host.removeEventListener("toolactivated", onActivated)
         })
       })
+      // Until getTools() first answers whether a tool was registered before us, every call is heard; then only
+      // while one is counted rather than measured (countActivations). A host that never lists keeps listening.
+      entry.activations = listenWhile(host, "toolactivated", onActivated)
+      entry.activations.want(true)
+      entry.restore.push(() => entry.activations.want(false))
     }
     // Tools registered before we arrived: listed, not wrapped (use instrument()).
     this.reconcile(host)
     if (this.onFound) safely(() => this.onFound(host, location))
+  }
+
+  /**
+   * Listen for `toolactivated` only while the host lists a tool whose calls it would count (activated): one the
+   * host runs unwrapped, even after instrument() wrapped the page's own object. Chromium fires it for every
+   * call, and a listener costs each call of a wrapped tool too (about 20 \u00b5s of the page's main thread, the
+   * README's "What watching costs the page").
+   */
+  countActivations() {
+    let wanted = false
+    for (const [name, live] of this.live) {
+      if (!live.wrapper && name !== this.c.reportToolName && !(live.rec && live.rec.internal)) {
+        wanted = true
+        break
+      }
+    }
+    for (const entry of this.hosts.values()) if (entry.activations && entry.listed) entry.activations.want(wanted)
   }
 
   /**
@@ -2428,6 +2473,7 @@ class Interceptor {
     this.changed.set(rec.name, ++this.epoch)
     if (!prep.wrapper && !rec.internal) this.c.unwrappedTool(rec.name)
     else if (this.c.unwrapped.delete(rec.name)) this.c.statusChanged()
+    this.countActivations()
     const signal = options && options.signal
     if (signal && typeof signal.addEventListener === "function") {
       const onAbort = () => safely(() => this.dropName(host, rec.name, tool))
@@ -2522,6 +2568,7 @@ class Interceptor {
     const entry = this.hosts.get(host)
     if (entry) entry.names.delete(name)
     this.c.unregistered(name)
+    if (!live.wrapper) this.countActivations()
   }
 
   /** clearContext succeeded on `host`: one event, then each tool withdrawn. */
@@ -2602,7 +2649,9 @@ class Interceptor {
             const live = this.live.get(name)
             if (!names.has(name) && live && live.since <= genAtCall) this.dropName(host, name)
           }
+          entry.listed = true
         }
+        this.countActivations()
       })
     if (r && typeof r.then === "function") r.then(apply, () => {})
     else apply(r)
@@ -3927,7 +3976,7 @@ __m["forms"] = (function () {
 // Values are read only to count bytes (inputBytes) and dropped; the page's answer is measured by the collector.
 
 const { describeTool, toolName } = __m["registry"];
-const { safely, cap } = __m["util"];
+const { safely, cap, listenWhile } = __m["util"];
 const MAX_FIELDS = 64
 const FIELD_TAGS = new Set(["INPUT", "SELECT", "TEXTAREA"])
 const NOT_PARAMS = new Set(["submit", "button", "reset", "image"])
@@ -4045,6 +4094,8 @@ class FormTools {
     this.host = null
     this.patchedRespond = false
     this.observer = null
+    /** the `toolactivated` listeners, on the host and the window (listenActivations) */
+    this.activations = []
     this.syncQueued = false
     this.resync = null
     /** names a host registered through registerTool (a polyfill's forms): the interceptor measures those */
@@ -4090,10 +4141,11 @@ class FormTools {
     on(g, "invalid", () => {
       this.invalidSeen = true
     }, true)
+    // Heard only while a form tool is listed (listenActivations): Chromium fires toolactivated for every call.
+    // The polyfill fires it on window; Chromium on document.modelContext.
     const onActivated = (e) => safely(() => this.onActivated(e))
-    on(host, "toolactivated", onActivated, false)
-    // The polyfill fires toolactivated on window; Chromium on document.modelContext.
-    if (host !== g) on(g, "toolactivated", onActivated, false)
+    this.activations = [host, host !== g ? g : null].filter(Boolean).map((t) => listenWhile(t, "toolactivated", onActivated))
+    this.restores.push(() => this.activations.forEach((l) => l.want(false)))
     this.patchRespond()
     const MO = safely(() => g.MutationObserver, null)
     const doc = this.doc
@@ -4168,6 +4220,7 @@ class FormTools {
       this.tools.delete(name)
       this.c.unregistered(name)
     }
+    this.listenActivations()
     this.cancelRemoved()
   }
 
@@ -4206,6 +4259,12 @@ class FormTools {
     const entry = { name, call, form, responded: false, done: false, submitted: false, waiting, event: null }
     this.open.add(entry)
     return entry
+  }
+
+  /** `toolactivated` tells a form tool's call from a refusal: listened for only while there is a form tool. */
+  listenActivations() {
+    const wanted = this.tools.size > 0
+    for (const l of this.activations) l.want(wanted)
   }
 
   onActivated(e) {

@@ -16,7 +16,7 @@
 // Values are read only to count bytes (inputBytes) and dropped; the page's answer is measured by the collector.
 
 import { describeTool, toolName } from "./registry.js"
-import { safely, cap } from "./util.js"
+import { safely, cap, listenWhile } from "./util.js"
 
 const MAX_FIELDS = 64
 const FIELD_TAGS = new Set(["INPUT", "SELECT", "TEXTAREA"])
@@ -135,6 +135,8 @@ export class FormTools {
     this.host = null
     this.patchedRespond = false
     this.observer = null
+    /** the `toolactivated` listeners, on the host and the window (listenActivations) */
+    this.activations = []
     this.syncQueued = false
     this.resync = null
     /** names a host registered through registerTool (a polyfill's forms): the interceptor measures those */
@@ -180,10 +182,11 @@ export class FormTools {
     on(g, "invalid", () => {
       this.invalidSeen = true
     }, true)
+    // Heard only while a form tool is listed (listenActivations): Chromium fires toolactivated for every call.
+    // The polyfill fires it on window; Chromium on document.modelContext.
     const onActivated = (e) => safely(() => this.onActivated(e))
-    on(host, "toolactivated", onActivated, false)
-    // The polyfill fires toolactivated on window; Chromium on document.modelContext.
-    if (host !== g) on(g, "toolactivated", onActivated, false)
+    this.activations = [host, host !== g ? g : null].filter(Boolean).map((t) => listenWhile(t, "toolactivated", onActivated))
+    this.restores.push(() => this.activations.forEach((l) => l.want(false)))
     this.patchRespond()
     const MO = safely(() => g.MutationObserver, null)
     const doc = this.doc
@@ -258,6 +261,7 @@ export class FormTools {
       this.tools.delete(name)
       this.c.unregistered(name)
     }
+    this.listenActivations()
     this.cancelRemoved()
   }
 
@@ -296,6 +300,12 @@ export class FormTools {
     const entry = { name, call, form, responded: false, done: false, submitted: false, waiting, event: null }
     this.open.add(entry)
     return entry
+  }
+
+  /** `toolactivated` tells a form tool's call from a refusal: listened for only while there is a form tool. */
+  listenActivations() {
+    const wanted = this.tools.size > 0
+    for (const l of this.activations) l.want(wanted)
   }
 
   onActivated(e) {

@@ -4,7 +4,7 @@
 
 import { wrapExecute, isWrapper, originalOf, isInternal, isPlainPromise, NATIVE_THEN } from "./wrap.js"
 import { descriptorFingerprint, fnv1a32, sourceOf } from "./hooks.js"
-import { utf8Length, safely, cap, isScalar } from "./util.js"
+import { utf8Length, safely, cap, isScalar, listenWhile } from "./util.js"
 
 const LOCATIONS = ["document", "navigator", "window"]
 const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext", "executeTool"]
@@ -72,7 +72,8 @@ export class Interceptor {
     this.si = si
     this.ci = ci
     this.timer = null
-    /** @type {Map<object, {location:string, restore:Function[], names:Set<string>}>} */
+    /** listed: getTools() has answered; activations: the `toolactivated` listener (countActivations)
+     * @type {Map<object, {location:string, restore:Function[], names:Set<string>, listed:boolean, activations:?object}>} */
     this.hosts = new Map()
     /** tool object -> {original, wrapper} for in-place wraps */
     this.wrapped = new Map()
@@ -124,7 +125,7 @@ export class Interceptor {
   }
 
   patch(host, location) {
-    const entry = { location, restore: [], names: new Set(), originals: {} }
+    const entry = { location, restore: [], names: new Set(), originals: {}, listed: false, activations: null }
     this.hosts.set(host, entry)
     this.c.hostFound(location)
     const self = this
@@ -203,17 +204,37 @@ export class Interceptor {
       safely(() => {
         host.addEventListener("toolchange", onChange)
         host.addEventListener("toolcancel", onCancel)
-        host.addEventListener("toolactivated", onActivated)
         entry.restore.push(() => {
           host.removeEventListener("toolchange", onChange)
           host.removeEventListener("toolcancel", onCancel)
-          host.removeEventListener("toolactivated", onActivated)
         })
       })
+      // Until getTools() first answers whether a tool was registered before us, every call is heard; then only
+      // while one is counted rather than measured (countActivations). A host that never lists keeps listening.
+      entry.activations = listenWhile(host, "toolactivated", onActivated)
+      entry.activations.want(true)
+      entry.restore.push(() => entry.activations.want(false))
     }
     // Tools registered before we arrived: listed, not wrapped (use instrument()).
     this.reconcile(host)
     if (this.onFound) safely(() => this.onFound(host, location))
+  }
+
+  /**
+   * Listen for `toolactivated` only while the host lists a tool whose calls it would count (activated): one the
+   * host runs unwrapped, even after instrument() wrapped the page's own object. Chromium fires it for every
+   * call, and a listener costs each call of a wrapped tool too (about 20 µs of the page's main thread, the
+   * README's "What watching costs the page").
+   */
+  countActivations() {
+    let wanted = false
+    for (const [name, live] of this.live) {
+      if (!live.wrapper && name !== this.c.reportToolName && !(live.rec && live.rec.internal)) {
+        wanted = true
+        break
+      }
+    }
+    for (const entry of this.hosts.values()) if (entry.activations && entry.listed) entry.activations.want(wanted)
   }
 
   /**
@@ -335,6 +356,7 @@ export class Interceptor {
     this.changed.set(rec.name, ++this.epoch)
     if (!prep.wrapper && !rec.internal) this.c.unwrappedTool(rec.name)
     else if (this.c.unwrapped.delete(rec.name)) this.c.statusChanged()
+    this.countActivations()
     const signal = options && options.signal
     if (signal && typeof signal.addEventListener === "function") {
       const onAbort = () => safely(() => this.dropName(host, rec.name, tool))
@@ -429,6 +451,7 @@ export class Interceptor {
     const entry = this.hosts.get(host)
     if (entry) entry.names.delete(name)
     this.c.unregistered(name)
+    if (!live.wrapper) this.countActivations()
   }
 
   /** clearContext succeeded on `host`: one event, then each tool withdrawn. */
@@ -509,7 +532,9 @@ export class Interceptor {
             const live = this.live.get(name)
             if (!names.has(name) && live && live.since <= genAtCall) this.dropName(host, name)
           }
+          entry.listed = true
         }
+        this.countActivations()
       })
     if (r && typeof r.then === "function") r.then(apply, () => {})
     else apply(r)

@@ -126,6 +126,30 @@ export function safely(fn, fallback) {
   }
 }
 
+/**
+ * An event listener attached only while it is wanted (`want(true)`), removed by `want(false)`. Chromium 156
+ * dispatches `toolactivated` for every tool call, and any listener on it costs the page each call (the README's
+ * "What watching costs the page"): the agent listens only while there is something for the listener to count.
+ * @returns {{want: (yes: boolean) => void, listening: () => boolean}}
+ */
+export function listenWhile(target, type, fn, capture = false) {
+  let on = false
+  return {
+    want(yes) {
+      yes = !!yes
+      if (yes === on || !target || typeof target.addEventListener !== "function") return
+      try {
+        if (yes) target.addEventListener(type, fn, capture)
+        else target.removeEventListener(type, fn, capture)
+        on = yes
+      } catch {
+        /* a page that broke its own EventTarget: nothing to count */
+      }
+    },
+    listening: () => on,
+  }
+}
+
 /** Is this a scalar the wire accepts in `detail` / annotations? */
 export function isScalar(v) {
   return v === null || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v)) || typeof v === "string"

@@ -64,3 +64,59 @@ test("reset clears the counts", async () => {
   assert.equal(ctx.api.ledger().tools.early.counted, undefined)
   assert.equal(ctx.api.ledger().tools.early.measured, false)
 })
+
+/** The `toolactivated` listeners on `host`, counted as the agent adds and removes them. */
+function watchListeners(host) {
+  const live = new Set()
+  const add = host.addEventListener.bind(host)
+  const remove = host.removeEventListener.bind(host)
+  host.addEventListener = (type, fn, ...rest) => {
+    if (type === "toolactivated") live.add(fn)
+    return add(type, fn, ...rest)
+  }
+  host.removeEventListener = (type, fn, ...rest) => {
+    if (type === "toolactivated") live.delete(fn)
+    return remove(type, fn, ...rest)
+  }
+  return () => live.size
+}
+
+test("toolactivated is listened to only while a tool is counted rather than measured", async () => {
+  const early = await earlyHost()
+  const listeners = watchListeners(early)
+  const ctx = setup({ host: early })
+  assert.equal(listeners(), 1, "until getTools() answers, every call is heard")
+  await settle()
+  assert.equal(listeners(), 1, "a tool registered before the agent is counted")
+  // instrument() measures the page's own calls; the host keeps the execute it captured, so its calls are counted.
+  ctx.api.instrument({ early: { name: "early", execute: () => "ok" } })
+  assert.equal(listeners(), 1)
+  await early.executeTool({ name: "early" }, {})
+  ctx.env.run()
+  assert.equal(ctx.api.ledger().tools.early.counted, 1)
+
+  const host = new DraftHost()
+  const none = watchListeners(host)
+  const agent = setup({ host })
+  await settle()
+  assert.equal(none(), 0, "every tool wrapped: each call's span says it all")
+  await host.registerTool({ name: "late", description: "registered after", execute: () => "ok" })
+  await settle()
+  await host.executeTool({ name: "late" }, {})
+  assert.equal(none(), 0)
+  // A page script that kept the host's own registerTool from before the agent: toolchange, then counted.
+  const withdraw = new AbortController()
+  await DraftHost.prototype.registerTool.call(host, { name: "sneaked", description: "past the agent", execute: () => "ok" }, { signal: withdraw.signal })
+  await settle()
+  assert.equal(none(), 1)
+  await host.executeTool({ name: "sneaked" }, {})
+  agent.env.run()
+  assert.equal(agent.api.ledger().tools.sneaked.counted, 1)
+  // Once no tool would be counted, the listener goes.
+  withdraw.abort()
+  await settle()
+  assert.equal(none(), 0, "nothing left to count")
+  agent.api.detach()
+  ctx.api.detach()
+  assert.equal(listeners(), 0, "detach removes it")
+})

@@ -9,7 +9,7 @@ import pickle
 
 import pytest
 
-from tests.browser.conftest import open_page, session_of, session_where
+from tests.browser.conftest import open_page, session_of, session_where, wait_phase
 
 pytestmark = pytest.mark.browser
 
@@ -56,5 +56,45 @@ def test_calls_of_tools_registered_before_the_agent_are_counted_not_measured(bro
     logs = [p for p in (relay_server.tmp / "logs").rglob("*") if p.is_file()]
     assert any(b'"toolactivated"' in p.read_bytes() for p in logs), "the counted calls were logged"
     assert not [p for p in logs if CANARY.encode() in p.read_bytes()], "session log"
+    assert errors == []
+    page.context.close()
+
+
+def activation_listeners(page) -> int:
+    """The `toolactivated` listeners on document.modelContext, as DevTools lists them."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        host = cdp.send("Runtime.evaluate", {"expression": "document.modelContext"})["result"]["objectId"]
+        listeners = cdp.send("DOMDebugger.getEventListeners", {"objectId": host})["listeners"]
+    finally:
+        cdp.detach()
+    return sum(1 for listener in listeners if listener["type"] == "toolactivated")
+
+
+def test_toolactivated_is_listened_to_only_while_a_call_would_be_counted(browser, pages, relay_server) -> None:
+    # Chromium fires toolactivated for every call, and a listener costs each call (README, "What watching costs
+    # the page"): with every tool wrapped, the agent has nothing to count and does not listen.
+    page, errors = open_page(browser, pages.url("native.html", relay_server))
+    page.evaluate("window.registered")
+    page.wait_for_function("__webmcpPerf.ledger().registeredTools.includes('obj')")
+    page.wait_for_function("__webmcpPerf.status().phase === 'tools-registered'")
+    assert activation_listeners(page) == 0
+    assert page.evaluate(CALL, {"name": "obj", "n": 1}) and page.evaluate("__webmcpPerf.spans().length") == 1
+    # A script that kept the host's own registerTool from before the agent: counted from then on.
+    page.evaluate("""Object.getPrototypeOf(document.modelContext).registerTool.call(document.modelContext,
+      { name: 'sneaked', description: 'past the agent', execute: () => 'ok' })""")
+    page.wait_for_function("__webmcpPerf.ledger().tools.sneaked && __webmcpPerf.ledger().tools.sneaked.measured === false")
+    assert activation_listeners(page) == 1
+    assert page.evaluate(CALL, {"name": "sneaked", "n": 2}) == ["ok", "ok"]
+    page.wait_for_function("__webmcpPerf.ledger().tools.sneaked.counted === 2")
+    assert page.evaluate("__webmcpPerf.spans().length") == 1, "counted, not measured"
+    assert errors == []
+    page.context.close()
+
+    # A page with form tools: listened to, since toolactivated tells a form's call from the browser's refusal.
+    page, errors = open_page(browser, pages.url("forms.html", relay_server))
+    wait_phase(page, "tools-registered")
+    page.wait_for_function("__webmcpPerf.ledger().registeredTools.length > 0")
+    assert activation_listeners(page) == 1
     assert errors == []
     page.context.close()
