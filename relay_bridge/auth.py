@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .paths import config_dir
 
-TOKEN_RE = re.compile(r"^[0-9a-f]{32}$")
+TOKEN_RE = re.compile(r"^[0-9a-f]{32}\Z")
 
 
 def token_path() -> Path:

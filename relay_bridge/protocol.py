@@ -23,6 +23,10 @@ MAX_CALLS_PER_FRAME = 500
 MAX_TOOL_NAME = 128
 MAX_ERROR = 201  # this agent caps at 200; a webmcp-profiler page relayed over the channel adds an ellipsis (201)
 MAX_DESCRIPTOR_BYTES = 64 * 1024
+# Arrays and objects within arrays and objects. Real schemas nest a few levels (each object level is two: the
+# schema and its `properties`); the dashboard and the exports walk a descriptor with the standard library's
+# recursive JSON code, which a descriptor about 1,000 levels deep (2 KB of brackets) crashed.
+MAX_DESCRIPTOR_DEPTH = 64
 MAX_TEXT = 512  # titles, paths, messages, user agents
 MAX_HINTS = 8
 MAX_DETAIL_KEYS = 16
@@ -36,12 +40,11 @@ MAX_SESSIONS_PER_CONNECTION = 16
 # Largest accepted clock or size: finite, far above anything real (about 300 years in ms).
 MAX_NUMBER = 1e13
 
-SESSION_ID_RE = re.compile(r"^[0-9a-f]{8}$")
-
 NonNeg = Annotated[float, Meta(ge=0, le=MAX_NUMBER)]
 NonNegInt = Annotated[int, Meta(ge=0, le=int(MAX_NUMBER))]
-SessionId = Annotated[str, Meta(pattern=r"^[0-9a-f]{8}$")]
-ResumeSecret = Annotated[str, Meta(pattern=r"^[0-9a-f]{32}$")]
+# \Z, not $: msgspec matches with re.search, where $ also matches before a final newline ("0a1b2c3d\n").
+SessionId = Annotated[str, Meta(pattern=r"^[0-9a-f]{8}\Z")]
+ResumeSecret = Annotated[str, Meta(pattern=r"^[0-9a-f]{32}\Z")]
 ToolName = Annotated[str, Meta(min_length=1, max_length=MAX_TOOL_NAME)]
 Text = Annotated[str, Meta(max_length=MAX_TEXT)]
 ShortText = Annotated[str, Meta(max_length=64)]
@@ -91,7 +94,7 @@ class Span(Struct, forbid_unknown_fields=True):
     errorType: Annotated[str, Meta(max_length=64)] | None = None
     # A refusal (the tool declined to act): "confirm" or "unavailable" from the built-in match, or the label the
     # page's own `isRefusal` hook returned (a short identifier, as autotel-webmcp lets hosts name their own).
-    refusal: Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}$")] | None = None
+    refusal: Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}\Z")] | None = None
     # The consent the page recorded for this call (`recordConsent`), and whether the label the human read
     # named another tool than the one that ran.
     consent: Literal["granted", "denied"] | None = None
@@ -265,7 +268,7 @@ class Status(Struct, tag="status", tag_field="type", forbid_unknown_fields=True)
 class Event(Struct, tag="event", tag_field="type", forbid_unknown_fields=True):
     session: SessionId
     at: NonNeg
-    kind: Annotated[str, Meta(min_length=1, max_length=32, pattern=r"^[a-z][a-z0-9_.-]*$")]
+    kind: Annotated[str, Meta(min_length=1, max_length=32, pattern=r"^[a-z][a-z0-9_.-]*\Z")]
     detail: Annotated[dict[ShortText, Scalar], Meta(max_length=MAX_DETAIL_KEYS)] = {}
 
 
@@ -443,7 +446,26 @@ def decode(data: bytes | str) -> AgentFrame | Rejection:
         return Rejection(Code.BAD_JSON, "frame could not be decoded")
     if isinstance(frame, ToolChange) and len(frame.descriptor) > MAX_DESCRIPTOR_BYTES:
         return Rejection(Code.LIMIT, f"descriptor over {MAX_DESCRIPTOR_BYTES} bytes")
+    if isinstance(frame, ToolChange) and nested_deeper_than(bytes(frame.descriptor), MAX_DESCRIPTOR_DEPTH):
+        return Rejection(Code.LIMIT, f"descriptor nested over {MAX_DESCRIPTOR_DEPTH} levels")
     return frame
+
+
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')  # the unrolled form: runs, not a char at a time
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def nested_deeper_than(raw: bytes, limit: int) -> bool:
+    """Do arrays and objects nest deeper than `limit` in this (valid) JSON text? Counted without recursion:
+    strings dropped, then the brackets left in order."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False  # brackets inside strings only make this count larger
+    depth = 0
+    for b in _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKET):
+        depth += 1 if b in b"[{" else -1
+        if depth > limit:
+            return True
+    return False
 
 
 def _classify(msg: str) -> Rejection:

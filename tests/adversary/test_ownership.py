@@ -186,3 +186,17 @@ async def test_a_socket_that_keeps_naming_others_sessions_is_closed(relay: Relay
     assert relay.store.sessions[VICTIM].counters.rejected == 0
     await assert_served(relay)
     await victim.close()
+
+
+async def test_a_look_alike_session_id_is_refused(relay: Relay) -> None:
+    # "7e57ab1e\n" matched ^[0-9a-f]{8}$ under re.search: a second session beside the victim's, printed on a line
+    # of its own by the headless summary and written to a report named "7e57ab1e\n.json".
+    victim = await socket(relay)
+    assert (await hello(victim, VICTIM))["type"] == "ack"
+    attacker = await socket(relay)
+    for sid in (VICTIM + "\n", VICTIM.upper(), " " + VICTIM, VICTIM + "\u0000"):
+        refused = await hello(attacker, sid)
+        assert (refused["type"], refused["code"]) == ("error", p.Code.INVALID), (sid, refused)
+    assert list(relay.store.sessions) == [VICTIM]
+    await attacker.close()
+    await victim.close()

@@ -54,6 +54,13 @@ def test_rejections_have_stable_codes() -> None:
     assert code(json.dumps(synth.spans_frame(SID, [dict(span, extra="body?")]))) == p.Code.INVALID
     huge = synth.tool(SID, "t", 1.0, description="d" * (p.MAX_DESCRIPTOR_BYTES + 1))
     assert code(json.dumps(huge)) == p.Code.LIMIT
+    # An id, secret or kind with a final newline: a look-alike session beside the real one, a line of the page's
+    # own in the headless summary, a report file named "0a1b2c3d\n.json" (msgspec's pattern is re.search).
+    assert code(json.dumps(synth.hello(SID + "\n"))) == p.Code.INVALID
+    assert code(json.dumps(synth.hello(SID, resume="0" * 32 + "\n"))) == p.Code.INVALID
+    assert code(json.dumps(synth.event(SID, 1.0, "reset\n"))) == p.Code.INVALID
+    assert not isinstance(p.decode(json.dumps(synth.hello(SID, resume="0" * 32))), p.Rejection)
+    assert not isinstance(p.decode(json.dumps(synth.event(SID, 1.0, "reset"))), p.Rejection)
 
 
 def test_rejection_messages_never_echo_page_text() -> None:
