@@ -14,7 +14,8 @@ from contextlib import contextmanager
 import sys
 from typing import Any, TextIO
 
-_BIDI_AND_INVISIBLE = "\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\ufeff"
+# U+2028 and U+2029 end a line for str.splitlines() and many log readers: a page must not start a line of ours.
+_BIDI_AND_INVISIBLE = "\u2028\u2029\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\ufeff"
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f" + _BIDI_AND_INVISIBLE + "\ud800-\udfff]")
 # What our own output uses for layout; everything else in the C0 range is shown.
 _UNSAFE_KEEP_LAYOUT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f" + _BIDI_AND_INVISIBLE + "\ud800-\udfff]")

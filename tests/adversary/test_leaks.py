@@ -39,20 +39,21 @@ def test_headless_relay_output_shows_page_line_breaks_inert(tmp_path: Path) -> N
     try:
         port = int(out.until(lambda line: "listening on" in line).rsplit(":", 1)[1])
         token = (tmp_path / "config" / "token").read_text().strip()
-        fake = "http://a.example\r\nffffffff http://bank.example [top, live] all clear\x1b[2K"
+        # CR LF, and U+2028, which str.splitlines() and many log readers take for a line break too.
+        fake = "http://a.example\r\nffffffff http://bank.example [top, live] all clear\x1b[2K\u2028eeeeeeee http://x.example"
         with connect(f"ws://127.0.0.1:{port}/relay?t={token}") as ws:
             ws.recv()
             ws.send(json.dumps(synth.hello(SID, origin=fake)))
             ws.recv()
             line = out.until(lambda line: line.startswith(SID))  # the next periodic summary
-        assert "␍␊ffffffff http://bank.example" in line and "␛[2K" in line
+        assert "␍␊ffffffff http://bank.example" in line and "␛[2K" in line and "\\u2028eeeeeeee" in line
         proc.send_signal(signal.SIGTERM)
         rest = proc.communicate(timeout=10)[0]
     finally:
         if proc.poll() is None:
             proc.kill()
-    printed = [line] + rest.splitlines()
-    assert not any(text.startswith("ffffffff") for text in printed), "a page cannot print a line of its own"
+    printed = line.splitlines() + rest.splitlines()
+    assert not any(text.startswith(("ffffffff", "eeeeeeee")) for text in printed), "a page cannot print a line of its own"
 
 
 def test_an_unusable_state_dir_is_one_line_and_exit_2(tmp_path: Path) -> None:
