@@ -16,13 +16,14 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
 import msgspec
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
 from websockets.protocol import State
 from websockets.http11 import Request, Response
 
@@ -73,6 +74,17 @@ MAX_QUEUED_FRAMES = 16
 INVALID_STREAK_CLOSE = 16
 # A connection that keeps naming sessions other sockets own (probing for one to spoil) is closed with 1008.
 NOT_OWNER_CLOSE = 64
+# A socket that owns no session this long after it opened (or after its last session said bye, or was taken
+# over by a reconnect) is closed with 1008 and counted (`refused:no_session`): otherwise idle sockets, kept alive
+# by keepalive pings their client answers, could hold every one of the MAX_CONNECTIONS slots. The agent says
+# hello right after open; one whose hello is refused (64 live sessions) retries on the same socket with a backoff
+# of at most 5 s, and once closed reconnects after 250 ms: one handshake per ~10 s, never a tight loop.
+HELLO_DEADLINE = 10.0
+# Bytes the relay may hold unsent for one connection before closing it (`refused:write_buffer`). websockets
+# writes automatic pongs (and close frames) from data_received without backpressure, so a peer sending pings it
+# never reads the pongs of grew the relay without limit. The relay's own sends wait for the buffer to drain
+# (32 KiB high-water), so a well-behaved agent stays far below this; MAX_CONNECTIONS x this bounds the total.
+MAX_WRITE_BUFFER = 1 << 20
 
 
 @dataclass
@@ -88,6 +100,8 @@ class RelayConfig:
     token_rate_per_second: float = TOKEN_RATE_PER_SECOND
     token_rate_burst: float = TOKEN_RATE_BURST
     max_connections: int = MAX_CONNECTIONS
+    hello_deadline: float = HELLO_DEADLINE  # seconds a socket may own no session (tests shorten it)
+    max_write_buffer: int = MAX_WRITE_BUFFER  # bytes unsent to one socket before it is closed
     otlp: str | None = None  # OTLP/HTTP traces endpoint (relay_bridge.otlp); None = no export
     otlp_interval: float = 0.5  # seconds between export batches
     otlp_service: str | None = None  # service.name (--otlp-service); else OTEL_SERVICE_NAME, else webmcp-page
@@ -109,6 +123,23 @@ def _is_loopback_host(value: str | None, port: int) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _bounded_connection(cap: int, on_overflow: Callable[[], None]) -> type[ServerConnection]:
+    """A ServerConnection that fails itself when its transport holds more than `cap` unsent bytes. Checked where
+    the unbounded writes happen: data_received is where websockets answers pings (and close frames)."""
+
+    class BoundedConnection(ServerConnection):
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.transport.get_write_buffer_size() > cap and not self.transport.is_closing():
+                on_overflow()
+                if self.protocol.state is State.OPEN:
+                    self.protocol.fail(CloseCode.POLICY_VIOLATION, "not reading what the relay sends")
+                # The peer reads nothing: a close frame would only queue behind the backlog. Drop it all now.
+                self.transport.abort()
+
+    return BoundedConnection
 
 
 class InvokeRefused(Exception):
@@ -143,6 +174,9 @@ class Relay:
         self._conn_ids = itertools.count(1)
         self.port = config.port
         self._sockets: dict[int, ServerConnection] = {}
+        # Sockets owning no session, and the timer that closes each at its hello deadline (see HELLO_DEADLINE).
+        self._idle: dict[int, asyncio.TimerHandle] = {}
+        self._closing: set[asyncio.Task[None]] = set()  # the closes those timers started (held until done)
         self._token_buckets = token_buckets(config.token_rate_per_second, config.token_rate_burst, time.monotonic())
         self._connects = Bucket(CONNECTS_PER_SECOND, CONNECTS_BURST, time.monotonic())
         self._pending: dict[str, tuple[int, str, asyncio.Future[InvokeResult]]] = {}
@@ -167,6 +201,7 @@ class Relay:
             compression=None,
             max_size=p.MAX_FRAME_BYTES,
             max_queue=MAX_QUEUED_FRAMES,
+            create_connection=_bounded_connection(self.config.max_write_buffer, self._write_overflow),
             server_header=f"wmcp-top/{__version__}",
             logger=logging.getLogger("wmcp_top.websockets"),
         )
@@ -276,6 +311,30 @@ class Relay:
 
     # -- WebSocket ---------------------------------------------------------------------------------------
 
+    def _write_overflow(self) -> None:
+        self.store.counters["refused:write_buffer"] += 1
+        self.store.touch_relay()
+
+    def _watch_idle(self, conn: int) -> None:
+        """Arm `conn`'s hello deadline while it owns no session; disarm it once it owns one."""
+        if self.store.connections.get(conn):
+            handle = self._idle.pop(conn, None)
+            if handle is not None:
+                handle.cancel()
+        elif conn not in self._idle and conn in self._sockets:
+            self._idle[conn] = asyncio.get_running_loop().call_later(self.config.hello_deadline, self._idle_close, conn)
+
+    def _idle_close(self, conn: int) -> None:
+        self._idle.pop(conn, None)
+        ws = self._sockets.get(conn)
+        if ws is None or self.store.connections.get(conn):
+            return
+        self.store.counters["refused:no_session"] += 1
+        self.store.touch_relay()
+        task = asyncio.ensure_future(ws.close(1008, f"no session: say hello within {self.config.hello_deadline:g} s"))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
     async def _frame(self, conn: int, raw: bytes) -> tuple[list[Any], bool, bool, float]:
         """One admitted frame: decode, apply, log. Returns (replies, accepted, unreadable, the loop's time)."""
         store = self.store
@@ -344,6 +403,7 @@ class Relay:
         if self.session_log is not None:
             self.session_log.connection(conn, True)
         self._sockets[conn] = ws
+        self._watch_idle(conn)
         gate = SocketGate(self._token_buckets, self.config.rate_per_second, self.config.rate_burst, time.monotonic())
         streak = 0
         closed = False
@@ -389,6 +449,12 @@ class Relay:
                 if store.refused_by_conn.get(conn, 0) >= NOT_OWNER_CLOSE:
                     await ws.close(1008, "frames for sessions this socket does not own")
                     break
+                # A hello or bye may have given this socket its first session or ended its last; an accepted
+                # hello (its ack carries the secret) may have taken a session over from another socket.
+                self._watch_idle(conn)
+                if any(isinstance(r, p.Ack) and r.resume is not None for r in replies):
+                    for other in list(self._sockets):
+                        self._watch_idle(other)
                 for answer in replies:
                     await reply(answer)
                 # Pace this socket by what its frames cost the loop (relay_bridge.ratecap). Even at no wait, yield
@@ -404,6 +470,9 @@ class Relay:
                 store.reject(conn, p.Rejection(p.Code.LIMIT, f"frame over {p.MAX_FRAME_BYTES} bytes"))
         finally:
             self._sockets.pop(conn, None)
+            idle = self._idle.pop(conn, None)
+            if idle is not None:
+                idle.cancel()
             for command_id, (owner, _, future) in list(self._pending.items()):
                 if owner == conn and not future.done():
                     future.set_exception(ConnectionClosed(None, None))
