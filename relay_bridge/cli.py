@@ -251,6 +251,7 @@ async def _relay_main(args: argparse.Namespace) -> int:
 
         session_log.on_health = on_health
     log_said: str | None = None
+    capped_said = False  # the run's log cap is said once, with the summary after it first deletes a part
     next_summary = loop.time() + SUMMARY_EVERY
     try:
         while not stop.is_set():
@@ -266,6 +267,9 @@ async def _relay_main(args: argparse.Namespace) -> int:
             next_summary = loop.time() + SUMMARY_EVERY
             for session in relay.store.live_sessions():
                 print(session_line(session), flush=True)
+            if not capped_said and relay.session_log is not None and relay.session_log.capped is not None:
+                print(f"session log: {relay.session_log.capped}", flush=True)
+                capped_said = True
             if relay.otlp is not None and relay.otlp.stats.state == "unreachable":
                 st = relay.otlp.stats
                 print(f"otlp: {st.endpoint} unreachable ({st.dropped} spans dropped): {st.last_error}", flush=True)

@@ -10,6 +10,7 @@ with their facts, ledger totals, status, timeline.
 
 from __future__ import annotations
 
+import glob
 import json
 import re
 from collections.abc import Iterator
@@ -70,7 +71,17 @@ def read_steps(path: Path) -> list[Step]:
     if not text.strip():
         raise ReplayError(f"{path}: empty file (not a session log or capture)")
     steps: list[Step] = []
+    before: int | None = None
     for part in log_parts(path):
+        number = _part_number(part)
+        if before is not None and number is not None and number > before + 1:
+            # Parts are numbered without gaps as they are written: a gap is parts deleted (the run's size cap
+            # deletes the oldest after the first). Said, so a replay never passes for the whole run.
+            gone = f"{before + 1:03d}" if number == before + 2 else f"{before + 1:03d} to {number - 1:03d}"
+            t = steps[-1].t if steps else 0.0
+            steps.append(Step(t, 0, note=f"{part.name}: parts {gone} of this run are missing (deleted by the session "
+                                         f"log's size cap, or by hand): what they held is not replayed"))
+        before = number
         try:
             data = part.read_bytes()
         except OSError as exc:
@@ -84,12 +95,19 @@ def read_steps(path: Path) -> list[Step]:
 def log_parts(path: Path) -> list[Path]:
     """A rotated log is one run in several parts (`session-STAMP-001.jsonl`, `-002`, …): read them all, in order,
     from the part named on."""
-    match = re.fullmatch(r"(session-.+)-(\d{3})\.jsonl", path.name)
+    match = re.fullmatch(r"(session-.+)-(\d{3,})\.jsonl", path.name)
     if not match:
         return [path]
     prefix, first = match.group(1), int(match.group(2))
-    parts = sorted(path.parent.glob(f"{prefix}-[0-9][0-9][0-9].jsonl"))
-    return [p for p in parts if int(p.name[-9:-6]) >= first]
+    # Numbers grow past 999 (`-1000`) in a long run: matched as numbers, ordered as numbers, not as names.
+    parts = [(number, p) for p in path.parent.glob(f"{glob.escape(prefix)}-*.jsonl")
+             if (number := _part_number(p, prefix)) is not None and number >= first]
+    return [p for _, p in sorted(parts)]
+
+
+def _part_number(path: Path, prefix: str | None = None) -> int | None:
+    match = re.fullmatch(re.escape(prefix) + r"-(\d{3,})\.jsonl" if prefix else r"session-.+-(\d{3,})\.jsonl", path.name)
+    return int(match.group(1)) if match else None
 
 
 def _log_steps(path: Path, lines: list[bytes]) -> Iterator[Step]:

@@ -8,8 +8,14 @@ named a session it does not own, `lim` for a memory cap), so a replay rebuilds t
 Faults (README, "Files"): a buffered line is written within 100 ms, and only in whole lines (a failed write
 is cut back to the last whole line and retried later); a write error is said once (`error`, read by the status
 view and `wmcp-top relay`) and the buffer keeps at most `max_buffer` bytes, dropping (and counting) the oldest
-lines, until writing works again. A part is rotated as soon as the next line would take it past `rotate_bytes`,
-and pruning never touches the current run's parts.
+lines, until writing works again. A part is rotated as soon as the next line would take it past `rotate_bytes`.
+
+Bounds (README, "Files"): other runs are pruned to `keep_files` / `keep_bytes`. The current run is bounded by
+`run_bytes` on its own: a page holding the token can send valid frames at the relay's rate caps (~44 MB/s of
+log), so when a new part would take the run past it, the oldest parts after the first are deleted: the first
+holds the hellos and tools of the sessions that were there from the start, the newest hold what just happened.
+What was deleted is counted (`capped_parts`, `capped_lines`, `capped_bytes`, `capped`) and logged once, and
+the gap in the parts' numbers marks it in the log itself (a replay says which parts are missing).
 """
 
 from __future__ import annotations
@@ -28,6 +34,11 @@ FLUSH_SECONDS = 0.1  # the promise is 250 ms; half of that leaves room for a bus
 ROTATE_BYTES = 16 * 1000 * 1000
 KEEP_FILES = 20
 KEEP_BYTES = 200 * 1000 * 1000
+# The current run's own bound on disk. 1 GiB is five times what all older runs may keep together, so a real
+# run is not cut short, yet a flood at the relay's rate caps reaches it in ~25 s: from there the run's disk use
+# stops growing (first part + newest parts), so a page can cost the disk this plus `keep_bytes`, never 150 GB/hour.
+# Strict: a line is at most one frame (1 MiB) < `rotate_bytes`, so no part is ever larger than `rotate_bytes`.
+RUN_BYTES = 1024 * 1024 * 1024
 MAX_BUFFER_BYTES = 8 * 1024 * 1024  # held in memory while the disk refuses; the oldest lines go first
 
 _enc = msgspec.json.Encoder()
@@ -36,11 +47,13 @@ log = logging.getLogger("wmcp_top.sessionlog")
 
 class SessionLog:
     def __init__(self, directory: Path, *, rotate_bytes: int = ROTATE_BYTES, keep_files: int = KEEP_FILES,
-                 keep_bytes: int = KEEP_BYTES, max_buffer: int = MAX_BUFFER_BYTES) -> None:
+                 keep_bytes: int = KEEP_BYTES, max_buffer: int = MAX_BUFFER_BYTES, run_bytes: int = RUN_BYTES) -> None:
         self.directory = directory
         self.rotate_bytes = rotate_bytes
         self.keep_files = keep_files
         self.keep_bytes = keep_bytes
+        # Never less than the first part plus the one being written: those two are never deleted.
+        self.run_bytes = max(run_bytes, 2 * rotate_bytes)
         self.max_buffer = max_buffer
         self._buf: deque[bytes] = deque()
         self._buffered = 0
@@ -51,6 +64,13 @@ class SessionLog:
         # The flush timer is armed by the first line buffered after a flush: an idle relay has no timer waking it.
         self._timer: asyncio.TimerHandle | None = None
         self._part = 0
+        self._lines = 0  # lines written to the current part
+        self._first: Path | None = None  # this run's first part: kept whatever the cap
+        self._closed_parts: deque[tuple[Path, int, int]] = deque()  # later finished parts, oldest first: path, bytes, lines
+        self._closed_bytes = 0
+        self.capped_parts = 0  # parts of this run deleted by `run_bytes`
+        self.capped_lines = 0  # the lines they held
+        self.capped_bytes = 0
         self.path: Path | None = None  # the part being written; None until the first line
         self.error: str | None = None  # the write error while logging is failing; None when it works
         self.dropped = 0  # lines dropped from a full buffer while the disk refused
@@ -67,7 +87,40 @@ class SessionLog:
         self._part += 1
         self.path = path
         self._size = os.fstat(self._fd).st_size
+        self._lines = 0
+        if self._first is None:
+            self._first = path
         self._prune()
+        self._cap_run()
+
+    def _cap_run(self) -> None:
+        """Delete the oldest parts after the first until the run, with a full part being written, fits `run_bytes`."""
+        first = self._first_bytes()
+        while self._closed_parts and first + self._closed_bytes + self.rotate_bytes > self.run_bytes:
+            path, size, lines = self._closed_parts.popleft()
+            self._closed_bytes -= size
+            path.unlink(missing_ok=True)  # a part deleted by hand is still counted as dropped: it is gone either way
+            if self.capped_parts == 0:
+                log.warning("session log: this run reached its %d-byte cap; deleting its oldest parts after the first", self.run_bytes)
+            self.capped_parts += 1
+            self.capped_lines += lines
+            self.capped_bytes += size
+
+    def _first_bytes(self) -> int:
+        if self._first is None or self._first == self.path:
+            return 0  # the first part is the one being written: counted as the part being written
+        try:
+            return self._first.stat().st_size
+        except OSError:
+            return 0
+
+    @property
+    def capped(self) -> str | None:
+        """One line for a status view while the run's cap has dropped lines; None while nothing was."""
+        if not self.capped_parts:
+            return None
+        return (f"run capped at {self.run_bytes} bytes: {self.capped_lines} lines in {self.capped_parts} oldest parts "
+                f"({self.capped_bytes} bytes) deleted; the first part and the newest kept")
 
     def _prune(self) -> None:
         """Keep the newest files within the limits; never a part of the run being written."""
@@ -143,6 +196,7 @@ class SessionLog:
                     self._rotate()  # the next line would take this part past its size: a new part first
                 chunk, size = self._chunk()
                 self._write(chunk)
+                self._lines += size
                 for _ in range(size):
                     self._buffered -= len(self._buf.popleft())
         except OSError as exc:
@@ -193,6 +247,9 @@ class SessionLog:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+            if self.path is not None and self.path != self._first:
+                self._closed_parts.append((self.path, self._size, self._lines))
+                self._closed_bytes += self._size
         self._open()
 
     def _arm(self) -> None:

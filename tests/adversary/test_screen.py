@@ -73,3 +73,20 @@ async def test_event_detail_keys_are_page_text_and_show_inert(tmp_path: Path) ->
         text = screen_text(app)
         assert "␛]52;c;QUJD␇" in text and "[red]k[/]" in text and "\x1b" not in text
         await page.close()
+
+
+async def test_the_status_view_says_when_the_run_s_log_was_capped(tmp_path: Path) -> None:
+    app = live_app(tmp_path, relay={"log_dir": tmp_path / "logs"})
+    async with app.run_test(size=(160, 60)) as pilot:
+        await until(pilot, lambda: app.relay is not None and app.relay.port, what="relay")
+        log = app.relay.session_log
+        log.rotate_bytes, log.run_bytes = 20_000, 60_000  # a flood's gigabyte, in miniature
+        page = await open_page(app, SID)
+        for n in range(40):
+            await page.send(spans(SID, "search", n * 10, 10))
+            log.flush()
+        await until(pilot, lambda: log.capped_parts > 0, what="the cap")
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, StatusScreen), what="status")
+        await until(pilot, lambda: "session log: run capped at 60000 bytes" in screen_text(app), what="the cap said")
+        await page.close()

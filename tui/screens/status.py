@@ -68,6 +68,8 @@ def status_text(app) -> Text:
         else:
             out.append("writing again")
         out.append(f" · {log.dropped} lines dropped\n")
+    if log is not None and log.capped is not None:
+        out.append(f"  session log: {log.capped}\n", style=palette.style("error"))
     otlp = relay.otlp.stats if relay is not None and relay.otlp is not None else None
     if otlp is not None:
         out.append("\nOpenTelemetry export (--otlp)\n", style="bold")
