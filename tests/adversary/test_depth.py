@@ -10,6 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from relay_bridge import protocol as p
 from relay_bridge import synth
 from relay_bridge.cli import write_reports
@@ -38,6 +41,29 @@ def test_depth_counts_arrays_and_objects_never_brackets_in_strings() -> None:
     assert p.nested_deeper_than(json.dumps(schema(p.MAX_DESCRIPTOR_DEPTH + 1)).encode(), p.MAX_DESCRIPTOR_DEPTH - 1)
     text = json.dumps({"a": "[{" * 500, "b": ['"]]}}\\"' * 100, {"c": "\\\\"}]}).encode()
     assert not p.nested_deeper_than(text, 3) and p.nested_deeper_than(text, 2)
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    return 0
+
+
+# Strings made of what the check reads (brackets, quotes, backslashes) and what JSON escapes.
+_TRICKY = st.text(alphabet='[]{}"\\/\n\u2028ab', max_size=12)
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | _TRICKY,
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TRICKY, inner, max_size=3), max_leaves=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_JSON, ascii_only=st.booleans(), spaced=st.booleans())
+def test_the_depth_check_agrees_with_a_walk_of_the_decoded_value(value: Any, ascii_only: bool, spaced: bool) -> None:
+    raw = json.dumps(value, ensure_ascii=ascii_only, separators=(", ", ": ") if spaced else (",", ":")).encode()
+    depth = _depth(value)
+    for limit in {0, 1, 2, max(0, depth - 1), depth, depth + 1}:
+        assert p.nested_deeper_than(raw, limit) == (depth > limit), (raw, limit, depth)
 
 
 async def test_a_deeply_nested_descriptor_is_refused_and_the_deepest_accepted_one_is_reported(relay: Relay, tmp_path: Path) -> None:
