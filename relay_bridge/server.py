@@ -24,7 +24,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
-from websockets.protocol import State
+from websockets.protocol import Event, State
 from websockets.http11 import Request, Response
 
 from . import __version__
@@ -85,6 +85,21 @@ HELLO_DEADLINE = 10.0
 # never reads the pongs of grew the relay without limit. The relay's own sends wait for the buffer to drain
 # (32 KiB high-water), so a well-behaved agent stays far below this; MAX_CONNECTIONS x this bounds the total.
 MAX_WRITE_BUFFER = 1 << 20
+# TCP connections still in their HTTP handshake (WebSocket upgrades and plain requests alike), each holding a file
+# descriptor MAX_CONNECTIONS does not count: 3,000 connections that sent half a request held 2,964, past a usual
+# `ulimit -n` of 1,024 (accept() then fails for everyone, and the session log cannot open its next part). Past the cap
+# the relay aborts and counts (`refused:handshakes`) the ones it heard from least recently (made, or their whole
+# request in), not the newcomer: a loopback handshake takes milliseconds, so those are the ones stalling, while
+# refusing newcomers would let a few stalled sockets keep every agent out. 128, as many as the WebSocket slots: every
+# agent may reconnect at once, and under a flood that reconnects as fast as it is closed a new connection outlives
+# the next loop turn of 100 accepts, time for its request to be read (agents connecting 10 times a second through
+# such a flood: at 64, 1 of 430 was cut off and the slowest took 1.1 s; at 128, none of 509, the slowest 0.25 s).
+# Descriptors stay below MAX_CONNECTIONS + this + 100 made since the last trim + asyncio's accepts in flight (100 a
+# loop turn, for up to 3 turns) + the relay's own: about 700.
+MAX_PENDING_HANDSHAKES = 128
+# Seconds a connection may take to finish its handshake (websockets' open_timeout). Kept at websockets' default: the
+# cap, not this, bounds what stalled handshakes hold, and a browser stalled under load must still get in.
+HANDSHAKE_DEADLINE = 10.0
 
 
 @dataclass
@@ -102,6 +117,8 @@ class RelayConfig:
     max_connections: int = MAX_CONNECTIONS
     hello_deadline: float = HELLO_DEADLINE  # seconds a socket may own no session (tests shorten it)
     max_write_buffer: int = MAX_WRITE_BUFFER  # bytes unsent to one socket before it is closed
+    max_pending_handshakes: int = MAX_PENDING_HANDSHAKES  # connections kept in their handshake (see the constant)
+    handshake_deadline: float = HANDSHAKE_DEADLINE  # seconds to finish the handshake (tests shorten it)
     otlp: str | None = None  # OTLP/HTTP traces endpoint (relay_bridge.otlp); None = no export
     otlp_interval: float = 0.5  # seconds between export batches
     otlp_service: str | None = None  # service.name (--otlp-service); else OTEL_SERVICE_NAME, else webmcp-page
@@ -125,11 +142,84 @@ def _is_loopback_host(value: str | None, port: int) -> bool:
         return False
 
 
-def _bounded_connection(cap: int, on_overflow: Callable[[], None]) -> type[ServerConnection]:
-    """A ServerConnection that fails itself when its transport holds more than `cap` unsent bytes. Checked where
-    the unbounded writes happen: data_received is where websockets answers pings (and close frames)."""
+class Handshakes:
+    """The connections between accept() and the end of their handshake, least recently heard from first (made, or
+    its whole request in): at most `cap` once the loop has read what they sent (see MAX_PENDING_HANDSHAKES)."""
 
-    class BoundedConnection(ServerConnection):
+    def __init__(self, cap: int, on_evict: Callable[[], None]) -> None:
+        self.cap = cap
+        self._on_evict = on_evict
+        self._pending: dict[ServerConnection, None] = {}  # an ordered set, least recently heard from first
+        self._trim: asyncio.TimerHandle | None = None
+        self._stopping = False
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def begin(self, connection: ServerConnection) -> None:
+        if self._stopping:  # accepted just before the listening socket closed
+            connection.transport.abort()
+            return
+        self._pending[connection] = None
+        if len(self._pending) > self.cap and self._trim is None:
+            # Trimmed after the loop's next reads, not now: asyncio reads a connection a loop turn after it is made,
+            # so an agent's whole request may be waiting unread while a flood's newer connections arrive.
+            self._trim = asyncio.get_running_loop().call_later(0, self._trim_now)
+
+    def heard(self, connection: ServerConnection) -> None:
+        """Its whole request is in: it goes to the back of the line (an agent's request comes at once, a staller's
+        never, or late)."""
+        if connection in self._pending:
+            del self._pending[connection]
+            self._pending[connection] = None
+
+    def _trim_now(self) -> None:
+        self._trim = None
+        while len(self._pending) > self.cap:
+            connection = next(iter(self._pending))
+            del self._pending[connection]
+            self._on_evict()
+            connection.transport.abort()  # no HTTP answer: the peer is stalling, and its descriptor is the point
+
+    def end(self, connection: ServerConnection) -> None:
+        """Finished, failed, timed out, aborted or closed by the peer: whichever comes first (the rest are no-ops)."""
+        self._pending.pop(connection, None)
+
+    def abort_all(self) -> None:
+        """The relay is stopping: stalled handshakes must not hold its exit until their deadline."""
+        self._stopping = True
+        if self._trim is not None:
+            self._trim.cancel()
+        for connection in list(self._pending):
+            connection.transport.abort()
+        self._pending.clear()
+
+
+def _relay_connection(cap: int, on_overflow: Callable[[], None], handshakes: Handshakes) -> type[ServerConnection]:
+    """A ServerConnection that counts itself in `handshakes` until its handshake ends, and fails itself when its
+    transport holds more than `cap` unsent bytes. The write check sits where the unbounded writes happen:
+    data_received is where websockets answers pings (and close frames)."""
+
+    class RelayConnection(ServerConnection):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)
+            handshakes.begin(self)
+
+        def process_event(self, event: Event) -> None:
+            if self.request is None:  # the first event is the whole request
+                handshakes.heard(self)
+            super().process_event(event)
+
+        async def handshake(self, *args: Any, **kwargs: Any) -> None:
+            try:
+                await super().handshake(*args, **kwargs)
+            finally:  # answered, failed, or cancelled at the handshake deadline
+                handshakes.end(self)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            handshakes.end(self)
+            super().connection_lost(exc)
+
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
             if self.transport.get_write_buffer_size() > cap and not self.transport.is_closing():
@@ -139,7 +229,7 @@ def _bounded_connection(cap: int, on_overflow: Callable[[], None]) -> type[Serve
                 # The peer reads nothing: a close frame would only queue behind the backlog. Drop it all now.
                 self.transport.abort()
 
-    return BoundedConnection
+    return RelayConnection
 
 
 class InvokeRefused(Exception):
@@ -179,6 +269,7 @@ class Relay:
         self._closing: set[asyncio.Task[None]] = set()  # the closes those timers started (held until done)
         self._token_buckets = token_buckets(config.token_rate_per_second, config.token_rate_burst, time.monotonic())
         self._connects = Bucket(CONNECTS_PER_SECOND, CONNECTS_BURST, time.monotonic())
+        self.handshakes = Handshakes(config.max_pending_handshakes, self._handshake_evicted)
         self._pending: dict[str, tuple[int, str, asyncio.Future[InvokeResult]]] = {}
         self._command_ids = itertools.count(1)
         # --show-payloads: the shown session's opt-in payloads, in memory only (relay_bridge.payloads)
@@ -201,7 +292,8 @@ class Relay:
             compression=None,
             max_size=p.MAX_FRAME_BYTES,
             max_queue=MAX_QUEUED_FRAMES,
-            create_connection=_bounded_connection(self.config.max_write_buffer, self._write_overflow),
+            open_timeout=self.config.handshake_deadline,
+            create_connection=_relay_connection(self.config.max_write_buffer, self._write_overflow, self.handshakes),
             server_header=f"wmcp-top/{__version__}",
             logger=logging.getLogger("wmcp_top.websockets"),
         )
@@ -216,6 +308,7 @@ class Relay:
     async def stop(self) -> None:
         if self._server is not None:
             self._server.close()
+            self.handshakes.abort_all()
             await self._server.wait_closed()
             self._server = None
         if self.session_log is not None:
@@ -313,6 +406,10 @@ class Relay:
 
     def _write_overflow(self) -> None:
         self.store.counters["refused:write_buffer"] += 1
+        self.store.touch_relay()
+
+    def _handshake_evicted(self) -> None:
+        self.store.counters["refused:handshakes"] += 1
         self.store.touch_relay()
 
     def _watch_idle(self, conn: int) -> None:

@@ -15,6 +15,11 @@ Floods (each on its own sockets, 16 sessions a socket where sessions help):
   prompts   Prompt API steps under ever new prompt-session ids
   garbage   1 MiB frames that are not JSON
   reconnect a new socket per burst, to dodge per-socket caps
+  slowloris 2,000 connections held in their HTTP handshake (half an upgrade request, or nothing), each one the
+            relay closes opened again, 1,000 new connections a second at most. Only with `--only slowloris`
+            (test_relay_handshakes.py): its churn costs the relay ~60 % of a core, which among the floods above
+            doubled the agent's ack p95 (31 -> 61 ms, past the memory benchmark's 50 ms target), so it is
+            measured on its own.
 """
 
 from __future__ import annotations
@@ -23,10 +28,12 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import sys
 import time
 from collections import Counter
 from typing import Any
+from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
@@ -128,6 +135,49 @@ async def reconnector(url: str, stop: float, codes: Counter[str], sent: Counter[
             codes["reconnect_refused"] += 1
 
 
+SLOWLORIS = 2000
+# New connections a second, all holders together, so that runs compare: unpaced, one attacker process opened 6,000 to
+# 16,000 in 7 s from run to run, as the kernel's accept queue overflowed and its SYN retries set the pace.
+SLOWLORIS_RATE = 1000.0
+
+
+async def slowloris(url: str, stop: float, codes: Counter[str], sent: Counter[str]) -> None:
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    half = f"GET {parts.path}?{parts.query} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n".encode()
+    next_at = time.perf_counter()
+
+    async def hold(n: int) -> None:
+        nonlocal next_at
+        while True:
+            now = time.perf_counter()
+            at, next_at = max(next_at, now), max(next_at, now) + 1 / SLOWLORIS_RATE
+            await asyncio.sleep(at - now)  # this connection's turn at the flood's rate
+            if (left := stop - time.perf_counter()) <= 0:
+                return
+            try:
+                reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), left)
+            except TimeoutError:
+                return  # the run ended mid-connect (a full accept queue makes a connect wait for SYN retries)
+            except OSError:
+                codes["slowloris_connect_failed"] += 1
+                continue
+            sent["slowloris"] += 1
+            if n % 2:
+                writer.write(half)
+            try:
+                await asyncio.wait_for(reader.read(), max(0.0, stop - time.perf_counter()))  # held until the relay closes it
+                codes["slowloris_closed"] += 1
+            except ConnectionError:
+                codes["slowloris_closed"] += 1
+            except TimeoutError:
+                pass
+            finally:
+                writer.transport.abort()
+
+    await asyncio.gather(*(hold(n) for n in range(SLOWLORIS)))
+
+
 async def good(url: str, seconds: float, sid: str = GOOD) -> dict[str, Any]:
     latencies: list[float] = []
     stored = await good_client(url, time.perf_counter() + seconds, latencies, sid)
@@ -152,6 +202,8 @@ async def flood(url: str, seconds: float, only: str | None = None) -> dict[str, 
     floods = [flood_socket(url, kind, i, stop, codes, sent) for kind, count in FLOODS for i in range(count) if only in (None, kind)]
     if only in (None, "reconnect"):
         floods.append(reconnector(url, stop, codes, sent))
+    if only == "slowloris":
+        floods.append(slowloris(url, stop, codes, sent))
     await asyncio.gather(*floods)
     return {"sent": dict(sent), "replies": dict(codes)}
 
@@ -162,12 +214,17 @@ def main() -> None:
     parser.add_argument("url")
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--session", default=GOOD)
-    parser.add_argument("--only", help="one flood (tools, names, timeline, prompts, garbage, reconnect)")
+    parser.add_argument("--only", help="one flood (tools, names, timeline, prompts, garbage, reconnect, slowloris)")
     args = parser.parse_args()
     if args.role == "flood":
         # On a small machine the flooder would take the core the agent needs to read its acks: what is measured is
         # the relay's answer time, so the flooder yields the CPU to everything else.
         os.nice(19)
+    if args.only == "slowloris":
+        # It holds more sockets than a usual soft `ulimit -n` of 1,024 leaves a process.
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        need = SLOWLORIS + 1024
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, need if hard == resource.RLIM_INFINITY else min(hard, need)), hard))
     print(json.dumps(asyncio.run(good(args.url, args.seconds, args.session) if args.role == "good" else flood(args.url, args.seconds, args.only))))
 
 
