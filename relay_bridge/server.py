@@ -69,7 +69,11 @@ RATE_REPLY_EVERY = 0.1
 APPLY_SLICE = 50
 # A socket lets go of the loop once its frames took this long since it last did (seconds).
 YIELD_AFTER = 0.002
-MAX_QUEUED_FRAMES = 16
+# Frames websockets reads ahead for a socket whose handler is busy (its `max_queue`). Each may be 1 MiB: at
+# websockets' 16, 64 sessions sending full frames faster than the loop applies them grew the relay past 1.1 GB
+# (tests/adversary/test_queues.py); at 1, about 345 MB. An agent sends a batch per window and waits on nothing,
+# so one frame read ahead costs it no throughput (tests/bench/test_relay_memory.py: ack p95 the same).
+MAX_QUEUED_FRAMES = 1
 # A connection that keeps sending frames the relay cannot use is closed with 1008.
 INVALID_STREAK_CLOSE = 16
 # A connection that keeps naming sessions other sockets own (probing for one to spoil) is closed with 1008.
