@@ -8,12 +8,14 @@ Handshake and library log lines go to the relay's log file, never to stdout (the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http
 import ipaddress
 import itertools
 import logging
 import re
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -22,7 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 import msgspec
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
 from websockets.frames import CloseCode
 from websockets.protocol import Event, State
 from websockets.http11 import Request, Response
@@ -71,8 +73,8 @@ APPLY_SLICE = 50
 YIELD_AFTER = 0.002
 # Frames websockets reads ahead for a socket whose handler is busy (its `max_queue`). Each may be 1 MiB: at
 # websockets' 16, 64 sessions sending full frames faster than the loop applies them grew the relay past 1.1 GB
-# (tests/adversary/test_queues.py); at 1, about 345 MB. An agent sends a batch per window and waits on nothing,
-# so one frame read ahead costs it no throughput (tests/bench/test_relay_memory.py: ack p95 the same).
+# (tests/adversary/test_queues.py); at 1, with frames read as bytes (_messages), 257 to 269 MB. An agent sends a
+# batch per window and waits on nothing, so one frame read ahead costs it nothing (tests/bench/test_relay_memory.py).
 MAX_QUEUED_FRAMES = 1
 # A connection that keeps sending frames the relay cannot use is closed with 1008.
 INVALID_STREAK_CLOSE = 16
@@ -526,19 +528,17 @@ class Relay:
 
         try:
             await reply(p.Welcome(p.PROTOCOL, f"wmcp-top/{__version__}", payloads=self.otlp is not None or self.payloads is not None))
-            async for message in ws:
-                # The caps come first and cost nothing per byte: a refused frame is neither encoded nor scanned.
-                # (websockets hands text frames over as str, already checked to be UTF-8.)
+            async for message in _messages(ws):
+                # The caps come first and cost nothing per byte: a refused frame is neither decoded nor scanned.
                 now = time.monotonic()
                 if not gate.take(now):
                     store.count_refusal(conn, p.Code.RATE_LIMITED, None, False, None)
                     if now - last_refusal_reply >= RATE_REPLY_EVERY:  # one error a moment is enough to slow an agent
                         last_refusal_reply = now
-                        head = message[:4096]
-                        hint = _session_hint(head.encode("utf-8", "replace") if isinstance(head, str) else bytes(head))
+                        hint = _session_hint(message[:4096])
                         await reply(p.ErrorFrame(p.Code.RATE_LIMITED, "too many frames; slow down and re-send unacked spans", False, hint))
                     continue
-                raw = message.encode("utf-8") if isinstance(message, str) else bytes(message)
+                raw = message
                 # `cost`: the loop's time for this frame (its slices; sending the answers back is I/O)
                 replies, accepted, unreadable, cost = await self._frame(conn, raw)
                 streak = 0 if accepted else streak + 1
@@ -583,6 +583,15 @@ class Relay:
 
 
 _SESSION_HINT = re.compile(rb'"session":\s*(?:\{\s*"id":\s*)?"([0-9a-f]{8})"')
+
+
+async def _messages(ws: ServerConnection) -> AsyncIterator[bytes]:
+    """Every message as websockets received it, text frames included: not decoded to str only to be encoded back
+    (two more copies of a frame of up to 1 MiB, for every socket at once under a flood: tests/adversary/
+    test_queues.py). msgspec checks the UTF-8 as it decodes (`bad_utf8`), as it does for binary frames."""
+    with contextlib.suppress(ConnectionClosedOK):
+        while True:
+            yield await ws.recv(decode=False)
 
 
 def _session_hint(raw: bytes) -> str | None:

@@ -214,6 +214,20 @@ async def test_bad_frame_is_refused_counted_and_survived(relay: Relay, payload: 
     await send_bad(relay, payload, code)
 
 
+async def test_a_text_frame_of_invalid_utf8_is_refused_and_survived(relay: Relay) -> None:
+    # The relay reads text frames as bytes (server._messages), so msgspec, not websockets, checks their UTF-8: a
+    # page's bad text is a counted `bad_utf8`, as in a binary frame, and the socket stays.
+    ws = await open_session(relay, "0badbad1")
+    try:
+        await ws.send(b'{"type":"bye","session":"0badbad1","reason":"\xff\xfe"}', text=True)
+        reply = await recv_json(ws)
+        assert (reply["type"], reply["code"], reply["fatal"]) == ("error", p.Code.BAD_UTF8, False)
+        await send_spans(ws, "0badbad1", range(2))  # still served on the same socket
+    finally:
+        await ws.close()
+    assert relay.store.counters["rejected:bad_utf8"] == 1
+
+
 async def test_two_mib_frame_closes_1009_and_others_are_served(relay: Relay) -> None:
     ws = await open_session(relay, "0badbad0")
     await ws.send("x" * (2 << 20))
