@@ -73,7 +73,7 @@ APPLY_SLICE = 50
 YIELD_AFTER = 0.002
 # Frames websockets reads ahead for a socket whose handler is busy (its `max_queue`). Each may be 1 MiB: at
 # websockets' 16, 64 sessions sending full frames faster than the loop applies them grew the relay past 1.1 GB
-# (tests/adversary/test_queues.py); at 1, with frames read as bytes (_messages), 257 to 269 MB. An agent sends a
+# (tests/adversary/test_queues.py); at 1, with frames read as bytes (_messages), 257 to 277 MB. An agent sends a
 # batch per window and waits on nothing, so one frame read ahead costs it nothing (tests/bench/test_relay_memory.py).
 MAX_QUEUED_FRAMES = 1
 # A connection that keeps sending frames the relay cannot use is closed with 1008.

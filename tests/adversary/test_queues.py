@@ -2,7 +2,7 @@
 socket, send valid 500-span batches padded with JSON whitespace to 1 MiB, as fast as the relay reads them: the
 relay's loop cannot keep up, every socket's queue fills, and what the queues hold is the relay's memory. With
 websockets' default of 16 frames a socket, the relay grew past 1.1 GB in 27 s (2026-12-01); with 1, it peaked
-near 345 MB, each frame in hand held as text and again as bytes; read as bytes (server._messages), 257 to 269 MB:
+near 345 MB, each frame in hand held as text and again as bytes; read as bytes (server._messages), 257 to 277 MB:
 within the relay's 300 MB target (README, "Memory caps").
 """
 
