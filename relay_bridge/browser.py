@@ -258,6 +258,32 @@ def add_parser(subparsers: Any) -> Any:
     return parser
 
 
+async def announce_sessions(store: Any, changed: Any, *done: Any) -> None:
+    """Print one line per new session of `store` until any of the `done` events is set; `changed` is set by the
+    store's wake hook. Sessions are read before each wait, not only after a wake: a page whose hello came in
+    before the hook was listening (Chromium launching on a loaded machine) and that has been quiet since is
+    announced too."""
+    import asyncio
+
+    known: set[str] = set()
+    waiters = {asyncio.ensure_future(event.wait()) for event in done}
+    try:
+        while True:
+            changed.clear()
+            for session in list(store.sessions.values()):
+                if session.id not in known:
+                    known.add(session.id)
+                    print(f"{session.id} {session.info.origin}{session.info.path}: new session ({session.agent}, {session.info.context})", flush=True)
+            if any(event.is_set() for event in done):
+                return
+            change = asyncio.ensure_future(changed.wait())
+            await asyncio.wait(waiters | {change}, return_when=asyncio.FIRST_COMPLETED)
+            change.cancel()
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+
+
 async def _open_main(args: Any) -> int:
     import asyncio
     import signal
@@ -267,6 +293,10 @@ async def _open_main(args: Any) -> int:
     from .store import Store
 
     store = Store(buffer=args.buffer)
+    # Listening before the browser starts: a page whose agent says hello while Chromium is still launching (a
+    # loaded machine) wakes the loop below like any later one.
+    changed = asyncio.Event()
+    store.wake = changed.set
     relay = await core.start_relay(core.relay_config(args), store)
     handle = None
     check = LaneCheck(store) if getattr(args, "check_lanes", False) else None
@@ -282,21 +312,7 @@ async def _open_main(args: Any) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        known: set[str] = set()
-        changed = asyncio.Event()
-        store.wake = changed.set
-        waiters = {asyncio.ensure_future(stop.wait()), asyncio.ensure_future(handle.closed.wait())}
-        while not (stop.is_set() or handle.closed.is_set()):
-            change = asyncio.ensure_future(changed.wait())
-            await asyncio.wait(waiters | {change}, return_when=asyncio.FIRST_COMPLETED)
-            change.cancel()
-            changed.clear()
-            for session in list(store.sessions.values()):
-                if session.id not in known:
-                    known.add(session.id)
-                    print(f"{session.id} {session.info.origin}{session.info.path}: new session ({session.agent}, {session.info.context})", flush=True)
-        for waiter in waiters:
-            waiter.cancel()
+        await announce_sessions(store, changed, stop, handle.closed)
         print("wmcp-top open: " + ("browser closed" if handle.closed.is_set() and not stop.is_set() else "stopping"), flush=True)
     finally:
         if handle is not None:

@@ -39,7 +39,8 @@ def rss_mb(pid: int) -> float:
 
 async def flood(url: str, n: int, ready: asyncio.Barrier, sent: list[int]) -> None:
     sid = f"{0xf1000000 + n:08x}"
-    async with connect(url, compression=None, max_size=None, open_timeout=30) as ws:
+    ws = await connect(url, compression=None, max_size=None, open_timeout=30)
+    try:
         await ws.send(json.dumps(synth.hello(sid)))
         await ws.recv()
         reader = asyncio.create_task(drain(ws))
@@ -55,6 +56,11 @@ async def flood(url: str, n: int, ready: asyncio.Barrier, sent: list[int]) -> No
                 seq += 500
                 sent[0] += 1
         reader.cancel()
+    finally:
+        # The relay may have dropped the socket mid-frame; closing it then can fail inside asyncio's transport (seen
+        # under load: the transport's loop already gone). The test judges the relay's memory, not this close.
+        with contextlib.suppress(Exception):
+            await ws.close()
 
 
 async def drain(ws: ClientConnection) -> None:
