@@ -16,7 +16,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from .store import Store
 
 # WebMCP in a page and over the DevTools Protocol; the rest keeps a closed network quiet and root happy.
 WEBMCP_FEATURES = "WebMCPTesting,DevToolsWebMCPSupport"
@@ -258,7 +263,7 @@ def add_parser(subparsers: Any) -> Any:
     return parser
 
 
-async def announce_sessions(store: Any, changed: Any, *done: Any) -> None:
+async def announce_sessions(store: Store, changed: asyncio.Event, *done: asyncio.Event) -> None:
     """Print one line per new session of `store` until any of the `done` events is set; `changed` is set by the
     store's wake hook. Sessions are read before each wait, not only after a wake: a page whose hello came in
     before the hook was listening (Chromium launching on a loaded machine) and that has been quiet since is

@@ -29,11 +29,10 @@ frame costs, apart from its bytes, is what the uplink's four frames a second cos
 
 from __future__ import annotations
 
-import http.server
 import os
 import threading
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import sync_playwright
@@ -42,7 +41,9 @@ from websockets.sync.server import ServerConnection, serve
 from tests.bench.paired import interval
 from tests.bench.test_observer_effect import ARGS, browser_cpu, quiet_browser
 from tests.browser.conftest import chromium_path
+from tests.lanes.helpers import SiteServer
 
+PAGES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"
 FULL = float(os.environ.get("WMCP_BENCH_SECONDS", "30")) >= 10
 ROUNDS = 10 if FULL else 3
 SPANS = 5000 if FULL else 1000
@@ -81,28 +82,14 @@ LISTEN = """() => {
 }"""
 
 
-class _Blank(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:  # noqa: N802
-        body = b"<!doctype html><title>channel cost</title>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
 @pytest.fixture
 def origin() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Blank)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    """An http origin with a plain page (the browser suite's static pages; any page of the origin will do)."""
+    server = SiteServer(PAGES)
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield server.base
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 @pytest.mark.bench
@@ -112,8 +99,8 @@ def test_a_channel_message_costs_the_browser_what_the_budget_allows_a_call(origi
         try:
             context = browser.new_context()
             poster, listener = context.new_page(), context.new_page()
-            poster.goto(origin + "/poster")
-            listener.goto(origin + "/listener")
+            poster.goto(origin + "/listener.html")
+            listener.goto(origin + "/listener.html")
             for way in WAYS:  # warm up: the JIT, the channel's first messages; then let the new pages go quiet
                 poster.evaluate(POST, {"way": way, "n": 500, "burst": BURST, "gap": GAP_MS})
             quiet_browser()
@@ -215,7 +202,7 @@ def test_a_socket_frame_costs_the_browser_a_wake_up(origin: str, sink: tuple[str
         browser = pw.chromium.launch(executable_path=chromium_path(), args=ARGS)
         try:
             page = browser.new_page()
-            page.goto(origin + "/sender")
+            page.goto(origin + "/listener.html")
 
             def run(way: str, n: int) -> int:
                 send, burst, gap, tiny = SOCKET_WAYS[way]
