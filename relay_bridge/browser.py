@@ -14,6 +14,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -263,8 +264,13 @@ def add_parser(subparsers: Any) -> Any:
     return parser
 
 
-async def announce_sessions(store: Store, changed: asyncio.Event, *done: asyncio.Event) -> None:
-    """Print one line per new session of `store` until any of the `done` events is set; `changed` is set by the
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+async def announce_sessions(store: Store, changed: asyncio.Event, *done: asyncio.Event,
+                            say: Callable[[str], None] = _say) -> None:
+    """Say one line per new session of `store` until any of the `done` events is set; `changed` is set by the
     store's wake hook. Sessions are read before each wait, not only after a wake: a page whose hello came in
     before the hook was listening (Chromium launching on a loaded machine) and that has been quiet since is
     announced too."""
@@ -278,7 +284,7 @@ async def announce_sessions(store: Store, changed: asyncio.Event, *done: asyncio
             for session in list(store.sessions.values()):
                 if session.id not in known:
                     known.add(session.id)
-                    print(f"{session.id} {session.info.origin}{session.info.path}: new session ({session.agent}, {session.info.context})", flush=True)
+                    say(f"{session.id} {session.info.origin}{session.info.path}: new session ({session.agent}, {session.info.context})")
             if any(event.is_set() for event in done):
                 return
             change = asyncio.ensure_future(changed.wait())

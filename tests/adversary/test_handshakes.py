@@ -24,7 +24,7 @@ from websockets.asyncio.client import connect
 
 from relay_bridge import synth
 from relay_bridge.server import MAX_PENDING_HANDSHAKES, Relay, RelayConfig
-from tests.adversary.test_log import Lines
+from tests.lines import Lines
 from tests.relay.conftest import TOKEN, assert_served, ws_url
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from websockets.sync.client import connect
 
 from relay_bridge import synth
 from relay_bridge.server import Relay
-from tests.adversary.test_log import Lines
+from tests.lines import Lines
 from tests.relay.conftest import open_session, send_spans
 
 ROOT = Path(__file__).resolve().parents[2]

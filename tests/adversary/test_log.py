@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import resource
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import msgspec
@@ -19,24 +17,11 @@ from relay_bridge import synth
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.replay import load_store
 from relay_bridge.server import Relay
+from tests.lines import Lines
 from tests.relay.conftest import open_session, recv_json, send_spans
 
 ROOT = Path(__file__).resolve().parents[2]
 SID = "10c0ffee"
-
-
-class Lines:
-    """A child's stdout, line by line, waited on with a timeout (never a read that could hang the test)."""
-
-    def __init__(self, stream) -> None:  # type: ignore[no-untyped-def]
-        self.q: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=lambda: [self.q.put(line) for line in stream], daemon=True).start()
-
-    def until(self, predicate, timeout: float = 15.0) -> str:  # type: ignore[no-untyped-def]
-        while True:
-            line = self.q.get(timeout=timeout)
-            if predicate(line):
-                return line
 
 
 def _file_size_limit() -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from websockets.asyncio.client import ClientConnection, connect
 
 from relay_bridge import synth
-from tests.adversary.test_log import Lines
+from tests.lines import Lines
 
 ROOT = Path(__file__).resolve().parents[2]
 SOCKETS = 64  # the relay's session limit: one session a socket

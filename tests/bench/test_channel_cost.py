@@ -50,12 +50,14 @@ SPANS = 5000 if FULL else 1000
 BURST, GAP_MS = 25, 5
 WAYS = ("none", "span", "tiny", "batch")
 
-POST = """async ({ way, n, burst, gap }) => {
+# A span with the 20 fields webmcp-profiler's readers take, as the page would post or send it.
+SPAN = {"sessionId": "f1007000", "seq": 0, "tool": "fetch_page", "invokedAt": 1.5, "settledAt": 2.5, "wallMs": 1, "blockingMs": 0,
+        "inputBytes": 12, "resultBytes": 1024, "contentTypes": {"text": 1}, "imageBytes": 0, "estInputTokens": 3, "estTextTokens": 256,
+        "estImageTokens": 0, "estTokens": 259, "isError": False, "error": None, "gapSincePrevCallMs": 10, "synthetic": False,
+        "serializable": True}
+
+POST = """async ({ way, n, burst, gap, span }) => {
   const bc = new BroadcastChannel("wmcp-bench:" + location.origin)
-  // the 20 fields webmcp-profiler's readers take
-  const span = { sessionId: "f1007000", seq: 0, tool: "fetch_page", invokedAt: 1.5, settledAt: 2.5, wallMs: 1, blockingMs: 0,
-    inputBytes: 12, resultBytes: 1024, contentTypes: { text: 1 }, imageBytes: 0, estInputTokens: 3, estTextTokens: 256,
-    estImageTokens: 0, estTokens: 259, isError: false, error: null, gapSincePrevCallMs: 10, synthetic: false, serializable: true }
   for (let i = 0; i < n; i += burst) {
     const batch = []
     for (let k = 0; k < burst; k++) {
@@ -102,7 +104,7 @@ def test_a_channel_message_costs_the_browser_what_the_budget_allows_a_call(origi
             poster.goto(origin + "/listener.html")
             listener.goto(origin + "/listener.html")
             for way in WAYS:  # warm up: the JIT, the channel's first messages; then let the new pages go quiet
-                poster.evaluate(POST, {"way": way, "n": 500, "burst": BURST, "gap": GAP_MS})
+                poster.evaluate(POST, {"way": way, "n": 500, "burst": BURST, "gap": GAP_MS, "span": SPAN})
             quiet_browser()
             print()
             print(f"one BroadcastChannel message per span: {BURST} spans every {GAP_MS} ms, {SPANS:,} spans a round, "
@@ -116,7 +118,7 @@ def test_a_channel_message_costs_the_browser_what_the_budget_allows_a_call(origi
                     for way in WAYS if n % 2 == 0 else WAYS[::-1]:
                         before = listener.evaluate("window.heard || 0")
                         cpu = browser_cpu()
-                        poster.evaluate(POST, {"way": way, "n": SPANS, "burst": BURST, "gap": GAP_MS})
+                        poster.evaluate(POST, {"way": way, "n": SPANS, "burst": BURST, "gap": GAP_MS, "span": SPAN})
                         if listening:  # every message arrives (its last ones a moment later)
                             listener.evaluate("(n) => until(n)", before + (SPANS if way != "none" else 0))
                         spent[way].append(browser_cpu() - cpu)
@@ -132,12 +134,9 @@ def test_a_channel_message_costs_the_browser_what_the_budget_allows_a_call(origi
             browser.close()
 
 
-SEND = """async ({ url, send, n, burst, gap, tiny }) => {
+SEND = """async ({ url, send, n, burst, gap, tiny, span }) => {
   const ws = new WebSocket(url)
   await new Promise((resolve, reject) => { ws.onopen = resolve; ws.onerror = reject })
-  const span = { sessionId: "f1007000", seq: 0, tool: "fetch_page", invokedAt: 1.5, settledAt: 2.5, wallMs: 1, blockingMs: 0,
-    inputBytes: 12, resultBytes: 1024, contentTypes: { text: 1 }, imageBytes: 0, estInputTokens: 3, estTextTokens: 256,
-    estImageTokens: 0, estTokens: 259, isError: false, error: null, gapSincePrevCallMs: 10, synthetic: false, serializable: true }
   let frames = 0
   for (let i = 0; i < n; i += burst) {
     const spans = []
@@ -206,7 +205,7 @@ def test_a_socket_frame_costs_the_browser_a_wake_up(origin: str, sink: tuple[str
 
             def run(way: str, n: int) -> int:
                 send, burst, gap, tiny = SOCKET_WAYS[way]
-                return page.evaluate(SEND, {"url": url, "send": send, "n": n, "burst": burst, "gap": gap, "tiny": tiny})
+                return page.evaluate(SEND, {"url": url, "send": send, "n": n, "burst": burst, "gap": gap, "tiny": tiny, "span": SPAN})
 
             sent = 0
             for way in SOCKET_WAYS:  # warm up, then let the page go quiet

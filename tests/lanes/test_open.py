@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import queue
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ import pytest
 from relay_bridge.browser import open_browser
 from relay_bridge.server import Relay, RelayConfig
 from tests.lanes.helpers import wait_store
+from tests.lines import Lines
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,59 +57,55 @@ def test_open_cli_headless_then_sigterm_closes_both(chromium: str, site, tmp_pat
     env = dict(os.environ, WMCP_CHROMIUM=chromium)
     proc = subprocess.Popen([sys.executable, "-m", "relay_bridge.browser", site.url, "--headless", "--port", "0", "--report-on-exit", str(tmp_path)],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines: queue.Queue[str] = queue.Queue()
-    err: list[str] = []
-    readers = [threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True),
-               threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)]
-    for reader in readers:
-        reader.start()
-    got: list[str] = []
+    out, errs = Lines(proc.stdout), Lines(proc.stderr)
     try:
-        # Each line within 60 s (a loaded CI machine), or the failure shows what the process said meanwhile.
-        while len(got) < 2:
-            try:
-                got.append(lines.get(timeout=60))
-            except queue.Empty:
-                raise AssertionError(f"no line in 60 s after {got}") from None
-        assert got[0].startswith("wmcp-top open: ") and "agent injected" in got[0], got
-        assert "new session" in got[1] and "wmcp-top-agent" in got[1], got
+        # Each line within 60 s (a loaded CI machine); a failure names what the CLI wrote meanwhile.
+        first = out.until(lambda line: True, timeout=60)
+        assert first.startswith("wmcp-top open: ") and "agent injected" in first, first + errs.rest(1)
+        line = out.until(lambda line: True, timeout=60)
+        assert "new session" in line and "wmcp-top-agent" in line, line
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
-        for reader in readers:
-            reader.join(10)
-    rest = "".join(got) + "".join(lines.queue)
-    err = "".join(err)
+    rest, err = out.rest(), errs.rest()
     assert proc.returncode == 0, err
     assert "stopping" in rest and (tmp_path / "capture.json").exists()
     assert len(list(tmp_path.glob("*.json"))) >= 2
 
 
-async def test_a_session_that_said_hello_before_anyone_listened_is_still_announced(capsys) -> None:
+async def test_a_session_that_said_hello_before_anyone_listened_is_still_announced() -> None:
     """On a loaded machine a page's agent can say hello while `open` is still launching Chromium, and then be
     quiet. Its session must still get its line (it once waited for a change that a quiet page never makes)."""
-    from relay_bridge import synth
     from relay_bridge import protocol as p
+    from relay_bridge import synth
     from relay_bridge.browser import announce_sessions
     from relay_bridge.store import Store
 
+    said: list[str] = []
+    heard = asyncio.Event()
+
+    def say(line: str) -> None:
+        said.append(line)
+        heard.set()
+
+    async def next_line() -> str:
+        async with asyncio.timeout(10):
+            await heard.wait()
+        heard.clear()
+        return said[-1]
+
     store = Store()
-    store.apply(1, p.decode(json.dumps(synth.hello("0a0b0c0d"))))  # before the loop
+    store.apply(1, p.decode(json.dumps(synth.hello("0a0b0c0d"))))  # before anyone listens; nothing changes after
     changed, stop = asyncio.Event(), asyncio.Event()
     store.wake = changed.set
-    loop = asyncio.ensure_future(announce_sessions(store, changed, stop))
-    async with asyncio.timeout(10):
-        while "new session" not in (out := capsys.readouterr().out):
-            await asyncio.wait({loop}, timeout=0.01)  # the loop's turn; nothing else will change the store
-            assert not loop.done()
-    assert out.startswith("0a0b0c0d ") and out.count("\n") == 1, out
-    store.apply(2, p.decode(json.dumps(synth.hello("1a1b1c1d"))))  # woken by a later one
-    async with asyncio.timeout(10):
-        while "1a1b1c1d" not in (out := capsys.readouterr().out):
-            await asyncio.wait({loop}, timeout=0.01)
+    loop = asyncio.ensure_future(announce_sessions(store, changed, stop, say=say))
+    assert (await next_line()).startswith("0a0b0c0d ")
+    store.apply(2, p.decode(json.dumps(synth.hello("1a1b1c1d"))))  # a later one wakes it
+    assert (await next_line()).startswith("1a1b1c1d ")
     stop.set()
     async with asyncio.timeout(10):
         await loop
+    assert len(said) == 2 and all("new session" in line for line in said), said
 
 
 def test_open_without_chromium_names_apt_get(tmp_path: Path) -> None:
