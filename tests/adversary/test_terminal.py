@@ -128,6 +128,7 @@ def line_with(screen: str, text: str) -> str:
     return found[0]
 
 
+@pytest.mark.serial
 def test_an_attacker_holding_the_token_cannot_hijack_freeze_or_inject_into_the_dashboard(tmux: Tmux, sockets: ExitStack) -> None:
     write_token(tmux.home, TOKEN)
     tmux.run("set-option", "-g", "set-clipboard", "on")  # an OSC 52 reaching the terminal would make a buffer

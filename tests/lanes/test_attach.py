@@ -44,6 +44,7 @@ def _utf8(text: str) -> int:
     return len(text.encode("utf-8"))
 
 
+@pytest.mark.serial
 async def test_attach_spans_match_executetool_calls(debug_browser, site, tmp_path: Path) -> None:
     store = Store()
     log = SessionLog(tmp_path / "logs")

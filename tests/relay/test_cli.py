@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 import jsonschema
 from websockets.sync.client import connect
 
@@ -127,6 +129,7 @@ def test_relay_prints_snippet_and_summaries_then_writes_reports_on_sigterm(tmp_p
     assert "connection open" not in proc.stderr.read()  # type: ignore[union-attr]
 
 
+@pytest.mark.serial
 def test_an_idle_headless_relay_sleeps_and_still_serves(tmp_path: Path) -> None:
     """`wmcp-top relay` with its session log on and a page connected but quiet is not woken by timers of its
     own (it polled the log's health four times a second, and the log flushed ten times a second)."""

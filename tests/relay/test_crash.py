@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import msgspec
+import pytest
 from websockets.sync.client import connect
 
 from relay_bridge import synth
@@ -48,6 +49,7 @@ def logged_seqs(log_dir: Path) -> set[int]:
     return seqs
 
 
+@pytest.mark.serial
 def test_sigkill_loses_at_most_the_last_250ms_and_replay_matches(tmp_path: Path) -> None:
     proc, port, token = start_relay(tmp_path)
     sent: dict[int, dict] = {}

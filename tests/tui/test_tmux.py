@@ -97,6 +97,7 @@ def test_port_in_use_is_one_line_and_exit_2(tmux: Tmux) -> None:
     assert not tmux.alternate_on()
 
 
+@pytest.mark.serial
 def test_an_idle_dashboard_sleeps_and_a_lone_escape_still_arrives(tmux: Tmux, tmp_path: Path) -> None:
     """With no page connected nothing wakes the process: no timer of the dashboard's, and no input thread
     polling the terminal (tui/quiet_driver.py). Textual's own input thread alone woke it ten times a second,
