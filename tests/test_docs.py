@@ -158,10 +158,11 @@ def test_every_event_kind_the_agent_sends_is_documented() -> None:
     assert not {k for k in kinds if f"`{k}`" not in text}
 
 
-# Flags the READMEs name that belong to other programs: Chromium's, node's, npm's, build.mjs's.
+# Flags the READMEs name that belong to other programs: Chromium's, node's, npm's, build.mjs's, pytest-xdist's.
 FOREIGN_FLAGS = {"--check", "--test", "--prefix", "--no-sandbox", "--disable-gpu", "--disable-sync", "--load-extension",
                  "--disable-background-networking", "--disable-component-update", "--enable-experimental-web-platform-features",
-                 "--enable-features", "--remote-debugging-port", "--user-data-dir", "--disable-extensions-except"}
+                 "--enable-features", "--remote-debugging-port", "--user-data-dir", "--disable-extensions-except",
+                 "--dist"}
 
 
 def test_every_option_the_readmes_name_exists() -> None:
