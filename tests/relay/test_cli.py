@@ -12,9 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 import jsonschema
+import pytest
 from websockets.sync.client import connect
 
 from relay_bridge import synth
