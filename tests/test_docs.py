@@ -1,6 +1,7 @@
-"""The READMEs say what the code does: the wire protocol tables name exactly the msgspec structs' fields, every
-rejection code is listed, every command-line option of every command is documented (and every option documented
-exists), the key table lists every binding, and page_agent/README.md names every module and event kind."""
+"""The docs say what the code does: docs/protocol.md's tables name exactly the msgspec structs' fields and every
+rejection code, every command-line option of every command is documented in the README or docs/ (and every option
+documented exists), the README's key table lists every binding, page_agent/README.md names every module and event
+kind, and the README stays a user's page."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from relay_bridge import protocol
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
-DOCS = README + "".join(p.read_text() for p in sorted([ROOT / "page_agent" / "README.md", *(ROOT / "relay_bridge").glob("*/README.md")]))
+PROTOCOL = (ROOT / "docs" / "protocol.md").read_text()
+DOC_FILES = sorted([ROOT / "page_agent" / "README.md", *(ROOT / "relay_bridge").glob("*/README.md"), *(ROOT / "docs").glob("*.md")])
+DOCS = README + "".join(p.read_text() for p in DOC_FILES)
 
 AGENT_FRAMES = typing.get_args(protocol.AgentFrame)
 RELAY_FRAMES = (protocol.Welcome, protocol.Ack, protocol.ErrorFrame, protocol.Command)
@@ -29,9 +32,9 @@ def _fields(struct: type[msgspec.Struct]) -> set[str]:
 
 def _table(heading: str) -> dict[str, str]:
     """The `| type | fields |` rows of the protocol table whose header row starts with `heading`."""
-    start = README.index(f"| {heading} | fields |")
+    start = PROTOCOL.index(f"| {heading} | fields |")
     rows: dict[str, str] = {}
-    for line in README[start:].splitlines()[2:]:
+    for line in PROTOCOL[start:].splitlines()[2:]:
         if not line.startswith("|"):
             break
         cells = line.split(" | ", 1)
@@ -103,8 +106,8 @@ def test_nested_objects_in_the_protocol_table_match_their_structs() -> None:
 
 
 def test_span_fields_in_the_readme_are_the_structs() -> None:
-    start = README.index("A **Span** carries exactly")
-    para = README[start : README.index("\n\n", start)]
+    start = PROTOCOL.index("A **Span** carries exactly")
+    para = PROTOCOL[start : PROTOCOL.index("\n\n", start)]
     lists = {w for tok in _tokens(para) if "," in tok for w in re.findall(r"[A-Za-z]+", tok)}  # the field lists
     singles = {tok for tok in _tokens(para) if re.fullmatch(r"[a-z][A-Za-z]+", tok)}  # `waitedMs` (…), values too
     assert lists | singles >= _fields(protocol.Span)
@@ -113,8 +116,8 @@ def test_span_fields_in_the_readme_are_the_structs() -> None:
 
 def test_every_rejection_code_is_listed() -> None:
     codes = {v for k, v in vars(protocol.Code).items() if k.isupper()}
-    start = README.index("Codes: ")
-    listed = set(_tokens(README[start : README.index("\n\n", start)]))
+    start = PROTOCOL.index("Codes: ")
+    listed = set(_tokens(PROTOCOL[start : PROTOCOL.index("\n\n", start)]))
     assert listed == codes
 
 
@@ -129,7 +132,7 @@ def test_every_command_line_option_is_documented(command: str) -> None:
     options = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*[a-z])", text)) - {"--help", "--remote-debugging-port"}  # Chrome's flag, named in attach's help
     assert options
     missing = {o for o in options if not re.search(re.escape(o) + r"(?![\w-])", DOCS)}
-    assert not missing, f"wmcp-top {command}: {sorted(missing)} in --help but in no README"
+    assert not missing, f"wmcp-top {command}: {sorted(missing)} in --help but in no README or docs/ page"
 
 
 def test_every_key_binding_is_in_the_readme_key_table() -> None:
@@ -174,3 +177,29 @@ def test_every_option_the_readmes_name_exists() -> None:
         known |= set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*[a-z])", re.sub(r"-\n\s*", "-", out.stdout)))
     named = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*[a-z])", DOCS))
     assert not named - known - FOREIGN_FLAGS
+
+
+def test_the_readme_is_a_users_page() -> None:
+    """The README opens with the user's command and stays readable in five minutes; the rest lives in docs/."""
+    lines = README.splitlines()
+    assert len(lines) <= 250, f"README.md has {len(lines)} lines"
+    first_block = README[README.index("```sh") : README.index("```", README.index("```sh") + 5)]
+    assert "pip install . && wmcp-top --demo" in first_block
+    assert "./scripts/check" not in first_block, "the test command belongs under Development"
+    assert "./scripts/check" in README[README.index("## Development") :]
+
+
+def test_every_doc_the_readme_links_exists() -> None:
+    """A link from the README or a docs/ page to a file of this tree points at a file that exists."""
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#:]+?)(?:#[^)]*)?\)", page.read_text()):
+            assert (page.parent / target).exists(), f"{page.relative_to(ROOT)} links {target}, which does not exist"
+
+
+def test_the_architecture_page_names_files_that_exist() -> None:
+    """docs/architecture.md walks a span from the page to the views by file name: each one must exist."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    paths = {tok for tok in re.findall(r"`([\w./-]+)`", text) if "/" in tok and "." in tok.rsplit("/", 1)[-1] or tok.endswith("/")}
+    assert len(paths) >= 20, sorted(paths)
+    missing = sorted(p for p in paths if not (ROOT / p).exists())
+    assert not missing, f"docs/architecture.md names {missing}"
