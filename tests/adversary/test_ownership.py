@@ -28,7 +28,7 @@ async def hello(ws: ClientConnection, sid: str, **kw: object) -> dict:
     return await recv_json(ws)
 
 
-async def until(predicate, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+async def until(predicate, timeout: float = 5.0) -> None:
     async def loop() -> None:
         while not predicate():
             await asyncio.sleep(0.01)

@@ -19,7 +19,7 @@ from tests.relay.conftest import TOKEN, recv_json, send_spans, ws_url
 TOKEN_RATE, TOKEN_BURST = 20.0, 50.0
 
 
-async def until(predicate) -> None:  # type: ignore[no-untyped-def]
+async def until(predicate) -> None:
     while not predicate():
         await asyncio.sleep(0.005)
 

@@ -59,7 +59,7 @@ async def test_a_sort_press_costs_little_over_an_idle_loop() -> None:
         repaints = 0
         draw = table.render_lines
 
-        def counted(crop):  # type: ignore[no-untyped-def]
+        def counted(crop):
             nonlocal repaints
             repaints += 1
             return draw(crop)

@@ -18,7 +18,7 @@ from .helpers import SID, SID2, live_app, open_page, screen_text, until
 CANARY = "CANARY-detail-40c7"
 
 
-async def open_timeline(app, pilot):  # type: ignore[no-untyped-def]
+async def open_timeline(app, pilot):
     await until(pilot, lambda: app.selected_session_id == SID, what="the session's tab")
     await pilot.press("l")
     await until(pilot, lambda: isinstance(app.screen, TimelineScreen), what="timeline")
@@ -29,7 +29,7 @@ def rows_of(screen: TimelineScreen) -> list[tuple[str, str]]:
     return [(r.kind, str(r.entry.detail.get("seq")) if r.entry is not None else "") for r in screen._rows]
 
 
-async def open_entry(app, pilot, screen: TimelineScreen, kind: str, seq: int) -> EntryDetailScreen:  # type: ignore[no-untyped-def]
+async def open_entry(app, pilot, screen: TimelineScreen, kind: str, seq: int) -> EntryDetailScreen:
     await until(pilot, lambda: (kind, str(seq)) in rows_of(screen), what=f"{kind} #{seq} listed")
     table = screen.query_one("#events")
     table.move_cursor(row=rows_of(screen).index((kind, str(seq))))

@@ -135,7 +135,7 @@ def test_a_replayed_log_does_not_leave_calls_running(tmp_path: Path) -> None:
     assert "ended with the session after 2.5s" in text and "running" not in text
 
 
-def header_line(app) -> str:  # type: ignore[no-untyped-def]
+def header_line(app) -> str:
     """The tool table's header row as shown on screen."""
     lines = screen_text(app).splitlines()
     return next(line for line in lines if " tool" in line and "calls" in line)
@@ -167,7 +167,7 @@ async def test_the_sort_arrow_is_always_on_the_sorted_column_with_one_meaning(tm
             await page.close()
 
 
-def sort_value(app, tool: str):  # type: ignore[no-untyped-def]
+def sort_value(app, tool: str):
     t = table(app)
     return t.cell(tool, app.dashboard.sort_key).sort_value
 
@@ -197,8 +197,8 @@ async def test_the_schemas_header_adds_up_to_its_rows(tmp_path: Path) -> None:
         await pilot.press("w")
         await until(pilot, lambda: isinstance(app.screen, SchemasScreen) and app.screen.report is not None, what="schemas")
         screen: SchemasScreen = app.screen  # type: ignore[assignment]
-        rows = screen.report["tools"]  # type: ignore[index]
-        s = screen.report["summary"]  # type: ignore[index]
+        rows = screen.report["tools"]
+        s = screen.report["summary"]
         table = screen.query_one("#tools", DataTable)
         seen = [int(table.get_cell_at((i, table.get_column_index("bytes"))).plain) for i in range(table.row_count)]
         assert sum(seen) == sum(r["bytes"] for r in rows) == s["definitionBytes"]
@@ -402,7 +402,7 @@ async def test_q_and_esc_go_back_from_every_view_and_q_quits_from_the_dashboard(
         await until(pilot, lambda: not app.is_running, what="q quits from the dashboard")
 
 
-async def test_the_status_view_names_the_session_log_and_an_idle_run_leaves_no_file(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_the_status_view_names_the_session_log_and_an_idle_run_leaves_no_file(tmp_path: Path, monkeypatch) -> None:
     from tui.screens.status import StatusScreen
 
     logs = tmp_path / "logs"
@@ -417,9 +417,9 @@ async def test_the_status_view_names_the_session_log_and_an_idle_run_leaves_no_f
     async with app.run_test(size=(200, 50)) as pilot:
         page = await open_page(app)
         assert app.relay is not None and app.relay.session_log is not None
-        await until(pilot, lambda: app.relay.session_log.path is not None, what="log written")  # type: ignore[union-attr]
+        await until(pilot, lambda: app.relay.session_log.path is not None, what="log written")
         await pilot.press("d")
-        await until(pilot, lambda: f"session log: {app.relay.session_log.path}" in screen_text(app), what="log path shown")  # type: ignore[union-attr]
+        await until(pilot, lambda: f"session log: {app.relay.session_log.path}" in screen_text(app), what="log path shown")
         await page.close()
 
     # the demo logs apart from real runs (their pruning and `replay` of the newest run never mix them)
@@ -430,7 +430,7 @@ async def test_the_status_view_names_the_session_log_and_an_idle_run_leaves_no_f
     demo = build_app(build_parser().parse_args(["--demo", "--port", "0"]))
     real = build_app(build_parser().parse_args(["--port", "0"]))
     assert demo.relay_config is not None and real.relay_config is not None
-    assert demo.relay_config.log_dir == real.relay_config.log_dir / "demo"  # type: ignore[operator]
+    assert demo.relay_config.log_dir == real.relay_config.log_dir / "demo"
 
 
 async def test_the_trace_carries_error_text_and_calls_still_in_flight(tmp_path: Path) -> None:
@@ -520,7 +520,7 @@ async def test_hints_offer_the_terminal_action_before_the_console(tmp_path: Path
         await page.close()
 
 
-async def test_no_color_is_colourless_not_greyscale(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_no_color_is_colourless_not_greyscale(tmp_path: Path, monkeypatch) -> None:
     import re
 
     from tui.feed import frozen_demo_app

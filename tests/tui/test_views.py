@@ -29,26 +29,26 @@ SEARCH_SCHEMA = {"type": "object", "properties": {"query": {"type": "string", "m
                  "required": ["query"]}
 
 
-def register(sid: str, name: str, *, read_only: bool, at: float = 20.0, **kw):  # type: ignore[no-untyped-def]
+def register(sid: str, name: str, *, read_only: bool, at: float = 20.0, **kw):
     ann = {"readOnlyHint": True} if read_only else {"destructiveHint": True}
     return synth.tool(sid, name, at, description=kw.pop("description", f"the {name} tool"), schema=kw.pop("schema", SEARCH_SCHEMA),
                       annotations=ann, kept=ann, **kw)
 
 
-def answer_with(text: str):  # type: ignore[no-untyped-def]
+def answer_with(text: str):
     def answer(cmd: dict) -> dict:
         return {"type": "result", "id": cmd["id"], "session": cmd["session"], "ok": True, "text": text,
                 "resultBytes": len(text.encode()), "wallMs": 3.25}
     return answer
 
 
-async def shows(pilot, app, *needles: str, timeout: float = 5.0) -> str:  # type: ignore[no-untyped-def]
+async def shows(pilot, app, *needles: str, timeout: float = 5.0) -> str:
     """Wait until the screen shows every needle (the repaint follows the state change); return the text."""
     await until(pilot, lambda: all(n in screen_text(app) for n in needles), timeout=timeout, what=f"screen shows {needles}")
     return screen_text(app)
 
 
-async def open_invoke(app, pilot, tool: str) -> InvokeScreen:  # type: ignore[no-untyped-def]
+async def open_invoke(app, pilot, tool: str) -> InvokeScreen:
     table(app).move_cursor(row=row_keys(app).index(tool))
     await pilot.press("i")
     await until(pilot, lambda: isinstance(app.screen, InspectorScreen), what="inspector")
@@ -221,7 +221,7 @@ async def test_schemas_view_compact(tmp_path: Path) -> None:
 
 # -- prompts ----------------------------------------------------------------------------------------------------
 
-def prompt(kind: str, ps: str, at: float, **kw):  # type: ignore[no-untyped-def]
+def prompt(kind: str, ps: str, at: float, **kw):
     return {"type": "prompt", "session": SID, "promptSession": ps, "kind": kind, "at": at, **kw}
 
 
@@ -273,7 +273,7 @@ async def test_otlp_unreachable_shows_in_the_status_view_and_top_bar(tmp_path: P
         await until(pilot, lambda: app.relay is not None and app.relay.otlp is not None, what="relay")
         page = await open_page(app)
         await page.send(spans(SID, "search", 0, 5))
-        stats = app.relay.otlp.stats  # type: ignore[union-attr]
+        stats = app.relay.otlp.stats
         await until(pilot, lambda: stats.state == "unreachable" and stats.dropped >= 5, timeout=15, what="collector down")
         bar = app.query_one(TopBar)
         await until(pilot, lambda: f"OTLP down, {stats.dropped} dropped" in str(bar.query_one("#where").render()), what="badge")
