@@ -18,7 +18,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from relay_bridge.footprint.errors import FootprintError
@@ -26,6 +25,7 @@ from relay_bridge.footprint.live import analyze_sessions
 
 from .. import tables
 from ..changes import Changes
+from .live import LiveView
 from ..sanitize import inert
 
 PART_LABELS = {
@@ -70,7 +70,7 @@ def row_key(server: str, tool: str) -> str:
     return f"{server}\x00{tool}"
 
 
-class SchemasScreen(Screen[None]):
+class SchemasScreen(LiveView[None]):
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
     DEFAULT_CSS = """
     SchemasScreen #title { background: $panel; text-style: bold; padding: 0 1; }
@@ -97,12 +97,8 @@ class SchemasScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
         self.refresh_view()
         self.query_one("#tools", DataTable).focus()
-
-    def on_unmount(self) -> None:
-        self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
 
     def _on_changes(self, changes: Changes) -> None:
         if changes.touches(None):
@@ -115,7 +111,7 @@ class SchemasScreen(Screen[None]):
     # -- data -----------------------------------------------------------------------------------------------
 
     def refresh_view(self) -> None:
-        sig = (catalog_signature(self.app.view_store), self.compact)  # type: ignore[attr-defined]
+        sig = (catalog_signature(self.app.view_store), self.compact)
         if sig == self._sig:
             return
         self._sig = sig
@@ -123,7 +119,7 @@ class SchemasScreen(Screen[None]):
         title.append("(esc: back)" if self.compact else "what every registered tool costs in each conversation (esc: back)", style="dim")
         self.query_one("#title", Static).update(title)
         try:
-            report = analyze_sessions(self.app.view_store)  # type: ignore[attr-defined]
+            report = analyze_sessions(self.app.view_store)
         except FootprintError as exc:  # pragma: no cover - live data is skipped with notes, not refused
             self.report = None
             self.query_one("#summary", Static).update(Text("cannot analyse: ") + inert(exc, limit=200))
@@ -149,7 +145,7 @@ class SchemasScreen(Screen[None]):
 
     def _show_summary(self, report: dict[str, Any]) -> None:
         s = report["summary"]
-        palette = self.app.palette  # type: ignore[attr-defined]
+        palette = self.app.palette
         out = Text()
         # The header adds up to the rows: sessions that have rows, bytes as the rows count them (B), and the
         # catalog envelope ({"servers":[{"name","tools"}]} punctuation) named as the difference.
@@ -196,7 +192,7 @@ class SchemasScreen(Screen[None]):
             except Exception:  # noqa: BLE001 - no cursor yet
                 keep = None
         compact = self.compact
-        palette = self.app.palette  # type: ignore[attr-defined]
+        palette = self.app.palette
         columns: list[tables.Column] = [] if compact else [("#", "rank")]
         columns += [("tool", "tool"), ("session", "session"), (Text("bytes", justify="right"), "bytes")]
         if not compact:
@@ -252,7 +248,7 @@ class SchemasScreen(Screen[None]):
         widget = self.query_one("#detail", Static)
         if report is None:
             return
-        palette = self.app.palette  # type: ignore[attr-defined]
+        palette = self.app.palette
         t = self.selected()
         out = Text()
         if t is None:
