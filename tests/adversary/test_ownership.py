@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
@@ -23,7 +24,7 @@ async def socket(relay: Relay) -> ClientConnection:
     return ws
 
 
-async def hello(ws: ClientConnection, sid: str, **kw: object) -> dict:
+async def hello(ws: ClientConnection, sid: str, **kw: Any) -> dict:
     await ws.send(json.dumps(synth.hello(sid, **kw)))
     return await recv_json(ws)
 

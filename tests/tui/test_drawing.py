@@ -27,7 +27,7 @@ def _textual_cells(data: list[float], width: int, height: int) -> list[list[tupl
         cells: list[tuple[str, tuple[int, int, int] | None]] = []
         for seg in line:
             color = seg.style.color.triplet if seg.style is not None and seg.style.color is not None else None
-            cells.extend((ch, tuple(color) if color is not None else None) for ch in seg.text)
+            cells.extend((ch, (color[0], color[1], color[2]) if color is not None else None) for ch in seg.text)
         out.append(cells + [(" ", None)] * (width - len(cells)))  # an empty line is blank to the widget's width
     return out
 

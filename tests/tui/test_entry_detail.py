@@ -8,6 +8,8 @@ import json
 import re
 from pathlib import Path
 
+from textual.widgets import DataTable
+
 from relay_bridge import synth
 from tui.screens.entry_detail import EntryDetailScreen
 from tui.screens.timeline import MAX_ROWS, TimelineScreen
@@ -31,7 +33,7 @@ def rows_of(screen: TimelineScreen) -> list[tuple[str, str]]:
 
 async def open_entry(app, pilot, screen: TimelineScreen, kind: str, seq: int) -> EntryDetailScreen:
     await until(pilot, lambda: (kind, str(seq)) in rows_of(screen), what=f"{kind} #{seq} listed")
-    table = screen.query_one("#events")
+    table = screen.query_one("#events", DataTable)
     table.move_cursor(row=rows_of(screen).index((kind, str(seq))))
     await pilot.press("enter")
     await until(pilot, lambda: isinstance(app.screen, EntryDetailScreen) and "(page clock)" in screen_text(app), what="entry detail painted")

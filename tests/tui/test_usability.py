@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from textual.command import CommandList, CommandPalette
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
 from relay_bridge import synth
@@ -41,7 +43,7 @@ async def test_screenshot_into_an_unusable_export_dir_is_a_toast_not_a_crash(tmp
 
 async def test_two_exports_in_one_second_write_two_files(tmp_path: Path) -> None:
     app = live_app(tmp_path)
-    app._stamp = lambda: "20260101-000000"  # type: ignore[method-assign] - the same second for every export
+    app._stamp = lambda: "20260101-000000"  # type: ignore[method-assign]  # the same second for every export
     async with app.run_test(size=(120, 36)) as pilot:
         page = await open_page(app)
         await page.send(spans(SID, "search", 0, 1))
@@ -182,7 +184,10 @@ async def test_the_palette_has_one_working_entry_per_action(tmp_path: Path) -> N
         # the one Screenshot entry, chosen in the real palette, writes the file
         await pilot.press("ctrl+p")
         await pilot.press(*"screenshot")
-        found = lambda: isinstance(app.screen, CommandPalette) and app.screen.query_one(CommandList).option_count > 0  # noqa: E731
+        def found() -> bool:
+            palette: Any = app.screen  # Screen[object] and CommandPalette's Screen[...] do not overlap for mypy
+            return isinstance(palette, CommandPalette) and palette.query_one(CommandList).option_count > 0
+
         await until(pilot, found, what="palette matches")
         await pilot.press("enter")
         await until(pilot, lambda: (tmp_path / "exports").is_dir() and any((tmp_path / "exports").glob("*.svg")), what="screenshot from the palette")
@@ -195,12 +200,13 @@ async def test_the_schemas_header_adds_up_to_its_rows(tmp_path: Path) -> None:
         empty = await open_page(app, sid=SID2, origin="https://other.example", tools=())  # a session with no tools
         await until(pilot, lambda: has_tab(app, SID2) and len(row_keys(app)) == 2, what="tools")
         await pilot.press("w")
-        await until(pilot, lambda: isinstance(app.screen, SchemasScreen) and app.screen.report is not None, what="schemas")
-        screen: SchemasScreen = app.screen  # type: ignore[assignment]
+        await until(pilot, lambda: getattr(app.screen, "report", None) is not None, what="schemas")
+        screen: Any = app.screen
+        assert isinstance(screen, SchemasScreen)
         rows = screen.report["tools"]
         s = screen.report["summary"]
         table = screen.query_one("#tools", DataTable)
-        seen = [int(table.get_cell_at((i, table.get_column_index("bytes"))).plain) for i in range(table.row_count)]
+        seen = [int(table.get_cell_at(Coordinate(i, table.get_column_index("bytes"))).plain) for i in range(table.row_count)]
         assert sum(seen) == sum(r["bytes"] for r in rows) == s["definitionBytes"]
         header = str(screen.query_one("#summary", Static).render())
         assert "2 tools in 1 session (1 more with none)" in header, header
@@ -306,11 +312,11 @@ async def test_the_timeline_follows_the_tail_only_from_the_newest_event(tmp_path
         events = app.screen.query_one("#events", Table)
         await until(pilot, lambda: events.row_count > 10 and events.cursor_row == events.row_count - 1, what="at the tail")
         await pilot.press("up", "up", "up")
-        reading = events.coordinate_to_cell_key((events.cursor_row, 0)).row_key.value
+        reading = events.coordinate_to_cell_key(Coordinate(events.cursor_row, 0)).row_key.value
         what = events.get_row(reading)[2].plain
         await page.send(spans(SID, "search", 10, 5, at=5000.0))
         await until(pilot, lambda: events.row_count > 15, what="new events listed")
-        assert events.coordinate_to_cell_key((events.cursor_row, 0)).row_key.value == reading  # still reading it
+        assert events.coordinate_to_cell_key(Coordinate(events.cursor_row, 0)).row_key.value == reading  # still reading it
         assert events.get_row_at(events.cursor_row)[2].plain == what
         await pilot.press("end")  # back on the newest event: the tail is followed again
         assert events.cursor_row == events.row_count - 1
@@ -331,7 +337,8 @@ async def test_timeline_filters_by_number_keys_and_marks_state_without_colour(tm
         await until(pilot, lambda: cell(app, "search", "calls") == "2", what="rows")
         await pilot.press("l")
         await until(pilot, lambda: isinstance(app.screen, TimelineScreen), what="timeline")
-        screen: TimelineScreen = app.screen  # type: ignore[assignment]
+        screen: Any = app.screen
+        assert isinstance(screen, TimelineScreen)
         await until(pilot, lambda: "▐X▌ 1 tools" in screen_text(app) and "▐X▌ 2 calls" in screen_text(app), what="boxes")
         await pilot.press("2")
         await until(pilot, lambda: not screen.shown["calls"], what="calls hidden by key 2")

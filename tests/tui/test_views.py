@@ -11,6 +11,7 @@ import socket
 from pathlib import Path
 
 from textual.widgets import DataTable, TextArea
+from textual.coordinate import Coordinate
 
 from relay_bridge import synth
 from relay_bridge.footprint.live import analyze_sessions
@@ -189,7 +190,7 @@ async def test_schemas_view_weights_duplicates_and_lint(tmp_path: Path) -> None:
         assert "= 1 exact match" in text
         assert evil in text and "\u202e" not in text  # inert: literal markup, the bidi control shown as an escape
         # the evil tool's details: its lint findings with locations
-        keys = [table.coordinate_to_cell_key((i, 0)).row_key.value for i in range(table.row_count)]
+        keys = [table.coordinate_to_cell_key(Coordinate(i, 0)).row_key.value for i in range(table.row_count)]
         table.move_cursor(row=next(i for i, k in enumerate(keys) if k.endswith("\x00" + evil)))
         await until(pilot, lambda: "invalid-name" in screen_text(app), what="the selected tool's findings")
         text = screen_text(app)
