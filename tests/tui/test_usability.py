@@ -13,12 +13,12 @@ from textual.widgets import DataTable, Static
 
 from relay_bridge import synth
 from relay_bridge.replay import load_store
-from tui.screens.dashboard import TICK_INTERVAL
 from tui.palette import Palette
+from tui.screens.dashboard import TICK_INTERVAL
 from tui.screens.schemas import SchemasScreen
 from tui.widgets.inflight import InFlightPane, inflight_text
 
-from .helpers import ORIGIN_MS, SID, SID2, cell, has_tab, live_app, open_page, row_keys, screen_text, shown, spans, table, tabs, until
+from .helpers import ORIGIN_MS, SID, SID2, Heard, cell, has_tab, live_app, open_page, row_keys, screen_text, shown, spans, table, tabs, until
 
 
 async def test_screenshot_into_an_unusable_export_dir_is_a_toast_not_a_crash(tmp_path: Path) -> None:
@@ -27,14 +27,15 @@ async def test_screenshot_into_an_unusable_export_dir_is_a_toast_not_a_crash(tmp
     for bad in (Path("/proc/nope"), a_file, a_file / "below"):
         app = live_app(tmp_path)
         app.export_dir = bad
-        async with app.run_test(size=(120, 36)) as pilot:
+        heard = Heard()
+        async with app.run_test(size=(120, 36), message_hook=heard) as pilot:
             page = await open_page(app)
             await until(pilot, lambda: shown(app), what="session tab")
             for key in ("ctrl+s", "e", "E", "t"):
                 await pilot.press(key)
             await pilot.pause()
             assert app.is_running and app.relay is not None  # the relay and its sessions stay up
-            errors = [n for n in app._notifications if n.severity == "error"]
+            errors = [n for n in heard.notifications if n.severity == "error"]
             assert len(errors) == 4 and any("screenshot" in n.message for n in errors), [n.message for n in errors]
             await page.send(spans(SID, "search", 0, 1))
             await until(pilot, lambda: cell(app, "search", "calls") == "1", what="still live after the failures")
@@ -63,12 +64,13 @@ async def test_two_exports_in_one_second_write_two_files(tmp_path: Path) -> None
 
 async def test_exports_with_no_session_say_so_instead_of_writing_an_empty_file(tmp_path: Path) -> None:
     app = live_app(tmp_path)
-    async with app.run_test(size=(120, 36)) as pilot:
+    heard = Heard()
+    async with app.run_test(size=(120, 36), message_hook=heard) as pilot:
         for key in ("E", "t"):
             await pilot.press(key)
         await pilot.pause()
         assert not (tmp_path / "exports").exists() or not any((tmp_path / "exports").iterdir())
-        notes = [n.message for n in app._notifications]
+        notes = [n.message for n in heard.notifications]
         assert notes.count("no sessions yet: nothing to export") == 2, notes
 
 

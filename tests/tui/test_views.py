@@ -10,8 +10,8 @@ import json
 import socket
 from pathlib import Path
 
-from textual.widgets import DataTable, TextArea
 from textual.coordinate import Coordinate
+from textual.widgets import DataTable, TextArea
 
 from relay_bridge import synth
 from relay_bridge.footprint.live import analyze_sessions
@@ -23,7 +23,7 @@ from tui.screens.status import StatusScreen
 from tui.screens.timeline import TimelineScreen
 from tui.widgets.topbar import TopBar
 
-from .helpers import SID, SID2, cell, has_tab, live_app, open_page, row_keys, screen_text, spans, table, until
+from .helpers import SID, SID2, Heard, cell, has_tab, live_app, open_page, row_keys, screen_text, spans, table, until
 
 CANARY = "CANARY-tui-invoke-5e1d"
 SEARCH_SCHEMA = {"type": "object", "properties": {"query": {"type": "string", "minLength": 2}, "limit": {"type": "integer", "minimum": 1, "maximum": 10}},
@@ -63,7 +63,8 @@ async def open_invoke(app, pilot, tool: str) -> InvokeScreen:
 async def test_invoke_round_trip_shows_the_result_in_the_dialog_only(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     app = live_app(tmp_path, relay={"allow_invoke": True, "log_dir": logs})
-    async with app.run_test(size=(120, 36)) as pilot:
+    heard = Heard()
+    async with app.run_test(size=(120, 36), message_hook=heard) as pilot:
         page = await open_page(app, tools=())
         await page.send(register(SID, "search", read_only=True))
         page.on_command = answer_with(f"found {CANARY} [bold red]x[/] \x1b[31mred")
@@ -88,7 +89,7 @@ async def test_invoke_round_trip_shows_the_result_in_the_dialog_only(tmp_path: P
         # valid input: a read-only tool is called without asking
         editor.text = '{"query": "tea", "limit": 2}'
         await pilot.press("ctrl+r")
-        await until(pilot, lambda: dialog.calls == 1 and CANARY in screen_text(app), what="result in the dialog")
+        await until(pilot, lambda: heard.count(InvokeScreen.Answered) == 1 and CANARY in screen_text(app), what="result in the dialog")
         assert page.commands[0]["args"] == {"tool": "search", "input": {"query": "tea", "limit": 2}}
         shown = screen_text(app)
         assert "[bold red]x[/]" in shown and "␛[31mred" in shown  # the page's text is inert
@@ -107,7 +108,7 @@ async def test_invoke_round_trip_shows_the_result_in_the_dialog_only(tmp_path: P
         paths = [app.action_export_report(), app.action_export_capture(), app.action_export_trace(), app.save_svg()]
         for path in paths:
             assert path is not None and CANARY not in path.read_text(encoding="utf-8")
-        assert all(CANARY not in str(n.message) for n in app._notifications)
+        assert all(CANARY not in str(n.message) for n in heard.notifications)
         await page.close()
     logged = list(logs.glob("*.jsonl"))
     assert logged and all(CANARY not in p.read_text() for p in logged)
@@ -115,7 +116,8 @@ async def test_invoke_round_trip_shows_the_result_in_the_dialog_only(tmp_path: P
 
 async def test_a_tool_not_marked_read_only_asks_first(tmp_path: Path) -> None:
     app = live_app(tmp_path, relay={"allow_invoke": True})
-    async with app.run_test(size=(120, 36)) as pilot:
+    heard = Heard()
+    async with app.run_test(size=(120, 36), message_hook=heard) as pilot:
         page = await open_page(app, tools=())
         await page.send(register(SID, "buy", read_only=False))
         page.on_command = answer_with("bought")
@@ -132,14 +134,15 @@ async def test_a_tool_not_marked_read_only_asks_first(tmp_path: Path) -> None:
         await pilot.press("ctrl+r")
         await until(pilot, lambda: isinstance(app.screen, ConfirmCall), what="confirmation again")
         await pilot.press("y")
-        await until(pilot, lambda: dialog.calls == 1 and "bought" in screen_text(app), what="called after yes")
+        await until(pilot, lambda: heard.count(InvokeScreen.Answered) == 1 and "bought" in screen_text(app), what="called after yes")
         assert len(page.commands) == 1
         await page.close()
 
 
 async def test_x_without_allow_invoke_explains_how_to_enable_it(tmp_path: Path) -> None:
     app = live_app(tmp_path)
-    async with app.run_test(size=(120, 36)) as pilot:
+    heard = Heard()
+    async with app.run_test(size=(120, 36), message_hook=heard) as pilot:
         page = await open_page(app, tools=())
         await page.send(register(SID, "search", read_only=True))
         await until(pilot, lambda: has_tab(app, SID) and "search" in row_keys(app), what="tool row")
@@ -147,14 +150,15 @@ async def test_x_without_allow_invoke_explains_how_to_enable_it(tmp_path: Path) 
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen), what="inspector")
         await shows(pilot, app, "needs --allow-invoke")
         await pilot.press("x")
-        await until(pilot, lambda: any("--allow-invoke" in str(n.message) for n in app._notifications), what="explanation")
+        await until(pilot, lambda: any("--allow-invoke" in str(n.message) for n in heard.notifications), what="explanation")
         assert isinstance(app.screen, InspectorScreen) and page.commands == []
         await page.close()
 
 
 async def test_refusal_is_shown_in_the_dialog(tmp_path: Path) -> None:
     app = live_app(tmp_path, relay={"allow_invoke": True})
-    async with app.run_test(size=(120, 36)) as pilot:
+    heard = Heard()
+    async with app.run_test(size=(120, 36), message_hook=heard) as pilot:
         page = await open_page(app, tools=())
         await page.send(register(SID, "search", read_only=True))
         await until(pilot, lambda: has_tab(app, SID) and "search" in row_keys(app), what="tool row")
@@ -163,14 +167,15 @@ async def test_refusal_is_shown_in_the_dialog(tmp_path: Path) -> None:
         await until(pilot, lambda: app.store.sessions[SID].state != "live", what="disconnected")
         await pilot.press("ctrl+r")
         await until(pilot, lambda: "refused: that session is not connected" in screen_text(app), what="refusal")
-        assert dialog.calls == 0
+        assert heard.count(InvokeScreen.Answered) == 0
 
 
 # -- schemas ----------------------------------------------------------------------------------------------------
 
 async def test_schemas_view_weights_duplicates_and_lint(tmp_path: Path) -> None:
     app = live_app(tmp_path)
-    async with app.run_test(size=(120, 36)) as pilot:
+    heard = Heard()
+    async with app.run_test(size=(120, 36), message_hook=heard) as pilot:
         page = await open_page(app, tools=())
         other = await open_page(app, sid=SID2, origin="https://other.example", tools=())
         for sid in (SID, SID2):  # the same definition in two sessions of two origins
@@ -197,14 +202,14 @@ async def test_schemas_view_weights_duplicates_and_lint(tmp_path: Path) -> None:
         assert "model-instruction" in text and "untyped-property" in text and "hidden-unicode" in text
         assert "where its bytes go" in text and "description" in text
         # refreshed from the coalesced change notices when tools change, not for every span
-        analyses = screen.analyses
+        analyses = heard.count(SchemasScreen.Analysed)
         await page.send(spans(SID, "search", 0, 20))
         await until(pilot, lambda: app.store.sessions[SID].stats.totals.calls == 20, what="spans stored")
         await pilot.pause(0.3)  # at least one coalesced flush (REFRESH_INTERVAL 0.25 s) has passed
-        assert screen.analyses == analyses
+        assert heard.count(SchemasScreen.Analysed) == analyses
         await other.send(register(SID2, "late_tool", read_only=True, at=50.0))
         await until(pilot, lambda: table.row_count == 4, what="a late registration shows")
-        assert screen.analyses == analyses + 1
+        assert heard.count(SchemasScreen.Analysed) == analyses + 1
         await page.close()
         await other.close()
 

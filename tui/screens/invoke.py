@@ -21,6 +21,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import Button, Footer, Static, TextArea
 
 from relay_bridge.bench.gen import generate
@@ -122,6 +123,13 @@ class ConfirmCall(AppModal[bool]):
 
 
 class InvokeScreen(AppModal[None]):
+    class Answered(Message):
+        """Posted to the app: the page answered a call started here (`ok` only; the text stays in the dialog)."""
+
+        def __init__(self, ok: bool) -> None:
+            super().__init__()
+            self.ok = ok
+
     BINDINGS = [
         Binding("ctrl+r", "run", "Call", priority=True, id="wmcp.invoke.run"),
         Binding("ctrl+g", "reset", "Reset input", id="wmcp.invoke.reset"),
@@ -143,7 +151,6 @@ class InvokeScreen(AppModal[None]):
         self.schema = schema
         self.read_only = read_only
         self.calling = False
-        self.calls = 0  # answers received (tests read it; never the text)
 
     def compose(self) -> ComposeResult:
         title = Text("call  ")
@@ -227,7 +234,7 @@ class InvokeScreen(AppModal[None]):
             return
         finally:
             self.calling = False
-        self.calls += 1
+        self.app.post_message(self.Answered(result.ok))
         palette = self.app.palette
         out = Text()
         if result.ok:

@@ -18,6 +18,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Static
 
 from relay_bridge.footprint.errors import FootprintError
@@ -25,8 +26,8 @@ from relay_bridge.footprint.live import analyze_sessions
 
 from .. import tables
 from ..changes import Changes
-from .live import LiveView
 from ..sanitize import inert
+from .live import LiveView
 
 PART_LABELS = {
     "description": "description",
@@ -71,6 +72,9 @@ def row_key(server: str, tool: str) -> str:
 
 
 class SchemasScreen(LiveView[None]):
+    class Analysed(Message):
+        """Posted to the app: the catalog was analysed again (registrations changed, or the view opened)."""
+
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
     DEFAULT_CSS = """
     SchemasScreen #title { background: $panel; text-style: bold; padding: 0 1; }
@@ -83,7 +87,6 @@ class SchemasScreen(LiveView[None]):
         super().__init__()
         self._sig: tuple | None = None
         self.report: dict[str, Any] | None = None
-        self.analyses = 0  # how many times the catalog was analysed (tests read it)
         self._pairs: dict[tuple[str, str], list[tuple[str, str, list[str]]]] = {}
         self._findings: dict[tuple[str, str], list[dict[str, str]]] = {}
         self._rows: dict[str, dict[str, Any]] = {}
@@ -124,7 +127,7 @@ class SchemasScreen(LiveView[None]):
             self.report = None
             self.query_one("#summary", Static).update(Text("cannot analyse: ") + inert(exc, limit=200))
             return
-        self.analyses += 1
+        self.app.post_message(self.Analysed())
         self.report = report
         self._index(report)
         self._show_summary(report)
