@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-// Build page_agent/dist/agent.js (one classic script, an IIFE) from the ES modules in src/, with no
-// dependencies: each module becomes a function scope, its imports become reads of the modules before it.
+// Build page_agent/dist/agent.js (one classic script, an IIFE) and the extension's three scripts
+// (page_agent/extension/{agent,bridge,sw}.js) from the ES modules in src/, with no dependencies: each module
+// becomes a function scope, its imports become reads of the modules before it. These four files are the only
+// generated ones in the tree (.gitattributes marks them); the extension's other files (manifest, popup,
+// pairing page) are hand-written and live once, in page_agent/extension/.
 // The relay serves the same file as an ES module at /agent.mjs (relay_bridge/assets.py): it fills the
 // `/*@WMCP_MODULE@*/` marker with a binding for the IIFE's result and appends the exports named on the
 // `//@WMCP_EXPORTS@` line. `--check` exits 1 when dist/ differs from what the sources build.
@@ -16,9 +19,10 @@ const here = dirname(fileURLToPath(import.meta.url))
 const SRC = join(here, "src")
 const DIST = join(here, "dist")
 const EXT = join(here, "extension")
-const EXT_SRC = join(here, "extension_src")
 // extension file -> entry module in src/
 const EXT_ENTRIES = { "agent.js": "ext_main", "bridge.js": "bridge_main", "sw.js": "sw_main" }
+// The extension's hand-written files (page_agent/extension/), never touched by the build.
+const HAND_WRITTEN = ["manifest.json", "pair.html", "pair.js", "popup.html", "popup.js"]
 const PLACEHOLDER = "/*@WMCP_UPLINK@*/null"
 const MODULE_MARKER = "/*@WMCP_MODULE@*/"
 const EXPORTS_MARKER = "//@WMCP_EXPORTS@"
@@ -99,15 +103,15 @@ function body(entry = MAIN) {
 // ASCII only: a page without a charset must not garble the agent's strings (the relay may serve it raw).
 const ascii = (text) => text.replace(/[^\x00-\x7f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
-/** The extension's files, by name relative to page_agent/extension/. */
+/** The extension's built scripts, by name relative to page_agent/extension/. */
 function extension(version) {
+  const manifest = JSON.parse(readFileSync(join(EXT, "manifest.json"), "utf8")) // a broken manifest fails the build, not the browser
+  if (manifest.version !== version) throw new Error(`extension/manifest.json says version ${manifest.version}; package.json says ${version}`)
   const out = {}
   for (const [file, entry] of Object.entries(EXT_ENTRIES)) {
     const head = `// wmcp-top extension ${version}: ${file} built by page_agent/build.mjs from page_agent/src/${entry}.js. Do not edit.\n`
     out[file] = `${head}(function () {\n"use strict";\nconst __m = {};\n${ascii(body(entry).code)}\n})();\n`
   }
-  for (const file of readdirSync(EXT_SRC).sort()) out[file] = readFileSync(join(EXT_SRC, file), "utf8").replaceAll("@VERSION@", version)
-  JSON.parse(out["manifest.json"]) // a broken manifest fails the build, not the browser
   return out
 }
 
@@ -150,14 +154,9 @@ function main() {
       }
       if (current !== text) stale.push(`page_agent/${file}`)
     }
-    // A file left in extension/ that the build no longer makes is stale too (the browser would load it).
-    let present = []
-    try {
-      present = readdirSync(EXT)
-    } catch {
-      present = []
-    }
-    for (const f of present) if (!(`extension/${f}` in out)) stale.push(`page_agent/extension/${f} (not built any more)`)
+    // A script left in extension/ that neither the build makes nor the manifest names is stale too.
+    const known = new Set([...Object.keys(EXT_ENTRIES), ...HAND_WRITTEN])
+    for (const f of readdirSync(EXT)) if (!known.has(f)) stale.push(`page_agent/extension/${f} (neither built nor hand-written)`)
     if (stale.length) {
       console.error(`page_agent build output is stale (${stale.join(", ")} differ from page_agent/src). Run: node page_agent/build.mjs`)
       process.exit(1)

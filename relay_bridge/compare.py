@@ -252,8 +252,9 @@ def compare(base: dict[str, Any], head: dict[str, Any], thresholds: dict[str, An
                 regressions += 1
             tools.append(entry)
             continue
-        min_calls = t.get("minCalls") or 0
-        enough = b["calls"] >= min_calls and h["calls"] >= min_calls
+        min_calls: float = t.get("minCalls") or 0
+        b_calls, h_calls = b["calls"] or 0, h["calls"] or 0
+        enough = b_calls >= min_calls and h_calls >= min_calls
         broken_by: dict[str, list[str]] = {}
         for metric in METRICS:
             bv, hv = b[metric], h[metric]
@@ -263,8 +264,8 @@ def compare(base: dict[str, Any], head: dict[str, Any], thresholds: dict[str, An
             if metric == "calls" or not judged:
                 cell["verdict"] = "info" if metric == "calls" else ("same" if not delta else "changed")
             elif metric == "errors":
-                b_rate = b["errors"] / b["calls"] if b["calls"] else 0.0
-                h_rate = h["errors"] / h["calls"] if h["calls"] else 0.0
+                b_rate = (b["errors"] or 0) / b_calls if b_calls else 0.0
+                h_rate = (h["errors"] or 0) / h_calls if h_calls else 0.0
                 cell["baseRate"], cell["headRate"] = b_rate, h_rate
                 limit = t.get("errorRate")
                 if limit is not None and h_rate - b_rate > limit + 1e-12:

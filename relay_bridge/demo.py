@@ -353,7 +353,7 @@ def answer_command(message: str | bytes) -> dict[str, Any] | None:
     if not isinstance(msg, dict) or msg.get("type") != "command" or not isinstance(msg.get("id"), str):
         return None
     reply: dict[str, Any] = {"type": "result", "id": msg["id"], "session": msg.get("session", "")}
-    args = msg.get("args") if isinstance(msg.get("args"), dict) else {}
+    args: dict[str, Any] = msg["args"] if isinstance(msg.get("args"), dict) else {}
     tool = args.get("tool")
     known = {name for tools in (_SHOP_TOOLS, _DOCS_TOOLS) for name in tools}
     if msg.get("name") != "invoke" or tool not in known:

@@ -71,7 +71,7 @@ class InertStream:
 def inert_output() -> Iterator[None]:
     """stdout and stderr through InertStream for the duration (the headless commands)."""
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = InertStream(out), InertStream(err)  # type: ignore[assignment]
+    sys.stdout, sys.stderr = InertStream(out), InertStream(err)
     try:
         yield
     finally:

@@ -398,14 +398,14 @@ class Relay:
                 return self._respond(403, b"forbidden: origin not allowed by --allow-origin\n")
             return None  # go on with the WebSocket handshake
         if url.path in ("/agent.js", "/agent.mjs"):
-            body = agent_script(url.path, self.snippet.ws_url)
-            if body is None:
+            script = agent_script(url.path, self.snippet.ws_url)
+            if script is None:
                 return self._respond(503, b"the page agent is not built: run `node page_agent/build.mjs`\n")
             kind = "text/javascript; charset=utf-8"
             # Any page may load the script (it is the user's own relay, token-gated): module import needs CORS,
             # and a page that is cross-origin isolated (COEP require-corp) loads a plain <script src> only when
             # the response says it may be embedded anywhere.
-            return self._respond(200, body, kind, {"Access-Control-Allow-Origin": "*", "Cross-Origin-Resource-Policy": "cross-origin"})
+            return self._respond(200, script, kind, {"Access-Control-Allow-Origin": "*", "Cross-Origin-Resource-Policy": "cross-origin"})
         return self._respond(404, b"not found\n")
 
     # -- WebSocket ---------------------------------------------------------------------------------------

@@ -126,6 +126,14 @@ CASES: list[tuple[str, str, int, list[dict[str, Any]]]] = [
         reg("t", 10),
         *[S(i, "t", i * 1000.0, float((i * 7) % 20 + 1), gap=None if i == 0 else 1000.0 - ((i - 1) * 7 % 20 + 1)) for i in range(20)],
     ]),
+    ("019-quantile-odd", "odd n, distinct values: floor(p*n), not round-to-nearest (p50 of 7 calls is sorted[3], the 4th fastest, not the 5th)", 500, [
+        reg("t", 10),
+        *[S(i, "t", i * 1000.0, float((i * 3) % 7 + 1) * 10, gap=None if i == 0 else 1000.0 - ((i - 1) * 3 % 7 + 1) * 10) for i in range(7)],
+    ]),
+    ("020-quantile-p95", "p95 of 50 distinct calls is sorted[47] (floor(47.5)); round-to-nearest would read sorted[48]", 500, [
+        reg("t", 10),
+        *[S(i, "t", i * 1000.0, float((i * 11) % 50 + 1), gap=None if i == 0 else 1000.0 - ((i - 1) * 11 % 50 + 1)) for i in range(50)],
+    ]),
     ("014-late-blocking", "a Long-Task update arrives after the span; totals and the row follow", 500, [
         reg("render", 120),
         S(0, "render", 0.0, 80.0, blocking_ms=0.0), {"op": "update", "seq": 0, "blockingMs": 55.5},
@@ -154,7 +162,7 @@ CASES: list[tuple[str, str, int, list[dict[str, Any]]]] = [
     ]),
 ]
 
-FORMATS = {
+FORMATS: dict[str, list[float]] = {
     "bytes": [0, 1, 999, 1000, 1049, 1050, 9949, 9950, 9999, 10_000, 99_499, 99_500, 310_000, 999_499, 999_500, 1_000_000, 9_950_000, 12_345_678_901],
     "count": [0, 7, 999, 1000, 2450, 2500, 9949, 9950, 77_500, 999_999, 1_000_000, 2_450_000],
     "duration": [0, 0.4, 0.5, 12.5, 99.4, 99.5, 100, 250, 300, 949.99, 9949, 9950, 9999, 39_000, 599_499, 599_500, 3_725_000],

@@ -14,8 +14,12 @@ class Lines:
     def __init__(self, stream: IO[str]) -> None:
         self.q: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
-        self.thread = threading.Thread(target=lambda: [self.q.put(line) for line in stream], daemon=True)
+        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
         self.thread.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self.q.put(line)
 
     def until(self, predicate: Callable[[str], bool], timeout: float = 15.0) -> str:
         """The first line from here on that `predicate` accepts. None within `timeout` of the last line: an

@@ -46,7 +46,7 @@ class Tmux:
     def alternate_on(self) -> bool:
         return self.run("display-message", "-p", "#{alternate_on}").strip() == "1"
 
-    def wait(self, predicate, timeout: float = 20.0, what: str = "screen condition") -> str:  # type: ignore[no-untyped-def]
+    def wait(self, predicate, timeout: float = 20.0, what: str = "screen condition") -> str:
         deadline = time.monotonic() + timeout
         text = self.screen()
         while not predicate(text):

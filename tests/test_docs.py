@@ -26,7 +26,7 @@ AGENT_FRAMES = typing.get_args(protocol.AgentFrame)
 RELAY_FRAMES = (protocol.Welcome, protocol.Ack, protocol.ErrorFrame, protocol.Command)
 
 
-def _fields(struct: type[msgspec.Struct]) -> set[str]:
+def _fields(struct: typing.Any) -> set[str]:
     return set(struct.__struct_fields__)
 
 
@@ -75,7 +75,7 @@ def _nested(cell: str, name: str) -> set[str]:
 
 
 def _tag(struct: type[msgspec.Struct]) -> str:
-    return struct.__struct_config__.tag
+    return str(struct.__struct_config__.tag)
 
 
 @pytest.mark.parametrize(("heading", "structs"), [("agent → relay", AGENT_FRAMES), ("relay → agent", RELAY_FRAMES)])

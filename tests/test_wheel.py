@@ -33,7 +33,7 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
-        port = int(re.search(r"127\.0\.0\.1:(\d+)", proc.stdout.readline()).group(1))  # type: ignore[union-attr]
+        port = int(re.search(r"127\.0\.0\.1:(\d+)", proc.stdout.readline()).group(1))
         health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read())
         assert health["ok"] is True and health["sessions"] == 0
         token = (home / "config" / "token").read_text().strip()
@@ -46,7 +46,7 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
     # `wmcp-top extension` points into the installed package, and its link carries the token of the config file
     out = subprocess.run([str(venv / "bin" / "wmcp-top"), "extension", "--port", "7420"], cwd=tmp_path, capture_output=True, text=True,
                          env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "WMCP_TOP_HOME": str(home)}, check=True)
-    folder = Path(re.search(r"is in:\n  (\S+)\n", out.stdout).group(1))  # type: ignore[union-attr]
+    folder = Path(re.search(r"is in:\n  (\S+)\n", out.stdout).group(1))
     assert folder.is_relative_to(venv) and (folder / "manifest.json").is_file() and (folder / "sw.js").is_file()
     assert f"&t={token}" in out.stdout
     # the installed package knows nothing of the source tree

@@ -192,7 +192,7 @@ class WmcpTopApp(App[int]):
 
     def watch_theme(self, theme: str) -> None:
         self._update_palette()
-        if self.is_mounted and self.coalescer is not None:
+        if self.is_running and self.coalescer is not None:
             self._publish(Changes(frozenset(self.store.sessions), True, True))
 
     async def on_unmount(self) -> None:
@@ -286,7 +286,7 @@ class WmcpTopApp(App[int]):
         if compact != self.compact:
             self.compact = compact
             self.set_class(compact, "-compact")
-        if self.is_mounted and self.coalescer is not None:
+        if self.is_running and self.coalescer is not None:
             self.changes.publish(Changes(frozenset(self.store.sessions), True, True))  # a layout, even paused
 
     # -- actions ------------------------------------------------------------------------------------------
@@ -360,7 +360,11 @@ class WmcpTopApp(App[int]):
                     for s in self.store.sessions.values()]
         return self._export("trace", trace_document(sessions))
 
-    def action_screenshot(self) -> Path | None:
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        """ctrl+s, and Textual's own palette entry: both go through the payload check of `export_screenshot`."""
+        self.save_svg()
+
+    def save_svg(self) -> Path | None:
         if getattr(self.screen, "holds_payload", False):  # tui/screens/entry_detail.py: a body is on screen
             self.notify("no screenshot while a payload is shown: it would write the body to a file", severity="warning")
             return None
@@ -426,6 +430,8 @@ class WmcpTopApp(App[int]):
         from .screens.invoke import InvokeScreen, input_schema, is_read_only
 
         screen = self.screen
+        sid: str | None
+        tool: str | None
         if isinstance(screen, InspectorScreen):
             sid, tool = screen.session_id, screen.tool
         elif screen is self.dashboard:

@@ -81,7 +81,7 @@ def wants_ui(args: argparse.Namespace) -> bool:
     return False
 
 
-def headless_lanes() -> list:  # type: ignore[type-arg]
+def headless_lanes() -> list:
     """Subcommands that live in relay_bridge and run without the UI: each has add_parser(sub) and run(args)."""
     from relay_bridge import browser, compare, extension
     from relay_bridge.bench import cli as bench

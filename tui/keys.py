@@ -17,7 +17,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 from relay_bridge.paths import config_dir
 
@@ -62,7 +62,7 @@ ACTIONS: tuple[Action, ...] = (
 KEY_DISPLAY = {"question_mark": "?", "slash": "/", "shift+tab": "⇧tab"}
 
 
-def bindings(scope: str = "app") -> list[Binding]:
+def bindings(scope: str = "app") -> list[BindingType]:
     """The bindings of one scope: "app" (every screen) or "dashboard" (the dashboard screen only)."""
     return [
         Binding(a.key, a.action, a.description, show=a.show, priority=a.priority, id=a.id,

@@ -17,12 +17,13 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from relay_bridge.cli import UsageError
+from relay_bridge.protocol import ErrorPolicy
 
 if TYPE_CHECKING:
     from .app import WmcpTopApp
 
 
-def cdp_feed(url: str, error_policy: str = "message"):
+def cdp_feed(url: str, error_policy: ErrorPolicy = "message"):
     async def feed(app: "WmcpTopApp") -> None:
         from relay_bridge.cdp import CDPError, attach
 

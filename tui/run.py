@@ -17,7 +17,7 @@ from relay_bridge.replay import ReplayError, StepClock
 from relay_bridge.store import Store
 
 
-def build_app(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def build_app(args: argparse.Namespace):
     """The app for parsed `wmcp-top` arguments (not started). Raises UsageError for what the user can fix."""
     from .app import WmcpTopApp
     from .feed import demo_feed, replay_feed

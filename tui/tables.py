@@ -26,5 +26,5 @@ def fill(table: DataTable, columns: Sequence[Column], rows: Sequence[Row]) -> No
     table.clear(columns=True)
     for (label, key), width in zip(columns, widths):
         table.add_column(label, key=key, width=width)
-    for cells, key in rows:
-        table.add_row(*cells, key=key)
+    for cells, row_key in rows:
+        table.add_row(*cells, key=row_key)

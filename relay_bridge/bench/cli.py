@@ -12,6 +12,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from ..browser import BrowserError
@@ -68,7 +69,7 @@ class ProgressPrinter:
         self.stream.flush()
 
 
-def table(rows: list[tuple[str, ...]]) -> str:
+def table(rows: Sequence[tuple[str, ...]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows)
 

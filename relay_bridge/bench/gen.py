@@ -198,9 +198,9 @@ def value_for(schema: Any, i: int, n: int, *, seed: int = 0, salt: str = "", pat
     if kind == "object":
         return _object(schema, i, n, seed=seed, salt=salt, path=path, depth=depth)
     if kind == "array":
-        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
-        lo = schema.get("minItems", 0) if isinstance(schema.get("minItems"), int) else 0
-        hi = schema.get("maxItems", max(4, lo)) if isinstance(schema.get("maxItems"), int) else max(4, lo)
+        items = schema["items"] if isinstance(schema.get("items"), dict) else {}
+        lo: int = schema["minItems"] if isinstance(schema.get("minItems"), int) else 0
+        hi: int = schema["maxItems"] if isinstance(schema.get("maxItems"), int) else max(4, lo)
         length = lo + _half_up((max(hi, lo) - lo) * _frac(i, n))
         return [value_for(items, i + j, n + j, seed=seed, salt=salt, path=f"{path}[{j}]", depth=depth + 1) for j in range(length)]
     if kind == "integer":
@@ -217,7 +217,7 @@ def value_for(schema: Any, i: int, n: int, *, seed: int = 0, salt: str = "", pat
 
 
 def _object(schema: dict[str, Any], i: int, n: int, *, seed: int, salt: str, path: str, depth: int) -> dict[str, Any]:
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    props: dict[str, Any] = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
     required = set(schema.get("required") or []) if isinstance(schema.get("required"), list) else set()
     out: dict[str, Any] = {}
     optional_index = 0

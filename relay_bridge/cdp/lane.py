@@ -29,7 +29,7 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Literal, cast
 from urllib.parse import urlsplit
 
 import msgspec
@@ -94,7 +94,7 @@ class _Doc:
     seq: int = 0
     last_settled: float | None = None
     calls: int = 0
-    phase: str = "host-found"
+    phase: p.Phase = "host-found"
 
     def now(self) -> float:
         return (time.monotonic() - self.t0) * 1000
@@ -110,7 +110,7 @@ def _origin(url: str) -> tuple[str, str]:
 def _exception_message(params: dict[str, Any]) -> tuple[str, str]:
     """(name, message) of a failed call: the first line of the exception, never the stack."""
     exc = params.get("exception")
-    text = params.get("errorText") if isinstance(params.get("errorText"), str) else ""
+    text: str = params["errorText"] if isinstance(params.get("errorText"), str) else ""
     name = "Error"
     if isinstance(exc, dict):
         name = str(exc.get("className") or "Error")
@@ -129,7 +129,7 @@ def _exception_message(params: dict[str, Any]) -> tuple[str, str]:
 class CdpLane:
     """Turns WebMCP domain events into frames applied to `store`. One instance per watched browser."""
 
-    def __init__(self, store: Store, *, browser: str = "", user_agent: str = "", error_policy: str = "message",
+    def __init__(self, store: Store, *, browser: str = "", user_agent: str = "", error_policy: p.ErrorPolicy = "message",
                  on_call: Callable[[CallRecord], None] | None = None, on_frame: Callable[[int, bytes, Any], None] | None = None) -> None:
         self.store = store
         major = chromium_major(browser) or chromium_major(user_agent)
@@ -225,7 +225,7 @@ class CdpLane:
             if not isinstance(invocation, str) or invocation not in doc.open:
                 self.counters["unmatched"] += 1  # a call that began before the watch did
                 return
-            status = params.get("status") if params.get("status") in ("Completed", "Error", "Canceled") else "Error"
+            status = str(params["status"]) if params.get("status") in ("Completed", "Error", "Canceled") else "Error"
             self._settle(doc, invocation, status, params.get("output"), params)
         elif method == "Page.frameNavigated":
             self._frame_gone(doc, str((params.get("frame") or {}).get("id")))
@@ -253,7 +253,7 @@ class CdpLane:
         text = stringify(descriptor)
         raw = msgspec.Raw(text.encode("utf-8", "surrogatepass")) if utf8_len(text) <= p.MAX_DESCRIPTOR_BYTES else msgspec.Raw()
         kept = dict(list(annotations.items())[: p.MAX_DETAIL_KEYS]) or None
-        kind = "form" if name in doc.forms else "imperative"
+        kind: Literal["imperative", "form"] = "form" if name in doc.forms else "imperative"
         self._apply(doc.conn, p.ToolChange(doc.sid, "registered", name, doc.now(), utf8_len(text), raw, None, kept, kind=kind))
         if doc.phase == "host-found":
             doc.phase = "tools-registered"
@@ -294,12 +294,12 @@ class CdpLane:
         overlapped, gap = call.overlapped, call.gap
         result_bytes = image = 0
         types: dict[str, int] = {}
-        result_kind: str | None = None
+        result_kind: p.ResultType | None = None
         envelope: bool | None = None
         is_error = status != "Completed"
         error: str | None = None
         error_type: str | None = None
-        outcome: str | None = None
+        outcome: Literal["navigated"] | None = None
         form = call.tool in doc.forms
         if status == "Canceled" and form and reason == "Canceled: navigated":
             # A form whose submission navigated: the expected end of such a call, not an error.
@@ -309,7 +309,7 @@ class CdpLane:
             result_bytes = utf8_len(text)
             del text
             types, image, envelope = content_facts(output)
-            result_kind = result_type(output)
+            result_kind = cast(p.ResultType, result_type(output))
             if isinstance(output, dict) and output.get("isError") is True:
                 is_error = True
                 error = error_text(self.error_policy, "ToolError", "isError")
@@ -352,7 +352,7 @@ class CdpLane:
 
 async def attach(url: str, store: Store, *, stop_event: asyncio.Event, on_call: Callable[[CallRecord], None] | None = None,
                  on_frame: Callable[[int, bytes, Any], None] | None = None, ready: asyncio.Event | None = None,
-                 error_policy: str = "message") -> CdpLane:
+                 error_policy: p.ErrorPolicy = "message") -> CdpLane:
     """Watch the browser at `url` (http://host:port or its ws:// endpoint) until `stop_event` is set or the browser
     goes away. Sessions appear in `store`. Raises CDPError (one line with START_HINT) when it cannot connect.
     `ready` is set once every existing page target has WebMCP enabled."""

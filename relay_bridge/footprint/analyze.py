@@ -39,7 +39,7 @@ def analyze_catalog(servers: list[Server], source: dict[str, Any] | None = None,
     entries: list[Entry] = []
     lint: list[dict[str, str]] = []
     catalog_servers = []
-    server_rows = []
+    server_rows: list[dict[str, Any]] = []
     for server in ordered:
         tools = sorted(server.tools, key=lambda t: utf16_key(t["name"]))
         catalog_servers.append({"name": server.name, "tools": tools})

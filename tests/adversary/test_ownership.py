@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
@@ -23,12 +24,12 @@ async def socket(relay: Relay) -> ClientConnection:
     return ws
 
 
-async def hello(ws: ClientConnection, sid: str, **kw: object) -> dict:
+async def hello(ws: ClientConnection, sid: str, **kw: Any) -> dict:
     await ws.send(json.dumps(synth.hello(sid, **kw)))
     return await recv_json(ws)
 
 
-async def until(predicate, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+async def until(predicate, timeout: float = 5.0) -> None:
     async def loop() -> None:
         while not predicate():
             await asyncio.sleep(0.01)

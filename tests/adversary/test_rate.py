@@ -19,7 +19,7 @@ from tests.relay.conftest import TOKEN, recv_json, send_spans, ws_url
 TOKEN_RATE, TOKEN_BURST = 20.0, 50.0
 
 
-async def until(predicate) -> None:  # type: ignore[no-untyped-def]
+async def until(predicate) -> None:
     while not predicate():
         await asyncio.sleep(0.005)
 
@@ -83,7 +83,7 @@ async def test_a_well_behaved_agent_is_served_through_a_flood_from_other_sockets
             ack = await send_spans(good, "900d900d", range(batch * 5, batch * 5 + 5))
             assert ack["seq"] == batch * 5 + 4
         for ws in flooders:
-            ws.transport.abort()  # type: ignore[attr-defined]  (replies are still queued for it: no close handshake)
+            ws.transport.abort()  # replies are still queued for it: no close handshake
         await good.close()
     finally:
         await relay.stop()

@@ -135,7 +135,7 @@ def test_an_attacker_holding_the_token_cannot_hijack_freeze_or_inject_into_the_d
     assert shutil.which("wmcp-top", path=tmux.env["PATH"]) == os.path.join(os.path.dirname(sys.executable), "wmcp-top")
     tmux.type("wmcp-top --port 0 --no-log; echo EXIT=$?")  # the installed command, as a user runs it
     screen = tmux.wait(lambda s: re.search(r"relay 127\.0\.0\.1:\d+", s) is not None and "waiting" in s, what="waiting screen")
-    port = int(re.search(r"relay 127\.0\.0\.1:(\d+)", screen).group(1))  # type: ignore[union-attr]
+    port = int(re.search(r"relay 127\.0\.0\.1:(\d+)", screen).group(1))
 
     # a. The victim's page: its session and its rows.
     victim = page(sockets, port)
@@ -213,7 +213,7 @@ def test_an_attacker_holding_the_token_cannot_hijack_freeze_or_inject_into_the_d
     assert len(times) >= 5, f"only {len(times)} /healthz answers during the flood"
     p95 = times[min(len(times) - 1, math.floor(0.95 * len(times)))]
     assert p95 < 1.0, f"/healthz p95 {p95:.3f}s during the flood ({len(times)} answers, max {times[-1]:.3f}s)"
-    shown = int(re.search(r"of ([\d,]+) by calls", screen).group(1).replace(",", ""))  # type: ignore[union-attr]
+    shown = int(re.search(r"of ([\d,]+) by calls", screen).group(1).replace(",", ""))
     assert FLOOD <= shown <= FLOOD + 1024, screen
     assert re.search(r"rejected frames \d+", screen), "registrations past the cap are refused and counted"
 

@@ -23,7 +23,7 @@ WINDOW = 4  # frames in flight per client, like an agent flushing while acks com
 
 
 async def serve_plain() -> None:
-    async def handler(ws) -> None:  # type: ignore[no-untyped-def]
+    async def handler(ws) -> None:
         await ws.send('{"type":"welcome"}')
         async for _ in ws:
             await ws.send('{"type":"ack"}')
@@ -125,4 +125,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

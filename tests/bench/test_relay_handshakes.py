@@ -89,7 +89,7 @@ def test_relay_under_held_handshakes(tmp_path: Path) -> None:
     sampler = threading.Thread(target=sample, daemon=True)
     try:
         assert relay.stdout is not None
-        port = int(re.search(r":(\d+)", relay.stdout.readline()).group(1))  # type: ignore[union-attr]
+        port = int(re.search(r":(\d+)", relay.stdout.readline()).group(1))
         token = (tmp_path / "config" / "token").read_text().strip()
         url = f"ws://127.0.0.1:{port}/relay?t={token}"
         # Baseline in the same run: the same agent against the relay with no flood.

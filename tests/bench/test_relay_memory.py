@@ -51,7 +51,7 @@ def test_relay_memory_under_every_flood(tmp_path: Path) -> None:
 
     try:
         assert relay.stdout is not None
-        port = int(re.search(r":(\d+)", relay.stdout.readline()).group(1))  # type: ignore[union-attr]
+        port = int(re.search(r":(\d+)", relay.stdout.readline()).group(1))
         token = (tmp_path / "config" / "token").read_text().strip()
         idle = rss_mb(relay.pid)
         sampler = threading.Thread(target=sample, daemon=True)

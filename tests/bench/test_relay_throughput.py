@@ -34,7 +34,7 @@ def test_relay_throughput_against_plain_websockets(tmp_path: Path) -> None:
     try:
         assert plain.stdout is not None and relay.stdout is not None
         plain_port = int(plain.stdout.readline())
-        relay_port = int(re.search(r":(\d+)", relay.stdout.readline()).group(1))  # type: ignore[union-attr]
+        relay_port = int(re.search(r":(\d+)", relay.stdout.readline()).group(1))
         token = (tmp_path / "config" / "token").read_text().strip()
         # Alternate the two servers over ROUNDS rounds and keep each one's best round, so a burst of load from
         # elsewhere on the machine does not land on one side only.

@@ -25,6 +25,13 @@ from relay_bridge.store import Store
 from tui.app import WmcpTopApp
 from tui.widgets.tool_table import ToolTable
 
+
+def accepted(text: str) -> p.AgentFrame:
+    """The frame `text` decodes to; these tests only send valid frames."""
+    frame = p.decode(text)
+    assert not isinstance(frame, p.Rejection), frame
+    return frame
+
 SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "4"))
 STEP = 0.05
 SESSIONS, TOOLS = 64, 30
@@ -37,12 +44,12 @@ def _store() -> Store:
         sid = f"{0xbe000000 + i:08x}"
         origin = f"https://site{i}.example"
         store.connect(i + 1, origin)
-        store.apply(i + 1, p.decode(json.dumps(synth.hello(sid, origin)).encode()))
+        store.apply(i + 1, accepted(json.dumps(synth.hello(sid, origin))))
         for j in range(TOOLS):
-            store.apply(i + 1, p.decode(json.dumps(synth.tool(sid, f"tool_{j:02d}", 1.0 + j, description="x")).encode()))
+            store.apply(i + 1, accepted(json.dumps(synth.tool(sid, f"tool_{j:02d}", 1.0 + j, description="x"))))
         spans = [synth.span(sid, seq, f"tool_{seq % TOOLS:02d}", 100.0 + seq * 8, 1 + (seq * 7919 % 200) / 10,
                             result_bytes=200 + seq * 37 % 5000, gap=2.0 if seq else None) for seq in range(3 * TOOLS)]
-        store.apply(i + 1, p.decode(json.dumps(synth.spans_frame(sid, spans)).encode()))
+        store.apply(i + 1, accepted(json.dumps(synth.spans_frame(sid, spans))))
     return store
 
 
@@ -59,7 +66,7 @@ async def test_a_sort_press_costs_little_over_an_idle_loop() -> None:
         repaints = 0
         draw = table.render_lines
 
-        def counted(crop):  # type: ignore[no-untyped-def]
+        def counted(crop):
             nonlocal repaints
             repaints += 1
             return draw(crop)

@@ -44,7 +44,7 @@ def agent_calls(snapshot: dict[str, Any], sids: list[str]) -> list[lanecheck.Lan
 
     from relay_bridge import protocol as p
 
-    pairs = []
+    pairs: list[tuple[float, p.Span]] = []
     for sid in sids:
         session = snapshot["sessions"][sid]
         origin = float(session["info"]["timeOrigin"])

@@ -80,7 +80,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802
         path = urllib.parse.urlsplit(self.path).path
-        found = routes(self.server.server_address[1]).get(path)  # type: ignore[attr-defined]
+        found = routes(getattr(self.server, "server_port")).get(path)
         if found is None:
             self.send_error(404)
             return

@@ -51,7 +51,11 @@ class Watch:
         page.on("request", lambda r: self.requests.append(r.url))
         page.on("console", lambda m: self.errors.append(m.text) if m.type in ("error", "warning") else None)
         page.on("pageerror", lambda e: self.errors.append(str(e)))
-        page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        page.on("dialog", self._dismiss)
+
+    def _dismiss(self, dialog: Any) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
 
     def check(self) -> None:
         assert [u for u in self.requests if u != self.url] == [], "the report made network requests"

@@ -67,6 +67,7 @@ class PageDriver:
     def __init__(self, client: CDPClient, session: str) -> None:
         self.client = client
         self.session = session
+        self.target = ""  # the page target's id, once open() attached to one
 
     @classmethod
     async def open(cls, endpoint: str, url: str | None = None) -> "PageDriver":

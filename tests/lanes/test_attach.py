@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 import asyncio
 import json
 import os
@@ -23,7 +24,7 @@ from tests.lanes.helpers import CANARY, PageDriver, wait_store
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 
-CALLS = [
+CALLS: list[tuple[str, dict[str, Any]]] = [
     ("search_products", {"query": "mug", "limit": 3, "sort": "price"}),
     ("echo_note", {"note": CANARY}),
     ("unicode_numbers", {"n": 2}),

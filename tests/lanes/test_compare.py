@@ -24,7 +24,7 @@ def row(tool: str, calls: int = 20, errors: int = 0, p50: float = 10.0, p95: flo
 
 
 def report(*rows: dict[str, Any], fmt: str = "webmcp-perf-report/2") -> dict[str, Any]:
-    doc = {"format": fmt, "session": {"id": "0a0b0c0d", "origin": "http://127.0.0.1", "userAgent": "x", "generatedAt": 1, "version": "t"},
+    doc: dict[str, Any] = {"format": fmt, "session": {"id": "0a0b0c0d", "origin": "http://127.0.0.1", "userAgent": "x", "generatedAt": 1, "version": "t"},
            "ledger": {}, "tools": list(rows), "spans": []}
     if fmt.endswith("/1"):
         for r in doc["tools"]:

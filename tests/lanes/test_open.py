@@ -12,10 +12,18 @@ from pathlib import Path
 
 import pytest
 
+from relay_bridge import protocol as p
 from relay_bridge.browser import open_browser
 from relay_bridge.server import Relay, RelayConfig
 from tests.lanes.helpers import wait_store
 from tests.lines import Lines
+
+
+def accepted(text: str) -> p.AgentFrame:
+    """The frame `text` decodes to; these tests only send valid frames."""
+    frame = p.decode(text)
+    assert not isinstance(frame, p.Rejection), frame
+    return frame
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,7 +84,6 @@ def test_open_cli_headless_then_sigterm_closes_both(chromium: str, site, tmp_pat
 async def test_a_session_that_said_hello_before_anyone_listened_is_still_announced() -> None:
     """On a loaded machine a page's agent can say hello while `open` is still launching Chromium, and then be
     quiet. Its session must still get its line (it once waited for a change that a quiet page never makes)."""
-    from relay_bridge import protocol as p
     from relay_bridge import synth
     from relay_bridge.browser import announce_sessions
     from relay_bridge.store import Store
@@ -95,12 +102,12 @@ async def test_a_session_that_said_hello_before_anyone_listened_is_still_announc
         return said[-1]
 
     store = Store()
-    store.apply(1, p.decode(json.dumps(synth.hello("0a0b0c0d"))))  # before anyone listens; nothing changes after
+    store.apply(1, accepted(json.dumps(synth.hello("0a0b0c0d"))))  # before anyone listens; nothing changes after
     changed, stop = asyncio.Event(), asyncio.Event()
     store.wake = changed.set
     loop = asyncio.ensure_future(announce_sessions(store, changed, stop, say=say))
     assert (await next_line()).startswith("0a0b0c0d ")
-    store.apply(2, p.decode(json.dumps(synth.hello("1a1b1c1d"))))  # a later one wakes it
+    store.apply(2, accepted(json.dumps(synth.hello("1a1b1c1d"))))  # a later one wakes it
     assert (await next_line()).startswith("1a1b1c1d ")
     stop.set()
     async with asyncio.timeout(10):

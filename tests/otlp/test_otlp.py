@@ -206,7 +206,7 @@ async def test_collector_down_then_up(tmp_path: Path) -> None:
     receiver = None
     try:
         await feed(relay, calls())  # acked and stored although the collector is down
-        stats = relay.otlp.stats  # type: ignore[union-attr]
+        stats = relay.otlp.stats
         await wait_until(lambda: stats.state == "unreachable" and stats.dropped_unreachable >= 6)
         session = relay.store.sessions[SID]
         assert session.stats.totals.calls == 3 and session.acked == 2

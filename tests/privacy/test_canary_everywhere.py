@@ -71,7 +71,7 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
                 await pilot.pause(0.05)
             socket_log = await page.evaluate("window.__socketLog")
             store_bytes = pickle.dumps({k: v for k, v in relay.store.sessions.items()})
-            relay.session_log.flush()  # type: ignore[union-attr]
+            relay.session_log.flush()
             await browser.close()
     finally:
         pages.close()
@@ -90,7 +90,7 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
     assert report["format"] == "webmcp-perf-report/2" and report["ledger"]["totals"]["calls"] == len(NAMES)
 
 
-async def _page_with_capture(pw, relay, pages: PageServer, canary: str):  # type: ignore[no-untyped-def]
+async def _page_with_capture(pw, relay, pages: PageServer, canary: str):
     browser = await pw.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS + WEBMCP_ARGS)
     page = await browser.new_page()
     agent = f"http://127.0.0.1:{relay.port}/agent.js?t={TOKEN}"
@@ -100,7 +100,7 @@ async def _page_with_capture(pw, relay, pages: PageServer, canary: str):  # type
     return browser, page
 
 
-async def _wait(pilot, predicate, what: str, timeout: float = 15) -> None:  # type: ignore[no-untyped-def]
+async def _wait(pilot, predicate, what: str, timeout: float = 15) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, what
@@ -156,7 +156,7 @@ async def test_payloads_need_both_opt_ins_and_stay_bounded_in_memory(tmp_path: P
             for key in ("e", "E", "t", "ctrl+s"):
                 await pilot.press(key)
             await _wait(pilot, lambda: len(list((tmp_path / "exports2").glob("*"))) >= 4, "the keyboard exports")
-            relay.session_log.flush()  # type: ignore[union-attr]
+            relay.session_log.flush()
             await browser.close()
         written = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "exports2").iterdir()}
         written.update({p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "logs2").glob("*.jsonl")})

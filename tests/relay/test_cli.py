@@ -35,7 +35,7 @@ def start_relay(home: Path, *args: str) -> tuple[subprocess.Popen[str], int, str
     proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0", *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
-    port = int(re.search(r":(\d+)", proc.stdout.readline()).group(1))  # type: ignore[union-attr]
+    port = int(re.search(r":(\d+)", proc.stdout.readline()).group(1))
     return proc, port, (home / "config" / "token").read_text().strip()
 
 
@@ -125,7 +125,7 @@ def test_relay_prints_snippet_and_summaries_then_writes_reports_on_sigterm(tmp_p
         assert replayed["tools"] == report["tools"] and replayed["spans"] == report["spans"]
         assert replayed["ledger"]["totals"] == report["ledger"]["totals"]
     # nothing from the relay's own logging reached the terminal
-    assert "connection open" not in proc.stderr.read()  # type: ignore[union-attr]
+    assert "connection open" not in proc.stderr.read()
 
 
 @pytest.mark.serial

@@ -20,7 +20,7 @@ SID = "de0bce01"
 CANARY = "CANARY-invoke-91b2"
 
 
-async def fake_agent(ws, answer_text: str) -> None:  # type: ignore[no-untyped-def]
+async def fake_agent(ws, answer_text: str) -> None:
     """Answers every `command` the way the page agent does after calling executeTool."""
     async for raw in ws:
         msg = json.loads(raw)

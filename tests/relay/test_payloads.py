@@ -39,7 +39,7 @@ def test_payload_view_holds_the_shown_session_only_and_is_bounded() -> None:
     assert len(view) == 0 and view.chars == 0, "another session shown: the held text is gone"
 
 
-async def _session(relay: Relay, sid: str):  # type: ignore[no-untyped-def]
+async def _session(relay: Relay, sid: str):
     ws = await connect(f"ws://127.0.0.1:{relay.port}/relay?t={TOKEN}")
     welcome = json.loads(await ws.recv())
     await ws.send(json.dumps(synth.hello(sid)))

@@ -335,7 +335,7 @@ async def test_drop_mid_batch_reconnect_and_resend_from_last_ack(relay: Relay) -
     assert ack["seq"] == 49
     # The second batch goes out and the socket dies before the ack is read: the agent cannot know.
     await ws.send(json.dumps(synth.spans_frame(sid, [synth.span(sid, s, "t", s, 1.0) for s in range(50, 120)])))
-    ws.transport.abort()  # type: ignore[attr-defined]
+    ws.transport.abort()
     await asyncio.wait_for(_until(lambda: relay.store.sessions[sid].state == "disconnected"), 5)
     # Reconnect with the same session and its resume secret: the relay says where to resume; the agent
     # re-sends from its last ack.

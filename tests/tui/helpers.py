@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from textual.message import Message
+from textual.notifications import Notification, Notify
 from textual.widgets import Tabs
 from websockets.asyncio.client import connect
 
@@ -21,6 +23,24 @@ TOKEN = "0123456789abcdef0123456789abcdef"
 SID = "a1b2c3d4"
 SID2 = "0f0e0d0c"
 ORIGIN_MS = 1_764_000_000_000.0
+
+
+class Heard:
+    """Every message posted in the app (`app.run_test(message_hook=heard)`): what a test watches instead of the
+    app's private state. `notifications` are the toasts the user was shown, in order."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+
+    def __call__(self, message: Message) -> None:
+        self.messages.append(message)
+
+    @property
+    def notifications(self) -> list[Notification]:
+        return [m.notification for m in self.messages if isinstance(m, Notify)]
+
+    def count(self, kind: type[Message]) -> int:
+        return sum(1 for m in self.messages if isinstance(m, kind))
 
 
 def screen_text(app: WmcpTopApp) -> str:

@@ -27,7 +27,7 @@ def _textual_cells(data: list[float], width: int, height: int) -> list[list[tupl
         cells: list[tuple[str, tuple[int, int, int] | None]] = []
         for seg in line:
             color = seg.style.color.triplet if seg.style is not None and seg.style.color is not None else None
-            cells.extend((ch, tuple(color) if color is not None else None) for ch in seg.text)
+            cells.extend((ch, (color[0], color[1], color[2]) if color is not None else None) for ch in seg.text)
         out.append(cells + [(" ", None)] * (width - len(cells)))  # an empty line is blank to the widget's width
     return out
 
@@ -69,7 +69,7 @@ async def test_a_sort_key_press_draws_no_tool_row_again(tmp_path: Path) -> None:
         drawn: list[str] = []
         draw = table._draw
 
-        def counting(cells, style, over=None):  # type: ignore[no-untyped-def]
+        def counting(cells, style, over=None):
             drawn.append("cursor" if over is not None else "row")
             return draw(cells, style, over)
 
@@ -83,7 +83,7 @@ async def test_a_sort_key_press_draws_no_tool_row_again(tmp_path: Path) -> None:
         assert drawn.count("row") <= keys, drawn
 
 
-def _cells(strips: list) -> list[list[tuple[str, object]]]:  # type: ignore[type-arg]
+def _cells(strips: list) -> list[list[tuple[str, object]]]:
     """Strips as (character, style) cells, so two drawings compare whatever their segments' boundaries."""
     return [[(ch, seg.style) for seg in strip for ch in seg.text] for strip in strips]
 

@@ -8,6 +8,8 @@ import json
 import re
 from pathlib import Path
 
+from textual.widgets import DataTable
+
 from relay_bridge import synth
 from tui.screens.entry_detail import EntryDetailScreen
 from tui.screens.timeline import MAX_ROWS, TimelineScreen
@@ -18,7 +20,7 @@ from .helpers import SID, SID2, live_app, open_page, screen_text, until
 CANARY = "CANARY-detail-40c7"
 
 
-async def open_timeline(app, pilot):  # type: ignore[no-untyped-def]
+async def open_timeline(app, pilot):
     await until(pilot, lambda: app.selected_session_id == SID, what="the session's tab")
     await pilot.press("l")
     await until(pilot, lambda: isinstance(app.screen, TimelineScreen), what="timeline")
@@ -29,9 +31,9 @@ def rows_of(screen: TimelineScreen) -> list[tuple[str, str]]:
     return [(r.kind, str(r.entry.detail.get("seq")) if r.entry is not None else "") for r in screen._rows]
 
 
-async def open_entry(app, pilot, screen: TimelineScreen, kind: str, seq: int) -> EntryDetailScreen:  # type: ignore[no-untyped-def]
+async def open_entry(app, pilot, screen: TimelineScreen, kind: str, seq: int) -> EntryDetailScreen:
     await until(pilot, lambda: (kind, str(seq)) in rows_of(screen), what=f"{kind} #{seq} listed")
-    table = screen.query_one("#events")
+    table = screen.query_one("#events", DataTable)
     table.move_cursor(row=rows_of(screen).index((kind, str(seq))))
     await pilot.press("enter")
     await until(pilot, lambda: isinstance(app.screen, EntryDetailScreen) and "(page clock)" in screen_text(app), what="entry detail painted")

@@ -23,7 +23,7 @@ async def test_extension_sessions_are_marked_and_the_status_view_troubleshoots(t
         assert "no session through the extension yet" in text
         for line in STATUS_HELP:
             assert line[:50] in text, line
-        assert f"pair.html#relay=ws%3A%2F%2F127.0.0.1%3A{app.relay.port}%2Frelay&t=" in text  # type: ignore[union-attr]
+        assert f"pair.html#relay=ws%3A%2F%2F127.0.0.1%3A{app.relay.port}%2Frelay&t=" in text
         await pilot.press("escape")
 
         ext = await open_page(app, SID, agent="wmcp-top-extension/0.1.0")

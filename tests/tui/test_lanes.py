@@ -22,7 +22,7 @@ from tui.screens.status import StatusScreen
 from .helpers import cell, has_tab, screen_text, table, tabs, until
 
 pytestmark = pytest.mark.browser
-def _cdp_session(app):  # type: ignore[no-untyped-def]
+def _cdp_session(app):
     return next((s for s in app.store.sessions.values() if s.agent.startswith("cdp/") and len(s.tools) == 12), None)
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
-from typing import Callable
 from pathlib import Path
+from typing import Callable
 
 import jsonschema
 
@@ -15,7 +15,7 @@ from tui.app import WmcpTopApp
 from tui.widgets.inflight import InFlightPane
 from tui.widgets.topbar import TopBar
 
-from .helpers import ORIGIN_MS, SID, SID2, TOKEN, cell, has_tab, live_app, open_page, row_keys, spans, tab_text, table, tabs, until
+from .helpers import ORIGIN_MS, SID, SID2, TOKEN, Heard, cell, has_tab, live_app, open_page, row_keys, spans, tab_text, table, tabs, until
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "relay_bridge" / "schema" / "report.v2.json").read_text())
 
@@ -153,7 +153,8 @@ async def test_session_tabs_switch_by_key_and_by_click(tmp_path: Path) -> None:
 
 async def test_exports_write_files_and_the_report_validates(tmp_path: Path) -> None:
     app = live_app(tmp_path)
-    async with app.run_test(size=(120, 36)) as pilot:
+    heard = Heard()
+    async with app.run_test(size=(120, 36), message_hook=heard) as pilot:
         page = await open_page(app)
         await page.send(spans(SID, "search", 0, 4, image_bytes=4000, result_bytes=5000))
         await page.send(spans(SID, "cart", 4, 2, is_error=True, error="boom"))
@@ -173,7 +174,7 @@ async def test_exports_write_files_and_the_report_validates(tmp_path: Path) -> N
         assert {r["tool"]: r["errors"] for r in doc["tools"]} == {"cart": 2, "search": 0}
         trace = json.loads((tmp_path / "exports" / next(f for f in files if f.startswith("trace-"))).read_text())
         assert sum(1 for e in trace["traceEvents"] if e["ph"] == "X" and e["cat"] != "gap") == 6
-        notes = [n.message for n in app._notifications]
+        notes = [n.message for n in heard.notifications]
         assert any(reports[0] in m for m in notes), notes
         await page.close()
 

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from textual.command import CommandList, CommandPalette
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
 from relay_bridge import synth
 from relay_bridge.replay import load_store
-from tui.screens.dashboard import TICK_INTERVAL
 from tui.palette import Palette
+from tui.screens.dashboard import TICK_INTERVAL
 from tui.screens.schemas import SchemasScreen
 from tui.widgets.inflight import InFlightPane, inflight_text
 
-from .helpers import ORIGIN_MS, SID, SID2, cell, has_tab, live_app, open_page, row_keys, screen_text, shown, spans, table, tabs, until
+from .helpers import ORIGIN_MS, SID, SID2, Heard, cell, has_tab, live_app, open_page, row_keys, screen_text, shown, spans, table, tabs, until
 
 
 async def test_screenshot_into_an_unusable_export_dir_is_a_toast_not_a_crash(tmp_path: Path) -> None:
@@ -25,14 +27,15 @@ async def test_screenshot_into_an_unusable_export_dir_is_a_toast_not_a_crash(tmp
     for bad in (Path("/proc/nope"), a_file, a_file / "below"):
         app = live_app(tmp_path)
         app.export_dir = bad
-        async with app.run_test(size=(120, 36)) as pilot:
+        heard = Heard()
+        async with app.run_test(size=(120, 36), message_hook=heard) as pilot:
             page = await open_page(app)
             await until(pilot, lambda: shown(app), what="session tab")
             for key in ("ctrl+s", "e", "E", "t"):
                 await pilot.press(key)
             await pilot.pause()
             assert app.is_running and app.relay is not None  # the relay and its sessions stay up
-            errors = [n for n in app._notifications if n.severity == "error"]
+            errors = [n for n in heard.notifications if n.severity == "error"]
             assert len(errors) == 4 and any("screenshot" in n.message for n in errors), [n.message for n in errors]
             await page.send(spans(SID, "search", 0, 1))
             await until(pilot, lambda: cell(app, "search", "calls") == "1", what="still live after the failures")
@@ -41,7 +44,7 @@ async def test_screenshot_into_an_unusable_export_dir_is_a_toast_not_a_crash(tmp
 
 async def test_two_exports_in_one_second_write_two_files(tmp_path: Path) -> None:
     app = live_app(tmp_path)
-    app._stamp = lambda: "20260101-000000"  # type: ignore[method-assign] - the same second for every export
+    app._stamp = lambda: "20260101-000000"  # type: ignore[method-assign]  # the same second for every export
     async with app.run_test(size=(120, 36)) as pilot:
         page = await open_page(app)
         await page.send(spans(SID, "search", 0, 1))
@@ -61,12 +64,13 @@ async def test_two_exports_in_one_second_write_two_files(tmp_path: Path) -> None
 
 async def test_exports_with_no_session_say_so_instead_of_writing_an_empty_file(tmp_path: Path) -> None:
     app = live_app(tmp_path)
-    async with app.run_test(size=(120, 36)) as pilot:
+    heard = Heard()
+    async with app.run_test(size=(120, 36), message_hook=heard) as pilot:
         for key in ("E", "t"):
             await pilot.press(key)
         await pilot.pause()
         assert not (tmp_path / "exports").exists() or not any((tmp_path / "exports").iterdir())
-        notes = [n.message for n in app._notifications]
+        notes = [n.message for n in heard.notifications]
         assert notes.count("no sessions yet: nothing to export") == 2, notes
 
 
@@ -135,7 +139,7 @@ def test_a_replayed_log_does_not_leave_calls_running(tmp_path: Path) -> None:
     assert "ended with the session after 2.5s" in text and "running" not in text
 
 
-def header_line(app) -> str:  # type: ignore[no-untyped-def]
+def header_line(app) -> str:
     """The tool table's header row as shown on screen."""
     lines = screen_text(app).splitlines()
     return next(line for line in lines if " tool" in line and "calls" in line)
@@ -167,7 +171,7 @@ async def test_the_sort_arrow_is_always_on_the_sorted_column_with_one_meaning(tm
             await page.close()
 
 
-def sort_value(app, tool: str):  # type: ignore[no-untyped-def]
+def sort_value(app, tool: str):
     t = table(app)
     return t.cell(tool, app.dashboard.sort_key).sort_value
 
@@ -182,7 +186,10 @@ async def test_the_palette_has_one_working_entry_per_action(tmp_path: Path) -> N
         # the one Screenshot entry, chosen in the real palette, writes the file
         await pilot.press("ctrl+p")
         await pilot.press(*"screenshot")
-        found = lambda: isinstance(app.screen, CommandPalette) and app.screen.query_one(CommandList).option_count > 0  # noqa: E731
+        def found() -> bool:
+            palette: Any = app.screen  # Screen[object] and CommandPalette's Screen[...] do not overlap for mypy
+            return isinstance(palette, CommandPalette) and palette.query_one(CommandList).option_count > 0
+
         await until(pilot, found, what="palette matches")
         await pilot.press("enter")
         await until(pilot, lambda: (tmp_path / "exports").is_dir() and any((tmp_path / "exports").glob("*.svg")), what="screenshot from the palette")
@@ -195,12 +202,13 @@ async def test_the_schemas_header_adds_up_to_its_rows(tmp_path: Path) -> None:
         empty = await open_page(app, sid=SID2, origin="https://other.example", tools=())  # a session with no tools
         await until(pilot, lambda: has_tab(app, SID2) and len(row_keys(app)) == 2, what="tools")
         await pilot.press("w")
-        await until(pilot, lambda: isinstance(app.screen, SchemasScreen) and app.screen.report is not None, what="schemas")
-        screen: SchemasScreen = app.screen  # type: ignore[assignment]
-        rows = screen.report["tools"]  # type: ignore[index]
-        s = screen.report["summary"]  # type: ignore[index]
+        await until(pilot, lambda: getattr(app.screen, "report", None) is not None, what="schemas")
+        screen: Any = app.screen
+        assert isinstance(screen, SchemasScreen)
+        rows = screen.report["tools"]
+        s = screen.report["summary"]
         table = screen.query_one("#tools", DataTable)
-        seen = [int(table.get_cell_at((i, table.get_column_index("bytes"))).plain) for i in range(table.row_count)]
+        seen = [int(table.get_cell_at(Coordinate(i, table.get_column_index("bytes"))).plain) for i in range(table.row_count)]
         assert sum(seen) == sum(r["bytes"] for r in rows) == s["definitionBytes"]
         header = str(screen.query_one("#summary", Static).render())
         assert "2 tools in 1 session (1 more with none)" in header, header
@@ -306,11 +314,11 @@ async def test_the_timeline_follows_the_tail_only_from_the_newest_event(tmp_path
         events = app.screen.query_one("#events", Table)
         await until(pilot, lambda: events.row_count > 10 and events.cursor_row == events.row_count - 1, what="at the tail")
         await pilot.press("up", "up", "up")
-        reading = events.coordinate_to_cell_key((events.cursor_row, 0)).row_key.value
+        reading = events.coordinate_to_cell_key(Coordinate(events.cursor_row, 0)).row_key.value
         what = events.get_row(reading)[2].plain
         await page.send(spans(SID, "search", 10, 5, at=5000.0))
         await until(pilot, lambda: events.row_count > 15, what="new events listed")
-        assert events.coordinate_to_cell_key((events.cursor_row, 0)).row_key.value == reading  # still reading it
+        assert events.coordinate_to_cell_key(Coordinate(events.cursor_row, 0)).row_key.value == reading  # still reading it
         assert events.get_row_at(events.cursor_row)[2].plain == what
         await pilot.press("end")  # back on the newest event: the tail is followed again
         assert events.cursor_row == events.row_count - 1
@@ -331,7 +339,8 @@ async def test_timeline_filters_by_number_keys_and_marks_state_without_colour(tm
         await until(pilot, lambda: cell(app, "search", "calls") == "2", what="rows")
         await pilot.press("l")
         await until(pilot, lambda: isinstance(app.screen, TimelineScreen), what="timeline")
-        screen: TimelineScreen = app.screen  # type: ignore[assignment]
+        screen: Any = app.screen
+        assert isinstance(screen, TimelineScreen)
         await until(pilot, lambda: "▐X▌ 1 tools" in screen_text(app) and "▐X▌ 2 calls" in screen_text(app), what="boxes")
         await pilot.press("2")
         await until(pilot, lambda: not screen.shown["calls"], what="calls hidden by key 2")
@@ -402,7 +411,7 @@ async def test_q_and_esc_go_back_from_every_view_and_q_quits_from_the_dashboard(
         await until(pilot, lambda: not app.is_running, what="q quits from the dashboard")
 
 
-async def test_the_status_view_names_the_session_log_and_an_idle_run_leaves_no_file(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_the_status_view_names_the_session_log_and_an_idle_run_leaves_no_file(tmp_path: Path, monkeypatch) -> None:
     from tui.screens.status import StatusScreen
 
     logs = tmp_path / "logs"
@@ -417,9 +426,9 @@ async def test_the_status_view_names_the_session_log_and_an_idle_run_leaves_no_f
     async with app.run_test(size=(200, 50)) as pilot:
         page = await open_page(app)
         assert app.relay is not None and app.relay.session_log is not None
-        await until(pilot, lambda: app.relay.session_log.path is not None, what="log written")  # type: ignore[union-attr]
+        await until(pilot, lambda: app.relay.session_log.path is not None, what="log written")
         await pilot.press("d")
-        await until(pilot, lambda: f"session log: {app.relay.session_log.path}" in screen_text(app), what="log path shown")  # type: ignore[union-attr]
+        await until(pilot, lambda: f"session log: {app.relay.session_log.path}" in screen_text(app), what="log path shown")
         await page.close()
 
     # the demo logs apart from real runs (their pruning and `replay` of the newest run never mix them)
@@ -430,7 +439,7 @@ async def test_the_status_view_names_the_session_log_and_an_idle_run_leaves_no_f
     demo = build_app(build_parser().parse_args(["--demo", "--port", "0"]))
     real = build_app(build_parser().parse_args(["--port", "0"]))
     assert demo.relay_config is not None and real.relay_config is not None
-    assert demo.relay_config.log_dir == real.relay_config.log_dir / "demo"  # type: ignore[operator]
+    assert demo.relay_config.log_dir == real.relay_config.log_dir / "demo"
 
 
 async def test_the_trace_carries_error_text_and_calls_still_in_flight(tmp_path: Path) -> None:
@@ -520,7 +529,7 @@ async def test_hints_offer_the_terminal_action_before_the_console(tmp_path: Path
         await page.close()
 
 
-async def test_no_color_is_colourless_not_greyscale(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_no_color_is_colourless_not_greyscale(tmp_path: Path, monkeypatch) -> None:
     import re
 
     from tui.feed import frozen_demo_app

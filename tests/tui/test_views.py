@@ -10,6 +10,7 @@ import json
 import socket
 from pathlib import Path
 
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, TextArea
 
 from relay_bridge import synth
@@ -22,33 +23,33 @@ from tui.screens.status import StatusScreen
 from tui.screens.timeline import TimelineScreen
 from tui.widgets.topbar import TopBar
 
-from .helpers import SID, SID2, cell, has_tab, live_app, open_page, row_keys, screen_text, spans, table, until
+from .helpers import SID, SID2, Heard, cell, has_tab, live_app, open_page, row_keys, screen_text, spans, table, until
 
 CANARY = "CANARY-tui-invoke-5e1d"
 SEARCH_SCHEMA = {"type": "object", "properties": {"query": {"type": "string", "minLength": 2}, "limit": {"type": "integer", "minimum": 1, "maximum": 10}},
                  "required": ["query"]}
 
 
-def register(sid: str, name: str, *, read_only: bool, at: float = 20.0, **kw):  # type: ignore[no-untyped-def]
+def register(sid: str, name: str, *, read_only: bool, at: float = 20.0, **kw):
     ann = {"readOnlyHint": True} if read_only else {"destructiveHint": True}
     return synth.tool(sid, name, at, description=kw.pop("description", f"the {name} tool"), schema=kw.pop("schema", SEARCH_SCHEMA),
                       annotations=ann, kept=ann, **kw)
 
 
-def answer_with(text: str):  # type: ignore[no-untyped-def]
+def answer_with(text: str):
     def answer(cmd: dict) -> dict:
         return {"type": "result", "id": cmd["id"], "session": cmd["session"], "ok": True, "text": text,
                 "resultBytes": len(text.encode()), "wallMs": 3.25}
     return answer
 
 
-async def shows(pilot, app, *needles: str, timeout: float = 5.0) -> str:  # type: ignore[no-untyped-def]
+async def shows(pilot, app, *needles: str, timeout: float = 5.0) -> str:
     """Wait until the screen shows every needle (the repaint follows the state change); return the text."""
     await until(pilot, lambda: all(n in screen_text(app) for n in needles), timeout=timeout, what=f"screen shows {needles}")
     return screen_text(app)
 
 
-async def open_invoke(app, pilot, tool: str) -> InvokeScreen:  # type: ignore[no-untyped-def]
+async def open_invoke(app, pilot, tool: str) -> InvokeScreen:
     table(app).move_cursor(row=row_keys(app).index(tool))
     await pilot.press("i")
     await until(pilot, lambda: isinstance(app.screen, InspectorScreen), what="inspector")
@@ -62,7 +63,8 @@ async def open_invoke(app, pilot, tool: str) -> InvokeScreen:  # type: ignore[no
 async def test_invoke_round_trip_shows_the_result_in_the_dialog_only(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     app = live_app(tmp_path, relay={"allow_invoke": True, "log_dir": logs})
-    async with app.run_test(size=(120, 36)) as pilot:
+    heard = Heard()
+    async with app.run_test(size=(120, 36), message_hook=heard) as pilot:
         page = await open_page(app, tools=())
         await page.send(register(SID, "search", read_only=True))
         page.on_command = answer_with(f"found {CANARY} [bold red]x[/] \x1b[31mred")
@@ -87,7 +89,7 @@ async def test_invoke_round_trip_shows_the_result_in_the_dialog_only(tmp_path: P
         # valid input: a read-only tool is called without asking
         editor.text = '{"query": "tea", "limit": 2}'
         await pilot.press("ctrl+r")
-        await until(pilot, lambda: dialog.calls == 1 and CANARY in screen_text(app), what="result in the dialog")
+        await until(pilot, lambda: heard.count(InvokeScreen.Answered) == 1 and CANARY in screen_text(app), what="result in the dialog")
         assert page.commands[0]["args"] == {"tool": "search", "input": {"query": "tea", "limit": 2}}
         shown = screen_text(app)
         assert "[bold red]x[/]" in shown and "␛[31mred" in shown  # the page's text is inert
@@ -103,10 +105,10 @@ async def test_invoke_round_trip_shows_the_result_in_the_dialog_only(tmp_path: P
         await pilot.press("escape")  # back to the dashboard
         await until(pilot, lambda: app.screen is app.dashboard, what="dashboard")
         assert CANARY not in screen_text(app)
-        paths = [app.action_export_report(), app.action_export_capture(), app.action_export_trace(), app.action_screenshot()]
+        paths = [app.action_export_report(), app.action_export_capture(), app.action_export_trace(), app.save_svg()]
         for path in paths:
             assert path is not None and CANARY not in path.read_text(encoding="utf-8")
-        assert all(CANARY not in str(n.message) for n in app._notifications)
+        assert all(CANARY not in str(n.message) for n in heard.notifications)
         await page.close()
     logged = list(logs.glob("*.jsonl"))
     assert logged and all(CANARY not in p.read_text() for p in logged)
@@ -114,7 +116,8 @@ async def test_invoke_round_trip_shows_the_result_in_the_dialog_only(tmp_path: P
 
 async def test_a_tool_not_marked_read_only_asks_first(tmp_path: Path) -> None:
     app = live_app(tmp_path, relay={"allow_invoke": True})
-    async with app.run_test(size=(120, 36)) as pilot:
+    heard = Heard()
+    async with app.run_test(size=(120, 36), message_hook=heard) as pilot:
         page = await open_page(app, tools=())
         await page.send(register(SID, "buy", read_only=False))
         page.on_command = answer_with("bought")
@@ -131,14 +134,15 @@ async def test_a_tool_not_marked_read_only_asks_first(tmp_path: Path) -> None:
         await pilot.press("ctrl+r")
         await until(pilot, lambda: isinstance(app.screen, ConfirmCall), what="confirmation again")
         await pilot.press("y")
-        await until(pilot, lambda: dialog.calls == 1 and "bought" in screen_text(app), what="called after yes")
+        await until(pilot, lambda: heard.count(InvokeScreen.Answered) == 1 and "bought" in screen_text(app), what="called after yes")
         assert len(page.commands) == 1
         await page.close()
 
 
 async def test_x_without_allow_invoke_explains_how_to_enable_it(tmp_path: Path) -> None:
     app = live_app(tmp_path)
-    async with app.run_test(size=(120, 36)) as pilot:
+    heard = Heard()
+    async with app.run_test(size=(120, 36), message_hook=heard) as pilot:
         page = await open_page(app, tools=())
         await page.send(register(SID, "search", read_only=True))
         await until(pilot, lambda: has_tab(app, SID) and "search" in row_keys(app), what="tool row")
@@ -146,14 +150,15 @@ async def test_x_without_allow_invoke_explains_how_to_enable_it(tmp_path: Path) 
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen), what="inspector")
         await shows(pilot, app, "needs --allow-invoke")
         await pilot.press("x")
-        await until(pilot, lambda: any("--allow-invoke" in str(n.message) for n in app._notifications), what="explanation")
+        await until(pilot, lambda: any("--allow-invoke" in str(n.message) for n in heard.notifications), what="explanation")
         assert isinstance(app.screen, InspectorScreen) and page.commands == []
         await page.close()
 
 
 async def test_refusal_is_shown_in_the_dialog(tmp_path: Path) -> None:
     app = live_app(tmp_path, relay={"allow_invoke": True})
-    async with app.run_test(size=(120, 36)) as pilot:
+    heard = Heard()
+    async with app.run_test(size=(120, 36), message_hook=heard) as pilot:
         page = await open_page(app, tools=())
         await page.send(register(SID, "search", read_only=True))
         await until(pilot, lambda: has_tab(app, SID) and "search" in row_keys(app), what="tool row")
@@ -162,14 +167,15 @@ async def test_refusal_is_shown_in_the_dialog(tmp_path: Path) -> None:
         await until(pilot, lambda: app.store.sessions[SID].state != "live", what="disconnected")
         await pilot.press("ctrl+r")
         await until(pilot, lambda: "refused: that session is not connected" in screen_text(app), what="refusal")
-        assert dialog.calls == 0
+        assert heard.count(InvokeScreen.Answered) == 0
 
 
 # -- schemas ----------------------------------------------------------------------------------------------------
 
 async def test_schemas_view_weights_duplicates_and_lint(tmp_path: Path) -> None:
     app = live_app(tmp_path)
-    async with app.run_test(size=(120, 36)) as pilot:
+    heard = Heard()
+    async with app.run_test(size=(120, 36), message_hook=heard) as pilot:
         page = await open_page(app, tools=())
         other = await open_page(app, sid=SID2, origin="https://other.example", tools=())
         for sid in (SID, SID2):  # the same definition in two sessions of two origins
@@ -189,21 +195,21 @@ async def test_schemas_view_weights_duplicates_and_lint(tmp_path: Path) -> None:
         assert "= 1 exact match" in text
         assert evil in text and "\u202e" not in text  # inert: literal markup, the bidi control shown as an escape
         # the evil tool's details: its lint findings with locations
-        keys = [table.coordinate_to_cell_key((i, 0)).row_key.value for i in range(table.row_count)]
+        keys = [table.coordinate_to_cell_key(Coordinate(i, 0)).row_key.value for i in range(table.row_count)]
         table.move_cursor(row=next(i for i, k in enumerate(keys) if k.endswith("\x00" + evil)))
         await until(pilot, lambda: "invalid-name" in screen_text(app), what="the selected tool's findings")
         text = screen_text(app)
         assert "model-instruction" in text and "untyped-property" in text and "hidden-unicode" in text
         assert "where its bytes go" in text and "description" in text
         # refreshed from the coalesced change notices when tools change, not for every span
-        analyses = screen.analyses
+        analyses = heard.count(SchemasScreen.Analysed)
         await page.send(spans(SID, "search", 0, 20))
         await until(pilot, lambda: app.store.sessions[SID].stats.totals.calls == 20, what="spans stored")
         await pilot.pause(0.3)  # at least one coalesced flush (REFRESH_INTERVAL 0.25 s) has passed
-        assert screen.analyses == analyses
+        assert heard.count(SchemasScreen.Analysed) == analyses
         await other.send(register(SID2, "late_tool", read_only=True, at=50.0))
         await until(pilot, lambda: table.row_count == 4, what="a late registration shows")
-        assert screen.analyses == analyses + 1
+        assert heard.count(SchemasScreen.Analysed) == analyses + 1
         await page.close()
         await other.close()
 
@@ -221,7 +227,7 @@ async def test_schemas_view_compact(tmp_path: Path) -> None:
 
 # -- prompts ----------------------------------------------------------------------------------------------------
 
-def prompt(kind: str, ps: str, at: float, **kw):  # type: ignore[no-untyped-def]
+def prompt(kind: str, ps: str, at: float, **kw):
     return {"type": "prompt", "session": SID, "promptSession": ps, "kind": kind, "at": at, **kw}
 
 
@@ -273,7 +279,7 @@ async def test_otlp_unreachable_shows_in_the_status_view_and_top_bar(tmp_path: P
         await until(pilot, lambda: app.relay is not None and app.relay.otlp is not None, what="relay")
         page = await open_page(app)
         await page.send(spans(SID, "search", 0, 5))
-        stats = app.relay.otlp.stats  # type: ignore[union-attr]
+        stats = app.relay.otlp.stats
         await until(pilot, lambda: stats.state == "unreachable" and stats.dropped >= 5, timeout=15, what="collector down")
         bar = app.query_one(TopBar)
         await until(pilot, lambda: f"OTLP down, {stats.dropped} dropped" in str(bar.query_one("#where").render()), what="badge")

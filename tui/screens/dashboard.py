@@ -20,7 +20,6 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input, Static, Tab, Tabs
 
@@ -36,6 +35,7 @@ from ..widgets.session_pane import SessionView
 from ..widgets.tool_table import ToolTable, columns_for
 from ..widgets.topbar import TopBar
 from ..widgets.waiting import WaitingPanel, waiting_text
+from .live import LiveView
 
 if TYPE_CHECKING:
     from ..app import WmcpTopApp
@@ -99,13 +99,9 @@ def pane_id(sid: str) -> str:
     return f"s-{sid}"
 
 
-class DashboardScreen(Screen[None]):
+class DashboardScreen(LiveView[None]):
     BINDINGS = keys.bindings("dashboard")
     AUTO_FOCUS = None  # the session's table takes focus when its tab opens; the filter only when asked
-
-    @property
-    def app(self) -> WmcpTopApp:  # typed access (tui.app imports this module, so no getters.app here)
-        return cast("WmcpTopApp", super().app)
 
     def __init__(self) -> None:
         super().__init__()
@@ -134,12 +130,8 @@ class DashboardScreen(Screen[None]):
     async def on_mount(self) -> None:
         self.query_one("#filter", Input).display = False
         self.query_one("#sessions").display = False
-        self.app.changes.subscribe(self, self._on_changes)
         self.watch(self.app, "paused", self._paused_changed, init=False)
         await self._apply(Changes(frozenset(self.app.view_store.sessions), True, True))
-
-    def on_unmount(self) -> None:
-        self.app.changes.unsubscribe(self)
 
     # -- what is shown ------------------------------------------------------------------------------------
 
@@ -228,18 +220,18 @@ class DashboardScreen(Screen[None]):
         active = self.selected_session_id
         with app.batch_update():
             for sid in list(labels):
-                session = store.sessions.get(sid)
-                if session is not None and sid in self._labels:
-                    self._set_label(session)
+                labelled = store.sessions.get(sid)
+                if labelled is not None and sid in self._labels:
+                    self._set_label(labelled)
             if active is not None and (changes.touches(active) or active in new):
                 self._show(active)
             self._update_topbar()
         if new or gone or relabel or changes.redraw:
             self.call_after_refresh(self._mark_overflow)
         if app.probe is not None and active is not None and active in changes.dirty:
-            session = store.sessions.get(active)
-            if session is not None:
-                self.call_after_refresh(app.probe.painted, active, session.acked)
+            painted = store.sessions.get(active)
+            if painted is not None:
+                self.call_after_refresh(app.probe.painted, active, painted.acked)
 
     def _set_label(self, session: Session) -> None:
         with_title = session.info.origin in self._shared

@@ -11,7 +11,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from relay_bridge.stats import quantile
@@ -19,6 +18,7 @@ from relay_bridge.store import Session, ToolRecord
 from relay_bridge.units import fmt_bytes, fmt_count
 
 from ..changes import Changes
+from .live import LiveView
 from ..sanitize import inert
 
 
@@ -53,7 +53,7 @@ def result_facts(session: Session, tool: str) -> Text:
         out.append("  no calls in the buffer yet", style="dim")
         return out
     kinds = Counter(s.resultType or "unknown" for s in spans)
-    content = Counter()
+    content: Counter[str] = Counter()
     for s in spans:
         content.update(s.contentTypes)
     n = len(spans)
@@ -72,8 +72,8 @@ def result_facts(session: Session, tool: str) -> Text:
     image = [s.imageBytes for s in spans if s.imageBytes]
     if image:
         out.append(f"  images: {len(image)} calls, up to {fmt_bytes(max(image))} base64 (~{fmt_count(math.ceil(max(image) * 0.75 / 4))} tok each)\n")
-    sizes = sorted(s.resultBytes for s in spans)
-    out.append(f"  result bytes: min {fmt_bytes(sizes[0])} · median {fmt_bytes(quantile(sizes, 0.5))} · max {fmt_bytes(sizes[-1])}\n")
+    sizes: list[float] = sorted(s.resultBytes for s in spans)
+    out.append(f"  result bytes: min {fmt_bytes(sizes[0])} · median {fmt_bytes(quantile(sizes, 0.5) or 0)} · max {fmt_bytes(sizes[-1])}\n")
     errors = [s for s in spans if s.isError]
     if errors:
         out.append(f"  errors: {len(errors)}; last: ")
@@ -108,7 +108,7 @@ def inert_plain(value: object) -> str:
     return inert(value, limit=40).plain
 
 
-class InspectorScreen(Screen[None]):
+class InspectorScreen(LiveView[None]):
     AUTO_FOCUS = "VerticalScroll"  # Down, PgDn, End scroll it (the app focuses nothing by itself)
     BINDINGS = [
         Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back"),
@@ -140,11 +140,7 @@ class InspectorScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
         self.refresh_view()
-
-    def on_unmount(self) -> None:
-        self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
 
     def _on_changes(self, changes: Changes) -> None:
         if changes.touches(self.session_id):

@@ -21,13 +21,14 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
+from textual.message import Message
 from textual.widgets import Button, Footer, Static, TextArea
 
 from relay_bridge.bench.gen import generate
 from relay_bridge.units import fmt_bytes, fmt_ms
 
 from ..sanitize import inert
+from .live import AppModal
 
 MAX_ERRORS = 6
 
@@ -85,7 +86,7 @@ def validate(schema: dict[str, Any] | None, value: Any) -> list[str]:
     return out
 
 
-class ConfirmCall(ModalScreen[bool]):
+class ConfirmCall(AppModal[bool]):
     """Asks before calling a tool that is not marked readOnlyHint."""
 
     BINDINGS = [
@@ -121,7 +122,14 @@ class ConfirmCall(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
 
-class InvokeScreen(ModalScreen[None]):
+class InvokeScreen(AppModal[None]):
+    class Answered(Message):
+        """Posted to the app: the page answered a call started here (`ok` only; the text stays in the dialog)."""
+
+        def __init__(self, ok: bool) -> None:
+            super().__init__()
+            self.ok = ok
+
     BINDINGS = [
         Binding("ctrl+r", "run", "Call", priority=True, id="wmcp.invoke.run"),
         Binding("ctrl+g", "reset", "Reset input", id="wmcp.invoke.reset"),
@@ -143,7 +151,6 @@ class InvokeScreen(ModalScreen[None]):
         self.schema = schema
         self.read_only = read_only
         self.calling = False
-        self.calls = 0  # answers received (tests read it; never the text)
 
     def compose(self) -> ComposeResult:
         title = Text("call  ")
@@ -171,7 +178,7 @@ class InvokeScreen(ModalScreen[None]):
         self.query_one("#problems", Static).update(self._hint())
 
     def _problems(self, lines: list[str], head: str) -> None:
-        out = Text(head + "\n", style=self.app.palette.style("error"))  # type: ignore[attr-defined]
+        out = Text(head + "\n", style=self.app.palette.style("error"))
         for line in lines[:MAX_ERRORS]:
             out.append("  • ")
             out.append_text(inert(line, limit=200))
@@ -193,11 +200,18 @@ class InvokeScreen(ModalScreen[None]):
         if problems:
             self._problems(problems, "the input does not match the schema:")
             return
-        self.query_one("#problems", Static).update(Text("input valid", style=self.app.palette.style("ok")))  # type: ignore[attr-defined]
+        self.query_one("#problems", Static).update(Text("input valid", style=self.app.palette.style("ok")))
         if self.read_only:
             self._call(value)
         else:
-            self.app.push_screen(ConfirmCall(self.tool), lambda yes: self._call(value) if yes else self._cancelled())
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._call(value)
+                else:
+                    self._cancelled()
+
+            self.app.push_screen(ConfirmCall(self.tool), answered)
 
     def _cancelled(self) -> None:
         self.query_one("#problems", Static).update(Text("not called", style="dim"))
@@ -206,7 +220,7 @@ class InvokeScreen(ModalScreen[None]):
     async def _call(self, value: dict[str, Any]) -> None:
         from relay_bridge.server import InvokeRefused
 
-        relay = self.app.relay  # type: ignore[attr-defined]
+        relay = self.app.relay
         result_widget = self.query_one("#result", Static)
         if relay is None:
             result_widget.update(Text("no relay in this mode: nothing to call", style="dim"))
@@ -216,12 +230,12 @@ class InvokeScreen(ModalScreen[None]):
         try:
             result = await relay.invoke(self.session_id, self.tool, value)
         except InvokeRefused as exc:
-            result_widget.update(Text(f"refused: {exc}", style=self.app.palette.style("error")))  # type: ignore[attr-defined]
+            result_widget.update(Text(f"refused: {exc}", style=self.app.palette.style("error")))
             return
         finally:
             self.calling = False
-        self.calls += 1
-        palette = self.app.palette  # type: ignore[attr-defined]
+        self.app.post_message(self.Answered(result.ok))
+        palette = self.app.palette
         out = Text()
         if result.ok:
             out.append("ok", style=palette.style("ok"))

@@ -10,7 +10,6 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from relay_bridge.stats import quantile
@@ -19,6 +18,7 @@ from relay_bridge.units import fmt_count, fmt_ms
 
 from .. import tables
 from ..changes import Changes
+from .live import LiveView
 from ..sanitize import inert
 
 MAX_ROWS = 400
@@ -54,7 +54,7 @@ def prompts_signature(session: Session) -> tuple:
     return tuple((ps.id, ps.destroyed_at, len(ps.calls), ps.calls[-1].seq if ps.calls else None) for ps in session.prompts.values())
 
 
-class PromptsScreen(Screen[None]):
+class PromptsScreen(LiveView[None]):
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
     DEFAULT_CSS = """
     PromptsScreen #title { background: $panel; text-style: bold; padding: 0 1; }
@@ -75,19 +75,15 @@ class PromptsScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
         self.refresh_view()
         self.query_one("#prompts", DataTable).focus()
-
-    def on_unmount(self) -> None:
-        self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
 
     def _on_changes(self, changes: Changes) -> None:
         if changes.touches(self.session_id):
             self.refresh_view()
 
     def refresh_view(self) -> None:
-        session = self.app.view_store.sessions.get(self.session_id)  # type: ignore[attr-defined]
+        session = self.app.view_store.sessions.get(self.session_id)
         compact = bool(getattr(self.app, "compact", False))
         title = Text("prompts  ")
         title.append(self.session_id + " ")
@@ -102,7 +98,7 @@ class PromptsScreen(Screen[None]):
         if sig == self._sig:
             return
         self._sig = sig
-        palette = self.app.palette  # type: ignore[attr-defined]
+        palette = self.app.palette
         head = Text()
         if not session.prompts:
             head.append("no Prompt API sessions yet: the page has not called LanguageModel.create() "

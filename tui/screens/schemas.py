@@ -18,7 +18,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Static
 
 from relay_bridge.footprint.errors import FootprintError
@@ -27,6 +27,7 @@ from relay_bridge.footprint.live import analyze_sessions
 from .. import tables
 from ..changes import Changes
 from ..sanitize import inert
+from .live import LiveView
 
 PART_LABELS = {
     "description": "description",
@@ -70,7 +71,10 @@ def row_key(server: str, tool: str) -> str:
     return f"{server}\x00{tool}"
 
 
-class SchemasScreen(Screen[None]):
+class SchemasScreen(LiveView[None]):
+    class Analysed(Message):
+        """Posted to the app: the catalog was analysed again (registrations changed, or the view opened)."""
+
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
     DEFAULT_CSS = """
     SchemasScreen #title { background: $panel; text-style: bold; padding: 0 1; }
@@ -83,7 +87,6 @@ class SchemasScreen(Screen[None]):
         super().__init__()
         self._sig: tuple | None = None
         self.report: dict[str, Any] | None = None
-        self.analyses = 0  # how many times the catalog was analysed (tests read it)
         self._pairs: dict[tuple[str, str], list[tuple[str, str, list[str]]]] = {}
         self._findings: dict[tuple[str, str], list[dict[str, str]]] = {}
         self._rows: dict[str, dict[str, Any]] = {}
@@ -97,12 +100,8 @@ class SchemasScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
         self.refresh_view()
         self.query_one("#tools", DataTable).focus()
-
-    def on_unmount(self) -> None:
-        self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
 
     def _on_changes(self, changes: Changes) -> None:
         if changes.touches(None):
@@ -115,7 +114,7 @@ class SchemasScreen(Screen[None]):
     # -- data -----------------------------------------------------------------------------------------------
 
     def refresh_view(self) -> None:
-        sig = (catalog_signature(self.app.view_store), self.compact)  # type: ignore[attr-defined]
+        sig = (catalog_signature(self.app.view_store), self.compact)
         if sig == self._sig:
             return
         self._sig = sig
@@ -123,12 +122,12 @@ class SchemasScreen(Screen[None]):
         title.append("(esc: back)" if self.compact else "what every registered tool costs in each conversation (esc: back)", style="dim")
         self.query_one("#title", Static).update(title)
         try:
-            report = analyze_sessions(self.app.view_store)  # type: ignore[attr-defined]
+            report = analyze_sessions(self.app.view_store)
         except FootprintError as exc:  # pragma: no cover - live data is skipped with notes, not refused
             self.report = None
             self.query_one("#summary", Static).update(Text("cannot analyse: ") + inert(exc, limit=200))
             return
-        self.analyses += 1
+        self.app.post_message(self.Analysed())
         self.report = report
         self._index(report)
         self._show_summary(report)
@@ -149,7 +148,7 @@ class SchemasScreen(Screen[None]):
 
     def _show_summary(self, report: dict[str, Any]) -> None:
         s = report["summary"]
-        palette = self.app.palette  # type: ignore[attr-defined]
+        palette = self.app.palette
         out = Text()
         # The header adds up to the rows: sessions that have rows, bytes as the rows count them (B), and the
         # catalog envelope ({"servers":[{"name","tools"}]} punctuation) named as the difference.
@@ -196,7 +195,7 @@ class SchemasScreen(Screen[None]):
             except Exception:  # noqa: BLE001 - no cursor yet
                 keep = None
         compact = self.compact
-        palette = self.app.palette  # type: ignore[attr-defined]
+        palette = self.app.palette
         columns: list[tables.Column] = [] if compact else [("#", "rank")]
         columns += [("tool", "tool"), ("session", "session"), (Text("bytes", justify="right"), "bytes")]
         if not compact:
@@ -252,7 +251,7 @@ class SchemasScreen(Screen[None]):
         widget = self.query_one("#detail", Static)
         if report is None:
             return
-        palette = self.app.palette  # type: ignore[attr-defined]
+        palette = self.app.palette
         t = self.selected()
         out = Text()
         if t is None:

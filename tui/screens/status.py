@@ -6,7 +6,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from relay_bridge import __version__
@@ -14,6 +13,7 @@ from relay_bridge.extension import STATUS_HELP as EXTENSION_HELP
 from relay_bridge.extension import is_extension_agent, pairing_link
 
 from ..changes import Changes
+from .live import LiveView
 from ..sanitize import inert
 from ..widgets.status_pane import phase_text
 
@@ -177,7 +177,7 @@ def extension_section(app, out: Text) -> None:
         out.append(link + "\n")
 
 
-class StatusScreen(Screen[None]):
+class StatusScreen(LiveView[None]):
     AUTO_FOCUS = "VerticalScroll"  # Down, PgDn, End scroll it (the app focuses nothing by itself)
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
     DEFAULT_CSS = """
@@ -192,11 +192,7 @@ class StatusScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
         self.refresh_view()
-
-    def on_unmount(self) -> None:
-        self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
 
     def _on_changes(self, changes: Changes) -> None:
         if changes.touches(None):

@@ -13,14 +13,15 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Static
 
 from relay_bridge.store import Session, TimelineEntry
 from relay_bridge.units import fmt_bytes, fmt_ms
 
 from ..changes import Changes
+from .live import LiveView
 from ..sanitize import inert, inert_str
 from .entry_detail import EntryDetailScreen, held_payload
 
@@ -148,7 +149,7 @@ class KindBox(Checkbox):
         super().watch_value()  # the -on class and the Changed message
 
 
-class TimelineScreen(Screen[None]):
+class TimelineScreen(LiveView[None]):
     BINDINGS = [
         Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back"),
         Binding("ctrl+l", "clear", "Clear", id="wmcp.timeline.clear"),
@@ -186,7 +187,6 @@ class TimelineScreen(Screen[None]):
         table.add_column("at", key="at")
         table.add_column("kind", key="kind")
         table.add_column("what", key="what")
-        self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
         self.refresh_view()
         table.focus()
 
@@ -214,13 +214,11 @@ class TimelineScreen(Screen[None]):
         """Enter on a row: the entry's detail (facts always; payloads when both sides opted in)."""
         session = self.app.view_store.sessions.get(self.session_id)
         index = event.cursor_row
-        if session is None or not 0 <= index < len(self._rows) or self._rows[index].entry is None:
+        entry = self._rows[index].entry if 0 <= index < len(self._rows) else None
+        if session is None or entry is None:
             return
-        relay = self.app.relay  # type: ignore[attr-defined]
-        self.app.push_screen(EntryDetailScreen(session, self._rows[index].entry, relay.payloads if relay is not None else None))
-
-    def on_unmount(self) -> None:
-        self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
+        relay = self.app.relay
+        self.app.push_screen(EntryDetailScreen(session, entry, relay.payloads if relay is not None else None))
 
     def _on_changes(self, changes: Changes) -> None:
         if changes.touches(self.session_id):
@@ -260,10 +258,10 @@ class TimelineScreen(Screen[None]):
         # Follow the tail only while the cursor is on the newest event (as `less +F`): a reader of older
         # events stays on the one they read.
         follow = table.row_count == 0 or table.cursor_row >= table.row_count - 1
-        reading = None if follow else table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        reading = None if follow else table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
         table.clear()  # a log view: rows are appended history, rebuilt only when its content changes
         palette = self.app.palette
-        relay = self.app.relay  # type: ignore[attr-defined]
+        relay = self.app.relay
         payloads = relay.payloads if relay is not None else None
         for r in rows:
             if payloads is not None and r.entry is not None and held_payload(session, r.entry, payloads) is not None:

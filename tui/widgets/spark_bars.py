@@ -37,7 +37,9 @@ def bar_rows(data: Sequence[float], width: int, height: int) -> list[list[tuple[
     if width <= 0 or height <= 0:
         return [[] for _ in range(max(0, height))]
     if not data:
-        return [[(" ", None)] * width for _ in range(height - 1)] + [[("▁", 0.0)] * width]
+        blank: list[tuple[str, float | None]] = [(" ", None)] * width
+        bottom: list[tuple[str, float | None]] = [("▁", 0.0)] * width
+        return [list(blank) for _ in range(height - 1)] + [bottom]
     if len(data) == 1:
         return [[("█", 1.0)] * width for _ in range(height)]
     low, high = min(data), max(data)
@@ -50,7 +52,7 @@ def bar_rows(data: Sequence[float], width: int, height: int) -> list[list[tuple[
     for _ in range(width):  # stepped by adding, as Textual does (its float sums pick the same bucket)
         ratios.append((summaries[int(at)] - low) / extent)
         at += step
-    rows = []
+    rows: list[list[tuple[str, float | None]]] = []
     for line in reversed(range(height)):
         floor, ceiling = line * len(BARS), (line + 1) * len(BARS)
         cells: list[tuple[str, float | None]] = []

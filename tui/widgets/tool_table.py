@@ -8,6 +8,7 @@ when its tool changed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, Callable
 
 from rich.segment import Segment
@@ -374,7 +375,7 @@ class ToolTable(ScrollView, can_focus=True):
 
     # -- drawing ------------------------------------------------------------------------------------------
 
-    def _draw(self, cells: dict[str, Text], style: Style, over: Style | None = None) -> Strip:
+    def _draw(self, cells: Mapping[str, Text], style: Style, over: Style | None = None) -> Strip:
         """One row's line: `style` under the cells' own styles, `over` (the cursor) on top of them. Each cell
         keeps its segments, already over `style`: a line drawn again (a column grew, the sort arrow moved) only
         pads and joins them."""
