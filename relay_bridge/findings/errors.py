@@ -1,0 +1,64 @@
+"""Rules on calls that went wrong: errors, inputs outside the tool's own schema, inputs the browser refused.
+
+- `errors.rate`: a tool with at least MIN_ERRORS errors and an error rate (errors / calls, since attach) of at
+  least MIN_RATE. Saving: the tokens its failed calls spent (input and result, `estTokens`): perCall = ceil(mean
+  estTokens of the failed calls in the ring), x errors. Assumes a fixed cause removes the failures (a retry the
+  model makes after one is a further saving, not counted).
+- `errors.schema`: calls whose input broke the tool's own inputSchema (the page checks each input off the call
+  path and sends only the count and the constraint: Chromium validates form tools only, so a bad input to an
+  imperative tool runs unnoticed). One finding per tool and (constraint, pointer). Saving: those calls' tokens
+  (perCall = ceil(mean estTokens), x calls). Fix: say the constraint in the property's description.
+- `errors.refused`: calls whose input the browser refused (form validation) before any page code ran. Saving: the
+  input tokens the model wrote for nothing (perCall = ceil(mean estInputTokens), x calls). The description or
+  schema is unclear to the model.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .common import mean, spans_by_tool, tools_by_name
+from .inputs import SessionInput, SpanInput
+from .model import Finding, Saving
+
+MIN_ERRORS = 2
+MIN_RATE = 0.10
+
+
+def _calls_saving(spans: list[SpanInput], calls: int, input_only: bool = False) -> Saving:
+    per_call = math.ceil(mean([s.est_input_tokens if input_only else s.est_tokens for s in spans]))
+    return Saving(per_call * calls, "calls", per_call, calls)
+
+
+def find(s: SessionInput) -> list[Finding]:
+    out = []
+    tools = tools_by_name(s)
+    for name, ring in spans_by_tool(s).items():
+        tool = tools.get(name)
+        if tool is not None and tool.calls and tool.errors >= MIN_ERRORS and tool.errors / tool.calls >= MIN_RATE:
+            failed = [span for span in ring if span.is_error] or ring
+            out.append(Finding("errors.rate", s.id, (name,),
+                               {"calls": tool.calls, "errors": tool.errors, "rate": round(tool.errors / tool.calls, 4)},
+                               "fix what makes it fail, or say in its description when it cannot succeed",
+                               _calls_saving(failed, tool.errors)))
+        broken: dict[tuple[str, str], list[tuple[SpanInput, int]]] = {}
+        refused: list[SpanInput] = []
+        for span in ring:
+            f = s.facts.get(span.seq)
+            if f is None:
+                continue
+            if f.schema is not None and f.schema.violations > 0:
+                broken.setdefault((str(f.schema.constraint), str(f.schema.path)), []).append((span, f.schema.violations))
+            if f.refused is not None and f.refused.by == "browser":
+                refused.append(span)
+        for (constraint, path), hits in sorted(broken.items()):
+            spans = [h[0] for h in hits]
+            out.append(Finding("errors.schema", s.id, (name,),
+                               {"calls": len(spans), "violations": sum(h[1] for h in hits), "toolCalls": tool.calls if tool else len(ring)},
+                               "the model's inputs break the schema: say the constraint in the property's description",
+                               _calls_saving(spans, len(spans)), at={"constraint": constraint, "path": path}))
+        if refused:
+            out.append(Finding("errors.refused", s.id, (name,), {"calls": len(refused), "toolCalls": tool.calls if tool else len(ring)},
+                               "the browser refused the model's input: the description or schema is unclear to the model",
+                               _calls_saving(refused, len(refused), input_only=True)))
+    return out

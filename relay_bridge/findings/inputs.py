@@ -1,0 +1,129 @@
+"""What the rules read: one session's numbers, facts and tool descriptors, as plain values.
+
+The facts are the page's (branch diag's `Facts`, one per span, every part optional): this module names only the
+attributes the rules read, as Protocols, so the engine reads any object of that shape and imports no wire code.
+`facts_of(session)` is the one accessor (`session.facts`, a mapping seq -> Facts); `from_session` turns a store
+session into a `SessionInput` without I/O, so the dashboard, `wmcp-top diagnose` and the tests run the same rules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class ImageFacts(Protocol):
+    mime: str
+    width: int
+    height: int
+    bytes: int  # decoded bytes
+    jpeg_bytes: int  # re-encoded as JPEG at quality 0.8, same pixels
+    fit_bytes: int  # JPEG q0.8 scaled so the longer side is at most 1568 px
+    fit_width: int
+    fit_height: int
+
+
+class BloatFacts(Protocol):
+    text_bytes: int
+    whitespace_bytes: int
+    repeated_key_bytes: int
+    repeated_key_rows: int
+    base64_bytes: int
+    base64_runs: int
+    truncated: bool
+
+
+class SchemaFacts(Protocol):
+    violations: int
+    constraint: str  # the JSON Schema keyword broken (e.g. "minimum")
+    path: str  # a JSON pointer into the tool's inputSchema
+
+
+class RepeatFacts(Protocol):
+    of: int  # seq of the earlier identical call
+
+
+class RefusedFacts(Protocol):
+    by: str  # "browser": the host's form validation refused the input
+
+
+class Facts(Protocol):
+    image: ImageFacts | None
+    bloat: BloatFacts | None
+    schema: SchemaFacts | None
+    repeat: RepeatFacts | None
+    refused: RefusedFacts | None
+
+
+def facts_of(session: Any) -> Mapping[int, Facts]:
+    """The session's facts by span seq (an empty mapping where a store keeps none)."""
+    facts = getattr(session, "facts", None)
+    return facts if facts is not None else {}
+
+
+@dataclass(frozen=True, slots=True)
+class SpanInput:
+    seq: int
+    tool: str
+    wall_ms: float
+    est_tokens: int
+    est_input_tokens: int
+    image_bytes: int
+    is_error: bool
+    gap_ms: float | None
+    blocking_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInput:
+    name: str
+    calls: int  # every measured call since attach (the ring may hold fewer spans)
+    errors: int
+    schema_bytes: int
+    registered: bool
+    internal: bool = False
+    counted: int = 0  # calls the page counted but could not measure (toolactivated before its agent): still used
+    descriptor: dict[str, Any] | None = None  # name, title, description, inputSchema, annotations (not a body)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInput:
+    id: str
+    origin: str
+    tools: tuple[ToolInput, ...]
+    spans: tuple[SpanInput, ...]  # the ring buffer, in seq order
+    facts: Mapping[int, Facts] = field(default_factory=dict)
+    wall_ms: float = 0.0  # totals over every measured call (stats.Totals)
+    host_gap_ms: float = 0.0
+    blocking_ms: float = 0.0
+    calls: int = 0
+
+
+def _descriptor(raw: bytes | None) -> dict[str, Any] | None:
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def from_session(session: Any) -> SessionInput:
+    """A relay_bridge.store.Session (typed loosely: the store is not imported) as the rules' input."""
+    stats = session.stats
+    counted = session.counted_only()
+    tools = []
+    for name, row in stats.tools.items():
+        rec = session.tools.get(name)
+        tools.append(ToolInput(name, row.calls, row.errors, row.schemaBytes, row.registered, row.internal,
+                               counted.get(name, 0), _descriptor(rec.descriptor) if rec is not None else None))
+    spans = tuple(
+        SpanInput(s.seq, s.tool, s.wallMs, s.estTokens, s.estInputTokens, s.imageBytes, s.isError, s.gapSincePrevCallMs, s.blockingMs)
+        for s in sorted(stats.ring.values(), key=lambda s: s.seq) if s.invokedBy != "terminal"
+    )
+    t = stats.totals
+    return SessionInput(session.id, session.info.origin, tuple(tools), spans, facts_of(session),
+                        t.wallMs, t.hostGapMs, t.blockingMs, t.calls)

@@ -1,0 +1,97 @@
+"""Rules on schema weight: what the tool definitions cost in every conversation, before any call.
+
+- `schema.unused`: a tool registered now and never called in the session (no measured call, none counted), once
+  the session has made at least MIN_CALLS calls. Saving: ceil(schemaBytes / 4) tokens per conversation, where
+  schemaBytes is the agent's measure of the descriptor (design section 3). Fix: register it only where the page
+  can use it, or drop it. Assumption: the host sends every registered tool's definition in the conversation; it
+  is sent again with every model request, so per conversation is a floor (prompt caching may discount repeats).
+- `schema.description`: a tool's own description over DESCRIPTION_MAX_BYTES UTF-8 bytes. Saving: ceil((bytes -
+  DESCRIPTION_MAX_BYTES) / 4) tokens per conversation: what cutting it to the limit saves.
+- `schema.enums`: enum and const members (footprint's breakdown part `enums`, canonical bytes of `"enum":[...]`)
+  over ENUM_MAX_BYTES in one tool. Saving: ceil((bytes - ENUM_MAX_BYTES) / 4) tokens per conversation.
+  A tool reported unused is not reported again for its description or enums (its whole definition is counted).
+- `schema.similar`: two tools of one session whose descriptions footprint finds similar (Jaccard >= 0.8 over
+  word sets: relay_bridge.footprint.similarity): merging them saves the smaller definition, ceil(bytes / 4)
+  tokens per conversation (canonical bytes, footprint's measure).
+- `schema.diverged`: one tool name registered with different definitions in different sessions (footprint's
+  "same name, different definition"): no token saving is computed (each conversation sees one page's tools); it
+  says the site ships two versions of one tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..footprint.analyze import analyze_catalog
+from ..footprint.breakdown import breakdown
+from ..footprint.canonical import canonical_size
+from ..footprint.errors import FootprintError
+from ..footprint.live import server_name, servers_from_sessions
+from .inputs import SessionInput
+from .model import Finding, Saving, tokens
+
+MIN_CALLS = 10
+DESCRIPTION_MAX_BYTES = 1024
+ENUM_MAX_BYTES = 512
+
+
+def _per_conversation(n_bytes: int) -> Saving:
+    return Saving(tokens(n_bytes), "conversation", bytes=n_bytes)
+
+
+def find(s: SessionInput) -> list[Finding]:
+    out = []
+    enough = s.calls >= MIN_CALLS
+    for t in s.tools:
+        if not t.registered or t.internal:
+            continue
+        if enough and t.calls == 0 and t.counted == 0:
+            out.append(Finding("schema.unused", s.id, (t.name,), {"schemaBytes": t.schema_bytes, "sessionCalls": s.calls},
+                               "drop this tool, or register it only on the pages that use it", _per_conversation(t.schema_bytes)))
+            continue
+        d = t.descriptor
+        if d is None:
+            continue
+        desc = d.get("description")
+        n = len(desc.encode("utf-8", "surrogatepass")) if isinstance(desc, str) else 0
+        if n > DESCRIPTION_MAX_BYTES:
+            out.append(Finding("schema.description", s.id, (t.name,), {"descriptionBytes": n, "limitBytes": DESCRIPTION_MAX_BYTES},
+                               f"cut the description to {DESCRIPTION_MAX_BYTES} bytes; move examples and policy out of it",
+                               _per_conversation(n - DESCRIPTION_MAX_BYTES)))
+        try:
+            enums = breakdown(d, canonical_size(d))["enums"]
+        except (TypeError, ValueError, RecursionError):
+            continue
+        if enums > ENUM_MAX_BYTES:
+            out.append(Finding("schema.enums", s.id, (t.name,), {"enumBytes": enums, "limitBytes": ENUM_MAX_BYTES},
+                               "replace long enums with a string checked in the page, or a lookup tool",
+                               _per_conversation(enums - ENUM_MAX_BYTES)))
+    return out
+
+
+def find_duplicates(sessions: Sequence[SessionInput]) -> list[Finding]:
+    """Footprint's pairs over every session's registered tools (one server per session)."""
+    rows = [(s.origin, s.id, [(t.name, t.descriptor, t.registered and not t.internal) for t in s.tools]) for s in sessions]
+    servers, _ = servers_from_sessions(rows, "store")
+    try:
+        report: dict[str, Any] = analyze_catalog(servers, {"kind": "store", "label": "findings", "inputs": []})
+    except FootprintError:
+        return []
+    by_server = {server_name(s.origin, s.id): s.id for s in sessions}
+    size = {(r["server"], r["name"]): r["bytes"] for r in report["tools"]}
+    out = []
+    for item in report["pairs"]["items"]:
+        a, b, labels = item["a"], item["b"], item["labels"]
+        ka, kb = (a["server"], a["tool"]), (b["server"], b["tool"])
+        if a["server"] == b["server"] and "similar description" in labels:
+            smaller = min(size.get(ka, 0), size.get(kb, 0))
+            out.append(Finding("schema.similar", by_server.get(a["server"], ""), tuple(sorted((a["tool"], b["tool"]))),
+                               {"bytesA": size.get(ka, 0), "bytesB": size.get(kb, 0)},
+                               "merge the two tools into one with a parameter, or make their descriptions say how they differ",
+                               _per_conversation(smaller)))
+        elif a["server"] != b["server"] and "same name, different definition" in labels:
+            out.append(Finding("schema.diverged", by_server.get(a["server"], ""), (a["tool"],),
+                               {"bytesA": size.get(ka, 0), "bytesB": size.get(kb, 0)},
+                               "the same tool name has two definitions in two sessions: ship one", Saving()))
+    return out
