@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +28,7 @@ from ..footprint.analyze import analyze_catalog
 from ..footprint.breakdown import breakdown
 from ..footprint.canonical import canonical_size
 from ..footprint.errors import FootprintError
+from ..footprint.limits import LIMITS
 from ..footprint.live import server_name, servers_from_sessions
 from .inputs import SessionInput
 from .model import Finding, Saving, tokens
@@ -71,27 +73,32 @@ def find(s: SessionInput) -> list[Finding]:
 
 
 def find_duplicates(sessions: Sequence[SessionInput]) -> list[Finding]:
-    """Footprint's pairs over every session's registered tools (one server per session)."""
-    rows = [(s.origin, s.id, [(t.name, t.descriptor, t.registered and not t.internal) for t in s.tools]) for s in sessions]
-    servers, _ = servers_from_sessions(rows, "store")
+    """Footprint's pairs over every session's registered tools. Footprint pairs tools of different servers only,
+    so each tool is given to it as a server of its own: a pair inside one session is then a pair too."""
+    rows, owner = [], {}
+    for s in sessions:
+        for t in s.tools:
+            if t.registered and not t.internal and t.descriptor is not None:
+                key = f"{s.id} {len(rows)}"
+                owner[server_name(s.origin, key)] = s.id
+                rows.append((s.origin, key, [(t.name, t.descriptor, True)]))
+    limits = dataclasses.replace(LIMITS, servers=LIMITS.tools)
+    servers, _ = servers_from_sessions(rows, "store", limits)
     try:
-        report: dict[str, Any] = analyze_catalog(servers, {"kind": "store", "label": "findings", "inputs": []})
+        report: dict[str, Any] = analyze_catalog(servers, {"kind": "store", "label": "findings", "inputs": []}, limits)
     except FootprintError:
         return []
-    by_server = {server_name(s.origin, s.id): s.id for s in sessions}
-    size = {(r["server"], r["name"]): r["bytes"] for r in report["tools"]}
+    size = {r["server"]: r["bytes"] for r in report["tools"]}
     out = []
     for item in report["pairs"]["items"]:
         a, b, labels = item["a"], item["b"], item["labels"]
-        ka, kb = (a["server"], a["tool"]), (b["server"], b["tool"])
-        if a["server"] == b["server"] and "similar description" in labels:
-            smaller = min(size.get(ka, 0), size.get(kb, 0))
-            out.append(Finding("schema.similar", by_server.get(a["server"], ""), tuple(sorted((a["tool"], b["tool"]))),
-                               {"bytesA": size.get(ka, 0), "bytesB": size.get(kb, 0)},
+        sa, sb = owner.get(a["server"], ""), owner.get(b["server"], "")
+        bytes_a, bytes_b = size.get(a["server"], 0), size.get(b["server"], 0)
+        if sa == sb and "similar description" in labels:
+            out.append(Finding("schema.similar", sa, tuple(sorted((a["tool"], b["tool"]))), {"bytesA": bytes_a, "bytesB": bytes_b},
                                "merge the two tools into one with a parameter, or make their descriptions say how they differ",
-                               _per_conversation(smaller)))
-        elif a["server"] != b["server"] and "same name, different definition" in labels:
-            out.append(Finding("schema.diverged", by_server.get(a["server"], ""), (a["tool"],),
-                               {"bytesA": size.get(ka, 0), "bytesB": size.get(kb, 0)},
+                               _per_conversation(min(bytes_a, bytes_b))))
+        elif sa != sb and "same name, different definition" in labels:
+            out.append(Finding("schema.diverged", sa, (a["tool"],), {"bytesA": bytes_a, "bytesB": bytes_b},
                                "the same tool name has two definitions in two sessions: ship one", Saving()))
     return out

@@ -1,0 +1,86 @@
+"""The contract's facts as plain Python objects, built on the test side (branch diag owns the real structs:
+relay_bridge.protocol's `Facts` with the same snake_case attributes), and vector JSON -> the engine's input."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from relay_bridge.findings.inputs import SessionInput, SpanInput, ToolInput
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    mime: str
+    width: int
+    height: int
+    bytes: int
+    jpeg_bytes: int
+    fit_bytes: int
+    fit_width: int
+    fit_height: int
+
+
+@dataclass(frozen=True)
+class BloatFacts:
+    text_bytes: int
+    whitespace_bytes: int = 0
+    repeated_key_bytes: int = 0
+    repeated_key_rows: int = 0
+    base64_bytes: int = 0
+    base64_runs: int = 0
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class SchemaFacts:
+    violations: int
+    constraint: str
+    path: str
+
+
+@dataclass(frozen=True)
+class RepeatFacts:
+    of: int
+
+
+@dataclass(frozen=True)
+class RefusedFacts:
+    by: str
+
+
+@dataclass(frozen=True)
+class Facts:
+    image: ImageFacts | None = None
+    bloat: BloatFacts | None = None
+    schema: SchemaFacts | None = None
+    repeat: RepeatFacts | None = None
+    refused: RefusedFacts | None = None
+
+
+PARTS = {"image": ImageFacts, "bloat": BloatFacts, "schema": SchemaFacts, "repeat": RepeatFacts, "refused": RefusedFacts}
+
+
+def facts(doc: dict[str, Any]) -> Facts:
+    return Facts(**{k: PARTS[k](**v) for k, v in doc.items() if v is not None})
+
+
+def span(seq: int, tool: str, wall_ms: float = 10.0, *, est_tokens: int = 0, est_input_tokens: int = 0,
+         image_bytes: int = 0, is_error: bool = False, gap_ms: float | None = None, blocking_ms: float = 0.0) -> SpanInput:
+    return SpanInput(seq, tool, wall_ms, est_tokens, est_input_tokens, image_bytes, is_error, gap_ms, blocking_ms)
+
+
+def session_input(doc: dict[str, Any]) -> SessionInput:
+    """A vector's session (tests/vectors/README.md, `findings/`) as the engine's input."""
+    tools = tuple(ToolInput(t["name"], t.get("calls", 0), t.get("errors", 0), t.get("schemaBytes", 0), t.get("registered", True),
+                            t.get("internal", False), t.get("counted", 0), t.get("descriptor")) for t in doc.get("tools", []))
+    spans = tuple(span(s["seq"], s["tool"], s.get("wallMs", 10.0), est_tokens=s.get("estTokens", 0),
+                       est_input_tokens=s.get("estInputTokens", 0), image_bytes=s.get("imageBytes", 0),
+                       is_error=s.get("isError", False), gap_ms=s.get("gapMs"), blocking_ms=s.get("blockingMs", 0.0))
+                  for s in doc.get("spans", []))
+    wall = doc.get("wallMs", sum(s.wall_ms for s in spans))
+    gaps = doc.get("hostGapMs", sum(s.gap_ms or 0.0 for s in spans))
+    blocking = doc.get("blockingMs", sum(s.blocking_ms for s in spans))
+    return SessionInput(doc["id"], doc.get("origin", "https://example.test"), tools, spans,
+                        {int(k): facts(v) for k, v in doc.get("facts", {}).items()}, wall, gaps, blocking,
+                        doc.get("calls", len(spans)))
