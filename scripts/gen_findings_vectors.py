@@ -99,16 +99,20 @@ CASES: dict[str, dict[str, Any]] = {
     "errors": {
         "description": "pay: 3 errors in 10 calls (30% >= 10%), failed calls 120 and 80 tok: ceil(100) x 3 = 300 tok. "
                        "add: 2 calls broke minimum at /properties/qty (1 and 2 violations), 40 and 50 tok: 45 x 2 = 90; 1 "
-                       "call broke required: 30. fill: 2 inputs refused by the browser, input tokens 12 and 13: 13 x 2 = 26.",
-        "sessions": [{"id": SID, "calls": 16, "tools": [tool("pay", 10, errors=3), tool("add", 3), tool("fill", 3)],
+                       "call broke required: 30. fill: 2 inputs refused by the browser, input tokens 12 and 13: 13 x 2 = 26. cart: 2 "
+                       "errors in 4 calls, both with a broken maxLength: errors.schema's (70 x 2 = 140), no errors.rate.",
+        "sessions": [{"id": SID, "calls": 20, "tools": [tool("pay", 10, errors=3), tool("add", 3), tool("fill", 3), tool("cart", 4, errors=2)],
                       "spans": [{"seq": 0, "tool": "pay", "isError": True, "estTokens": 120}, {"seq": 1, "tool": "pay", "isError": True, "estTokens": 80}]
                       + [{"seq": 2 + i, "tool": "pay", "estTokens": 999} for i in range(8)]
                       + [{"seq": 10, "tool": "add", "estTokens": 40}, {"seq": 11, "tool": "add", "estTokens": 50}, {"seq": 12, "tool": "add", "estTokens": 30}]
-                      + [{"seq": 13, "tool": "fill", "estInputTokens": 12}, {"seq": 14, "tool": "fill", "estInputTokens": 13}, {"seq": 15, "tool": "fill"}],
+                      + [{"seq": 13, "tool": "fill", "estInputTokens": 12}, {"seq": 14, "tool": "fill", "estInputTokens": 13}, {"seq": 15, "tool": "fill"}]
+                      + [{"seq": 16 + i, "tool": "cart", "isError": i < 2, "estTokens": 70} for i in range(4)],
                       "facts": {"10": {"schema": {"violations": 1, "constraint": "minimum", "path": "/properties/qty"}},
                                 "11": {"schema": {"violations": 2, "constraint": "minimum", "path": "/properties/qty"}},
                                 "12": {"schema": {"violations": 1, "constraint": "required", "path": ""}},
-                                "13": {"refused": {"by": "browser"}}, "14": {"refused": {"by": "browser"}}}}],
+                                "13": {"refused": {"by": "browser"}}, "14": {"refused": {"by": "browser"}},
+                                "16": {"schema": {"violations": 1, "constraint": "maxLength", "path": "/properties/note"}},
+                                "17": {"schema": {"violations": 1, "constraint": "maxLength", "path": "/properties/note"}}}}],
     },
     "repeats": {
         "description": "get: seqs 2 and 3 repeat seq 0 and seq 4 repeats seq 1: 3 repeats of 2 inputs, 300, 300 and 301 "

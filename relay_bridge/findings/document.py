@@ -16,8 +16,8 @@ import msgspec
 from .. import __version__
 from ..exports.report import iso_time
 from . import images
-from .engine import total_tokens
-from .inputs import SessionInput
+from .engine import diagnose, total_tokens
+from .inputs import SessionInput, from_session
 from .model import Finding
 
 FORMAT = "wmcp-top-findings/1"
@@ -48,3 +48,9 @@ def build_document(sessions: Sequence[SessionInput], findings: Sequence[Finding]
         "total": {"tokens": total_tokens(findings), "ms": round(ms, 1), "findings": len(findings)},
         "findings": [finding_record(f, n) for n, f in enumerate(findings, 1)],
     }
+
+
+def session_findings(sessions: Sequence[Any], *, source: str = "live", label: str = "", generated_at: float | None = None) -> dict[str, Any]:
+    """The findings document of store sessions (relay_bridge.store.Session): what an export writes beside its report."""
+    inputs = [from_session(s) for s in sessions]
+    return build_document(inputs, diagnose(inputs), source=source, label=label, generated_at=generated_at)

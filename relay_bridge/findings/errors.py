@@ -3,7 +3,8 @@
 - `errors.rate`: a tool with at least MIN_ERRORS errors and an error rate (errors / calls, since attach) of at
   least MIN_RATE. Saving: the tokens its failed calls spent (input and result, `estTokens`): perCall = ceil(mean
   estTokens of the failed calls in the ring), x errors. Assumes a fixed cause removes the failures (a retry the
-  model makes after one is a further saving, not counted).
+  model makes after one is a further saving, not counted). Failed calls whose input broke the schema are left to
+  `errors.schema` (counted once): perCall is over the other failed calls, x (errors - those).
 - `errors.schema`: calls whose input broke the tool's own inputSchema (the page checks each input off the call
   path and sends only the count and the constraint: Chromium validates form tools only, so a bad input to an
   imperative tool runs unnoticed). One finding per tool and (constraint, pointer). Saving: those calls' tokens
@@ -30,17 +31,27 @@ def _calls_saving(spans: list[SpanInput], calls: int, input_only: bool = False) 
     return Saving(per_call * calls, "calls", per_call, calls)
 
 
+def _violates(s: SessionInput, span: SpanInput) -> bool:
+    f = s.facts.get(span.seq)
+    return f is not None and f.schema is not None and f.schema.violations > 0
+
+
 def find(s: SessionInput) -> list[Finding]:
     out = []
     tools = tools_by_name(s)
     for name, ring in spans_by_tool(s).items():
         tool = tools.get(name)
         if tool is not None and tool.calls and tool.errors >= MIN_ERRORS and tool.errors / tool.calls >= MIN_RATE:
-            failed = [span for span in ring if span.is_error] or ring
-            out.append(Finding("errors.rate", s.id, (name,),
-                               {"calls": tool.calls, "errors": tool.errors, "rate": round(tool.errors / tool.calls, 4)},
-                               "fix what makes it fail, or say in its description when it cannot succeed",
-                               _calls_saving(failed, tool.errors)))
+            # Failures a schema violation explains are errors.schema's (counted once, there).
+            explained = [span for span in ring if span.is_error and _violates(s, span)]
+            failed = [span for span in ring if span.is_error and not _violates(s, span)]
+            unexplained = tool.errors - len(explained)
+            if unexplained > 0:
+                out.append(Finding("errors.rate", s.id, (name,),
+                                   {"calls": tool.calls, "errors": tool.errors, "rate": round(tool.errors / tool.calls, 4),
+                                    "explainedBySchema": len(explained)},
+                                   "fix what makes it fail, or say in its description when it cannot succeed",
+                                   _calls_saving(failed or ring, unexplained)))
         broken: dict[tuple[str, str], list[tuple[SpanInput, int]]] = {}
         refused: list[SpanInput] = []
         for span in ring:

@@ -8,6 +8,7 @@ session into a `SessionInput` without I/O, so the dashboard, `wmcp-top diagnose`
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -101,9 +102,22 @@ class SessionInput:
     calls: int = 0
 
 
+def signature(session: Any) -> tuple[Any, ...]:
+    """Changes whenever anything the rules read of `session` changes: cheap (O(tools)), no JSON work. A view
+    diagnoses again only when it moves."""
+    stats = session.stats
+    tools = tuple((r.name, r.registered, len(r.descriptor or b"")) for r in session.tools.values())
+    return (session.id, stats.version, stats.epoch, stats.totals.calls, len(facts_of(session)), tools)
+
+
 def _descriptor(raw: bytes | None) -> dict[str, Any] | None:
-    if not raw:
-        return None
+    return _parsed(raw) if raw else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(raw: bytes) -> dict[str, Any] | None:
+    """A descriptor's JSON, parsed once per distinct text (a live view diagnoses again on every change; the rules
+    never change what they read)."""
     try:
         value = json.loads(raw)
     except (ValueError, RecursionError):

@@ -84,3 +84,33 @@ def session_input(doc: dict[str, Any]) -> SessionInput:
     return SessionInput(doc["id"], doc.get("origin", "https://example.test"), tools, spans,
                         {int(k): facts(v) for k, v in doc.get("facts", {}).items()}, wall, gaps, blocking,
                         doc.get("calls", len(spans)))
+
+
+def snake(doc: dict[str, Any]) -> dict[str, Any]:
+    """A facts frame's camelCase part names (the wire) as the contract's snake_case attributes."""
+    return {"".join("_" + c.lower() if c.isupper() else c for c in k): v for k, v in doc.items()}
+
+
+def demo_facts(seconds: float) -> dict[str, dict[int, Facts]]:
+    """The facts the demo's pages send in its first `seconds` (with the `facts` frame on the wire), by session and
+    seq. Facts use no random numbers, so the rest of the feed is the same with or without them."""
+    from relay_bridge import demo
+
+    saved = demo.FACTS_ON_WIRE
+    demo.FACTS_ON_WIRE = True
+    try:
+        frames = [f for _, f in demo.frames_until(seconds) if f["type"] == "facts"]
+    finally:
+        demo.FACTS_ON_WIRE = saved
+    out: dict[str, dict[int, Facts]] = {}
+    for f in frames:
+        out.setdefault(f["session"], {})[f["seq"]] = facts({k: snake(v) for k, v in f["facts"].items()})
+    return out
+
+
+def with_demo_facts(store: Any, seconds: float) -> Any:
+    """`store` (tui.feed.demo_store) with the demo's facts attached where the store keeps them (`session.facts`)."""
+    for sid, by_seq in demo_facts(seconds).items():
+        if sid in store.sessions:
+            store.sessions[sid].facts = by_seq
+    return store
