@@ -17,14 +17,14 @@ from textual.widgets import DataTable, Footer, Static
 from relay_bridge.findings import Finding, diagnose, from_session, total_tokens
 from relay_bridge.findings.images import MAX_SIDE, PIXELS_PER_TOKEN, QUALITY
 from relay_bridge.findings.inputs import signature
-from relay_bridge.findings.text import saving_text, short_saving
-from relay_bridge.units import fmt_count
+from relay_bridge.findings.text import evidence_text, saving_text, short_saving
+from relay_bridge.units import fmt_bytes, fmt_count
 
 from .. import tables
 from ..changes import Changes
 from ..sanitize import inert
 
-DO_WIDTH = 60  # the table's "what to do" column; the detail below has the whole line
+MIN_DO_WIDTH = 16  # the table's "what to do" column takes the width left; the detail below has the whole line
 
 
 class FindingsScreen(Screen[None]):
@@ -100,20 +100,33 @@ class FindingsScreen(Screen[None]):
     def _show_table(self) -> None:
         table = self.query_one("#findings", DataTable)
         keep = table.cursor_row if table.row_count else 0
-        compact = self.compact
+        # compact: no rule or session columns; narrow (under 100 columns): no session column
+        layout = "compact" if self.compact else getattr(self.app, "table_layout", "full")
         palette = self.app.palette  # type: ignore[attr-defined]
         columns: list[tables.Column] = [("#", "rank"), (Text("saves", justify="right"), "saves")]
-        columns += [("tool", "tool")] if compact else [("rule", "rule"), ("tool", "tool"), ("session", "session")]
-        columns.append(("what to do", "do"))
-        rows: list[tables.Row] = []
+        if layout != "compact":
+            columns.append(("rule", "rule"))
+        columns.append(("tool", "tool"))
+        if layout == "full":
+            columns.append(("session", "session"))
+        rows: list[tuple[list[Text], str]] = []
         for n, f in enumerate(self.findings, 1):
             saves = Text(short_saving(f.saving), justify="right", style=palette.style("slow" if f.saving.tokens else "muted"))
-            tool = inert(" + ".join(f.tools), limit=18 if compact else 32) if f.tools else Text("(session)", style=palette.style("muted"))
+            tool = inert(" + ".join(f.tools), limit=18 if layout == "compact" else 32) if f.tools else Text("(session)", style=palette.style("muted"))
             cells: list[Text] = [Text(str(n), justify="right"), saves]
-            cells += [tool] if compact else [Text(f.rule), tool, Text(f.session)]
-            width = 24 if compact else DO_WIDTH
-            cells.append(Text(f.do if len(f.do) <= width else f.do[: width - 1] + "…"))
+            if layout != "compact":
+                cells.append(Text(f.rule))
+            cells.append(tool)
+            if layout == "full":
+                cells.append(Text(f.session))
             rows.append((cells, str(n)))
+        # what is left of the width goes to "what to do" (cells are padded by one column each side)
+        used = sum(max([Text(c[0]).cell_len if isinstance(c[0], str) else c[0].cell_len]
+                       + [r[0][i].cell_len for r in rows]) + 2 for i, c in enumerate(columns))
+        width = max(MIN_DO_WIDTH, self.size.width - used - 5)  # and a vertical scrollbar
+        columns.append(("what to do", "do"))
+        for (cells, _), f in zip(rows, self.findings):
+            cells.append(Text(f.do if len(f.do) <= width else f.do[: width - 1] + "…"))
         tables.fill(table, columns, rows)
         if rows:
             table.move_cursor(row=min(keep, len(rows) - 1))
@@ -144,13 +157,12 @@ class FindingsScreen(Screen[None]):
             out.append("\nsaves ", style="bold")
             out.append(saving_text(f.saving), style=palette.style("slow"))
             if f.saving.bytes:
-                out.append(f" · {f.saving.bytes} bytes")
+                out.append(f" · {fmt_bytes(f.saving.bytes)}")
             if f.at:
                 out.append("\nat ", style="bold")
                 out.append_text(inert(f.at.get("path", ""), limit=80))
                 out.append(" · constraint ")
                 out.append_text(inert(f.at.get("constraint", ""), limit=40))
-            out.append("\nevidence\n", style="bold")
-            for key, value in f.evidence.items():
-                out.append(f"  {key:<16} {value:g}\n" if isinstance(value, float) else f"  {key:<16} {value}\n")
+            out.append("\nevidence ", style="bold")
+            out.append(evidence_text(f).replace(", ", " · "))
         self.query_one("#detail", Static).update(out)
