@@ -16,9 +16,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from relay_bridge.findings import diagnose  # noqa: E402
-from relay_bridge.findings.document import finding_record  # noqa: E402
-from tests.findings.builders import session_input  # noqa: E402
+from relay_bridge.findings import diagnose
+from relay_bridge.findings.document import finding_record
+from tests.findings.builders import session_input
 
 OUT = ROOT / "tests" / "vectors" / "findings"
 SID = "0a1b2c3d"
@@ -33,7 +33,7 @@ def img(b: int, fit: int, jpeg: int, w: int = 2400, h: int = 1600, fw: int = 156
 
 
 def desc(n: int) -> str:
-    words = "the tool returns one record for each order with its lines totals status and the customer that placed it ".split()
+    words = ["the", "tool", "returns", "one", "record", "for", "each", "order", "with", "its", "lines", "totals", "status", "and", "the", "customer", "that", "placed", "it"]
     out: list[str] = []
     while len(" ".join(out)) < n:
         out.append(words[len(out) % len(words)])

@@ -20,8 +20,10 @@ Reported when b >= MIN_BYTES and b >= MIN_SHARE x mean(text_bytes).
 
 from __future__ import annotations
 
-from .common import mean, spans_by_tool, tools_by_name
-from .inputs import BloatFacts, SessionInput
+from collections.abc import Mapping
+
+from .common import mean, tools_by_name
+from .inputs import BloatFacts, SessionInput, SpanInput
 from .model import Finding, Saving, tokens
 
 MIN_BYTES = 256
@@ -35,10 +37,10 @@ KINDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def find(s: SessionInput) -> list[Finding]:
+def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Finding]:
     out = []
     tools = tools_by_name(s)
-    for name, ring in spans_by_tool(s).items():
+    for name, ring in by_tool.items():
         samples: list[BloatFacts] = [b for span in ring if (f := s.facts.get(span.seq)) is not None and (b := f.bloat) is not None]
         if not samples:
             continue

@@ -16,8 +16,16 @@ from typing import Any
 from ..cli import UsageError
 from ..exports.report import FORMAT as REPORT_FORMAT
 from ..inert import inert_str
+
 # A report is replayed as the one-session capture it would be part of (replay's own capture reader).
-from ..replay import ReplayError, StepClock, _capture_steps, close_all, load_store, replay_into
+from ..replay import (
+    ReplayError,
+    StepClock,
+    _capture_steps,
+    close_all,
+    load_store,
+    replay_into,
+)
 from ..store import Store
 from .document import build_document
 from .engine import diagnose, total_tokens
@@ -52,12 +60,15 @@ def tokens_type(text: str) -> int:
     return value
 
 
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _report_capture(doc: dict[str, Any]) -> dict[str, Any]:
     """A v2 report as a one-session capture: its spans, and its ledger's tools (sizes only: a report holds no
     descriptor), so the same replay rebuilds the numbers."""
-    session = doc.get("session") if isinstance(doc.get("session"), dict) else {}
-    ledger = doc.get("ledger") if isinstance(doc.get("ledger"), dict) else {}
-    tools = ledger.get("tools") if isinstance(ledger.get("tools"), dict) else {}
+    session, ledger = _object(doc.get("session")), _object(doc.get("ledger"))
+    tools = _object(ledger.get("tools"))
     sid = session.get("id") or ledger.get("sessionId")
     if not isinstance(sid, str) or not isinstance(doc.get("spans"), list):
         raise UsageError("not a webmcp-perf-report/2: no session id or spans")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import bloat, errors, images, repeats, schema, timing
+from .common import spans_by_tool
 from .inputs import SessionInput
 from .model import Finding, ranked
 
@@ -16,8 +17,9 @@ def diagnose(sessions: Sequence[SessionInput], duplicates: bool = True) -> list[
     a caller that only needs one session's own findings may skip it."""
     found: list[Finding] = []
     for s in sessions:
+        by_tool = spans_by_tool(s)  # read by most rules: grouped once
         for rule in SESSION_RULES:
-            found.extend(rule(s))
+            found.extend(rule(s, by_tool))
     if duplicates:
         found.extend(schema.find_duplicates(sessions))
     return ranked(found)

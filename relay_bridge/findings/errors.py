@@ -17,8 +17,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
-from .common import mean, spans_by_tool, tools_by_name
+from .common import mean, tools_by_name
 from .inputs import SessionInput, SpanInput
 from .model import Finding, Saving
 
@@ -36,10 +37,10 @@ def _violates(s: SessionInput, span: SpanInput) -> bool:
     return f is not None and f.schema is not None and f.schema.violations > 0
 
 
-def find(s: SessionInput) -> list[Finding]:
+def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Finding]:
     out = []
     tools = tools_by_name(s)
-    for name, ring in spans_by_tool(s).items():
+    for name, ring in by_tool.items():
         tool = tools.get(name)
         if tool is not None and tool.calls and tool.errors >= MIN_ERRORS and tool.errors / tool.calls >= MIN_RATE:
             # Failures a schema violation explains are errors.schema's (counted once, there).

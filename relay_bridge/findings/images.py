@@ -23,9 +23,10 @@ Assumptions: the samples stand for the tool's other image calls; a JPEG at q0.8 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
-from .common import mean, seen_calls, spans_by_tool, tools_by_name
-from .inputs import SessionInput
+from .common import mean, seen_calls, tools_by_name
+from .inputs import SessionInput, SpanInput
 from .model import Finding, Saving, tokens
 
 RULE = "images.reencode"
@@ -42,10 +43,10 @@ def pixel_tokens(width: int, height: int) -> int:
     return math.ceil(width * height / PIXELS_PER_TOKEN) if width > 0 and height > 0 else 0
 
 
-def find(s: SessionInput) -> list[Finding]:
+def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Finding]:
     out = []
     tools = tools_by_name(s)
-    for name, ring in spans_by_tool(s).items():
+    for name, ring in by_tool.items():
         samples = [img for span in ring if (f := s.facts.get(span.seq)) is not None and (img := f.image) is not None]
         if not samples:
             continue
@@ -60,7 +61,7 @@ def find(s: SessionInput) -> list[Finding]:
         fitted = (big.fit_width, big.fit_height) != (big.width, big.height)
         do = (f"return it as JPEG (quality {QUALITY})" + (f" at most {MAX_SIDE} px on the long side" if fitted else "")
               + f", not {kind} {big.width}x{big.height}")
-        evidence = {
+        evidence: dict[str, int | float] = {
             "samples": len(samples), "imageCalls": calls,
             "width": big.width, "height": big.height, "bytes": round(size), "jpegBytes": round(mean([i.jpeg_bytes for i in samples])),
             "fitBytes": round(mean([i.fit_bytes for i in samples])), "fitWidth": big.fit_width, "fitHeight": big.fit_height,

@@ -14,6 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..footprint.breakdown import breakdown
+from ..footprint.canonical import canonical_bytes
+
 
 class ImageFacts(Protocol):
     mime: str
@@ -78,6 +81,25 @@ class SpanInput:
 
 
 @dataclass(frozen=True, slots=True)
+class Weights:
+    """What a descriptor weighs, measured once per distinct descriptor (footprint's measures)."""
+
+    canonical: bytes  # the canonical definition (relay_bridge.footprint.canonical): what duplicates compare
+    description_bytes: int  # UTF-8 bytes of the tool's own description
+    enum_bytes: int  # footprint's breakdown part `enums`
+
+
+def weigh(descriptor: dict[str, Any]) -> Weights | None:
+    try:
+        canon = canonical_bytes(descriptor)
+        enums = breakdown(descriptor, len(canon))["enums"]
+    except (TypeError, ValueError, RecursionError):  # not a definition footprint can measure
+        return None
+    desc = descriptor.get("description")
+    return Weights(canon, len(desc.encode("utf-8", "surrogatepass")) if isinstance(desc, str) else 0, enums)
+
+
+@dataclass(frozen=True, slots=True)
 class ToolInput:
     name: str
     calls: int  # every measured call since attach (the ring may hold fewer spans)
@@ -87,6 +109,12 @@ class ToolInput:
     internal: bool = False
     counted: int = 0  # calls the page counted but could not measure (toolactivated before its agent): still used
     descriptor: dict[str, Any] | None = None  # name, title, description, inputSchema, annotations (not a body)
+    weights: Weights | None = None  # of the descriptor; None: measured from `descriptor` when a rule needs it
+
+    def weight(self) -> Weights | None:
+        if self.weights is not None:
+            return self.weights
+        return weigh(self.descriptor) if self.descriptor is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,19 +138,19 @@ def signature(session: Any) -> tuple[Any, ...]:
     return (session.id, stats.version, stats.epoch, stats.totals.calls, len(facts_of(session)), tools)
 
 
-def _descriptor(raw: bytes | None) -> dict[str, Any] | None:
-    return _parsed(raw) if raw else None
+def _descriptor(raw: bytes | None) -> tuple[dict[str, Any] | None, Weights | None]:
+    return _parsed(raw) if raw else (None, None)
 
 
 @functools.lru_cache(maxsize=1024)
-def _parsed(raw: bytes) -> dict[str, Any] | None:
-    """A descriptor's JSON, parsed once per distinct text (a live view diagnoses again on every change; the rules
-    never change what they read)."""
+def _parsed(raw: bytes) -> tuple[dict[str, Any] | None, Weights | None]:
+    """A descriptor's JSON and weights, worked out once per distinct text (a live view diagnoses again on every
+    change; the rules never change what they read)."""
     try:
         value = json.loads(raw)
     except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
+        return None, None
+    return (value, weigh(value)) if isinstance(value, dict) else (None, None)
 
 
 def from_session(session: Any) -> SessionInput:
@@ -132,8 +160,9 @@ def from_session(session: Any) -> SessionInput:
     tools = []
     for name, row in stats.tools.items():
         rec = session.tools.get(name)
+        descriptor, weights = _descriptor(rec.descriptor) if rec is not None else (None, None)
         tools.append(ToolInput(name, row.calls, row.errors, row.schemaBytes, row.registered, row.internal,
-                               counted.get(name, 0), _descriptor(rec.descriptor) if rec is not None else None))
+                               counted.get(name, 0), descriptor, weights))
     spans = tuple(
         SpanInput(s.seq, s.tool, s.wallMs, s.estTokens, s.estInputTokens, s.imageBytes, s.isError, s.gapSincePrevCallMs, s.blockingMs)
         for s in sorted(stats.ring.values(), key=lambda s: s.seq) if s.invokedBy != "terminal"

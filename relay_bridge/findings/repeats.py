@@ -10,22 +10,27 @@ or return it with the call that led to the repeat). Assumes the earlier answer w
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
-from .common import mean, spans_by_tool
-from .inputs import SessionInput
+from .common import mean
+from .inputs import SessionInput, SpanInput
 from .model import Finding, Saving
 
 RULE = "repeats"
 
 
-def find(s: SessionInput) -> list[Finding]:
+def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Finding]:
     out = []
-    for name, ring in spans_by_tool(s).items():
-        repeats = [span for span in ring if (f := s.facts.get(span.seq)) is not None and f.repeat is not None]
+    for name, ring in by_tool.items():
+        repeats, firsts = [], set()
+        for span in ring:
+            f = s.facts.get(span.seq)
+            if f is not None and f.repeat is not None:
+                repeats.append(span)
+                firsts.add(f.repeat.of)
         if not repeats:
             continue
         per_call = math.ceil(mean([span.est_tokens for span in repeats]))
-        firsts = {f.repeat.of for span in repeats if (f := s.facts.get(span.seq)) is not None and f.repeat is not None}
         out.append(Finding(RULE, s.id, (name,), {"repeats": len(repeats), "distinctInputs": len(firsts), "calls": len(ring)},
                            "the model asked again with the same input: say the answer holds, or return it where it is needed",
                            Saving(per_call * len(repeats), "calls", per_call, len(repeats))))

@@ -20,17 +20,12 @@
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
-from ..footprint.analyze import analyze_catalog
-from ..footprint.breakdown import breakdown
-from ..footprint.canonical import canonical_size
-from ..footprint.errors import FootprintError
+from ..footprint.canonical import utf16_key
 from ..footprint.limits import LIMITS
-from ..footprint.live import server_name, servers_from_sessions
-from .inputs import SessionInput
+from ..footprint.similarity import SAME_NAME, SIMILAR, Entry, find_pairs
+from .inputs import SessionInput, SpanInput
 from .model import Finding, Saving, tokens
 
 MIN_CALLS = 10
@@ -42,7 +37,7 @@ def _per_conversation(n_bytes: int) -> Saving:
     return Saving(tokens(n_bytes), "conversation", bytes=n_bytes)
 
 
-def find(s: SessionInput) -> list[Finding]:
+def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Finding]:
     out = []
     enough = s.calls >= MIN_CALLS
     for t in s.tools:
@@ -52,53 +47,50 @@ def find(s: SessionInput) -> list[Finding]:
             out.append(Finding("schema.unused", s.id, (t.name,), {"schemaBytes": t.schema_bytes, "sessionCalls": s.calls},
                                "drop this tool, or register it only on the pages that use it", _per_conversation(t.schema_bytes)))
             continue
-        d = t.descriptor
-        if d is None:
+        w = t.weight()
+        if w is None:
             continue
-        desc = d.get("description")
-        n = len(desc.encode("utf-8", "surrogatepass")) if isinstance(desc, str) else 0
-        if n > DESCRIPTION_MAX_BYTES:
-            out.append(Finding("schema.description", s.id, (t.name,), {"descriptionBytes": n, "limitBytes": DESCRIPTION_MAX_BYTES},
+        if w.description_bytes > DESCRIPTION_MAX_BYTES:
+            out.append(Finding("schema.description", s.id, (t.name,), {"descriptionBytes": w.description_bytes, "limitBytes": DESCRIPTION_MAX_BYTES},
                                f"cut the description to {DESCRIPTION_MAX_BYTES} bytes; move examples and policy out of it",
-                               _per_conversation(n - DESCRIPTION_MAX_BYTES)))
-        try:
-            enums = breakdown(d, canonical_size(d))["enums"]
-        except (TypeError, ValueError, RecursionError):
-            continue
-        if enums > ENUM_MAX_BYTES:
-            out.append(Finding("schema.enums", s.id, (t.name,), {"enumBytes": enums, "limitBytes": ENUM_MAX_BYTES},
+                               _per_conversation(w.description_bytes - DESCRIPTION_MAX_BYTES)))
+        if w.enum_bytes > ENUM_MAX_BYTES:
+            out.append(Finding("schema.enums", s.id, (t.name,), {"enumBytes": w.enum_bytes, "limitBytes": ENUM_MAX_BYTES},
                                "replace long enums with a string checked in the page, or a lookup tool",
-                               _per_conversation(enums - ENUM_MAX_BYTES)))
+                               _per_conversation(w.enum_bytes - ENUM_MAX_BYTES)))
     return out
 
 
 def find_duplicates(sessions: Sequence[SessionInput]) -> list[Finding]:
-    """Footprint's pairs over every session's registered tools. Footprint pairs tools of different servers only,
-    so each tool is given to it as a server of its own: a pair inside one session is then a pair too."""
-    rows, owner = [], {}
+    """Footprint's pair search (relay_bridge.footprint.similarity.find_pairs) over every session's registered tools.
+    It pairs tools of different servers only, so each tool is its own server there: a pair inside one session is
+    then a pair too. Entries go in footprint's fixed (server, name) order, so the same input gives the same pairs."""
+    entries: list[Entry] = []
+    owner: dict[str, str] = {}
     for s in sessions:
         for t in s.tools:
-            if t.registered and not t.internal and t.descriptor is not None:
-                key = f"{s.id} {len(rows)}"
-                owner[server_name(s.origin, key)] = s.id
-                rows.append((s.origin, key, [(t.name, t.descriptor, True)]))
-    limits = dataclasses.replace(LIMITS, servers=LIMITS.tools)
-    servers, _ = servers_from_sessions(rows, "store", limits)
-    try:
-        report: dict[str, Any] = analyze_catalog(servers, {"kind": "store", "label": "findings", "inputs": []}, limits)
-    except FootprintError:
-        return []
-    size = {r["server"]: r["bytes"] for r in report["tools"]}
+            w = t.weight() if t.registered and not t.internal else None
+            if w is None:
+                continue
+            server = f"{s.id} {t.name}"
+            owner[server] = s.id
+            description = t.descriptor.get("description") if t.descriptor is not None else None
+            entries.append(Entry(0, server, t.name, w.canonical, description if isinstance(description, str) else None))
+    entries.sort(key=lambda e: (utf16_key(e.server), utf16_key(e.name)))
+    for i, e in enumerate(entries):
+        e.index = i
+    found = find_pairs(entries, LIMITS)
+    size = {e.server: len(e.canonical) for e in entries}
     out = []
-    for item in report["pairs"]["items"]:
+    for item in found["pairs"]["items"]:
         a, b, labels = item["a"], item["b"], item["labels"]
         sa, sb = owner.get(a["server"], ""), owner.get(b["server"], "")
         bytes_a, bytes_b = size.get(a["server"], 0), size.get(b["server"], 0)
-        if sa == sb and "similar description" in labels:
+        if sa == sb and SIMILAR in labels:
             out.append(Finding("schema.similar", sa, tuple(sorted((a["tool"], b["tool"]))), {"bytesA": bytes_a, "bytesB": bytes_b},
                                "merge the two tools into one with a parameter, or make their descriptions say how they differ",
                                _per_conversation(min(bytes_a, bytes_b))))
-        elif sa != sb and "same name, different definition" in labels:
+        elif sa != sb and SAME_NAME in labels:
             out.append(Finding("schema.diverged", sa, (a["tool"],), {"bytesA": bytes_a, "bytesB": bytes_b},
                                "the same tool name has two definitions in two sessions: ship one", Saving()))
     return out

@@ -15,9 +15,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..stats import quantile
-from .common import spans_by_tool, tools_by_name
-from .inputs import SessionInput
+from .common import tools_by_name
+from .inputs import SessionInput, SpanInput
 from .model import Finding, Saving
 
 HOST_DOMINATES = 2.0
@@ -28,7 +30,7 @@ MIN_BLOCKING_MS = 200.0
 BLOCKING_SHARE = 0.25
 
 
-def find(s: SessionInput) -> list[Finding]:
+def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Finding]:
     out = []
     gaps = [span.gap_ms for span in s.spans if span.gap_ms is not None]
     if s.host_gap_ms >= MIN_HOST_MS and s.host_gap_ms >= HOST_DOMINATES * s.wall_ms and gaps:
@@ -39,15 +41,15 @@ def find(s: SessionInput) -> list[Finding]:
             "the time is the model's round trips, not the tools: return what it asks for next in the same call",
             Saving(ms=round(mean_gap, 1), msPer="roundTrip")))
     tools = tools_by_name(s)
-    slow = []
-    for name, ring in spans_by_tool(s).items():
+    slow: list[tuple[float, str, float, float, int, float, float]] = []
+    for name, ring in by_tool.items():
         walls = sorted(span.wall_ms for span in ring)
         p50, p95 = quantile(walls, 0.5), quantile(walls, 0.95)
         tool = tools.get(name)
         calls = max(len(ring), tool.calls if tool is not None else 0)
         scale = calls / len(ring)
         over = sum(max(0.0, w - p50) for w in walls) * scale if p50 is not None else 0.0
-        if p95 is not None and p95 >= SLOW_P95_MS and over > 0:
+        if p50 is not None and p95 is not None and p95 >= SLOW_P95_MS and over > 0:
             slow.append((p95 * calls, name, p50, p95, calls, sum(walls) * scale, over))
         blocking = sum(span.blocking_ms for span in ring)
         wall = sum(walls)

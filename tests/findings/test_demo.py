@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from relay_bridge import demo
 from relay_bridge.findings import diagnose, from_session
 from tests.findings.builders import demo_facts, with_demo_facts
@@ -31,7 +33,7 @@ def test_images_are_sampled_at_most_once_per_tool_per_30_seconds() -> None:
     ats = {s["seq"]: t for t, frame in demo.frames_until(95.0) if frame["type"] == "spans" and frame["session"] == demo.SHOP
            for s in frame["spans"]}
     times = [ats[seq] for seq in images]
-    assert len(times) >= 2 and all(b - a >= demo.IMAGE_SAMPLE_S - 1 for a, b in zip(times, times[1:]))
+    assert len(times) >= 2 and all(b - a >= demo.IMAGE_SAMPLE_S - 1 for a, b in itertools.pairwise(times))
 
 
 def test_facts_take_no_random_numbers_from_the_feed() -> None:

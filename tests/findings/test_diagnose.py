@@ -19,7 +19,14 @@ from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
 from relay_bridge.findings import diagnose, from_session
 from relay_bridge.findings.document import build_document
-from tests.findings.builders import BloatFacts, Facts, ImageFacts, RefusedFacts, RepeatFacts, SchemaFacts
+from tests.findings.builders import (
+    BloatFacts,
+    Facts,
+    ImageFacts,
+    RefusedFacts,
+    RepeatFacts,
+    SchemaFacts,
+)
 from tests.relay_thread import RelayThread
 from tui.feed import demo_store
 
@@ -31,7 +38,7 @@ SID = "5e55a0d1"
 
 def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, WMCP_TOP_HOME=str(home))
-    return subprocess.run([sys.executable, "-m", "tui.cli", "diagnose", *args], env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "tui.cli", "diagnose", *args], check=False, env=env, capture_output=True, text=True, timeout=60)
 
 
 def unused_heavy_session() -> list[dict]:

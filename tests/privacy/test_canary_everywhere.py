@@ -58,7 +58,8 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
                 await pilot.pause(0.02)
 
             screens["main"] = app.export_screenshot()
-            for key, name in [("l", "timeline"), ("escape", None), ("i", "inspector"), ("escape", None), ("d", "status"), ("escape", None), ("question_mark", "help"), ("escape", None)]:
+            for key, name in [("l", "timeline"), ("escape", None), ("i", "inspector"), ("escape", None), ("d", "status"), ("escape", None),
+                              ("f", "findings"), ("escape", None), ("question_mark", "help"), ("escape", None)]:
                 await pilot.press(key)
                 await pilot.pause()
                 if name:
@@ -66,7 +67,7 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
             for key in ("e", "E", "t", "ctrl+s"):
                 await pilot.press(key)
             deadline = time.monotonic() + 10
-            while len(list((tmp_path / "exports").glob("*"))) < 4:
+            while len(list((tmp_path / "exports").glob("*"))) < 5:  # e writes the findings beside the report
                 assert time.monotonic() < deadline, "the keyboard exports were not all written"
                 await pilot.pause(0.05)
             socket_log = await page.evaluate("window.__socketLog")
@@ -78,7 +79,8 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
 
     assert any('"type":"spans"' in frame for frame in socket_log), "the socket was observed"
     exports = sorted((tmp_path / "exports").iterdir())
-    assert {p.suffix for p in exports} == {".json", ".svg"} and len(exports) >= 4
+    assert {p.suffix for p in exports} == {".json", ".svg"} and len(exports) >= 5
+    assert any(p.name.startswith(f"findings-{sid}-") for p in exports), "the findings document was written (and is checked below)"
     places = {"socket": "\n".join(socket_log), "store": store_bytes.decode("latin-1")}
     places.update({f"screen:{name}": text for name, text in screens.items()})
     places.update({f"export:{p.name}": p.read_text(encoding="utf-8") for p in exports})
@@ -86,7 +88,7 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
     assert any("echo" in text for name, text in places.items() if name.startswith("log:")), "the log was written"
     for where, text in places.items():
         assert CANARY not in text, f"the canary leaked into {where}"
-    report = json.loads(next(p for p in exports if p.name.startswith("report") or sid in p.name).read_text())
+    report = json.loads(next(p for p in exports if p.name.startswith("report")).read_text())
     assert report["format"] == "webmcp-perf-report/2" and report["ledger"]["totals"]["calls"] == len(NAMES)
 
 
