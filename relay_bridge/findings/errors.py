@@ -28,7 +28,7 @@ MIN_RATE = 0.10
 
 
 def _calls_saving(spans: list[SpanInput], calls: int, input_only: bool = False) -> Saving:
-    per_call = math.ceil(mean([s.est_input_tokens if input_only else s.est_tokens for s in spans]))
+    per_call = math.ceil(mean([s.estInputTokens if input_only else s.estTokens for s in spans]))
     return Saving(per_call * calls, "calls", per_call, calls)
 
 
@@ -44,8 +44,8 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
         tool = tools.get(name)
         if tool is not None and tool.calls and tool.errors >= MIN_ERRORS and tool.errors / tool.calls >= MIN_RATE:
             # Failures a schema violation explains are errors.schema's (counted once, there).
-            explained = [span for span in ring if span.is_error and _violates(s, span)]
-            failed = [span for span in ring if span.is_error and not _violates(s, span)]
+            explained = [span for span in ring if span.isError and _violates(s, span)]
+            failed = [span for span in ring if span.isError and not _violates(s, span)]
             unexplained = tool.errors - len(explained)
             if unexplained > 0:
                 out.append(Finding("errors.rate", s.id, (name,),

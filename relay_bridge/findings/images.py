@@ -54,7 +54,7 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
         size = mean([i.bytes for i in samples])
         if saved < max(MIN_SAVED_BYTES, MIN_SAVED_SHARE * size):
             continue
-        calls = max(len(samples), seen_calls(tools.get(name), ring, lambda sp: sp.image_bytes > 0))
+        calls = max(len(samples), seen_calls(tools.get(name), ring, lambda sp: sp.imageBytes > 0))
         per_call = tokens(saved)
         big = max(samples, key=lambda i: i.bytes)
         kind = FORMATS.get(big.mime.lower(), "an image") if isinstance(big.mime, str) else "an image"

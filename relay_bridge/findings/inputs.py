@@ -67,17 +67,28 @@ def facts_of(session: Any) -> Mapping[int, Facts]:
     return facts if facts is not None else {}
 
 
-@dataclass(frozen=True, slots=True)
-class SpanInput:
-    seq: int
-    tool: str
-    wall_ms: float
-    est_tokens: int
-    est_input_tokens: int
-    image_bytes: int
-    is_error: bool
-    gap_ms: float | None
-    blocking_ms: float
+class SpanInput(Protocol):
+    """What the rules read of a span: relay_bridge.protocol.Span's own fields (the store's spans are read as they
+    are, with no copy)."""
+
+    @property
+    def seq(self) -> int: ...
+    @property
+    def tool(self) -> str: ...
+    @property
+    def wallMs(self) -> float: ...
+    @property
+    def estTokens(self) -> int: ...
+    @property
+    def estInputTokens(self) -> int: ...
+    @property
+    def imageBytes(self) -> int: ...
+    @property
+    def isError(self) -> bool: ...
+    @property
+    def gapSincePrevCallMs(self) -> float | None: ...
+    @property
+    def blockingMs(self) -> float: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +133,7 @@ class SessionInput:
     id: str
     origin: str
     tools: tuple[ToolInput, ...]
-    spans: tuple[SpanInput, ...]  # the ring buffer, in seq order
+    spans: tuple[SpanInput, ...]  # the ring buffer
     facts: Mapping[int, Facts] = field(default_factory=dict)
     wall_ms: float = 0.0  # totals over every measured call (stats.Totals)
     host_gap_ms: float = 0.0
@@ -163,10 +174,9 @@ def from_session(session: Any) -> SessionInput:
         descriptor, weights = _descriptor(rec.descriptor) if rec is not None else (None, None)
         tools.append(ToolInput(name, row.calls, row.errors, row.schemaBytes, row.registered, row.internal,
                                counted.get(name, 0), descriptor, weights))
-    spans = tuple(
-        SpanInput(s.seq, s.tool, s.wallMs, s.estTokens, s.estInputTokens, s.imageBytes, s.isError, s.gapSincePrevCallMs, s.blockingMs)
-        for s in sorted(stats.ring.values(), key=lambda s: s.seq) if s.invokedBy != "terminal"
-    )
+    # The ring's own spans, in arrival order (no rule depends on the order); calls from the terminal are no part of
+    # the agent's run.
+    spans = tuple(s for s in stats.ring.values() if s.invokedBy != "terminal")
     t = stats.totals
     return SessionInput(session.id, session.info.origin, tuple(tools), spans, facts_of(session),
                         t.wallMs, t.hostGapMs, t.blockingMs, t.calls)

@@ -32,7 +32,7 @@ BLOCKING_SHARE = 0.25
 
 def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Finding]:
     out = []
-    gaps = [span.gap_ms for span in s.spans if span.gap_ms is not None]
+    gaps = [span.gapSincePrevCallMs for span in s.spans if span.gapSincePrevCallMs is not None]
     if s.host_gap_ms >= MIN_HOST_MS and s.host_gap_ms >= HOST_DOMINATES * s.wall_ms and gaps:
         mean_gap = sum(gaps) / len(gaps)
         out.append(Finding("time.host-gaps", s.id, (), {
@@ -43,7 +43,7 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
     tools = tools_by_name(s)
     slow: list[tuple[float, str, float, float, int, float, float]] = []
     for name, ring in by_tool.items():
-        walls = sorted(span.wall_ms for span in ring)
+        walls = sorted(span.wallMs for span in ring)
         p50, p95 = quantile(walls, 0.5), quantile(walls, 0.95)
         tool = tools.get(name)
         calls = max(len(ring), tool.calls if tool is not None else 0)
@@ -51,7 +51,7 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
         over = sum(max(0.0, w - p50) for w in walls) * scale if p50 is not None else 0.0
         if p50 is not None and p95 is not None and p95 >= SLOW_P95_MS and over > 0:
             slow.append((p95 * calls, name, p50, p95, calls, sum(walls) * scale, over))
-        blocking = sum(span.blocking_ms for span in ring)
+        blocking = sum(span.blockingMs for span in ring)
         wall = sum(walls)
         if blocking >= MIN_BLOCKING_MS and wall > 0 and blocking >= BLOCKING_SHARE * wall:
             out.append(Finding("time.long-tasks", s.id, (name,), {

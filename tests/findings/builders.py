@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from relay_bridge.findings.inputs import SessionInput, SpanInput, ToolInput
+from relay_bridge.findings.inputs import SessionInput, ToolInput
 
 
 @dataclass(frozen=True)
@@ -65,22 +65,31 @@ def facts(doc: dict[str, Any]) -> Facts:
     return Facts(**{k: PARTS[k](**v) for k, v in doc.items() if v is not None})
 
 
-def span(seq: int, tool: str, wall_ms: float = 10.0, *, est_tokens: int = 0, est_input_tokens: int = 0,
-         image_bytes: int = 0, is_error: bool = False, gap_ms: float | None = None, blocking_ms: float = 0.0) -> SpanInput:
-    return SpanInput(seq, tool, wall_ms, est_tokens, est_input_tokens, image_bytes, is_error, gap_ms, blocking_ms)
+@dataclass(frozen=True)
+class Span:
+    """The fields of a wire span the rules read (relay_bridge.findings.inputs.SpanInput)."""
+
+    seq: int
+    tool: str
+    wallMs: float = 10.0
+    estTokens: int = 0
+    estInputTokens: int = 0
+    imageBytes: int = 0
+    isError: bool = False
+    gapSincePrevCallMs: float | None = None
+    blockingMs: float = 0.0
 
 
 def session_input(doc: dict[str, Any]) -> SessionInput:
     """A vector's session (tests/vectors/README.md, `findings/`) as the engine's input."""
     tools = tuple(ToolInput(t["name"], t.get("calls", 0), t.get("errors", 0), t.get("schemaBytes", 0), t.get("registered", True),
                             t.get("internal", False), t.get("counted", 0), t.get("descriptor")) for t in doc.get("tools", []))
-    spans = tuple(span(s["seq"], s["tool"], s.get("wallMs", 10.0), est_tokens=s.get("estTokens", 0),
-                       est_input_tokens=s.get("estInputTokens", 0), image_bytes=s.get("imageBytes", 0),
-                       is_error=s.get("isError", False), gap_ms=s.get("gapMs"), blocking_ms=s.get("blockingMs", 0.0))
+    spans = tuple(Span(s["seq"], s["tool"], s.get("wallMs", 10.0), s.get("estTokens", 0), s.get("estInputTokens", 0),
+                       s.get("imageBytes", 0), s.get("isError", False), s.get("gapMs"), s.get("blockingMs", 0.0))
                   for s in doc.get("spans", []))
-    wall = doc.get("wallMs", sum(s.wall_ms for s in spans))
-    gaps = doc.get("hostGapMs", sum(s.gap_ms or 0.0 for s in spans))
-    blocking = doc.get("blockingMs", sum(s.blocking_ms for s in spans))
+    wall = doc.get("wallMs", sum(s.wallMs for s in spans))
+    gaps = doc.get("hostGapMs", sum(s.gapSincePrevCallMs or 0.0 for s in spans))
+    blocking = doc.get("blockingMs", sum(s.blockingMs for s in spans))
     return SessionInput(doc["id"], doc.get("origin", "https://example.test"), tools, spans,
                         {int(k): facts(v) for k, v in doc.get("facts", {}).items()}, wall, gaps, blocking,
                         doc.get("calls", len(spans)))

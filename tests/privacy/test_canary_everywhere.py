@@ -18,6 +18,8 @@ from urllib.parse import urlencode
 import pytest
 from playwright.async_api import async_playwright
 
+from relay_bridge.findings.cli import load as diagnose_load
+from relay_bridge.findings.document import session_findings
 from relay_bridge.server import RelayConfig
 from tests.browser.conftest import BASE_ARGS, RUN_ALL, WEBMCP_ARGS, PageServer, chromium_path
 from tui.app import WmcpTopApp
@@ -86,6 +88,9 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
     places.update({f"export:{p.name}": p.read_text(encoding="utf-8") for p in exports})
     places.update({f"log:{p.name}": p.read_text(encoding="utf-8") for p in (tmp_path / "logs").glob("*.jsonl")})
     assert any("echo" in text for name, text in places.items() if name.startswith("log:")), "the log was written"
+    # `wmcp-top diagnose` on that log: its findings document (and the text it prints from the same findings).
+    logged, _ = diagnose_load(min((tmp_path / "logs").glob("*.jsonl")))
+    places["diagnose:log"] = json.dumps(session_findings(list(logged.sessions.values())), ensure_ascii=False)
     for where, text in places.items():
         assert CANARY not in text, f"the canary leaked into {where}"
     report = json.loads(next(p for p in exports if p.name.startswith("report")).read_text())

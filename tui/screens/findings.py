@@ -2,7 +2,9 @@
 
 The rules are relay_bridge.findings (pure; formulas in docs/diagnosis.md). This view diagnoses again only when
 what the rules read has moved (relay_bridge.findings.inputs.signature, checked on the app's coalesced change
-notices, at most 4 times a second). Tool names and origins are page text: shown through sanitize.inert.
+notices, at most 4 times a second), and looks for duplicated definitions (footprint's pair search, O(catalog))
+only when the registered tools changed. Cost (tests/bench/test_findings_cost.py): a few ms a session of 500
+spans. Tool names and origins are page text: shown through sanitize.inert.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from relay_bridge.findings import Finding, diagnose, from_session, total_tokens
+from relay_bridge.findings import Finding, diagnose, from_session, ranked, total_tokens
+from relay_bridge.findings.schema import find_duplicates
 from relay_bridge.findings.images import MAX_SIDE, PIXELS_PER_TOKEN, QUALITY
 from relay_bridge.findings.inputs import signature
 from relay_bridge.findings.text import evidence_text, saving_text, short_saving
@@ -23,6 +26,7 @@ from relay_bridge.units import fmt_bytes, fmt_count
 from .. import tables
 from ..changes import Changes
 from ..sanitize import inert
+from .schemas import catalog_signature
 
 MIN_DO_WIDTH = 16  # the table's "what to do" column takes the width left; the detail below has the whole line
 
@@ -42,6 +46,8 @@ class FindingsScreen(Screen[None]):
         self.findings: list[Finding] = []
         self.diagnoses = 0  # how many times the rules ran (tests read it)
         self._origins: dict[str, str] = {}
+        self._catalog: tuple | None = None  # the registered tools the duplicates below were found in
+        self._duplicates: list[Finding] = []
 
     def compose(self) -> ComposeResult:
         yield Static(id="title")
@@ -74,7 +80,12 @@ class FindingsScreen(Screen[None]):
             return
         self._sig = sig
         self._origins = {s.id: s.info.origin for s in sessions}
-        self.findings = diagnose([from_session(s) for s in sessions])
+        inputs = [from_session(s) for s in sessions]
+        # Footprint's pair search is O(catalog): run again only when the registered tools changed, not per span.
+        catalog = catalog_signature(self.app.view_store)  # type: ignore[attr-defined]
+        if catalog != self._catalog:
+            self._catalog, self._duplicates = catalog, find_duplicates(inputs)
+        self.findings = ranked(diagnose(inputs, duplicates=False) + self._duplicates)
         self.diagnoses += 1
         title = Text("findings  ")
         title.append("(esc: back)" if self.compact else "what to fix first, ranked by what each fix saves (esc: back)", style="dim")
