@@ -17,9 +17,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from relay_bridge.findings import Finding, diagnose, from_session, ranked, total_tokens
-from relay_bridge.findings.schema import find_duplicates
 from relay_bridge.findings.images import MAX_SIDE, PIXELS_PER_TOKEN, QUALITY
 from relay_bridge.findings.inputs import signature
+from relay_bridge.findings.schema import find_duplicates
 from relay_bridge.findings.text import evidence_text, saving_text, short_saving
 from relay_bridge.units import fmt_bytes, fmt_count
 
