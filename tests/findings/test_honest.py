@@ -83,6 +83,8 @@ def test_image_saving_matches_a_real_reencode() -> None:
     # The real fix: every call returns the fitted JPEG instead; the project's own estimator prices both.
     real_tokens = calls * (call_size(30, before.resultBytes, before.imageBytes).estTokens - call_size(30, after.resultBytes, after.imageBytes).estTokens)
     real_bytes = calls * (len(png) - len(fit_jpeg))
+    print(f"\nimage: PNG {img.width}x{img.height} {len(png)} B, fitted JPEG q0.8 {fitted.width}x{fitted.height} {len(fit_jpeg)} B; "
+          f"finding {finding.saving.perCall} tok a call, real {real_tokens // calls}")
     assert finding.saving.calls == calls and finding.saving.bytes == real_bytes
     # base64 padding and ceil(): at most 1 token a call apart.
     assert abs(finding.saving.tokens - real_tokens) <= calls, (finding.saving.tokens, real_tokens)
@@ -130,6 +132,7 @@ def test_whitespace_saving_matches_compacting_a_pretty_printed_array() -> None:
     [finding] = [f for f in diagnose([from_session(session)]) if f.rule == "bloat.whitespace"]
     real_bytes = calls * (utf8_len(pretty) - utf8_len(compact))
     real_tokens = calls * (call_size(20, utf8_len(pretty), 0).estTokens - call_size(20, utf8_len(compact), 0).estTokens)
+    print(f"\nwhitespace: pretty {utf8_len(pretty)} B, compact {utf8_len(compact)} B; finding {finding.saving.bytes // calls} B a call")
     assert finding.saving.bytes == real_bytes
     assert abs(finding.saving.tokens - real_tokens) <= calls  # ceil() of each side: 1 token a call
 
@@ -145,6 +148,7 @@ def test_repeated_key_saving_matches_a_columnar_rewrite() -> None:
     session.facts = {0: Facts(bloat=BloatFacts(utf8_len(compact), 0, repeated_key_bytes(rows), len(rows) - 1))}  # type: ignore[attr-defined]
     [finding] = [f for f in diagnose([from_session(session)]) if f.rule == "bloat.repeated-keys"]
     real_bytes = calls * (utf8_len(compact) - utf8_len(columnar))
+    print(f"\nrepeated keys: finding {(finding.saving.bytes or 0) // calls} B a call, columnar rewrite saves {real_bytes // calls} B")
     # The columnar shape pays its one list of column names and wrapper: within 5% of the keys removed.
     assert finding.saving.bytes is not None and abs(finding.saving.bytes - real_bytes) <= 0.05 * real_bytes, (finding.saving.bytes, real_bytes)
 
@@ -161,6 +165,7 @@ def test_unused_tool_saving_matches_dropping_it_from_the_catalog() -> None:
         return len(canonical_bytes({"servers": [{"name": "s", "tools": [t["descriptor"] for t in tools]}]}))
 
     real = math.ceil(catalog([light, heavy]) / 4) - math.ceil(catalog([light]) / 4)
+    print(f"\nunused tool: schemaBytes {heavy['schemaBytes']}, finding {finding.saving.tokens} tok, dropped from the catalog {real} tok")
     assert finding.saving.scope == "conversation"
     assert abs(finding.saving.tokens - real) <= 1, (finding.saving.tokens, real)  # a comma between two tools
 
