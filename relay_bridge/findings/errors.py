@@ -7,7 +7,8 @@
   `errors.schema` (counted once): perCall is over the other failed calls, x (errors - those).
 - `errors.schema`: calls whose input broke the tool's own inputSchema (the page checks each input off the call
   path and sends only the count and the constraint: Chromium validates form tools only, so a bad input to an
-  imperative tool runs unnoticed). One finding per tool and (constraint, pointer). Saving: those calls' tokens
+  imperative tool runs unnoticed). One finding per tool and (constraint, pointer), the MAX_SCHEMA_GROUPS most
+  broken of a tool (the other calls counted in the last one's evidence). Saving: those calls' tokens
   (perCall = ceil(mean estTokens), x calls). Fix: say the constraint in the property's description.
 - `errors.refused`: calls whose input the browser refused (form validation) before any page code ran. Saving: the
   input tokens the model wrote for nothing (perCall = ceil(mean estInputTokens), x calls). The description or
@@ -25,6 +26,8 @@ from .model import Finding, Saving
 
 MIN_ERRORS = 2
 MIN_RATE = 0.10
+MAX_SCHEMA_GROUPS = 5  # errors.schema findings a tool
+MAX_AT = 128  # characters kept of a constraint keyword or pointer
 
 
 def _calls_saving(spans: list[SpanInput], calls: int, input_only: bool = False) -> Saving:
@@ -63,12 +66,19 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
                 broken.setdefault((str(f.schema.constraint), str(f.schema.path)), []).append((span, f.schema.violations))
             if f.refused is not None and f.refused.by == "browser":
                 refused.append(span)
-        for (constraint, path), hits in sorted(broken.items()):
+        # The most-broken (constraint, pointer) pairs first, at most MAX_SCHEMA_GROUPS a tool: a page cannot flood the
+        # list; the calls of the rest are said in the last one's evidence.
+        groups = sorted(broken.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        rest = sum(len(hits) for _, hits in groups[MAX_SCHEMA_GROUPS:])
+        for (constraint, path), hits in groups[:MAX_SCHEMA_GROUPS]:
             spans = [h[0] for h in hits]
-            out.append(Finding("errors.schema", s.id, (name,),
-                               {"calls": len(spans), "violations": sum(h[1] for h in hits), "toolCalls": tool.calls if tool else len(ring)},
+            evidence: dict[str, int | float] = {"calls": len(spans), "violations": sum(h[1] for h in hits),
+                                                "toolCalls": tool.calls if tool else len(ring)}
+            if rest and (constraint, path) == groups[min(len(groups), MAX_SCHEMA_GROUPS) - 1][0]:
+                evidence["callsBreakingOtherConstraints"] = rest
+            out.append(Finding("errors.schema", s.id, (name,), evidence,
                                "the model's inputs break the schema: say the constraint in the property's description",
-                               _calls_saving(spans, len(spans)), at={"constraint": constraint, "path": path}))
+                               _calls_saving(spans, len(spans)), at={"constraint": constraint[:MAX_AT], "path": path[:MAX_AT]}))
         if refused:
             out.append(Finding("errors.refused", s.id, (name,), {"calls": len(refused), "toolCalls": tool.calls if tool else len(ring)},
                                "the browser refused the model's input: the description or schema is unclear to the model",
