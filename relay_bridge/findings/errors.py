@@ -47,8 +47,8 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
         tool = tools.get(name)
         if tool is not None and tool.calls and tool.errors >= MIN_ERRORS and tool.errors / tool.calls >= MIN_RATE:
             # Failures a schema violation explains are errors.schema's (counted once, there).
-            explained = [span for span in ring if span.isError and _violates(s, span)]
-            failed = [span for span in ring if span.isError and not _violates(s, span)]
+            explained = [span for span in ring if span.isError and _violates(s, span)] if s.facts else []
+            failed = [span for span in ring if span.isError and not (s.facts and _violates(s, span))]
             unexplained = tool.errors - len(explained)
             if unexplained > 0:
                 out.append(Finding("errors.rate", s.id, (name,),
@@ -56,6 +56,8 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
                                     "explainedBySchema": len(explained)},
                                    "fix what makes it fail, or say in its description when it cannot succeed",
                                    _calls_saving(failed or ring, unexplained)))
+        if not s.facts:
+            continue
         broken: dict[tuple[str, str], list[tuple[SpanInput, int]]] = {}
         refused: list[SpanInput] = []
         for span in ring:

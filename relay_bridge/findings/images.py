@@ -44,6 +44,8 @@ def pixel_tokens(width: int, height: int) -> int:
 
 
 def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Finding]:
+    if not s.facts:  # the page sent none (yet): nothing to read
+        return []
     out = []
     tools = tools_by_name(s)
     for name, ring in by_tool.items():

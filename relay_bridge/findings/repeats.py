@@ -20,6 +20,8 @@ RULE = "repeats"
 
 
 def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Finding]:
+    if not s.facts:  # the page sent none (yet): nothing to read
+        return []
     out = []
     for name, ring in by_tool.items():
         repeats, firsts = [], set()
