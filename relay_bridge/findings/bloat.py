@@ -9,7 +9,7 @@ strings), `text_bytes`, `truncated` (the page stopped scanning at its cap: the c
 Formula, per tool and kind, over its n calls with facts:
 - bytes a call     b = mean(kind bytes);
 - tokens a call    t = ceil(b / 4) (design section 3);
-- calls            c = the tool's calls since attach (each call's result is assumed to look like the measured ones);
+- calls            c = the tool's calls since attach that did not fail (each result assumed like the measured ones);
 - saving           t x c tokens, b x c bytes.
 The fixes and what they really save: compact JSON (`JSON.stringify(value)`, no indent) removes the whitespace;
 a columnar shape (`{"columns": [...], "rows": [[...], ...]}`) removes the repeated keys, less the one list of
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .common import mean, tools_by_name
+from .common import mean, seen_calls, tools_by_name
 from .inputs import BloatFacts, SessionInput, SpanInput
 from .model import Finding, Saving, tokens
 
@@ -47,8 +47,7 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
         if not samples:
             continue
         text = mean([b.text_bytes for b in samples])
-        tool = tools.get(name)
-        calls = max(len(samples), tool.calls if tool is not None else len(ring))
+        calls = max(len(samples), seen_calls(tools.get(name), ring, lambda sp: not sp.isError))
         for rule, (attr, count, do) in KINDS.items():
             per = mean([getattr(b, attr) for b in samples])
             if per < MIN_BYTES or per < MIN_SHARE * text:
