@@ -65,7 +65,8 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
             if f is None:
                 continue
             if f.schema is not None and f.schema.violations > 0:
-                broken.setdefault((str(f.schema.constraint), str(f.schema.path)), []).append((span, f.schema.violations))
+                # the page may name no constraint or pointer (only a count): grouped under ""
+                broken.setdefault((f.schema.constraint or "", f.schema.path or ""), []).append((span, f.schema.violations))
             if f.refused is not None and f.refused.by == "browser":
                 refused.append(span)
         # The most-broken (constraint, pointer) pairs first, at most MAX_SCHEMA_GROUPS a tool: a page cannot flood the

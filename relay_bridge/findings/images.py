@@ -35,7 +35,7 @@ MAX_SIDE = 1568
 PIXELS_PER_TOKEN = 750
 MIN_SAVED_BYTES = 1024
 MIN_SAVED_SHARE = 0.10
-FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/webp": "WebP", "image/gif": "GIF", "image/avif": "AVIF"}
+FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/webp": "WebP", "image/gif": "GIF", "image/avif": "AVIF", "image/bmp": "BMP"}
 
 
 def pixel_tokens(width: int, height: int) -> int:

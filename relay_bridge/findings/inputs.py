@@ -36,13 +36,13 @@ class BloatFacts(Protocol):
     repeated_key_rows: int
     base64_bytes: int
     base64_runs: int
-    truncated: bool
+    truncated: bool | None
 
 
 class SchemaFacts(Protocol):
     violations: int
-    constraint: str  # the JSON Schema keyword broken (e.g. "minimum")
-    path: str  # a JSON pointer into the tool's inputSchema
+    constraint: str | None  # the JSON Schema keyword broken (e.g. "minimum"), when the page names one
+    path: str | None  # a JSON pointer into the tool's inputSchema
 
 
 class RepeatFacts(Protocol):

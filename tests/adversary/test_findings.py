@@ -73,3 +73,12 @@ def test_absurd_numbers_and_stray_seqs_give_sane_savings() -> None:
     assert not any(f.rule == "images.reencode" for f in findings)  # nothing to save; the stray seq is never read
     assert [f.rule for f in findings if f.rule == "repeats"] == ["repeats"]  # counted, never followed
     json.dumps(session_findings([session]), allow_nan=False)  # the document stays valid JSON
+
+
+def test_schema_facts_without_a_constraint_or_pointer_are_counted() -> None:
+    """The page may send only a count (diag's SchemaFacts makes constraint and path optional)."""
+    store = hostile_store()
+    session = store.sessions[SID]
+    session.facts = {i: Facts(schema=SchemaFacts(2)) for i in range(3)}  # type: ignore[attr-defined]
+    [f] = [f for f in diagnose([from_session(session)]) if f.rule == "errors.schema"]
+    assert f.evidence["calls"] == 3 and f.evidence["violations"] == 6 and f.at == {"constraint": "", "path": ""}

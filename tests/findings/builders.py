@@ -29,14 +29,14 @@ class BloatFacts:
     repeated_key_rows: int = 0
     base64_bytes: int = 0
     base64_runs: int = 0
-    truncated: bool = False
+    truncated: bool | None = None
 
 
 @dataclass(frozen=True)
 class SchemaFacts:
     violations: int
-    constraint: str
-    path: str
+    constraint: str | None = None
+    path: str | None = None
 
 
 @dataclass(frozen=True)
