@@ -23,6 +23,7 @@ from .auth import load_token
 from .inert import inert_str
 from .exports.capture import build_capture
 from .exports.report import build_report
+from .findings.document import session_findings
 from .logsetup import configure as configure_logging
 from .otlp.exporter import OtlpUnavailable, traces_endpoint
 from .paths import config_dir, log_dir, state_dir
@@ -210,7 +211,7 @@ def check_state_dirs() -> None:
 
 
 def write_reports(store: Store, directory: Path) -> list[Path]:
-    """`DIR/<sessionId>.json` (report v2) for every session, and `DIR/capture.json`."""
+    """`DIR/<sessionId>.json` (report v2) for every session, `DIR/capture.json` and `DIR/findings.json`."""
     written = []
     for session in store.sessions.values():
         path = directory / f"{session.id}.json"
@@ -218,6 +219,9 @@ def write_reports(store: Store, directory: Path) -> list[Path]:
         written.append(path)
     path = directory / "capture.json"
     write_json(path, build_capture(store))
+    written.append(path)
+    path = directory / "findings.json"  # report v2 is closed: the diagnosis of every session, beside the reports
+    write_json(path, session_findings(list(store.sessions.values())))
     written.append(path)
     return written
 

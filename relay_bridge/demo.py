@@ -8,13 +8,20 @@ without `bye`).
 
 The cast, all synthetic:
 - `shop` (3f2a9c01): a visible top-level tab; sequential calls with host gaps, an image payload
-  (`render_preview`), a tool that errors (`checkout`), a visibility change;
-- `agent` (7b0d4e22): the same site in a hidden agent tab; overlapping calls, and `export_catalog` that stays in
-  flight for about 25 s before its span arrives;
+  (`render_preview`), a tool that errors (`checkout`), a visibility change; and the diagnosis' classic cases
+  (docs/diagnosis.md): an oversized PNG, a pretty-printed `search_products` result that repeats every key, a
+  3 KB `bulk_import` tool it never calls, an input below `add_to_cart`'s minimum, host gaps that dwarf tool time;
+- `agent` (7b0d4e22): the same site in a hidden agent tab; overlapping calls, `export_catalog` that stays in
+  flight for about 25 s before its span arrives, and `get_product` asked again with the same input;
 - `relayed` (c0ffee03): a same-origin tab forwarded over the shop tab's socket (context "relayed", via the shop
   session), which reports spans it lost before they could be sent;
 - `docs` (d0c5e004): walks the phases no-host -> host-found -> tools-registered -> measuring, registers
   `summarize_page` late, gets one call cancelled by the host, reloads, and disconnects at about 40 s.
+
+The page's facts about results (frame `facts`: image re-encode sizes, bloat counts, schema violations, repeats)
+follow each call's span as a page agent sends them, off the call path; they are in the feed only where the wire
+protocol knows the frame (FACTS_ON_WIRE: branch diag's protocol), so a relay that would refuse them never sees
+them.
 
 `run_demo(ws_url, seed, speed)` sends the scenario to a relay over WebSockets: one socket per top-level
 session, relayed sessions on their via's socket, just as page agents do.
@@ -31,12 +38,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import synth
+from .protocol import FRAME_TYPES
 
 DEFAULT_SEED = 7
 FIXED_TIME_ORIGIN = 1_764_000_000_000.0  # for reproducible feeds (snapshots, screenshots)
 
 SHOP, AGENT, RELAYED, DOCS = "3f2a9c01", "7b0d4e22", "c0ffee03", "d0c5e004"
 DISCONNECT_AT = 40.0
+FACTS_ON_WIRE = "facts" in FRAME_TYPES
+FACTS_DELAY_S = 0.05  # the page measures a result after the call settled, off its path
+IMAGE_SAMPLE_S = 30.0  # at most one image re-encoded per tool per 30 s (the agent's sampling)
 
 _READ_ONLY = {"readOnlyHint": True}
 _SHOP_TOOLS: dict[str, dict[str, Any]] = {
@@ -67,6 +78,23 @@ _SHOP_TOOLS: dict[str, dict[str, Any]] = {
     "checkout": {
         "description": "Place the order for the cart's contents.",
         "schema": {"type": "object", "properties": {"payment": {"type": "string"}}},
+        "annotations": {"destructiveHint": True},
+        "kept": {},
+    },
+    # Registered on every page of the shop, called by none: a heavy definition paid in every conversation.
+    "bulk_import": {
+        "description": " ".join([
+            "Import many products into the catalogue at once from a spreadsheet export (CSV or XLSX converted to rows).",
+            "Each row needs a stock keeping unit, a title, a glaze, a price in the shop's currency, dimensions in",
+            "millimetres, a weight in grams and a stock count; optional columns are care notes, a kiln batch, a maker,",
+            "a collection and up to eight image links.",
+        ] * 7),
+        "schema": {"type": "object", "properties": {
+            "rows": {"type": "array", "items": {"type": "object"}, "description": "the spreadsheet's rows, one object each"},
+            "mode": {"type": "string", "enum": ["append", "replace", "dry-run"]},
+            "country": {"type": "string", "enum": ["AT", "BE", "BG", "CY", "CZ", "DE", "DK", "EE", "ES", "FI", "FR", "GR", "HR", "HU",
+                                                   "IE", "IT", "LT", "LU", "LV", "MT", "NL", "PL", "PT", "RO", "SE", "SI", "SK"]}},
+            "required": ["rows"]},
         "annotations": {"destructiveHint": True},
         "kept": {},
     },
@@ -179,8 +207,41 @@ class _Sim:
             blocking_ms=round(wall * 0.4, 2) if wall > 150 and not is_error else 0.0, overlapped=overlapped,
         )
         self.at(settled_s, synth.spans_frame(self.sid, [span]))
+        if FACTS_ON_WIRE:
+            facts = self.facts(tool, seq, t_s, span)
+            if facts:
+                self.at(settled_s + FACTS_DELAY_S, {"type": "facts", "session": self.sid, "seq": seq, "facts": facts})
         self.last_settled = round(invoked + wall, 3)  # the previous call, by invocation order
         return settled_s
+
+    def facts(self, tool: str, seq: int, t_s: float, span: dict[str, Any]) -> dict[str, Any]:
+        """What the page would measure of this call's result and input: the diagnosis' classic cases. Pure
+        arithmetic on the span's sizes (no random numbers: the feed's other values do not move)."""
+        out: dict[str, Any] = {}
+        if self.sid == RELAYED:  # webmcp-profiler's agent, relayed: it measures no facts
+            return out
+        if span["isError"] and tool == "add_to_cart":
+            out["schema"] = {"violations": 1, "constraint": "minimum", "path": "/properties/qty"}
+        elif span["isError"]:
+            return out
+        if tool == "render_preview" and t_s >= getattr(self, "next_image_s", 0.0):
+            # A 1920x1200 PNG render; as JPEG q0.8 and fitted to 1568 px on the long side it weighs a fraction.
+            self.next_image_s = t_s + IMAGE_SAMPLE_S  # type: ignore[attr-defined]
+            decoded = span["imageBytes"] * 3 // 4
+            out["image"] = {"mime": "image/png", "width": 1920, "height": 1200, "bytes": decoded,
+                            "jpegBytes": decoded * 2 // 9, "fitBytes": decoded * 4 // 27, "fitWidth": 1568, "fitHeight": 980}
+        elif tool == "search_products":
+            # Pretty-printed (2-space indent) rows of objects that repeat every key.
+            text = span["resultBytes"]
+            out["bloat"] = {"textBytes": text, "whitespaceBytes": text * 23 // 100, "repeatedKeyBytes": text * 31 // 100,
+                            "repeatedKeyRows": max(1, text // 260), "base64Bytes": 0, "base64Runs": 0, "truncated": False}
+        elif tool == "get_product" and self.sid == AGENT:
+            # The agent tab's model asks for the product it just read (every third read).
+            self.reads = getattr(self, "reads", 0) + 1  # type: ignore[attr-defined]
+            if self.reads % 3 == 0 and getattr(self, "last_read", None) is not None:
+                out["repeat"] = {"of": self.last_read}
+            self.last_read = seq  # type: ignore[attr-defined]
+        return out
 
     def register(self, t_s: float, name: str, spec: dict[str, Any]) -> None:
         self.at(t_s, synth.tool(self.sid, name, round(self.page_ms(t_s), 3), description=spec["description"],
@@ -232,7 +293,7 @@ class _Scenario:
         shop, agent, relayed, docs = (self.sims[k] for k in (SHOP, AGENT, RELAYED, DOCS))
         # The shop tab: visible, top level.
         shop.at(0.0, _hello(shop, "https://shop.example", title="Pottery shop", path="/catalogue"))
-        for i, name in enumerate(("search_products", "get_product", "add_to_cart", "render_preview", "checkout")):
+        for i, name in enumerate(("search_products", "get_product", "add_to_cart", "render_preview", "checkout", "bulk_import")):
             shop.register(0.05 + i * 0.01, name, _SHOP_TOOLS[name])
         shop.phase(0.2, "measuring")
         shop.next_call_s = 0.6

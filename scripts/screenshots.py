@@ -25,10 +25,11 @@ SHOTS = [
     ("main.svg", [], (120, 36), "the shop tab: summary line, per-tool table, sparklines, calls in flight"),
     ("main-agent.svg", ["tab"], (120, 36), "the hidden agent tab: overlapping calls and a long call still in flight"),
     ("timeline.svg", ["l"], (120, 36), "the shop tab's timeline"),
-    ("inspector.svg", ["down", "down", "down", "i"], (120, 36), "render_preview in the tool inspector"),
+    ("inspector.svg", ["down", "down", "down", "down", "i"], (120, 36), "render_preview in the tool inspector"),
     ("status.svg", ["d"], (120, 36), "status and troubleshooting"),
     ("schemas.svg", ["w"], (120, 36), "schema weight of every registered tool: bytes, tokens, duplicates, lint"),
     ("prompts.svg", ["m"], (120, 36), "the shop tab's Prompt API sessions and prompts"),
+    ("findings.svg", ["f"], (120, 36), "findings: what to fix first, ranked by what each fix saves"),
     ("compact.svg", [], (60, 20), "the compact layout for a narrow split pane"),
 ]
 SECONDS = 30.0

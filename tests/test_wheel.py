@@ -20,7 +20,7 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
     assert "relay_bridge/_agent/agent.js" in names
     for ext in ("manifest.json", "agent.js", "bridge.js", "sw.js", "popup.html", "popup.js", "pair.html", "pair.js"):
         assert f"relay_bridge/_extension/{ext}" in names, ext
-    for data in ("schema/report.v2.json", "schema/footprint.v1.json", "schema/budget.v1.json", "schema/thresholds.v1.json", "bench/harness.js"):
+    for data in ("schema/report.v2.json", "schema/footprint.v1.json", "schema/budget.v1.json", "schema/thresholds.v1.json", "schema/findings.v1.json", "bench/harness.js"):
         assert f"relay_bridge/{data}" in names, data
     assert any(re.match(r"tui/_themes/.+\.(toml|json)$", n) for n in names)
     venv = tmp_path / "venv"

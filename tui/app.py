@@ -26,6 +26,7 @@ from relay_bridge.notify import Coalescer
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import trace_document
+from relay_bridge.findings.document import session_findings
 from relay_bridge.paths import data_dir
 from relay_bridge.server import Relay, RelayConfig
 from relay_bridge.store import Session, Store, StoreSnapshot
@@ -297,7 +298,7 @@ class WmcpTopApp(App[int]):
         return True
 
     NOT_WHILE_CALLING = frozenset({"screenshot", "export_report", "export_capture", "export_trace", "invoke",
-                                   "status", "timeline", "inspect", "schemas", "prompts", "copy_snippet", "help"})
+                                   "status", "timeline", "inspect", "schemas", "findings", "prompts", "copy_snippet", "help"})
 
     def _invoke_open(self) -> bool:
         from .screens.invoke import ConfirmCall, InvokeScreen
@@ -346,7 +347,10 @@ class WmcpTopApp(App[int]):
         if session is None:
             self.notify("no session selected", severity="warning")
             return None
-        return self._export(f"report-{session.id}", build_report(session))
+        path = self._export(f"report-{session.id}", build_report(session))
+        if path is not None:  # report v2 is closed: the findings go beside it, in a document of their own
+            self._export(f"findings-{session.id}", session_findings([session]))
+        return path
 
     def action_export_capture(self) -> Path | None:
         if self._no_sessions():
@@ -414,6 +418,11 @@ class WmcpTopApp(App[int]):
         from .screens.schemas import SchemasScreen
 
         self._toggle_view(SchemasScreen, lambda: SchemasScreen())
+
+    def action_findings(self) -> None:
+        from .screens.findings import FindingsScreen
+
+        self._toggle_view(FindingsScreen, lambda: FindingsScreen())
 
     def action_prompts(self) -> None:
         from .screens.prompts import PromptsScreen

@@ -86,9 +86,10 @@ def headless_lanes() -> list:
     from relay_bridge import browser, compare, extension
     from relay_bridge.bench import cli as bench
     from relay_bridge.cdp import cli as attach
+    from relay_bridge.findings import cli as diagnose
     from relay_bridge.footprint import cli as footprint
 
-    return [footprint, compare, bench, attach, browser, extension]
+    return [footprint, compare, bench, attach, browser, extension, diagnose]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -53,6 +53,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("wmcp.timeline", "l", "timeline", "Timeline", help="the selected session's timeline"),
     Action("wmcp.inspect", "i", "inspect", "Inspect", help="inspect the selected tool"),
     Action("wmcp.schemas", "w", "schemas", "Schemas", help="schema weight: bytes, tokens, duplicates and lint of every registered tool"),
+    Action("wmcp.findings", "f", "findings", "Findings", show=False, help="what to fix first: findings ranked by what each fix saves (tokens, ms)"),
     Action("wmcp.prompts", "m", "prompts", "Prompts", help="the selected session's Prompt API (LanguageModel) sessions and prompts"),
     Action("wmcp.invoke", "x", "invoke", "Call", show=False,
            help="call the selected tool from the terminal (input editor; needs wmcp-top --allow-invoke)"),

@@ -83,5 +83,5 @@ async def test_a_deeply_nested_descriptor_is_refused_and_the_deepest_accepted_on
     # The exit reports of `wmcp-top relay --report-on-exit`, which the 975-level descriptor failed mid-write.
     written = write_reports(relay.store, tmp_path / "reports")
     capture = json.loads((tmp_path / "reports" / "capture.json").read_text())
-    assert len(written) == 2 and capture["format"].startswith("wmcp-top-capture/")
+    assert len(written) == 3 and capture["format"].startswith("wmcp-top-capture/")
     await ws.close()

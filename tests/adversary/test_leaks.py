@@ -73,5 +73,5 @@ def test_reports_and_captures_are_written_0600(tmp_path: Path) -> None:
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     written = sorted((tmp_path / "out").iterdir())
-    assert {p.name for p in written} == {f"{SID}.json", "capture.json"}
+    assert {p.name for p in written} == {f"{SID}.json", "capture.json", "findings.json"}
     assert all(p.stat().st_mode & 0o777 == 0o600 for p in written), [oct(p.stat().st_mode) for p in written]

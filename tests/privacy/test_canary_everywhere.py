@@ -18,6 +18,8 @@ from urllib.parse import urlencode
 import pytest
 from playwright.async_api import async_playwright
 
+from relay_bridge.findings.cli import load as diagnose_load
+from relay_bridge.findings.document import session_findings
 from relay_bridge.server import RelayConfig
 from tests.browser.conftest import BASE_ARGS, RUN_ALL, WEBMCP_ARGS, PageServer, chromium_path
 from tui.app import WmcpTopApp
@@ -58,7 +60,8 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
                 await pilot.pause(0.02)
 
             screens["main"] = app.export_screenshot()
-            for key, name in [("l", "timeline"), ("escape", None), ("i", "inspector"), ("escape", None), ("d", "status"), ("escape", None), ("question_mark", "help"), ("escape", None)]:
+            for key, name in [("l", "timeline"), ("escape", None), ("i", "inspector"), ("escape", None), ("d", "status"), ("escape", None),
+                              ("f", "findings"), ("escape", None), ("question_mark", "help"), ("escape", None)]:
                 await pilot.press(key)
                 await pilot.pause()
                 if name:
@@ -66,7 +69,7 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
             for key in ("e", "E", "t", "ctrl+s"):
                 await pilot.press(key)
             deadline = time.monotonic() + 10
-            while len(list((tmp_path / "exports").glob("*"))) < 4:
+            while len(list((tmp_path / "exports").glob("*"))) < 5:  # e writes the findings beside the report
                 assert time.monotonic() < deadline, "the keyboard exports were not all written"
                 await pilot.pause(0.05)
             socket_log = await page.evaluate("window.__socketLog")
@@ -78,15 +81,19 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
 
     assert any('"type":"spans"' in frame for frame in socket_log), "the socket was observed"
     exports = sorted((tmp_path / "exports").iterdir())
-    assert {p.suffix for p in exports} == {".json", ".svg"} and len(exports) >= 4
+    assert {p.suffix for p in exports} == {".json", ".svg"} and len(exports) >= 5
+    assert any(p.name.startswith(f"findings-{sid}-") for p in exports), "the findings document was written (and is checked below)"
     places = {"socket": "\n".join(socket_log), "store": store_bytes.decode("latin-1")}
     places.update({f"screen:{name}": text for name, text in screens.items()})
     places.update({f"export:{p.name}": p.read_text(encoding="utf-8") for p in exports})
     places.update({f"log:{p.name}": p.read_text(encoding="utf-8") for p in (tmp_path / "logs").glob("*.jsonl")})
     assert any("echo" in text for name, text in places.items() if name.startswith("log:")), "the log was written"
+    # `wmcp-top diagnose` on that log: its findings document (and the text it prints from the same findings).
+    logged, _ = diagnose_load(min((tmp_path / "logs").glob("*.jsonl")))
+    places["diagnose:log"] = json.dumps(session_findings(list(logged.sessions.values())), ensure_ascii=False)
     for where, text in places.items():
         assert CANARY not in text, f"the canary leaked into {where}"
-    report = json.loads(next(p for p in exports if p.name.startswith("report") or sid in p.name).read_text())
+    report = json.loads(next(p for p in exports if p.name.startswith("report")).read_text())
     assert report["format"] == "webmcp-perf-report/2" and report["ledger"]["totals"]["calls"] == len(NAMES)
 
 

@@ -18,6 +18,8 @@ from tui.widgets.topbar import TopBar
 from .helpers import ORIGIN_MS, SID, SID2, TOKEN, Heard, cell, has_tab, live_app, open_page, row_keys, spans, tab_text, table, tabs, until
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "relay_bridge" / "schema" / "report.v2.json").read_text())
+FINDINGS = jsonschema.Draft202012Validator(json.loads((Path(__file__).resolve().parents[2] / "relay_bridge" / "schema" / "findings.v1.json").read_text()),
+                                           format_checker=jsonschema.FormatChecker())
 
 
 async def test_first_screen_says_where_the_relay_listens_and_what_to_paste(tmp_path: Path) -> None:
@@ -167,6 +169,9 @@ async def test_exports_write_files_and_the_report_validates(tmp_path: Path) -> N
         files = sorted(p.name for p in (tmp_path / "exports").iterdir())
         reports = [f for f in files if f.startswith(f"report-{SID}-")]
         assert len(reports) == 1 and any(f.startswith("capture-") for f in files) and any(f.startswith("trace-") for f in files)
+        # The findings of the same session, beside its report (report v2 is closed), valid under their own schema.
+        [findings] = [f for f in files if f.startswith(f"findings-{SID}-")]
+        FINDINGS.validate(json.loads((tmp_path / "exports" / findings).read_text()))
         assert any(f.endswith(".svg") for f in files)
         doc = json.loads((tmp_path / "exports" / reports[0]).read_text())
         jsonschema.validate(doc, SCHEMA)

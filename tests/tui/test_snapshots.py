@@ -16,7 +16,7 @@ SIZES = {"full": (120, 36), "compact": (60, 20)}
 VIEWS = {
     "main": [],
     "timeline": ["l"],
-    "inspector": ["down", "down", "down", "i"],  # render_preview: the image payload
+    "inspector": ["down", "down", "down", "down", "i"],  # render_preview: the image payload (after bulk_import)
     "status": ["d"],
     "schemas": ["w"],  # search_products: the exact match across the shop and agent tabs
     "prompts": ["m"],  # the shop tab's two LanguageModel sessions (relay_bridge.demo)

@@ -55,6 +55,7 @@ async def test_two_exports_in_one_second_write_two_files(tmp_path: Path) -> None
         files = sorted(p.name for p in (tmp_path / "exports").iterdir())
         assert files == sorted([
             f"report-{SID}-20260101-000000.json", f"report-{SID}-20260101-000000-2.json",
+            f"findings-{SID}-20260101-000000.json", f"findings-{SID}-20260101-000000-2.json",  # beside each report
             "capture-20260101-000000.json", "capture-20260101-000000-2.json",
             "trace-20260101-000000.json", "trace-20260101-000000-2.json",
             "wmcp-top-20260101-000000.svg", "wmcp-top-20260101-000000-2.svg",

@@ -1,11 +1,18 @@
-"""The session's one-line cost split: schemas · tools · payloads · host gaps."""
+"""The session's one-line cost split: schemas · tools · payloads · host gaps, then the top finding."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static
 
+from relay_bridge.findings import diagnose, from_session
+from relay_bridge.findings.inputs import signature
+from relay_bridge.findings.text import short_saving
 from relay_bridge.store import Session
+
+from ..sanitize import inert_str
 
 
 class SummaryLine(Static):
@@ -16,16 +23,34 @@ class SummaryLine(Static):
     def __init__(self, **kw) -> None:
         super().__init__("", **kw)
         self._last = ""
+        self._sig: tuple[Any, ...] | None = None
+        self._top = ""
 
     def forget(self) -> None:
         self._last = ""
+        self._sig = None
 
     def show(self, session: Session) -> None:
-        line = session.stats.summary()  # built from numbers only: no page text
+        line = session.stats.summary() + self._top_finding(session)  # numbers, and a tool name made inert
         if line != self._last:
             relayout = len(line) != len(self._last)  # same length, same wrapping: no layout pass needed
             self._last = line
             self._render_line(relayout)
+
+    def _top_finding(self, session: Session) -> str:
+        """` · fix first (f): ~21K tok render_preview`: this session's best-ranked finding (its own rules; the
+        cross-session duplicates are in the findings view), diagnosed again only when its inputs moved."""
+        sig = signature(session)
+        if sig != self._sig:
+            self._sig = sig
+            found = diagnose([from_session(session)], duplicates=False)
+            top = found[0] if found else None
+            if top is None:
+                self._top = ""
+            else:
+                what = inert_str(" + ".join(top.tools), 32) if top.tools else top.rule
+                self._top = f" · fix first (f): {short_saving(top.saving)} {what}"
+        return self._top
 
     def on_resize(self) -> None:
         if self._last:

@@ -1,0 +1,56 @@
+"""The findings document `wmcp-top-findings/1`: ranked findings of one or more sessions, written beside a report.
+
+Report v2 is closed (webmcp-profiler's schema allows no field beyond its own), so findings travel in a document
+of their own (schema/findings.v1.json). Numbers, rule ids, our own one-line fixes, tool names and session
+origins only: never a body.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from .. import __version__
+from ..exports.report import iso_time
+from . import images
+from .engine import diagnose, total_tokens
+from .inputs import SessionInput, from_session
+from .model import Finding
+
+FORMAT = "wmcp-top-findings/1"
+TOKEN_RULES = {
+    "text": "ceil(bytes / 4)",
+    "image": f"ceil(width x height / {images.PIXELS_PER_TOKEN}) (evidence only); ranked by the byte rule ceil(bytes / 4)",
+}
+
+
+def finding_record(f: Finding, rank: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"rank": rank, **msgspec.to_builtins(f)}
+    out["tools"] = list(f.tools)
+    if not out.get("at"):
+        out.pop("at", None)
+    return out
+
+
+def build_document(sessions: Sequence[SessionInput], findings: Sequence[Finding], *, source: str = "live",
+                   label: str = "", generated_at: float | None = None) -> dict[str, Any]:
+    ms = sum(f.saving.ms or 0.0 for f in findings if f.saving.msPer == "total")
+    return {
+        "format": FORMAT,
+        "generatedAt": iso_time(generated_at if generated_at is not None else time.time() * 1000),
+        "version": f"wmcp-top/{__version__}",
+        "source": {"kind": source, "label": label},
+        "tokenRules": dict(TOKEN_RULES),
+        "sessions": [{"id": s.id, "origin": s.origin, "calls": s.calls} for s in sessions],
+        "total": {"tokens": total_tokens(findings), "ms": round(ms, 1), "findings": len(findings)},
+        "findings": [finding_record(f, n) for n, f in enumerate(findings, 1)],
+    }
+
+
+def session_findings(sessions: Sequence[Any], *, source: str = "live", label: str = "", generated_at: float | None = None) -> dict[str, Any]:
+    """The findings document of store sessions (relay_bridge.store.Session): what an export writes beside its report."""
+    inputs = [from_session(s) for s in sessions]
+    return build_document(inputs, diagnose(inputs), source=source, label=label, generated_at=generated_at)

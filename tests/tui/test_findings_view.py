@@ -1,0 +1,78 @@
+"""The findings view (`f`): live and ranked, over a real relay and socket; the top finding on the summary line;
+hostile tool names shown inert; and its snapshots at 80x24 and 160x45 (the demo with its facts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable
+
+from relay_bridge import synth
+from relay_bridge.findings import diagnose, from_session
+from tests.findings.builders import Facts, ImageFacts, with_demo_facts
+from tui.feed import demo_store
+from tui.screens.findings import FindingsScreen
+from tui.widgets.summary_line import SummaryLine
+
+from .helpers import SID, has_tab, live_app, open_page, screen_text, spans, until
+
+EVIL = "[bold red]bulk[/]\x1b[2J"
+
+
+async def test_findings_view_is_live_ranked_and_inert(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        page = await open_page(app, tools=("search",))
+        await page.send(synth.tool(SID, EVIL, 20.0, description="Import orders from a spreadsheet. " * 90))
+        await page.send(spans(SID, "search", 0, 12))
+        await until(pilot, lambda: has_tab(app, SID) and app.store.sessions[SID].stats.totals.calls == 12, what="calls")
+        # The main screen's summary line names the top finding (the unused 3 KB tool), inert.
+        await until(pilot, lambda: "fix first (f)" in str(app.dashboard.query_one(SummaryLine).render()), what="summary line")
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, FindingsScreen), what="findings view")
+        screen: FindingsScreen = app.screen  # type: ignore[assignment]
+        table = screen.query_one("#findings", DataTable)
+        expected = diagnose([from_session(s) for s in app.store.sessions.values()])
+        assert table.row_count == len(expected) and [f.rule for f in screen.findings] == [f.rule for f in expected]
+        assert screen.findings[0].rule == "schema.unused"
+        text = screen_text(app)
+        assert "[bold red]bulk[/]" in text and "\x1b" not in text  # markup shown literally, the escape made inert
+        assert "schema.unused" in text and "tok/conversation" in text
+        # Live: an image fact and its call arrive; the view ranks the image first without a key press.
+        runs = screen.diagnoses
+        app.store.sessions[SID].facts = {12: Facts(image=ImageFacts("image/png", 2400, 1600, 900_000, 300_000, 150_000, 1568, 1045))}  # type: ignore[attr-defined]
+        await page.send(synth.spans_frame(SID, [synth.span(SID, 12, "search", 9000.0, 30.0, image_bytes=1_200_000, result_bytes=1_200_100, gap=50.0)]))
+        await until(pilot, lambda: screen.findings and screen.findings[0].rule == "images.reencode", what="the image ranked first")
+        assert screen.diagnoses > runs
+        await until(pilot, lambda: "images.reencode" in screen_text(app) and "evidence" in screen_text(app), what="detail")
+        await page.close()
+
+
+async def test_findings_view_compact(tmp_path: Path) -> None:
+    app = live_app(tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        page = await open_page(app, tools=("search", "unused_tool"))
+        await page.send(spans(SID, "search", 0, 12))
+        await until(pilot, lambda: has_tab(app, SID) and app.store.sessions[SID].stats.totals.calls == 12, what="calls")
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, FindingsScreen), what="findings view")
+        await until(pilot, lambda: "unused_tool" in screen_text(app) and "tok" in screen_text(app), what="compact rows")
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, FindingsScreen), what="back")
+        await page.close()
+
+
+def _demo_app(tmp_path: Path):  # type: ignore[no-untyped-def]
+    from tui.app import WmcpTopApp
+
+    store, clock = demo_store(30.0)
+    with_demo_facts(store, 30.0)
+    return WmcpTopApp(store=store, clock=clock.ms, export_dir=tmp_path, source_label="demo feed, seed 7, at 30s")
+
+
+def test_findings_snapshot_80x24(snap_compare, tmp_path: Path) -> None:
+    assert snap_compare(_demo_app(tmp_path), press=["f"], terminal_size=(80, 24))
+
+
+def test_findings_snapshot_160x45(snap_compare, tmp_path: Path) -> None:
+    assert snap_compare(_demo_app(tmp_path), press=["f"], terminal_size=(160, 45))

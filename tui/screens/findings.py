@@ -1,0 +1,179 @@
+"""Findings (issue 35): what to fix first, ranked by what each fix saves, over every session, live.
+
+The rules are relay_bridge.findings (pure; formulas in docs/diagnosis.md). This view diagnoses again only when
+what the rules read has moved (relay_bridge.findings.inputs.signature, checked on the app's coalesced change
+notices, at most 4 times a second), and looks for duplicated definitions (footprint's pair search, O(catalog))
+only when the registered tools changed. Cost (tests/bench/test_findings_cost.py): a few ms a session of 500
+spans. Tool names and origins are page text: shown through sanitize.inert.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from relay_bridge.findings import Finding, diagnose, from_session, ranked, total_tokens
+from relay_bridge.findings.images import MAX_SIDE, PIXELS_PER_TOKEN, QUALITY
+from relay_bridge.findings.inputs import signature
+from relay_bridge.findings.schema import find_duplicates
+from relay_bridge.findings.text import evidence_text, saving_text, short_saving
+from relay_bridge.units import fmt_bytes, fmt_count
+
+from .. import tables
+from ..changes import Changes
+from ..sanitize import inert
+from .schemas import catalog_signature
+
+MIN_DO_WIDTH = 16  # the table's "what to do" column takes the width left; the detail below has the whole line
+
+
+class FindingsScreen(Screen[None]):
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
+    DEFAULT_CSS = """
+    FindingsScreen #title { background: $panel; text-style: bold; padding: 0 1; }
+    FindingsScreen #summary { padding: 0 1; height: auto; background: $boost; }
+    FindingsScreen #findings { height: auto; max-height: 60%; min-height: 4; }
+    FindingsScreen #detail-box { height: 1fr; padding: 0 1; border-top: solid $panel; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sig: tuple | None = None
+        self.findings: list[Finding] = []
+        self.diagnoses = 0  # how many times the rules ran (tests read it)
+        self._origins: dict[str, str] = {}
+        self._catalog: tuple | None = None  # the registered tools the duplicates below were found in
+        self._duplicates: list[Finding] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="title")
+        yield Static(id="summary")
+        yield DataTable(cursor_type="row", id="findings", zebra_stripes=False)
+        with VerticalScroll(id="detail-box"):
+            yield Static(id="detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
+        self.refresh_view()
+        self.query_one("#findings", DataTable).focus()
+
+    def on_unmount(self) -> None:
+        self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
+
+    def _on_changes(self, changes: Changes) -> None:
+        if changes.touches(None):
+            self.refresh_view()
+
+    @property
+    def compact(self) -> bool:
+        return bool(getattr(self.app, "compact", False))
+
+    def refresh_view(self) -> None:
+        sessions = list(self.app.view_store.sessions.values())  # type: ignore[attr-defined]
+        sig = (tuple(signature(s) for s in sessions), self.compact)
+        if sig == self._sig:
+            return
+        self._sig = sig
+        self._origins = {s.id: s.info.origin for s in sessions}
+        inputs = [from_session(s) for s in sessions]
+        # Footprint's pair search is O(catalog): run again only when the registered tools changed, not per span.
+        catalog = catalog_signature(self.app.view_store)  # type: ignore[attr-defined]
+        if catalog != self._catalog:
+            self._catalog, self._duplicates = catalog, find_duplicates(inputs)
+        self.findings = ranked(diagnose(inputs, duplicates=False) + self._duplicates)
+        self.diagnoses += 1
+        title = Text("findings  ")
+        title.append("(esc: back)" if self.compact else "what to fix first, ranked by what each fix saves (esc: back)", style="dim")
+        self.query_one("#title", Static).update(title)
+        self._show_summary(len(sessions))
+        self._show_table()
+        self._show_detail()
+
+    def _show_summary(self, sessions: int) -> None:
+        palette = self.app.palette  # type: ignore[attr-defined]
+        out = Text()
+        n = len(self.findings)
+        if not n:
+            out.append(f"no findings in {sessions} session{'s' if sessions != 1 else ''} yet", style=palette.style("muted"))
+        else:
+            out.append(f"{n} finding{'s' if n != 1 else ''} in {sessions} session{'s' if sessions != 1 else ''}")
+            out.append(f" · together ~{fmt_count(total_tokens(self.findings))} tok", style=palette.style("slow"))
+        if not self.compact:
+            out.append(f"\ntokens: ceil(bytes / 4); images ranked by that byte rule, with ceil(w x h / {PIXELS_PER_TOKEN}) "
+                       f"beside it (JPEG q{QUALITY}, long side <= {MAX_SIDE} px) · docs/diagnosis.md", style=palette.style("muted"))
+        self.query_one("#summary", Static).update(out)
+
+    def _show_table(self) -> None:
+        table = self.query_one("#findings", DataTable)
+        keep = table.cursor_row if table.row_count else 0
+        # compact: no rule or session columns; narrow (under 100 columns): no session column
+        layout = "compact" if self.compact else getattr(self.app, "table_layout", "full")
+        palette = self.app.palette  # type: ignore[attr-defined]
+        columns: list[tables.Column] = [("#", "rank"), (Text("saves", justify="right"), "saves")]
+        if layout != "compact":
+            columns.append(("rule", "rule"))
+        columns.append(("tool", "tool"))
+        if layout == "full":
+            columns.append(("session", "session"))
+        rows: list[tuple[list[Text], str]] = []
+        for n, f in enumerate(self.findings, 1):
+            saves = Text(short_saving(f.saving), justify="right", style=palette.style("slow" if f.saving.tokens else "muted"))
+            tool = inert(" + ".join(f.tools), limit=18 if layout == "compact" else 32) if f.tools else Text("(session)", style=palette.style("muted"))
+            cells: list[Text] = [Text(str(n), justify="right"), saves]
+            if layout != "compact":
+                cells.append(Text(f.rule))
+            cells.append(tool)
+            if layout == "full":
+                cells.append(Text(f.session))
+            rows.append((cells, str(n)))
+        # what is left of the width goes to "what to do" (cells are padded by one column each side)
+        used = sum(max([Text(c[0]).cell_len if isinstance(c[0], str) else c[0].cell_len]
+                       + [r[0][i].cell_len for r in rows]) + 2 for i, c in enumerate(columns))
+        width = max(MIN_DO_WIDTH, self.size.width - used - 5)  # and a vertical scrollbar
+        columns.append(("what to do", "do"))
+        for (cells, _), f in zip(rows, self.findings):
+            cells.append(Text(f.do if len(f.do) <= width else f.do[: width - 1] + "…"))
+        tables.fill(table, columns, rows)
+        if rows:
+            table.move_cursor(row=min(keep, len(rows) - 1))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail()
+
+    def selected(self) -> Finding | None:
+        table = self.query_one("#findings", DataTable)
+        if not table.row_count or not self.findings:
+            return None
+        return self.findings[min(table.cursor_row, len(self.findings) - 1)]
+
+    def _show_detail(self) -> None:
+        palette = self.app.palette  # type: ignore[attr-defined]
+        f = self.selected()
+        out = Text()
+        if f is None:
+            out.append("Findings come from what the pages report: a few calls are enough for most rules.", style=palette.style("muted"))
+        else:
+            out.append(f.rule, style="bold")
+            out.append("  ")
+            out.append_text(inert(" + ".join(f.tools), limit=80) if f.tools else Text("the whole session"))
+            out.append(f"  {f.session} ")
+            out.append_text(inert(self._origins.get(f.session, ""), limit=60))
+            out.append("\n")
+            out.append(f.do)
+            out.append("\nsaves ", style="bold")
+            out.append(saving_text(f.saving), style=palette.style("slow"))
+            if f.saving.bytes:
+                out.append(f" · {fmt_bytes(f.saving.bytes)}")
+            if f.at:
+                out.append("\nat ", style="bold")
+                out.append_text(inert(f.at.get("path", ""), limit=80))
+                out.append(" · constraint ")
+                out.append_text(inert(f.at.get("constraint", ""), limit=40))
+            out.append("\nevidence ", style="bold")
+            out.append(evidence_text(f).replace(", ", " · "))
+        self.query_one("#detail", Static).update(out)
