@@ -13,7 +13,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from relay_bridge.findings import Finding, diagnose, from_session, ranked, total_tokens
@@ -25,13 +24,14 @@ from relay_bridge.units import fmt_bytes, fmt_count
 
 from .. import tables
 from ..changes import Changes
+from .live import LiveView
 from ..sanitize import inert
 from .schemas import catalog_signature
 
 MIN_DO_WIDTH = 16  # the table's "what to do" column takes the width left; the detail below has the whole line
 
 
-class FindingsScreen(Screen[None]):
+class FindingsScreen(LiveView[None]):
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
     DEFAULT_CSS = """
     FindingsScreen #title { background: $panel; text-style: bold; padding: 0 1; }
@@ -58,12 +58,8 @@ class FindingsScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]
         self.refresh_view()
         self.query_one("#findings", DataTable).focus()
-
-    def on_unmount(self) -> None:
-        self.app.changes.unsubscribe(self)  # type: ignore[attr-defined]
 
     def _on_changes(self, changes: Changes) -> None:
         if changes.touches(None):
@@ -74,7 +70,7 @@ class FindingsScreen(Screen[None]):
         return bool(getattr(self.app, "compact", False))
 
     def refresh_view(self) -> None:
-        sessions = list(self.app.view_store.sessions.values())  # type: ignore[attr-defined]
+        sessions = list(self.app.view_store.sessions.values())
         sig = (tuple(signature(s) for s in sessions), self.compact)
         if sig == self._sig:
             return
@@ -82,7 +78,7 @@ class FindingsScreen(Screen[None]):
         self._origins = {s.id: s.info.origin for s in sessions}
         inputs = [from_session(s) for s in sessions]
         # Footprint's pair search is O(catalog): run again only when the registered tools changed, not per span.
-        catalog = catalog_signature(self.app.view_store)  # type: ignore[attr-defined]
+        catalog = catalog_signature(self.app.view_store)
         if catalog != self._catalog:
             self._catalog, self._duplicates = catalog, find_duplicates(inputs)
         self.findings = ranked(diagnose(inputs, duplicates=False) + self._duplicates)
@@ -95,7 +91,7 @@ class FindingsScreen(Screen[None]):
         self._show_detail()
 
     def _show_summary(self, sessions: int) -> None:
-        palette = self.app.palette  # type: ignore[attr-defined]
+        palette = self.app.palette
         out = Text()
         n = len(self.findings)
         if not n:
@@ -113,7 +109,7 @@ class FindingsScreen(Screen[None]):
         keep = table.cursor_row if table.row_count else 0
         # compact: no rule or session columns; narrow (under 100 columns): no session column
         layout = "compact" if self.compact else getattr(self.app, "table_layout", "full")
-        palette = self.app.palette  # type: ignore[attr-defined]
+        palette = self.app.palette
         columns: list[tables.Column] = [("#", "rank"), (Text("saves", justify="right"), "saves")]
         if layout != "compact":
             columns.append(("rule", "rule"))
@@ -152,7 +148,7 @@ class FindingsScreen(Screen[None]):
         return self.findings[min(table.cursor_row, len(self.findings) - 1)]
 
     def _show_detail(self) -> None:
-        palette = self.app.palette  # type: ignore[attr-defined]
+        palette = self.app.palette
         f = self.selected()
         out = Text()
         if f is None:
