@@ -16,7 +16,7 @@ from typing import Any
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "vectors" / "facts" / "bloat.json"
 BASE64_MIN_RUN = 256
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _RUN = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 
 
