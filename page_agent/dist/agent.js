@@ -4717,6 +4717,9 @@ function hasRef(schema, depth) {
   return false
 }
 
+/** @type {WeakMap<object, boolean>} schema object -> holds a $ref */
+const refs = new WeakMap()
+
 /** @param {string} s */
 const codePoints = (s) => {
   let n = 0
@@ -4732,7 +4735,11 @@ const codePoints = (s) => {
  * @returns {SchemaFacts|null}
  */
 function checkInput(schema, input) {
-  if (!isObject(schema) || hasRef(schema, 0)) return null
+  if (!isObject(schema)) return null
+  const o = /** @type {object} */ (schema)
+  let ref = refs.get(o)
+  if (ref === undefined) refs.set(o, (ref = hasRef(schema, 0))) // the agent hands the same parsed schema each call
+  if (ref) return null
   let value = input
   if (value === undefined) value = {} // a call without arguments: the host passes an empty object
   if (typeof value === "function" || typeof value === "symbol" || typeof value === "bigint") return null
@@ -4877,78 +4884,65 @@ function sniffMime(b) {
   return "image/unknown"
 }
 
-/** @param {string} data @returns {Uint8Array|null} */
-function decodeBase64(data) {
-  const U8 = /** @type {any} */ (Uint8Array)
-  if (typeof U8.fromBase64 === "function") {
-    try {
-      return U8.fromBase64(data.replace(/\s+/g, ""))
-    } catch {
-      return null
-    }
-  }
-  let bin
-  try {
-    bin = atob(data)
-  } catch {
-    return null
-  }
-  const out = new Uint8Array(bin.length)
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i)
-  return out
-}
-
-/** The fitted size: the longer side scaled to FIT_MAX_SIDE, rounded, each side at least 1. @param {number} w @param {number} h */
-function fitSize(w, h) {
-  const side = Math.max(w, h)
-  if (side <= FIT_MAX_SIDE) return { width: w, height: h }
-  const k = FIT_MAX_SIDE / side
-  return { width: Math.max(1, Math.round(w * k)), height: Math.max(1, Math.round(h * k)) }
-}
-
 /**
- * Re-encode one image and measure it. Resolves null where the page cannot (no OffscreenCanvas, an image the
- * browser does not decode, too large). `cost.ms` gets the main-thread time of our own steps.
+ * Decode one image and re-encode it: the work itself. The fitted size scales the longer side to maxSide
+ * (FIT_MAX_SIDE), each side rounded to the nearest pixel and at least 1. Self-contained (it runs in a worker from its own source
+ * text): it reads only its parameters and the globals of `g`. Resolves {facts, syncMs} (facts null where the
+ * browser cannot decode it or it is too large); syncMs is the time of its own synchronous steps.
  * @param {string} data  base64
- * @param {{g?: any, cost?: {ms:number, images:number}}} [o]
- * @returns {Promise<ImageFacts|null>}
+ * @param {{quality:number, maxSide:number, maxPixels:number, mime:string}} o  `mime` as sniffMime read it
+ * @param {any} g
+ * @returns {Promise<{facts: ImageFacts|null, syncMs: number}>}
  */
-async function measureImage(data, o = {}) {
-  const g = o.g || globalThis
-  const cost = o.cost || { ms: 0, images: 0 }
-  if (typeof g.createImageBitmap !== "function" || typeof g.OffscreenCanvas !== "function" || typeof g.Blob !== "function") return null
-  if (data.length > MAX_IMAGE_BASE64) return null
-  const clock = () => (g.performance ? g.performance.now() : Date.now())
+async function reencode(data, o, g) {
+  const clock = () => g.performance.now()
+  let syncMs = 0
   let t = clock()
-  const bytes = decodeBase64(data)
-  if (!bytes) return null
-  const mime = sniffMime(bytes)
-  const blob = new g.Blob([bytes], mime === "image/unknown" ? {} : { type: mime })
-  cost.ms += clock() - t
+  let bytes = null
+  try {
+    if (typeof g.Uint8Array.fromBase64 === "function") bytes = g.Uint8Array.fromBase64(data.replace(/\s+/g, ""))
+    else {
+      const bin = g.atob(data)
+      bytes = new g.Uint8Array(bin.length)
+      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i)
+    }
+  } catch {
+    bytes = null
+  }
+  if (!bytes) return { facts: null, syncMs: clock() - t }
+  const blob = new g.Blob([bytes], o.mime === "image/unknown" ? {} : { type: o.mime })
+  syncMs += clock() - t
   let bitmap
   try {
     bitmap = await g.createImageBitmap(blob)
   } catch {
-    return null
+    return { facts: null, syncMs }
+  }
+  const encode = (/** @type {number} */ w, /** @type {number} */ h) => {
+    const canvas = new g.OffscreenCanvas(w, h)
+    canvas.getContext("2d").drawImage(bitmap, 0, 0, w, h)
+    return canvas.convertToBlob({ type: "image/jpeg", quality: o.quality })
   }
   try {
     const width = bitmap.width
     const height = bitmap.height
-    if (!width || !height || width * height > MAX_PIXELS) return null
-    const fit = fitSize(width, height)
+    if (!width || !height || width * height > o.maxPixels) return { facts: null, syncMs }
+    const side = Math.max(width, height)
+    const k = side > o.maxSide ? o.maxSide / side : 1
+    const fitWidth = k === 1 ? width : Math.max(1, Math.round(width * k))
+    const fitHeight = k === 1 ? height : Math.max(1, Math.round(height * k))
     t = clock()
-    const full = encode(g, bitmap, width, height)
-    cost.ms += clock() - t
+    const full = encode(width, height)
+    syncMs += clock() - t
     const jpeg = await full
-    let fitBlob = jpeg
-    if (fit.width !== width || fit.height !== height) {
+    let fit = jpeg
+    if (k !== 1) {
       t = clock()
-      const scaled = encode(g, bitmap, fit.width, fit.height)
-      cost.ms += clock() - t
-      fitBlob = await scaled
+      const scaled = encode(fitWidth, fitHeight)
+      syncMs += clock() - t
+      fit = await scaled
     }
-    cost.images++
-    return { mime, width, height, bytes: bytes.length, jpegBytes: jpeg.size, fitBytes: fitBlob.size, fitWidth: fit.width, fitHeight: fit.height }
+    return { facts: { mime: o.mime, width, height, bytes: bytes.length, jpegBytes: jpeg.size, fitBytes: fit.size, fitWidth, fitHeight }, syncMs }
   } finally {
     try {
       bitmap.close()
@@ -4958,17 +4952,112 @@ async function measureImage(data, o = {}) {
   }
 }
 
+// The worker's whole program: reencode, and a message loop. Made once, from reencode's own source.
+const WORKER_SOURCE = `"use strict";const reencode = ${reencode.toString().replace(/^async function reencode/, "async function")};
+onmessage = (e) => { const m = e.data; reencode(m.data, m.o, self).then((r) => postMessage({ id: m.id, r }), () => postMessage({ id: m.id, r: { facts: null, syncMs: 0 } })) }`
+const WORKER_TIMEOUT_MS = 20_000
+
+/** @type {WeakMap<object, {broken: boolean}>} per global: the worker could not be made (CSP, Trusted Types, no Worker) */
+const workerState = new WeakMap()
+
 /**
- * Draw the bitmap at w x h and start its JPEG encoding.
- * @param {any} g @param {any} bitmap @param {number} w @param {number} h @returns {Promise<Blob>}
+ * Run `reencode` in a worker (a Blob URL): the decoding and both encodings leave the page's main thread, which
+ * only copies the base64 text into the message. Null where the page allows no such worker.
+ * @param {any} g @param {string} data @param {object} o
+ * @returns {Promise<{facts: ImageFacts|null, syncMs: number}>|null}
  */
-function encode(g, bitmap, w, h) {
-  const canvas = new g.OffscreenCanvas(w, h)
-  const ctx = canvas.getContext("2d")
-  ctx.drawImage(bitmap, 0, 0, w, h)
-  return canvas.convertToBlob({ type: "image/jpeg", quality: JPEG_QUALITY })
+function inWorker(g, data, o) {
+  const state = workerState.get(g) || { broken: false }
+  workerState.set(g, state)
+  if (state.broken || typeof g.Worker !== "function" || !g.URL || typeof g.URL.createObjectURL !== "function") return null
+  let worker
+  let url = null
+  try {
+    url = g.URL.createObjectURL(new g.Blob([WORKER_SOURCE], { type: "text/javascript" }))
+    worker = new g.Worker(url)
+  } catch {
+    state.broken = true
+    return null
+  } finally {
+    if (url) {
+      try {
+        g.URL.revokeObjectURL(url)
+      } catch {
+        /* nothing to free */
+      }
+    }
+  }
+  return new Promise((resolve) => {
+    let done = false
+    const finish = (/** @type {{facts: ImageFacts|null, syncMs: number}|null} */ r) => {
+      if (done) return
+      done = true
+      g.clearTimeout(timer)
+      try {
+        worker.terminate()
+      } catch {
+        /* gone */
+      }
+      resolve(r)
+    }
+    const timer = g.setTimeout(() => finish({ facts: null, syncMs: 0 }), WORKER_TIMEOUT_MS)
+    worker.onmessage = (/** @type {MessageEvent} */ e) => finish(e.data && e.data.r ? e.data.r : { facts: null, syncMs: 0 })
+    // A worker the page's policy refused fails here, before any answer: this page gets the in-page path from now.
+    worker.onerror = (/** @type {Event} */ e) => {
+      try {
+        e.preventDefault()
+      } catch {
+        /* not cancelable */
+      }
+      state.broken = true
+      finish(null)
+    }
+    try {
+      worker.postMessage({ id: 1, data, o })
+    } catch {
+      state.broken = true
+      finish(null)
+    }
+  })
 }
-return { JPEG_QUALITY, FIT_MAX_SIDE, MAX_IMAGE_BASE64, MAX_PIXELS, largestImage, sniffMime, fitSize, measureImage };
+
+/**
+ * Re-encode one image and measure it: in a worker where the page allows one, else on the main thread (still in
+ * an idle callback). Resolves null where the browser cannot. `cost.ms` gets the main thread's share of the time
+ * of our own synchronous steps (in a worker: none of the decoding or encoding).
+ * @param {string} data  base64
+ * @param {{g?: any, cost?: {ms:number, images:number, inPage?: number}, worker?: boolean}} [o]
+ * @returns {Promise<ImageFacts|null>}
+ */
+async function measureImage(data, o = {}) {
+  const g = o.g || globalThis
+  const cost = o.cost || { ms: 0, images: 0 }
+  if (typeof g.createImageBitmap !== "function" || typeof g.OffscreenCanvas !== "function" || typeof g.Blob !== "function") return null
+  if (data.length > MAX_IMAGE_BASE64) return null
+  const t = g.performance.now()
+  // The format from the first bytes only (a dozen base64 characters), never the page's own mimeType text.
+  let head = null
+  try {
+    const bin = g.atob(data.slice(0, 16).replace(/[^A-Za-z0-9+/]/g, ""))
+    head = new Uint8Array(bin.length)
+    for (let i = 0; i < bin.length; i++) head[i] = bin.charCodeAt(i)
+  } catch {
+    head = null
+  }
+  if (!head) return null
+  const opts = { quality: JPEG_QUALITY, maxSide: FIT_MAX_SIDE, maxPixels: MAX_PIXELS, mime: sniffMime(head) }
+  const pending = o.worker === false ? null : inWorker(g, data, opts)
+  cost.ms += g.performance.now() - t
+  let r = pending ? await pending : null
+  if (r === null) {
+    r = await reencode(data, opts, g)
+    cost.ms += r.syncMs
+    cost.inPage = (cost.inPage || 0) + 1
+  }
+  if (r.facts) cost.images++
+  return r.facts
+}
+return { JPEG_QUALITY, FIT_MAX_SIDE, MAX_IMAGE_BASE64, MAX_PIXELS, largestImage, sniffMime, reencode, measureImage };
 })();
 
 // ---- facts.js ----

@@ -68,6 +68,9 @@ function hasRef(schema, depth) {
   return false
 }
 
+/** @type {WeakMap<object, boolean>} schema object -> holds a $ref */
+const refs = new WeakMap()
+
 /** @param {string} s */
 const codePoints = (s) => {
   let n = 0
@@ -83,7 +86,11 @@ const codePoints = (s) => {
  * @returns {SchemaFacts|null}
  */
 export function checkInput(schema, input) {
-  if (!isObject(schema) || hasRef(schema, 0)) return null
+  if (!isObject(schema)) return null
+  const o = /** @type {object} */ (schema)
+  let ref = refs.get(o)
+  if (ref === undefined) refs.set(o, (ref = hasRef(schema, 0))) // the agent hands the same parsed schema each call
+  if (ref) return null
   let value = input
   if (value === undefined) value = {} // a call without arguments: the host passes an empty object
   if (typeof value === "function" || typeof value === "symbol" || typeof value === "bigint") return null

@@ -93,3 +93,22 @@ def test_facts_reach_the_relay_and_match_the_real_fix(browser, pages, relay_serv
     counters = snap["sessions"][sid]["counters"]
     assert counters["facts"] == 8 and counters["facts_duplicates"] == 0
     assert errors == []
+
+
+def test_a_page_that_forbids_workers_still_gets_its_image_facts(browser, pages, relay_server) -> None:
+    """The agent re-encodes in a worker; where the page's CSP refuses one, in the page (still in an idle
+    callback): the same encoder, the same figures."""
+    page, errors = open_page(browser, pages.url("facts.html", relay_server, csp="worker"))
+    violations = page.evaluate("""() => { window.__csp = []; document.addEventListener("securitypolicyviolation", (e) => __csp.push(e.effectiveDirective)); return true }""")
+    assert violations
+    page.wait_for_function("window.registered && window.png && __webmcpPerf.status().phase === 'tools-registered'", timeout=20_000)
+    sid = page.evaluate("__webmcpPerf.sessionId")
+    assert page.evaluate(CALL, {"name": "snapshot", "input": {}})["ok"]
+    snap = relay_server.wait_for(session_where(sid, lambda s: 0 in s["diagnosis"]), timeout=20.0)
+    image = snap["sessions"][sid]["diagnosis"][0]["image"]
+    png = page.evaluate("window.png")
+    full = page.evaluate("([b, w, h]) => realFix(b, w, h)", [png, 2400, 1200])
+    assert (image["width"], image["height"], image["fitWidth"]) == (2400, 1200, FIT)
+    assert abs(image["jpegBytes"] - full["jpeg"]) <= JPEG_TOLERANCE * full["jpeg"]
+    assert "worker-src" in page.evaluate("window.__csp"), "the policy really refused the worker"
+    assert errors == []
