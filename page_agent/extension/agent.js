@@ -1384,7 +1384,7 @@ class Collector {
     this.consents = new Map()
     /** hook name -> times it threw */
     this.hookFailures = {}
-    /** @type {{take: (job: object) => void, stop: () => void}|null} the diagnosis facts (facts.js), set by the agent */
+    /** @type {{take: (job: object) => void, reset: () => void, stop: () => void}|null} the diagnosis facts (facts.js), set by the agent */
     this.facts = null
   }
 
@@ -2074,6 +2074,7 @@ class Collector {
       this.sink.evicted(span)
     }
     this.stats.reset()
+    if (this.facts) safely(() => this.facts.reset())
     this.counted.clear()
     this.lastSettledAt = null
     this.unsampled = 0
@@ -5312,7 +5313,13 @@ class FactsTaker {
     for (const _ in facts) return safely(() => this.send(seq, facts))
   }
 
-  /** A new session (reset keeps the session, so its repeats stay): forget nothing but what is queued. */
+  /** The page reset its numbers (the relay drops its facts too): repeats count from here. */
+  reset() {
+    this.seen.clear()
+    this.imageAt.clear()
+  }
+
+  /** Detached: nothing more is taken or sent. */
   stop() {
     this.stopped = true
     this.queue = []

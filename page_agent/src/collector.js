@@ -127,7 +127,7 @@ export class Collector {
     this.consents = new Map()
     /** hook name -> times it threw */
     this.hookFailures = {}
-    /** @type {{take: (job: object) => void, stop: () => void}|null} the diagnosis facts (facts.js), set by the agent */
+    /** @type {{take: (job: object) => void, reset: () => void, stop: () => void}|null} the diagnosis facts (facts.js), set by the agent */
     this.facts = null
   }
 
@@ -817,6 +817,7 @@ export class Collector {
       this.sink.evicted(span)
     }
     this.stats.reset()
+    if (this.facts) safely(() => this.facts.reset())
     this.counted.clear()
     this.lastSettledAt = null
     this.unsampled = 0

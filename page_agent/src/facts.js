@@ -250,7 +250,13 @@ export class FactsTaker {
     for (const _ in facts) return safely(() => this.send(seq, facts))
   }
 
-  /** A new session (reset keeps the session, so its repeats stay): forget nothing but what is queued. */
+  /** The page reset its numbers (the relay drops its facts too): repeats count from here. */
+  reset() {
+    this.seen.clear()
+    this.imageAt.clear()
+  }
+
+  /** Detached: nothing more is taken or sent. */
   stop() {
     this.stopped = true
     this.queue = []

@@ -196,3 +196,27 @@ test("facts: false turns them off", async () => {
   assert.equal(ctx.ws.frames("spans").flatMap((f) => f.spans).length, 1)
   ctx.api.detach()
 })
+
+test("after a reset, repeats count afresh (the relay dropped the facts with the spans)", async () => {
+  const ctx = await connectedAgent()
+  await ctx.host.registerTool({ name: "t", description: "t", inputSchema: { type: "object" }, execute: () => "x" })
+  await settle()
+  ctx.env.run()
+  const call = async () => {
+    await ctx.host.executeTool({ name: "t" }, { a: 1 })
+    await settle()
+    ctx.env.run()
+    ctx.env.advance(60)
+    ctx.env.run()
+  }
+  await call()
+  await call()
+  ctx.api.reset()
+  ctx.env.run()
+  await call()
+  const bySeq = new Map()
+  for (const f of ctx.ws.frames("facts")) for (const i of f.items || [{ seq: f.seq, facts: f.facts }]) bySeq.set(i.seq, i.facts)
+  assert.deepEqual(bySeq.get(1).repeat, { of: 0 })
+  assert.equal(bySeq.get(2).repeat, undefined)
+  ctx.api.detach()
+})
