@@ -82,6 +82,8 @@ def cases() -> list[dict[str, Any]]:
         ("prose with base64", "text that is not JSON: one string value, no whitespace figure", "the image is " + B64 + " as you see"),
         ("JSON string scalar", "a JSON document that is a bare string is not a document of rows: counted as text", json.dumps("A" * 300)),
         ("broken JSON", "looks like JSON but is not: counted as text", '{"a": [1, 2}  ' + "Z" * 260),
+        ("escaped quotes and backslashes", "a quote after an odd run of backslashes does not end a string",
+         json.dumps({"a": 'x"y\\', "b": [{"k": '\\"'}, {"k": " [ { "}], "c": "\\\\"}, indent=1)),
         ("empty object", "nothing to find", "{}"),
     ]
     out = [{"name": n, "description": d, "text": t, "expect": bloat(t)} for n, d, t in texts]

@@ -4543,12 +4543,7 @@ function scanJson(s, out, truncated) {
     const top = stack.length ? stack[stack.length - 1] : null
     if (c === 34 /* " */) {
       const start = i
-      i++
-      while (i < n) {
-        const d = s.charCodeAt(i)
-        if (d === 34) break
-        i += d === 92 ? 2 : 1
-      }
+      i = stringEnd(s, i + 1)
       const closed = i < n
       if (!closed && !truncated) return false
       const end = Math.min(i, n) // the closing quote, or the cut
@@ -4565,7 +4560,8 @@ function scanJson(s, out, truncated) {
         }
         if (i < n && s.charCodeAt(i) !== 58 /* : */) return false
         i++
-      } else {
+      } else if (end - start - 1 >= BASE64_MIN_RUN) {
+        // a shorter string cannot hold a run
         const [b, r] = base64In(s, start + 1, end)
         b64Bytes += b
         b64Runs += r
@@ -4614,6 +4610,24 @@ function scanJson(s, out, truncated) {
   out.base64Bytes = b64Bytes
   out.base64Runs = b64Runs
   return true
+}
+
+const indexOf = String.prototype.indexOf // captured: a page that patches it later does not change a count
+
+/**
+ * The index of the quote that closes the string whose content starts at `i` (s.length when none): a native
+ * search for each quote, and a quote after an odd run of backslashes is escaped.
+ * @param {string} s @param {number} i @returns {number}
+ */
+function stringEnd(s, i) {
+  for (;;) {
+    const q = indexOf.call(s, '"', i)
+    if (q < 0) return s.length
+    let k = q - 1
+    while (k >= i && s.charCodeAt(k) === 92) k--
+    if ((q - 1 - k) % 2 === 0) return q
+    i = q + 1
+  }
 }
 
 /** @param {Set<string>} first @param {string[]} keys */
