@@ -44,7 +44,7 @@ window.facts = async ({ rows, calls }) => {
     if (i % 20 === 19) await idle()
   }
   await idle()
-  return { textBytes: new TextEncoder().encode(text).length, perCallMs: taker.cost.ms / taker.cost.calls, calls: taker.cost.calls, sent, dropped: taker.cost.dropped }
+  return { textBytes: new TextEncoder().encode(text).length, perCallMs: taker.cost.ms / taker.cost.calls, calls: taker.cost.calls, sent, dropped: taker.cost.dropped, isolated: crossOriginIsolated }
 }
 window.makePng = async (w, h) => {
   const c = document.createElement("canvas")
@@ -105,6 +105,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         self.send_response(200)
         self.send_header("Content-Type", ctype)
+        # cross-origin isolated: performance.now() ticks in 5 us steps, not 100 us
+        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -165,6 +168,7 @@ def test_facts_cost() -> None:
         )
     assert small["sent"] == small["calls"] == calls and large["sent"] == large["calls"] == max(20, calls // 10), "every call got its facts"
     assert small["dropped"] == large["dropped"] == 0
+    assert small["isolated"], "the page must be cross-origin isolated for a fine timer"
     assert large["textBytes"] > 128 * 1024
     big, small_img = images[0][4]["last"], images[2][4]["last"]
     assert (big["width"], big["height"], big["fitWidth"], big["fitHeight"]) == (2400, 1200, 1568, 784)
