@@ -25,6 +25,10 @@ TIMELINE_MAX = 2000  # timeline entries a session (a window: the oldest leave)
 TIMELINE_BYTES = 512 * 1024  # estimated bytes of a session's timeline (a window too)
 PROMPT_SESSIONS_MAX = 16  # Prompt API sessions a page session (the oldest leaves)
 PROMPTS_PER_SESSION = 100  # steps kept for each (the oldest leaves)
+# Diagnosis facts (one entry per call) a session keeps: a window, the oldest entry leaving first, as in the
+# span ring. An entry (its structs, at most a 256-character schema pointer) is estimated at FACTS_BYTES.
+FACTS_MAX = 4096
+FACTS_BYTES = 1600
 RELAY_BUDGET_BYTES = 96 * 1024 * 1024  # estimated bytes across every session the relay keeps
 
 ENTRY_OVERHEAD = 240  # a timeline entry: its slots object and its dict

@@ -317,13 +317,93 @@ class Result(Struct, tag="result", tag_field="type", forbid_unknown_fields=True)
     wallMs: NonNeg | None = None
 
 
+# Diagnosis facts (docs/diagnosis-facts.md): what the agent measured about one call, off its call path, for the
+# findings. Numbers, a keyword, a pointer into the tool's own schema and an earlier seq: never a body. These
+# structs are the one place in this module with snake_case attributes (`rename="camel"` gives the wire its
+# camelCase names), as the findings engine reads them in Python.
+ImageMime = Literal["image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "image/avif", "image/unknown"]
+SchemaKeyword = Literal["type", "required", "enum", "minimum", "maximum", "minLength", "maxLength", "pattern", "additionalProperties", "const", "minItems", "maxItems", "format"]
+MAX_FACTS_PER_FRAME = 500
+MAX_SCHEMA_POINTER = 256
+
+
+class ImageFacts(Struct, forbid_unknown_fields=True, rename="camel"):
+    """The largest image of a result, re-encoded in the page: JPEG at quality 0.8 as it is, and scaled so its
+    longer side is at most 1568 px (`fit_*`; equal to the unscaled figures when already within)."""
+
+    mime: ImageMime  # read from the image's own bytes, never the page's mimeType text
+    width: NonNegInt
+    height: NonNegInt
+    bytes: NonNegInt  # decoded bytes of the image
+    jpeg_bytes: NonNegInt
+    fit_bytes: NonNegInt
+    fit_width: NonNegInt
+    fit_height: NonNegInt
+
+
+class BloatFacts(Struct, forbid_unknown_fields=True, rename="camel", omit_defaults=True):
+    """What a text/JSON result spends on whitespace, keys repeated across rows, and base64 inside strings."""
+
+    text_bytes: NonNegInt
+    whitespace_bytes: NonNegInt
+    repeated_key_bytes: NonNegInt
+    repeated_key_rows: NonNegInt
+    base64_bytes: NonNegInt
+    base64_runs: NonNegInt
+    truncated: bool | None = None  # only the first 262,144 characters were examined
+
+
+class SchemaFacts(Struct, forbid_unknown_fields=True, rename="camel", omit_defaults=True):
+    """The input against the tool's own inputSchema: how many constraints it breaks, and the first one."""
+
+    violations: NonNegInt
+    constraint: SchemaKeyword | None = None
+    path: Annotated[str, Meta(max_length=MAX_SCHEMA_POINTER, pattern=r"^(/[^/]*)*\Z")] | None = None  # JSON Pointer into the schema
+
+
+class RepeatFacts(Struct, forbid_unknown_fields=True, rename="camel"):
+    of: NonNegInt  # the earlier call with the same tool and canonical input
+
+
+class RefusedFacts(Struct, forbid_unknown_fields=True, rename="camel"):
+    by: Literal["browser"]
+
+
+class Facts(Struct, forbid_unknown_fields=True, rename="camel", omit_defaults=True):
+    image: ImageFacts | None = None
+    bloat: BloatFacts | None = None
+    schema: SchemaFacts | None = None
+    repeat: RepeatFacts | None = None
+    refused: RefusedFacts | None = None
+
+
+class FactsItem(Struct, forbid_unknown_fields=True):
+    seq: NonNegInt
+    facts: Facts
+
+
+class FactsFrame(Struct, tag="facts", tag_field="type", forbid_unknown_fields=True):
+    """Late, like `update`: one call's facts (`seq`, `facts`), or several (`items`); never both."""
+
+    session: SessionId
+    seq: NonNegInt | None = None
+    facts: Facts | None = None
+    items: Annotated[list[FactsItem], Meta(max_length=MAX_FACTS_PER_FRAME)] | None = None
+
+    def entries(self) -> list[FactsItem]:
+        if self.items is not None:
+            return self.items
+        assert self.seq is not None and self.facts is not None  # decode() refuses a frame without them
+        return [FactsItem(self.seq, self.facts)]
+
+
 class Bye(Struct, tag="bye", tag_field="type", forbid_unknown_fields=True):
     session: SessionId
     reason: Text = ""
 
 
-AgentFrame = Union[Hello, Start, Spans, Update, LedgerFrame, ToolChange, Status, Event, Payload, Prompt, Result, Bye]
-FRAME_TYPES = ("hello", "start", "spans", "update", "ledger", "tool", "status", "event", "payload", "prompt", "result", "bye")
+AgentFrame = Union[Hello, Start, Spans, Update, LedgerFrame, ToolChange, Status, Event, Payload, Prompt, Result, FactsFrame, Bye]
+FRAME_TYPES = ("hello", "start", "spans", "update", "ledger", "tool", "status", "event", "payload", "prompt", "result", "facts", "bye")
 
 
 # Relay -> agent.
@@ -445,11 +525,18 @@ def decode(data: bytes | str) -> AgentFrame | Rejection:
         return Rejection(Code.BAD_JSON, "frame is not a JSON object")
     except (RecursionError, ValueError, UnicodeError):  # pragma: no cover - defensive
         return Rejection(Code.BAD_JSON, "frame could not be decoded")
+    if isinstance(frame, FactsFrame) and not _one_form(frame):
+        return Rejection(Code.INVALID, "facts: either seq and facts, or items, at $")
     if isinstance(frame, ToolChange) and len(frame.descriptor) > MAX_DESCRIPTOR_BYTES:
         return Rejection(Code.LIMIT, f"descriptor over {MAX_DESCRIPTOR_BYTES} bytes")
     if isinstance(frame, ToolChange) and nested_deeper_than(bytes(frame.descriptor), MAX_DESCRIPTOR_DEPTH):
         return Rejection(Code.LIMIT, f"descriptor nested over {MAX_DESCRIPTOR_DEPTH} levels")
     return frame
+
+
+def _one_form(frame: FactsFrame) -> bool:
+    single = frame.seq is not None and frame.facts is not None
+    return (frame.items is None and single) or (frame.items is not None and frame.seq is None and frame.facts is None)
 
 
 # What the depth check keeps of a descriptor: brackets, and the quotes that say which brackets are inside strings.
@@ -489,7 +576,7 @@ def _classify(msg: str) -> Rejection:
     if path == "$.type" or "missing required field `type`" in head:
         return Rejection(Code.UNKNOWN_TYPE, f"unknown or missing frame type (one of {', '.join(FRAME_TYPES)})")
     if "length <=" in head:
-        if path in ("$.spans", "$.calls"):
+        if path in ("$.spans", "$.calls", "$.items"):
             return Rejection(Code.TOO_MANY_SPANS, f"at most {MAX_SPANS_PER_FRAME} items a frame ({path})")
         return Rejection(Code.LIMIT, f"{_safe(head)} at {path}")
     return Rejection(Code.INVALID, f"{_safe(head)} at {path}")

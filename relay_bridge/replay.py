@@ -175,6 +175,9 @@ def _capture_frames(sess: dict[str, Any]) -> Iterator[dict[str, Any]]:
     spans = [dict(s, **facts.get(str(s["seq"]), {})) for s in sess["report"]["spans"]]
     for i in range(0, len(spans), p.MAX_SPANS_PER_FRAME):
         yield {"type": "spans", "session": sid, "spans": spans[i : i + p.MAX_SPANS_PER_FRAME]}
+    items = [{"seq": int(seq), "facts": f} for seq, f in sess.get("diagnosisFacts", {}).items()]
+    for i in range(0, len(items), p.MAX_FACTS_PER_FRAME):
+        yield {"type": "facts", "session": sid, "items": items[i : i + p.MAX_FACTS_PER_FRAME]}
     calls = [{k: c[k] for k in ("seq", "tool", "invokedAt", "depth", "parent")} for c in sess.get("inflight", [])]
     if calls:
         yield {"type": "start", "session": sid, "calls": calls}

@@ -144,6 +144,8 @@ class SessionCounters:
     duplicates: int = 0
     rejected: int = 0
     late_updates: int = 0
+    facts: int = 0  # diagnosis facts stored (one per seq)
+    facts_duplicates: int = 0  # facts for a seq already held: not stored again
     limited: int = 0  # frames or spans refused by a memory cap (relay_bridge.budget)
 
 
@@ -178,6 +180,8 @@ class Session:
     navigated_to: str | None = None
     # Handed to the owning socket in the ack of its hello; a later socket re-claims the session only with it.
     resume: str = ""
+    # Diagnosis facts per seq (docs/diagnosis-facts.md), a window of budget.FACTS_MAX entries (the oldest leaves).
+    facts: dict[int, p.Facts] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -252,6 +256,7 @@ class Session:
             timeline=deque(self.timeline, maxlen=self.timeline.maxlen),
             counters=dataclasses.replace(self.counters),
             prompts={k: dataclasses.replace(ps, calls=deque(ps.calls, maxlen=ps.calls.maxlen)) for k, ps in self.prompts.items()},
+            facts=dict(self.facts),
         )
 
     def timeline_view(self, categories: set[str] | None = None) -> list[TimelineEntry]:
@@ -431,6 +436,8 @@ class Store:
                 if frame.kind == "reset":
                     session.stats.reset()
                     session.inflight.clear()
+                    self._grow(session, -b.FACTS_BYTES * len(session.facts))
+                    session.facts.clear()
                 if frame.kind == "toolcancel":
                     seq = frame.detail.get("seq")
                     call = session.inflight.get(seq) if isinstance(seq, int) else None
@@ -447,6 +454,8 @@ class Store:
                         on_event(session, frame.kind, frame.detail, frame.at)
             case p.Prompt():
                 replies = self._prompt(conn, session, frame)
+            case p.FactsFrame():
+                replies = self._facts(conn, session, frame)
             case p.Payload() | p.Result():
                 pass  # never stored: the server hands these to the OpenTelemetry lane / the waiting dialog
             case p.Bye():
@@ -613,6 +622,29 @@ class Store:
             replies.append(self.reject(conn, p.Rejection(p.Code.LIMIT, f"spans of new tools over the cap ({refused}); counted"), session.id, cap=refused, n=refused_n))
         replies.append(session.ack())
         return replies
+
+    def _facts(self, conn: int, session: Session, frame: p.FactsFrame) -> list[msgspec.Struct]:
+        """Store each call's facts once. A window of FACTS_MAX entries (the oldest leaves); the relay budget refuses."""
+        refused = 0
+        for item in frame.entries():
+            if item.seq in session.facts:
+                session.counters.facts_duplicates += 1
+                self.counters["facts_duplicates"] += 1
+                continue
+            if not self._room(b.FACTS_BYTES):
+                refused += 1
+                continue
+            session.facts[item.seq] = item.facts
+            self._grow(session, b.FACTS_BYTES)
+            session.counters.facts += 1
+            self.counters["facts"] += 1
+            if len(session.facts) > b.FACTS_MAX:
+                del session.facts[next(iter(session.facts))]  # the oldest entry (calls settle in near seq order)
+                self._grow(session, -b.FACTS_BYTES)
+                self.counters["facts_evicted"] += 1
+        if refused:
+            return [self.reject(conn, p.Rejection(p.Code.LIMIT, f"{refused} facts over the relay's memory budget"), session.id, cap="budget", n=refused)]
+        return []
 
     def _start(self, conn: int, session: Session, frame: p.Start) -> list[msgspec.Struct]:
         now = self.clock.monotonic()

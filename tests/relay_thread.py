@@ -32,6 +32,7 @@ def session_view(session: Any) -> dict[str, Any]:
         "hellos": session.hellos,
         "spans": [dict(msgspec.to_builtins(s)) for s in session.spans()],
         "facts": {s.seq: span_facts(s) for s in session.spans()},
+        "diagnosis": {seq: msgspec.to_builtins(f) for seq, f in session.facts.items()},
         "tools": {
             name: {
                 "schemaBytes": r.schemaBytes,

@@ -1385,6 +1385,8 @@ class Collector {
     this.consents = new Map()
     /** hook name -> times it threw */
     this.hookFailures = {}
+    /** @type {{take: (job: object) => void, reset: () => void, stop: () => void}|null} the diagnosis facts (facts.js), set by the agent */
+    this.facts = null
   }
 
   // ---- the call path ---------------------------------------------------------------------------------
@@ -1714,6 +1716,11 @@ class Collector {
         return v && typeof v === "object" && typeof v.message === "string" ? v.message : String(v)
       }, null)
       safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cutPayload(args, max), result: res === null ? null : cutPayload(res, max), error: err ? cutPayload(err, max) : null }))
+    }
+    // Facts for the diagnosis (facts.js): the bodies are handed over, measured in a later idle callback.
+    if (this.facts && !call.terminal) {
+      const ok = call.ok && call.outcome !== "navigated"
+      safely(() => this.facts.take({ seq: call.seq, tool: call.tool, input: call.input, value: ok ? call.value : undefined, ok, profile: call.profile, refused: !!call.refused }))
     }
     // Drop the bodies now: only sizes travel on.
     call.input = undefined
@@ -2068,6 +2075,7 @@ class Collector {
       this.sink.evicted(span)
     }
     this.stats.reset()
+    if (this.facts) safely(() => this.facts.reset())
     this.counted.clear()
     this.lastSettledAt = null
     this.unsampled = 0
@@ -2084,6 +2092,7 @@ class Collector {
     this.windowTimer = null
     if (this.observer) safely(() => this.observer.disconnect())
     this.observer = null
+    if (this.facts) safely(() => this.facts.stop())
     if (this.schedule.close) safely(() => this.schedule.close())
   }
 }
@@ -3076,6 +3085,8 @@ const RATE_PAUSE_MS = 500
 
 // History that nothing restates after a reconnect waits in the (bounded) queue; payloads and results do not.
 const KEPT_OFFLINE = new Set(["event", "update", "prompt"])
+// Facts (facts.js) leave after their span, batched: up to this many wait, oldest dropped first.
+const MAX_FACTS_QUEUED = 500
 
 /**
  * What the relay holds of one feed, as far as its acks tell, and which evicted spans it may not have.
@@ -3198,7 +3209,7 @@ class Uplink {
     this.schedule = schedule || ((fn) => st(fn, 0))
     this.clock = clock || (() => Date.now())
     /** `sent`: seqs written on this connection and not yet known held (each goes out once a connection).
-     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any, said:boolean}>} */
+     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], late:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any, said:boolean}>} */
     this.feeds = new Map()
     this.ws = null
     this.state = "idle"
@@ -3286,7 +3297,7 @@ class Uplink {
   /** @param {Feed} feed */
   addFeed(feed) {
     if (this.feeds.has(feed.id)) return
-    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null, said: false })
+    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], late: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null, said: false })
     this.kick()
   }
 
@@ -3328,6 +3339,12 @@ class Uplink {
   send(id, frame) {
     const s = this.feeds.get(id)
     if (!s || s.said) return
+    if (frame.type === "facts") {
+      s.late.push(frame)
+      if (s.late.length > MAX_FACTS_QUEUED) s.late.shift()
+      this.kick()
+      return
+    }
     // Starts, tools and status are restated from state on reconnect; events and updates wait (bounded).
     if (!this.open && !KEPT_OFFLINE.has(frame.type)) return
     // A span not yet sent on this connection carries its blockingMs when it goes.
@@ -3436,6 +3453,7 @@ class Uplink {
       s.queue = []
       for (const f of q) this.write(f)
       if (s.resumed) this.sendSpans(s)
+      if (s.resumed && s.late.length) this.sendFacts(s)
       if (s.ledgerDirty) this.sendLedger(s)
     }
   }
@@ -3475,6 +3493,23 @@ class Uplink {
       }
       this.counters.spansSent += chunk.length
       if (chunk.length) this.lastSpansAt = this.clock()
+    }
+  }
+
+  /**
+   * Facts whose span this connection carried (or the relay holds) leave now, batched (`items`, at most
+   * MAX_SPANS_PER_FRAME a frame); the others wait for their span. Not restated after a reconnect.
+   */
+  sendFacts(s) {
+    const d = s.feed.delivery
+    const ready = []
+    const wait = []
+    for (const f of s.late) (s.sent.has(f.seq) || d.has(f.seq) ? ready : wait).push(f)
+    s.late = wait
+    for (let i = 0; i < ready.length; i += MAX_SPANS_PER_FRAME) {
+      const chunk = ready.slice(i, i + MAX_SPANS_PER_FRAME)
+      const frame = chunk.length === 1 ? chunk[0] : { type: "facts", session: s.feed.id, items: chunk.map((f) => ({ seq: f.seq, facts: f.facts })) }
+      if (!this.write(frame)) return
     }
   }
 
@@ -4294,6 +4329,7 @@ class FormTools {
         if (entry.submitted) return
         if (this.unpaired.get(name) === entry) this.unpaired.delete(name)
         const why = invalid || this.invalidSeen ? "Form validation failed" : "a value outside the form's constraints"
+        if (entry.call) entry.call.refused = true // a fact for the diagnosis (facts.js): refused by the browser
         this.finish(entry, false, { name: "UnknownError", message: `refused by the browser before the page ran: ${why}` })
       }),
     )
@@ -4374,6 +4410,937 @@ class FormTools {
   }
 }
 return { elementLabel, formFacts, filledValues, FormTools };
+})();
+
+// ---- bloat.js ----
+__m["bloat"] = (function () {
+// @ts-check
+// Result bloat: how much of a text/JSON result is insignificant whitespace, keys repeated across the rows of
+// an array of objects, and base64 inside strings. Counts and byte totals only: the text never leaves.
+//
+// One pass over the text, no parse (a capped prefix is not valid JSON, and a parse would build the whole
+// value again). Definitions (docs/diagnosis-facts.md; vectors in tests/vectors/facts/bloat.json):
+//   textBytes         UTF-8 bytes of the text examined (the first BLOAT_MAX_CHARS UTF-16 units)
+//   whitespaceBytes   space, tab, LF, CR outside strings: what JSON.stringify without indentation drops
+//   repeatedKeyBytes  for each array whose first element is an object: in every later object element whose key
+//                     set equals the first's, the UTF-8 bytes of each quoted key as written plus its colon
+//   repeatedKeyRows   how many such later rows
+//   base64Bytes       total length of runs of [A-Za-z0-9+/] (then up to two "=") of >= BASE64_MIN_RUN
+//                     characters inside string values (not keys), as written in the text
+//   base64Runs        how many such runs
+// Text that is not JSON (prose, a truncated or broken document) is counted as one string value: no
+// whitespace or key figures, only its base64 runs.
+
+const { utf8Length } = __m["util"];
+const BLOAT_MAX_CHARS = 262144
+const BASE64_MIN_RUN = 256
+
+/**
+ * @typedef {{textBytes:number, whitespaceBytes:number, repeatedKeyBytes:number, repeatedKeyRows:number,
+ *   base64Bytes:number, base64Runs:number, truncated?:boolean}} Bloat
+ */
+
+/** @returns {Bloat} */
+function empty() {
+  return { textBytes: 0, whitespaceBytes: 0, repeatedKeyBytes: 0, repeatedKeyRows: 0, base64Bytes: 0, base64Runs: 0 }
+}
+
+const B64 = new Uint8Array(128)
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") B64[c.charCodeAt(0)] = 1
+
+/**
+ * Base64 runs in text[from, to): [bytes, runs].
+ * @param {string} s @param {number} from @param {number} to @returns {[number, number]}
+ */
+function base64In(s, from, to) {
+  let bytes = 0
+  let runs = 0
+  let i = from
+  while (i < to) {
+    const c = s.charCodeAt(i)
+    if (c >= 128 || !B64[c]) {
+      i++
+      continue
+    }
+    const start = i
+    while (i < to) {
+      const d = s.charCodeAt(i)
+      if (d >= 128 || !B64[d]) break
+      i++
+    }
+    let pad = 0
+    while (pad < 2 && i < to && s.charCodeAt(i) === 61 /* = */) {
+      i++
+      pad++
+    }
+    const len = i - start
+    if (len >= BASE64_MIN_RUN) {
+      bytes += len
+      runs++
+    }
+  }
+  return [bytes, runs]
+}
+
+/**
+ * The bloat figures of one text (a result string, an envelope's text item, or an object's JSON text).
+ * @param {string} text
+ * @returns {Bloat}
+ */
+function bloatOf(text) {
+  const out = empty()
+  const truncated = text.length > BLOAT_MAX_CHARS
+  const s = truncated ? text.slice(0, BLOAT_MAX_CHARS) : text
+  out.textBytes = utf8Length(s)
+  if (truncated) out.truncated = true
+  if (!scanJson(s, out, truncated)) {
+    const [b, r] = base64In(s, 0, s.length)
+    out.whitespaceBytes = 0
+    out.repeatedKeyBytes = 0
+    out.repeatedKeyRows = 0
+    out.base64Bytes = b
+    out.base64Runs = r
+  }
+  return out
+}
+
+/**
+ * @typedef {{array:boolean, expectKey:boolean, keys:string[]|null, keyBytes:number, index:number,
+ *   first:Set<string>|null, firstIsObject:boolean}} Frame
+ */
+
+/**
+ * Scan JSON text, filling `out`. False when the text is not JSON (then `out`'s figures are discarded).
+ * @param {string} s @param {Bloat} out @param {boolean} truncated @returns {boolean}
+ */
+function scanJson(s, out, truncated) {
+  let i = 0
+  const n = s.length
+  while (i < n && isWs(s.charCodeAt(i))) i++
+  if (i >= n) return false
+  const c0 = s.charCodeAt(i)
+  if (c0 !== 123 && c0 !== 91) return false // a bare string, number or prose: not a document with structure
+  /** @type {Frame[]} */
+  const stack = []
+  let ws = i
+  let b64Bytes = 0
+  let b64Runs = 0
+  let keyBytes = 0
+  let keyRows = 0
+  let done = false
+  while (i < n) {
+    const c = s.charCodeAt(i)
+    if (done) {
+      if (!isWs(c)) return false
+      ws++
+      i++
+      continue
+    }
+    if (isWs(c)) {
+      ws++
+      i++
+      continue
+    }
+    const top = stack.length ? stack[stack.length - 1] : null
+    if (c === 34 /* " */) {
+      const start = i
+      i = stringEnd(s, i + 1)
+      const closed = i < n
+      if (!closed && !truncated) return false
+      const end = Math.min(i, n) // the closing quote, or the cut
+      if (closed) i++
+      if (top && !top.array && top.expectKey) {
+        // a key: its quoted text as written, and its colon
+        const raw = s.slice(start, i)
+        if (top.keys) top.keys.push(raw)
+        top.keyBytes += utf8Length(raw) + 1
+        top.expectKey = false
+        while (i < n && isWs(s.charCodeAt(i))) {
+          ws++
+          i++
+        }
+        if (i < n && s.charCodeAt(i) !== 58 /* : */) return false
+        i++
+      } else if (end - start - 1 >= BASE64_MIN_RUN) {
+        // a shorter string cannot hold a run
+        const [b, r] = base64In(s, start + 1, end)
+        b64Bytes += b
+        b64Runs += r
+      }
+      continue
+    }
+    if (c === 123 /* { */ || c === 91 /* [ */) {
+      const parent = top
+      if (parent && parent.array && parent.index === 0) parent.firstIsObject = c === 123
+      stack.push({ array: c === 91, expectKey: c === 123, keys: c === 123 ? [] : null, keyBytes: 0, index: 0, first: null, firstIsObject: false })
+      i++
+      continue
+    }
+    if (c === 125 /* } */ || c === 93 /* ] */) {
+      if (!top || top.array !== (c === 93)) return false
+      stack.pop()
+      const parent = stack.length ? stack[stack.length - 1] : null
+      if (!top.array && parent && parent.array && parent.firstIsObject && top.keys) {
+        if (parent.index === 0) parent.first = new Set(top.keys)
+        else if (parent.first && sameKeys(parent.first, top.keys)) {
+          keyBytes += top.keyBytes
+          keyRows++
+        }
+      }
+      if (!stack.length) done = true
+      i++
+      continue
+    }
+    if (c === 44 /* , */) {
+      if (!top) return false
+      if (top.array) top.index++
+      else top.expectKey = true
+      i++
+      continue
+    }
+    // a number or a literal
+    if (!top || (!top.array && top.expectKey)) return false
+    const start = i
+    while (i < n && isLiteral(s.charCodeAt(i))) i++
+    if (i === start) return false
+  }
+  if (!done && !truncated) return false
+  out.whitespaceBytes = ws
+  out.repeatedKeyBytes = keyBytes
+  out.repeatedKeyRows = keyRows
+  out.base64Bytes = b64Bytes
+  out.base64Runs = b64Runs
+  return true
+}
+
+const indexOf = String.prototype.indexOf // captured: a page that patches it later does not change a count
+
+/**
+ * The index of the quote that closes the string whose content starts at `i` (s.length when none): a native
+ * search for each quote, and a quote after an odd run of backslashes is escaped.
+ * @param {string} s @param {number} i @returns {number}
+ */
+function stringEnd(s, i) {
+  for (;;) {
+    const q = indexOf.call(s, '"', i)
+    if (q < 0) return s.length
+    let k = q - 1
+    while (k >= i && s.charCodeAt(k) === 92) k--
+    if ((q - 1 - k) % 2 === 0) return q
+    i = q + 1
+  }
+}
+
+/** @param {Set<string>} first @param {string[]} keys */
+function sameKeys(first, keys) {
+  if (keys.length !== first.size) return false
+  for (const k of keys) if (!first.has(k)) return false
+  return true
+}
+
+/** @param {number} c */
+const isWs = (c) => c === 32 || c === 10 || c === 13 || c === 9
+
+/** @param {number} c  digits, letters (true/false/null, exponents), + - . */
+const isLiteral = (c) => (c >= 48 && c <= 57) || (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 43 || c === 45 || c === 46
+
+/**
+ * Add one text's figures into a running total (an envelope with several text items).
+ * @param {Bloat} into @param {Bloat} b
+ */
+function addBloat(into, b) {
+  into.textBytes += b.textBytes
+  into.whitespaceBytes += b.whitespaceBytes
+  into.repeatedKeyBytes += b.repeatedKeyBytes
+  into.repeatedKeyRows += b.repeatedKeyRows
+  into.base64Bytes += b.base64Bytes
+  into.base64Runs += b.base64Runs
+  if (b.truncated) into.truncated = true
+}
+return { emptyBloat: empty, BLOAT_MAX_CHARS, BASE64_MIN_RUN, bloatOf, addBloat };
+})();
+
+// ---- schema_check.js ----
+__m["schema_check"] = (function () {
+// @ts-check
+// Does a call's input keep to its tool's own inputSchema? A small JSON-Schema subset, run off the call path:
+// Chromium 156 validates form tools only, so a model's bad input to an imperative tool runs unnoticed.
+// Only the count of broken constraints, the first one's keyword and its JSON Pointer into the SCHEMA leave
+// the page, never the input. Vectors: tests/vectors/facts/schema.json.
+//
+// Checked: type (string or list; "integer" is a whole number), enum, const, required, properties,
+// additionalProperties (false, or a schema), items (a schema), minimum, maximum, exclusiveMinimum/Maximum
+// (numbers, reported as "minimum"/"maximum"), minLength/maxLength (code points), pattern (the u flag),
+// minItems, maxItems, format (date-time, date, time, email, uri, uuid; others are not checked).
+// Not checked (skipped, so they never count as broken): allOf/anyOf/oneOf/not/if, dependent* and the rest.
+// A schema holding "$ref" anywhere is not checkable: no facts at all (a skipped $ref could hide a constraint
+// an additionalProperties:false beside it depends on). Walks at most MAX_NODES schema nodes and MAX_DEPTH levels.
+
+const MAX_NODES = 2000
+const MAX_DEPTH = 32
+const MAX_POINTER = 256
+const MAX_PATTERN_INPUT = 10000 // strings longer than this are not tested against a pattern (page regexes may be slow)
+
+/** @typedef {{violations:number, constraint?:string, path?:string}} SchemaFacts */
+
+const FORMATS = /** @type {Record<string, RegExp>} */ ({
+  "date-time": /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/,
+  date: /^\d{4}-\d{2}-\d{2}$/,
+  time: /^\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$/,
+  email: /^[^\s@]+@[^\s@]+$/,
+  uri: /^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$/,
+  uuid: /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
+})
+
+/** @param {unknown} v */
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v)
+
+/** @param {string} token  RFC 6901 escaping */
+const esc = (token) => token.replace(/~/g, "~0").replace(/\//g, "~1")
+
+/** @param {unknown} v @returns {string} */
+function typeOf(v) {
+  if (v === null) return "null"
+  if (Array.isArray(v)) return "array"
+  return typeof v
+}
+
+/** @param {unknown} v @param {string} t */
+function hasType(v, t) {
+  const actual = typeOf(v)
+  if (t === "integer") return typeof v === "number" && Number.isInteger(v)
+  if (t === "number") return typeof v === "number" && Number.isFinite(v)
+  return actual === t
+}
+
+/** Structural equality of JSON values (enum, const). @param {unknown} a @param {unknown} b @returns {boolean} */
+function same(a, b) {
+  if (a === b) return true
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => same(x, b[i]))
+  const ka = Object.keys(a)
+  const kb = Object.keys(b)
+  return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && same(/** @type {any} */ (a)[k], /** @type {any} */ (b)[k]))
+}
+
+/** @param {unknown} schema @param {number} depth @returns {boolean} */
+function hasRef(schema, depth) {
+  if (depth > MAX_DEPTH || schema === null || typeof schema !== "object") return false
+  if (!Array.isArray(schema) && Object.prototype.hasOwnProperty.call(schema, "$ref")) return true
+  for (const v of Object.values(schema)) if (hasRef(v, depth + 1)) return true
+  return false
+}
+
+/** @type {WeakMap<object, boolean>} schema object -> holds a $ref */
+const refs = new WeakMap()
+
+/** @param {string} s */
+const codePoints = (s) => {
+  let n = 0
+  for (const _ of s) n++
+  return n
+}
+
+/**
+ * Check `input` against `schema`. Null when the call is not checkable (no schema object, a $ref, an input
+ * that is not JSON); otherwise the count of broken constraints and the first one.
+ * @param {unknown} schema
+ * @param {unknown} input
+ * @returns {SchemaFacts|null}
+ */
+function checkInput(schema, input) {
+  if (!isObject(schema)) return null
+  const o = /** @type {object} */ (schema)
+  let ref = refs.get(o)
+  if (ref === undefined) refs.set(o, (ref = hasRef(schema, 0))) // the agent hands the same parsed schema each call
+  if (ref) return null
+  let value = input
+  if (value === undefined) value = {} // a call without arguments: the host passes an empty object
+  if (typeof value === "function" || typeof value === "symbol" || typeof value === "bigint") return null
+  const st = { violations: 0, constraint: /** @type {string|undefined} */ (undefined), path: /** @type {string|undefined} */ (undefined), nodes: 0 }
+  try {
+    walk(/** @type {Record<string, any>} */ (schema), value, "", 0, st)
+  } catch {
+    return null // a getter threw, a page regex failed: not checkable
+  }
+  /** @type {SchemaFacts} */
+  const out = { violations: st.violations }
+  if (st.constraint) {
+    out.constraint = st.constraint
+    out.path = st.path
+  }
+  return out
+}
+
+/**
+ * @param {Record<string, any>} s  a schema object
+ * @param {unknown} v  the value at this place of the input
+ * @param {string} at  JSON Pointer of `s` in the tool's schema
+ * @param {number} depth
+ * @param {{violations:number, constraint:string|undefined, path:string|undefined, nodes:number}} st
+ */
+function walk(s, v, at, depth, st) {
+  if (depth > MAX_DEPTH || ++st.nodes > MAX_NODES) return
+  /** @param {string} keyword @param {string} [pointer] */
+  const broke = (keyword, pointer) => {
+    st.violations++
+    if (st.constraint === undefined) {
+      st.constraint = keyword
+      const p = pointer ?? `${at}/${keyword}`
+      st.path = p.length > MAX_POINTER ? p.slice(0, MAX_POINTER) : p
+    }
+  }
+  if ("type" in s) {
+    const types = Array.isArray(s.type) ? s.type : [s.type]
+    if (types.every((t) => typeof t === "string") && types.length && !types.some((t) => hasType(v, t))) {
+      broke("type")
+      return // the other keywords describe a value of another type
+    }
+  }
+  if (Array.isArray(s.enum) && !s.enum.some((/** @type {unknown} */ e) => same(e, v))) broke("enum")
+  if ("const" in s && !same(s.const, v)) broke("const")
+  if (typeof v === "number") {
+    if (typeof s.minimum === "number" && v < s.minimum) broke("minimum")
+    if (typeof s.exclusiveMinimum === "number" && v <= s.exclusiveMinimum) broke("minimum", `${at}/exclusiveMinimum`)
+    if (typeof s.maximum === "number" && v > s.maximum) broke("maximum")
+    if (typeof s.exclusiveMaximum === "number" && v >= s.exclusiveMaximum) broke("maximum", `${at}/exclusiveMaximum`)
+  }
+  if (typeof v === "string") {
+    const needLength = typeof s.minLength === "number" || typeof s.maxLength === "number"
+    const len = needLength ? codePoints(v) : 0
+    if (typeof s.minLength === "number" && len < s.minLength) broke("minLength")
+    if (typeof s.maxLength === "number" && len > s.maxLength) broke("maxLength")
+    if (typeof s.pattern === "string" && v.length <= MAX_PATTERN_INPUT) {
+      let re = null
+      try {
+        re = new RegExp(s.pattern, "u")
+      } catch {
+        re = null // not a pattern this engine reads: not checked
+      }
+      if (re && !re.test(v)) broke("pattern")
+    }
+    if (typeof s.format === "string" && Object.prototype.hasOwnProperty.call(FORMATS, s.format) && !FORMATS[s.format].test(v)) broke("format")
+  }
+  if (Array.isArray(v)) {
+    if (typeof s.minItems === "number" && v.length < s.minItems) broke("minItems")
+    if (typeof s.maxItems === "number" && v.length > s.maxItems) broke("maxItems")
+    if (isObject(s.items)) for (let i = 0; i < v.length && st.nodes <= MAX_NODES; i++) walk(s.items, v[i], `${at}/items`, depth + 1, st)
+  }
+  if (isObject(v)) {
+    const obj = /** @type {Record<string, unknown>} */ (v)
+    const props = isObject(s.properties) ? s.properties : {}
+    if (Array.isArray(s.required)) {
+      for (const k of s.required) if (typeof k === "string" && !Object.prototype.hasOwnProperty.call(obj, k)) broke("required")
+    }
+    for (const k of Object.keys(obj)) {
+      if (Object.prototype.hasOwnProperty.call(props, k)) {
+        if (isObject(props[k])) walk(props[k], obj[k], `${at}/properties/${esc(k)}`, depth + 1, st)
+      } else if (s.additionalProperties === false) broke("additionalProperties")
+      else if (isObject(s.additionalProperties)) walk(s.additionalProperties, obj[k], `${at}/additionalProperties`, depth + 1, st)
+    }
+  }
+}
+return { MAX_NODES, MAX_DEPTH, checkInput };
+})();
+
+// ---- images.js ----
+__m["images"] = (function () {
+// @ts-check
+// Image facts: the format, pixel size and bytes of a result's largest image, and what the same pixels weigh
+// re-encoded as JPEG (quality JPEG_QUALITY), as they are and scaled so the longer side is at most FIT_MAX_SIDE
+// (the largest side a model takes without scaling it down itself). Measured by really re-encoding in the
+// page (createImageBitmap, OffscreenCanvas.convertToBlob), never on the call path (facts.js runs it in an
+// idle callback) and sampled (facts.js: one image per tool per IMAGE_EVERY_MS). The image never leaves.
+
+const JPEG_QUALITY = 0.8
+const FIT_MAX_SIDE = 1568
+const MAX_IMAGE_BASE64 = 16 * 1024 * 1024 // larger images are not re-encoded
+const MAX_PIXELS = 40_000_000
+
+/** @typedef {{mime:string, width:number, height:number, bytes:number, jpegBytes:number, fitBytes:number, fitWidth:number, fitHeight:number}} ImageFacts */
+
+/**
+ * The largest image item ({type:"image", data: base64}) of an MCP envelope (an object, or its JSON text),
+ * or null. @param {unknown} value @returns {string|null}
+ */
+function largestImage(value) {
+  let v = value
+  if (typeof v === "string") {
+    if (v.charCodeAt(0) !== 123 || !v.includes('"image"')) return null
+    try {
+      v = JSON.parse(v)
+    } catch {
+      return null
+    }
+  }
+  if (v === null || typeof v !== "object" || !Array.isArray(/** @type {any} */ (v).content)) return null
+  let best = null
+  for (const item of /** @type {any} */ (v).content) {
+    if (!item || typeof item !== "object" || item.type !== "image") continue
+    const data = item.data
+    if (typeof data === "string" && data.length && (best === null || data.length > best.length)) best = data
+  }
+  return best
+}
+
+/**
+ * The format read from the bytes themselves (never the page's own mimeType text).
+ * @param {Uint8Array} b @returns {string}
+ */
+function sniffMime(b) {
+  const at = (/** @type {number[]} */ sig, off = 0) => sig.every((x, i) => b[off + i] === x)
+  if (at([0x89, 0x50, 0x4e, 0x47])) return "image/png"
+  if (at([0xff, 0xd8, 0xff])) return "image/jpeg"
+  if (at([0x47, 0x49, 0x46, 0x38])) return "image/gif"
+  if (at([0x52, 0x49, 0x46, 0x46]) && at([0x57, 0x45, 0x42, 0x50], 8)) return "image/webp"
+  if (at([0x42, 0x4d])) return "image/bmp"
+  if (at([0x66, 0x74, 0x79, 0x70], 4) && (at([0x61, 0x76, 0x69, 0x66], 8) || at([0x61, 0x76, 0x69, 0x73], 8))) return "image/avif"
+  return "image/unknown"
+}
+
+/**
+ * Decode one image and re-encode it: the work itself. The fitted size scales the longer side to maxSide
+ * (FIT_MAX_SIDE), each side rounded to the nearest pixel and at least 1. Self-contained (it runs in a worker from its own source
+ * text): it reads only its parameters and the globals of `g`. Resolves {facts, syncMs} (facts null where the
+ * browser cannot decode it or it is too large); syncMs is the time of its own synchronous steps.
+ * @param {string} data  base64
+ * @param {{quality:number, maxSide:number, maxPixels:number, mime:string}} o  `mime` as sniffMime read it
+ * @param {any} g
+ * @returns {Promise<{facts: ImageFacts|null, syncMs: number}>}
+ */
+async function reencode(data, o, g) {
+  const clock = () => g.performance.now()
+  let syncMs = 0
+  let t = clock()
+  let bytes = null
+  try {
+    if (typeof g.Uint8Array.fromBase64 === "function") bytes = g.Uint8Array.fromBase64(data.replace(/\s+/g, ""))
+    else {
+      const bin = g.atob(data)
+      bytes = new g.Uint8Array(bin.length)
+      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i)
+    }
+  } catch {
+    bytes = null
+  }
+  if (!bytes) return { facts: null, syncMs: clock() - t }
+  const blob = new g.Blob([bytes], o.mime === "image/unknown" ? {} : { type: o.mime })
+  syncMs += clock() - t
+  let bitmap
+  try {
+    bitmap = await g.createImageBitmap(blob)
+  } catch {
+    return { facts: null, syncMs }
+  }
+  const encode = (/** @type {number} */ w, /** @type {number} */ h) => {
+    const canvas = new g.OffscreenCanvas(w, h)
+    canvas.getContext("2d").drawImage(bitmap, 0, 0, w, h)
+    return canvas.convertToBlob({ type: "image/jpeg", quality: o.quality })
+  }
+  try {
+    const width = bitmap.width
+    const height = bitmap.height
+    if (!width || !height || width * height > o.maxPixels) return { facts: null, syncMs }
+    const side = Math.max(width, height)
+    const k = side > o.maxSide ? o.maxSide / side : 1
+    const fitWidth = k === 1 ? width : Math.max(1, Math.round(width * k))
+    const fitHeight = k === 1 ? height : Math.max(1, Math.round(height * k))
+    t = clock()
+    const full = encode(width, height)
+    syncMs += clock() - t
+    const jpeg = await full
+    let fit = jpeg
+    if (k !== 1) {
+      t = clock()
+      const scaled = encode(fitWidth, fitHeight)
+      syncMs += clock() - t
+      fit = await scaled
+    }
+    return { facts: { mime: o.mime, width, height, bytes: bytes.length, jpegBytes: jpeg.size, fitBytes: fit.size, fitWidth, fitHeight }, syncMs }
+  } finally {
+    try {
+      bitmap.close()
+    } catch {
+      /* already closed */
+    }
+  }
+}
+
+// The worker's whole program: reencode, and a message loop. Made once, from reencode's own source.
+const WORKER_SOURCE = `"use strict";const reencode = ${reencode.toString().replace(/^async function reencode/, "async function")};
+onmessage = (e) => { const m = e.data; reencode(m.data, m.o, self).then((r) => postMessage({ id: m.id, r }), () => postMessage({ id: m.id, r: { facts: null, syncMs: 0 } })) }`
+const WORKER_TIMEOUT_MS = 20_000
+
+/** @type {WeakMap<object, {broken: boolean}>} per global: the worker could not be made (CSP, Trusted Types, no Worker) */
+const workerState = new WeakMap()
+
+/**
+ * Run `reencode` in a worker (a Blob URL): the decoding and both encodings leave the page's main thread, which
+ * only copies the base64 text into the message. Null where the page allows no such worker.
+ * @param {any} g @param {string} data @param {object} o
+ * @returns {Promise<{facts: ImageFacts|null, syncMs: number}>|null}
+ */
+function inWorker(g, data, o) {
+  const state = workerState.get(g) || { broken: false }
+  workerState.set(g, state)
+  if (state.broken || typeof g.Worker !== "function" || !g.URL || typeof g.URL.createObjectURL !== "function") return null
+  let worker
+  let url = null
+  try {
+    url = g.URL.createObjectURL(new g.Blob([WORKER_SOURCE], { type: "text/javascript" }))
+    worker = new g.Worker(url)
+  } catch {
+    state.broken = true
+    return null
+  } finally {
+    if (url) {
+      try {
+        g.URL.revokeObjectURL(url)
+      } catch {
+        /* nothing to free */
+      }
+    }
+  }
+  return new Promise((resolve) => {
+    let done = false
+    const finish = (/** @type {{facts: ImageFacts|null, syncMs: number}|null} */ r) => {
+      if (done) return
+      done = true
+      g.clearTimeout(timer)
+      try {
+        worker.terminate()
+      } catch {
+        /* gone */
+      }
+      resolve(r)
+    }
+    const timer = g.setTimeout(() => finish({ facts: null, syncMs: 0 }), WORKER_TIMEOUT_MS)
+    worker.onmessage = (/** @type {MessageEvent} */ e) => finish(e.data && e.data.r ? e.data.r : { facts: null, syncMs: 0 })
+    // A worker the page's policy refused fails here, before any answer: this page gets the in-page path from now.
+    worker.onerror = (/** @type {Event} */ e) => {
+      try {
+        e.preventDefault()
+      } catch {
+        /* not cancelable */
+      }
+      state.broken = true
+      finish(null)
+    }
+    try {
+      worker.postMessage({ id: 1, data, o })
+    } catch {
+      state.broken = true
+      finish(null)
+    }
+  })
+}
+
+/**
+ * Re-encode one image and measure it: in a worker where the page allows one, else on the main thread (still in
+ * an idle callback). Resolves null where the browser cannot. `cost.ms` gets the main thread's share of the time
+ * of our own synchronous steps (in a worker: none of the decoding or encoding).
+ * @param {string} data  base64
+ * @param {{g?: any, cost?: {ms:number, images:number, inPage?: number}, worker?: boolean}} [o]
+ * @returns {Promise<ImageFacts|null>}
+ */
+async function measureImage(data, o = {}) {
+  const g = o.g || globalThis
+  const cost = o.cost || { ms: 0, images: 0 }
+  if (typeof g.createImageBitmap !== "function" || typeof g.OffscreenCanvas !== "function" || typeof g.Blob !== "function") return null
+  if (data.length > MAX_IMAGE_BASE64) return null
+  const t = g.performance.now()
+  // The format from the first bytes only (a dozen base64 characters), never the page's own mimeType text.
+  let head = null
+  try {
+    const bin = g.atob(data.slice(0, 16).replace(/[^A-Za-z0-9+/]/g, ""))
+    head = new Uint8Array(bin.length)
+    for (let i = 0; i < bin.length; i++) head[i] = bin.charCodeAt(i)
+  } catch {
+    head = null
+  }
+  if (!head) return null
+  const opts = { quality: JPEG_QUALITY, maxSide: FIT_MAX_SIDE, maxPixels: MAX_PIXELS, mime: sniffMime(head) }
+  const pending = o.worker === false ? null : inWorker(g, data, opts)
+  cost.ms += g.performance.now() - t
+  let r = pending ? await pending : null
+  if (r === null) {
+    r = await reencode(data, opts, g)
+    cost.ms += r.syncMs
+    cost.inPage = (cost.inPage || 0) + 1
+  }
+  if (r.facts) cost.images++
+  return r.facts
+}
+return { JPEG_QUALITY, FIT_MAX_SIDE, MAX_IMAGE_BASE64, MAX_PIXELS, largestImage, sniffMime, reencode, measureImage };
+})();
+
+// ---- facts.js ----
+__m["facts"] = (function () {
+// @ts-check
+// Facts about each call, for the diagnosis (docs/diagnosis-facts.md): result bloat, the input against the
+// tool's inputSchema, a repeat of an earlier call, a refusal by the browser, and (sampled) the largest image
+// re-encoded. Computed off the call path: the collector hands each accounted call here (`take`, a push), and
+// the work runs in an idle callback later; at most one `facts` frame per span leaves, after the span. Only
+// numbers, a keyword, a pointer into the schema and an earlier seq leave: never an input, a result or an image.
+
+const { bloatOf, addBloat, emptyBloat } = __m["bloat"];
+const { checkInput } = __m["schema_check"];
+const { largestImage, measureImage } = __m["images"];
+const { safely } = __m["util"];
+const IMAGE_EVERY_MS = 30_000 // at most one image re-encoded per tool in this interval
+const MAX_QUEUED = 64 // calls awaiting facts; beyond this a call gets none (counted in `dropped`)
+const MAX_REPEAT_KEYS = 4096 // remembered (tool, input) hashes per session, oldest forgotten first
+const MAX_CANONICAL = 262144 // inputs whose canonical text is longer are not checked for repeats
+const IDLE_TIMEOUT_MS = 1000
+const IDLE_FALLBACK_MS = 50
+
+/**
+ * @typedef {object} Job
+ * @property {number} seq
+ * @property {string} tool
+ * @property {unknown} input
+ * @property {unknown} value  the result (undefined for a thrown call)
+ * @property {boolean} ok
+ * @property {string|undefined} profile
+ * @property {boolean} refused  a form call the browser refused before the page ran
+ */
+
+/**
+ * The canonical text of an input: JSON with every object's keys sorted, so {a,b} and {b,a} are one input.
+ * Null for what is not JSON (a cycle, a bigint) or too long.
+ * @param {unknown} v @returns {string|null}
+ */
+function canonical(v) {
+  const seen = new Set()
+  let size = 0
+  /** @param {unknown} x @returns {string} */
+  const go = (x) => {
+    if (++size > MAX_CANONICAL) throw new Error("long")
+    if (x === null || typeof x !== "object") {
+      const t = JSON.stringify(x)
+      if (t === undefined) return "null"
+      size += t.length
+      return t
+    }
+    if (seen.has(x)) throw new Error("cycle")
+    seen.add(x)
+    let out
+    if (Array.isArray(x)) out = "[" + x.map(go).join(",") + "]"
+    else {
+      const keys = Object.keys(x).sort()
+      const parts = []
+      for (const k of keys) {
+        const val = /** @type {any} */ (x)[k]
+        if (val === undefined || typeof val === "function" || typeof val === "symbol") continue
+        parts.push(JSON.stringify(k) + ":" + go(val))
+      }
+      out = "{" + parts.join(",") + "}"
+    }
+    seen.delete(x)
+    return out
+  }
+  try {
+    const text = go(v === undefined ? {} : v)
+    return text.length > MAX_CANONICAL ? null : text
+  } catch {
+    return null
+  }
+}
+
+/**
+ * A keyed hash (two seeded 32-bit murmur-style lanes and the length): the key is made per session and never
+ * leaves the page, nor does the hash; only the seq of the earlier call does.
+ * @param {string} s @param {Uint32Array} key @returns {string}
+ */
+function keyedHash(s, key) {
+  let h1 = key[0] >>> 0
+  let h2 = key[1] >>> 0
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    h1 = Math.imul(h1 ^ c, 0x85ebca6b)
+    h1 = (h1 << 13) | (h1 >>> 19)
+    h2 = Math.imul(h2 ^ c, 0xc2b2ae35)
+    h2 = (h2 << 17) | (h2 >>> 15)
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 0x85ebca6b) ^ key[2]
+  h2 = Math.imul(h2 ^ (h2 >>> 13), 0xc2b2ae35) ^ key[3]
+  return `${h1 >>> 0}.${h2 >>> 0}.${s.length}`
+}
+
+/** @param {any} g @returns {Uint32Array} */
+function newKey(g) {
+  const key = new Uint32Array(4)
+  const c = g.crypto
+  if (c && typeof c.getRandomValues === "function") safely(() => c.getRandomValues(key))
+  else for (let i = 0; i < 4; i++) key[i] = Math.floor(Math.random() * 0x100000000)
+  return key
+}
+
+/**
+ * The texts a result's bloat is measured on: an MCP envelope's text items (the model reads each as a
+ * document), a string result as itself, any other object or array as its JSON text.
+ * @param {unknown} value @param {string|undefined} profile @returns {string[]|null}
+ */
+function textsOf(value, profile) {
+  let v = value
+  if (typeof v === "string") {
+    if (v.charCodeAt(0) === 123 && v.includes('"content"')) {
+      const inner = safely(() => JSON.parse(/** @type {string} */ (v)), null)
+      if (isEnvelope(inner)) return envelopeTexts(inner)
+    }
+    return v === "" && profile !== "form" ? null : [v]
+  }
+  if (v === null || typeof v !== "object") return null
+  if (isEnvelope(v)) return envelopeTexts(v)
+  const text = safely(() => JSON.stringify(v), undefined)
+  return typeof text === "string" ? [text] : null
+}
+
+/** @param {any} v */
+const isEnvelope = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && Array.isArray(v.content)
+
+/** @param {any} env @returns {string[]|null} */
+function envelopeTexts(env) {
+  const out = []
+  for (const item of env.content) if (item && typeof item === "object" && item.type === "text" && typeof item.text === "string") out.push(item.text)
+  return out.length ? out : null
+}
+
+class FactsTaker {
+  /**
+   * @param {object} o
+   * @param {(seq: number, facts: object) => void} o.send  one call's facts (only called with at least one member)
+   * @param {(tool: string) => unknown} o.schemaOf  the tool's inputSchema, or undefined
+   * @param {any} [o.global]
+   * @param {() => number} [o.clock]
+   * @param {boolean} [o.images]  re-encode images (default true)
+   * @param {Function} [o.setTimeout]  where the page has no requestIdleCallback
+   */
+  constructor({ send, schemaOf, global: g = globalThis, clock, images = true, setTimeout: st }) {
+    this.send = send
+    this.schemaOf = schemaOf
+    this.g = g
+    this.clock = clock || (() => (g.performance ? g.performance.now() : Date.now()))
+    this.images = images
+    this.st = st || ((/** @type {Function} */ fn, /** @type {number} */ ms) => g.setTimeout(fn, ms))
+    /** @type {Job[]} */
+    this.queue = []
+    this.scheduled = false
+    this.key = newKey(g)
+    /** @type {Map<string, number>} keyed hash -> the first seq with it */
+    this.seen = new Map()
+    /** @type {Map<string, number>} tool -> when its last image was re-encoded */
+    this.imageAt = new Map()
+    this.cost = { calls: 0, ms: 0, dropped: 0, images: 0, imageMs: 0 }
+    this.stopped = false
+  }
+
+  /** The collector accounted a call: queue it (its bodies are held here until the idle callback). @param {Job} job */
+  take(job) {
+    if (this.stopped) return
+    if (this.queue.length >= MAX_QUEUED) {
+      this.cost.dropped++
+      return
+    }
+    this.queue.push(job)
+    if (!this.scheduled) {
+      this.scheduled = true
+      this.later(() => this.run())
+    }
+  }
+
+  /** @param {() => void} fn  an idle callback where the page has them, else a task a little later */
+  later(fn) {
+    const g = this.g
+    if (typeof g.requestIdleCallback === "function") safely(() => g.requestIdleCallback(() => safely(fn), { timeout: IDLE_TIMEOUT_MS }))
+    else safely(() => this.st(() => safely(fn), IDLE_FALLBACK_MS))
+  }
+
+  run() {
+    this.scheduled = false
+    const jobs = this.queue
+    this.queue = []
+    const t0 = this.clock()
+    for (const job of jobs) {
+      safely(() => this.one(job))
+      // drop the bodies as soon as they are measured
+      job.input = undefined
+      job.value = undefined
+    }
+    this.cost.calls += jobs.length
+    this.cost.ms += this.clock() - t0
+  }
+
+  /** @param {Job} job */
+  one(job) {
+    /** @type {Record<string, any>} */
+    const facts = {}
+    if (job.refused) facts.refused = { by: "browser" }
+    if (job.ok) {
+      const texts = textsOf(job.value, job.profile)
+      if (texts) {
+        const total = emptyBloat()
+        for (const t of texts) addBloat(total, bloatOf(t))
+        facts.bloat = total
+      }
+    }
+    if (!job.refused && job.profile !== "form" && job.profile !== "mcp-b-form") {
+      const schema = safely(() => this.schemaOf(job.tool), undefined)
+      if (schema !== undefined) {
+        const s = checkInput(schema, job.input)
+        if (s) facts.schema = s
+      }
+      const text = canonical(job.input)
+      if (text !== null) {
+        const k = keyedHash(JSON.stringify(job.tool) + text, this.key)
+        const first = this.seen.get(k)
+        if (first !== undefined) facts.repeat = { of: first }
+        else {
+          this.seen.set(k, job.seq)
+          if (this.seen.size > MAX_REPEAT_KEYS) this.seen.delete(this.seen.keys().next().value)
+        }
+      }
+    }
+    const data = job.ok && this.images ? largestImage(job.value) : null
+    const last = this.imageAt.get(job.tool)
+    if (data !== null && (last === undefined || this.clock() - last >= IMAGE_EVERY_MS)) {
+      this.imageAt.set(job.tool, this.clock())
+      if (this.imageAt.size > 1024) this.imageAt.delete(this.imageAt.keys().next().value)
+      const cost = { ms: 0, images: 0 }
+      measureImage(data, { g: this.g, cost }).then(
+        (image) => {
+          this.cost.images += cost.images
+          this.cost.imageMs += cost.ms
+          if (image) facts.image = image
+          this.emit(job.seq, facts)
+        },
+        () => this.emit(job.seq, facts),
+      )
+      return
+    }
+    this.emit(job.seq, facts)
+  }
+
+  /** @param {number} seq @param {Record<string, any>} facts */
+  emit(seq, facts) {
+    if (this.stopped) return
+    for (const _ in facts) return safely(() => this.send(seq, facts))
+  }
+
+  /** The page reset its numbers (the relay drops its facts too): repeats count from here. */
+  reset() {
+    this.seen.clear()
+    this.imageAt.clear()
+  }
+
+  /** Detached: nothing more is taken or sent. */
+  stop() {
+    this.stopped = true
+    this.queue = []
+  }
+}
+return { IMAGE_EVERY_MS, MAX_QUEUED, MAX_REPEAT_KEYS, canonical, keyedHash, textsOf, FactsTaker };
 })();
 
 // ---- gate.js ----
@@ -4926,6 +5893,7 @@ const { ChannelMirror } = __m["channel"];
 const { Uplink, Delivery, PROTOCOL, FLUSH_MS } = __m["uplink"];
 const { PromptWatcher } = __m["prompt"];
 const { FormTools } = __m["forms"];
+const { FactsTaker } = __m["facts"];
 const { resultText, errorText } = __m["measure"];
 const { gate } = __m["gate"];
 const { makeApi, reportView, reportToolDescriptor, manifest, helpText, overlayNotice } = __m["console"];
@@ -5024,6 +5992,17 @@ class Agent {
         payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }),
       },
     })
+    // Diagnosis facts (facts.js): computed in idle callbacks, sent to the relay only (never the channel).
+    if (config.facts !== false) {
+      this.collector.facts = new FactsTaker({
+        global: g,
+        send: (seq, facts) => self.uplink && self.uplink.send(sessionId, { type: "facts", session: sessionId, seq, facts }),
+        schemaOf: (tool) => self.schemaOf(tool),
+        setTimeout: timers.setTimeout,
+        clock: config.clock,
+      })
+    }
+    this.schemas = new Map()
     this.interceptor = new Interceptor(this.collector, {
       global: g,
       pollMs: config.pollMs,
@@ -5187,6 +6166,21 @@ class Agent {
     if (!note || typeof note !== "object" || !/^[0-9a-f]{8}$/.test(String(note.session)) || !Number.isInteger(note.seq) || note.seq < 0) return
     if (!(Date.now() - Number(note.at) < NAV_NOTE_MS)) return // a stale note from long ago says nothing
     this.collector.event("navigated-from", { session: note.session, seq: note.seq, tool: cap(String(note.tool || ""), 128) })
+  }
+
+  /** A tool's own inputSchema (for the facts' schema check), parsed once per descriptor text. */
+  schemaOf(tool) {
+    const rec = this.collector.tools.get(tool)
+    const text = rec && rec.registered && !rec.internal ? rec.descriptor : null
+    if (typeof text !== "string") return undefined
+    let hit = this.schemas.get(tool)
+    if (!hit || hit.text !== text) {
+      const d = safely(() => JSON.parse(text), null)
+      hit = { text, schema: d && typeof d === "object" ? d.inputSchema : undefined }
+      this.schemas.set(tool, hit)
+      if (this.schemas.size > 1024) this.schemas.delete(this.schemas.keys().next().value)
+    }
+    return hit.schema
   }
 
   // ---- sink -------------------------------------------------------------------------------------------

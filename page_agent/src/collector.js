@@ -127,6 +127,8 @@ export class Collector {
     this.consents = new Map()
     /** hook name -> times it threw */
     this.hookFailures = {}
+    /** @type {{take: (job: object) => void, reset: () => void, stop: () => void}|null} the diagnosis facts (facts.js), set by the agent */
+    this.facts = null
   }
 
   // ---- the call path ---------------------------------------------------------------------------------
@@ -456,6 +458,11 @@ export class Collector {
         return v && typeof v === "object" && typeof v.message === "string" ? v.message : String(v)
       }, null)
       safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cutPayload(args, max), result: res === null ? null : cutPayload(res, max), error: err ? cutPayload(err, max) : null }))
+    }
+    // Facts for the diagnosis (facts.js): the bodies are handed over, measured in a later idle callback.
+    if (this.facts && !call.terminal) {
+      const ok = call.ok && call.outcome !== "navigated"
+      safely(() => this.facts.take({ seq: call.seq, tool: call.tool, input: call.input, value: ok ? call.value : undefined, ok, profile: call.profile, refused: !!call.refused }))
     }
     // Drop the bodies now: only sizes travel on.
     call.input = undefined
@@ -810,6 +817,7 @@ export class Collector {
       this.sink.evicted(span)
     }
     this.stats.reset()
+    if (this.facts) safely(() => this.facts.reset())
     this.counted.clear()
     this.lastSettledAt = null
     this.unsampled = 0
@@ -826,6 +834,7 @@ export class Collector {
     this.windowTimer = null
     if (this.observer) safely(() => this.observer.disconnect())
     this.observer = null
+    if (this.facts) safely(() => this.facts.stop())
     if (this.schedule.close) safely(() => this.schedule.close())
   }
 }

@@ -7,6 +7,7 @@ import { ChannelMirror } from "./channel.js"
 import { Uplink, Delivery, PROTOCOL, FLUSH_MS } from "./uplink.js"
 import { PromptWatcher } from "./prompt.js"
 import { FormTools } from "./forms.js"
+import { FactsTaker } from "./facts.js"
 import { resultText, errorText } from "./measure.js"
 import { gate } from "./gate.js"
 import { makeApi, reportView, reportToolDescriptor, manifest, helpText, overlayNotice } from "./console.js"
@@ -107,6 +108,17 @@ class Agent {
         payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }),
       },
     })
+    // Diagnosis facts (facts.js): computed in idle callbacks, sent to the relay only (never the channel).
+    if (config.facts !== false) {
+      this.collector.facts = new FactsTaker({
+        global: g,
+        send: (seq, facts) => self.uplink && self.uplink.send(sessionId, { type: "facts", session: sessionId, seq, facts }),
+        schemaOf: (tool) => self.schemaOf(tool),
+        setTimeout: timers.setTimeout,
+        clock: config.clock,
+      })
+    }
+    this.schemas = new Map()
     this.interceptor = new Interceptor(this.collector, {
       global: g,
       pollMs: config.pollMs,
@@ -270,6 +282,21 @@ class Agent {
     if (!note || typeof note !== "object" || !/^[0-9a-f]{8}$/.test(String(note.session)) || !Number.isInteger(note.seq) || note.seq < 0) return
     if (!(Date.now() - Number(note.at) < NAV_NOTE_MS)) return // a stale note from long ago says nothing
     this.collector.event("navigated-from", { session: note.session, seq: note.seq, tool: cap(String(note.tool || ""), 128) })
+  }
+
+  /** A tool's own inputSchema (for the facts' schema check), parsed once per descriptor text. */
+  schemaOf(tool) {
+    const rec = this.collector.tools.get(tool)
+    const text = rec && rec.registered && !rec.internal ? rec.descriptor : null
+    if (typeof text !== "string") return undefined
+    let hit = this.schemas.get(tool)
+    if (!hit || hit.text !== text) {
+      const d = safely(() => JSON.parse(text), null)
+      hit = { text, schema: d && typeof d === "object" ? d.inputSchema : undefined }
+      this.schemas.set(tool, hit)
+      if (this.schemas.size > 1024) this.schemas.delete(this.schemas.keys().next().value)
+    }
+    return hit.schema
   }
 
   // ---- sink -------------------------------------------------------------------------------------------

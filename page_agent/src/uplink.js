@@ -26,6 +26,8 @@ const RATE_PAUSE_MS = 500
 export { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS }
 // History that nothing restates after a reconnect waits in the (bounded) queue; payloads and results do not.
 const KEPT_OFFLINE = new Set(["event", "update", "prompt"])
+// Facts (facts.js) leave after their span, batched: up to this many wait, oldest dropped first.
+const MAX_FACTS_QUEUED = 500
 
 /**
  * What the relay holds of one feed, as far as its acks tell, and which evicted spans it may not have.
@@ -148,7 +150,7 @@ export class Uplink {
     this.schedule = schedule || ((fn) => st(fn, 0))
     this.clock = clock || (() => Date.now())
     /** `sent`: seqs written on this connection and not yet known held (each goes out once a connection).
-     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any, said:boolean}>} */
+     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], late:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any, said:boolean}>} */
     this.feeds = new Map()
     this.ws = null
     this.state = "idle"
@@ -236,7 +238,7 @@ export class Uplink {
   /** @param {Feed} feed */
   addFeed(feed) {
     if (this.feeds.has(feed.id)) return
-    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null, said: false })
+    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], late: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null, said: false })
     this.kick()
   }
 
@@ -278,6 +280,12 @@ export class Uplink {
   send(id, frame) {
     const s = this.feeds.get(id)
     if (!s || s.said) return
+    if (frame.type === "facts") {
+      s.late.push(frame)
+      if (s.late.length > MAX_FACTS_QUEUED) s.late.shift()
+      this.kick()
+      return
+    }
     // Starts, tools and status are restated from state on reconnect; events and updates wait (bounded).
     if (!this.open && !KEPT_OFFLINE.has(frame.type)) return
     // A span not yet sent on this connection carries its blockingMs when it goes.
@@ -386,6 +394,7 @@ export class Uplink {
       s.queue = []
       for (const f of q) this.write(f)
       if (s.resumed) this.sendSpans(s)
+      if (s.resumed && s.late.length) this.sendFacts(s)
       if (s.ledgerDirty) this.sendLedger(s)
     }
   }
@@ -425,6 +434,23 @@ export class Uplink {
       }
       this.counters.spansSent += chunk.length
       if (chunk.length) this.lastSpansAt = this.clock()
+    }
+  }
+
+  /**
+   * Facts whose span this connection carried (or the relay holds) leave now, batched (`items`, at most
+   * MAX_SPANS_PER_FRAME a frame); the others wait for their span. Not restated after a reconnect.
+   */
+  sendFacts(s) {
+    const d = s.feed.delivery
+    const ready = []
+    const wait = []
+    for (const f of s.late) (s.sent.has(f.seq) || d.has(f.seq) ? ready : wait).push(f)
+    s.late = wait
+    for (let i = 0; i < ready.length; i += MAX_SPANS_PER_FRAME) {
+      const chunk = ready.slice(i, i + MAX_SPANS_PER_FRAME)
+      const frame = chunk.length === 1 ? chunk[0] : { type: "facts", session: s.feed.id, items: chunk.map((f) => ({ seq: f.seq, facts: f.facts })) }
+      if (!this.write(frame)) return
     }
   }
 

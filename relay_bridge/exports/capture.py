@@ -2,7 +2,8 @@
 
 Per session: the v2 report, the session info, descriptors with annotations sent/kept, whether each tool is
 measured or only counted (and its counted calls), span facts (what the
-agent received: resultType, envelope, substituted, depth, parent, overlapped), calls still in flight, the
+agent received: resultType, envelope, substituted, depth, parent, overlapped), the diagnosis facts
+(`diagnosisFacts`: image, bloat, schema, repeat, refused per seq), calls still in flight, the
 timeline, the phase and coverage, and counters. `relay_bridge.replay` reads it back.
 """
 
@@ -51,6 +52,8 @@ def session_capture(session: Session, generated_at: float) -> dict[str, Any]:
             for rec in session.tools.values()
         ],
         "facts": {str(span.seq): span_facts(span) for span in session.spans() if span_facts(span)},
+        # Diagnosis facts per seq (docs/diagnosis-facts.md), as the agent sent them: numbers, never a body.
+        "diagnosisFacts": {str(seq): msgspec.to_builtins(f) for seq, f in sorted(session.facts.items())},
         "inflight": [
             {"seq": c.seq, "tool": c.tool, "invokedAt": c.invokedAt, "depth": c.depth, "parent": c.parent, "cancelled": c.cancelled_at is not None}
             for c in session.inflight.values()

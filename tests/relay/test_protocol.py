@@ -101,3 +101,55 @@ def test_fuzz_decoder_never_raises_and_every_rejection_is_counted(data: bytes) -
         errors = [r for r in replies if isinstance(r, p.ErrorFrame)]
         assert store.counters["rejected"] == before + len(errors)
         msgspec.json.encode(replies)
+
+
+# -- diagnosis facts (docs/diagnosis-facts.md) ----------------------------------------------------------------
+
+FACTS = {
+    "image": {"mime": "image/png", "width": 2000, "height": 1000, "bytes": 130000, "jpegBytes": 41000, "fitBytes": 22000, "fitWidth": 1568, "fitHeight": 784},
+    "bloat": {"textBytes": 900, "whitespaceBytes": 300, "repeatedKeyBytes": 120, "repeatedKeyRows": 9, "base64Bytes": 0, "base64Runs": 0, "truncated": True},
+    "schema": {"violations": 2, "constraint": "maxLength", "path": "/properties/q/maxLength"},
+    "repeat": {"of": 3},
+    "refused": {"by": "browser"},
+}
+
+
+def test_facts_decode_single_and_batched_with_snake_case_attributes() -> None:
+    one = p.decode(json.dumps({"type": "facts", "session": SID, "seq": 4, "facts": FACTS}))
+    assert isinstance(one, p.FactsFrame)
+    [item] = one.entries()
+    assert item.seq == 4
+    assert item.facts.image is not None and item.facts.image.jpeg_bytes == 41000 and item.facts.image.fit_width == 1568
+    assert item.facts.bloat is not None and item.facts.bloat.whitespace_bytes == 300 and item.facts.bloat.truncated is True
+    assert item.facts.schema == p.SchemaFacts(2, "maxLength", "/properties/q/maxLength")
+    assert item.facts.repeat == p.RepeatFacts(3) and item.facts.refused == p.RefusedFacts("browser")
+    # camelCase on the wire, both ways
+    assert json.loads(p.encode(item.facts)) == FACTS
+    many = p.decode(json.dumps({"type": "facts", "session": SID, "items": [{"seq": s, "facts": {"repeat": {"of": 0}}} for s in range(1, 501)]}))
+    assert isinstance(many, p.FactsFrame) and [i.seq for i in many.entries()] == list(range(1, 501))
+    assert p.decode(json.dumps({"type": "facts", "session": SID, "seq": 0, "facts": {}})).entries()[0].facts == p.Facts()  # type: ignore[union-attr]
+
+
+def _facts(**over: object) -> str:
+    return json.dumps({"type": "facts", "session": SID, "seq": 1, "facts": {**FACTS, **over}})
+
+
+def test_facts_are_validated_as_strictly_as_every_other_frame() -> None:
+    bad_image = dict(FACTS["image"])
+    assert code(_facts(image={**bad_image, "mime": "image/CANARY-7f3a9c"})) == p.Code.INVALID  # only sniffed formats
+    assert code(_facts(image={**bad_image, "jpegBytes": -1})) == p.Code.INVALID
+    assert code(_facts(image={**bad_image, "width": 1.5})) == p.Code.INVALID
+    assert code(_facts(image={**bad_image, "extra": 1})) == p.Code.INVALID
+    assert code(_facts(bloat={**FACTS["bloat"], "whitespaceBytes": float("inf")})) in (p.Code.INVALID, p.Code.BAD_JSON)
+    assert code(_facts(schema={"violations": 1, "constraint": "oneOf"})) == p.Code.INVALID
+    assert code(_facts(schema={"violations": 1, "constraint": "type", "path": "properties/x"})) == p.Code.INVALID  # a pointer
+    assert code(_facts(schema={"violations": 1, "constraint": "type", "path": "/" + "a" * 256})) == p.Code.LIMIT
+    assert code(_facts(repeat={"of": -1})) == p.Code.INVALID
+    assert code(_facts(refused={"by": "page"})) == p.Code.INVALID
+    assert code(_facts(text="CANARY-7f3a9c")) == p.Code.INVALID  # unknown members are refused
+    assert code(json.dumps({"type": "facts", "session": SID, "seq": 1})) == p.Code.INVALID  # neither form
+    assert code(json.dumps({"type": "facts", "session": SID, "seq": 1, "facts": {}, "items": []})) == p.Code.INVALID  # both
+    assert code(json.dumps({"type": "facts", "session": SID, "facts": {}})) == p.Code.INVALID
+    items = [{"seq": s, "facts": {}} for s in range(501)]
+    assert code(json.dumps({"type": "facts", "session": SID, "items": items})) == p.Code.TOO_MANY_SPANS
+    assert code(json.dumps({"type": "facts", "session": "nothex!!", "seq": 1, "facts": {}})) == p.Code.INVALID
