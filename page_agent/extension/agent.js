@@ -2736,6 +2736,10 @@ __m["channel"] = (function () {
 // post, but posted together once per window, so they share the browser's IPC wake-ups (one post per span
 // was the largest part of what watching cost a page calling 100 times a second). Announcements go at once,
 // after whatever the window held; pagehide and close flush the window first.
+// Posting our own spans is for a reader the page asked for (issue 33): webmcp-profiler's API keeps its default
+// (`relay: true`), while the terminal's routes (the relay's script tag, `wmcp-top open`, the extension) attach
+// with `relay: "read"` (terminalRoute): the channel is read, and nothing of ours is posted per span unless the
+// page says `relay: true` or `?perf=overlay`. One message per span cost more than everything else watching does.
 
 const { CONTENT_TYPES } = __m["measure"];
 const { safely } = __m["util"];
@@ -2815,6 +2819,29 @@ const PROFILER_FIELDS = [
   "error", "gapSincePrevCallMs", "synthetic", "serializable",
 ]
 
+/** `relay` as the terminal's routes set it: read the channel, post no span of our own. */
+const READ_ONLY = "read"
+
+/**
+ * The config a terminal route attaches with: the page's own, its channel read only unless it says `relay: true`
+ * (or `false`: no channel at all).
+ * @param {object} config
+ */
+function terminalRoute(config) {
+  return { ...config, relay: config.relay === true || config.relay === false ? config.relay : READ_ONLY }
+}
+
+/**
+ * Does this config ask for our spans on the channel? webmcp-profiler's default does; a terminal route only
+ * with `relay: true` or the overlay (`?perf=overlay`, `overlay: true`), whose reader is the channel. An agent
+ * with no uplink posts always: the channel is its only way to the terminal (another tab forwards it).
+ * @param {{relay?: unknown, overlay?: unknown}} config
+ * @param {boolean} uplinked  the agent has its own uplink
+ */
+function postsSpans(config, uplinked) {
+  return config.relay !== READ_ONLY || config.overlay === true || !uplinked
+}
+
 function profilerSpan(span) {
   const out = {}
   for (const k of PROFILER_FIELDS) out[k] = span[k]
@@ -2838,9 +2865,11 @@ class ChannelMirror {
    * @param {number} [o.flushMs]  batch window for our own spans and updates (0: post each at once)
    * @param {boolean} [o.alignQuiet]  a busy page's batch, its window over while a call is under way, waits for quiet() (pacing.js)
    * @param {() => boolean} [o.calling]  is a call under way?
+   * @param {boolean} [o.posts]  post our own spans and updates (false: the channel is only read, postsSpans)
    */
-  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS, alignQuiet = false, calling = () => false }) {
+  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS, alignQuiet = false, calling = () => false, posts = true }) {
     this.sessionId = sessionId
+    this.posts = !!posts
     this.uplink = !!uplink
     this.st = st || ((fn, ms) => setTimeout(fn, ms))
     this.ct = ct || ((t) => clearTimeout(t))
@@ -2895,11 +2924,11 @@ class ChannelMirror {
 
   /** Post a span with exactly webmcp-profiler's 20 fields (its readers validate closed objects). */
   span(span) {
-    this.queue({ kind: "span", span: profilerSpan(span) })
+    if (this.posts) this.queue({ kind: "span", span: profilerSpan(span) })
   }
 
   update(sessionId, seq, blockingMs) {
-    this.queue({ kind: "update", sessionId, seq, blockingMs })
+    if (this.posts) this.queue({ kind: "update", sessionId, seq, blockingMs })
   }
 
   queue(msg) {
@@ -3043,7 +3072,7 @@ class ChannelMirror {
     this.bc = null
   }
 }
-return { MAX_FOREIGN_SESSIONS, MAX_FOREIGN_SPANS, MAX_OUTBOX, validateSpan, PROFILER_FIELDS, profilerSpan, ChannelMirror };
+return { MAX_FOREIGN_SESSIONS, MAX_FOREIGN_SPANS, MAX_OUTBOX, validateSpan, PROFILER_FIELDS, READ_ONLY, terminalRoute, postsSpans, profilerSpan, ChannelMirror };
 })();
 
 // ---- uplink.js ----
@@ -4585,7 +4614,7 @@ const LEDGER_DOCS = {
 /** One entry per configuration key of attach() and maybeAttach() (describe().config), defaults as text. */
 const CONFIG_DOCS = {
   buffer: { doc: "spans kept in the ring buffer", default: "500" },
-  relay: { doc: "mirror spans onto the same-origin BroadcastChannel (false: no channel, nothing read from it)", default: "true" },
+  relay: { doc: "mirror spans onto the same-origin BroadcastChannel (false: no channel, nothing read from it; \"read\": read it, post nothing per span)", default: "true from attachProfiler(); \"read\" from the relay's script tag, the extension and wmcp-top open" },
   uplink: { doc: "the wmcp-top relay's WebSocket URL; false: no socket", default: "the address the relay baked in, else __WMCP_UPLINK__" },
   overlay: { doc: "accepted for webmcp-profiler configs: prints one line pointing to the terminal", default: "false" },
   globalName: { doc: "global property the console API is exposed on; false exposes none", default: '"__webmcpPerf"' },
@@ -4921,7 +4950,7 @@ __m["index"] = (function () {
 
 const { Collector } = __m["collector"];
 const { Interceptor } = __m["registry"];
-const { ChannelMirror } = __m["channel"];
+const { ChannelMirror, postsSpans } = __m["channel"];
 const { Uplink, Delivery, PROTOCOL, FLUSH_MS } = __m["uplink"];
 const { PromptWatcher } = __m["prompt"];
 const { FormTools } = __m["forms"];
@@ -5091,6 +5120,7 @@ class Agent {
             flushMs: config.flushMs,
             alignQuiet: config.alignFlush !== false,
         calling: () => this.collector.calling(),
+            posts: postsSpans(config, !!this.uplink),
             BroadcastChannel: (config.BroadcastChannel !== undefined ? config.BroadcastChannel : g.BroadcastChannel) || null,
             onSession: (id) => this.foreignSession(id),
             onSpan: (span) => this.foreignSpan(span),
@@ -5473,7 +5503,12 @@ function attach(config = {}) {
   const name = cfg.globalName
   if (name) {
     const existing = safely(() => g[name], null)
-    if (existing && existing.active) return existing
+    if (existing && existing.active) {
+      // Page code calling attachProfiler() after a terminal route attached asks for the channel's reader.
+      const live = AGENTS.get(existing)
+      if (live && live.channel && postsSpans(cfg, true)) live.channel.posts = true
+      return existing
+    }
   }
   const agent = new Agent(cfg)
   AGENTS.set(agent.api, agent)
@@ -5688,11 +5723,12 @@ return { BRIDGE_KEY, EXTENSION_RELAY_URL, PIPE_PORT_NAME, portSocketClass };
 const { maybeAttach } = __m["index"];
 const { portSocketClass, EXTENSION_RELAY_URL } = __m["port"];
 const { EXTENSION_AGENT } = __m["config"];
+const { terminalRoute } = __m["channel"];
 try {
   if (typeof window !== "undefined" && typeof window.MessageChannel === "function") {
     let api = null
     const PortSocket = portSocketClass(window, { onDetach: () => api && api.detach && api.detach() })
-    api = maybeAttach({ uplink: EXTENSION_RELAY_URL, WebSocket: PortSocket, defaultOn: true, agent: EXTENSION_AGENT, announce: false })
+    api = maybeAttach(terminalRoute({ uplink: EXTENSION_RELAY_URL, WebSocket: PortSocket, defaultOn: true, agent: EXTENSION_AGENT, announce: false }))
   }
 } catch {
   /* never throw into the page */

@@ -3,7 +3,7 @@
 
 import { Collector } from "./collector.js"
 import { Interceptor } from "./registry.js"
-import { ChannelMirror } from "./channel.js"
+import { ChannelMirror, postsSpans } from "./channel.js"
 import { Uplink, Delivery, PROTOCOL, FLUSH_MS } from "./uplink.js"
 import { PromptWatcher } from "./prompt.js"
 import { FormTools } from "./forms.js"
@@ -175,6 +175,7 @@ class Agent {
             flushMs: config.flushMs,
             alignQuiet: config.alignFlush !== false,
         calling: () => this.collector.calling(),
+            posts: postsSpans(config, !!this.uplink),
             BroadcastChannel: (config.BroadcastChannel !== undefined ? config.BroadcastChannel : g.BroadcastChannel) || null,
             onSession: (id) => this.foreignSession(id),
             onSpan: (span) => this.foreignSpan(span),
@@ -557,7 +558,12 @@ export function attach(config = {}) {
   const name = cfg.globalName
   if (name) {
     const existing = safely(() => g[name], null)
-    if (existing && existing.active) return existing
+    if (existing && existing.active) {
+      // Page code calling attachProfiler() after a terminal route attached asks for the channel's reader.
+      const live = AGENTS.get(existing)
+      if (live && live.channel && postsSpans(cfg, true)) live.channel.posts = true
+      return existing
+    }
   }
   const agent = new Agent(cfg)
   AGENTS.set(agent.api, agent)

@@ -3,7 +3,8 @@
 p50 of (instrumented - raw) execute() time in the same run, for a 1 KB result (2,000 calls) and a 128 KB
 result (200 calls), plus the deferred accounting's own CPU time per call (serialising and counting, done
 after the host already has its value). The agent runs as users run it: loaded as a classic script, with its
-uplink connected to a real relay and its BroadcastChannel mirror on.
+uplink connected to a real relay and its BroadcastChannel read (it posts per span only when the page asks,
+issue 33).
 
 The page is cross-origin isolated (COOP + COEP), so performance.now() ticks in 5 us steps; calls are timed
 in batches (raw and instrumented interleaved, same payload object) and the per-call p50 is taken over batches.

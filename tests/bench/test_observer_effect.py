@@ -375,9 +375,10 @@ def test_observer_effect(tmp_path: Path) -> None:
 PARTS: dict[str, dict[str, Any] | None] = {
     "no agent": None,
     "agent alone": {"uplink": False, "relay": False},  # wraps and measures every call; nothing leaves the page
-    "+ channel": {"uplink": False},  # and mirrors every span on the BroadcastChannel
+    "+ channel": {"uplink": False},  # and mirrors every span on the BroadcastChannel (no uplink: it posts)
     "+ uplink": {"relay": False},  # and streams them to the relay instead
-    "whole agent": {},
+    "whole agent": {},  # the script tag as shipped: the uplink, the channel read but not posted to (issue 33)
+    "whole, posting": {"relay": True},  # and, as a page asking for webmcp-profiler's reader, a message per span
     "whole, sampled": {"sample": 0.1},  # the knob a user has: every tenth call measured
 }
 PART_SIZE = int(os.environ.get("WMCP_BENCH_SIZE", "1024"))

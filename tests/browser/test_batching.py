@@ -64,7 +64,8 @@ def test_a_hundred_calls_travel_in_batches(browser, pages, relay_server) -> None
 
 
 def test_the_channel_posts_every_span_in_order_in_a_few_bursts(browser, pages, relay_server) -> None:
-    page, errors = open_page(browser, pages.url("native.html", relay_server))
+    # relay: true: the page asks for the channel's reader (the script tag alone posts no span, issue 33)
+    page, errors = open_page(browser, pages.url("native.html", relay_server, config={"relay": True}))
     listener = page.context.new_page()  # another same-origin tab, as webmcp-profiler's overlay would be
     listener.goto(pages.url("listener.html"))
     page.evaluate("window.registered")
