@@ -1252,7 +1252,47 @@ const isBusy = (now, lastAt) => now - lastAt < BUSY_MS
 // which is what moves a page's p95. With no call under way it leaves when its window ends: the page is between
 // calls, and the last calls of a burst are not held back. At most MAX_FLUSH_MS more.
 const QUIET_WAIT_MS = MAX_FLUSH_MS
-return { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, batchWindow, isBusy, QUIET_WAIT_MS };
+
+// What is watched sets the cadence (issue 33). The relay says, with a `watch {session, watched, intervalMs}`
+// frame after the hello's ack and whenever it changes, whether a viewer shows the session. Watched: the window
+// above (the screen repaints four times a second). Unwatched: one flush per `intervalMs` (a second by default),
+// sooner only when the unsent spans reach the mark, so the buffer never evicts what no socket carried; nothing
+// while idle (a flush is armed only by something to send). The buffer, ack and replay rules are the same on
+// both cadences. An agent never told (an older relay) is watched.
+const UNWATCHED_MS = 1000
+const MAX_INTERVAL_MS = 10000
+
+/**
+ * A `watch` frame's state, checked: watched or not, and the interval (watched: at most MAX_FLUSH_MS; unwatched:
+ * MAX_FLUSH_MS to MAX_INTERVAL_MS). Null when the frame is malformed.
+ * @param {any} msg
+ * @returns {{watched: boolean, intervalMs: number} | null}
+ */
+function readWatch(msg) {
+  if (!msg || typeof msg.watched !== "boolean" || !Number.isInteger(msg.intervalMs) || msg.intervalMs < 0) return null
+  const intervalMs = msg.watched ? Math.min(msg.intervalMs, MAX_FLUSH_MS) : Math.min(Math.max(msg.intervalMs, MAX_FLUSH_MS), MAX_INTERVAL_MS)
+  return { watched: msg.watched, intervalMs }
+}
+
+/**
+ * The unsent spans that send an unwatched session's batch at once: half its buffer (the ring evicts at the
+ * buffer), at most a frame's worth.
+ * @param {number} buffer  spans the ring holds
+ */
+function unwatchedMark(buffer) {
+  return Math.max(1, Math.min(250, Math.floor(buffer / 2)))
+}
+
+/**
+ * The wait before an unwatched batch leaves: its interval, or none once `unsent` reached `mark`.
+ * @param {number} intervalMs
+ * @param {number} unsent
+ * @param {number} mark
+ */
+function unwatchedWindow(intervalMs, unsent, mark) {
+  return unsent >= mark ? 0 : intervalMs
+}
+return { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, batchWindow, isBusy, QUIET_WAIT_MS, UNWATCHED_MS, readWatch, unwatchedMark, unwatchedWindow };
 })();
 
 // ---- collector.js ----
@@ -3091,7 +3131,7 @@ __m["uplink"] = (function () {
 // read) is tried again after a backoff; `unknown_session` for a session it had accepted means the relay
 // forgot it (restart): hello again at once.
 
-const { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS, batchWindow, isBusy } = __m["pacing"];
+const { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS, batchWindow, isBusy, readWatch, unwatchedMark, unwatchedWindow } = __m["pacing"];
 const { safely } = __m["util"];
 const PROTOCOL = "wmcp-relay/1"
 const MAX_SPANS_PER_FRAME = 500
@@ -3217,8 +3257,9 @@ class Uplink {
    * @param {boolean} [o.alignQuiet]  a busy page's batch, its window over while a call is under way, waits for quiet()
    * @param {() => boolean} [o.calling]  is a call under way (running, or its answer on the way to the page)?
    * @param {() => number} [o.clock]
+   * @param {number} [o.mark]  unsent spans that send an unwatched batch at once (pacing.js unwatchedMark)
    */
-  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock, alignQuiet = false, calling = () => false }) {
+  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock, alignQuiet = false, calling = () => false, mark = unwatchedMark(500) }) {
     this.relay = relay
     this.agent = agent
     this.WS = WS
@@ -3241,6 +3282,11 @@ class Uplink {
     this.awaitingQuiet = false
     this.flushing = false
     this.lastSpansAt = -Infinity // when a flush last carried spans: calls within BUSY_MS of it mean a busy page
+    /** @type {Map<string, {watched: boolean, intervalMs: number}>} what the relay last said of each session (pacing.js) */
+    this.watch = new Map()
+    this.unsent = 0 // spans ready since the last flush
+    this.resuming = false // a resume ack came: what the relay lacks goes on the next task, whatever the cadence
+    this.mark = mark
     this.closed = false
     this.counters = { connects: 0, disconnects: 0, framesSent: 0, spansSent: 0, acks: 0, errors: 0, rateLimited: 0 }
     this.paused = false
@@ -3303,6 +3349,7 @@ class Uplink {
   }
 
   resetLink(s) {
+    this.watch.delete(s.feed.id) // a hello starts watched; the relay says otherwise after its ack (pacing.js)
     s.helloSent = false
     s.resumed = false
     s.sent = new Set()
@@ -3351,6 +3398,7 @@ class Uplink {
     if (s.ledgerTimer !== null) this.ct(s.ledgerTimer)
     if (s.helloTimer !== null) this.ct(s.helloTimer)
     this.feeds.delete(id)
+    this.watch.delete(id)
   }
 
   /** Queue a small frame for a session (start, update, tool, status, event). */
@@ -3366,9 +3414,26 @@ class Uplink {
     this.kick()
   }
 
-  /** New spans are held by a feed: flush soon. */
+  /** New spans are held by a feed: flush soon (an unwatched batch that reached the mark: now). */
   spansReady() {
+    this.unsent++
+    if (this.unsent === this.mark && this.flushTimer !== null && !this.awaitingQuiet && this.cadence() !== null) {
+      this.ct(this.flushTimer)
+      this.flushTimer = null
+      this.flushScheduled = false
+    }
     this.kick()
+  }
+
+  /** Null while any session is watched (or never told); else the shortest interval the relay gave (pacing.js). */
+  cadence() {
+    let interval = null
+    for (const id of this.feeds.keys()) {
+      const w = this.watch.get(id)
+      if (!w || w.watched) return null
+      if (interval === null || w.intervalMs < interval) interval = w.intervalMs
+    }
+    return interval
   }
 
   ledgerDirty(id) {
@@ -3381,7 +3446,7 @@ class Uplink {
   kick() {
     if (this.flushScheduled || this.flushing || !this.open) return
     this.flushScheduled = true
-    if (this.flushMs) {
+    if ((this.flushMs || this.cadence() !== null) && this.window() > 0) {
       this.flushTimer = this.st(() => {
         this.flushTimer = null
         if (this.alignQuiet && isBusy(this.clock(), this.lastSpansAt) && this.calling()) {
@@ -3404,8 +3469,11 @@ class Uplink {
     })
   }
 
-  /** The batch window for a flush scheduled now: `flushMs` after a quiet spell, wider while busy. */
+  /** The batch window for a flush scheduled now: `flushMs` after a quiet spell, wider while busy; unwatched, the
+   * relay's interval (pacing.js). */
   window() {
+    const interval = this.cadence()
+    if (interval !== null) return this.resuming ? 0 : unwatchedWindow(interval, this.unsent, this.mark)
     return batchWindow(this.flushMs, this.clock(), this.lastSpansAt)
   }
 
@@ -3427,6 +3495,12 @@ class Uplink {
     if (this.awaitingQuiet) this.flush()
   }
 
+  /** The agent's accounting window ran out: watched, its batch leaves now; unwatched, at its interval (pacing.js). */
+  windowEnded() {
+    if (this.cadence() === null) this.flush()
+    else this.quiet()
+  }
+
   flush() {
     this.awaitingQuiet = false
     if (this.flushTimer === null && this.flushScheduled && this.flushMs) this.flushScheduled = false
@@ -3438,6 +3512,8 @@ class Uplink {
       this.flushScheduled = false
     }
     this.flushing = true
+    this.unsent = 0
+    this.resuming = false
     try {
       this.flushFeeds()
     } finally {
@@ -3451,7 +3527,7 @@ class Uplink {
       if (!s.helloSent) {
         if (s.helloTimer !== null) continue // refused a moment ago: the retry timer sends it again
         const h = s.feed.hello()
-        const hello = { type: "hello", protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost }
+        const hello = { type: "hello", protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost, cadence: true }
         if (s.resume) hello.resume = s.resume
         if (!this.write(hello)) return
         s.helloSent = true
@@ -3513,7 +3589,7 @@ class Uplink {
       if (s.ledgerTimer === null) {
         s.ledgerTimer = this.st(() => {
           s.ledgerTimer = null
-          safely(() => this.flush())
+          safely(() => (this.cadence() === null ? this.flush() : this.kick())) // unwatched: with the next batch
         }, wait)
       }
       return
@@ -3540,6 +3616,7 @@ class Uplink {
       for (const seq of s.sent) if (d.has(seq)) s.sent.delete(seq)
       if (resume) {
         s.resumed = true
+        this.resuming = true
         this.kick()
       }
     } else if (msg.type === "error") {
@@ -3556,6 +3633,13 @@ class Uplink {
         this.kick()
       }
       if (msg.fatal) this.stop()
+    } else if (msg.type === "watch") {
+      const w = readWatch(msg)
+      if (!w || !this.feeds.has(msg.session)) return
+      const was = this.cadence()
+      this.watch.set(msg.session, w)
+      // A session that became watched shows its current numbers now, not at the end of an unwatched interval.
+      if (was !== null && this.cadence() === null) this.flush()
     } else if (msg.type === "command") {
       // The terminal asked (through the relay) for something: only this socket can deliver one.
       if (typeof this.onCommand === "function") this.onCommand(msg)
@@ -3628,7 +3712,7 @@ class Uplink {
       acked[id] = s.feed.delivery.acked
       lost[id] = s.feed.delivery.lost
     }
-    return { state: this.state, url, ...this.counters, lastError: this.lastError, sessions: Array.from(this.feeds.keys()), acked, lost }
+    return { state: this.state, url, ...this.counters, lastError: this.lastError, sessions: Array.from(this.feeds.keys()), acked, lost, watched: this.cadence() === null }
   }
 }
 return { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, PROTOCOL, MAX_SPANS_PER_FRAME, LEDGER_EVERY_MS, Delivery, MAX_ACK_RANGES, Uplink };
@@ -4953,6 +5037,7 @@ const { Collector } = __m["collector"];
 const { Interceptor } = __m["registry"];
 const { ChannelMirror, postsSpans } = __m["channel"];
 const { Uplink, Delivery, PROTOCOL, FLUSH_MS } = __m["uplink"];
+const { unwatchedMark } = __m["pacing"];
 const { PromptWatcher } = __m["prompt"];
 const { FormTools } = __m["forms"];
 const { resultText, errorText } = __m["measure"];
@@ -5098,6 +5183,7 @@ class Agent {
         clock: config.clock,
         alignQuiet: config.alignFlush !== false,
         calling: () => this.collector.calling(),
+        mark: unwatchedMark(config.buffer),
       })
       this.feed = this.ownFeed()
       this.collector.lostFn = () => this.feed.delivery.lost
@@ -5131,7 +5217,7 @@ class Agent {
     // and a batch accounted when its window ran out leaves now: the window was the one it would have waited for.
     this.collector.onAccounted = (windowed) => {
       if (this.channel) windowed ? this.channel.flush() : this.channel.quiet()
-      if (this.uplink) windowed ? this.uplink.flush() : this.uplink.quiet()
+      if (this.uplink) windowed ? this.uplink.windowEnded() : this.uplink.quiet()
     }
     this.api = makeApi(this)
   }

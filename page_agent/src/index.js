@@ -5,6 +5,7 @@ import { Collector } from "./collector.js"
 import { Interceptor } from "./registry.js"
 import { ChannelMirror, postsSpans } from "./channel.js"
 import { Uplink, Delivery, PROTOCOL, FLUSH_MS } from "./uplink.js"
+import { unwatchedMark } from "./pacing.js"
 import { PromptWatcher } from "./prompt.js"
 import { FormTools } from "./forms.js"
 import { resultText, errorText } from "./measure.js"
@@ -152,6 +153,7 @@ class Agent {
         clock: config.clock,
         alignQuiet: config.alignFlush !== false,
         calling: () => this.collector.calling(),
+        mark: unwatchedMark(config.buffer),
       })
       this.feed = this.ownFeed()
       this.collector.lostFn = () => this.feed.delivery.lost
@@ -185,7 +187,7 @@ class Agent {
     // and a batch accounted when its window ran out leaves now: the window was the one it would have waited for.
     this.collector.onAccounted = (windowed) => {
       if (this.channel) windowed ? this.channel.flush() : this.channel.quiet()
-      if (this.uplink) windowed ? this.uplink.flush() : this.uplink.quiet()
+      if (this.uplink) windowed ? this.uplink.windowEnded() : this.uplink.quiet()
     }
     this.api = makeApi(this)
   }
