@@ -84,7 +84,8 @@ def test_hidden_tab_and_iframe_are_their_own_sessions(browser, pages, relay_serv
 
 
 @pytest.mark.parametrize("fresh", [False, True], ids=["store-kept", "store-lost"])
-def test_relay_killed_and_restarted_mid_run(browser, pages, relay_server, fresh: bool) -> None:
+def test_relay_killed_and_restarted_mid_run(browser, pages, relay_on_each_cadence, fresh: bool) -> None:
+    relay_server = relay_on_each_cadence
     context = browser.new_context()
     page = context.new_page()
     errors: list[str] = []
