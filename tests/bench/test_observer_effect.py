@@ -333,6 +333,8 @@ def test_observer_effect(tmp_path: Path) -> None:
         observers = {"none": None, "relay": relay, "dashboard": dashboard}
         for label, size in SIZES.items():
             opened = {way: open_agent_page(browser, page_url(base, size, o.agent_url if o else None), o) for way, o in observers.items()}
+            for way, watched in (("relay", False), ("dashboard", True)):  # each way is the cadence CPU_BAND says
+                opened[way][1].wait_for_function(f"__webmcpPerf.relay().watched === {str(watched).lower()}", timeout=20_000)
             rounds = take_turns({way: page for way, (_, page) in opened.items()}, {way: o.proc.pid for way, o in observers.items() if o})
             for way in WAYS:
                 results[(label, way)] = pooled(rounds[way], rounds["none"] if way != "none" else None)
