@@ -283,7 +283,10 @@ def _check(app: dict[str, Any], relay: dict[str, Any], cpu: float | None, rss_mb
     """Memory and keeping up are held always. Time figures (CPU share, latencies) are time targets
     (tests/bench/judge.py): printed met or not in every run, asserted by the full run, with the machine's load
     beside them (on a shared machine a latency is mostly the wait for a core)."""
-    assert len(app["frames"]) >= 3 and app["keys"], "too few probes to judge"
+    # The run produced its figures; three frames at least are what a judged run needs (a starved short pass may
+    # match only one or two).
+    assert app["frames"] and app["keys"], "no probe: the figures were not produced"
+    assert len(app["frames"]) >= 3 or not judge.judging(), "too few probes to judge"
     assert app["rss_mb"] <= rss_mb, f"dashboard RSS {app['rss_mb']:.1f} MB > {rss_mb} MB"
     others = max(app["machine_busy"] - app["cpu"], relay["machine_busy"] - relay["cpu"])
     print(f"  (other processes kept {others:.1f} of {os.cpu_count()} cores busy)")
