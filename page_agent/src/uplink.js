@@ -11,7 +11,7 @@
 // read) is tried again after a backoff; `unknown_session` for a session it had accepted means the relay
 // forgot it (restart): hello again at once.
 
-import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS, batchWindow, isBusy, readWatch, unwatchedMark, unwatchedWindow } from "./pacing.js"
+import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS, UNWATCHED_LEDGER_MS, batchWindow, isBusy, readWatch, unwatchedMark, unwatchedWindow } from "./pacing.js"
 import { safely } from "./util.js"
 
 export const PROTOCOL = "wmcp-relay/1"
@@ -465,7 +465,7 @@ export class Uplink {
   }
 
   sendLedger(s) {
-    const wait = s.ledgerAt + LEDGER_EVERY_MS - this.clock()
+    const wait = s.ledgerAt + (this.cadence() === null ? LEDGER_EVERY_MS : UNWATCHED_LEDGER_MS) - this.clock()
     if (wait > 0) {
       if (s.ledgerTimer === null) {
         s.ledgerTimer = this.st(() => {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict"
 import { connectedAgent, settle } from "../test-support/helpers.mjs"
 import { agentOf } from "../src/index.js"
 import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS } from "../src/uplink.js"
-import { QUIET_WAIT_MS, UNWATCHED_MS, readWatch, unwatchedMark } from "../src/pacing.js"
+import { QUIET_WAIT_MS, UNWATCHED_MS, UNWATCHED_LEDGER_MS, readWatch, unwatchedMark } from "../src/pacing.js"
 
 async function agent(config = {}, watch = { watched: false, intervalMs: UNWATCHED_MS }) {
   const ctx = await connectedAgent({ config: { flushMs: FLUSH_MS, ...config } })
@@ -55,7 +55,7 @@ test("unwatched and idle: nothing is sent and no timer is left running", async (
   const ctx = await agent()
   await call(ctx)
   ctx.env.advance(UNWATCHED_MS + QUIET_WAIT_MS)
-  ctx.env.advance(UNWATCHED_MS) // the ledger's own second
+  ctx.env.advance(UNWATCHED_LEDGER_MS + UNWATCHED_MS) // the ledger it owes, with the batch after its wait
   const before = ctx.ws.sent.length
   const timers = ctx.env.timerCount()
   ctx.env.advance(30_000)
@@ -109,4 +109,28 @@ test("a watch frame is checked: junk and other sessions' are ignored, intervals 
   await call(ctx)
   ctx.env.advance(FLUSH_MS)
   assert.equal(spansFrames(ctx, before).length, 1, "still watched: neither frame counted")
+})
+
+test("unwatched: the ledger goes with a batch every UNWATCHED_LEDGER_MS, not every second; watched again, every second", async () => {
+  const ctx = await agent()
+  const before = ctx.ws.sent.length
+  for (let i = 0; i < 500; i++) {
+    await call(ctx)
+    ctx.env.advance(8) // 100 calls a second for 5 s
+  }
+  ctx.env.advance(UNWATCHED_MS + QUIET_WAIT_MS)
+  const sent = ctx.ws.sent.slice(before)
+  const ledgers = sent.filter((f) => f.type === "ledger").length
+  assert.ok(ledgers <= Math.ceil(5000 / UNWATCHED_LEDGER_MS) + 1, `${ledgers} ledgers in 5 s unwatched`)
+  assert.ok(sent.filter((f) => f.type === "spans").length <= 6, "a batch a second")
+  assert.equal(sent.filter((f) => f.type === "spans").flatMap((f) => f.spans).length, 500, "every span once")
+  ctx.ws.deliver({ type: "watch", session: ctx.id, watched: true, intervalMs: 250 })
+  const mark = ctx.ws.sent.length
+  for (let i = 0; i < 200; i++) {
+    await call(ctx)
+    ctx.env.advance(8)
+  }
+  ctx.env.advance(MAX_FLUSH_MS + QUIET_WAIT_MS)
+  const watchedLedgers = ctx.ws.sent.slice(mark).filter((f) => f.type === "ledger").length
+  assert.ok(watchedLedgers >= 2, `${watchedLedgers} ledgers in 2 s watched`)
 })
