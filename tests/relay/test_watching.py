@@ -47,7 +47,7 @@ async def agent(relay: Relay, sid: str, resume: str | None = None) -> tuple[Clie
 async def frames_until_ack(ws: ClientConnection, sid: str, seq: int) -> list[dict[str, Any]]:
     """Send one span and read every frame up to its ack: what the relay said meanwhile, in order."""
     await ws.send(json.dumps(synth.spans_frame(sid, [synth.span(sid, seq, "t", seq * 10.0, 1.0)])))
-    seen = []
+    seen: list[dict[str, Any]] = []
     while True:
         frame = await recv_json(ws)
         if frame["type"] == "ack":

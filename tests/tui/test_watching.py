@@ -14,7 +14,13 @@ from pathlib import Path
 import pytest
 from playwright.async_api import async_playwright
 
-from tests.browser.conftest import BASE_ARGS, RUN_ALL, WEBMCP_ARGS, PageServer, chromium_path
+from tests.browser.conftest import (
+    BASE_ARGS,
+    RUN_ALL,
+    WEBMCP_ARGS,
+    PageServer,
+    chromium_path,
+)
 from tests.relay_thread import TOKEN
 
 from .helpers import cell, has_tab, live_app, tabs, until
