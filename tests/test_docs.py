@@ -20,18 +20,21 @@ README = (ROOT / "README.md").read_text()
 DOCS = README + "".join(p.read_text() for p in sorted([ROOT / "page_agent" / "README.md", *(ROOT / "relay_bridge").glob("*/README.md")]))
 
 AGENT_FRAMES = typing.get_args(protocol.AgentFrame)
-RELAY_FRAMES = (protocol.Welcome, protocol.Ack, protocol.ErrorFrame, protocol.Command)
+RELAY_FRAMES = (protocol.Welcome, protocol.Ack, protocol.ErrorFrame, protocol.Command, protocol.Watch)
+# Issue 33's protocol additions are documented in docs/observer-cost.md, in tables headed "… (issue 33)", until
+# the README's tables take them in; a frame's row there adds to its README row.
+PENDING = (ROOT / "docs" / "observer-cost.md").read_text()
 
 
 def _fields(struct: type[msgspec.Struct]) -> set[str]:
     return set(struct.__struct_fields__)
 
 
-def _table(heading: str) -> dict[str, str]:
+def _table(heading: str, text: str = README) -> dict[str, str]:
     """The `| type | fields |` rows of the protocol table whose header row starts with `heading`."""
-    start = README.index(f"| {heading} | fields |")
+    start = text.index(f"| {heading} | fields |")
     rows: dict[str, str] = {}
-    for line in README[start:].splitlines()[2:]:
+    for line in text[start:].splitlines()[2:]:
         if not line.startswith("|"):
             break
         cells = line.split(" | ", 1)
@@ -78,6 +81,8 @@ def _tag(struct: type[msgspec.Struct]) -> str:
 @pytest.mark.parametrize(("heading", "structs"), [("agent → relay", AGENT_FRAMES), ("relay → agent", RELAY_FRAMES)])
 def test_protocol_tables_name_every_frame_and_every_field(heading: str, structs: tuple[type[msgspec.Struct], ...]) -> None:
     rows = _table(heading)
+    for tag, cell in _table(f"{heading} (issue 33)", PENDING).items():
+        rows[tag] = rows.get(tag, "") + " " + cell
     assert set(rows) == {_tag(s) for s in structs}, "a frame type is missing from the README table, or one too many"
     for struct in structs:
         cell = rows[_tag(struct)]
