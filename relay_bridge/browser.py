@@ -311,6 +311,8 @@ async def _open_main(args: Any) -> int:
     relay = await core.start_relay(core.relay_config(args), store)
     handle = None
     check = LaneCheck(store) if getattr(args, "check_lanes", False) else None
+    if check is not None:  # the check reads every session's spans as they come (relay_bridge.watching)
+        relay.watching.show_every("check-lanes")
     try:
         try:
             handle = await open_browser(args.url, relay, True if args.headless else None, browser=args.browser,

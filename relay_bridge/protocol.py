@@ -137,6 +137,8 @@ class Hello(Struct, tag="hello", tag_field="type", forbid_unknown_fields=True):
     # The secret the relay handed the session's first socket in the ack of its hello: only a hello that
     # presents it may re-claim the session once that socket has closed (README, "Session ownership").
     resume: ResumeSecret | None = None
+    # The agent follows `watch` frames (relay_bridge.watching): the relay sends them to such an agent only.
+    cadence: bool = False
 
 
 class CallStart(Struct, forbid_unknown_fields=True):
@@ -440,6 +442,18 @@ class Command(Struct, tag="command", tag_field="type"):
     session: str
     name: str  # "invoke": args {tool, input}
     args: dict[str, Any] = field(default_factory=dict)
+
+
+class Watch(Struct, tag="watch", tag_field="type"):
+    """Relay -> agent, only to an agent whose hello said `cadence`: whether a viewer shows this session
+    (relay_bridge.watching). A hello starts watched; the relay sends this after the hello's ack when the session
+    is not, and on every change. Watched: the agent sends at its own batch window (pacing.js); unwatched: at most
+    once per `intervalMs`, sooner only when its buffer reaches its mark, nothing while idle. A session that
+    becomes watched sends what it holds at once."""
+
+    session: str
+    watched: bool
+    intervalMs: int
 
 
 class ErrorFrame(Struct, tag="error", tag_field="type"):

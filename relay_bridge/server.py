@@ -38,6 +38,7 @@ from .payloads import PayloadView
 from .sessionlog import SessionLog
 from .snippet import Snippet
 from .store import Store
+from .watching import UNWATCHED_MS, Watching
 
 log = logging.getLogger("wmcp_top.relay")
 # Until a front end points these at a file (logsetup.configure), they go nowhere: never to the terminal.
@@ -130,6 +131,7 @@ class RelayConfig:
     otlp_service: str | None = None  # service.name (--otlp-service); else OTEL_SERVICE_NAME, else webmcp-page
     allow_invoke: bool = False  # let the terminal call a page's tool (`wmcp-top --allow-invoke`)
     show_payloads: bool = False  # hold opt-in payloads of the shown session for the call detail (--show-payloads)
+    unwatched_ms: int = UNWATCHED_MS  # how often an agent nobody watches sends (relay_bridge.watching)
 
 
 def _is_loopback_host(value: str | None, port: int) -> bool:
@@ -286,6 +288,14 @@ class Relay:
 
             self.otlp = OtlpExport(config.otlp, interval=config.otlp_interval, service=config.otlp_service)
             self.store.observers.append(self.otlp)
+        # Who shows which session (relay_bridge.watching): each agent is told with a `watch` frame.
+        self.watching = Watching(config.unwatched_ms)
+        self.watching.on_change = self._tell_watching
+        # conn -> session -> whether its agent was last told it is watched; only agents that follow watch frames
+        self._told: dict[int, dict[str, bool]] = {}
+        self._telling: set[asyncio.Task[None]] = set()
+        if self.otlp is not None:  # the exporter reads every span of every session as it comes
+            self.watching.show_every("otlp", max(int(config.otlp_interval * 1000), 50))
 
     # -- lifecycle ----------------------------------------------------------------------------------------
 
@@ -349,6 +359,33 @@ class Relay:
             raise InvokeRefused("the page disconnected") from None
         finally:
             self._pending.pop(command_id, None)
+
+    def _tell_watching(self) -> None:
+        """A viewer changed what it shows: tell every live session's agent whose state changed."""
+        for sid, session in self.store.sessions.items():
+            if session.state != "live" or session.conn not in self._sockets:
+                continue
+            frame = self._watch_news(session.conn, sid)
+            if frame is not None:
+                task = asyncio.get_running_loop().create_task(self._send_quietly(self._sockets[session.conn], p.encode(frame)))
+                self._telling.add(task)
+                task.add_done_callback(self._telling.discard)
+
+    def _watch_news(self, conn: int, sid: str) -> p.Watch | None:
+        """`sid`'s watch frame for `conn` when its agent follows them and was last told otherwise, else None."""
+        told = self._told.get(conn)
+        if told is None or sid not in told:
+            return None
+        frame = self.watching.frame(sid)
+        if told[sid] == frame.watched:
+            return None
+        told[sid] = frame.watched
+        return frame
+
+    @staticmethod
+    async def _send_quietly(ws: ServerConnection, data: bytes) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await ws.send(data, text=True)
 
     def _take_result(self, conn: int, frame: p.Result) -> None:
         pending = self._pending.get(frame.id)
@@ -465,6 +502,8 @@ class Relay:
             replies = store.apply(conn, frame)
             cost += time.perf_counter() - started
         accepted = not all(isinstance(r, p.ErrorFrame) for r in replies) if replies else True
+        if accepted and isinstance(frame, p.Hello) and frame.cadence:
+            self._told.setdefault(conn, {})[frame.session.id] = True  # a hello starts watched (relay_bridge.watching)
         if accepted and self.session_log is not None:
             if isinstance(frame, p.Hello) and frame.resume is not None:
                 # The secret stays between the relay and its owner: the log keeps the hello without it.
@@ -558,6 +597,10 @@ class Relay:
                         self._watch_idle(other)
                 for answer in replies:
                     await reply(answer)
+                    if isinstance(answer, p.Ack) and answer.resume is not None:  # a hello's: unwatched, say so
+                        news = self._watch_news(conn, answer.session)
+                        if news is not None:
+                            await reply(news)
                 # Pace this socket by what its frames cost the loop (relay_bridge.ratecap). Even at no wait, yield
                 # once its frames took a moment: the frames other sockets sent meanwhile go next, not this
                 # socket's queue (cheap frames are not worth a loop turn each).
@@ -571,6 +614,7 @@ class Relay:
                 store.reject(conn, p.Rejection(p.Code.LIMIT, f"frame over {p.MAX_FRAME_BYTES} bytes"))
         finally:
             self._sockets.pop(conn, None)
+            self._told.pop(conn, None)
             idle = self._idle.pop(conn, None)
             if idle is not None:
                 idle.cancel()

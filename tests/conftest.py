@@ -48,6 +48,17 @@ def relay_server(tmp_path: Path) -> Iterator[RelayThread]:
         relay.close()
 
 
+@pytest.fixture(params=["watched", "unwatched"])
+def relay_on_each_cadence(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[RelayThread]:
+    """The real relay, once with every session watched and once with none (relay_bridge.watching): a test of
+    delivery (every span once, `lost` exact) holds on both of the agent's cadences."""
+    relay = RelayThread(tmp_path, watched=request.param == "watched")
+    try:
+        yield relay
+    finally:
+        relay.close()
+
+
 # -- the browser lanes (tests/lanes, tests/tui/test_lanes.py) -----------------------------------------------
 
 CHROMIUM_INSTALL = "Chromium is needed for the browser-lane tests: apt-get install -y chromium"

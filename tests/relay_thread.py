@@ -62,9 +62,12 @@ def session_view(session: Any) -> dict[str, Any]:
 
 
 class RelayThread:
-    def __init__(self, tmp: Path, port: int = 0, token: str = TOKEN, **config: Any) -> None:
+    def __init__(self, tmp: Path, port: int = 0, token: str = TOKEN, watched: bool = True, **config: Any) -> None:
+        """`watched`: the test reads every session as it comes, a viewer like an exporter (relay_bridge.watching),
+        so agents keep the watched cadence; False: nobody watches, agents send at the unwatched one."""
         self.tmp = tmp
         self.token = token
+        self.watched = watched
         self._config = config
         self.port = port
         self.loop = asyncio.new_event_loop()
@@ -84,6 +87,8 @@ class RelayThread:
     def start(self, store: Store | None = None) -> None:
         config = RelayConfig(port=self.port, token=self.token, log_dir=self.tmp / "logs", **self._config)
         self.relay = Relay(config, store)
+        if self.watched:
+            self.relay.watching.show_every("test")
         asyncio.run_coroutine_threadsafe(self.relay.start(), self.loop).result(10)
         self.port = self.relay.port
 

@@ -23,7 +23,7 @@ DOC_FILES = sorted([ROOT / "page_agent" / "README.md", *(ROOT / "relay_bridge").
 DOCS = README + "".join(p.read_text() for p in DOC_FILES)
 
 AGENT_FRAMES = typing.get_args(protocol.AgentFrame)
-RELAY_FRAMES = (protocol.Welcome, protocol.Ack, protocol.ErrorFrame, protocol.Command)
+RELAY_FRAMES = (protocol.Welcome, protocol.Ack, protocol.ErrorFrame, protocol.Command, protocol.Watch)
 
 
 def _fields(struct: typing.Any) -> set[str]:
@@ -165,7 +165,7 @@ def test_every_event_kind_the_agent_sends_is_documented() -> None:
 FOREIGN_FLAGS = {"--check", "--test", "--prefix", "--no-sandbox", "--disable-gpu", "--disable-sync", "--load-extension",
                  "--disable-background-networking", "--disable-component-update", "--enable-experimental-web-platform-features",
                  "--enable-features", "--remote-debugging-port", "--user-data-dir", "--disable-extensions-except",
-                 "--dist"}
+                 "--dist", "--durations"}
 
 
 def test_every_option_the_readmes_name_exists() -> None:

@@ -469,10 +469,20 @@ class WmcpTopApp(App[int]):
     def _toggle_view(self, kind: type, make: Callable[[], Screen]) -> None:
         if isinstance(self.screen, kind):
             self.pop_screen()
+            self.tell_watching()
             return
         if len(self.screen_stack) > 1:
             self.pop_screen()
         self.push_screen(make())
+        self.tell_watching()
+
+    def tell_watching(self) -> None:
+        """Tell the relay which sessions are on screen (relay_bridge.watching): the dashboard's tab and the
+        session of the view open on it. Their agents send at the screen's rate, every other one once a second."""
+        if self.relay is None:
+            return
+        shown = {sid for sid in [self.dashboard.selected_session_id, *(getattr(s, "session_id", None) for s in self.screen_stack)] if sid}
+        self.relay.watching.show("dashboard", shown)
 
     # Textual's own entries that one of ours replaces (its Screenshot also fails outside a web driver).
     REPLACED_SYSTEM_COMMANDS = frozenset({"Quit", "Screenshot"})

@@ -45,11 +45,12 @@ class Probe:
             return False
         real = selector.select
         turn = [time.monotonic(), time.thread_time()]  # when the current turn began
-        write = self._fh.write
+        fh = self._fh
+        write = fh.write
 
         def select(timeout: float | None = None) -> list[Any]:
             held = time.monotonic() - turn[0]
-            if held > HOLD_NOTED:
+            if held > HOLD_NOTED and not fh.closed:  # the loop turns on after close() while the app shuts down
                 write(f"s {time.monotonic():.6f} {held * 1000:.1f} {(time.thread_time() - turn[1]) * 1000:.1f}\n")
             events = real(timeout)
             turn[0], turn[1] = time.monotonic(), time.thread_time()

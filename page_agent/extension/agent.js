@@ -1251,7 +1251,50 @@ const isBusy = (now, lastAt) => now - lastAt < BUSY_MS
 // which is what moves a page's p95. With no call under way it leaves when its window ends: the page is between
 // calls, and the last calls of a burst are not held back. At most MAX_FLUSH_MS more.
 const QUIET_WAIT_MS = MAX_FLUSH_MS
-return { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, batchWindow, isBusy, QUIET_WAIT_MS };
+
+// What is watched sets the cadence (issue 33). The relay says, with a `watch {session, watched, intervalMs}`
+// frame after the hello's ack and whenever it changes, whether a viewer shows the session. Watched: the window
+// above (the screen repaints four times a second). Unwatched: one flush per `intervalMs` (a second by default),
+// sooner only when the unsent spans reach the mark, so the buffer never evicts what no socket carried; nothing
+// while idle (a flush is armed only by something to send). The buffer, ack and replay rules are the same on
+// both cadences. An agent never told (an older relay) is watched.
+const UNWATCHED_MS = 1000
+const MAX_INTERVAL_MS = 10000
+// The ledger (the page's totals) is read by a person: unwatched, one every few batches. Half the frames of an
+// unwatched busy page were ledgers (tests/bench: 11 frames in 5 s at 100 calls/s, 5 of them spans).
+const UNWATCHED_LEDGER_MS = 5000
+
+/**
+ * A `watch` frame's state, checked: watched or not, and the interval (watched: at most MAX_FLUSH_MS; unwatched:
+ * MAX_FLUSH_MS to MAX_INTERVAL_MS). Null when the frame is malformed.
+ * @param {any} msg
+ * @returns {{watched: boolean, intervalMs: number} | null}
+ */
+function readWatch(msg) {
+  if (!msg || typeof msg.watched !== "boolean" || !Number.isInteger(msg.intervalMs) || msg.intervalMs < 0) return null
+  const intervalMs = msg.watched ? Math.min(msg.intervalMs, MAX_FLUSH_MS) : Math.min(Math.max(msg.intervalMs, MAX_FLUSH_MS), MAX_INTERVAL_MS)
+  return { watched: msg.watched, intervalMs }
+}
+
+/**
+ * The unsent spans that send an unwatched session's batch at once: half its buffer (the ring evicts at the
+ * buffer), at most a frame's worth.
+ * @param {number} buffer  spans the ring holds
+ */
+function unwatchedMark(buffer) {
+  return Math.max(1, Math.min(250, Math.floor(buffer / 2)))
+}
+
+/**
+ * The wait before an unwatched batch leaves: its interval, or none once `unsent` reached `mark`.
+ * @param {number} intervalMs
+ * @param {number} unsent
+ * @param {number} mark
+ */
+function unwatchedWindow(intervalMs, unsent, mark) {
+  return unsent >= mark ? 0 : intervalMs
+}
+return { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, batchWindow, isBusy, QUIET_WAIT_MS, UNWATCHED_MS, UNWATCHED_LEDGER_MS, readWatch, unwatchedMark, unwatchedWindow };
 })();
 
 // ---- collector.js ----
@@ -2745,6 +2788,10 @@ __m["channel"] = (function () {
 // post, but posted together once per window, so they share the browser's IPC wake-ups (one post per span
 // was the largest part of what watching cost a page calling 100 times a second). Announcements go at once,
 // after whatever the window held; pagehide and close flush the window first.
+// Posting our own spans is for a reader the page asked for (issue 33): webmcp-profiler's API keeps its default
+// (`relay: true`), while the terminal's routes (the relay's script tag, `wmcp-top open`, the extension) attach
+// with `relay: "read"` (terminalRoute): the channel is read, and nothing of ours is posted per span unless the
+// page says `relay: true` or `?perf=overlay`. One message per span cost more than everything else watching does.
 
 const { CONTENT_TYPES } = __m["measure"];
 const { safely } = __m["util"];
@@ -2824,6 +2871,29 @@ const PROFILER_FIELDS = [
   "error", "gapSincePrevCallMs", "synthetic", "serializable",
 ]
 
+/** `relay` as the terminal's routes set it: read the channel, post no span of our own. */
+const READ_ONLY = "read"
+
+/**
+ * The config a terminal route attaches with: the page's own, its channel read only unless it says `relay: true`
+ * (or `false`: no channel at all).
+ * @param {object} config
+ */
+function terminalRoute(config) {
+  return { ...config, relay: config.relay === true || config.relay === false ? config.relay : READ_ONLY }
+}
+
+/**
+ * Does this config ask for our spans on the channel? webmcp-profiler's default does; a terminal route only
+ * with `relay: true` or the overlay (`?perf=overlay`, `overlay: true`), whose reader is the channel. An agent
+ * with no uplink posts always: the channel is its only way to the terminal (another tab forwards it).
+ * @param {{relay?: unknown, overlay?: unknown}} config
+ * @param {boolean} uplinked  the agent has its own uplink
+ */
+function postsSpans(config, uplinked) {
+  return config.relay !== READ_ONLY || config.overlay === true || !uplinked
+}
+
 function profilerSpan(span) {
   const out = {}
   for (const k of PROFILER_FIELDS) out[k] = span[k]
@@ -2847,9 +2917,11 @@ class ChannelMirror {
    * @param {number} [o.flushMs]  batch window for our own spans and updates (0: post each at once)
    * @param {boolean} [o.alignQuiet]  a busy page's batch, its window over while a call is under way, waits for quiet() (pacing.js)
    * @param {() => boolean} [o.calling]  is a call under way?
+   * @param {boolean} [o.posts]  post our own spans and updates (false: the channel is only read, postsSpans)
    */
-  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS, alignQuiet = false, calling = () => false }) {
+  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS, alignQuiet = false, calling = () => false, posts = true }) {
     this.sessionId = sessionId
+    this.posts = !!posts
     this.uplink = !!uplink
     this.st = st || ((fn, ms) => setTimeout(fn, ms))
     this.ct = ct || ((t) => clearTimeout(t))
@@ -2904,11 +2976,11 @@ class ChannelMirror {
 
   /** Post a span with exactly webmcp-profiler's 20 fields (its readers validate closed objects). */
   span(span) {
-    this.queue({ kind: "span", span: profilerSpan(span) })
+    if (this.posts) this.queue({ kind: "span", span: profilerSpan(span) })
   }
 
   update(sessionId, seq, blockingMs) {
-    this.queue({ kind: "update", sessionId, seq, blockingMs })
+    if (this.posts) this.queue({ kind: "update", sessionId, seq, blockingMs })
   }
 
   queue(msg) {
@@ -3052,7 +3124,7 @@ class ChannelMirror {
     this.bc = null
   }
 }
-return { MAX_FOREIGN_SESSIONS, MAX_FOREIGN_SPANS, MAX_OUTBOX, validateSpan, PROFILER_FIELDS, profilerSpan, ChannelMirror };
+return { MAX_FOREIGN_SESSIONS, MAX_FOREIGN_SPANS, MAX_OUTBOX, validateSpan, PROFILER_FIELDS, READ_ONLY, terminalRoute, postsSpans, profilerSpan, ChannelMirror };
 })();
 
 // ---- uplink.js ----
@@ -3070,7 +3142,7 @@ __m["uplink"] = (function () {
 // read) is tried again after a backoff; `unknown_session` for a session it had accepted means the relay
 // forgot it (restart): hello again at once.
 
-const { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS, batchWindow, isBusy } = __m["pacing"];
+const { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS, UNWATCHED_LEDGER_MS, batchWindow, isBusy, readWatch, unwatchedMark, unwatchedWindow } = __m["pacing"];
 const { safely } = __m["util"];
 const PROTOCOL = "wmcp-relay/1"
 const MAX_SPANS_PER_FRAME = 500
@@ -3198,8 +3270,9 @@ class Uplink {
    * @param {boolean} [o.alignQuiet]  a busy page's batch, its window over while a call is under way, waits for quiet()
    * @param {() => boolean} [o.calling]  is a call under way (running, or its answer on the way to the page)?
    * @param {() => number} [o.clock]
+   * @param {number} [o.mark]  unsent spans that send an unwatched batch at once (pacing.js unwatchedMark)
    */
-  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock, alignQuiet = false, calling = () => false }) {
+  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock, alignQuiet = false, calling = () => false, mark = unwatchedMark(500) }) {
     this.relay = relay
     this.agent = agent
     this.WS = WS
@@ -3222,6 +3295,11 @@ class Uplink {
     this.awaitingQuiet = false
     this.flushing = false
     this.lastSpansAt = -Infinity // when a flush last carried spans: calls within BUSY_MS of it mean a busy page
+    /** @type {Map<string, {watched: boolean, intervalMs: number}>} what the relay last said of each session (pacing.js) */
+    this.watch = new Map()
+    this.unsent = 0 // spans ready since the last flush
+    this.resuming = false // a resume ack came: what the relay lacks goes on the next task, whatever the cadence
+    this.mark = mark
     this.closed = false
     this.counters = { connects: 0, disconnects: 0, framesSent: 0, spansSent: 0, acks: 0, errors: 0, rateLimited: 0 }
     this.paused = false
@@ -3284,6 +3362,7 @@ class Uplink {
   }
 
   resetLink(s) {
+    this.watch.delete(s.feed.id) // a hello starts watched; the relay says otherwise after its ack (pacing.js)
     s.helloSent = false
     s.resumed = false
     s.sent = new Set()
@@ -3332,6 +3411,7 @@ class Uplink {
     if (s.ledgerTimer !== null) this.ct(s.ledgerTimer)
     if (s.helloTimer !== null) this.ct(s.helloTimer)
     this.feeds.delete(id)
+    this.watch.delete(id)
   }
 
   /** Queue a small frame for a session (start, update, tool, status, event). */
@@ -3353,9 +3433,26 @@ class Uplink {
     this.kick()
   }
 
-  /** New spans are held by a feed: flush soon. */
+  /** New spans are held by a feed: flush soon (an unwatched batch that reached the mark: now). */
   spansReady() {
+    this.unsent++
+    if (this.unsent === this.mark && this.flushTimer !== null && !this.awaitingQuiet && this.cadence() !== null) {
+      this.ct(this.flushTimer)
+      this.flushTimer = null
+      this.flushScheduled = false
+    }
     this.kick()
+  }
+
+  /** Null while any session is watched (or never told); else the shortest interval the relay gave (pacing.js). */
+  cadence() {
+    let interval = null
+    for (const id of this.feeds.keys()) {
+      const w = this.watch.get(id)
+      if (!w || w.watched) return null
+      if (interval === null || w.intervalMs < interval) interval = w.intervalMs
+    }
+    return interval
   }
 
   ledgerDirty(id) {
@@ -3368,7 +3465,7 @@ class Uplink {
   kick() {
     if (this.flushScheduled || this.flushing || !this.open) return
     this.flushScheduled = true
-    if (this.flushMs) {
+    if ((this.flushMs || this.cadence() !== null) && this.window() > 0) {
       this.flushTimer = this.st(() => {
         this.flushTimer = null
         if (this.alignQuiet && isBusy(this.clock(), this.lastSpansAt) && this.calling()) {
@@ -3391,8 +3488,11 @@ class Uplink {
     })
   }
 
-  /** The batch window for a flush scheduled now: `flushMs` after a quiet spell, wider while busy. */
+  /** The batch window for a flush scheduled now: `flushMs` after a quiet spell, wider while busy; unwatched, the
+   * relay's interval (pacing.js). */
   window() {
+    const interval = this.cadence()
+    if (interval !== null) return this.resuming ? 0 : unwatchedWindow(interval, this.unsent, this.mark)
     return batchWindow(this.flushMs, this.clock(), this.lastSpansAt)
   }
 
@@ -3414,6 +3514,12 @@ class Uplink {
     if (this.awaitingQuiet) this.flush()
   }
 
+  /** The agent's accounting window ran out: watched, its batch leaves now; unwatched, at its interval (pacing.js). */
+  windowEnded() {
+    if (this.cadence() === null) this.flush()
+    else this.quiet()
+  }
+
   flush() {
     this.awaitingQuiet = false
     if (this.flushTimer === null && this.flushScheduled && this.flushMs) this.flushScheduled = false
@@ -3425,6 +3531,8 @@ class Uplink {
       this.flushScheduled = false
     }
     this.flushing = true
+    this.unsent = 0
+    this.resuming = false
     try {
       this.flushFeeds()
     } finally {
@@ -3438,7 +3546,7 @@ class Uplink {
       if (!s.helloSent) {
         if (s.helloTimer !== null) continue // refused a moment ago: the retry timer sends it again
         const h = s.feed.hello()
-        const hello = { type: "hello", protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost }
+        const hello = { type: "hello", protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost, cadence: true }
         if (s.resume) hello.resume = s.resume
         if (!this.write(hello)) return
         s.helloSent = true
@@ -3513,12 +3621,12 @@ class Uplink {
   }
 
   sendLedger(s) {
-    const wait = s.ledgerAt + LEDGER_EVERY_MS - this.clock()
+    const wait = s.ledgerAt + (this.cadence() === null ? LEDGER_EVERY_MS : UNWATCHED_LEDGER_MS) - this.clock()
     if (wait > 0) {
       if (s.ledgerTimer === null) {
         s.ledgerTimer = this.st(() => {
           s.ledgerTimer = null
-          safely(() => this.flush())
+          safely(() => (this.cadence() === null ? this.flush() : this.kick())) // unwatched: with the next batch
         }, wait)
       }
       return
@@ -3545,6 +3653,7 @@ class Uplink {
       for (const seq of s.sent) if (d.has(seq)) s.sent.delete(seq)
       if (resume) {
         s.resumed = true
+        this.resuming = true
         this.kick()
       }
     } else if (msg.type === "error") {
@@ -3561,6 +3670,13 @@ class Uplink {
         this.kick()
       }
       if (msg.fatal) this.stop()
+    } else if (msg.type === "watch") {
+      const w = readWatch(msg)
+      if (!w || !this.feeds.has(msg.session)) return
+      const was = this.cadence()
+      this.watch.set(msg.session, w)
+      // A session that became watched shows its current numbers now, not at the end of an unwatched interval.
+      if (was !== null && this.cadence() === null) this.flush()
     } else if (msg.type === "command") {
       // The terminal asked (through the relay) for something: only this socket can deliver one.
       if (typeof this.onCommand === "function") this.onCommand(msg)
@@ -3633,7 +3749,7 @@ class Uplink {
       acked[id] = s.feed.delivery.acked
       lost[id] = s.feed.delivery.lost
     }
-    return { state: this.state, url, ...this.counters, lastError: this.lastError, sessions: Array.from(this.feeds.keys()), acked, lost }
+    return { state: this.state, url, ...this.counters, lastError: this.lastError, sessions: Array.from(this.feeds.keys()), acked, lost, watched: this.cadence() === null }
   }
 }
 return { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, PROTOCOL, MAX_SPANS_PER_FRAME, LEDGER_EVERY_MS, Delivery, MAX_ACK_RANGES, Uplink };
@@ -5552,7 +5668,7 @@ const LEDGER_DOCS = {
 /** One entry per configuration key of attach() and maybeAttach() (describe().config), defaults as text. */
 const CONFIG_DOCS = {
   buffer: { doc: "spans kept in the ring buffer", default: "500" },
-  relay: { doc: "mirror spans onto the same-origin BroadcastChannel (false: no channel, nothing read from it)", default: "true" },
+  relay: { doc: "mirror spans onto the same-origin BroadcastChannel (false: no channel, nothing read from it; \"read\": read it, post nothing per span)", default: "true from attachProfiler(); \"read\" from the relay's script tag, the extension and wmcp-top open" },
   uplink: { doc: "the wmcp-top relay's WebSocket URL; false: no socket", default: "the address the relay baked in, else __WMCP_UPLINK__" },
   overlay: { doc: "accepted for webmcp-profiler configs: prints one line pointing to the terminal", default: "false" },
   globalName: { doc: "global property the console API is exposed on; false exposes none", default: '"__webmcpPerf"' },
@@ -5888,8 +6004,9 @@ __m["index"] = (function () {
 
 const { Collector } = __m["collector"];
 const { Interceptor } = __m["registry"];
-const { ChannelMirror } = __m["channel"];
+const { ChannelMirror, postsSpans } = __m["channel"];
 const { Uplink, Delivery, PROTOCOL, FLUSH_MS } = __m["uplink"];
+const { unwatchedMark } = __m["pacing"];
 const { PromptWatcher } = __m["prompt"];
 const { FormTools } = __m["forms"];
 const { FactsTaker } = __m["facts"];
@@ -6047,6 +6164,7 @@ class Agent {
         clock: config.clock,
         alignQuiet: config.alignFlush !== false,
         calling: () => this.collector.calling(),
+        mark: unwatchedMark(config.buffer),
       })
       this.feed = this.ownFeed()
       this.collector.lostFn = () => this.feed.delivery.lost
@@ -6070,6 +6188,7 @@ class Agent {
             flushMs: config.flushMs,
             alignQuiet: config.alignFlush !== false,
         calling: () => this.collector.calling(),
+            posts: postsSpans(config, !!this.uplink),
             BroadcastChannel: (config.BroadcastChannel !== undefined ? config.BroadcastChannel : g.BroadcastChannel) || null,
             onSession: (id) => this.foreignSession(id),
             onSpan: (span) => this.foreignSpan(span),
@@ -6079,7 +6198,7 @@ class Agent {
     // and a batch accounted when its window ran out leaves now: the window was the one it would have waited for.
     this.collector.onAccounted = (windowed) => {
       if (this.channel) windowed ? this.channel.flush() : this.channel.quiet()
-      if (this.uplink) windowed ? this.uplink.flush() : this.uplink.quiet()
+      if (this.uplink) windowed ? this.uplink.windowEnded() : this.uplink.quiet()
     }
     this.api = makeApi(this)
   }
@@ -6467,7 +6586,12 @@ function attach(config = {}) {
   const name = cfg.globalName
   if (name) {
     const existing = safely(() => g[name], null)
-    if (existing && existing.active) return existing
+    if (existing && existing.active) {
+      // Page code calling attachProfiler() after a terminal route attached asks for the channel's reader.
+      const live = AGENTS.get(existing)
+      if (live && live.channel && postsSpans(cfg, true)) live.channel.posts = true
+      return existing
+    }
   }
   const agent = new Agent(cfg)
   AGENTS.set(agent.api, agent)
@@ -6682,11 +6806,12 @@ return { BRIDGE_KEY, EXTENSION_RELAY_URL, PIPE_PORT_NAME, portSocketClass };
 const { maybeAttach } = __m["index"];
 const { portSocketClass, EXTENSION_RELAY_URL } = __m["port"];
 const { EXTENSION_AGENT } = __m["config"];
+const { terminalRoute } = __m["channel"];
 try {
   if (typeof window !== "undefined" && typeof window.MessageChannel === "function") {
     let api = null
     const PortSocket = portSocketClass(window, { onDetach: () => api && api.detach && api.detach() })
-    api = maybeAttach({ uplink: EXTENSION_RELAY_URL, WebSocket: PortSocket, defaultOn: true, agent: EXTENSION_AGENT, announce: false })
+    api = maybeAttach(terminalRoute({ uplink: EXTENSION_RELAY_URL, WebSocket: PortSocket, defaultOn: true, agent: EXTENSION_AGENT, announce: false }))
   }
 } catch {
   /* never throw into the page */

@@ -15,6 +15,10 @@
 // post, but posted together once per window, so they share the browser's IPC wake-ups (one post per span
 // was the largest part of what watching cost a page calling 100 times a second). Announcements go at once,
 // after whatever the window held; pagehide and close flush the window first.
+// Posting our own spans is for a reader the page asked for (issue 33): webmcp-profiler's API keeps its default
+// (`relay: true`), while the terminal's routes (the relay's script tag, `wmcp-top open`, the extension) attach
+// with `relay: "read"` (terminalRoute): the channel is read, and nothing of ours is posted per span unless the
+// page says `relay: true` or `?perf=overlay`. One message per span cost more than everything else watching does.
 
 import { CONTENT_TYPES } from "./measure.js"
 import { safely } from "./util.js"
@@ -95,6 +99,29 @@ export const PROFILER_FIELDS = [
   "error", "gapSincePrevCallMs", "synthetic", "serializable",
 ]
 
+/** `relay` as the terminal's routes set it: read the channel, post no span of our own. */
+export const READ_ONLY = "read"
+
+/**
+ * The config a terminal route attaches with: the page's own, its channel read only unless it says `relay: true`
+ * (or `false`: no channel at all).
+ * @param {object} config
+ */
+export function terminalRoute(config) {
+  return { ...config, relay: config.relay === true || config.relay === false ? config.relay : READ_ONLY }
+}
+
+/**
+ * Does this config ask for our spans on the channel? webmcp-profiler's default does; a terminal route only
+ * with `relay: true` or the overlay (`?perf=overlay`, `overlay: true`), whose reader is the channel. An agent
+ * with no uplink posts always: the channel is its only way to the terminal (another tab forwards it).
+ * @param {{relay?: unknown, overlay?: unknown}} config
+ * @param {boolean} uplinked  the agent has its own uplink
+ */
+export function postsSpans(config, uplinked) {
+  return config.relay !== READ_ONLY || config.overlay === true || !uplinked
+}
+
 export function profilerSpan(span) {
   const out = {}
   for (const k of PROFILER_FIELDS) out[k] = span[k]
@@ -118,9 +145,11 @@ export class ChannelMirror {
    * @param {number} [o.flushMs]  batch window for our own spans and updates (0: post each at once)
    * @param {boolean} [o.alignQuiet]  a busy page's batch, its window over while a call is under way, waits for quiet() (pacing.js)
    * @param {() => boolean} [o.calling]  is a call under way?
+   * @param {boolean} [o.posts]  post our own spans and updates (false: the channel is only read, postsSpans)
    */
-  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS, alignQuiet = false, calling = () => false }) {
+  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS, alignQuiet = false, calling = () => false, posts = true }) {
     this.sessionId = sessionId
+    this.posts = !!posts
     this.uplink = !!uplink
     this.st = st || ((fn, ms) => setTimeout(fn, ms))
     this.ct = ct || ((t) => clearTimeout(t))
@@ -175,11 +204,11 @@ export class ChannelMirror {
 
   /** Post a span with exactly webmcp-profiler's 20 fields (its readers validate closed objects). */
   span(span) {
-    this.queue({ kind: "span", span: profilerSpan(span) })
+    if (this.posts) this.queue({ kind: "span", span: profilerSpan(span) })
   }
 
   update(sessionId, seq, blockingMs) {
-    this.queue({ kind: "update", sessionId, seq, blockingMs })
+    if (this.posts) this.queue({ kind: "update", sessionId, seq, blockingMs })
   }
 
   queue(msg) {

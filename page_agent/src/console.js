@@ -96,7 +96,7 @@ export const LEDGER_DOCS = {
 /** One entry per configuration key of attach() and maybeAttach() (describe().config), defaults as text. */
 export const CONFIG_DOCS = {
   buffer: { doc: "spans kept in the ring buffer", default: "500" },
-  relay: { doc: "mirror spans onto the same-origin BroadcastChannel (false: no channel, nothing read from it)", default: "true" },
+  relay: { doc: "mirror spans onto the same-origin BroadcastChannel (false: no channel, nothing read from it; \"read\": read it, post nothing per span)", default: "true from attachProfiler(); \"read\" from the relay's script tag, the extension and wmcp-top open" },
   uplink: { doc: "the wmcp-top relay's WebSocket URL; false: no socket", default: "the address the relay baked in, else __WMCP_UPLINK__" },
   overlay: { doc: "accepted for webmcp-profiler configs: prints one line pointing to the terminal", default: "false" },
   globalName: { doc: "global property the console API is exposed on; false exposes none", default: '"__webmcpPerf"' },

@@ -6,12 +6,13 @@
 import { maybeAttach } from "./index.js"
 import { portSocketClass, EXTENSION_RELAY_URL } from "./port.js"
 import { EXTENSION_AGENT } from "./config.js"
+import { terminalRoute } from "./channel.js"
 
 try {
   if (typeof window !== "undefined" && typeof window.MessageChannel === "function") {
     let api = null
     const PortSocket = portSocketClass(window, { onDetach: () => api && api.detach && api.detach() })
-    api = maybeAttach({ uplink: EXTENSION_RELAY_URL, WebSocket: PortSocket, defaultOn: true, agent: EXTENSION_AGENT, announce: false })
+    api = maybeAttach(terminalRoute({ uplink: EXTENSION_RELAY_URL, WebSocket: PortSocket, defaultOn: true, agent: EXTENSION_AGENT, announce: false }))
   }
 } catch {
   /* never throw into the page */

@@ -3,8 +3,9 @@
 
 import { Collector } from "./collector.js"
 import { Interceptor } from "./registry.js"
-import { ChannelMirror } from "./channel.js"
+import { ChannelMirror, postsSpans } from "./channel.js"
 import { Uplink, Delivery, PROTOCOL, FLUSH_MS } from "./uplink.js"
+import { unwatchedMark } from "./pacing.js"
 import { PromptWatcher } from "./prompt.js"
 import { FormTools } from "./forms.js"
 import { FactsTaker } from "./facts.js"
@@ -164,6 +165,7 @@ class Agent {
         clock: config.clock,
         alignQuiet: config.alignFlush !== false,
         calling: () => this.collector.calling(),
+        mark: unwatchedMark(config.buffer),
       })
       this.feed = this.ownFeed()
       this.collector.lostFn = () => this.feed.delivery.lost
@@ -187,6 +189,7 @@ class Agent {
             flushMs: config.flushMs,
             alignQuiet: config.alignFlush !== false,
         calling: () => this.collector.calling(),
+            posts: postsSpans(config, !!this.uplink),
             BroadcastChannel: (config.BroadcastChannel !== undefined ? config.BroadcastChannel : g.BroadcastChannel) || null,
             onSession: (id) => this.foreignSession(id),
             onSpan: (span) => this.foreignSpan(span),
@@ -196,7 +199,7 @@ class Agent {
     // and a batch accounted when its window ran out leaves now: the window was the one it would have waited for.
     this.collector.onAccounted = (windowed) => {
       if (this.channel) windowed ? this.channel.flush() : this.channel.quiet()
-      if (this.uplink) windowed ? this.uplink.flush() : this.uplink.quiet()
+      if (this.uplink) windowed ? this.uplink.windowEnded() : this.uplink.quiet()
     }
     this.api = makeApi(this)
   }
@@ -584,7 +587,12 @@ export function attach(config = {}) {
   const name = cfg.globalName
   if (name) {
     const existing = safely(() => g[name], null)
-    if (existing && existing.active) return existing
+    if (existing && existing.active) {
+      // Page code calling attachProfiler() after a terminal route attached asks for the channel's reader.
+      const live = AGENTS.get(existing)
+      if (live && live.channel && postsSpans(cfg, true)) live.channel.posts = true
+      return existing
+    }
   }
   const agent = new Agent(cfg)
   AGENTS.set(agent.api, agent)

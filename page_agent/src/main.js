@@ -1,6 +1,7 @@
 // Entry of the classic script (dist/agent.js): run the gate on load, expose window.__webmcpPerf, and, as
 // webmcp-profiler's script tag does, window.WebMCPProfiler (its entry points) unless the page already has one.
 import { maybeAttach, attach, profilerTool, detach, VERSION } from "./index.js"
+import { terminalRoute } from "./channel.js"
 
 try {
   if (typeof window !== "undefined") {
@@ -11,7 +12,8 @@ try {
         writable: true,
       })
     }
-    maybeAttach(typeof window.__WMCP_CONFIG__ === "object" && window.__WMCP_CONFIG__ ? window.__WMCP_CONFIG__ : {})
+    // The relay's script tag and `wmcp-top open`: a terminal route, the channel read but not posted to per span.
+    maybeAttach(terminalRoute(typeof window.__WMCP_CONFIG__ === "object" && window.__WMCP_CONFIG__ ? window.__WMCP_CONFIG__ : {}))
   }
 } catch {
   /* never throw into the page */

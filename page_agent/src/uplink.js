@@ -11,7 +11,7 @@
 // read) is tried again after a backoff; `unknown_session` for a session it had accepted means the relay
 // forgot it (restart): hello again at once.
 
-import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS, batchWindow, isBusy } from "./pacing.js"
+import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS, UNWATCHED_LEDGER_MS, batchWindow, isBusy, readWatch, unwatchedMark, unwatchedWindow } from "./pacing.js"
 import { safely } from "./util.js"
 
 export const PROTOCOL = "wmcp-relay/1"
@@ -140,8 +140,9 @@ export class Uplink {
    * @param {boolean} [o.alignQuiet]  a busy page's batch, its window over while a call is under way, waits for quiet()
    * @param {() => boolean} [o.calling]  is a call under way (running, or its answer on the way to the page)?
    * @param {() => number} [o.clock]
+   * @param {number} [o.mark]  unsent spans that send an unwatched batch at once (pacing.js unwatchedMark)
    */
-  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock, alignQuiet = false, calling = () => false }) {
+  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock, alignQuiet = false, calling = () => false, mark = unwatchedMark(500) }) {
     this.relay = relay
     this.agent = agent
     this.WS = WS
@@ -164,6 +165,11 @@ export class Uplink {
     this.awaitingQuiet = false
     this.flushing = false
     this.lastSpansAt = -Infinity // when a flush last carried spans: calls within BUSY_MS of it mean a busy page
+    /** @type {Map<string, {watched: boolean, intervalMs: number}>} what the relay last said of each session (pacing.js) */
+    this.watch = new Map()
+    this.unsent = 0 // spans ready since the last flush
+    this.resuming = false // a resume ack came: what the relay lacks goes on the next task, whatever the cadence
+    this.mark = mark
     this.closed = false
     this.counters = { connects: 0, disconnects: 0, framesSent: 0, spansSent: 0, acks: 0, errors: 0, rateLimited: 0 }
     this.paused = false
@@ -226,6 +232,7 @@ export class Uplink {
   }
 
   resetLink(s) {
+    this.watch.delete(s.feed.id) // a hello starts watched; the relay says otherwise after its ack (pacing.js)
     s.helloSent = false
     s.resumed = false
     s.sent = new Set()
@@ -274,6 +281,7 @@ export class Uplink {
     if (s.ledgerTimer !== null) this.ct(s.ledgerTimer)
     if (s.helloTimer !== null) this.ct(s.helloTimer)
     this.feeds.delete(id)
+    this.watch.delete(id)
   }
 
   /** Queue a small frame for a session (start, update, tool, status, event). */
@@ -295,9 +303,26 @@ export class Uplink {
     this.kick()
   }
 
-  /** New spans are held by a feed: flush soon. */
+  /** New spans are held by a feed: flush soon (an unwatched batch that reached the mark: now). */
   spansReady() {
+    this.unsent++
+    if (this.unsent === this.mark && this.flushTimer !== null && !this.awaitingQuiet && this.cadence() !== null) {
+      this.ct(this.flushTimer)
+      this.flushTimer = null
+      this.flushScheduled = false
+    }
     this.kick()
+  }
+
+  /** Null while any session is watched (or never told); else the shortest interval the relay gave (pacing.js). */
+  cadence() {
+    let interval = null
+    for (const id of this.feeds.keys()) {
+      const w = this.watch.get(id)
+      if (!w || w.watched) return null
+      if (interval === null || w.intervalMs < interval) interval = w.intervalMs
+    }
+    return interval
   }
 
   ledgerDirty(id) {
@@ -310,7 +335,7 @@ export class Uplink {
   kick() {
     if (this.flushScheduled || this.flushing || !this.open) return
     this.flushScheduled = true
-    if (this.flushMs) {
+    if ((this.flushMs || this.cadence() !== null) && this.window() > 0) {
       this.flushTimer = this.st(() => {
         this.flushTimer = null
         if (this.alignQuiet && isBusy(this.clock(), this.lastSpansAt) && this.calling()) {
@@ -333,8 +358,11 @@ export class Uplink {
     })
   }
 
-  /** The batch window for a flush scheduled now: `flushMs` after a quiet spell, wider while busy. */
+  /** The batch window for a flush scheduled now: `flushMs` after a quiet spell, wider while busy; unwatched, the
+   * relay's interval (pacing.js). */
   window() {
+    const interval = this.cadence()
+    if (interval !== null) return this.resuming ? 0 : unwatchedWindow(interval, this.unsent, this.mark)
     return batchWindow(this.flushMs, this.clock(), this.lastSpansAt)
   }
 
@@ -356,6 +384,12 @@ export class Uplink {
     if (this.awaitingQuiet) this.flush()
   }
 
+  /** The agent's accounting window ran out: watched, its batch leaves now; unwatched, at its interval (pacing.js). */
+  windowEnded() {
+    if (this.cadence() === null) this.flush()
+    else this.quiet()
+  }
+
   flush() {
     this.awaitingQuiet = false
     if (this.flushTimer === null && this.flushScheduled && this.flushMs) this.flushScheduled = false
@@ -367,6 +401,8 @@ export class Uplink {
       this.flushScheduled = false
     }
     this.flushing = true
+    this.unsent = 0
+    this.resuming = false
     try {
       this.flushFeeds()
     } finally {
@@ -380,7 +416,7 @@ export class Uplink {
       if (!s.helloSent) {
         if (s.helloTimer !== null) continue // refused a moment ago: the retry timer sends it again
         const h = s.feed.hello()
-        const hello = { type: "hello", protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost }
+        const hello = { type: "hello", protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost, cadence: true }
         if (s.resume) hello.resume = s.resume
         if (!this.write(hello)) return
         s.helloSent = true
@@ -455,12 +491,12 @@ export class Uplink {
   }
 
   sendLedger(s) {
-    const wait = s.ledgerAt + LEDGER_EVERY_MS - this.clock()
+    const wait = s.ledgerAt + (this.cadence() === null ? LEDGER_EVERY_MS : UNWATCHED_LEDGER_MS) - this.clock()
     if (wait > 0) {
       if (s.ledgerTimer === null) {
         s.ledgerTimer = this.st(() => {
           s.ledgerTimer = null
-          safely(() => this.flush())
+          safely(() => (this.cadence() === null ? this.flush() : this.kick())) // unwatched: with the next batch
         }, wait)
       }
       return
@@ -487,6 +523,7 @@ export class Uplink {
       for (const seq of s.sent) if (d.has(seq)) s.sent.delete(seq)
       if (resume) {
         s.resumed = true
+        this.resuming = true
         this.kick()
       }
     } else if (msg.type === "error") {
@@ -503,6 +540,13 @@ export class Uplink {
         this.kick()
       }
       if (msg.fatal) this.stop()
+    } else if (msg.type === "watch") {
+      const w = readWatch(msg)
+      if (!w || !this.feeds.has(msg.session)) return
+      const was = this.cadence()
+      this.watch.set(msg.session, w)
+      // A session that became watched shows its current numbers now, not at the end of an unwatched interval.
+      if (was !== null && this.cadence() === null) this.flush()
     } else if (msg.type === "command") {
       // The terminal asked (through the relay) for something: only this socket can deliver one.
       if (typeof this.onCommand === "function") this.onCommand(msg)
@@ -575,6 +619,6 @@ export class Uplink {
       acked[id] = s.feed.delivery.acked
       lost[id] = s.feed.delivery.lost
     }
-    return { state: this.state, url, ...this.counters, lastError: this.lastError, sessions: Array.from(this.feeds.keys()), acked, lost }
+    return { state: this.state, url, ...this.counters, lastError: this.lastError, sessions: Array.from(this.feeds.keys()), acked, lost, watched: this.cadence() === null }
   }
 }

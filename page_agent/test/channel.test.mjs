@@ -1,10 +1,10 @@
 // The BroadcastChannel mirror: validation, caps, rate limit, own messages, forwarding to the uplink.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { ChannelMirror, validateSpan, MAX_FOREIGN_SESSIONS, MAX_OUTBOX, PROFILER_FIELDS } from "../src/channel.js"
+import { ChannelMirror, validateSpan, MAX_FOREIGN_SESSIONS, MAX_OUTBOX, PROFILER_FIELDS, READ_ONLY, postsSpans, terminalRoute } from "../src/channel.js"
 import { channelBus, setup, settle, FakeWebSocket, manualEnv, fakeWindow, DraftHost } from "../test-support/helpers.mjs"
 import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS } from "../src/pacing.js"
-import { agentOf } from "../src/index.js"
+import { agentOf, attach } from "../src/index.js"
 
 const span = (sessionId, seq, extra = {}) => ({
   sessionId, seq, tool: "search", invokedAt: seq * 10, settledAt: seq * 10 + 2, wallMs: 2, blockingMs: 0,
@@ -295,4 +295,62 @@ test("alignQuiet: a busy page's batch, its window over during a call, waits for 
   m.span(span("aaaaaaaa", 3))
   env.advance(MAX_FLUSH_MS)
   assert.deepEqual(kinds().at(-1), "span 3", "no call under way: out when the window ends")
+})
+
+// ---- which routes post our spans (issue 33, decision 1) ----------------------------------------------------
+
+test("a terminal route reads the channel and posts no span unless the page asks: relay: true, or the overlay", () => {
+  assert.equal(terminalRoute({}).relay, READ_ONLY)
+  assert.equal(terminalRoute({ relay: "yes", sample: 0.5 }).relay, READ_ONLY)
+  assert.deepEqual(terminalRoute({ relay: true, sample: 0.5 }), { relay: true, sample: 0.5 })
+  assert.equal(terminalRoute({ relay: false }).relay, false, "the privacy switch stays: no channel at all")
+  assert.equal(postsSpans(terminalRoute({}), true), false)
+  assert.equal(postsSpans(terminalRoute({ relay: true }), true), true)
+  assert.equal(postsSpans({ ...terminalRoute({}), overlay: true }, true), true, "?perf=overlay")
+  assert.equal(postsSpans(terminalRoute({}), false), true, "no uplink: the channel is its only way out")
+  assert.equal(postsSpans({ relay: true }, true), true, "webmcp-profiler's default (attachProfiler)")
+})
+
+async function routed(config, later) {
+  FakeWebSocket.instances = []
+  const bus = channelBus()
+  const env = manualEnv()
+  const ctx = setup({ env, config: { BroadcastChannel: bus.BroadcastChannel, WebSocket: FakeWebSocket, uplink: "ws://127.0.0.1:1/relay?t=x", ...config } })
+  const ws = FakeWebSocket.last()
+  ws.accept()
+  env.run()
+  ws.deliver({ type: "ack", session: ctx.api.sessionId, seq: -1 })
+  env.run()
+  if (later) later(ctx)
+  const other = new bus.BroadcastChannel(`webmcp-perf:${ctx.g.location.origin}`)
+  other.postMessage({ kind: "span", span: span("eeeeeeee", 0) })
+  await ctx.host.registerTool({ name: "t", description: "d", execute: () => "x" })
+  await settle()
+  for (let i = 0; i < 3; i++) await ctx.host.executeTool({ name: "t" }, {})
+  env.run()
+  const mine = bus.log.filter((e) => (e.data.kind === "span" || e.data.kind === "update") && e.data.sessionId !== "eeeeeeee" && (!e.data.span || e.data.span.sessionId === ctx.api.sessionId))
+  const counters = ctx.api.channel()
+  const sent = ws.frames("spans").filter((f) => f.session === ctx.api.sessionId).flatMap((f) => f.spans)
+  ctx.api.detach()
+  other.close()
+  return { mine, counters, sent }
+}
+
+test("the script tag's agent posts nothing per span, still reads the channel, and sends every span on its uplink", async () => {
+  const { mine, counters, sent } = await routed(terminalRoute({ channelRate: 1000 }))
+  assert.equal(mine.length, 0, "no span or update of ours on the channel")
+  assert.equal(counters.accepted, 1, "the other context's span was read")
+  assert.deepEqual(sent.map((s) => s.seq), [0, 1, 2])
+})
+
+test("relay: true, the overlay, and page code calling attachProfiler() on a live agent post every span", async () => {
+  for (const [name, config, later] of [
+    ["relay: true", terminalRoute({ relay: true }), null],
+    ["overlay", { ...terminalRoute({}), overlay: true }, null],
+    ["attachProfiler()", terminalRoute({}), (ctx) => assert.equal(attach({ global: ctx.g }), ctx.api, "the live agent")],
+  ]) {
+    const { mine, sent } = await routed(config, later)
+    assert.deepEqual(mine.filter((e) => e.data.kind === "span").map((e) => e.data.span.seq), [0, 1, 2], name)
+    assert.equal(sent.length, 3, name)
+  }
 })

@@ -3,7 +3,9 @@
 // contiguous prefix (plus the ranges above it, as relay_bridge/received.py does) and honours `floor`.
 // Invariants: every span is stored exactly once or counted lost (never both, never neither); the agent's
 // `lost` equals what the relay is missing; the relay never stops waiting (floor) for a call still running;
-// no span goes twice to a relay that already holds it.
+// no span goes twice to a relay that already holds it. Each runs on both cadences (pacing.js): watched, and
+// unwatched (the relay's watch frame after the hello's ack; a batch leaves when its interval ends, here at each
+// pump, or when the unsent spans reach the mark).
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { setup, settle, FakeWebSocket, manualEnv, RELAY } from "../test-support/helpers.mjs"
@@ -72,7 +74,7 @@ function mulberry32(seed) {
 }
 
 /** An agent on a fake socket, a fake relay behind it, and calls whose settling the test orders. */
-async function harness(buffer) {
+async function harness(buffer, cadence = "watched") {
   FakeWebSocket.instances = []
   const env = manualEnv()
   const ctx = setup({ env, config: { WebSocket: FakeWebSocket, uplink: RELAY, buffer } })
@@ -101,9 +103,10 @@ async function harness(buffer) {
       await settle()
       env.run()
     },
-    /** The relay takes `n` queued frames (all by default) and answers each. */
+    /** The relay takes `n` queued frames (all by default) and answers each; unwatched, the interval ends first. */
     pump(n = Infinity) {
       const ws = h.ws
+      if (cadence === "unwatched" && agent.uplink.flushTimer !== null) agent.uplink.flush()
       while (n-- > 0 && ws.readyState === 1 && h.done < ws.sent.length) {
         const f = ws.sent[h.done++]
         if (f.type === "spans" && h.rateLimitNext) {
@@ -114,6 +117,7 @@ async function harness(buffer) {
         }
         const reply = h.relay.take(f)
         if (reply) ws.deliver(reply)
+        if (f.type === "hello" && cadence === "unwatched") ws.deliver({ type: "watch", session: f.session.id, watched: false, intervalMs: 1000 })
         env.run()
       }
     },
@@ -172,9 +176,14 @@ function permutations(xs) {
   return xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((p) => [x, ...p]))
 }
 
-test("every settle order of 5 overlapping calls: each span stored exactly once, nothing lost", async () => {
+/** A test on both cadences: watched (today's windows) and unwatched (the relay's `watch` frame says so). */
+function bothCadences(name, fn) {
+  for (const cadence of ["watched", "unwatched"]) test(`${name} (${cadence})`, () => fn(cadence))
+}
+
+bothCadences("every settle order of 5 overlapping calls: each span stored exactly once, nothing lost", async (cadence) => {
   for (const order of permutations([0, 1, 2, 3, 4])) {
-    const h = await harness(50)
+    const h = await harness(50, cadence)
     for (let i = 0; i < 5; i++) await h.start()
     for (const i of order) {
       await h.finish(i)
@@ -186,10 +195,10 @@ test("every settle order of 5 overlapping calls: each span stored exactly once, 
   }
 })
 
-test("every settle order with the socket dropped midway and a ring of 2: lost is exact", async () => {
+bothCadences("every settle order with the socket dropped midway and a ring of 2: lost is exact", async (cadence) => {
   for (const order of permutations([0, 1, 2, 3, 4])) {
     for (const cut of [1, 3]) {
-      const h = await harness(2)
+      const h = await harness(2, cadence)
       for (let i = 0; i < 5; i++) await h.start()
       for (const [k, i] of order.entries()) {
         await h.finish(i)
@@ -201,8 +210,8 @@ test("every settle order with the socket dropped midway and a ring of 2: lost is
   }
 })
 
-test("a slow call that settles last is not skipped by floor while faster calls pass it", async () => {
-  const h = await harness(50)
+bothCadences("a slow call that settles last is not skipped by floor while faster calls pass it", async (cadence) => {
+  const h = await harness(50, cadence)
   const slow = await h.start()
   for (let k = 0; k < 4; k++) {
     const fast = await h.start()
@@ -219,8 +228,8 @@ test("a slow call that settles last is not skipped by floor while faster calls p
   await quiesceAndCheck(h, 5, "slow-last")
 })
 
-test("a span evicted after the relay stored it out of order is not lost; one evicted unsent is", async () => {
-  const h = await harness(2)
+bothCadences("a span evicted after the relay stored it out of order is not lost; one evicted unsent is", async (cadence) => {
+  const h = await harness(2, cadence)
   await h.start() // 0: keeps running
   for (let k = 0; k < 3; k++) await h.finish(await h.start()) // 1, 2, 3
   h.pump() // relay holds 1..3 above a hole at 0
@@ -234,8 +243,8 @@ test("a span evicted after the relay stored it out of order is not lost; one evi
   await quiesceAndCheck(h, 9, "evictions above a running call")
 })
 
-test("a relay restart while calls overlap: every held span reaches the new relay once", async () => {
-  const h = await harness(100)
+bothCadences("a relay restart while calls overlap: every held span reaches the new relay once", async (cadence) => {
+  const h = await harness(100, cadence)
   for (let i = 0; i < 6; i++) await h.start()
   await h.finish(5)
   await h.finish(2)
@@ -249,8 +258,8 @@ test("a relay restart while calls overlap: every held span reaches the new relay
   await quiesceAndCheck(h, 6, "restart")
 })
 
-test("rate limited: the dropped frame's spans are sent again after the pause, the taken ones are not", async () => {
-  const h = await harness(100)
+bothCadences("rate limited: the dropped frame's spans are sent again after the pause, the taken ones are not", async (cadence) => {
+  const h = await harness(100, cadence)
   for (let i = 0; i < 4; i++) await h.start()
   await h.finish(3)
   h.pump()
@@ -266,13 +275,13 @@ test("rate limited: the dropped frame's spans are sent again after the pause, th
   await quiesceAndCheck(h, 4, "rate limited")
 })
 
-test("property: random interleavings of starts, settles, pumps, drops, restarts and rate limits", async () => {
+bothCadences("property: random interleavings of starts, settles, pumps, drops, restarts and rate limits", async (cadence) => {
   const rnd = mulberry32(12)
   for (let run = 0; run < 300; run++) {
     const n = 3 + Math.floor(rnd() * 10)
     const buffer = 1 + Math.floor(rnd() * 6)
     const restarts = rnd() < 0.2
-    const h = await harness(restarts ? 1000 : buffer)
+    const h = await harness(restarts ? 1000 : buffer, cadence)
     const label = `run ${run} (n ${n}, buffer ${restarts ? 1000 : buffer})`
     while (h.started < n || h.resolvers.size) {
       const r = rnd()

@@ -3,7 +3,8 @@
 p50 of (instrumented - raw) execute() time in the same run, for a 1 KB result (2,000 calls) and a 128 KB
 result (200 calls), plus the deferred accounting's own CPU time per call (serialising and counting, done
 after the host already has its value). The agent runs as users run it: loaded as a classic script, with its
-uplink connected to a real relay and its BroadcastChannel mirror on.
+uplink connected to a real relay and its BroadcastChannel read (it posts per span only when the page asks,
+issue 33).
 
 The page is cross-origin isolated (COOP + COEP), so performance.now() ticks in 5 us steps; calls are timed
 in batches (raw and instrumented interleaved, same payload object) and the per-call p50 is taken over batches.
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import sync_playwright
 
+from tests.bench import judge
 from tests.relay_thread import RelayThread
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,5 +133,5 @@ def test_agent_overhead(tmp_path: Path) -> None:
         )
     assert small["isolated"] and large["isolated"], "the page must be cross-origin isolated for a fine timer"
     assert small["accounted"] == 2000 and large["accounted"] == 200, "every timed call was measured"
-    assert small["addedP50"] <= TARGET_1KB_MS, f"1 KB: {small['addedP50']:.4f} ms added (target {TARGET_1KB_MS})"
-    assert large["addedP50"] <= TARGET_128KB_MS, f"128 KB: {large['addedP50']:.4f} ms added (target {TARGET_128KB_MS})"
+    judge.time_targets([judge.at_most("1 KB: ms added p50", small["addedP50"], TARGET_1KB_MS, ".4f"),
+                        judge.at_most("128 KB: ms added p50", large["addedP50"], TARGET_128KB_MS, ".4f")])

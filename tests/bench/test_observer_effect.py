@@ -15,11 +15,12 @@ turns, ROUNDS rounds of ROUND_SECONDS each, the order reversed every other round
 nor a context being torn down falls on one way. Per way: the page's own call p50/p95 over all its calls, the
 browser's CPU (every thread of every Chromium process, schedstat, as a share of one core over the call windows),
 the observer's CPU (the wmcp-top process), and how busy the machine was meanwhile. Each round also gives a paired
-shift (a way against the `none` round beside it): their mean and its 95 % interval (Student's t) say whether the
-full stack is within the 5 % target, beyond it, or whether this run cannot tell (the interval straddles 5 %; on a
-shared VM one 5 s round of the same page reads anywhere from 8 to 15 % of a core). The verdict is printed, not
-asserted. What is asserted holds whatever the load: the agent connected in both observed ways, and every way
-kept the page's call schedule.
+shift (a way against the `none` round beside it): their mean and its 95 % interval (Student's t) say whether a
+way is within its target (issue 33: page p95 5 %; browser CPU 5 % unwatched, the headless relay's session, and
+10 % watched, the dashboard's), beyond it, or whether this run cannot tell (the interval straddles it; on a
+shared VM one 5 s round of the same page reads anywhere from 8 to 15 % of a core). Each verdict is
+a time target (tests/bench/judge.py: asserted by the full run, printed by the short pass). What every run asserts
+holds whatever the load: the agent connected in both observed ways, and every way kept the page's call schedule.
 
   pytest tests/bench/test_observer_effect.py -m bench -s    (WMCP_BENCH_SECONDS: seconds per way, default 30; under
   10, as in the check's short pass, a smoke run of 1 s a way)
@@ -52,7 +53,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
-from tests.bench import procs
+from tests.bench import judge, procs
 from tests.bench.paired import interval, verdict
 from tests.browser.conftest import BASE_ARGS, WEBMCP_ARGS, chromium_path
 
@@ -67,7 +68,10 @@ RATE = 100
 SIZES = {"1 KB": 1024, "128 KB": 128 * 1024}
 WAYS = ("none", "relay", "dashboard")
 ARGS = BASE_ARGS + WEBMCP_ARGS
-TARGET_SHIFT = 0.05
+TARGET_SHIFT = 0.05  # the page's p95, every way; and the browser's CPU with nobody watching the session
+# The browser's CPU band by way (issue 33): the headless relay's session is watched by no one, so its agent sends
+# rarely; the dashboard shows the one session there is, so its agent sends at the rate the screen needs.
+CPU_BAND = {"relay": 0.05, "dashboard": 0.10}
 
 PAGE = """<!doctype html><meta charset="utf-8"><title>observer effect</title>
 {agent}
@@ -284,8 +288,9 @@ def quiet_browser(window: float = 0.5, share: float = 0.05, deadline: float = 20
 def take_turns(pages: dict[str, Page], observers: dict[str, int | None] | None = None) -> dict[str, list[dict[str, Any]]]:
     """Every page in turn, ROUNDS times, the order reversed every other round: each way's rounds. Every page is
     warmed up first (its JIT, its socket), then the browser left to go quiet."""
-    for page in pages.values():
-        page.evaluate("runCalls({ rate: 50, seconds: 0.5 })")
+    if judge.judging():  # the short pass times one round, whose own warm-up is enough for figures it only prints
+        for page in pages.values():
+            page.evaluate("runCalls({ rate: 50, seconds: 0.5 })")
     quiet_browser()
     rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in pages}
     order = list(pages)
@@ -329,6 +334,8 @@ def test_observer_effect(tmp_path: Path) -> None:
         observers = {"none": None, "relay": relay, "dashboard": dashboard}
         for label, size in SIZES.items():
             opened = {way: open_agent_page(browser, page_url(base, size, o.agent_url if o else None), o) for way, o in observers.items()}
+            for way, watched in (("relay", False), ("dashboard", True)):  # each way is the cadence CPU_BAND says
+                opened[way][1].wait_for_function(f"__webmcpPerf.relay().watched === {str(watched).lower()}", timeout=20_000)
             rounds = take_turns({way: page for way, (_, page) in opened.items()}, {way: o.proc.pid for way, o in observers.items() if o})
             for way in WAYS:
                 results[(label, way)] = pooled(rounds[way], rounds["none"] if way != "none" else None)
@@ -350,12 +357,18 @@ def test_observer_effect(tmp_path: Path) -> None:
             print(f"  {label:>6}  {way:<9} {r['calls']:6d}  {r['p50']:6.3f} ms {r['p95']:6.3f} ms  {p95_shift * 100:+7.1f} %  {paired[0]:<18}"
                   f"  {r['browser_cpu'] * 100:8.1f} %  {cpu_shift * 100:+7.1f} %  {paired[1]:<18}  {r['observer_cpu'] * 100:9.1f} %"
                   f"  {r['machine']:.1f} cores (load {r['load']:.1f})")
-        full = results[(label, "dashboard")]
-        said = [verdict(*full["p95_shift"], TARGET_SHIFT), verdict(*full["cpu_shift"], TARGET_SHIFT)]
-        print(f"  {label:>6}  full stack within {TARGET_SHIFT * 100:.0f} % of no agent: p95 {said[0]}, browser CPU {said[1]}")
     for (label, way), r in results.items():
         # every way kept the page's schedule (a stalled page would make far fewer calls)
         assert r["calls"] >= RATE * WAY_SECONDS * 0.5, f"{label} {way}: only {r['calls']} calls in {WAY_SECONDS} s"
+    # The targets: each interval's upper end within its band ("yes"); "cannot tell" is not met.
+    checks = []
+    for label in SIZES:
+        for way, band in CPU_BAND.items():
+            r = results[(label, way)]
+            for what, shift, limit in (("page p95", r["p95_shift"], TARGET_SHIFT), ("browser CPU", r["cpu_shift"], band)):
+                said = verdict(shift[0], shift[1], limit)
+                checks.append((said == "yes", f"{label} {way}: {what} shift {shown(shift).strip()} within {limit * 100:.0f} %: {said}"))
+    judge.time_targets(checks)
 
 
 # -- what each part of the agent costs ------------------------------------------------------------------------
@@ -365,9 +378,10 @@ def test_observer_effect(tmp_path: Path) -> None:
 PARTS: dict[str, dict[str, Any] | None] = {
     "no agent": None,
     "agent alone": {"uplink": False, "relay": False},  # wraps and measures every call; nothing leaves the page
-    "+ channel": {"uplink": False},  # and mirrors every span on the BroadcastChannel
+    "+ channel": {"uplink": False},  # and mirrors every span on the BroadcastChannel (no uplink: it posts)
     "+ uplink": {"relay": False},  # and streams them to the relay instead
-    "whole agent": {},
+    "whole agent": {},  # the script tag as shipped: the uplink, the channel read but not posted to (issue 33)
+    "whole, posting": {"relay": True},  # and, as a page asking for webmcp-profiler's reader, a message per span
     "whole, sampled": {"sample": 0.1},  # the knob a user has: every tenth call measured
 }
 PART_SIZE = int(os.environ.get("WMCP_BENCH_SIZE", "1024"))
@@ -455,6 +469,29 @@ def test_what_each_part_of_the_agent_costs(tmp_path: Path) -> None:
               f"  {r['wakes']:8.0f}")
         assert r["calls"] >= RATE * WAY_SECONDS * 0.5, f"{name}: only {r['calls']} calls in {WAY_SECONDS} s"
     assert_each_part_ran(did)
+    judge.time_targets(under_the_floor({name: [cpu_share(r) for r in runs] for name, runs in rounds.items()}, "browser CPU, points of a core", 100.0))
+
+
+# The target beside the floor (issue 33): the whole agent costs the page at most what the least
+# webmcp-profiler-compatible agent does (wrap, performance.measure, a channel message per span).
+AGENT, FLOOR_CHANNEL = "whole agent", "floor: +channel"
+
+
+def under_the_floor(by_round: dict[str, list[float]], what: str, scale: float) -> list[tuple[bool, str]]:
+    """The whole agent against `floor: +channel`, round by round (`by_round`: each name's figure per round, the
+    rounds taken in turns): the ratio of their shifts over no agent, and the verdict of their paired difference
+    (its interval's upper end at most 0). Nothing to say when this run left either out (WMCP_BENCH_PARTS)."""
+    if AGENT not in by_round or FLOOR_CHANNEL not in by_round:
+        print(f"  ({AGENT!r} or {FLOOR_CHANNEL!r} not in this run: no verdict against the floor)")
+        return []
+    base = by_round["no agent"]
+    agent = sum(a - b for a, b in zip(by_round[AGENT], base)) / len(base)
+    floor = sum(f - b for f, b in zip(by_round[FLOOR_CHANNEL], base)) / len(base)
+    diff = interval([a - f for a, f in zip(by_round[AGENT], by_round[FLOOR_CHANNEL])])
+    said = verdict(*diff, 0.0)
+    ratio = agent / floor if floor > 0 else float("nan")
+    print(f"  {AGENT} / {FLOOR_CHANNEL}, {what}: {agent * scale:+.2f} / {floor * scale:+.2f} = {ratio:.2f}")
+    return [(said == "yes", f"{AGENT} at most {FLOOR_CHANNEL}, {what}: difference {shown(diff, scale, '').strip()}: {said}")]
 
 
 # -- where each part's cost lands, thread by thread ---------------------------------------------------------------
@@ -509,7 +546,7 @@ def _at(per_call: dict[str, float], place: str) -> float:
 def test_where_each_part_costs_per_call(tmp_path: Path) -> None:
     """The PARTS and FLOORS pages calling back to back, taking turns: the CPU each part adds per call, on the
     page's main thread and in each other place (PLACES), paired against no agent round by round."""
-    rounds = max(2, ROUNDS)
+    rounds = max(2, ROUNDS) if judge.judging() else 1  # an interval needs two rounds; the short pass only prints
     with chromium_and_pages() as (browser, base), procs.wmcp(tmp_path / "relay", headless=True) as relay:
         opened = open_parts(browser, base, relay)
         for _, page in opened.values():
@@ -544,3 +581,4 @@ def test_where_each_part_costs_per_call(tmp_path: Path) -> None:
     assert_each_part_ran(did)
     for name, runs in per_call.items():
         assert all(r["page main thread"] > 0 for r in runs), f"{name}: no main-thread CPU was read"
+    judge.time_targets(under_the_floor({name: [_at(r, "all") for r in runs] for name, runs in per_call.items()}, "browser CPU µs a call", 1.0))

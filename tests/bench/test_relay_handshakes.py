@@ -26,6 +26,7 @@ from websockets.sync.client import connect
 
 from relay_bridge import synth
 from relay_bridge.server import MAX_PENDING_HANDSHAKES
+from tests.bench import judge
 from tests.bench.hostile_load import SLOWLORIS, SLOWLORIS_RATE
 from tests.bench.procs import run_seconds
 from tests.bench.test_relay_memory import ACK_P95_TARGET_MS, rss_mb
@@ -139,9 +140,10 @@ def test_relay_under_held_handshakes(tmp_path: Path) -> None:
           f"(no flood: {', '.join(f'{ms:.0f}' for ms in new_alone)} ms; target <= {PROMPT_MS} ms)")
     assert peaks["fds"] <= idle_fds + MAX_PENDING_HANDSHAKES + BURST + 4 < NOFILE  # 4: the agents
     assert refused >= floods["replies"].get("slowloris_closed", 0) - MAX_PENDING_HANDSHAKES
-    # As in test_relay_memory: the target or 1.5x the same run's baseline, with 3x headroom for a short pass.
+    # As in test_relay_memory: the target or 1.5x the same run's baseline, with 3x headroom for a short pass; the
+    # times are time targets (tests/bench/judge.py), descriptors and loss are held always.
     slack = 1.0 if SECONDS >= 30 else 3.0
     allowed = max(ACK_P95_TARGET_MS, 1.5 * baseline["ack_p95_ms"]) * slack
-    assert attacked["ack_p95_ms"] <= allowed, f"ack p95 {attacked['ack_p95_ms']:.1f} ms under the flood (allowed {allowed:.1f})"
-    assert attacked["good_spans"] == attacked["good_batches"] * 20
-    assert max(new_attacked) <= PROMPT_MS
+    assert attacked["good_batches"] > 0 and attacked["good_spans"] == attacked["good_batches"] * 20
+    judge.time_targets([judge.at_most("ack p95 ms under the flood", attacked["ack_p95_ms"], allowed, ".1f"),
+                        judge.at_most("slowest new agent's hello ack ms", max(new_attacked), PROMPT_MS, ".0f")])

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench import judge
+
 ROOT = Path(__file__).resolve().parents[2]
 SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "5"))
 RSS_TARGET_MB = 300
@@ -92,9 +94,9 @@ def test_relay_memory_under_every_flood(tmp_path: Path) -> None:
     assert peak <= RSS_TARGET_MB
     # The floods must add nothing to the agent's ack time beyond the target: on a machine busy with other work the
     # baseline itself is slower, so the bound is the target or 1.5x the same run's baseline, whichever is higher.
-    # A short CI pass (a few dozen acks, its p95 is one or two of them) gets 3x headroom against noise; a full
-    # pass (>= 30 s) none. Memory is held to its target always.
+    # A run under 30 s (a few dozen acks, its p95 is one or two of them) gets 3x headroom; a full pass none. Memory
+    # and loss are held always; the ack time is a time target (tests/bench/judge.py).
     slack = 1.0 if SECONDS >= 30 else 3.0
     allowed = max(ACK_P95_TARGET_MS, 1.5 * baseline["ack_p95_ms"]) * slack
-    assert result["ack_p95_ms"] <= allowed, f"ack p95 {result['ack_p95_ms']:.1f} ms under floods (allowed {allowed:.1f})"
-    assert result["good_spans"] == result["good_batches"] * 20
+    assert result["good_batches"] > 0 and result["good_spans"] == result["good_batches"] * 20
+    judge.time_targets([judge.at_most("ack p95 ms under floods", result["ack_p95_ms"], allowed, ".1f")])

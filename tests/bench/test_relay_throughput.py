@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench import judge
+
 ROOT = Path(__file__).resolve().parents[2]
 SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "5"))
-ROUNDS = 2
+ROUNDS = 2 if judge.judging() else 1  # best of two for the judged figures; the short pass holds only that it ran
 
 
 def load(url: str) -> dict[str, float]:
@@ -55,6 +57,8 @@ def test_relay_throughput_against_plain_websockets(tmp_path: Path) -> None:
     print(f"wmcp-top relay:   {ours['frames_per_s']:,.0f} msg/s, {ours['spans_per_s']:,.0f} spans stored/s, p95 sent->stored {ours['p95_ms']:.2f} ms (p50 {ours['p50_ms']:.2f} ms)")
     print(f"relay / plain message rate: {ratio:.2f}x  (targets: >= 50,000 spans/s, >= 0.60x; best of {ROUNDS} alternating rounds of {SECONDS:g} s)")
     assert ours["spans"] > 0 and base["frames"] > 0
+    judge.time_targets([(ours["spans_per_s"] >= 50_000, f"relay spans stored/s {ours['spans_per_s']:,.0f} (target >= 50,000)"),
+                        (ratio >= 0.60, f"relay / plain message rate {ratio:.2f}x (target >= 0.60x)")])
     # Every acked frame was stored: the session log has each span (the relay acks only after storing).
     logs = list((tmp_path / "state" / "logs").glob("session-*.jsonl"))
     assert logs, "the relay wrote no session log"

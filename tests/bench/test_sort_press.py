@@ -22,6 +22,7 @@ import pytest
 from relay_bridge import protocol as p
 from relay_bridge import synth
 from relay_bridge.store import Store
+from tests.bench import judge
 from tui.app import WmcpTopApp
 from tui.widgets.tool_table import ToolTable
 
@@ -56,7 +57,7 @@ def _store() -> Store:
 @pytest.mark.bench
 async def test_a_sort_press_costs_little_over_an_idle_loop() -> None:
     app = WmcpTopApp(store=_store())
-    steps = max(20, int(SECONDS / STEP))
+    steps = max(20, int(SECONDS / STEP)) if judge.judging() else 20  # the short pass: that presses are drawn
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         app.coalescer.flush()
@@ -92,4 +93,4 @@ async def test_a_sort_press_costs_little_over_an_idle_loop() -> None:
     print(f"\nsort press, {SESSIONS} sessions x {TOOLS} tools, 160x45: {per_press:.2f} ms of CPU a press "
           f"(press block {min(pressed):.2f} ms a {STEP * 1000:.0f} ms step, idle block {min(idle):.2f} ms; "
           f"{steps} steps a block, best of 2)")
-    assert per_press < PRESS_GUARD_MS, f"a sort press costs {per_press:.1f} ms of CPU (guard {PRESS_GUARD_MS})"
+    judge.time_targets([judge.at_most("a sort press's CPU ms", per_press, PRESS_GUARD_MS, ".2f")])

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import sync_playwright
 
+from tests.bench import judge
 from tests.browser.conftest import BASE_ARGS, chromium_path
 from tests.lanes.helpers import SiteServer
 
@@ -44,7 +45,8 @@ PAGE_RUN = """async (seconds) => {
 # plain charCodeAt loop over the 94 KB JSON text: 370 µs in one process, 830 in the next; the code before
 # 62215f1 read 553 against the copy's 337 in one run of six), whatever the rounds within it. Each process gives
 # its own best of three rounds; the row keeps each way's best over the processes.
-NODE_PROCESSES = 3
+# The short pass holds only that every way agrees on the bytes (tests/bench/judge.py): one process is enough.
+NODE_PROCESSES = 3 if judge.judging() else 1
 # Sizing's cost over the copy's, at most: in the page's engine, less; in node, see the docstring.
 LIMIT = {"Chromium": 1.0, "node": 2.5}
 
@@ -85,6 +87,6 @@ def test_sizing_a_long_text_costs_less_than_copying_it() -> None:
         assert len(found) == 6, f"{engine}: {found}"
         for r in found:
             assert r["agree"], f"{engine}, {r['name']}: the sizes differ"
-    for engine, bound in LIMIT.items():  # each engine sizes on its own faster path (util.js ENCODER_FIRST)
-        for r in rows[engine]:
-            assert r["sized"] <= r["baseline"] * bound, f"{engine}, {r['name']}: sizing {r['sized']:.1f} µs > {bound} x copying {r['baseline']:.1f} µs"
+    # each engine sizes on its own faster path (util.js ENCODER_FIRST)
+    judge.time_targets([judge.at_most(f"{engine}, {r['name']}: sizing µs (bound {bound} x copying)", r["sized"], r["baseline"] * bound, ".1f")
+                        for engine, bound in LIMIT.items() for r in rows[engine]])

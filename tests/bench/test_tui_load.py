@@ -18,11 +18,14 @@ so the dashboard's own share is the difference, whatever else the machine is doi
 
 Rows (issue 16): 64 sessions x 2 spans/s (<= 5 % of a core), 64 x 16 (<= 20 %), 1 x 1,000 (<= 15 %), 8 x 125
 (<= 40 %); RSS <= 100 MB at 64 sessions (150 MB otherwise); key p95 <= 100 ms, frame p95 <= 300 ms in every row.
-Memory is held always; the time figures only when other processes left the machine at least half its cores
-(see `_check`): the figures are printed either way, with the machine's load.
+Memory is held always; the time figures are printed with the machine's load and asserted by the full run only
+(tests/bench/judge.py).
 The 10,000-tool case (issue 11 item 6): one session gets 10,000 spans of distinct tools, then 100 calls/s over
 them; key p95 <= 100 ms and /healthz p95 <= 100 ms, polled every 100 ms. All 10,000 rows are kept
 (relay_bridge.budget.MAX_TOOL_ROWS is above that), so the table's top-rows window is what keeps it cheap.
+The relay's side of a tab switch (issue 33): 64 agents that follow watch frames, the tab switched again and
+again; each switch tells exactly two agents (the tab left, the tab opened), the relay's work and the time until
+both were told are its time targets.
 
   pytest tests/bench/test_tui_load.py -m bench -s      (WMCP_BENCH_SECONDS sets each run's length, default 20)
 """
@@ -45,7 +48,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # the load process runs this file as a script
-from tests.bench import procs  # noqa: E402
+from tests.bench import judge, procs  # noqa: E402
 
 SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "20"))
 TICK = 0.1
@@ -62,10 +65,9 @@ class Row:
     tools: int
     cpu: float  # target share of one core for the dashboard process (issue 16)
     rss_mb: float
-    # What the check holds: the dashboard's own share (its CPU less the headless relay's in the same run, which
+    # Beside the target, the dashboard's own share (its CPU less the headless relay's in the same run, which
     # cancels the machine's drift), a regression tripwire between today's figures (64x2 5-7 %, 64x16 8 %,
-    # 1x1000 10-12 %, 8x125 5-8 %) and those before issue 16's work (21, 31, 31, 17 %). The target above is
-    # printed met or not met; the README's figures table says which.
+    # 1x1000 10-12 %, 8x125 5-8 %) and those before issue 16's work (21, 31, 31, 17 %). Both are time targets.
     own_guard: float = 1.0
 
 
@@ -260,55 +262,61 @@ def run_under_load(tmp_path: Path, row: Row, *, headless: bool, many: int = 0) -
     }
 
 
-def _report(title: str, app: dict[str, Any], relay: dict[str, Any]) -> None:
+def _report(title: str, app: dict[str, Any], relay: dict[str, Any] | None) -> None:
+    """The figures; `relay` None: the short pass ran no headless baseline (_baseline)."""
+    nan = float("nan")
+    base = relay or {"cpu": nan, "rss_mb": nan, "health": [], "loadavg": nan, "machine_busy": nan}
     print()
-    print(f"{title}: {app['rate']:,.0f} spans/s for {SECONDS:.0f} s over real sockets, {COLS}x{LINES} pty")
-    print(f"  dashboard CPU      {app['cpu'] * 100:5.1f} % of one core   headless relay {relay['cpu'] * 100:5.1f} %   "
-          f"dashboard's own share {(app['cpu'] - relay['cpu']) * 100:5.1f} %")
-    print(f"  dashboard RSS      {app['rss_mb']:5.1f} MB (peak)   relay {relay['rss_mb']:5.1f} MB")
+    print(f"{title}: {app['rate']:,.0f} spans/s for {SECONDS:.0f} s over real sockets, {COLS}x{LINES} pty"
+          + ("" if relay else " (short pass: no headless baseline)"))
+    print(f"  dashboard CPU      {app['cpu'] * 100:5.1f} % of one core   headless relay {base['cpu'] * 100:5.1f} %   "
+          f"dashboard's own share {(app['cpu'] - base['cpu']) * 100:5.1f} %")
+    print(f"  dashboard RSS      {app['rss_mb']:5.1f} MB (peak)   relay {base['rss_mb']:5.1f} MB")
     print(f"  frame-to-screen    p95 {p95(app['frames']):5.0f} ms, p50 {p50(app['frames']):.0f} ms over {len(app['frames'])} frames")
     print(f"  key-to-repaint     p95 {p95(app['keys']):5.0f} ms over {len(app['keys'])} presses of `s`")
     if app["health"]:
         print(f"  /healthz           p95 {p95(app['health']):5.0f} ms, max {max(app['health']):.0f} ms over {len(app['health'])} polls "
-              f"(headless relay: p95 {p95(relay['health']):.0f} ms)")
+              f"(headless relay: p95 {p95(base['health']):.0f} ms)")
     print(f"  longest loop hold  {app['hold_cpu_max_ms']:5.0f} ms of the app's own CPU ({app['holds_over_50ms']} over 50 ms); "
           f"{app['stall_max_ms']:.0f} ms of wall time, the rest waiting for a core")
-    print(f"  machine            load average {app['loadavg']:.1f} / {relay['loadavg']:.1f}, "
-          f"{app['machine_busy']:.1f} / {relay['machine_busy']:.1f} of {os.cpu_count()} cores busy (dashboard run / relay run)")
+    print(f"  machine            load average {app['loadavg']:.1f} / {base['loadavg']:.1f}, "
+          f"{app['machine_busy']:.1f} / {base['machine_busy']:.1f} of {os.cpu_count()} cores busy (dashboard run / relay run)")
 
 
-def _check(app: dict[str, Any], relay: dict[str, Any], cpu: float | None, rss_mb: float, own_guard: float | None = None) -> None:
-    """Memory and keeping up are held always. Time figures (CPU share, latencies) are held when the machine had
-    room: on a shared machine whose other processes keep most cores busy, a latency is mostly the wait for a
-    core, so those figures are printed with the machine's load and not judged. CPU: the target is printed met
-    or not met; what fails the check is the dashboard's own share over `own_guard`."""
-    assert len(app["frames"]) >= 3 and app["keys"], "too few probes to judge"
-    others = max(app["machine_busy"] - app["cpu"], relay["machine_busy"] - relay["cpu"])
-    judged = others <= 0.5 * (os.cpu_count() or 1)
-    # A full pass (>= 20 s) has enough samples for the targets; a short CI pass (a 3 s run presses `s` twice) gets
-    # 1.5x headroom on latencies.
+def _check(app: dict[str, Any], relay: dict[str, Any] | None, cpu: float | None, rss_mb: float, own_guard: float | None = None) -> None:
+    """Memory and keeping up are held always. Time figures (CPU share, latencies) are time targets
+    (tests/bench/judge.py): printed met or not in every run, asserted by the full run, with the machine's load
+    beside them (on a shared machine a latency is mostly the wait for a core)."""
+    # The run produced its figures; three frames at least are what a judged run needs (a starved short pass may
+    # match only one or two).
+    assert app["frames"] and app["keys"], "no probe: the figures were not produced"
+    assert len(app["frames"]) >= 3 or not judge.judging(), "too few probes to judge"
+    assert app["rss_mb"] <= rss_mb, f"dashboard RSS {app['rss_mb']:.1f} MB > {rss_mb} MB"
+    others = max(app["machine_busy"] - app["cpu"], relay["machine_busy"] - relay["cpu"] if relay else 0.0)
+    print(f"  (other processes kept {others:.1f} of {os.cpu_count()} cores busy)")
+    # A full pass (>= 20 s) has enough samples for the targets; a shorter one gets 1.5x headroom on latencies.
     slack = 1.0 if SECONDS >= 20 else 1.5
-    figures = {"rss_mb": (app["rss_mb"], rss_mb)}
-    if judged:
-        figures.update({"key_p95_ms": (p95(app["keys"]), KEY_P95_MS * slack),
-                        "frame_p95_ms": (p95(app["frames"]), FRAME_P95_MS * slack)})
-        if cpu is not None:
-            print(f"  CPU target {'met' if app['cpu'] <= cpu else 'not met'}: {app['cpu'] * 100:.1f} % "
-                  f"{'<=' if app['cpu'] <= cpu else '>'} {cpu * 100:g} %")
-        if own_guard is not None:
-            figures["own_cpu"] = (app["cpu"] - relay["cpu"], own_guard)
-        if app["health"]:
-            figures["healthz_p95_ms"] = (p95(app["health"]), HEALTHZ_P95_MS * slack)
-    else:
-        print(f"  (time figures not judged: other processes kept {others:.1f} of {os.cpu_count()} cores busy)")
-    over = {k: f"{v:.3f} > {limit}" for k, (v, limit) in figures.items() if not v <= limit}
-    assert not over, over
+    checks = [judge.at_most("key p95 ms", p95(app["keys"]), KEY_P95_MS * slack, ".0f"),
+              judge.at_most("frame p95 ms", p95(app["frames"]), FRAME_P95_MS * slack, ".0f")]
+    if cpu is not None:
+        checks.append(judge.at_most("dashboard CPU share", app["cpu"], cpu))
+    if own_guard is not None and relay is not None:
+        checks.append(judge.at_most("dashboard's own CPU share", app["cpu"] - relay["cpu"], own_guard))
+    if app["health"]:
+        checks.append(judge.at_most("/healthz p95 ms", p95(app["health"]), HEALTHZ_P95_MS * slack, ".0f"))
+    judge.time_targets(checks)
+
+
+def _baseline(tmp_path: Path, row: Row, many: int = 0) -> dict[str, Any] | None:
+    """The same load against the headless relay: what the dashboard's own share is judged against. The short
+    pass judges no share (tests/bench/judge.py) and skips it: half of this file's time there."""
+    return run_under_load(tmp_path, row, headless=True, many=many) if judge.judging() else None
 
 
 @pytest.mark.bench
 @pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
 def test_dashboard_under_load(tmp_path: Path, row: Row) -> None:
-    relay = run_under_load(tmp_path, row, headless=True)
+    relay = _baseline(tmp_path, row)
     app = run_under_load(tmp_path, row, headless=False)
     _report(f"{row.sessions} session{'s' if row.sessions > 1 else ''} x {row.spans_per_s:g} spans/s, {row.tools} tools", app, relay)
     _check(app, relay, row.cpu, row.rss_mb, row.own_guard)
@@ -317,10 +325,79 @@ def test_dashboard_under_load(tmp_path: Path, row: Row) -> None:
 @pytest.mark.bench
 def test_ten_thousand_tools_do_not_freeze_the_loop(tmp_path: Path) -> None:
     row = Row("10k-tools", 1, 100, 1, 1.0, 150.0)
-    relay = run_under_load(tmp_path, row, headless=True, many=MANY_TOOLS)
+    relay = _baseline(tmp_path, row, many=MANY_TOOLS)
     app = run_under_load(tmp_path, row, headless=False, many=MANY_TOOLS)
     _report(f"1 session with {MANY_TOOLS:,} distinct tools, then 100 calls/s over them", app, relay)
     _check(app, relay, None, row.rss_mb)
+
+
+# -- the relay's side of a tab switch (issue 33) -----------------------------------------------------------------
+
+SWITCH_SESSIONS = 64
+TOLD_P95_MS = 50.0  # a switch's watch frames reach both agents (the frame -> screen budget is 300 ms in all)
+SHOW_COST_US = 1000.0  # the relay's own work for one switch: working out whom to tell, at 64 sessions
+
+
+@pytest.mark.bench
+async def test_a_tab_switch_costs_the_relay_two_frames(tmp_path: Path) -> None:
+    """64 agents that follow watch frames on real sockets to the relay; the dashboard switches tabs again and
+    again (relay_bridge.watching, as tui/app.py's tell_watching does). Held always: each switch tells exactly the
+    tab left (unwatched) and the tab opened (watched), nobody else. Time targets: the relay's own work per switch
+    and the time until both agents were told."""
+    from websockets.asyncio.client import connect
+
+    from relay_bridge import synth
+    from relay_bridge.server import Relay, RelayConfig
+
+    relay = Relay(RelayConfig(port=0, token="ab" * 16, log_dir=None))
+    await relay.start()
+    sids = [f"{0xca000000 + i:08x}" for i in range(SWITCH_SESSIONS)]
+    told: dict[str, list[tuple[float, bool]]] = {sid: [] for sid in sids}
+    sockets = []
+    try:
+        for sid in sids:
+            ws = await connect(f"ws://127.0.0.1:{relay.port}/relay?t={'ab' * 16}", compression=None)
+            await ws.recv()  # welcome
+            await ws.send(json.dumps({**synth.hello(sid), "cadence": True}))
+            assert json.loads(await ws.recv())["type"] == "ack"
+            assert json.loads(await ws.recv())["watched"] is False  # nobody watches yet
+            sockets.append(ws)
+
+        async def listen(sid: str, ws: Any) -> None:
+            async for raw in ws:
+                frame = json.loads(raw)
+                if frame["type"] == "watch":
+                    told[sid].append((time.perf_counter(), frame["watched"]))
+
+        readers = [asyncio.create_task(listen(sid, ws)) for sid, ws in zip(sids, sockets)]
+        switches = max(40, int(SECONDS * 20))
+        cost_us, told_ms = [], []
+        for n in range(switches):
+            sid, left = sids[n % SWITCH_SESSIONS], sids[(n - 1) % SWITCH_SESSIONS] if n else None
+            before = {s: len(told[s]) for s in sids}
+            started = time.perf_counter()
+            relay.watching.show("dashboard", {sid})
+            cost_us.append((time.perf_counter() - started) * 1e6)
+            deadline = time.monotonic() + 10
+            while len(told[sid]) == before[sid] or (left is not None and len(told[left]) == before[left]):
+                assert time.monotonic() < deadline, f"switch {n}: the agents were not told"
+                await asyncio.sleep(0.001)
+            told_ms.append((max(told[sid][-1][0], told[left][-1][0] if left else 0.0) - started) * 1000)
+            assert told[sid][-1][1] is True and (left is None or told[left][-1][1] is False)
+        await asyncio.sleep(0.05)  # any stray frame would have arrived by now (one loop turn is enough)
+        frames = sum(len(v) for v in told.values())
+        for task in readers:
+            task.cancel()
+    finally:
+        for ws in sockets:
+            await ws.close()
+        await relay.stop()
+    print()
+    print(f"a tab switch among {SWITCH_SESSIONS} sessions, {switches} switches: the relay's own work p50 {p50(cost_us):.0f} µs, "
+          f"p95 {p95(cost_us):.0f} µs; both agents told p50 {p50(told_ms):.1f} ms, p95 {p95(told_ms):.1f} ms; {frames} watch frames")
+    assert frames == 2 * switches - 1, f"{frames} watch frames for {switches} switches: only the tab left and the tab opened are told"
+    judge.time_targets([judge.at_most("the relay's work per switch, p95 µs", p95(cost_us), SHOW_COST_US, ".0f"),
+                        judge.at_most("both agents told, p95 ms", p95(told_ms), TOLD_P95_MS, ".1f")])
 
 
 if __name__ == "__main__" and len(sys.argv) == 9 and sys.argv[1] == "load":

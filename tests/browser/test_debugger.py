@@ -213,7 +213,7 @@ def test_payload_capture_reaches_otlp_only(browser, pages, tmp_path, capture) ->
         page = context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(pages.url("native.html", relay, config={"capturePayloads": capture, "maxPayloadLength": 4096}, canary=CANARY))
+        page.goto(pages.url("native.html", relay, config={"capturePayloads": capture, "maxPayloadLength": 4096, "relay": True}, canary=CANARY))
         page.evaluate("window.registered")
         sid = page.evaluate("__webmcpPerf.sessionId")
         got = page.evaluate(RUN_ALL, {"names": ["echo", "str"], "input": {"q": CANARY}, "stringInput": False})

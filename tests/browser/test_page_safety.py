@@ -22,7 +22,8 @@ def test_canary_appears_nowhere(browser, pages, relay_server, tmp_path) -> None:
     listener.goto(pages.url("listener.html"))
     page = context.new_page()
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(pages.url("native.html", relay_server, canary=CANARY))
+    # relay: true asks for the channel's reader (the script tag posts no span otherwise): both ways out are watched.
+    page.goto(pages.url("native.html", relay_server, config={"relay": True}, canary=CANARY))
     page.evaluate("window.registered")
     sid = page.evaluate("__webmcpPerf.sessionId")
     got = page.evaluate(RUN_ALL, {"names": NAMES, "input": {"q": CANARY}, "stringInput": False})

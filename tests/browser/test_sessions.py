@@ -26,7 +26,7 @@ def test_hidden_tab_and_iframe_are_their_own_sessions(browser, pages, relay_serv
     hidden = context.new_page()
     hidden.on("pageerror", lambda e: errors.append(str(e)))
     hidden.add_init_script(HIDE)
-    hidden.goto(pages.url("native.html", relay_server))
+    hidden.goto(pages.url("native.html", relay_server, config={"relay": True}))  # asks for the channel's reader
     parent = context.new_page()
     parent.on("pageerror", lambda e: errors.append(str(e)))
     parent.goto(pages.url("frame.html", relay_server))
@@ -58,8 +58,9 @@ def test_hidden_tab_and_iframe_are_their_own_sessions(browser, pages, relay_serv
     # Each tab has its own uplink, so none is also forwarded through another tab's channel as "relayed".
     assert sorted(snap["sessions"]) == sorted(ids.values())
     assert all(session_of(snap, sid)["hellos"] == 1 for sid in ids.values())
-    # ... although each did hear the others on the channel.
+    # ... although the hidden tab's spans (relay: true) were heard on the channel; the others post none per span.
     assert visible.evaluate("__webmcpPerf.channel().direct") >= len(calls["hidden"])
+    assert hidden.evaluate("__webmcpPerf.channel().direct") == 0, "the script tag's agents posted no span"
 
     # A same-origin tab whose agent has no relay address (loaded raw, switched on with ?perf=1) is forwarded
     # by a tab that has one, as a "relayed" session.
@@ -83,7 +84,8 @@ def test_hidden_tab_and_iframe_are_their_own_sessions(browser, pages, relay_serv
 
 
 @pytest.mark.parametrize("fresh", [False, True], ids=["store-kept", "store-lost"])
-def test_relay_killed_and_restarted_mid_run(browser, pages, relay_server, fresh: bool) -> None:
+def test_relay_killed_and_restarted_mid_run(browser, pages, relay_on_each_cadence, fresh: bool) -> None:
+    relay_server = relay_on_each_cadence
     context = browser.new_context()
     page = context.new_page()
     errors: list[str] = []

@@ -167,6 +167,7 @@ class DashboardScreen(LiveView[None]):
         await self._apply(changes)
 
     async def on_screen_resume(self) -> None:
+        self.app.tell_watching()  # a view closed: its session may no longer be on screen
         pending, self._pending = self._pending, Changes()
         if pending != Changes():
             await self._apply(pending)
@@ -345,6 +346,7 @@ class DashboardScreen(LiveView[None]):
         sid = self.selected_session_id
         if sid is None:
             return
+        self.app.tell_watching()  # first: its agent sends what it holds now, while this tab is drawn
         with self.app.batch_update():
             self._show(sid)  # paused: the session as it was at the moment of the pause (app.view_store)
             self._update_topbar()  # it counts the shown session's tools
