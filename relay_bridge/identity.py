@@ -22,7 +22,8 @@ import secrets
 from pathlib import Path
 from typing import Literal
 
-SocketKind = Literal["extension", "web", "local"]
+# "in-process": a lane of the relay's own (the DevTools lane feeds the store directly, no socket).
+SocketKind = Literal["extension", "web", "local", "in-process"]
 
 EXTENSION_AGENT_PREFIX = "wmcp-top-extension/"
 CDP_AGENT_PREFIX = "cdp/"
@@ -38,12 +39,12 @@ def socket_kind(origin: str | None, extension_origins: frozenset[str]) -> Socket
     return "extension" if origin in extension_origins else "web"
 
 
-def reserved_agent(agent: str) -> str | None:
-    """The lane an agent string claims that only the relay may grant, if any."""
+def reserved_agent(agent: str) -> SocketKind | None:
+    """The kind of connection an agent string's lane mark needs (only the relay may grant it), if any."""
     if agent.startswith(EXTENSION_AGENT_PREFIX):
         return "extension"
     if agent.startswith(CDP_AGENT_PREFIX):
-        return "cdp"
+        return "in-process"
     return None
 
 

@@ -316,13 +316,13 @@ class Store:
 
     # -- connections --------------------------------------------------------------------------------------
 
-    def connect(self, conn: int, origin: str | None = None) -> None:
+    def connect(self, conn: int, origin: str | None = None, *, in_process: bool = False) -> None:
         """A socket opened. `origin` is its handshake's Origin header (a browser sets it, a page cannot): every
         hello on such a socket must claim that origin, whatever its scheme, unless it is the wmcp-top extension's
         own (which speaks for the pages it was given, stamping their origin from the browser). None (no header: a
-        local tool, a replay) checks nothing."""
+        local tool, a replay) checks nothing. `in_process`: a lane of the relay's own (the DevTools lane), no socket."""
         self.connections[conn] = set()
-        kind = identity.socket_kind(origin, self.extension_origins)
+        kind: identity.SocketKind = "in-process" if in_process else identity.socket_kind(origin, self.extension_origins)
         self.kinds[conn] = kind
         if kind == "web" and origin is not None:
             self.origins[conn] = origin
@@ -482,9 +482,10 @@ class Store:
         if origin is not None and hello.session.origin != origin:
             return [self.reject(conn, p.Rejection(p.Code.FORBIDDEN_ORIGIN, "the hello's origin is not the origin of the page that opened this socket"), sid)]
         lane = identity.reserved_agent(hello.agent)
-        if lane is not None and not (lane == "extension" and self.kinds.get(conn) == "extension"):
+        # A replayed log (check_resume off) holds accepted hellos only; its connections carry no Origin.
+        if lane is not None and self.check_resume and lane != self.kinds.get(conn):
             # The lane mark on screen (`ext`, `cdp`) is the relay's word: a page's script cannot claim it.
-            return [self.reject(conn, p.Rejection(p.Code.FORBIDDEN_ORIGIN, f"the {lane} lane's agent name is not this socket's to claim"), sid)]
+            return [self.reject(conn, p.Rejection(p.Code.FORBIDDEN_ORIGIN, f"that agent name marks the {lane} lane, which this socket is not"), sid)]
         via = self.sessions.get(hello.session.via) if hello.session.via else None
         if via is not None and identity.reserved_agent(via.agent) is not None and via.conn != conn:
             return [self.reject(conn, p.Rejection(p.Code.FORBIDDEN_ORIGIN, "a relayed session names, as its forwarder, a session of a lane this socket is not"), sid)]
