@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .inert import inert_str
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -284,7 +286,9 @@ async def announce_sessions(store: Store, changed: asyncio.Event, *done: asyncio
             for session in list(store.sessions.values()):
                 if session.id not in known:
                     known.add(session.id)
-                    say(f"{session.id} {session.info.origin}{session.info.path}: new session ({session.agent}, {session.info.context})")
+                    # Page text (origin, path, agent name): inert, so a page's CR/LF never starts a line of its own.
+                    where = inert_str(session.info.origin + session.info.path, 200)
+                    say(f"{session.id} {where}: new session ({inert_str(session.agent, 80)}, {session.info.context})")
             if any(event.is_set() for event in done):
                 return
             change = asyncio.ensure_future(changed.wait())
@@ -349,7 +353,7 @@ class LaneCheck:
 
         self.agent_store = agent_store
         self.store = Store(buffer=agent_store.buffer)
-        self.lane = CdpLane(self.store, on_call=lambda c: print(f"call cdp {c.tool} {c.status} {c.resultBytes} B", flush=True))
+        self.lane = CdpLane(self.store, on_call=lambda c: print(f"call cdp {inert_str(c.tool, 128)} {c.status} {c.resultBytes} B", flush=True))
         agent_store.observers.append(self)
 
     # a store observer (relay_bridge.store.StoreObserver) for the agent's side
@@ -357,7 +361,7 @@ class LaneCheck:
         if not str(session.agent).startswith("cdp/"):
             from .lanecheck import outcome_of
 
-            print(f"call agent {span.tool} {outcome_of(span)} {span.resultBytes} B", flush=True)
+            print(f"call agent {inert_str(span.tool, 128)} {outcome_of(span)} {span.resultBytes} B", flush=True)
 
     def on_tool(self, session: Any, record: Any, change: str, at: float) -> None:
         pass
