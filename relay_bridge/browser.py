@@ -189,8 +189,11 @@ class OpenHandle:
     context: Any
     page: Any
     closed: Any = None  # asyncio.Event set when the user closed the browser or page
+    pipes: Any = None  # relay_bridge.openpipe.OpenPipes: the agent's relay sockets, held here in Python
 
     async def close(self) -> None:
+        if self.pipes is not None:
+            await self.pipes.close()
         try:
             if self.browser.is_connected():
                 await self.browser.close()
@@ -207,14 +210,17 @@ class OpenHandle:
 async def open_browser(url: str, relay: Any, headless: bool | None = None, *, browser: str | None = None,
                        before_goto: Any = None) -> OpenHandle:
     """Launch Chromium with WebMCP on and the page agent injected before any page script (add_init_script),
-    so no registration is missed; navigate to `url`. `relay` is a started relay_bridge.server.Relay.
+    so no registration is missed; navigate to `url`. `relay` is a started relay_bridge.server.Relay. The agent
+    holds no token: its frames reach the relay through a binding whose other end is here (relay_bridge.openpipe),
+    so a page that patches WebSocket, fetch or postMessage finds nothing to read.
     Headed when a display exists unless `headless` says otherwise. `before_goto(page)` (a coroutine function)
     runs once the page exists, before it loads `url` (the DevTools lane of --check-lanes attaches there)."""
     import asyncio
 
-    from .assets import agent_script
+    from .assets import open_script
+    from .openpipe import OpenPipes
 
-    script = agent_script("/agent.js", relay.snippet.ws_url)
+    script = open_script()
     if script is None:
         raise BrowserError("the page agent is not built: run `node page_agent/build.mjs`")
     if headless is None:
@@ -223,9 +229,10 @@ async def open_browser(url: str, relay: Any, headless: bool | None = None, *, br
     closed = asyncio.Event()
     try:
         context = await b.new_context()
-        await context.add_init_script(script=script.decode("utf-8"))
+        pipes = OpenPipes(relay.snippet.ws_url)
+        await pipes.install(context, script.decode("utf-8"))
         page = await context.new_page()
-        handle = OpenHandle(pw, b, context, page, closed)
+        handle = OpenHandle(pw, b, context, page, closed, pipes)
         b.on("disconnected", lambda *_: closed.set())
         page.on("close", lambda *_: closed.set())
         if before_goto is not None:
