@@ -95,7 +95,8 @@ class OpenPipes:
         kind = msg.get("t")
         if kind == "connect":
             return await self._connect(frame, str(msg.get("doc", ""))[:32])
-        pipe = self.pipes.get(msg.get("id")) if isinstance(msg.get("id"), int) else None
+        pid = msg.get("id")
+        pipe = self.pipes.get(pid) if isinstance(pid, int) else None
         if pipe is None or pipe.frame is not frame:
             self.refused += 1  # another frame's socket, or none: nothing happens
             return None
@@ -118,7 +119,7 @@ class OpenPipes:
             return None
         try:
             ws = await connect(self.ws_url, origin=Origin(frame_origin(frame)), max_size=MAX_FRAME_CHARS * 4, compression=None)
-        except (OSError, WebSocketException, asyncio.TimeoutError):
+        except (OSError, WebSocketException, TimeoutError):
             return None
         pipe = _Pipe(next(self._ids), frame, doc, ws)
         self.pipes[pipe.id] = pipe
@@ -146,7 +147,7 @@ class OpenPipes:
     async def _recv(self, pipe: _Pipe) -> dict[str, Any]:
         if not pipe.inbox and not pipe.closed:
             pipe.wake.clear()
-            with contextlib.suppress(asyncio.TimeoutError):
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(pipe.wake.wait(), POLL_SECONDS)
         frames = list(pipe.inbox)
         pipe.inbox.clear()
