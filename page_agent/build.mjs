@@ -115,6 +115,14 @@ function extension(version) {
   return out
 }
 
+/** The `open` lane's agent: no relay address, no token; its socket is a binding to Python (src/binding.js). */
+function openAgent(version) {
+  const head = `// wmcp-top page agent ${version}, the \`open\` lane's: built by page_agent/build.mjs from page_agent/src/open_main.js. Do not edit.\n`
+  const text = `${head}(function () {\n"use strict";\nconst __m = {};\n${ascii(body("open_main").code)}\n})();\n`
+  if (/[^\x00-\x7f]/.test(text)) throw new Error("open.js: non-ASCII text survived the build")
+  return text
+}
+
 export function build() {
   const version = JSON.parse(readFileSync(join(here, "package.json"), "utf8")).version
   const { code: raw, exported } = body()
@@ -129,7 +137,7 @@ export function build() {
     const count = text.split(PLACEHOLDER).length - 1
     if (count !== 1) throw new Error(`${file}: the relay placeholder ${PLACEHOLDER} occurs ${count} times; it must occur exactly once`)
   }
-  const out = { "dist/agent.js": js }
+  const out = { "dist/agent.js": js, "dist/open.js": openAgent(version) }
   for (const [file, text] of Object.entries(extension(version))) out[`extension/${file}`] = text
   return out
 }

@@ -43,6 +43,11 @@ def as_module(classic: bytes) -> bytes | None:
     return body + tail.encode()
 
 
+def open_script() -> bytes | None:
+    """The `open` lane's agent (dist/open.js): no address and no token in it; None when the agent is not built."""
+    return _read("open.js")
+
+
 def agent_script(path: str, ws_url: str) -> bytes | None:
     """The script for `path` with the relay address baked in, or None when the agent is not built."""
     if path not in PATHS:

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .inert import inert_str
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -187,8 +189,11 @@ class OpenHandle:
     context: Any
     page: Any
     closed: Any = None  # asyncio.Event set when the user closed the browser or page
+    pipes: Any = None  # relay_bridge.openpipe.OpenPipes: the agent's relay sockets, held here in Python
 
     async def close(self) -> None:
+        if self.pipes is not None:
+            await self.pipes.close()
         try:
             if self.browser.is_connected():
                 await self.browser.close()
@@ -205,14 +210,17 @@ class OpenHandle:
 async def open_browser(url: str, relay: Any, headless: bool | None = None, *, browser: str | None = None,
                        before_goto: Any = None) -> OpenHandle:
     """Launch Chromium with WebMCP on and the page agent injected before any page script (add_init_script),
-    so no registration is missed; navigate to `url`. `relay` is a started relay_bridge.server.Relay.
+    so no registration is missed; navigate to `url`. `relay` is a started relay_bridge.server.Relay. The agent
+    holds no token: its frames reach the relay through a binding whose other end is here (relay_bridge.openpipe),
+    so a page that patches WebSocket, fetch or postMessage finds nothing to read.
     Headed when a display exists unless `headless` says otherwise. `before_goto(page)` (a coroutine function)
     runs once the page exists, before it loads `url` (the DevTools lane of --check-lanes attaches there)."""
     import asyncio
 
-    from .assets import agent_script
+    from .assets import open_script
+    from .openpipe import OpenPipes
 
-    script = agent_script("/agent.js", relay.snippet.ws_url)
+    script = open_script()
     if script is None:
         raise BrowserError("the page agent is not built: run `node page_agent/build.mjs`")
     if headless is None:
@@ -221,9 +229,10 @@ async def open_browser(url: str, relay: Any, headless: bool | None = None, *, br
     closed = asyncio.Event()
     try:
         context = await b.new_context()
-        await context.add_init_script(script=script.decode("utf-8"))
+        pipes = OpenPipes(relay.snippet.ws_url)
+        await pipes.install(context, script.decode("utf-8"))
         page = await context.new_page()
-        handle = OpenHandle(pw, b, context, page, closed)
+        handle = OpenHandle(pw, b, context, page, closed, pipes)
         b.on("disconnected", lambda *_: closed.set())
         page.on("close", lambda *_: closed.set())
         if before_goto is not None:
@@ -284,7 +293,9 @@ async def announce_sessions(store: Store, changed: asyncio.Event, *done: asyncio
             for session in list(store.sessions.values()):
                 if session.id not in known:
                     known.add(session.id)
-                    say(f"{session.id} {session.info.origin}{session.info.path}: new session ({session.agent}, {session.info.context})")
+                    # Page text (origin, path, agent name): inert, so a page's CR/LF never starts a line of its own.
+                    where = inert_str(session.info.origin + session.info.path, 200)
+                    say(f"{session.id} {where}: new session ({inert_str(session.agent, 80)}, {session.info.context})")
             if any(event.is_set() for event in done):
                 return
             change = asyncio.ensure_future(changed.wait())
@@ -351,7 +362,7 @@ class LaneCheck:
 
         self.agent_store = agent_store
         self.store = Store(buffer=agent_store.buffer)
-        self.lane = CdpLane(self.store, on_call=lambda c: print(f"call cdp {c.tool} {c.status} {c.resultBytes} B", flush=True))
+        self.lane = CdpLane(self.store, on_call=lambda c: print(f"call cdp {inert_str(c.tool, 128)} {c.status} {c.resultBytes} B", flush=True))
         agent_store.observers.append(self)
 
     # a store observer (relay_bridge.store.StoreObserver) for the agent's side
@@ -359,7 +370,7 @@ class LaneCheck:
         if not str(session.agent).startswith("cdp/"):
             from .lanecheck import outcome_of
 
-            print(f"call agent {span.tool} {outcome_of(span)} {span.resultBytes} B", flush=True)
+            print(f"call agent {inert_str(span.tool, 128)} {outcome_of(span)} {span.resultBytes} B", flush=True)
 
     def on_tool(self, session: Any, record: Any, change: str, at: float) -> None:
         pass

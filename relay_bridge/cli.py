@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from . import __version__
 from .auth import load_token
+from .identity import load_key
 from .inert import inert_str
 from .exports.capture import build_capture
 from .exports.report import build_report
@@ -159,6 +160,7 @@ def relay_config(args: argparse.Namespace) -> RelayConfig:
         otlp_service=args.otlp_service,
         allow_invoke=args.allow_invoke,
         show_payloads=args.show_payloads,
+        resume_key=load_key(state_dir() / "resume.key"),
     )
 
 

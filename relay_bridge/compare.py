@@ -32,6 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .inert import inert_str
 from .jsonfile import read_json
 from .units import fmt_bytes, fmt_count, fmt_ms
 
@@ -342,7 +343,7 @@ def render(result: dict[str, Any]) -> str:
     heads = ("tool", "status", "calls", "errors", "p50", "p95", "B/call", "tok/call")
     rows = [heads]
     for t in result["tools"]:
-        cells = [t["tool"], t["status"]]
+        cells = [inert_str(t["tool"], 128), t["status"]]  # a page's name: never a line of its own
         for metric in SHOWN:
             c = t["metrics"][metric]
             if t["status"] in ("added", "removed") or c["base"] is None and c["head"] is None:
@@ -356,7 +357,7 @@ def render(result: dict[str, Any]) -> str:
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip() for r in rows]
     for t in result["tools"]:
         for reason in t["reasons"]:
-            lines.append(f"{t['tool']}: {t['status']}: {reason}")
+            lines.append(f"{inert_str(t['tool'], 128)}: {t['status']}: {inert_str(reason)}")
     for note in result["notes"]:
         lines.append(f"note: {note} (· = not judged)")
     if not result["judged"]:

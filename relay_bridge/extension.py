@@ -20,11 +20,12 @@ from typing import Any
 from urllib.parse import quote
 
 from .auth import load_token
+from .identity import EXTENSION_AGENT_PREFIX
 from .server import DEFAULT_PORT, LOOPBACK
 
 COMMAND = "extension"
-# The agent name the extension's service worker stamps on every hello: the dashboard's mark for this lane.
-EXTENSION_AGENT_PREFIX = "wmcp-top-extension/"
+# EXTENSION_AGENT_PREFIX: the agent name the extension's service worker stamps on every hello, the dashboard's
+# mark for this lane; the relay accepts it only from the extension's own socket (relay_bridge.identity).
 
 
 def is_extension_agent(agent: str) -> bool:
@@ -48,6 +49,19 @@ def extension_dir() -> Path | None:
         if (folder / "manifest.json").is_file():
             return folder
     return None
+
+
+def extension_origins() -> frozenset[str]:
+    """The Origin header of the built extension's own sockets (empty when it is not built): the only sockets
+    whose hellos may carry the extension's agent name."""
+    folder = extension_dir()
+    if folder is None:
+        return frozenset()
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        return frozenset({f"chrome-extension://{extension_id(manifest)}"})
+    except (OSError, ValueError, KeyError):
+        return frozenset()
 
 
 def extension_id(manifest: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import protocol as p
+from .inert import inert_str
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,15 +40,16 @@ class Difference:
 
     def line(self) -> str:
         a, c = self.agent, self.cdp
+        tool = inert_str(self.tool, 128)  # a page's name: never a line of its own, nothing hidden
         if self.kind == "missing-in-agent" and c is not None:
-            return f"{self.tool} call #{self.index}: only the DevTools lane saw it ({c.outcome}, {c.resultBytes} B)"
+            return f"{tool} call #{self.index}: only the DevTools lane saw it ({c.outcome}, {c.resultBytes} B)"
         if self.kind == "missing-in-cdp" and a is not None:
-            return f"{self.tool} call #{self.index}: only the page agent saw it ({a.outcome}, {a.resultBytes} B)"
+            return f"{tool} call #{self.index}: only the page agent saw it ({a.outcome}, {a.resultBytes} B)"
         if self.kind == "outcome" and a is not None and c is not None:
-            return f"{self.tool} call #{self.index}: outcome {a.outcome} (agent) vs {c.outcome} (DevTools)"
+            return f"{tool} call #{self.index}: outcome {a.outcome} (agent) vs {c.outcome} (DevTools)"
         if a is not None and c is not None:
-            return f"{self.tool} call #{self.index}: {a.resultBytes} B (agent) vs {c.resultBytes} B (DevTools)"
-        return f"{self.tool} call #{self.index}: {self.kind}"
+            return f"{tool} call #{self.index}: {a.resultBytes} B (agent) vs {c.resultBytes} B (DevTools)"
+        return f"{tool} call #{self.index}: {self.kind}"
 
 
 def outcome_of(span: p.Span) -> str:

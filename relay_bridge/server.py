@@ -132,6 +132,11 @@ class RelayConfig:
     allow_invoke: bool = False  # let the terminal call a page's tool (`wmcp-top --allow-invoke`)
     show_payloads: bool = False  # hold opt-in payloads of the shown session for the call detail (--show-payloads)
     unwatched_ms: int = UNWATCHED_MS  # how often an agent nobody watches sends (relay_bridge.watching)
+    # Resume secrets are derived from this key (relay_bridge.identity); the CLI keeps it in the state directory so
+    # a secret outlives a restart. None: the store's own random key (lost with the process).
+    resume_key: bytes | None = None
+    # The Origin headers of the wmcp-top extension's sockets; None: the built extension's (relay_bridge.extension).
+    extension_origins: frozenset[str] | None = None
 
 
 def _is_loopback_host(value: str | None, port: int) -> bool:
@@ -264,6 +269,14 @@ class Relay:
     def __init__(self, config: RelayConfig, store: Store | None = None) -> None:
         self.config = config
         self.store = store or Store(buffer=config.buffer)
+        if config.resume_key is not None:
+            self.store.resume_key = config.resume_key
+        if config.extension_origins is None:
+            from .extension import extension_origins  # imports this module: looked up here, not at import
+
+            self.store.extension_origins = extension_origins()
+        else:
+            self.store.extension_origins = config.extension_origins
         self.session_log = SessionLog(config.log_dir) if config.log_dir is not None else None
         if self.session_log is not None:
             self.store.on_refusal = self.session_log.refusal
@@ -509,6 +522,8 @@ class Relay:
                 # The secret stays between the relay and its owner: the log keeps the hello without it.
                 frame = msgspec.structs.replace(frame, resume=None)
                 raw = p.encode(frame)
+            elif isinstance(frame, p.Event) and frame.kind == "navigated-from" and b'"resume"' in raw:
+                raw = p.encode(frame)  # the store took the link's proof out of the detail: logged without it
             self.session_log.frame(conn, raw, frame)
         return replies, accepted, False, cost
 

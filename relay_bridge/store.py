@@ -20,6 +20,7 @@ from typing import Any, Callable, Literal, Protocol
 import msgspec
 
 from . import budget as b
+from . import identity
 from . import protocol as p
 from .received import Received
 from .measure import CONTENT_TYPES
@@ -281,6 +282,13 @@ class Store:
         # Frames a connection sent for sessions it does not own: counted against it, never against the session.
         self.refused_by_conn: Counter[int] = Counter()
         self.origins: dict[int, str] = {}
+        # What each socket is by its handshake's Origin header (relay_bridge.identity): only the extension's own
+        # sockets may carry its agent name. `extension_origins` is set by the relay from the built extension.
+        self.kinds: dict[int, identity.SocketKind] = {}
+        self.extension_origins: frozenset[str] = frozenset()
+        # Resume secrets are derived from this key (identity.issue_secret); the relay sets its persisted one, so
+        # a secret outlives a restart. A bare store (tests, replay) has one of its own.
+        self.resume_key: bytes = secrets.token_bytes(identity.KEY_BYTES)
         # Estimated bytes of every session's variable-size parts (budget.RELAY_BUDGET_BYTES bounds it).
         self.footprint = 0
         # Told of every refusal (the session log writes them, so a replay rebuilds the counts).
@@ -313,13 +321,15 @@ class Store:
 
     # -- connections --------------------------------------------------------------------------------------
 
-    def connect(self, conn: int, origin: str | None = None) -> None:
+    def connect(self, conn: int, origin: str | None = None, *, in_process: bool = False) -> None:
         """A socket opened. `origin` is its handshake's Origin header (a browser sets it, a page cannot): every
-        hello on a web page's socket must claim that origin. None (no header: a local tool, a replay) checks nothing."""
+        hello on such a socket must claim that origin, whatever its scheme, unless it is the wmcp-top extension's
+        own (which speaks for the pages it was given, stamping their origin from the browser). None (no header: a
+        local tool, a replay) checks nothing. `in_process`: a lane of the relay's own (the DevTools lane), no socket."""
         self.connections[conn] = set()
-        if origin is not None and (origin == "null" or origin.startswith(("http://", "https://"))):
-            # A web page's socket. Other schemes (chrome-extension://) are the user's own installed extension,
-            # which speaks for the pages it was given: not checked here.
+        kind: identity.SocketKind = "in-process" if in_process else identity.socket_kind(origin, self.extension_origins)
+        self.kinds[conn] = kind
+        if kind == "web" and origin is not None:
             self.origins[conn] = origin
         self.counters["connections"] += 1
         self._touch()
@@ -328,6 +338,7 @@ class Store:
         self.shadowed.pop(conn, None)
         self.refused_by_conn.pop(conn, None)
         self.origins.pop(conn, None)
+        self.kinds.pop(conn, None)
         for sid in self.connections.pop(conn, set()):
             session = self.sessions.get(sid)
             if session is not None and session.conn == conn and session.state == "live":
@@ -479,10 +490,23 @@ class Store:
         origin = self.origins.get(conn)
         if origin is not None and hello.session.origin != origin:
             return [self.reject(conn, p.Rejection(p.Code.FORBIDDEN_ORIGIN, "the hello's origin is not the origin of the page that opened this socket"), sid)]
+        lane = identity.reserved_agent(hello.agent)
+        # A replayed log (check_resume off) holds accepted hellos only; its connections carry no Origin.
+        if lane is not None and self.check_resume and lane != self.kinds.get(conn):
+            # The lane mark on screen (`ext`, `cdp`) is the relay's word: a page's script cannot claim it.
+            return [self.reject(conn, p.Rejection(p.Code.FORBIDDEN_ORIGIN, f"that agent name marks the {lane} lane, which this socket is not"), sid)]
+        via = self.sessions.get(hello.session.via) if hello.session.via else None
+        if via is not None and identity.reserved_agent(via.agent) is not None and via.conn != conn:
+            return [self.reject(conn, p.Rejection(p.Code.FORBIDDEN_ORIGIN, "a relayed session names, as its forwarder, a session of a lane this socket is not"), sid)]
         owned = self.connections.setdefault(conn, set())
         session = self.sessions.get(sid)
         if sid not in owned and len(owned) >= p.MAX_SESSIONS_PER_CONNECTION:
             return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {p.MAX_SESSIONS_PER_CONNECTION} sessions a connection"), sid)]
+        if session is not None and session.conn != conn and self._older_owner(session, hello):
+            # After a restart another socket said hello first with this id: the hello proving the older secret is
+            # the session's owner. The squatter's copy is dropped (never shown under the owner's id or title).
+            self._drop_squat(session)
+            session = None
         if session is not None and session.conn != conn and not self._may_claim(session, hello):
             if hello.session.context == "relayed":
                 self.shadowed.setdefault(conn, {}).setdefault(sid, -1)
@@ -492,8 +516,12 @@ class Store:
         if session is None:
             if len(self.sessions) >= self.max_sessions and not self._evict_one():
                 return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {self.max_sessions} live sessions"), sid)]
+            now = self.clock.time()
+            # A hello proving an id the relay does not know (it restarted) keeps its secret: the owner stays provable.
+            proven = self.check_resume and identity.verify_secret(self.resume_key, sid, hello.resume) is not None
+            secret = hello.resume if proven and hello.resume is not None else identity.issue_secret(self.resume_key, sid, int(now * 1000))
             session = Session(hello.session, hello.agent, hello.config, SessionStats(self.buffer), conn,
-                              created=self.clock.time(), last_seen=self.clock.monotonic(), resume=secrets.token_hex(16))
+                              created=now, last_seen=self.clock.monotonic(), resume=secret)
             self.sessions[sid] = session
             self.counters["sessions"] += 1
             self._timeline(session, "attach", {"context": hello.session.context})
@@ -527,6 +555,24 @@ class Store:
         if not self.check_resume or relayed:
             return True
         return hello.resume is not None and hmac.compare_digest(hello.resume, session.resume)
+
+    def _older_owner(self, session: Session, hello: p.Hello) -> bool:
+        """Whether the hello proves an older claim to the id than the session now holding it (a squat after a
+        restart: the squatter's secret was stamped when it said hello, the owner's before)."""
+        if not self.check_resume or session.info.context == "relayed":
+            return False
+        theirs = identity.verify_secret(self.resume_key, session.id, hello.resume)
+        held = identity.verify_secret(self.resume_key, session.id, session.resume)
+        return theirs is not None and held is not None and theirs < held
+
+    def _drop_squat(self, session: Session) -> None:
+        del self.sessions[session.id]
+        self.footprint -= session.footprint
+        if session.conn is not None:
+            self.connections.get(session.conn, set()).discard(session.id)
+            self.refused_by_conn[session.conn] += 1  # counted against the squatting socket (closed at the cap)
+        self.counters["refused:squat"] += 1
+        self._touch()
 
     def _claim(self, conn: int, session: Session) -> None:
         """`conn` owns the session from now on; a previous owner still connected only shadows it."""
@@ -773,9 +819,18 @@ class Store:
         self._grow(session, _record_bytes(record))
 
     def _navigated_from(self, session: Session, frame: p.Event) -> None:
-        """The next document of a tab names the form call that navigated to it: link both timelines."""
+        """The next document of a tab names the form call that navigated to it: link both timelines. The link
+        writes into the previous session's timeline, so it must prove that session: the previous document left
+        its resume secret in this tab's sessionStorage (same tab, same origin only). Linked once; the secret
+        never reaches a timeline or the log (the server strips it)."""
+        proof = frame.detail.pop("resume", None)
         previous = self.sessions.get(str(frame.detail.get("session")))
-        if previous is None or previous is session:
+        if previous is None or previous is session or previous.navigated_to is not None:
+            return
+        if previous.info.origin != session.info.origin:
+            return  # sessionStorage is per origin: a real link never crosses one
+        if self.check_resume and not (isinstance(proof, str) and hmac.compare_digest(proof.encode(), previous.resume.encode())):
+            self.counters["refused:link"] += 1
             return
         session.navigated_from = previous.id
         previous.navigated_to = session.id

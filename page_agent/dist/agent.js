@@ -3395,6 +3395,16 @@ class Uplink {
     }
   }
 
+  /**
+   * The resume secret the relay gave this session, or null: the proof a navigation link carries (the next
+   * document of this tab names this session, and the relay writes into this session's timeline only for it).
+   * @param {string} id
+   */
+  secretOf(id) {
+    const s = this.feeds.get(id)
+    return s && s.resume ? s.resume : null
+  }
+
   /** The page is back (pageshow from the bfcache): every session says hello again. */
   resume() {
     for (const s of this.feeds.values()) {
@@ -6265,6 +6275,10 @@ class Agent {
     const call = entry.call
     if (!call) return
     const note = { session: this.collector.sessionId, seq: call.seq, tool: cap(call.tool, 128), at: Date.now() }
+    // The relay links the next document to this session only with this session's secret: sessionStorage is
+    // this tab's and this origin's, so no other tab or site can write into this session's timeline.
+    const secret = this.uplink ? safely(() => this.uplink.secretOf(note.session), null) : null
+    if (secret) note.resume = secret
     safely(() => this.g.sessionStorage.setItem(NAV_KEY, JSON.stringify(note)))
   }
 
@@ -6284,7 +6298,9 @@ class Agent {
     const note = safely(() => JSON.parse(text), null)
     if (!note || typeof note !== "object" || !/^[0-9a-f]{8}$/.test(String(note.session)) || !Number.isInteger(note.seq) || note.seq < 0) return
     if (!(Date.now() - Number(note.at) < NAV_NOTE_MS)) return // a stale note from long ago says nothing
-    this.collector.event("navigated-from", { session: note.session, seq: note.seq, tool: cap(String(note.tool || ""), 128) })
+    const detail = { session: note.session, seq: note.seq, tool: cap(String(note.tool || ""), 128) }
+    if (typeof note.resume === "string" && /^[0-9a-f]{32}$/.test(note.resume)) detail.resume = note.resume
+    this.collector.event("navigated-from", detail)
   }
 
   /** A tool's own inputSchema (for the facts' schema check), parsed once per descriptor text. */

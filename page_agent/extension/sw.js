@@ -154,8 +154,9 @@ return { BRIDGE_KEY, EXTENSION_RELAY_URL, PIPE_PORT_NAME, portSocketClass };
 __m["pipes"] = (function () {
 // The extension's service worker, its logic without chrome.* (sw_main.js wires it): one relay WebSocket per
 // page-agent connection (a chrome.runtime port from a frame's bridge), frames carried both ways unchanged
-// except one: a `hello` gets the extension's agent name, so the relay and the dashboard know the lane
-// whatever the page world claims.
+// except one: a `hello` is stamped by the worker from what the browser says of the port's sender (its origin,
+// top frame or not) and gets the extension's agent name, whatever the page world claims. Any script of the
+// page can reach the bridge, so the page can speak only for itself here, and for a few sessions at most.
 //
 // Delivery stays the page agent's: its Uplink keeps the spans in the page's ring buffer until the relay acks
 // them, and on every new connection says hello again (with the relay's resume secret) and replays what was
@@ -169,6 +170,10 @@ const { PIPE_PORT_NAME } = __m["port"];
 const MAX_FRAME_CHARS = 1 << 20 // the relay's frame cap; a bigger one is dropped here
 const MAX_PIPES_PER_TAB = 64
 const MAX_SESSIONS_PER_PIPE = 16 // the relay's own cap per connection
+// What one tab, and one frame of it, may hold in the relay's session table through the extension: a page
+// that opens many frames or ports cannot fill the table (64) for everyone else.
+const MAX_SESSIONS_PER_TAB = 16
+const MAX_SESSIONS_PER_FRAME = 8
 const RETRY_MS = [250, 500, 1000, 2000, 4000, 5000]
 
 /**
@@ -199,6 +204,20 @@ function pairingFrom(fragment) {
   return relay && validRelay(relay) && validToken(token) ? { relay, token } : null
 }
 
+/**
+ * The origin a hello from this sender is stamped with: the browser's `sender.origin` (a frame's real origin,
+ * "null" for an opaque one), else the origin of its URL.
+ * @param {{origin?: string, url?: string}} sender
+ */
+function senderOrigin(sender) {
+  if (typeof sender.origin === "string" && sender.origin) return sender.origin
+  try {
+    return new URL(String(sender.url)).origin
+  } catch {
+    return "null"
+  }
+}
+
 /** The site a frame belongs to, for the "stop watching this site" switch: the host of its URL. */
 function siteOf(url) {
   try {
@@ -217,12 +236,13 @@ function badgeCount(n) {
 }
 
 class Pipe {
-  constructor(hub, port, tabId, frameId, site) {
+  constructor(hub, port, tabId, frameId, site, origin) {
     this.hub = hub
     this.port = port
     this.tabId = tabId
     this.frameId = frameId
     this.site = site
+    this.origin = origin // the browser's word for the sender's origin: every hello of this pipe carries it
     this.ws = null
     this.state = "waiting" // waiting (not paired) | connecting | retrying (relay not reached) | open | closed
     this.attempt = 0
@@ -303,10 +323,18 @@ class Pipe {
       frame = null
     }
     if (frame && typeof frame === "object") {
-      if (frame.type === "hello" && frame.session && typeof frame.session.id === "string") {
-        frame.agent = EXTENSION_AGENT
+      if (frame.type === "hello" && frame.session && typeof frame.session === "object" && typeof frame.session.id === "string") {
+        const id = frame.session.id
+        if (!this.sessions.has(id)) {
+          const full = this.sessions.size >= MAX_SESSIONS_PER_PIPE ? "connection" : this.hub.sessionCount(this.tabId) >= MAX_SESSIONS_PER_TAB ? "tab" : this.hub.sessionCount(this.tabId, this.frameId) >= MAX_SESSIONS_PER_FRAME ? "frame" : null
+          if (full) return this.refuse(id, `at most ${{ connection: MAX_SESSIONS_PER_PIPE, tab: MAX_SESSIONS_PER_TAB, frame: MAX_SESSIONS_PER_FRAME }[full]} sessions a ${full} through the extension`)
+          this.sessions.set(id, { phase: "", acked: -1, relayed: frame.session.context === "relayed" })
+        }
+        this.stamp(frame)
         text = JSON.stringify(frame)
-        if (!this.sessions.has(frame.session.id) && this.sessions.size < MAX_SESSIONS_PER_PIPE) this.sessions.set(frame.session.id, { phase: "", acked: -1 })
+      } else if (frame.type === "bye" && this.sessions.has(frame.session)) {
+        this.sessions.delete(frame.session) // ended: its place in the tab's share is free again
+        this.hub.changed(this.tabId)
       } else if (frame.type === "status" && this.sessions.has(frame.session) && typeof frame.phase === "string") {
         this.sessions.get(frame.session).phase = frame.phase.slice(0, 32)
         this.hub.changed(this.tabId)
@@ -317,6 +345,26 @@ class Pipe {
     } catch {
       this.close()
     }
+  }
+
+  /**
+   * What the browser, not the page, says of a hello: the sender's origin, whether it is the tab's top frame,
+   * and the extension's agent name. A relayed session (heard on the page's BroadcastChannel, same origin) stays
+   * relayed, forwarded by a session of this pipe or by none.
+   */
+  stamp(frame) {
+    const s = frame.session
+    const relayed = s.context === "relayed"
+    frame.agent = EXTENSION_AGENT
+    s.origin = this.origin
+    s.context = relayed ? "relayed" : this.frameId === 0 ? "top" : "iframe"
+    const via = this.sessions.get(s.via)
+    if (!relayed || !via || via.relayed) delete s.via
+  }
+
+  /** Answer the page as the relay would, without troubling it: the agent backs off and tries again later. */
+  refuse(id, message) {
+    this.post({ t: "msg", d: JSON.stringify({ type: "error", code: "session_limit", message, fatal: false, session: id }) })
   }
 
   /** Acks from the relay give this tab's call count: the highest contiguous seq stored, plus one. */
@@ -415,7 +463,7 @@ class PipeHub {
   /**
    * A bridge connected.
    * @param {{postMessage:Function, disconnect:Function, onMessage:{addListener:Function}, onDisconnect:{addListener:Function}}} port
-   * @param {{tabId:number, frameId:number, url:string}} sender
+   * @param {{tabId:number, frameId:number, url:string, origin?:string}} sender  what the browser says of the port's sender
    */
   connect(port, sender) {
     const tab = this.tabs.get(sender.tabId) || new Set()
@@ -427,7 +475,7 @@ class PipeHub {
       }
       return null
     }
-    const pipe = new Pipe(this, port, sender.tabId, sender.frameId, siteOf(sender.url))
+    const pipe = new Pipe(this, port, sender.tabId, sender.frameId, siteOf(sender.url), senderOrigin(sender))
     tab.add(pipe)
     this.tabs.set(sender.tabId, tab)
     port.onMessage.addListener((m) => pipe.fromPage(m))
@@ -435,6 +483,17 @@ class PipeHub {
     if (this.ready) pipe.start()
     else this.pending.push(pipe)
     return pipe
+  }
+
+  /**
+   * Sessions a tab (or one frame of it) holds through the extension now.
+   * @param {number} tabId
+   * @param {number} [frameId]
+   */
+  sessionCount(tabId, frameId) {
+    let n = 0
+    for (const p of this.tabs.get(tabId) || []) if (frameId === undefined || p.frameId === frameId) n += p.sessions.size
+    return n
   }
 
   remove(pipe) {
@@ -505,7 +564,7 @@ function badgeFor(v) {
   if (!v.open) return { text: "!", color: "#c5221f", title: `wmcp-top: relay not reached at ${v.relay} (is wmcp-top running?)` }
   return { text: badgeCount(v.calls), color: "#188038", title: `wmcp-top: relay reached \u00b7 ${v.calls} call${v.calls === 1 ? "" : "s"} in this tab` }
 }
-return { PIPE_PORT_NAME, validRelay, validToken, pairingFrom, siteOf, badgeCount, PipeHub, agentScript, badgeFor };
+return { PIPE_PORT_NAME, validRelay, validToken, pairingFrom, senderOrigin, siteOf, badgeCount, PipeHub, agentScript, badgeFor };
 })();
 
 // ---- sw_main.js ----
@@ -561,7 +620,8 @@ async function load() {
 chrome.runtime.onConnect.addListener((port) => {
   const s = port.sender
   if (port.name !== PIPE_PORT_NAME || !s || !s.tab || typeof s.tab.id !== "number") return port.disconnect()
-  hub.connect(port, { tabId: s.tab.id, frameId: s.frameId || 0, url: s.url || "" })
+  // Origin and frame from the browser (port.sender), never from what the page's frames say.
+  hub.connect(port, { tabId: s.tab.id, frameId: s.frameId || 0, url: s.url || "", origin: typeof s.origin === "string" ? s.origin : undefined })
 })
 
 chrome.storage.onChanged.addListener((changes, area) => {

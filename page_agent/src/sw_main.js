@@ -50,7 +50,8 @@ async function load() {
 chrome.runtime.onConnect.addListener((port) => {
   const s = port.sender
   if (port.name !== PIPE_PORT_NAME || !s || !s.tab || typeof s.tab.id !== "number") return port.disconnect()
-  hub.connect(port, { tabId: s.tab.id, frameId: s.frameId || 0, url: s.url || "" })
+  // Origin and frame from the browser (port.sender), never from what the page's frames say.
+  hub.connect(port, { tabId: s.tab.id, frameId: s.frameId || 0, url: s.url || "", origin: typeof s.origin === "string" ? s.origin : undefined })
 })
 
 chrome.storage.onChanged.addListener((changes, area) => {

@@ -264,6 +264,16 @@ export class Uplink {
     }
   }
 
+  /**
+   * The resume secret the relay gave this session, or null: the proof a navigation link carries (the next
+   * document of this tab names this session, and the relay writes into this session's timeline only for it).
+   * @param {string} id
+   */
+  secretOf(id) {
+    const s = this.feeds.get(id)
+    return s && s.resume ? s.resume : null
+  }
+
   /** The page is back (pageshow from the bfcache): every session says hello again. */
   resume() {
     for (const s of this.feeds.values()) {

@@ -161,6 +161,54 @@ test("pipes: a hello leaves with the extension's agent name whatever the page cl
   assert.deepEqual(badgeFor(v), { text: "42", color: "#188038", title: "wmcp-top: relay reached · 42 calls in this tab" })
 })
 
+test("pipes: a hello is stamped from the browser's sender: origin, frame, agent; `via` only to a session of this pipe", () => {
+  const { h } = hub()
+  h.configure(PAIRED)
+  const top = fakePort()
+  h.connect(top, { tabId: 7, frameId: 0, url: "http://localhost:8000/evil.html", origin: "http://localhost:8000" })
+  const ws = FakeWebSocket.last()
+  ws.accept()
+  const lie = { id: "abcdef02", origin: "https://bank.example", context: "iframe", title: "bank", via: "00000000" }
+  top.fromPage({ t: "send", d: JSON.stringify({ type: "hello", agent: "wmcp-top-agent/0.1.0", session: lie }) })
+  top.fromPage({ t: "send", d: JSON.stringify({ type: "hello", agent: "x", session: { id: "abcdef03", origin: "https://bank.example", context: "relayed", via: "abcdef02" } }) })
+  assert.deepEqual([ws.sent[0].session.origin, ws.sent[0].session.context, ws.sent[0].agent, ws.sent[0].session.via], ["http://localhost:8000", "top", EXTENSION_AGENT, undefined])
+  assert.deepEqual([ws.sent[1].session.origin, ws.sent[1].session.context, ws.sent[1].session.via], ["http://localhost:8000", "relayed", "abcdef02"])
+  const child = fakePort()
+  h.connect(child, { tabId: 7, frameId: 3, url: "about:blank" }) // no sender.origin: the URL's ("null")
+  FakeWebSocket.last().accept()
+  child.fromPage({ t: "send", d: JSON.stringify({ type: "hello", session: { id: "abcdef04", origin: "https://bank.example", context: "top" } }) })
+  assert.deepEqual([FakeWebSocket.last().sent[0].session.origin, FakeWebSocket.last().sent[0].session.context], ["null", "iframe"])
+})
+
+test("pipes: a tab and a frame hold a few sessions through the extension; more are refused here, a bye frees one", () => {
+  const { h } = hub()
+  h.configure(PAIRED)
+  const ports = []
+  let n = 0
+  const hello = (port) => port.fromPage({ t: "send", d: JSON.stringify({ type: "hello", session: { id: (0xa0000000 + n++).toString(16), origin: "x" } }) })
+  for (let i = 0; i < 4; i++) {
+    const port = fakePort()
+    h.connect(port, { tabId: 9, frameId: 0, url: "http://localhost:8000/" })
+    FakeWebSocket.last().accept()
+    ports.push(port)
+    for (let j = 0; j < 5; j++) hello(port)
+  }
+  const sent = FakeWebSocket.instances.reduce((k, ws) => k + ws.sent.length, 0)
+  assert.equal(sent, 8, "one frame holds 8 sessions, however many ports it opens")
+  const refusals = ports.flatMap((p) => p.posted.filter((m) => m.t === "msg" && JSON.parse(m.d).code === "session_limit"))
+  assert.equal(refusals.length, 12)
+  for (let f = 1; f <= 3; f++) {
+    const port = fakePort()
+    h.connect(port, { tabId: 9, frameId: f, url: "http://localhost:8000/" })
+    FakeWebSocket.last().accept()
+    for (let j = 0; j < 8; j++) hello(port)
+  }
+  assert.equal(h.sessionCount(9), 16, "the tab holds 16 across its frames")
+  const first = FakeWebSocket.instances[0].sent[0].session.id
+  ports[0].fromPage({ t: "send", d: JSON.stringify({ type: "bye", session: first, reason: "pagehide" }) })
+  assert.equal(h.sessionCount(9), 15)
+})
+
 test("pipes: relay not reached -> the pipe retries on its own and the badge says so; an open link that drops closes the port", () => {
   const { h, t } = hub()
   h.configure(PAIRED)

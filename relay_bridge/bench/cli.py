@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from ..browser import BrowserError
 from ..cli import port_type, positive_int
+from ..inert import inert_str
 from ..units import fmt_bytes, fmt_count, fmt_ms
 from .runner import BenchError, bench_rows, budget_breaches, load_budget, load_cases, overhead_rows, plan_json, run_bench
 
@@ -70,6 +71,8 @@ class ProgressPrinter:
 
 
 def table(rows: Sequence[tuple[str, ...]]) -> str:
+    # Cells hold page text (tool names): each made inert, so none starts a line of its own or hides a character.
+    rows = [tuple(inert_str(c) for c in r) for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows)
 

@@ -176,7 +176,7 @@ class CdpLane:
             return doc
         url, title = self.meta[cdp_session]
         conn = next(self._conns)
-        self.store.connect(conn)
+        self.store.connect(conn, in_process=True)  # the only connection whose hellos may carry `cdp/`
         doc = _Doc(secrets.token_hex(4), conn, time.monotonic(), url, title)
         origin, path = _origin(url)
         info = p.SessionInfo(id=doc.sid, origin=origin, path=path, title=title[: p.MAX_TEXT], userAgent=self.user_agent[: p.MAX_TEXT],

@@ -94,9 +94,11 @@ class Page:
         self._reader.cancel()
 
 
-async def open_page(app: WmcpTopApp, sid: str = SID, origin: str = "https://shop.example", tools: tuple[str, ...] = ("search", "cart"), **hello: Any) -> Page:
+async def open_page(app: WmcpTopApp, sid: str = SID, origin: str = "https://shop.example", tools: tuple[str, ...] = ("search", "cart"),
+                    ws_origin: str | None = None, **hello: Any) -> Page:
+    """`ws_origin`: the handshake's Origin header (the browser's word for the socket: the extension's own, a page's)."""
     assert app.relay is not None
-    ws = await connect(f"ws://127.0.0.1:{app.relay.port}/relay?t={TOKEN}")
+    ws = await connect(f"ws://127.0.0.1:{app.relay.port}/relay?t={TOKEN}", origin=ws_origin)  # type: ignore[arg-type]
     page = Page(ws)
     await page.send(synth.hello(sid, origin, time_origin=ORIGIN_MS, **hello))
     for i, name in enumerate(tools):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from relay_bridge.extension import STATUS_HELP
+from relay_bridge.extension import STATUS_HELP, extension_origins
 from tui.screens.status import StatusScreen
 
 from .helpers import SID, SID2, has_tab, live_app, open_page, screen_text, spans, tab_text, until
@@ -26,7 +26,7 @@ async def test_extension_sessions_are_marked_and_the_status_view_troubleshoots(t
         assert f"pair.html#relay=ws%3A%2F%2F127.0.0.1%3A{app.relay.port}%2Frelay&t=" in text
         await pilot.press("escape")
 
-        ext = await open_page(app, SID, agent="wmcp-top-extension/0.1.0")
+        ext = await open_page(app, SID, agent="wmcp-top-extension/0.1.0", ws_origin=min(extension_origins()))  # the extension's own socket
         tag = await open_page(app, SID2, origin="https://other.example")
         await ext.send(spans(SID, "search", 0, 2))
         await until(pilot, lambda: has_tab(app, SID) and has_tab(app, SID2), what="both tabs")
