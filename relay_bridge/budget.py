@@ -26,6 +26,14 @@ TIMELINE_BYTES = 512 * 1024  # estimated bytes of a session's timeline (a window
 PROMPT_SESSIONS_MAX = 16  # Prompt API sessions a page session (the oldest leaves)
 PROMPTS_PER_SESSION = 100  # steps kept for each (the oldest leaves)
 RELAY_BUDGET_BYTES = 96 * 1024 * 1024  # estimated bytes across every session the relay keeps
+# Fair shares of it (docs/limits.md). Every page holds the one token, so caps per token are caps for everyone:
+# what the live sessions of one origin hold together, and of those what one socket's live sessions hold, is
+# bounded on its own, so one origin's flood leaves every other origin its share. Ended and disconnected sessions
+# count against no share (what a session held is given back when it ends); they stay, to be looked at, until the
+# relay's total needs their room, then go oldest first. A socket with no Origin header (a local tool, which
+# holds the token and is the user's own) is its own share.
+ORIGIN_BUDGET_BYTES = 32 * 1024 * 1024
+SOCKET_BUDGET_BYTES = 24 * 1024 * 1024
 
 ENTRY_OVERHEAD = 240  # a timeline entry: its slots object and its dict
 ITEM_OVERHEAD = 110  # a key and a value in a dict: two objects and the table slot
