@@ -32,8 +32,13 @@ RELAY_BUDGET_BYTES = 96 * 1024 * 1024  # estimated bytes across every session th
 # count against no share (what a session held is given back when it ends); they stay, to be looked at, until the
 # relay's total needs their room, then go oldest first. A socket with no Origin header (a local tool, which
 # holds the token and is the user's own) is its own share.
-ORIGIN_BUDGET_BYTES = 32 * 1024 * 1024
-SOCKET_BUDGET_BYTES = 24 * 1024 * 1024
+# A quarter each: four origins at their share fill the total. So that a fifth (and up to eight) still gets in,
+# an origin below ORIGIN_RESERVE_BYTES may grow past the total into a pool of RESERVE_POOL_BYTES kept for that:
+# the hard bound is the total plus the pool.
+ORIGIN_BUDGET_BYTES = 24 * 1024 * 1024
+SOCKET_BUDGET_BYTES = 16 * 1024 * 1024
+ORIGIN_RESERVE_BYTES = 2 * 1024 * 1024  # a page's tools, a full span ring and a timeline fit
+RESERVE_POOL_BYTES = 16 * 1024 * 1024
 
 ENTRY_OVERHEAD = 240  # a timeline entry: its slots object and its dict
 ITEM_OVERHEAD = 110  # a key and a value in a dict: two objects and the table slot

@@ -422,12 +422,16 @@ class Store:
         first makes room by evicting the oldest sessions no one holds (ended, disconnected)."""
         if delta <= 0:
             return None
+        total = b.RELAY_BUDGET_BYTES
         if session.share is not None and session.conn is not None:
-            if self.share_bytes[session.share] + delta > b.ORIGIN_BUDGET_BYTES:
+            held = self.share_bytes[session.share] + delta
+            if held > b.ORIGIN_BUDGET_BYTES:
                 return "origin_share"
             if self.conn_bytes[session.conn] + delta > b.SOCKET_BUDGET_BYTES:
                 return "socket_share"
-        while self.footprint + delta > b.RELAY_BUDGET_BYTES:
+            if held <= b.ORIGIN_RESERVE_BYTES:
+                total += b.RESERVE_POOL_BYTES  # within its reserve: however full the total is (see budget.py)
+        while self.footprint + delta > total:
             if not self._evict_one(keep=session):
                 return "budget"
         return None
