@@ -47,6 +47,7 @@ class Step:
     conn: int
     frame: p.AgentFrame | None = None
     opened: bool | None = None
+    origin: str | None = None  # an opened socket's Origin header, as the live relay had it (its shares)
     refusal: tuple[str, str | None, bool, str | None, int] | None = None  # code, session, not owner, cap, count
     note: str | None = None  # something the reader should be told (a torn line skipped)
 
@@ -57,6 +58,7 @@ class _LogLine(msgspec.Struct):
     f: msgspec.Raw = msgspec.Raw()  # empty for lines without a frame (msgspec allows no Raw in a union)
     open: bool | None = None
     close: bool | None = None
+    o: str | None = None
     rej: str | None = None
     n: int = 1
     s: str | None = None
@@ -177,7 +179,7 @@ def _log_steps(path: Path, lines: Iterable[bytes]) -> Iterator[Step]:
             continue
         t = rec.t
         if rec.open or rec.close:
-            yield Step(rec.t, rec.c, opened=bool(rec.open))
+            yield Step(rec.t, rec.c, opened=bool(rec.open), origin=rec.o)
         elif rec.rej is not None:
             yield Step(rec.t, rec.c, refusal=(rec.rej, rec.s, bool(rec.x), rec.lim, rec.n))
         elif len(rec.f):
@@ -271,7 +273,7 @@ def apply_step(store: Store, step: Step) -> str | None:
         code, session, not_owner, cap, n = step.refusal
         store.count_refusal(step.conn, code, session, not_owner, cap, n)
     elif step.opened is True:
-        store.connect(step.conn)
+        store.connect(step.conn, step.origin)
     elif step.opened is False:
         store.disconnect(step.conn)
     elif step.frame is not None:

@@ -549,7 +549,7 @@ class Relay:
             share.sockets += 1
         self._share_keys[conn] = origin if origin is not None else f"socket {conn}"
         if self.session_log is not None:
-            self.session_log.connection(conn, True)
+            self.session_log.connection(conn, True, origin)
         self._sockets[conn] = ws
         self._watch_idle(conn)
         gate = SocketGate(self._token_buckets, self.config.rate_per_second, self.config.rate_burst, time.monotonic(), share)

@@ -1,7 +1,7 @@
 """The session log: every accepted frame appended as one JSON line, for crash recovery and `replay`.
 
-Lines: `{"t": epoch_ms, "c": conn, "f": frame}` for a frame, `{"t":…, "c":…, "open": true}` and `"close": true`
-for connections, and `{"t":…, "c":…, "rej": code, "n": count, "s"?: session, "x"?: 1, "lim"?: cap}` for
+Lines: `{"t": epoch_ms, "c": conn, "f": frame}` for a frame, `{"t":…, "c":…, "open": true, "o"?: origin}` and
+`"close": true` for connections, and `{"t":…, "c":…, "rej": code, "n": count, "s"?: session, "x"?: 1, "lim"?: cap}` for
 refused frames (counted over a flush; `s` when the refusal counted against that session, `x` when the socket
 named a session it does not own, `lim` for a memory cap), so a replay rebuilds the refusal counts too.
 
@@ -199,9 +199,11 @@ class SessionLog:
         body = raw if b"\n" not in raw and b"\r" not in raw else _enc.encode(frame)
         self._append(b'{"t":%.3f,"c":%d,"f":' % (time.time() * 1000, conn) + body + b"}\n", key)
 
-    def connection(self, conn: int, opened: bool) -> None:
+    def connection(self, conn: int, opened: bool, origin: str | None = None) -> None:
+        """A socket opened (with its handshake's Origin, so a replay keeps the same shares) or closed."""
         self._emit_refusals()  # counted before the socket's close, in order
-        self._append(b'{"t":%.3f,"c":%d,"%s":true}\n' % (time.time() * 1000, conn, b"open" if opened else b"close"))
+        line = b'{"t":%.3f,"c":%d,"%s":true' % (time.time() * 1000, conn, b"open" if opened else b"close")
+        self._append(line + (b',"o":' + _enc.encode(origin) if origin is not None else b"") + b"}\n")
 
     def refusal(self, conn: int, code: str, session: str | None, not_owner: bool, cap: str | None, n: int = 1) -> None:
         """Count a refused frame; written as one line per kind at the next flush."""
