@@ -61,9 +61,12 @@ CPU_RESERVE = 0.05
 # The share of the loop all sockets beyond their reserves may take together (the rest stays free for acks).
 CPU_SHARE = 0.85
 CPU_BURST = 0.05
-# One origin's share of the loop, beyond its sockets' reserves: half, so one origin's flood leaves the loop free
-# half the time for every other origin and the dashboard (which runs on the same loop).
-ORIGIN_CPU_SHARE = 0.5
+# One origin's share of the loop, beyond its sockets' reserves: one origin's flood leaves the loop free most of
+# the time for every other origin and the dashboard (which runs on the same loop).
+ORIGIN_CPU_SHARE = 0.35
+# What reading a frame costs the loop before the relay's own code sees it (websockets assembling and unmasking
+# it, the copies): charged with the frame, so large frames are paced by what they cost, not only by their count.
+WIRE_SECONDS_PER_BYTE = 2e-9
 # A socket refused by a rate cap is not read for this long (seconds): what it sends meanwhile waits in the kernel.
 REFUSED_PAUSE = 0.1
 # Refusals a socket may collect (one back a second at STRIKES_PER_SECOND): an agent that backs off on the first

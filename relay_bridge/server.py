@@ -33,7 +33,7 @@ from . import __version__
 from . import protocol as p
 from .assets import agent_script
 from .auth import token_matches
-from .ratecap import REFUSED_PAUSE, Bucket, OriginShare, SocketGate, token_buckets
+from .ratecap import REFUSED_PAUSE, WIRE_SECONDS_PER_BYTE, Bucket, OriginShare, SocketGate, token_buckets
 from .payloads import PayloadView
 from .sessionlog import SessionLog
 from .snippet import Snippet
@@ -590,7 +590,7 @@ class Relay:
                         await reply(p.ErrorFrame(p.Code.RATE_LIMITED, "too many frames; slow down and re-send unacked spans", False, hint))
                     # The refusal costs the sender, not the loop: its loop time is charged, and the socket is not
                     # read for a moment, so what it sends meanwhile waits in the kernel (relay_bridge.ratecap).
-                    wait = gate.charge(time.monotonic(), time.perf_counter() - started)
+                    wait = gate.charge(time.monotonic(), time.perf_counter() - started + len(message) * WIRE_SECONDS_PER_BYTE)
                     held = 0.0
                     await asyncio.sleep(max(REFUSED_PAUSE, wait))
                     continue
@@ -617,6 +617,7 @@ class Relay:
                 # Pace this socket by what its frames cost the loop (relay_bridge.ratecap). Even at no wait, yield
                 # once its frames took a moment: the frames other sockets sent meanwhile go next, not this
                 # socket's queue (cheap frames are not worth a loop turn each).
+                cost += len(message) * WIRE_SECONDS_PER_BYTE
                 wait = gate.charge(time.monotonic(), cost)
                 held += cost
                 if wait > 0 or held >= YIELD_AFTER:
