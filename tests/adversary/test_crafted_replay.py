@@ -35,8 +35,10 @@ CRAFTED = {
 
 def replay(path: Path, out: Path) -> tuple[int, list[str], int]:
     """Run `wmcp-top replay FILE --report DIR` as its own process: exit code, stderr lines, peak RSS in KiB."""
-    code = ("import atexit, resource, runpy, sys\n"
-            "atexit.register(lambda: print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr))\n"
+    # VmHWM, the peak of this process's own memory (ru_maxrss would carry the forking parent's over exec).
+    code = ("import atexit, re, runpy, sys\n"
+            "hwm = lambda: re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
+            "atexit.register(lambda: print('maxrss', hwm(), file=sys.stderr))\n"
             f"sys.argv = ['wmcp-top', 'replay', {str(path)!r}, '--report', {str(out)!r}]\n"
             "runpy.run_module('tui.cli', run_name='__main__')\n")
     env = dict(os.environ, WMCP_TOP_HOME=str(out.parent / "home"))
