@@ -42,7 +42,7 @@ def replay(path: Path, out: Path) -> tuple[int, list[str], int]:
             f"sys.argv = ['wmcp-top', 'replay', {str(path)!r}, '--report', {str(out)!r}]\n"
             "runpy.run_module('tui.cli', run_name='__main__')\n")
     env = dict(os.environ, WMCP_TOP_HOME=str(out.parent / "home"))
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
     lines = done.stderr.splitlines()
     rss = int(lines[-1].split()[1])
     return done.returncode, lines[:-1], rss
