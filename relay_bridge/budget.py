@@ -30,6 +30,19 @@ PROMPTS_PER_SESSION = 100  # steps kept for each (the oldest leaves)
 FACTS_MAX = 4096
 FACTS_BYTES = 1600
 RELAY_BUDGET_BYTES = 96 * 1024 * 1024  # estimated bytes across every session the relay keeps
+# Fair shares of it (docs/limits.md). Every page holds the one token, so caps per token are caps for everyone:
+# what the live sessions of one origin hold together, and of those what one socket's live sessions hold, is
+# bounded on its own, so one origin's flood leaves every other origin its share. Ended and disconnected sessions
+# count against no share (what a session held is given back when it ends); they stay, to be looked at, until the
+# relay's total needs their room, then go oldest first. A socket with no Origin header (a local tool, which
+# holds the token and is the user's own) is its own share.
+# A quarter each: four origins at their share fill the total. So that a fifth (and up to eight) still gets in,
+# an origin below ORIGIN_RESERVE_BYTES may grow past the total into a pool of RESERVE_POOL_BYTES kept for that:
+# the hard bound is the total plus the pool.
+ORIGIN_BUDGET_BYTES = 24 * 1024 * 1024
+SOCKET_BUDGET_BYTES = 16 * 1024 * 1024
+ORIGIN_RESERVE_BYTES = 2 * 1024 * 1024  # a page's tools, a full span ring and a timeline fit
+RESERVE_POOL_BYTES = 16 * 1024 * 1024
 
 ENTRY_OVERHEAD = 240  # a timeline entry: its slots object and its dict
 ITEM_OVERHEAD = 110  # a key and a value in a dict: two objects and the table slot

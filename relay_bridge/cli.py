@@ -293,10 +293,10 @@ def _say_log_health(relay: Relay, said: str | None) -> str | None:
     if log is None:
         return said
     if log.error is not None and said is None:
-        print(f"session log: cannot write: {log.error}; keeping the newest lines in memory", flush=True)
+        print(f"session log: cannot write: {log.error}; lines wait in memory, frames past its bound are refused (not acked)", flush=True)
         return log.error
     if log.error is None and said is not None:
-        print(f"session log: writing again ({log.dropped} lines dropped meanwhile)", flush=True)
+        print(f"session log: writing again ({log.refused} frames refused, {log.dropped} lines dropped meanwhile)", flush=True)
         return None
     return said
 

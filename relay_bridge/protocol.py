@@ -38,6 +38,8 @@ MAX_PAYLOAD = 64 * 1024  # characters of one captured argument or result text (p
 MAX_PAYLOAD_TEXT = MAX_PAYLOAD + 32
 MAX_LIVE_SESSIONS = 64
 MAX_SESSIONS_PER_CONNECTION = 16
+# Live sessions of one origin (a quarter of the table): 4 sockets x 16 hellos of one page leave 48 seats to others.
+MAX_SESSIONS_PER_ORIGIN = 16
 # Largest accepted clock or size: finite, far above anything real (about 300 years in ms).
 MAX_NUMBER = 1e13
 
@@ -475,6 +477,8 @@ class Code:
     UNKNOWN_SESSION = "unknown_session"
     SESSION_LIMIT = "session_limit"
     RATE_LIMITED = "rate_limited"
+    # The session log is behind (a page outpacing the disk, or a disk refusing): not stored, not acked; send again.
+    LOG_FULL = "log_full"
     FORBIDDEN_ORIGIN = "forbidden_origin"
     # A hello naming a session another socket owns (live), or whose owner closed, without its resume secret.
     SESSION_TAKEN = "session_taken"

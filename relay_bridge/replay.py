@@ -6,17 +6,19 @@ the relay's refusals are counted again from the log's refusal lines, and the sto
 time (so timeline entries stamped by the relay get the times they had live). A torn last line of a part (a
 crash, or a disk that filled) is skipped and said. A capture is turned back into frames: hello, tools, spans
 with their facts, ledger totals, status, timeline.
+
+Any file may be crafted: whatever it holds ends in one ReplayError (one line, exit 2), never a traceback, and a
+log is read a line at a time, each at most MAX_LINE_BYTES, so memory follows the line cap, not the file.
 """
 
 from __future__ import annotations
 
 import glob
-import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -28,6 +30,15 @@ class ReplayError(Exception):
     pass
 
 
+# A log line is one frame (at most p.MAX_FRAME_BYTES, re-encoded no larger) in a small envelope: a longer line is
+# not one the relay wrote, and reading it whole would let a crafted file take any amount of memory.
+MAX_LINE_BYTES = p.MAX_FRAME_BYTES + 4096
+# A capture (exports) is one JSON document, read whole: at most this, nested at most MAX_CAPTURE_DEPTH deep
+# (its own structure is a few levels; a descriptor inside it at most p.MAX_DESCRIPTOR_DEPTH).
+MAX_CAPTURE_BYTES = 256 * 1024 * 1024
+MAX_CAPTURE_DEPTH = p.MAX_DESCRIPTOR_DEPTH + 32
+
+
 @dataclass(slots=True)
 class Step:
     """One thing to replay: `frame` on connection `conn`, or a connection opening/closing. `t` is epoch ms."""
@@ -36,6 +47,7 @@ class Step:
     conn: int
     frame: p.AgentFrame | None = None
     opened: bool | None = None
+    origin: str | None = None  # an opened socket's Origin header, as the live relay had it (its shares)
     refusal: tuple[str, str | None, bool, str | None, int] | None = None  # code, session, not owner, cap, count
     note: str | None = None  # something the reader should be told (a torn line skipped)
 
@@ -46,6 +58,7 @@ class _LogLine(msgspec.Struct):
     f: msgspec.Raw = msgspec.Raw()  # empty for lines without a frame (msgspec allows no Raw in a union)
     open: bool | None = None
     close: bool | None = None
+    o: str | None = None
     rej: str | None = None
     n: int = 1
     s: str | None = None
@@ -59,17 +72,18 @@ _line_decoder = msgspec.json.Decoder(_LogLine)
 def read_steps(path: Path) -> list[Step]:
     """Steps of a capture or a session log, told apart by content, not by file name."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with path.open("rb") as fh:
+            first = fh.readline(MAX_LINE_BYTES + 1)
+            size = path.stat().st_size
     except OSError as exc:
         raise ReplayError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        whole = json.loads(text)
-    except ValueError:
-        whole = None
-    if isinstance(whole, dict) and "format" in whole:
-        return list(_capture_steps(path, whole))
-    if not text.strip():
-        raise ReplayError(f"{path}: empty file (not a session log or capture)")
+    if not _is_log_line(first):
+        whole = _capture_doc(path, size)
+        if whole is not None:
+            try:
+                return list(_capture_steps(path, whole))
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+                raise ReplayError(f"{path}: not a wmcp-top capture ({type(exc).__name__}: {str(exc)[:80]})") from None
     steps: list[Step] = []
     before: int | None = None
     for part in log_parts(path):
@@ -83,13 +97,52 @@ def read_steps(path: Path) -> list[Step]:
                                          f"log's size cap, or by hand): what they held is not replayed"))
         before = number
         try:
-            data = part.read_bytes()
+            with part.open("rb") as fh:
+                steps.extend(_log_steps(part, _capped_lines(part, fh)))
         except OSError as exc:
             raise ReplayError(f"cannot read {part}: {exc.strerror}") from None
-        steps.extend(_log_steps(part, data.split(b"\n")))
+    if not steps:
+        raise ReplayError(f"{path}: empty file (not a session log or capture)")
     if not any(step.note is None for step in steps):  # nothing but a torn line: not a log at all
         raise ReplayError(f"{path}: not a wmcp-top session log or capture")
     return steps
+
+
+def _is_log_line(line: bytes) -> bool:
+    try:
+        _line_decoder.decode(line.strip())
+    except (msgspec.DecodeError, RecursionError):
+        return False
+    return True
+
+
+def _capture_doc(path: Path, size: int) -> dict[str, Any] | None:
+    """The file as a capture document, or None when it is not one (then it is read as a log)."""
+    if size > MAX_CAPTURE_BYTES:
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ReplayError(f"cannot read {path}: {exc.strerror}") from None
+    if data.lstrip()[:1] != b"{":
+        return None
+    if p.nested_deeper_than(data, MAX_CAPTURE_DEPTH):
+        raise ReplayError(f"{path}: nested deeper than {MAX_CAPTURE_DEPTH} levels (not a wmcp-top capture)")
+    try:
+        whole = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    return whole if isinstance(whole, dict) and "format" in whole else None
+
+
+def _capped_lines(path: Path, fh: BinaryIO) -> Iterator[bytes]:
+    """The file's lines, one at a time; a line over MAX_LINE_BYTES ends the replay (never read whole)."""
+    n = 0
+    while line := fh.readline(MAX_LINE_BYTES + 1):
+        n += 1
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            raise ReplayError(f"{path}:{n}: a line over {MAX_LINE_BYTES} bytes (not a wmcp-top session log line)")
+        yield line
 
 
 def log_parts(path: Path) -> list[Path]:
@@ -110,26 +163,23 @@ def _part_number(path: Path, prefix: str | None = None) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _log_steps(path: Path, lines: list[bytes]) -> Iterator[Step]:
-    while lines and not lines[-1].strip():
-        lines = lines[:-1]
-    last = len(lines)
+def _log_steps(path: Path, lines: Iterable[bytes]) -> Iterator[Step]:
     t = 0.0
+    torn: tuple[int, int] | None = None  # a line that did not decode: fine only if it is the last
     for n, line in enumerate(lines, 1):
         line = line.strip()
         if not line:
             continue
+        if torn is not None:
+            raise ReplayError(f"{path}:{torn[0]}: not a wmcp-top session log line")
         try:
             rec = _line_decoder.decode(line)
-        except msgspec.DecodeError:
-            if n == last:
-                # A torn last line (a crash, or a disk that filled mid-line): everything before it counts.
-                yield Step(t, 0, note=f"{path.name}:{n}: skipped a torn last line ({len(line)} bytes)")
-                return
-            raise ReplayError(f"{path}:{n}: not a wmcp-top session log line") from None
+        except (msgspec.DecodeError, RecursionError):
+            torn = (n, len(line))
+            continue
         t = rec.t
         if rec.open or rec.close:
-            yield Step(rec.t, rec.c, opened=bool(rec.open))
+            yield Step(rec.t, rec.c, opened=bool(rec.open), origin=rec.o)
         elif rec.rej is not None:
             yield Step(rec.t, rec.c, refusal=(rec.rej, rec.s, bool(rec.x), rec.lim, rec.n))
         elif len(rec.f):
@@ -139,6 +189,9 @@ def _log_steps(path: Path, lines: list[bytes]) -> Iterator[Step]:
             yield Step(rec.t, rec.c, frame)
         else:
             raise ReplayError(f"{path}:{n}: not a wmcp-top session log line")
+    if torn is not None:
+        # A torn last line (a crash, or a disk that filled mid-line): everything before it counts.
+        yield Step(t, 0, note=f"{path.name}:{torn[0]}: skipped a torn last line ({torn[1]} bytes)")
 
 
 def _capture_steps(path: Path, doc: dict[str, Any]) -> Iterator[Step]:
@@ -153,7 +206,7 @@ def _capture_steps(path: Path, doc: dict[str, Any]) -> Iterator[Step]:
                 raise ReplayError(f"{path}: session {conn}: {frame.message}")
             yield Step(t, conn, frame)
         if sess.get("state") == "ended":
-            frame = p.decode(json.dumps({"type": "bye", "session": sess["info"]["id"], "reason": "captured"}))
+            frame = p.decode(msgspec.json.encode({"type": "bye", "session": sess["info"]["id"], "reason": "captured"}))
             yield Step(t, conn, frame)  # type: ignore[arg-type]
         elif sess.get("state") != "live":
             yield Step(t, conn, opened=False)
@@ -223,7 +276,7 @@ def apply_step(store: Store, step: Step) -> str | None:
         code, session, not_owner, cap, n = step.refusal
         store.count_refusal(step.conn, code, session, not_owner, cap, n)
     elif step.opened is True:
-        store.connect(step.conn)
+        store.connect(step.conn, step.origin)
     elif step.opened is False:
         store.disconnect(step.conn)
     elif step.frame is not None:

@@ -33,7 +33,7 @@ from . import __version__
 from . import protocol as p
 from .assets import agent_script
 from .auth import token_matches
-from .ratecap import Bucket, SocketGate, token_buckets
+from .ratecap import REFUSED_PAUSE, WIRE_SECONDS_PER_BYTE, Bucket, OriginShare, SocketGate, token_buckets
 from .payloads import PayloadView
 from .sessionlog import SessionLog
 from .snippet import Snippet
@@ -65,6 +65,15 @@ MAX_CONNECTIONS = 128
 # the 64 sessions' pages reconnect at once after a relay restart.
 CONNECTS_PER_SECOND = 16.0
 CONNECTS_BURST = 64.0
+# Fair shares of those between web origins (the handshake's Origin header, which a page cannot choose): sockets
+# open at once, and new connections, of one origin. Past them that origin is refused (503, `refused:origin_*`)
+# while every other origin still gets in; the token-wide bucket above is for sockets without an Origin (local
+# tools), so one origin's churn cannot spend another's handshakes. An origin's burst lets 16 of its tabs reconnect
+# at once after a relay restart; the rest retry within seconds (the agent backs off to at most 5 s).
+MAX_CONNECTIONS_PER_ORIGIN = 32
+ORIGIN_CONNECTS_PER_SECOND = 4.0
+ORIGIN_CONNECTS_BURST = 16.0
+ORIGIN_CONNECT_BUCKETS = 1024  # origins whose connect bucket is remembered (the least recent is forgotten)
 # A socket over its rate cap gets at most one `rate_limited` error this often (the rest are counted only):
 # answering every refused frame would cost the loop what the cap saves.
 RATE_REPLY_EVERY = 0.1
@@ -290,6 +299,9 @@ class Relay:
         self._closing: set[asyncio.Task[None]] = set()  # the closes those timers started (held until done)
         self._token_buckets = token_buckets(config.token_rate_per_second, config.token_rate_burst, time.monotonic())
         self._connects = Bucket(CONNECTS_PER_SECOND, CONNECTS_BURST, time.monotonic())
+        self._origin_connects: dict[str, Bucket] = {}  # least recently used first (ORIGIN_CONNECT_BUCKETS)
+        self._origin_shares: dict[str, OriginShare] = {}  # origins with a socket open: their rate and loop share
+        self._share_keys: dict[int, str] = {}  # a socket's origin, or `socket N` (the session log's bound on it)
         self.handshakes = Handshakes(config.max_pending_handshakes, self._handshake_evicted)
         self._pending: dict[str, tuple[int, str, asyncio.Future[InvokeResult]]] = {}
         self._command_ids = itertools.count(1)
@@ -440,9 +452,14 @@ class Relay:
         origins = request.headers.get_all("Origin")
         origin = origins[0] if len(origins) == 1 else None
         if url.path == "/relay":
-            if len(self._sockets) >= self.config.max_connections or not self._connects.take(time.monotonic()):
+            if len(self._sockets) >= self.config.max_connections:
                 self.store.counters["refused:connections"] += 1
                 return self._respond(503, b"too many connections\n")
+            refused = self._connect_refused(origin)
+            if refused is not None:
+                self.store.counters[refused] += 1
+                self.store.touch_relay()
+                return self._respond(503, b"too many connections from this origin\n" if origin is not None else b"too many connections\n")
             if self.config.allow_origins and origin not in self.config.allow_origins:
                 self.store.counters["refused:origin"] += 1
                 return self._respond(403, b"forbidden: origin not allowed by --allow-origin\n")
@@ -457,6 +474,20 @@ class Relay:
             # the response says it may be embedded anywhere.
             return self._respond(200, script, kind, {"Access-Control-Allow-Origin": "*", "Cross-Origin-Resource-Policy": "cross-origin"})
         return self._respond(404, b"not found\n")
+
+    def _connect_refused(self, origin: str | None) -> str | None:
+        """The counter of the share a new connection from `origin` would break, or None (see MAX_CONNECTIONS_PER_ORIGIN)."""
+        now = time.monotonic()
+        if origin is None:
+            return None if self._connects.take(now) else "refused:connections"
+        share = self._origin_shares.get(origin)
+        if share is not None and share.sockets >= MAX_CONNECTIONS_PER_ORIGIN:
+            return "refused:origin_sockets"
+        bucket = self._origin_connects.pop(origin, None) or Bucket(ORIGIN_CONNECTS_PER_SECOND, ORIGIN_CONNECTS_BURST, now)
+        self._origin_connects[origin] = bucket  # to the back: the most recently used
+        if len(self._origin_connects) > ORIGIN_CONNECT_BUCKETS:
+            del self._origin_connects[next(iter(self._origin_connects))]
+        return None if bucket.take(now) else "refused:origin_connects"
 
     # -- WebSocket ---------------------------------------------------------------------------------------
 
@@ -496,6 +527,12 @@ class Relay:
         cost = time.perf_counter() - started
         if frame is None:
             return replies, accepted, unreadable, cost
+        key = self._share_keys.get(conn, f"socket {conn}")
+        if self.session_log is not None and not self.session_log.admit(key, len(raw)):
+            # The log cannot take it yet (a page outpacing the disk, or a disk refusing): refused before the store,
+            # so nothing is kept that the log does not hold, and never acked (the agent sends it again).
+            message = "the session log is behind; not stored, not acked: send again after a backoff"
+            return [store.reject(conn, p.Rejection(p.Code.LOG_FULL, message), _session_hint(raw))], False, False, cost
         if isinstance(frame, p.Spans) and len(frame.spans) > APPLY_SLICE:
             # A big batch is applied in slices with the loop free in between: no socket holds the loop for a
             # whole 500-span batch while a well-behaved agent's ack waits. Only the last slice carries the
@@ -524,7 +561,7 @@ class Relay:
                 raw = p.encode(frame)
             elif isinstance(frame, p.Event) and frame.kind == "navigated-from" and b'"resume"' in raw:
                 raw = p.encode(frame)  # the store took the link's proof out of the detail: logged without it
-            self.session_log.frame(conn, raw, frame)
+            self.session_log.frame(conn, raw, frame, key)
         return replies, accepted, False, cost
 
     def _decoded(self, conn: int, raw: bytes) -> tuple[list[Any], bool, bool, Any]:
@@ -556,12 +593,20 @@ class Relay:
         conn = next(self._conn_ids)
         store = self.store
         origins = ws.request.headers.get_all("Origin") if ws.request is not None else []
-        store.connect(conn, origins[0] if len(origins) == 1 else None)
+        origin = origins[0] if len(origins) == 1 else None
+        store.connect(conn, origin)
+        share: OriginShare | None = None
+        if origin is not None:
+            share = self._origin_shares.get(origin)
+            if share is None:
+                share = self._origin_shares[origin] = OriginShare(self.config.token_rate_per_second, self.config.token_rate_burst, time.monotonic())
+            share.sockets += 1
+        self._share_keys[conn] = origin if origin is not None else f"socket {conn}"
         if self.session_log is not None:
-            self.session_log.connection(conn, True)
+            self.session_log.connection(conn, True, origin)
         self._sockets[conn] = ws
         self._watch_idle(conn)
-        gate = SocketGate(self._token_buckets, self.config.rate_per_second, self.config.rate_burst, time.monotonic())
+        gate = SocketGate(self._token_buckets, self.config.rate_per_second, self.config.rate_burst, time.monotonic(), share)
         streak = 0
         closed = False
         last_refusal_reply = -RATE_REPLY_EVERY
@@ -586,11 +631,22 @@ class Relay:
                 # The caps come first and cost nothing per byte: a refused frame is neither decoded nor scanned.
                 now = time.monotonic()
                 if not gate.take(now):
+                    started = time.perf_counter()
                     store.count_refusal(conn, p.Code.RATE_LIMITED, None, False, None)
+                    if not gate.refused(now):
+                        # Refused again and again without slowing down: a flood, not an agent (which backs off).
+                        store.counters["refused:rate_abuse"] += 1
+                        await ws.close(1008, "over the rate cap without slowing down")
+                        break
                     if now - last_refusal_reply >= RATE_REPLY_EVERY:  # one error a moment is enough to slow an agent
                         last_refusal_reply = now
                         hint = _session_hint(message[:4096])
                         await reply(p.ErrorFrame(p.Code.RATE_LIMITED, "too many frames; slow down and re-send unacked spans", False, hint))
+                    # The refusal costs the sender, not the loop: its loop time is charged, and the socket is not
+                    # read for a moment, so what it sends meanwhile waits in the kernel (relay_bridge.ratecap).
+                    wait = gate.charge(time.monotonic(), time.perf_counter() - started + len(message) * WIRE_SECONDS_PER_BYTE)
+                    held = 0.0
+                    await asyncio.sleep(max(REFUSED_PAUSE, wait))
                     continue
                 raw = message
                 # `cost`: the loop's time for this frame (its slices; sending the answers back is I/O)
@@ -619,6 +675,7 @@ class Relay:
                 # Pace this socket by what its frames cost the loop (relay_bridge.ratecap). Even at no wait, yield
                 # once its frames took a moment: the frames other sockets sent meanwhile go next, not this
                 # socket's queue (cheap frames are not worth a loop turn each).
+                cost += len(message) * WIRE_SECONDS_PER_BYTE
                 wait = gate.charge(time.monotonic(), cost)
                 held += cost
                 if wait > 0 or held >= YIELD_AFTER:
@@ -630,6 +687,11 @@ class Relay:
         finally:
             self._sockets.pop(conn, None)
             self._told.pop(conn, None)
+            self._share_keys.pop(conn, None)
+            if share is not None:
+                share.sockets -= 1
+                if share.sockets <= 0 and self._origin_shares.get(origin or "") is share:
+                    del self._origin_shares[origin or ""]
             idle = self._idle.pop(conn, None)
             if idle is not None:
                 idle.cancel()

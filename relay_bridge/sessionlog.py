@@ -1,14 +1,18 @@
 """The session log: every accepted frame appended as one JSON line, for crash recovery and `replay`.
 
-Lines: `{"t": epoch_ms, "c": conn, "f": frame}` for a frame, `{"t":…, "c":…, "open": true}` and `"close": true`
-for connections, and `{"t":…, "c":…, "rej": code, "n": count, "s"?: session, "x"?: 1, "lim"?: cap}` for
+Lines: `{"t": epoch_ms, "c": conn, "f": frame}` for a frame, `{"t":…, "c":…, "open": true, "o"?: origin}` and
+`"close": true` for connections, and `{"t":…, "c":…, "rej": code, "n": count, "s"?: session, "x"?: 1, "lim"?: cap}` for
 refused frames (counted over a flush; `s` when the refusal counted against that session, `x` when the socket
 named a session it does not own, `lim` for a memory cap), so a replay rebuilds the refusal counts too.
 
-Faults (README, "Files"): a buffered line is written within 100 ms, and only in whole lines (a failed write
-is cut back to the last whole line and retried later); a write error is said once (`error`, read by the status
-view and `wmcp-top relay`) and the buffer keeps at most `max_buffer` bytes, dropping (and counting) the oldest
-lines, until writing works again. A part is rotated as soon as the next line would take it past `rotate_bytes`.
+Faults (README, "Files"): a buffered line is written within 100 ms, or at once when FLUSH_BYTES are waiting,
+and only in whole lines (a failed write is cut back to the last whole line and retried later); a write error
+is said once (`error`, read by the status view and `wmcp-top relay`). Nothing accepted is dropped: the server
+asks `admit` before it accepts a frame, and a frame that would take the bytes accepted but not yet written past
+`max_buffer`, or its origin's share of them (`origin_buffer`), is refused (`log_full`, never acked: the agent
+keeps it and sends it again), so a page outpacing a flush, or a disk refusing, costs refusals, not lines (docs/
+limits.md). Only the small lines the relay writes on its own (a connection, refusal counts) may pass the bound;
+past `max_buffer` twice over the oldest of those go, counted in `dropped` and said. A part is rotated as soon as the next line would take it past `rotate_bytes`.
 
 Bounds (README, "Files"): other runs are pruned to `keep_files` / `keep_bytes`. The current run is bounded by
 `run_bytes` on its own: a page holding the token can send valid frames at the relay's rate caps (~44 MB/s of
@@ -39,7 +43,11 @@ KEEP_BYTES = 200 * 1000 * 1000
 # stops growing (first part + newest parts), so a page can cost the disk this plus `keep_bytes`, never 150 GB/hour.
 # Strict: a line is at most one frame (1 MiB) < `rotate_bytes`, so no part is ever larger than `rotate_bytes`.
 RUN_BYTES = 1024 * 1024 * 1024
-MAX_BUFFER_BYTES = 8 * 1024 * 1024  # held in memory while the disk refuses; the oldest lines go first
+MAX_BUFFER_BYTES = 8 * 1024 * 1024  # accepted but not yet written, all origins together (`admit`)
+ORIGIN_BUFFER_BYTES = 4 * 1024 * 1024  # of those, one origin's share: another origin's frames still get in
+# A healthy disk is written as soon as this much waits, not only every FLUSH_SECONDS: a page sending faster
+# than one flush window holds never reaches the bounds above (each write of this much takes about a millisecond).
+FLUSH_BYTES = 1024 * 1024
 
 _enc = msgspec.json.Encoder()
 log = logging.getLogger("wmcp_top.sessionlog")
@@ -47,7 +55,8 @@ log = logging.getLogger("wmcp_top.sessionlog")
 
 class SessionLog:
     def __init__(self, directory: Path, *, rotate_bytes: int = ROTATE_BYTES, keep_files: int = KEEP_FILES,
-                 keep_bytes: int = KEEP_BYTES, max_buffer: int = MAX_BUFFER_BYTES, run_bytes: int = RUN_BYTES) -> None:
+                 keep_bytes: int = KEEP_BYTES, max_buffer: int = MAX_BUFFER_BYTES, run_bytes: int = RUN_BYTES,
+                 origin_buffer: int = ORIGIN_BUFFER_BYTES, flush_bytes: int = FLUSH_BYTES) -> None:
         self.directory = directory
         self.rotate_bytes = rotate_bytes
         self.keep_files = keep_files
@@ -55,8 +64,12 @@ class SessionLog:
         # Never less than the first part plus the one being written: those two are never deleted.
         self.run_bytes = max(run_bytes, 2 * rotate_bytes)
         self.max_buffer = max_buffer
-        self._buf: deque[bytes] = deque()
+        self.origin_buffer = origin_buffer
+        self.flush_bytes = flush_bytes
+        self._buf: deque[tuple[str | None, bytes]] = deque()  # (origin key, line), oldest first
         self._buffered = 0
+        self._unwritten: Counter[str] = Counter()  # buffered bytes of each origin key's frames
+        self.refused = 0  # frames refused by `admit` (the store counts them too, as `rejected:log_full`)
         self._refusals: Counter[tuple[int, str, str | None, bool, str | None]] = Counter()
         self._fd: int | None = None
         self._size = 0
@@ -73,7 +86,7 @@ class SessionLog:
         self.capped_bytes = 0
         self.path: Path | None = None  # the part being written; None until the first line
         self.error: str | None = None  # the write error while logging is failing; None when it works
-        self.dropped = 0  # lines dropped from a full buffer while the disk refused
+        self.dropped = 0  # relay-made lines (connections, refusal counts) dropped past twice `max_buffer`
         self.errors = 0  # write errors seen (each episode said once)
         self.on_health: Callable[[], None] | None = None  # told when writing fails or works again
         self._closed = False
@@ -123,15 +136,22 @@ class SessionLog:
                 f"({self.capped_bytes} bytes) deleted; the first part and the newest kept")
 
     def _prune(self) -> None:
-        """Keep the newest files within the limits; never a part of the run being written."""
+        """Keep the newest files within the limits; never a part of the run being written. A name that cannot be
+        looked at (a dangling symlink, a file deleted meanwhile) is not ours and no write error: passed over."""
         mine = f"session-{self._stamp}-"
-        files = sorted(self.directory.glob("session-*.jsonl"), key=lambda f: f.stat().st_mtime, reverse=True)
-        total = 0
-        kept = 0
-        for f in files:
+        found: list[tuple[float, int, Path]] = []
+        for f in self.directory.glob("session-*.jsonl"):
             if f.name.startswith(mine):
                 continue
-            size = f.stat().st_size
+            try:
+                st = f.stat()
+            except OSError:
+                continue
+            found.append((st.st_mtime, st.st_size, f))
+        found.sort(key=lambda item: item[0], reverse=True)
+        total = 0
+        kept = 0
+        for _, size, f in found:
             total += size
             kept += 1
             if kept > self.keep_files or total > self.keep_bytes:
@@ -139,25 +159,51 @@ class SessionLog:
 
     # -- what is logged -----------------------------------------------------------------------------------
 
-    def _append(self, line: bytes) -> None:
-        self._push(line)
+    def admit(self, key: str, size: int) -> bool:
+        """May a frame of `size` bytes from origin `key` be accepted? Its line must fit the bounds on what waits
+        unwritten (see the module's docstring); asked before the store applies it, so what is refused is neither
+        stored nor acked, and a replay rebuilds exactly what the live relay kept."""
+        size += 64  # the line's envelope
+        if self._buffered + size <= self.max_buffer and self._unwritten[key] + size <= self.origin_buffer:
+            return True
+        self.refused += 1
+        return False
+
+    def _append(self, line: bytes, key: str | None = None) -> None:
+        self._push(line, key)
+        if self._buffered >= self.flush_bytes and self.error is None and self._loop is not None:
+            self.flush()  # a page outpacing the flush window: written now, not held (see FLUSH_BYTES)
         self._arm()
 
-    def _push(self, line: bytes) -> None:
-        self._buf.append(line)
+    def _push(self, line: bytes, key: str | None = None) -> None:
+        self._buf.append((key, line))
         self._buffered += len(line)
-        while self._buffered > self.max_buffer and len(self._buf) > 1:
-            self._buffered -= len(self._buf.popleft())
+        if key is not None:
+            self._unwritten[key] += len(line)
+        # Frames are bounded by `admit`; only relay-made lines get here past it, and they are few and small.
+        while self._buffered > 2 * self.max_buffer and len(self._buf) > 1:
+            gone_key, gone = self._buf.popleft()
+            self._taken(gone_key, gone)
             self.dropped += 1
 
-    def frame(self, conn: int, raw: bytes, frame: msgspec.Struct | None = None) -> None:
-        """Append one accepted frame. `raw` is the validated text; re-encoded only if it spans lines."""
-        body = raw if b"\n" not in raw and b"\r" not in raw else _enc.encode(frame)
-        self._append(b'{"t":%.3f,"c":%d,"f":' % (time.time() * 1000, conn) + body + b"}\n")
+    def _taken(self, key: str | None, line: bytes) -> None:
+        self._buffered -= len(line)
+        if key is not None:
+            self._unwritten[key] -= len(line)
+            if self._unwritten[key] <= 0:
+                del self._unwritten[key]
 
-    def connection(self, conn: int, opened: bool) -> None:
+    def frame(self, conn: int, raw: bytes, frame: msgspec.Struct | None = None, key: str | None = None) -> None:
+        """Append one accepted frame (of origin `key`, admitted by `admit`). `raw` is the validated text;
+        re-encoded only if it spans lines."""
+        body = raw if b"\n" not in raw and b"\r" not in raw else _enc.encode(frame)
+        self._append(b'{"t":%.3f,"c":%d,"f":' % (time.time() * 1000, conn) + body + b"}\n", key)
+
+    def connection(self, conn: int, opened: bool, origin: str | None = None) -> None:
+        """A socket opened (with its handshake's Origin, so a replay keeps the same shares) or closed."""
         self._emit_refusals()  # counted before the socket's close, in order
-        self._append(b'{"t":%.3f,"c":%d,"%s":true}\n' % (time.time() * 1000, conn, b"open" if opened else b"close"))
+        line = b'{"t":%.3f,"c":%d,"%s":true' % (time.time() * 1000, conn, b"open" if opened else b"close")
+        self._append(line + (b',"o":' + _enc.encode(origin) if origin is not None else b"") + b"}\n")
 
     def refusal(self, conn: int, code: str, session: str | None, not_owner: bool, cap: str | None, n: int = 1) -> None:
         """Count a refused frame; written as one line per kind at the next flush."""
@@ -192,17 +238,17 @@ class SessionLog:
             if self._fd is None:
                 self._open()
             while self._buf:
-                if self._size and self._size + len(self._buf[0]) > self.rotate_bytes:
+                if self._size and self._size + len(self._buf[0][1]) > self.rotate_bytes:
                     self._rotate()  # the next line would take this part past its size: a new part first
                 chunk, size = self._chunk()
                 self._write(chunk)
                 self._lines += size
                 for _ in range(size):
-                    self._buffered -= len(self._buf.popleft())
+                    self._taken(*self._buf.popleft())
         except OSError as exc:
             if self.error is None:
                 self.errors += 1
-                log.error("session log: cannot write %s: %s (keeping the newest %d bytes in memory)", self.path, exc.strerror, self.max_buffer)
+                log.error("session log: cannot write %s: %s (holding up to %d bytes unwritten; frames past that are refused, not acked)", self.path, exc.strerror, self.max_buffer)
             fresh = self.error is None
             self.error = f"{exc.strerror or exc} ({self.path})"
             if fresh and self.on_health is not None:
@@ -219,7 +265,7 @@ class SessionLog:
         room = self.rotate_bytes - self._size
         lines: list[bytes] = []
         total = 0
-        for line in self._buf:
+        for _, line in self._buf:
             if lines and total + len(line) > room:
                 break
             lines.append(line)

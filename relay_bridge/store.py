@@ -183,6 +183,9 @@ class Session:
     resume: str = ""
     # Diagnosis facts per seq (docs/diagnosis-facts.md), a window of budget.FACTS_MAX entries (the oldest leaves).
     facts: dict[int, p.Facts] = field(default_factory=dict)
+    # The share (budget.ORIGIN_BUDGET_BYTES, p.MAX_SESSIONS_PER_ORIGIN) this session's footprint counts against
+    # while it is held (live, on a socket); None while it holds none (ended or disconnected).
+    share: str | None = None
 
     @property
     def id(self) -> str:
@@ -289,6 +292,11 @@ class Store:
         # Resume secrets are derived from this key (identity.issue_secret); the relay sets its persisted one, so
         # a secret outlives a restart. A bare store (tests, replay) has one of its own.
         self.resume_key: bytes = secrets.token_bytes(identity.KEY_BYTES)
+        # Whose share a socket's live sessions count against (see budget.ORIGIN_BUDGET_BYTES): its Origin header;
+        # None (the extension, which speaks for many origins) for the origin each of its hellos names.
+        self.share_keys: dict[int, str | None] = {}
+        self.share_bytes: Counter[str] = Counter()  # footprint of the live sessions of each share
+        self.conn_bytes: Counter[int] = Counter()  # footprint of each socket's live sessions
         # Estimated bytes of every session's variable-size parts (budget.RELAY_BUDGET_BYTES bounds it).
         self.footprint = 0
         # Told of every refusal (the session log writes them, so a replay rebuilds the counts).
@@ -331,6 +339,8 @@ class Store:
         self.kinds[conn] = kind
         if kind == "web" and origin is not None:
             self.origins[conn] = origin
+        # No Origin header (a local tool): nothing tells its hellos' origins apart, so the socket is its own share.
+        self.share_keys[conn] = f"socket {conn}" if origin is None else origin if conn in self.origins else None
         self.counters["connections"] += 1
         self._touch()
 
@@ -342,11 +352,14 @@ class Store:
         for sid in self.connections.pop(conn, set()):
             session = self.sessions.get(sid)
             if session is not None and session.conn == conn and session.state == "live":
+                self._release(session)
                 session.state = "disconnected"
                 session.conn = None
                 self._end_calls(session)
                 self._timeline(session, "disconnected", {})
                 self._touch(sid)
+        self.share_keys.pop(conn, None)
+        self.conn_bytes.pop(conn, None)
         self._touch()
 
     def owns(self, conn: int | None, session_id: str | None) -> bool:
@@ -396,10 +409,48 @@ class Store:
     def _grow(self, session: Session, delta: int) -> None:
         session.footprint += delta
         self.footprint += delta
+        if session.share is not None and session.conn is not None:
+            self.share_bytes[session.share] += delta
+            self.conn_bytes[session.conn] += delta
 
-    def _room(self, delta: int) -> bool:
-        """Whether the relay's total budget takes `delta` more estimated bytes."""
-        return delta <= 0 or self.footprint + delta <= b.RELAY_BUDGET_BYTES
+    def _share_of(self, conn: int, session: Session) -> str:
+        key = self.share_keys.get(conn, f"socket {conn}")
+        return key if key is not None else session.info.origin
+
+    def _hold(self, session: Session) -> None:
+        """The session is live on `session.conn`: its footprint counts against that socket's and origin's shares."""
+        if session.share is None and session.conn is not None:
+            session.share = self._share_of(session.conn, session)
+            self.share_bytes[session.share] += session.footprint
+            self.conn_bytes[session.conn] += session.footprint
+
+    def _release(self, session: Session) -> None:
+        """The session ends or loses its socket: what it holds is given back to its shares (still in the total)."""
+        if session.share is not None and session.conn is not None:
+            self.share_bytes[session.share] -= session.footprint
+            if self.share_bytes[session.share] <= 0:
+                del self.share_bytes[session.share]
+            self.conn_bytes[session.conn] -= session.footprint
+        session.share = None
+
+    def _over(self, session: Session, delta: int) -> str | None:
+        """Which budget `delta` more estimated bytes of `session` would break (None: room). The relay's total
+        first makes room by evicting the oldest sessions no one holds (ended, disconnected)."""
+        if delta <= 0:
+            return None
+        total = b.RELAY_BUDGET_BYTES
+        if session.share is not None and session.conn is not None:
+            held = self.share_bytes[session.share] + delta
+            if held > b.ORIGIN_BUDGET_BYTES:
+                return "origin_share"
+            if self.conn_bytes[session.conn] + delta > b.SOCKET_BUDGET_BYTES:
+                return "socket_share"
+            if held <= b.ORIGIN_RESERVE_BYTES:
+                total += b.RESERVE_POOL_BYTES  # within its reserve: however full the total is (see budget.py)
+        while self.footprint + delta > total:
+            if not self._evict_one(keep=session):
+                return "budget"
+        return None
 
     # -- frames -------------------------------------------------------------------------------------------
 
@@ -470,6 +521,7 @@ class Store:
             case p.Payload() | p.Result():
                 pass  # never stored: the server hands these to the OpenTelemetry lane / the waiting dialog
             case p.Bye():
+                self._release(session)
                 session.state = "ended"
                 session.bye_reason = frame.reason
                 session.conn = None
@@ -507,6 +559,11 @@ class Store:
             # the session's owner. The squatter's copy is dropped (never shown under the owner's id or title).
             self._drop_squat(session)
             session = None
+        if sid not in owned and (session is None or session.share is None):
+            key = self.share_keys.get(conn, f"socket {conn}") or hello.session.origin
+            if sum(1 for s in self.sessions.values() if s.share == key) >= p.MAX_SESSIONS_PER_ORIGIN:
+                # One origin's share of the session table: a flood of hellos leaves every other origin its seats.
+                return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {p.MAX_SESSIONS_PER_ORIGIN} live sessions an origin"), sid, cap="origin_sessions")]
         if session is not None and session.conn != conn and not self._may_claim(session, hello):
             if hello.session.context == "relayed":
                 self.shadowed.setdefault(conn, {}).setdefault(sid, -1)
@@ -523,6 +580,7 @@ class Store:
             session = Session(hello.session, hello.agent, hello.config, SessionStats(self.buffer), conn,
                               created=now, last_seen=self.clock.monotonic(), resume=secret)
             self.sessions[sid] = session
+            self._hold(session)
             self.counters["sessions"] += 1
             self._timeline(session, "attach", {"context": hello.session.context})
             for observer in self.observers:
@@ -582,18 +640,20 @@ class Store:
             self.shadowed.setdefault(old, {})[session.id] = -1
         self.shadowed.get(conn, {}).pop(session.id, None)
         self.connections.setdefault(conn, set()).add(session.id)
+        self._release(session)
         session.conn = conn
         session.state = "live"
+        self._hold(session)
 
     def _set_lost(self, session: Session, lost: int) -> None:
         if lost > session.lost:
             self.counters["lost"] += lost - session.lost
             session.lost = lost
 
-    def _evict_one(self) -> bool:
-        """Drop the oldest ended or disconnected session to make room; False when every session is live."""
+    def _evict_one(self, keep: Session | None = None) -> bool:
+        """Drop the oldest ended or disconnected session (never `keep`) to make room; False when there is none."""
         for sid, session in self.sessions.items():  # dicts keep insertion order: oldest first
-            if session.state != "live":
+            if session.state != "live" and session is not keep:
                 del self.sessions[sid]
                 self.footprint -= session.footprint
                 self.counters["evicted"] += 1
@@ -607,9 +667,7 @@ class Store:
             return None
         if len(session.stats.tools) >= b.MAX_TOOL_ROWS:
             return "tool_rows"
-        if not self._room(b.ROW_OVERHEAD + len(tool)):
-            return "budget"
-        return None
+        return self._over(session, b.ROW_OVERHEAD + len(tool))
 
     def _spans(self, conn: int, session: Session, frame: p.Spans) -> list[msgspec.Struct]:
         if frame.lost is not None:
@@ -625,10 +683,10 @@ class Store:
                 continue
             cap = self._new_row_refused(session, span.tool) if not session.is_contiguous_stored(span.seq) else None
             if cap is not None:
-                # Refused, yet marked as received: sending it again would be refused again.
+                # Refused, and so never acked: the agent keeps it and sends it again after a backoff (a share
+                # frees up as other sessions end); what it cannot keep that long it counts as lost.
                 refused = refused or cap
                 refused_n += 1
-                session.received.add(span.seq)
                 continue
             if not session.received.add(span.seq):
                 session.counters.duplicates += 1
@@ -665,7 +723,7 @@ class Store:
         session.counters.spans += stored
         self.counters["spans"] += stored
         if refused is not None:
-            replies.append(self.reject(conn, p.Rejection(p.Code.LIMIT, f"spans of new tools over the cap ({refused}); counted"), session.id, cap=refused, n=refused_n))
+            replies.append(self.reject(conn, p.Rejection(p.Code.LIMIT, f"spans of new tools over the cap ({refused}); not stored, not acked"), session.id, cap=refused, n=refused_n))
         replies.append(session.ack())
         return replies
 
@@ -807,8 +865,9 @@ class Store:
         if session.descriptor_bytes - old + new > b.MAX_DESCRIPTOR_BYTES:
             return "descriptor_bytes", f"at most {b.MAX_DESCRIPTOR_BYTES} descriptor bytes a session"
         grow = b.tool_bytes(frame.name, bytes(frame.descriptor), _annotations(frame)) - (_record_bytes(previous) if previous is not None else 0)
-        if not self._room(grow):
-            return "budget", "the relay's memory budget is spent"
+        cap = self._over(session, grow)
+        if cap is not None:
+            return cap, _SPENT[cap]
         return None
 
     def _account_tool(self, session: Session, previous: ToolRecord | None, record: ToolRecord) -> None:
@@ -843,7 +902,7 @@ class Store:
         size = b.detail_bytes(detail) + len(kind)
         # A window: the oldest entries leave to stay under the session's caps and the relay's budget.
         timeline = session.timeline
-        while timeline and (len(timeline) >= b.TIMELINE_MAX or session.timeline_bytes + size > b.TIMELINE_BYTES or not self._room(size)):
+        while timeline and (len(timeline) >= b.TIMELINE_MAX or session.timeline_bytes + size > b.TIMELINE_BYTES or self._over(session, size) is not None):
             gone = timeline.popleft()
             session.timeline_bytes -= gone.size
             self._grow(session, -gone.size)
@@ -873,6 +932,10 @@ class StoreSnapshot:
 
     def live_sessions(self) -> list[Session]:
         return [s for s in self.sessions.values() if s.state == "live"]
+
+
+_SPENT = {"budget": "the relay's memory budget is spent", "origin_share": "this origin's share of the relay's memory is spent",
+          "socket_share": "this socket's share of its origin's memory is spent"}
 
 
 def _annotations(frame: p.ToolChange) -> int:

@@ -22,6 +22,11 @@ const BACKOFF = [250, 500, 1000, 2000, 4000, 5000]
 export const LEDGER_EVERY_MS = 1000
 const MAX_QUEUED = 500
 const RATE_PAUSE_MS = 500
+// Refusals of data the relay did not keep (never acked): the rate cap, a memory cap or share, the session log
+// behind. The spans stay held; after RATE_PAUSE_MS every one the relay has not acked goes again.
+const RESEND_ON = new Set(["rate_limited", "limit", "log_full"])
+// The console hears of refusals at most this often (the counters in __webmcpPerf.relay() count every one).
+const WARN_EVERY_MS = 10000
 // The batch window's constants, for the agent's config and the tests.
 export { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS }
 // History that nothing restates after a reconnect waits in the (bounded) queue; payloads and results do not.
@@ -141,8 +146,9 @@ export class Uplink {
    * @param {() => boolean} [o.calling]  is a call under way (running, or its answer on the way to the page)?
    * @param {() => number} [o.clock]
    * @param {number} [o.mark]  unsent spans that send an unwatched batch at once (pacing.js unwatchedMark)
+   * @param {(text: string) => void} [o.warn]  where a refusal is said (default: the page's console.warn)
    */
-  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock, alignQuiet = false, calling = () => false, mark = unwatchedMark(500) }) {
+  constructor({ relay, agent, WebSocket: WS = globalThis.WebSocket, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout, schedule, flushMs = 0, clock, alignQuiet = false, calling = () => false, mark = unwatchedMark(500), warn }) {
     this.relay = relay
     this.agent = agent
     this.WS = WS
@@ -171,7 +177,10 @@ export class Uplink {
     this.resuming = false // a resume ack came: what the relay lacks goes on the next task, whatever the cadence
     this.mark = mark
     this.closed = false
-    this.counters = { connects: 0, disconnects: 0, framesSent: 0, spansSent: 0, acks: 0, errors: 0, rateLimited: 0 }
+    this.counters = { connects: 0, disconnects: 0, framesSent: 0, spansSent: 0, acks: 0, errors: 0, rateLimited: 0, refused: 0 }
+    this.lastRefusal = null
+    this.warnedAt = -Infinity
+    this.warn = warn || ((text) => { const c = globalThis.console; if (c && c.warn) c.warn(text) })
     this.paused = false
     this.pauseTimer = null
     this.lastError = null
@@ -539,7 +548,7 @@ export class Uplink {
     } else if (msg.type === "error") {
       this.counters.errors++
       this.lastError = String(msg.code || "error")
-      if (msg.code === "rate_limited") this.slowDown()
+      if (RESEND_ON.has(msg.code)) this.slowDown(String(msg.code))
       const s = typeof msg.session === "string" ? this.feeds.get(msg.session) : undefined
       if (s && s.said) {
         // said bye: a refusal now is of something sent before it, never a reason to say hello again
@@ -584,11 +593,21 @@ export class Uplink {
   }
 
   /**
-   * The relay dropped frames over its rate cap (not stored, not acked): hold off for a moment, then send
-   * again every held span it has not acked by then (the acks of what it did take arrive meanwhile).
+   * The relay refused data (its rate cap, a memory cap or share, its session log behind: not stored, not
+   * acked): hold off for a moment, then send again every held span it has not acked by then (the acks of what
+   * it did take arrive meanwhile). Counted, and said in the console now and then.
+   * @param {string} [code]
    */
-  slowDown() {
-    this.counters.rateLimited++
+  slowDown(code = "rate_limited") {
+    if (code === "rate_limited") this.counters.rateLimited++
+    this.counters.refused++
+    this.lastRefusal = code
+    const now = this.clock()
+    if (now - this.warnedAt >= WARN_EVERY_MS) {
+      this.warnedAt = now
+      const text = `[wmcp-top] the relay refused data (${code}); kept in the page and sent again in ${RATE_PAUSE_MS} ms (${this.counters.refused} refusals so far)`
+      safely(() => this.warn(text))
+    }
     if (this.pauseTimer) return
     this.paused = true
     this.pauseTimer = this.st(() => {
@@ -629,6 +648,6 @@ export class Uplink {
       acked[id] = s.feed.delivery.acked
       lost[id] = s.feed.delivery.lost
     }
-    return { state: this.state, url, ...this.counters, lastError: this.lastError, sessions: Array.from(this.feeds.keys()), acked, lost, watched: this.cadence() === null }
+    return { state: this.state, url, ...this.counters, lastError: this.lastError, lastRefusal: this.lastRefusal, sessions: Array.from(this.feeds.keys()), acked, lost, watched: this.cadence() === null }
   }
 }

@@ -283,6 +283,23 @@ test("rate_limited: frames the relay dropped are sent again after a pause", asyn
   assert.equal(agentOf(ctx.api).uplink.info().rateLimited, 1)
 })
 
+for (const code of ["limit", "log_full"]) {
+  test(`spans the relay refused (${code}, never acked) are kept, sent again after a pause, and said`, async () => {
+    const ctx = await connected()
+    ctx.ws.deliver({ type: "ack", session: ctx.id, seq: -1 })
+    await register(ctx, "t", () => 1)
+    await calls(ctx, "t", 3)
+    ctx.ws.deliver({ type: "error", code, message: "not stored, not acked", fatal: false, session: ctx.id })
+    ctx.ws.deliver({ type: "ack", session: ctx.id, seq: -1 })
+    const uplink = agentOf(ctx.api).uplink
+    assert.equal(uplink.info().refused, 1)
+    assert.equal(uplink.info().lastRefusal, code)
+    ctx.env.advance(500)
+    ctx.env.run()
+    assert.deepEqual(ctx.ws.frames("spans").at(-1).spans.map((s) => s.seq), [0, 1, 2], "every unacked span again")
+  })
+}
+
 test("the resume secret from the hello's ack is presented in every later hello", async () => {
   const ctx = await connected()
   assert.equal(ctx.ws.frames("hello")[0].resume, undefined, "a first hello has no secret")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import resource
@@ -9,6 +10,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import msgspec
 from websockets.sync.client import connect
@@ -18,7 +20,7 @@ from relay_bridge.exports.capture import build_capture
 from relay_bridge.replay import load_store
 from relay_bridge.server import Relay
 from tests.lines import Lines
-from tests.relay.conftest import open_session, recv_json, send_spans
+from tests.relay.conftest import TOKEN, open_session, recv_json, send_spans
 
 ROOT = Path(__file__).resolve().parents[2]
 SID = "10c0ffee"
@@ -126,3 +128,55 @@ def test_replay_skips_a_torn_last_line_of_any_part_and_says_so(tmp_path: Path) -
     assert "skipped a torn last line" in replay.stderr and part1.name in replay.stderr
     report = json.loads((tmp_path / "out" / f"{SID}.json").read_text())
     assert [s["seq"] for s in report["spans"]] == [1]
+
+
+async def test_a_log_flood_from_one_origin_loses_no_line_of_another_pages_200_calls(relay: Relay, tmp_path: Path) -> None:
+    """Issue 31 item 3: a page outpacing one flush (tens of MB a second) once made the buffer drop its oldest
+    lines, another page's hello among them. Now every accepted line is written (or its frame refused, never
+    acked), and the replay rebuilds the live store: the other page's 200 calls, and the flood's own sessions."""
+    from websockets.asyncio.client import connect as aconnect
+
+    evil, good = "http://flood.example", "https://victim.example"
+    floods = []
+    for c in range(4):
+        ws = await aconnect(f"ws://127.0.0.1:{relay.port}/relay?t={TOKEN}", origin=evil, max_size=None, max_queue=None)
+        await recv_json(ws)
+        await ws.send(json.dumps(synth.hello(f"f100d{c:03x}", evil)))
+        assert (await recv_json(ws))["type"] == "ack"
+        floods.append(ws)
+    victim = await aconnect(f"ws://127.0.0.1:{relay.port}/relay?t={TOKEN}", origin=good, max_size=None)
+    await recv_json(victim)
+    await victim.send(json.dumps(synth.hello(SID, good)))
+    assert (await recv_json(victim))["type"] == "ack"
+    await victim.send(json.dumps(synth.tool(SID, "search", 1.0, description="the victim's tool")))
+    batch = [json.dumps(synth.spans_frame(f"f100d{c:03x}", [synth.span(f"f100d{c:03x}", s, "flood", s * 1.0, 1.0, error="e" * 200, is_error=True)
+                                                           for s in range(500)])) for c in range(4)]
+
+    async def flood(ws: Any, frame: str) -> None:
+        for _ in range(40):  # ~12 MB a socket, as fast as the relay reads
+            await ws.send(frame)
+
+    sent = asyncio.gather(*(flood(ws, frame) for ws, frame in zip(floods, batch)))
+    acked = -1
+    for base in range(0, 200, 10):
+        await victim.send(json.dumps(synth.spans_frame(SID, [synth.span(SID, s, "search", s * 10.0, 1.0) for s in range(base, base + 10)])))
+        while (reply := await recv_json(victim))["type"] != "ack":
+            assert reply["code"] in ("log_full", "rate_limited"), reply  # refused, never acked: sent again below
+            await victim.send(json.dumps(synth.spans_frame(SID, [synth.span(SID, s, "search", s * 10.0, 1.0) for s in range(base, base + 10)])))
+        acked = reply["seq"]
+    await sent
+    assert acked == 199
+    log = relay.session_log
+    assert log is not None
+    live_flood = {sid: s.stats.totals.calls for sid, s in relay.store.sessions.items() if sid.startswith("f100d")}
+    for ws in [*floods, victim]:
+        await ws.close()
+    await relay.stop()
+    assert log.dropped == 0, "no accepted line dropped"
+    assert log.refused == relay.store.counters["rejected:log_full"], "what the log refused is counted"
+    parts = sorted((tmp_path / "logs").glob("session-*.jsonl"))
+    assert sum(p.stat().st_size for p in parts) > 8 * 1024 * 1024, "the flood outpaced the old 8 MiB buffer"
+    again = load_store(parts[0])
+    replayed = again.sessions[SID]
+    assert replayed.stats.totals.calls == 200 and replayed.tools["search"].registered
+    assert {sid: s.stats.totals.calls for sid, s in again.sessions.items() if sid.startswith("f100d")} == live_flood

@@ -3,17 +3,20 @@ replay of the log rebuilds the same aggregates."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import msgspec
 import pytest
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from relay_bridge import synth
@@ -44,16 +47,32 @@ def logged_seqs(log_dir: Path) -> set[int]:
             except ValueError:
                 continue  # a torn last line
             frame = rec.get("f") or {}
-            if frame.get("type") == "spans":
+            if frame.get("type") == "spans" and frame.get("session") == SID:
                 seqs.update(s["seq"] for s in frame["spans"])
     return seqs
 
 
+def flood_log(url: str, stop: threading.Event) -> None:
+    """Another origin's page sending tens of MB a second of valid frames: the session log's worst day."""
+    sid = "f100d000"
+    frame = json.dumps(synth.spans_frame(sid, [synth.span(sid, s, "flood", s * 1.0, 1.0, error="e" * 200, is_error=True) for s in range(500)]))
+    with contextlib.suppress(ConnectionClosed, OSError), connect(url, origin="http://flood.example", max_size=None) as ws:  # type: ignore[arg-type]
+        ws.recv()
+        ws.send(json.dumps(synth.hello(sid, "http://flood.example")))
+        while not stop.is_set():
+            ws.send(frame)
+
+
 @pytest.mark.serial
-def test_sigkill_loses_at_most_the_last_250ms_and_replay_matches(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flood", [False, True], ids=["alone", "under-a-log-flood-from-another-origin"])
+def test_sigkill_loses_at_most_the_last_250ms_and_replay_matches(tmp_path: Path, flood: bool) -> None:
     proc, port, token = start_relay(tmp_path)
     sent: dict[int, dict] = {}
     acked_at: dict[int, float] = {}
+    stop = threading.Event()
+    flooder = threading.Thread(target=flood_log, args=(f"ws://127.0.0.1:{port}/relay?t={token}", stop), daemon=True)
+    if flood:
+        flooder.start()
     try:
         with connect(f"ws://127.0.0.1:{port}/relay?t={token}") as ws:
             assert json.loads(ws.recv())["type"] == "welcome"
@@ -64,7 +83,9 @@ def test_sigkill_loses_at_most_the_last_250ms_and_replay_matches(tmp_path: Path)
             while time.monotonic() < deadline and seq < 20_000:  # a steady stream, every batch acked
                 batch = [synth.span(SID, s, f"tool{s % 5}", s * 3.0, 1.0 + s % 7, gap=None if s == 0 else 1.5, result_bytes=100 + s) for s in range(seq, seq + 50)]
                 ws.send(json.dumps(synth.spans_frame(SID, batch)))
-                ack = json.loads(ws.recv())
+                while (ack := json.loads(ws.recv()))["type"] == "error":
+                    assert ack["code"] in ("log_full", "rate_limited"), ack  # refused, not acked: sent again
+                    ws.send(json.dumps(synth.spans_frame(SID, batch)))
                 now = time.monotonic()
                 for span in batch:
                     sent[span["seq"]] = span
@@ -75,8 +96,11 @@ def test_sigkill_loses_at_most_the_last_250ms_and_replay_matches(tmp_path: Path)
             proc.send_signal(signal.SIGKILL)
             proc.wait(5)
     finally:
+        stop.set()
         if proc.poll() is None:
             proc.kill()
+    if flood:
+        flooder.join(10)
     logged = logged_seqs(tmp_path / "state" / "logs")
     must_have = {s for s, t in acked_at.items() if t < killed_at - 0.25}
     assert len(sent) >= 500

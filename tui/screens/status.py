@@ -64,7 +64,7 @@ def status_text(app) -> Text:
         if log.error is not None:
             out.append("CANNOT WRITE ", style=palette.style("error"))
             out.append_text(inert(log.error, limit=160))
-            out.append(" · the newest lines wait in memory")
+            out.append(" · lines wait in memory; frames past its bound are refused (log_full), not acked")
         else:
             out.append("writing again")
         out.append(f" · {log.dropped} lines dropped\n")
