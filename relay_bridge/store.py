@@ -735,7 +735,7 @@ class Store:
                 session.counters.facts_duplicates += 1
                 self.counters["facts_duplicates"] += 1
                 continue
-            if not self._room(b.FACTS_BYTES):
+            if self._over(session, b.FACTS_BYTES) is not None:
                 refused += 1
                 continue
             session.facts[item.seq] = item.facts

@@ -78,6 +78,7 @@ def test_the_facts_table_is_a_bounded_window_and_budgeted() -> None:
 def test_facts_over_the_relay_budget_are_refused_and_counted(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     store = session_with_spans()
     monkeypatch.setattr(b, "RELAY_BUDGET_BYTES", store.footprint + b.FACTS_BYTES)
+    monkeypatch.setattr(b, "RESERVE_POOL_BYTES", 0)  # no small-origin reserve past the total in this test
     replies = store.apply(1, frame({"type": "facts", "session": SID, "items": [{"seq": s, "facts": {}} for s in range(3)]}))
     assert [r.code for r in replies if isinstance(r, p.ErrorFrame)] == [p.Code.LIMIT]
     assert len(store.sessions[SID].facts) == 1
