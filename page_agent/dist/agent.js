@@ -2115,6 +2115,130 @@ function estimatorOf(fn) {
 return { Collector, measureName };
 })();
 
+// ---- traps.js ----
+__m["traps"] = (function () {
+// Registries that arrive after the agent started: seen at the moment they are installed, before their first
+// registration can run (the 250 ms poll alone lets a polyfill and the page's tools slip in between two ticks).
+//
+// How the real packages install one (@mcp-b/webmcp-polyfill and @mcp-b/global 5.1.0, read in their dist/):
+//   - the polyfill: Object.defineProperty(Document.prototype, "modelContext", {get}) and a deprecated
+//     navigator getter (which warns once when read);
+//   - @mcp-b/global: Object.defineProperty(document | navigator, "modelContext", {value: server}).
+// No setter runs for a defineProperty, so an accessor trap alone would never see them: the agent wraps
+// Object.defineProperty, Object.defineProperties and Reflect.defineProperty, and after a define of
+// `modelContext` on one of the watched objects (the define itself untouched, its result returned as is) tells
+// the interceptor synchronously. A page assigning `window.modelContext = registry` (a page-made registry) goes
+// through an accessor trap on window, configurable so a later defineProperty still replaces it.
+// document and navigator get no accessor of ours where they have no modelContext: `"modelContext" in navigator`
+// is how pages detect WebMCP, and it must keep answering false there.
+
+const { safely } = __m["util"];
+const KEY = "modelContext"
+
+/**
+ * Watch `g` (the window) for registries installed late. `onChange()` runs synchronously after each install.
+ * Returns restore(): puts back every original still in place (a page's own later replacement is left alone).
+ * @param {any} g
+ * @param {() => void} onChange
+ */
+function watchRegistries(g, onChange) {
+  const restore = []
+  const O = g.Object
+  const R = g.Reflect
+  if (!O || typeof O.defineProperty !== "function") return () => {}
+  const define = O.defineProperty
+  const protoOf = (ctor) => safely(() => (typeof ctor === "function" ? ctor.prototype : null), null)
+  const watched = [g, safely(() => g.document, null), safely(() => g.navigator, null), protoOf(g.Document), protoOf(g.Navigator)].filter(Boolean)
+  const isWatched = (target) => watched.includes(target)
+  const tell = () => safely(onChange)
+
+  /** Replace obj[name] with `fn` (same name and length), restored only while it is still ours. */
+  const swap = (obj, name, fn) => {
+    if (!obj || typeof obj[name] !== "function") return
+    const own = Object.getOwnPropertyDescriptor(obj, name)
+    const original = obj[name]
+    safely(() => {
+      define(fn, "name", { value: original.name, configurable: true })
+      define(fn, "length", { value: original.length, configurable: true })
+    })
+    try {
+      define(obj, name, { value: fn, writable: true, configurable: true, enumerable: own ? own.enumerable : false })
+    } catch {
+      return
+    }
+    restore.push(() => {
+      if (obj[name] !== fn) return
+      if (own) define(obj, name, own)
+    })
+  }
+
+  const defineProperty = function (target, key, descriptor) {
+    const r = define(target, key, descriptor)
+    if (key === KEY && isWatched(target)) tell()
+    return r
+  }
+  swap(O, "defineProperty", defineProperty)
+
+  const defineProperties = O.defineProperties
+  if (typeof defineProperties === "function") {
+    swap(O, "defineProperties", function (target, props) {
+      const r = defineProperties.call(O, target, props)
+      if (isWatched(target) && safely(() => props !== null && typeof props === "object" && Object.prototype.hasOwnProperty.call(props, KEY), false)) tell()
+      return r
+    })
+  }
+
+  const reflectDefine = R && R.defineProperty
+  if (typeof reflectDefine === "function") {
+    swap(R, "defineProperty", function (target, key, descriptor) {
+      const r = reflectDefine.call(R, target, key, descriptor)
+      if (r && key === KEY && isWatched(target)) tell()
+      return r
+    })
+  }
+
+  // window.modelContext = registry: a setter that keeps the value and tells. Only where window has none yet.
+  if (safely(() => !(KEY in g), false)) {
+    let value
+    const trap = {
+      get() {
+        return value
+      },
+      set(v) {
+        value = v
+        tell()
+      },
+      configurable: true,
+      enumerable: false,
+    }
+    try {
+      define(g, KEY, trap)
+      restore.push(() => {
+        const d = Object.getOwnPropertyDescriptor(g, KEY)
+        if (!d || d.get !== trap.get) return
+        delete g[KEY]
+        if (value !== undefined) g[KEY] = value // the page's own registry stays where it put it
+      })
+    } catch {
+      /* a frozen window: the poll still looks */
+    }
+  }
+
+  return () => {
+    for (const f of restore.reverse()) safely(f)
+    restore.length = 0
+  }
+}
+
+/** Is `fn` one of the engine's own functions (a built-in getter), whose call runs no page code? */
+function isNativeFunction(fn) {
+  if (typeof fn !== "function") return false
+  const src = safely(() => Function.prototype.toString.call(fn), "")
+  return /\{\s*\[native code\]\s*\}\s*$/.test(src)
+}
+return { watchRegistries, isNativeFunction };
+})();
+
 // ---- registry.js ----
 __m["registry"] = (function () {
 // The interceptor: find modelContext registries (document, navigator, window), however late; patch
@@ -2124,6 +2248,7 @@ __m["registry"] = (function () {
 const { wrapExecute, isWrapper, originalOf, isInternal, isPlainPromise, NATIVE_THEN } = __m["wrap"];
 const { descriptorFingerprint, fnv1a32, sourceOf } = __m["hooks"];
 const { utf8Length, safely, cap, isScalar, listenWhile } = __m["util"];
+const { watchRegistries, isNativeFunction } = __m["traps"];
 const LOCATIONS = ["document", "navigator", "window"]
 const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext", "executeTool"]
 const MAX_DESCRIPTOR = 64 * 1024
@@ -2208,9 +2333,20 @@ class Interceptor {
     this.onSweep = null
     /** the declarative tools (forms.js): names it owns are not "registered before the agent" */
     this.forms = null
+    /** > 0 while a patched registerTool runs its host's original: a registration made meanwhile is that
+     * host's mirror of the same tool (@mcp-b/global's server copies each tool onto the native registry) */
+    this.mirroring = 0
+    /** name -> the host holding a mirror of our registration: not the page's tool a second time */
+    this.mirrors = new Map()
+    this.unwatch = null
   }
 
   start() {
+    // A registry installed later (a polyfill, @mcp-b/global's server, a page's own) is patched the moment it
+    // is defined, before the page can register on it (traps.js); the poll stays for what no trap sees.
+    this.unwatch = watchRegistries(this.g, () => {
+      if (this.c.active) this.sweep()
+    })
     this.sweep()
     if (!this.hasDocumentHost()) this.timer = this.si(() => safely(() => this.sweep()), this.pollMs)
   }
@@ -2222,15 +2358,20 @@ class Interceptor {
 
   /** Look for registries; patch the new ones. Stops polling once document.modelContext is found. */
   sweep() {
+    let docHost = null
     for (const loc of LOCATIONS) {
       const owner = loc === "window" ? this.g : this.g[loc]
       if (!owner) continue
       let host
       try {
+        // navigator.modelContext is a deprecated alias: a polyfill's getter for it warns when read. Read it
+        // only where it is the engine's own, or where document has no registry to stand for it.
+        if (loc === "navigator" && docHost && !plainOrNative(owner, "modelContext")) continue
         host = owner.modelContext
       } catch {
         continue
       }
+      if (loc === "document" && host && typeof host === "object") docHost = host
       if (!host || (typeof host !== "object" && typeof host !== "function") || this.hosts.has(host)) continue
       if (typeof host.registerTool !== "function" && typeof host.provideContext !== "function") continue
       this.patch(host, loc)
@@ -2255,6 +2396,7 @@ class Interceptor {
       const patched = {
         registerTool(tool, options) {
           if (self.busy || !self.c.active) return original.apply(this, arguments)
+          if (self.mirroring) return self.mirror(host, original, this, arguments, tool)
           return self.registerTool(host, original, this, arguments, tool, options)
         },
         unregisterTool(name) {
@@ -2428,6 +2570,7 @@ class Interceptor {
     a[0] = prep.passed
     if (rec) this.pend(rec.name, 1)
     let ret
+    this.mirroring++
     try {
       ret = original.apply(thisArg, a)
     } catch (err) {
@@ -2436,6 +2579,8 @@ class Interceptor {
         safely(() => this.refused(tool, rec, err))
       }
       throw err
+    } finally {
+      this.mirroring--
     }
     if (!rec) return ret
     const ok = () => {
@@ -2513,7 +2658,7 @@ class Interceptor {
     try {
       const r = host.getTools()
       const read = (list) => {
-        const t = Array.isArray(list) ? list.find((x) => x && x.name === name) : null
+        const t = Array.isArray(list) ? list.find((x) => x && x.name === name && this.ownFrame(x)) : null
         finish(t ? scalars(t.annotations) || {} : null)
       }
       if (r && typeof r.then === "function") r.then(read, () => finish(null))
@@ -2565,6 +2710,7 @@ class Interceptor {
       this.c.registered(live.rec)
     }
     this.live.delete(name)
+    this.mirrors.delete(name)
     this.changed.set(name, ++this.epoch)
     const entry = this.hosts.get(host)
     if (entry) entry.names.delete(name)
@@ -2594,7 +2740,7 @@ class Interceptor {
       } catch {
         list = null
       }
-      const t = Array.isArray(list) ? list.find((x) => x && x.name === name) : null
+      const t = Array.isArray(list) ? list.find((x) => x && x.name === name && this.ownFrame(x)) : null
       if (!t) continue
       const profile = profileOf(host)
       // The polyfill's executeTool takes the input as JSON text; Chromium's takes the object.
@@ -2633,8 +2779,9 @@ class Interceptor {
         const entry = this.hosts.get(host)
         if (this.forms && this.forms.host === host) this.forms.sync(list)
         for (const t of list) {
-          if (!t || typeof t.name !== "string" || !t.name) continue
+          if (!t || typeof t.name !== "string" || !t.name || !this.ownFrame(t)) continue
           names.add(t.name)
+          if (this.mirrors.get(t.name) === host) continue // our registration's copy on this host
           if (this.forms && this.forms.owns(t.name)) continue
           if (this.live.has(t.name) || this.pendingNames.has(t.name) || t.name === this.c.reportToolName) continue
           if ((this.changed.get(t.name) || 0) > epochAtCall) continue // the list predates our own news of it
@@ -2698,8 +2845,31 @@ class Interceptor {
     return n
   }
 
+  /**
+   * A registration made while a patched registerTool was running its host's original: that host's copy of
+   * the tool on another registry (@mcp-b/global's server registers a mirror on the native one, whose execute
+   * runs the same page function the agent already wrapped). Passed through unwrapped, so a native call is
+   * measured once, by the page function's wrapper; the copy is not listed as a second tool.
+   */
+  mirror(host, original, thisArg, args, tool) {
+    const name = safely(() => (tool && typeof tool.name === "string" && tool.name ? toolName(tool.name) : null), null)
+    if (name) this.mirrors.set(name, host)
+    return original.apply(thisArg, args)
+  }
+
+  /**
+   * Is a getTools() entry this document's own? Chromium lists same-origin frames' tools too, each with the
+   * `window` it lives in; an iframe's tools belong to the iframe's session, not to this one.
+   */
+  ownFrame(t) {
+    const w = safely(() => t.window, undefined)
+    return w === undefined || w === null || w === this.g
+  }
+
   /** Put back every original: registry methods, listeners, tools' execute. Idempotent. */
   restore() {
+    if (this.unwatch) safely(this.unwatch)
+    this.unwatch = null
     if (this.timer !== null) {
       this.ci(this.timer)
       this.timer = null
@@ -2714,6 +2884,21 @@ class Interceptor {
     this.hosts.clear()
     this.live.clear()
   }
+}
+
+
+/**
+ * Is obj[key] a data property or the engine's own getter (reading it runs no page code)? Looked up along the
+ * prototype chain, as a read would find it.
+ */
+function plainOrNative(obj, key) {
+  let o = obj
+  for (let i = 0; o && i < 16; i++) {
+    const d = Object.getOwnPropertyDescriptor(o, key)
+    if (d) return !d.get || isNativeFunction(d.get)
+    o = Object.getPrototypeOf(o)
+  }
+  return true
 }
 return { describeTool, scalars, toolName, profileOf, Interceptor };
 })();

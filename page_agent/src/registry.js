@@ -5,6 +5,7 @@
 import { wrapExecute, isWrapper, originalOf, isInternal, isPlainPromise, NATIVE_THEN } from "./wrap.js"
 import { descriptorFingerprint, fnv1a32, sourceOf } from "./hooks.js"
 import { utf8Length, safely, cap, isScalar, listenWhile } from "./util.js"
+import { watchRegistries, isNativeFunction } from "./traps.js"
 
 const LOCATIONS = ["document", "navigator", "window"]
 const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext", "executeTool"]
@@ -90,9 +91,20 @@ export class Interceptor {
     this.onSweep = null
     /** the declarative tools (forms.js): names it owns are not "registered before the agent" */
     this.forms = null
+    /** > 0 while a patched registerTool runs its host's original: a registration made meanwhile is that
+     * host's mirror of the same tool (@mcp-b/global's server copies each tool onto the native registry) */
+    this.mirroring = 0
+    /** name -> the host holding a mirror of our registration: not the page's tool a second time */
+    this.mirrors = new Map()
+    this.unwatch = null
   }
 
   start() {
+    // A registry installed later (a polyfill, @mcp-b/global's server, a page's own) is patched the moment it
+    // is defined, before the page can register on it (traps.js); the poll stays for what no trap sees.
+    this.unwatch = watchRegistries(this.g, () => {
+      if (this.c.active) this.sweep()
+    })
     this.sweep()
     if (!this.hasDocumentHost()) this.timer = this.si(() => safely(() => this.sweep()), this.pollMs)
   }
@@ -104,15 +116,20 @@ export class Interceptor {
 
   /** Look for registries; patch the new ones. Stops polling once document.modelContext is found. */
   sweep() {
+    let docHost = null
     for (const loc of LOCATIONS) {
       const owner = loc === "window" ? this.g : this.g[loc]
       if (!owner) continue
       let host
       try {
+        // navigator.modelContext is a deprecated alias: a polyfill's getter for it warns when read. Read it
+        // only where it is the engine's own, or where document has no registry to stand for it.
+        if (loc === "navigator" && docHost && !plainOrNative(owner, "modelContext")) continue
         host = owner.modelContext
       } catch {
         continue
       }
+      if (loc === "document" && host && typeof host === "object") docHost = host
       if (!host || (typeof host !== "object" && typeof host !== "function") || this.hosts.has(host)) continue
       if (typeof host.registerTool !== "function" && typeof host.provideContext !== "function") continue
       this.patch(host, loc)
@@ -137,6 +154,7 @@ export class Interceptor {
       const patched = {
         registerTool(tool, options) {
           if (self.busy || !self.c.active) return original.apply(this, arguments)
+          if (self.mirroring) return self.mirror(host, original, this, arguments, tool)
           return self.registerTool(host, original, this, arguments, tool, options)
         },
         unregisterTool(name) {
@@ -310,6 +328,7 @@ export class Interceptor {
     a[0] = prep.passed
     if (rec) this.pend(rec.name, 1)
     let ret
+    this.mirroring++
     try {
       ret = original.apply(thisArg, a)
     } catch (err) {
@@ -318,6 +337,8 @@ export class Interceptor {
         safely(() => this.refused(tool, rec, err))
       }
       throw err
+    } finally {
+      this.mirroring--
     }
     if (!rec) return ret
     const ok = () => {
@@ -395,7 +416,7 @@ export class Interceptor {
     try {
       const r = host.getTools()
       const read = (list) => {
-        const t = Array.isArray(list) ? list.find((x) => x && x.name === name) : null
+        const t = Array.isArray(list) ? list.find((x) => x && x.name === name && this.ownFrame(x)) : null
         finish(t ? scalars(t.annotations) || {} : null)
       }
       if (r && typeof r.then === "function") r.then(read, () => finish(null))
@@ -447,6 +468,7 @@ export class Interceptor {
       this.c.registered(live.rec)
     }
     this.live.delete(name)
+    this.mirrors.delete(name)
     this.changed.set(name, ++this.epoch)
     const entry = this.hosts.get(host)
     if (entry) entry.names.delete(name)
@@ -476,7 +498,7 @@ export class Interceptor {
       } catch {
         list = null
       }
-      const t = Array.isArray(list) ? list.find((x) => x && x.name === name) : null
+      const t = Array.isArray(list) ? list.find((x) => x && x.name === name && this.ownFrame(x)) : null
       if (!t) continue
       const profile = profileOf(host)
       // The polyfill's executeTool takes the input as JSON text; Chromium's takes the object.
@@ -515,8 +537,9 @@ export class Interceptor {
         const entry = this.hosts.get(host)
         if (this.forms && this.forms.host === host) this.forms.sync(list)
         for (const t of list) {
-          if (!t || typeof t.name !== "string" || !t.name) continue
+          if (!t || typeof t.name !== "string" || !t.name || !this.ownFrame(t)) continue
           names.add(t.name)
+          if (this.mirrors.get(t.name) === host) continue // our registration's copy on this host
           if (this.forms && this.forms.owns(t.name)) continue
           if (this.live.has(t.name) || this.pendingNames.has(t.name) || t.name === this.c.reportToolName) continue
           if ((this.changed.get(t.name) || 0) > epochAtCall) continue // the list predates our own news of it
@@ -580,8 +603,31 @@ export class Interceptor {
     return n
   }
 
+  /**
+   * A registration made while a patched registerTool was running its host's original: that host's copy of
+   * the tool on another registry (@mcp-b/global's server registers a mirror on the native one, whose execute
+   * runs the same page function the agent already wrapped). Passed through unwrapped, so a native call is
+   * measured once, by the page function's wrapper; the copy is not listed as a second tool.
+   */
+  mirror(host, original, thisArg, args, tool) {
+    const name = safely(() => (tool && typeof tool.name === "string" && tool.name ? toolName(tool.name) : null), null)
+    if (name) this.mirrors.set(name, host)
+    return original.apply(thisArg, args)
+  }
+
+  /**
+   * Is a getTools() entry this document's own? Chromium lists same-origin frames' tools too, each with the
+   * `window` it lives in; an iframe's tools belong to the iframe's session, not to this one.
+   */
+  ownFrame(t) {
+    const w = safely(() => t.window, undefined)
+    return w === undefined || w === null || w === this.g
+  }
+
   /** Put back every original: registry methods, listeners, tools' execute. Idempotent. */
   restore() {
+    if (this.unwatch) safely(this.unwatch)
+    this.unwatch = null
     if (this.timer !== null) {
       this.ci(this.timer)
       this.timer = null
@@ -598,3 +644,17 @@ export class Interceptor {
   }
 }
 
+
+/**
+ * Is obj[key] a data property or the engine's own getter (reading it runs no page code)? Looked up along the
+ * prototype chain, as a read would find it.
+ */
+function plainOrNative(obj, key) {
+  let o = obj
+  for (let i = 0; o && i < 16; i++) {
+    const d = Object.getOwnPropertyDescriptor(o, key)
+    if (d) return !d.get || isNativeFunction(d.get)
+    o = Object.getPrototypeOf(o)
+  }
+  return true
+}
