@@ -560,6 +560,71 @@ function makeTaskScheduler(g = globalThis) {
 return { utf8Length, newSessionId, now, cap, safely, listenWhile, isScalar, makeTaskScheduler };
 })();
 
+// ---- mcp_result.js ----
+__m["mcp_result"] = (function () {
+// What an MCP client receives for tools/call from @mcp-b/global's server: the CallToolResult that
+// BrowserMcpServer (@mcp-b/webmcp-ts-sdk 5.1.0) hands @modelcontextprotocol/server 2.0.0, which the transport
+// delivers as the JSON-RPC `result`. Read in those packages' dist/:
+//   returned value with a `content` array     -> itself (normalizeToolResponse passes it through)
+//   any other value v                          -> {content:[{type:"text", text}], structuredContent?, isError:false}
+//       text: v when a string, else JSON.stringify(v) ?? String(v) (String(v) when that throws);
+//       structuredContent: v when it is plain JSON (finite numbers, plain objects, no cycle)
+//   a throw e (McpServer.createToolError)     -> {content:[{type:"text", text: e.message (an Error) or String(e)}], isError:true}
+// Pure: builds the envelope to be measured and dropped (measure.js); nothing here keeps a body.
+
+const isPlain = (v) => v !== null && typeof v === "object" && !Array.isArray(v)
+
+function isJsonValue(v, seen) {
+  if (v === null || typeof v === "string" || typeof v === "boolean") return true
+  if (typeof v === "number") return Number.isFinite(v)
+  if (typeof v !== "object" || seen.has(v)) return false
+  seen.add(v)
+  try {
+    let items = null
+    if (Array.isArray(v)) items = v
+    else {
+      const proto = Object.getPrototypeOf(v)
+      if (proto === Object.prototype || proto === null) items = Object.values(v)
+    }
+    return items !== null && items.every((x) => isJsonValue(x, seen))
+  } catch {
+    return false
+  } finally {
+    seen.delete(v)
+  }
+}
+
+function textOf(v) {
+  if (typeof v === "string") return v
+  try {
+    return JSON.stringify(v) ?? String(v)
+  } catch {
+    return String(v)
+  }
+}
+
+/** The CallToolResult an MCP client receives for a tool that returned `value`. */
+function mcpResult(value) {
+  if (isPlain(value) && Array.isArray(value.content)) return value
+  const out = { content: [{ type: "text", text: textOf(value) }] }
+  if (isJsonValue(value, new WeakSet())) out.structuredContent = value
+  out.isError = false
+  return out
+}
+
+/** The CallToolResult an MCP client receives for a tool that threw `err`. */
+function mcpErrorResult(err) {
+  let text
+  try {
+    text = err instanceof Error ? err.message : String(err)
+  } catch {
+    text = ""
+  }
+  return { content: [{ type: "text", text }], isError: true }
+}
+return { mcpResult, mcpErrorResult };
+})();
+
 // ---- measure.js ----
 __m["measure"] = (function () {
 // Sizes, token estimates and result facts of one call: what the agent receives, serialised the way
@@ -571,7 +636,8 @@ __m["measure"] = (function () {
 //   throws while serialising (cycle, nested bigint) -> the host reports UnknownError: an error
 // Values are measured and dropped here: nothing in this module keeps a body.
 
-const { utf8Length, cap } = __m["util"];
+const { utf8Length, cap, safely } = __m["util"];
+const { mcpResult, mcpErrorResult } = __m["mcp_result"];
 const { callTokens } = __m["stats"];
 const EMPTY_SUBSTITUTE = "Operation succeeded"
 const UNDEFINED_TEXT = "undefined"
@@ -614,7 +680,7 @@ function contentFacts(envelope) {
  * @mcp-b/webmcp-polyfill 5.x, which writes JSON.stringify(value) when that gives text and String(value)
  * otherwise (so a cycle reads "[object Object]" instead of failing), "" becoming "Operation succeeded".
  */
-const PROFILES = ["chromium", "mcp-b", "form", "mcp-b-form"]
+const PROFILES = ["chromium", "mcp-b", "form", "mcp-b-form", "mcp"]
 
 /**
  * A declarative (form) tool's answer: what the page passed to SubmitEvent.respondWith. Chromium 156 delivers it
@@ -643,6 +709,8 @@ function resultFacts(value, profile = "chromium") {
   const t = typeof value
   if (profile === "form") return formFacts(value)
   if (profile === "mcp-b-form") return validationOf(value, resultFacts(value, "mcp-b"))
+  // An MCP client's tools/call through @mcp-b/global's server: the CallToolResult it received (mcp_result.js).
+  if (profile === "mcp") return mcpbFacts(safely(() => mcpResult(value), value))
   if (profile === "mcp-b" && value !== null && (t === "object" || t === "function")) return mcpbFacts(value)
   if (t === "string") {
     if (value === "") return facts(SUBSTITUTE_BYTES, "string", false, true, { text: 1 })
@@ -800,6 +868,7 @@ function errorText(err, policy) {
 function resultText(value, profile = "chromium") {
   const t = typeof value
   if (t === "string") return value === "" && profile !== "form" ? EMPTY_SUBSTITUTE : value
+  if (profile === "mcp") return resultText(safely(() => mcpResult(value), value), "mcp-b")
   if ((profile === "mcp-b" || profile === "mcp-b-form") && value !== null && (t === "object" || t === "function")) {
     let text
     try {
@@ -837,7 +906,12 @@ function inputText(input) {
     return null
   }
 }
-return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, CONTENT_TYPES, PROFILES, resultFacts, jsonStringBytes, errorText, resultText, inputText };
+
+/** The facts of a throw, for a caller that receives one as a result (an MCP client: an isError CallToolResult). */
+function errorResultFacts(err, profile) {
+  return profile === "mcp" ? mcpbFacts(mcpErrorResult(err)) : null
+}
+return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, CONTENT_TYPES, PROFILES, resultFacts, jsonStringBytes, errorText, resultText, inputText, errorResultFacts };
 })();
 
 // ---- hooks.js ----
@@ -1018,7 +1092,8 @@ const originalOf = (fn) => (typeof fn === "function" && ORIGINAL.has(fn) ? ORIGI
  * @param {import("./collector.js").Collector} collector
  * @param {string} name
  * @param {Function} original
- * @param {string} [profile]  how the host serialises results (measure.js PROFILES)
+ * @param {string|(() => string)} [profile]  how the host serialises results (measure.js PROFILES); a function
+ *   when that depends on the caller (asked once per call, at entry)
  */
 function wrapExecute(collector, name, original, profile) {
   const c = collector
@@ -1026,7 +1101,7 @@ function wrapExecute(collector, name, original, profile) {
     if (!c.active) return original.apply(this, arguments)
     let call = null
     try {
-      call = c.enter(name, input, profile)
+      call = c.enter(name, input, typeof profile === "function" ? profile() : profile)
     } catch {
       return original.apply(this, arguments)
     }
@@ -1263,7 +1338,7 @@ __m["collector"] = (function () {
 // module goes through `sink` (see index.js): the channel mirror and the uplink.
 
 const { SessionStats, callTokens, tokensForBytes, imageTokens } = __m["stats"];
-const { resultFacts, inputBytesOf, errorText, resultText, inputText } = __m["measure"];
+const { resultFacts, inputBytesOf, errorText, resultText, inputText, errorResultFacts } = __m["measure"];
 const { defaultRefusal, refusalOf, consentMismatch, consentDetail, cutPayload } = __m["hooks"];
 const { now, safely, cap, makeTaskScheduler } = __m["util"];
 const { NATIVE_THEN } = __m["wrap"];
@@ -1695,7 +1770,8 @@ class Collector {
         }
       } else refusal = safely(() => defaultRefusal(call.value), null)
     } else {
-      facts = { resultBytes: 0, resultType: "error", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
+      // A throw reaches an MCP client as an isError result with bytes of its own; other callers get no result.
+      facts = safely(() => errorResultFacts(call.value, call.profile), null) || { resultBytes: 0, resultType: "error", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
       isError = true
       error = errorText(call.value, policy)
       if (policy !== "none") errorType = errorText(call.value, "name").slice(0, 64)
@@ -2337,7 +2413,25 @@ class Interceptor {
     this.mirroring = 0
     /** name -> the host holding a mirror of our registration: not the page's tool a second time */
     this.mirrors = new Map()
+    /** name -> native calls entered through a mirror whose page function has not run yet (profileFor) */
+    this.nativeCalls = new Map()
     this.unwatch = null
+    /** tools on an MCP server registered before the agent: their MCP-client calls reach no wrapper */
+    this.unseen = new Set()
+    this.unseenReason = null
+  }
+
+  /**
+   * A tool @mcp-b/global's server took before the agent arrived: the server keeps its own copy of the page's
+   * function, out of reach, and runs it for an MCP client's tools/call without any event. Those calls are
+   * not even counted: the status says so, with what works for such a page.
+   */
+  unseenPath(name) {
+    this.unseen.add(name)
+    if (this.unseenReason) this.c.extraReasons.delete(this.unseenReason)
+    this.unseenReason = `${this.unseen.size} tool(s) on @mcp-b/global's MCP server were registered before the agent: MCP-client calls to them (tools/call over postMessage) are not seen at all; load the agent before @mcp-b/global (first in <head>), or use the extension or \`wmcp-top open URL\``
+    this.c.extraReasons.add(this.unseenReason)
+    this.c.statusChanged()
   }
 
   start() {
@@ -2477,6 +2571,10 @@ class Interceptor {
     // Tools registered before we arrived: listed, not wrapped (use instrument()).
     this.reconcile(host)
     if (this.onFound) safely(() => this.onFound(host, location))
+    // @mcp-b/global's server stands in front of the registry it mirrors onto (the native one, or the strict
+    // polyfill's): patched too, so its toolactivated counts the native calls of tools we could not wrap.
+    const behind = mcpServerOf(host) ? safely(() => host.native, null) : null
+    if (behind && typeof behind === "object" && typeof behind.registerTool === "function" && !this.hosts.has(behind)) this.patch(behind, location)
   }
 
   /**
@@ -2518,7 +2616,7 @@ class Interceptor {
     // A polyfill registers each declarative form through registerTool: its execute answers with what the page
     // gave respondWith (validation messages included), serialised the polyfill's way.
     const form = this.forms ? this.forms.formOf(tool.name) : null
-    const wrapper = wrapExecute(this.c, toolName(tool.name), current, form ? "mcp-b-form" : profileOf(host))
+    const wrapper = wrapExecute(this.c, toolName(tool.name), current, form ? "mcp-b-form" : this.profileFor(host, tool.name))
     try {
       tool.execute = wrapper
     } catch {
@@ -2790,6 +2888,7 @@ class Interceptor {
           if (entry) entry.names.add(name)
           this.c.registered({ name, ...describeTool(t), annotationsKept: scalars(t.annotations) || {}, internal: false })
           this.c.unwrappedTool(name)
+          if (mcpServerOf(host)) this.unseenPath(name)
         }
         if (entry) {
           for (const name of Array.from(entry.names)) {
@@ -2852,8 +2951,43 @@ class Interceptor {
    */
   mirror(host, original, thisArg, args, tool) {
     const name = safely(() => (tool && typeof tool.name === "string" && tool.name ? toolName(tool.name) : null), null)
-    if (name) this.mirrors.set(name, host)
+    if (name) {
+      this.mirrors.set(name, host)
+      // The mirror's execute only tells which caller the page function's next run answers (profileFor): a
+      // native caller receives the host's serialisation, not the MCP envelope. It measures nothing itself.
+      safely(() => {
+        const run = tool.execute
+        if (typeof run !== "function" || isWrapper(run)) return
+        const calls = this.nativeCalls
+        tool.execute = function () {
+          calls.set(name, Math.min(64, (calls.get(name) || 0) + 1))
+          return run.apply(this, arguments)
+        }
+      })
+    }
     return original.apply(thisArg, args)
+  }
+
+  /**
+   * How the caller of a tool registered on `host` receives its result. On @mcp-b/global's server one page
+   * function answers two callers: a native executeTool (through the server's mirror: the registry behind it
+   * serialises the value) and an MCP client's tools/call (the CallToolResult envelope, mcp_result.js). The
+   * mirror counts its calls in; the page function's run after one is the native caller's, any other the MCP
+   * client's (or the page's own call of its tool object, sized as the envelope too).
+   */
+  profileFor(host, name) {
+    if (!mcpServerOf(host)) return profileOf(host)
+    const behind = safely(() => host.native, null)
+    const native = behind ? profileOf(behind) : "chromium"
+    const key = toolName(name)
+    const calls = this.nativeCalls
+    return () => {
+      const n = calls.get(key) || 0
+      if (!n) return "mcp"
+      if (n === 1) calls.delete(key)
+      else calls.set(key, n - 1)
+      return native
+    }
   }
 
   /**
@@ -2898,6 +3032,11 @@ function plainOrNative(obj, key) {
     o = Object.getPrototypeOf(o)
   }
   return true
+}
+
+/** Is `host` @mcp-b/global's BrowserMcpServer (it marks its instances)? */
+function mcpServerOf(host) {
+  return safely(() => host.__isBrowserMcpServer === true, false)
 }
 return { describeTool, scalars, toolName, profileOf, Interceptor };
 })();

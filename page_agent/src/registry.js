@@ -96,7 +96,25 @@ export class Interceptor {
     this.mirroring = 0
     /** name -> the host holding a mirror of our registration: not the page's tool a second time */
     this.mirrors = new Map()
+    /** name -> native calls entered through a mirror whose page function has not run yet (profileFor) */
+    this.nativeCalls = new Map()
     this.unwatch = null
+    /** tools on an MCP server registered before the agent: their MCP-client calls reach no wrapper */
+    this.unseen = new Set()
+    this.unseenReason = null
+  }
+
+  /**
+   * A tool @mcp-b/global's server took before the agent arrived: the server keeps its own copy of the page's
+   * function, out of reach, and runs it for an MCP client's tools/call without any event. Those calls are
+   * not even counted: the status says so, with what works for such a page.
+   */
+  unseenPath(name) {
+    this.unseen.add(name)
+    if (this.unseenReason) this.c.extraReasons.delete(this.unseenReason)
+    this.unseenReason = `${this.unseen.size} tool(s) on @mcp-b/global's MCP server were registered before the agent: MCP-client calls to them (tools/call over postMessage) are not seen at all; load the agent before @mcp-b/global (first in <head>), or use the extension or \`wmcp-top open URL\``
+    this.c.extraReasons.add(this.unseenReason)
+    this.c.statusChanged()
   }
 
   start() {
@@ -236,6 +254,10 @@ export class Interceptor {
     // Tools registered before we arrived: listed, not wrapped (use instrument()).
     this.reconcile(host)
     if (this.onFound) safely(() => this.onFound(host, location))
+    // @mcp-b/global's server stands in front of the registry it mirrors onto (the native one, or the strict
+    // polyfill's): patched too, so its toolactivated counts the native calls of tools we could not wrap.
+    const behind = mcpServerOf(host) ? safely(() => host.native, null) : null
+    if (behind && typeof behind === "object" && typeof behind.registerTool === "function" && !this.hosts.has(behind)) this.patch(behind, location)
   }
 
   /**
@@ -277,7 +299,7 @@ export class Interceptor {
     // A polyfill registers each declarative form through registerTool: its execute answers with what the page
     // gave respondWith (validation messages included), serialised the polyfill's way.
     const form = this.forms ? this.forms.formOf(tool.name) : null
-    const wrapper = wrapExecute(this.c, toolName(tool.name), current, form ? "mcp-b-form" : profileOf(host))
+    const wrapper = wrapExecute(this.c, toolName(tool.name), current, form ? "mcp-b-form" : this.profileFor(host, tool.name))
     try {
       tool.execute = wrapper
     } catch {
@@ -549,6 +571,7 @@ export class Interceptor {
           if (entry) entry.names.add(name)
           this.c.registered({ name, ...describeTool(t), annotationsKept: scalars(t.annotations) || {}, internal: false })
           this.c.unwrappedTool(name)
+          if (mcpServerOf(host)) this.unseenPath(name)
         }
         if (entry) {
           for (const name of Array.from(entry.names)) {
@@ -611,8 +634,43 @@ export class Interceptor {
    */
   mirror(host, original, thisArg, args, tool) {
     const name = safely(() => (tool && typeof tool.name === "string" && tool.name ? toolName(tool.name) : null), null)
-    if (name) this.mirrors.set(name, host)
+    if (name) {
+      this.mirrors.set(name, host)
+      // The mirror's execute only tells which caller the page function's next run answers (profileFor): a
+      // native caller receives the host's serialisation, not the MCP envelope. It measures nothing itself.
+      safely(() => {
+        const run = tool.execute
+        if (typeof run !== "function" || isWrapper(run)) return
+        const calls = this.nativeCalls
+        tool.execute = function () {
+          calls.set(name, Math.min(64, (calls.get(name) || 0) + 1))
+          return run.apply(this, arguments)
+        }
+      })
+    }
     return original.apply(thisArg, args)
+  }
+
+  /**
+   * How the caller of a tool registered on `host` receives its result. On @mcp-b/global's server one page
+   * function answers two callers: a native executeTool (through the server's mirror: the registry behind it
+   * serialises the value) and an MCP client's tools/call (the CallToolResult envelope, mcp_result.js). The
+   * mirror counts its calls in; the page function's run after one is the native caller's, any other the MCP
+   * client's (or the page's own call of its tool object, sized as the envelope too).
+   */
+  profileFor(host, name) {
+    if (!mcpServerOf(host)) return profileOf(host)
+    const behind = safely(() => host.native, null)
+    const native = behind ? profileOf(behind) : "chromium"
+    const key = toolName(name)
+    const calls = this.nativeCalls
+    return () => {
+      const n = calls.get(key) || 0
+      if (!n) return "mcp"
+      if (n === 1) calls.delete(key)
+      else calls.set(key, n - 1)
+      return native
+    }
   }
 
   /**
@@ -657,4 +715,9 @@ function plainOrNative(obj, key) {
     o = Object.getPrototypeOf(o)
   }
   return true
+}
+
+/** Is `host` @mcp-b/global's BrowserMcpServer (it marks its instances)? */
+function mcpServerOf(host) {
+  return safely(() => host.__isBrowserMcpServer === true, false)
 }
