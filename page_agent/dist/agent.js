@@ -1094,7 +1094,7 @@ const originalOf = (fn) => (typeof fn === "function" && ORIGINAL.has(fn) ? ORIGI
  * @param {string} name
  * @param {Function} original
  * @param {string|(() => string)} [profile]  how the host serialises results (measure.js PROFILES); a function
- *   when that depends on the caller (asked once per call, at entry)
+ *   when that depends on the caller (asked once per call, at entry, with the call's `this`)
  */
 function wrapExecute(collector, name, original, profile) {
   const c = collector
@@ -1102,7 +1102,7 @@ function wrapExecute(collector, name, original, profile) {
     if (!c.active) return original.apply(this, arguments)
     let call = null
     try {
-      call = c.enter(name, input, typeof profile === "function" ? profile() : profile)
+      call = c.enter(name, input, typeof profile === "function" ? profile(this) : profile)
     } catch {
       return original.apply(this, arguments)
     }
@@ -2974,7 +2974,7 @@ class Interceptor {
    * function answers two callers: a native executeTool (through the server's mirror: the registry behind it
    * serialises the value) and an MCP client's tools/call (the CallToolResult envelope, mcp_result.js). The
    * mirror counts its calls in; the page function's run after one is the native caller's, any other the MCP
-   * client's (or the page's own call of its tool object, sized as the envelope too).
+   * client's. The page's own call of its tool object gets the value as is (sized as the registry behind would).
    */
   profileFor(host, name) {
     if (!mcpServerOf(host)) return profileOf(host)
@@ -2982,7 +2982,11 @@ class Interceptor {
     const native = behind ? profileOf(behind) : "chromium"
     const key = toolName(name)
     const calls = this.nativeCalls
-    return () => {
+    const g = this.g
+    return (self) => {
+      // The server runs the page function as Reflect.apply(execute, undefined, [args]); the page calling its
+      // own tool object (tool.execute(x)) has the tool as `this` and receives the value itself.
+      if (self !== undefined && self !== g) return native
       const n = calls.get(key) || 0
       if (!n) return "mcp"
       if (n === 1) calls.delete(key)

@@ -656,7 +656,7 @@ export class Interceptor {
    * function answers two callers: a native executeTool (through the server's mirror: the registry behind it
    * serialises the value) and an MCP client's tools/call (the CallToolResult envelope, mcp_result.js). The
    * mirror counts its calls in; the page function's run after one is the native caller's, any other the MCP
-   * client's (or the page's own call of its tool object, sized as the envelope too).
+   * client's. The page's own call of its tool object gets the value as is (sized as the registry behind would).
    */
   profileFor(host, name) {
     if (!mcpServerOf(host)) return profileOf(host)
@@ -664,7 +664,11 @@ export class Interceptor {
     const native = behind ? profileOf(behind) : "chromium"
     const key = toolName(name)
     const calls = this.nativeCalls
-    return () => {
+    const g = this.g
+    return (self) => {
+      // The server runs the page function as Reflect.apply(execute, undefined, [args]); the page calling its
+      // own tool object (tool.execute(x)) has the tool as `this` and receives the value itself.
+      if (self !== undefined && self !== g) return native
       const n = calls.get(key) || 0
       if (!n) return "mcp"
       if (n === 1) calls.delete(key)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,7 +51,9 @@ def build(out: Path) -> Path:
 def page_html(stack: str, order: str, config: dict[str, Any] | None = None) -> str:
     """The page's HTML: the stack's scripts with the agent tag placed for `order` ("document-start" has none)."""
     scripts = list(STACKS[stack])
-    if order == "head":
+    if order == "none":  # the control: no agent at all
+        scripts = list(STACKS[stack])
+    elif order == "head":
         scripts.insert(0, "agent")
     elif order == "after-polyfill":
         scripts.insert(1, "agent")
@@ -66,7 +69,7 @@ def page_html(stack: str, order: str, config: dict[str, Any] | None = None) -> s
 def frame_html(stack: str, order: str) -> str:
     """A parent that only holds the MCP client (and the agent first in <head>) around the tools in an iframe."""
     del stack
-    agent = '<script src="/_agent.js"></script>' if order != "document-start" else ""
+    agent = '<script src="/_agent.js"></script>' if order not in ("document-start", "none") else ""
     return f"<!doctype html><meta charset=utf-8><title>parent</title>{agent}<script src=\"/b/client.js\"></script><body><iframe id=frame src=\"/page.html?{{Q}}\"></iframe>"
 
 
@@ -146,15 +149,33 @@ def open_stack(browser: Browser, server: Server, stack: str, order: str, framed:
     page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(server.url("parent.html" if framed else "page.html", stack, order, agent=agent))
-    tools = page.frames[1] if framed else page.main_frame
+    tools = page.main_frame
     if framed:
-        page.wait_for_function("() => document.getElementById('frame').contentWindow.document.readyState === 'complete'")
+        page.wait_for_function("() => { const f = document.getElementById('frame'); return f && f.contentWindow.document.readyState === 'complete' }")
         tools = next(f for f in page.frames if f != page.main_frame)
-    tools.wait_for_function(
-        "async () => { const mc = document.modelContext; if (!mc || !mc.getTools) return false;"
-        " const l = await mc.getTools(); return ['echo','boom','stats'].every((n) => l.some((t) => t.name === n)) }"
-    )
+    wait_true(tools, LISTED)
     return Opened(page, tools, console, errors)
+
+
+# The page's own registry lists the three tools (its own frame's: Chromium lists same-origin frames' too).
+LISTED = """async () => {
+  const mc = document.modelContext
+  if (!mc || typeof mc.getTools !== "function") return false
+  const l = await mc.getTools()
+  return ["echo", "boom", "stats"].every((n) => l.some((t) => t.name === n && (t.window === undefined || t.window === window)))
+}"""
+
+
+def wait_true(frame: Frame, predicate: str, arg: Any = None, timeout: float = 10.0) -> Any:
+    """Evaluate an (async) predicate until it is truthy, with a deadline; returns its value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = frame.evaluate(predicate, arg)
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true within {timeout} s: {predicate[:120]}")
+        frame.wait_for_timeout(25)
 
 
 def mcp_calls(o: Opened, framed: bool = False) -> list[dict[str, Any]]:

@@ -35,6 +35,8 @@ export function makeTools() {
 export async function registerAll(mc) {
   const tools = makeTools()
   window.pageTools = tools
-  for (const t of tools) await mc.registerTool(t)
+  // All three at once, as a page registering from one module does: every registerTool call is made before
+  // this script ends, so an agent tag after it finds all three already taken by the registry.
+  await Promise.all(tools.map((t) => mc.registerTool(t)))
   return TOOL_NAMES
 }
