@@ -5,6 +5,7 @@ issue-30 table (calls recorded by the agent of calls made) for every page x load
 
 from __future__ import annotations
 
+import html
 import http.server
 import json
 import subprocess
@@ -13,7 +14,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +49,7 @@ def build(out: Path) -> Path:
     return out
 
 
-def page_html(stack: str, order: str, config: dict[str, Any] | None = None) -> str:
+def page_html(stack: str, order: str, config: dict[str, Any] | None = None, agent_src: str = "/_agent.js") -> str:
     """The page's HTML: the stack's scripts with the agent tag placed for `order` ("document-start" has none)."""
     scripts = list(STACKS[stack])
     if order == "none":  # the control: no agent at all
@@ -61,7 +62,7 @@ def page_html(stack: str, order: str, config: dict[str, Any] | None = None) -> s
         scripts.append("agent")
     tags = [f'<script>window.__WMCP_CONFIG__ = {json.dumps(config or {})}</script>']
     for s in scripts:
-        tags.append('<script src="/_agent.js"></script>' if s == "agent" else f'<script src="/b/{s}.js"></script>')
+        tags.append(f'<script src="{html.escape(agent_src, quote=True)}"></script>' if s == "agent" else f'<script src="/b/{s}.js"></script>')
     tags.append('<script src="/b/client.js"></script>')
     return "<!doctype html><meta charset=utf-8><title>eco</title>" + "".join(tags) + "<body>"
 
@@ -96,7 +97,8 @@ class Server:
                     f = bundles / Path(url.path).name
                     return self.send(f.read_bytes(), "text/javascript") if f.is_file() else self.send_error(404)
                 if url.path == "/page.html":
-                    return self.send(page_html(stack, order, config).encode(), "text/html; charset=utf-8")
+                    agent_src = q.get("agent", ["/_agent.js"])[0]
+                    return self.send(page_html(stack, order, config, agent_src).encode(), "text/html; charset=utf-8")
                 if url.path == "/parent.html":
                     return self.send(frame_html(stack, order).replace("{Q}", url.query).encode(), "text/html; charset=utf-8")
                 return self.send_error(404)
@@ -116,8 +118,10 @@ class Server:
         self.thread.start()
         del outer
 
-    def url(self, path: str, stack: str, order: str, config: dict[str, Any] | None = None, agent: bool = True) -> str:
+    def url(self, path: str, stack: str, order: str, config: dict[str, Any] | None = None, agent: bool = True, agent_src: str | None = None) -> str:
         q = {"stack": stack, "order": order, "config": json.dumps(config or {})}
+        if agent_src:
+            q["agent"] = agent_src
         if agent:
             q["perf"] = "1"
         else:
@@ -137,7 +141,16 @@ class Opened:
     errors: list[str]
 
 
-def open_stack(browser: Browser, server: Server, stack: str, order: str, framed: bool = False, agent: bool = True) -> Opened:
+def open_stack(
+    browser: Browser,
+    server: Server,
+    stack: str,
+    order: str,
+    framed: bool = False,
+    agent: bool = True,
+    agent_src: str | None = None,
+    before: Callable[[Page], Any] | None = None,
+) -> Opened:
     """Load the page (in an iframe under a client-only parent when `framed`); waits for the tools to register."""
     ctx = browser.new_context()
     if order == "document-start" and agent:
@@ -148,7 +161,9 @@ def open_stack(browser: Browser, server: Server, stack: str, order: str, framed:
     errors: list[str] = []
     page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(server.url("parent.html" if framed else "page.html", stack, order, agent=agent))
+    if before is not None:
+        before(page)
+    page.goto(server.url("parent.html" if framed else "page.html", stack, order, agent=agent, agent_src=agent_src))
     tools = page.main_frame
     if framed:
         page.wait_for_function("() => { const f = document.getElementById('frame'); return f && f.contentWindow.document.readyState === 'complete' }")

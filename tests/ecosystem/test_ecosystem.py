@@ -154,3 +154,28 @@ def test_the_agent_changes_nothing_the_callers_or_the_console_see(hosts: dict[st
             o.page.context.close()
     assert runs["head"] == runs["none"] and runs["document-start"] == runs["none"], runs
     assert not [m for m in runs["none"][1] if "deprecated" in m]
+
+
+def test_check_lanes_names_the_path_neither_lane_sees(hosts: dict[str, Browser], eco_server: Server, relay_server: Any) -> None:
+    """Only MCP-client calls, to tools @mcp-b/global took before the agent: the page agent records none, the
+    DevTools lane sees none (postMessage is not the browser's WebMCP). The lanes "agree" on nothing: the
+    verdict must name the path instead of reporting agreement."""
+    from relay_bridge import lanecheck
+    from tests.browser.referee import CdpReferee, agent_calls
+
+    referee: list[CdpReferee] = []
+    o = open_stack(hosts["native"], eco_server, "global", "after-tools", agent_src=relay_server.http_url("/agent.js"), before=lambda p: referee.append(CdpReferee(p)))
+    try:
+        assert all(r["ok"] for r in mcp_calls(o))
+        sid = o.tools.evaluate("() => __webmcpPerf.sessionId")
+        snap = relay_server.wait_for(lambda s: sid in s["sessions"] and any(lanecheck.BLIND_MARK in r for r in (s["sessions"][sid].get("status") or {}).get("reasons", [])))
+        agent = agent_calls(snap, [sid])
+        cdp = referee[0].calls()
+        differences = lanecheck.compare(agent, cdp)
+        assert agent == [] and cdp == [] and differences == []
+        blind = relay_server.call(lambda: lanecheck.blind_paths(relay_server.store.sessions.values()))
+        assert len(blind) == 1 and "MCP-client calls" in blind[0], blind
+        verdict = lanecheck.summary(agent, cdp, differences, blind)
+        assert verdict.endswith("the lanes agree on what they see, but neither lane sees 1 path(s)"), verdict
+    finally:
+        o.page.context.close()
