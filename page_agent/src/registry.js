@@ -91,9 +91,10 @@ export class Interceptor {
     this.onSweep = null
     /** the declarative tools (forms.js): names it owns are not "registered before the agent" */
     this.forms = null
-    /** > 0 while a patched registerTool runs its host's original: a registration made meanwhile is that
-     * host's mirror of the same tool (@mcp-b/global's server copies each tool onto the native registry) */
-    this.mirroring = 0
+    /** [host, name] of each patched registerTool running its host's original: a registration of the same
+     * name on another registry meanwhile is that host's mirror (@mcp-b/global's server copies each tool onto
+     * the native registry); any other name is a registration of its own */
+    this.mirroring = []
     /** name -> the host holding a mirror of our registration: not the page's tool a second time */
     this.mirrors = new Map()
     /** name -> native calls entered through a mirror whose page function has not run yet (profileFor) */
@@ -172,7 +173,7 @@ export class Interceptor {
       const patched = {
         registerTool(tool, options) {
           if (self.busy || !self.c.active) return original.apply(this, arguments)
-          if (self.mirroring) return self.mirror(host, original, this, arguments, tool)
+          if (self.mirroring.length && self.isMirror(host, tool)) return self.mirror(host, original, this, arguments, tool)
           return self.registerTool(host, original, this, arguments, tool, options)
         },
         unregisterTool(name) {
@@ -350,7 +351,7 @@ export class Interceptor {
     a[0] = prep.passed
     if (rec) this.pend(rec.name, 1)
     let ret
-    this.mirroring++
+    this.mirroring.push([host, rec ? rec.name : null])
     try {
       ret = original.apply(thisArg, a)
     } catch (err) {
@@ -360,7 +361,7 @@ export class Interceptor {
       }
       throw err
     } finally {
-      this.mirroring--
+      this.mirroring.pop()
     }
     if (!rec) return ret
     const ok = () => {
@@ -632,6 +633,12 @@ export class Interceptor {
    * runs the same page function the agent already wrapped). Passed through unwrapped, so a native call is
    * measured once, by the page function's wrapper; the copy is not listed as a second tool.
    */
+  isMirror(host, tool) {
+    const outer = this.mirroring[this.mirroring.length - 1]
+    const name = safely(() => (tool && typeof tool.name === "string" ? toolName(tool.name) : null), null)
+    return outer[0] !== host && outer[1] !== null && outer[1] === name
+  }
+
   mirror(host, original, thisArg, args, tool) {
     const name = safely(() => (tool && typeof tool.name === "string" && tool.name ? toolName(tool.name) : null), null)
     if (name) {
