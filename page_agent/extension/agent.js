@@ -2192,8 +2192,8 @@ return { Collector, measureName };
 
 // ---- traps.js ----
 __m["traps"] = (function () {
-// Registries that arrive after the agent started: seen at the moment they are installed, before their first
-// registration can run (the 250 ms poll alone lets a polyfill and the page's tools slip in between two ticks).
+// Registries (and the Prompt API's LanguageModel) that arrive after the agent started: seen at the moment they
+// are installed, before their first registration can run (the 250 ms poll alone lets a polyfill and the page's tools slip in between two ticks).
 //
 // How the real packages install one (@mcp-b/webmcp-polyfill and @mcp-b/global 5.1.0, read in their dist/):
 //   - the polyfill: Object.defineProperty(Document.prototype, "modelContext", {get}) and a deprecated
@@ -2209,6 +2209,10 @@ __m["traps"] = (function () {
 
 const { safely } = __m["util"];
 const KEY = "modelContext"
+// The Prompt API's factories (prompt.js) installed late the same way: defined on window, not assigned to a
+// setter of ours (`"LanguageModel" in window` is how pages detect the Prompt API: no accessor there).
+const LATE = [KEY, "LanguageModel", "ai"]
+const isLate = (key) => LATE.includes(key)
 
 /**
  * Watch `g` (the window) for registries installed late. `onChange()` runs synchronously after each install.
@@ -2249,7 +2253,7 @@ function watchRegistries(g, onChange) {
 
   const defineProperty = function (target, key, descriptor) {
     const r = define(target, key, descriptor)
-    if (key === KEY && isWatched(target)) tell()
+    if (isLate(key) && isWatched(target)) tell()
     return r
   }
   swap(O, "defineProperty", defineProperty)
@@ -2258,7 +2262,7 @@ function watchRegistries(g, onChange) {
   if (typeof defineProperties === "function") {
     swap(O, "defineProperties", function (target, props) {
       const r = defineProperties.call(O, target, props)
-      if (isWatched(target) && safely(() => props !== null && typeof props === "object" && Object.prototype.hasOwnProperty.call(props, KEY), false)) tell()
+      if (isWatched(target) && safely(() => props !== null && typeof props === "object" && LATE.some((k) => Object.prototype.hasOwnProperty.call(props, k)), false)) tell()
       return r
     })
   }
@@ -2267,7 +2271,7 @@ function watchRegistries(g, onChange) {
   if (typeof reflectDefine === "function") {
     swap(R, "defineProperty", function (target, key, descriptor) {
       const r = reflectDefine.call(R, target, key, descriptor)
-      if (r && key === KEY && isWatched(target)) tell()
+      if (r && isLate(key) && isWatched(target)) tell()
       return r
     })
   }

@@ -159,3 +159,18 @@ def test_a_registry_cannot_hide_a_tool_as_a_mirror(browser: Browser, hostile: An
     )
     spans = page.wait_for_function("() => { const s = __webmcpPerf.spans(); return s.length >= 1 && s }").json_value()
     assert [s["tool"] for s in spans] == ["hidden"]
+
+
+def test_a_language_model_defined_late_is_watched_from_its_first_session(browser: Browser, hostile: Any) -> None:  # noqa: F811
+    """The native registry was found at start (no poll runs any more); the Prompt API arrives later."""
+    page = hostile(browser, "window.done = true")
+    assert page.evaluate("() => __webmcpPerf.prompts()") == []
+    page.evaluate(
+        """async () => {
+          class Session { async prompt() { return 'answer' } destroy() {} }
+          Object.defineProperty(window, 'LanguageModel', { value: { create: async () => new Session() }, configurable: true, writable: true })
+          const s = await LanguageModel.create()
+          await s.prompt('hi')
+        }"""
+    )
+    assert len(page.evaluate("() => __webmcpPerf.prompts()")) == 1
