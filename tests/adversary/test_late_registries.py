@@ -30,7 +30,7 @@ def hostile(pages: Any) -> Iterator[Any]:  # noqa: F811
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(url)
         page.wait_for_function("() => window.__webmcpPerf && __webmcpPerf.status().phase !== 'no-host' || window.done")
-        setattr(page, "errors", errors)
+        page.errors = errors  # type: ignore[attr-defined]  # read back by the tests
         opened.append(page)
         return page
 

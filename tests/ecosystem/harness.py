@@ -84,7 +84,7 @@ class Server:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 url = urllib.parse.urlsplit(self.path)
                 q = urllib.parse.parse_qs(url.query)
                 stack, order = q.get("stack", ["global"])[0], q.get("order", ["head"])[0]
