@@ -51,7 +51,7 @@ def test_define_trap_cost() -> None:
                 ctx = b.new_context()
                 url = f"http://127.0.0.1:{server.port}/define-{way}.html?perf=1"
                 body = f"<!doctype html><meta charset=utf-8>{tag}<body>"
-                ctx.route(url, lambda route, body=body: route.fulfill(status=200, content_type="text/html", body=body))
+                ctx.route(url, lambda route, _request, body=body: route.fulfill(status=200, content_type="text/html", body=body))
                 page = ctx.new_page()
                 page.goto(url)
                 pages[way] = page
