@@ -14,6 +14,7 @@ await build({
   format: "iife",
   target: "chrome120",
   define: { "process.env.NODE_ENV": '"production"' },
+  minify: true, // less for each page to parse: the suite loads these bundles some 80 times
   logLevel: "error",
   absWorkingDir: here,
 })
