@@ -523,7 +523,8 @@ export class Interceptor {
       }
       const t = Array.isArray(list) ? list.find((x) => x && x.name === name && this.ownFrame(x)) : null
       if (!t) continue
-      const profile = profileOf(host)
+      // @mcp-b/global's server hands executeTool to the registry behind it: that one decides the input's form.
+      const profile = profileOf(mcpServerOf(host) ? safely(() => host.native, null) || host : host)
       // The polyfill's executeTool takes the input as JSON text; Chromium's takes the object.
       return { via: "executeTool", text: true, call: (input) => host.executeTool(t, profile === "mcp-b" ? JSON.stringify(input ?? {}) : input ?? {}) }
     }

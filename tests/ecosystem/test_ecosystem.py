@@ -179,3 +179,25 @@ def test_check_lanes_names_the_path_neither_lane_sees(hosts: dict[str, Browser],
         assert verdict.endswith("the lanes agree on what they see, but neither lane sees 1 path(s)"), verdict
     finally:
         o.page.context.close()
+
+
+@pytest.mark.parametrize("host", ["native", "polyfill"])
+def test_a_terminal_invoke_on_an_mcp_b_page_runs_once_through_the_registry(hosts: dict[str, Browser], eco_server: Server, tmp_path: Any, host: str) -> None:
+    """The relay's `invoke` calls @mcp-b/global's executeTool with the input the registry behind it takes
+    (an object for Chromium, JSON text for the polyfill), and the call is one span."""
+    import asyncio
+
+    from tests.relay_thread import RelayThread
+
+    relay = RelayThread(tmp_path / "invoke", allow_invoke=True)
+    try:
+        o = open_stack(hosts[host], eco_server, "global", "head", agent_src=relay.http_url("/agent.js"))
+        sid = o.page.evaluate("() => __webmcpPerf.sessionId")
+        relay.wait_for(lambda s: sid in s["sessions"] and len([t for t in s["sessions"][sid]["tools"].values() if t["registered"]]) == 3)
+        got = asyncio.run_coroutine_threadsafe(relay.relay.invoke(sid, "echo", {"text": "via terminal"}, timeout=10), relay.loop).result(15)
+        assert got.ok and json.loads(got.text) == {"content": [{"type": "text", "text": "echo:via terminal"}]}, got
+        snap = relay.wait_for(lambda s: len(s["sessions"][sid]["spans"]) >= 1)
+        assert [(s["tool"], s["resultBytes"]) for s in snap["sessions"][sid]["spans"]] == [("echo", utf8(got.text))]
+        o.page.context.close()
+    finally:
+        relay.close()
