@@ -56,12 +56,13 @@ def test_define_trap_cost() -> None:
                 page.goto(url)
                 pages[way] = page
             assert pages["agent"].evaluate("() => !!window.__webmcpPerf && Object.defineProperty.toString().indexOf('[native code]') < 0")
-            shifts, per = [], {"agent": [], "control": []}
+            shifts: list[float] = []
+            per: dict[str, list[float]] = {"agent": [], "control": []}
             for _ in range(ROUNDS):
                 got = {way: pages[way].evaluate(DEFINE, N) for way in ("control", "agent")}
                 assert got["agent"]["landed"] == got["control"]["landed"] == N
-                for way in per:
-                    per[way].append(got[way]["ms"] * 1e6 / N)
+                for way, values in per.items():
+                    values.append(got[way]["ms"] * 1e6 / N)
                 shifts.append((got["agent"]["ms"] - got["control"]["ms"]) * 1e6 / N)
             b.close()
     finally:
