@@ -628,18 +628,19 @@ export class Interceptor {
     return n
   }
 
-  /**
-   * A registration made while a patched registerTool was running its host's original: that host's copy of
-   * the tool on another registry (@mcp-b/global's server registers a mirror on the native one, whose execute
-   * runs the same page function the agent already wrapped). Passed through unwrapped, so a native call is
-   * measured once, by the page function's wrapper; the copy is not listed as a second tool.
-   */
+  /** Is this registration, made inside a patched registerTool, the outer one's copy (same name, other host)? */
   isMirror(host, tool) {
     const outer = this.mirroring[this.mirroring.length - 1]
     const name = safely(() => (tool && typeof tool.name === "string" ? toolName(tool.name) : null), null)
     return outer[0] !== host && outer[1] !== null && outer[1] === name
   }
 
+  /**
+   * A registration made while a patched registerTool was running its host's original: that host's copy of
+   * the tool on another registry (@mcp-b/global's server registers a mirror on the native one, whose execute
+   * runs the same page function the agent already wrapped). Passed through unwrapped, so a native call is
+   * measured once, by the page function's wrapper; the copy is not listed as a second tool.
+   */
   mirror(host, original, thisArg, args, tool) {
     const name = safely(() => (tool && typeof tool.name === "string" && tool.name ? toolName(tool.name) : null), null)
     if (name) {
@@ -713,7 +714,6 @@ export class Interceptor {
     this.live.clear()
   }
 }
-
 
 /**
  * Is obj[key] a data property or the engine's own getter (reading it runs no page code)? Looked up along the
