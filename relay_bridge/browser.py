@@ -388,16 +388,20 @@ class LaneCheck:
 
     def report(self) -> int:
         from . import lanecheck
+        from .inert import inert_str
 
         for doc in list(self.lane.docs):
             self.lane.close_document(doc, "watch ended")
         agent = lanecheck.store_calls(self.agent_store.sessions.values(), cdp=False)
         cdp = lanecheck.store_calls(self.store.sessions.values(), cdp=True)
         differences = lanecheck.compare(agent, cdp)
+        blind = lanecheck.blind_paths(self.agent_store.sessions.values())
         for d in differences:
             print(f"differs: {d.line()}", flush=True)
-        print(lanecheck.summary(agent, cdp, differences), flush=True)
-        return 1 if differences else 0
+        for path in blind:
+            print(f"neither lane sees: {inert_str(path, 400)}", flush=True)
+        print(lanecheck.summary(agent, cdp, differences, blind), flush=True)
+        return 1 if differences or blind else 0
 
 
 def run(args: Any) -> int:

@@ -100,6 +100,31 @@ def store_calls(sessions: Iterable[object], *, cdp: bool) -> list[LaneCall]:
     return lane_calls(pairs)
 
 
-def summary(agent: list[LaneCall], cdp: list[LaneCall], differences: list[Difference]) -> str:
-    verdict = "the lanes agree" if not differences else f"{len(differences)} difference(s)"
+# The page agent's status names a call path it cannot see with this phrase (page_agent/src/registry.js,
+# Interceptor.unseenPath): an MCP client's tools/call to tools @mcp-b/global's server took before the agent.
+# The DevTools lane never sees those either (postMessage, not the browser's WebMCP), so agreement on the rest
+# says nothing about them.
+BLIND_MARK = "are not seen at all"
+
+
+def blind_paths(sessions: Iterable[object]) -> list[str]:
+    """The call paths the page agent's sessions say no lane sees (their status reasons), once each."""
+    out: list[str] = []
+    for session in sessions:
+        if str(getattr(session, "agent", "")).startswith("cdp/"):
+            continue
+        status = getattr(session, "status", None)
+        for reason in getattr(status, "reasons", None) or []:
+            if BLIND_MARK in reason and reason not in out:
+                out.append(str(reason))
+    return out
+
+
+def summary(agent: list[LaneCall], cdp: list[LaneCall], differences: list[Difference], blind: list[str] | None = None) -> str:
+    if differences:
+        verdict = f"{len(differences)} difference(s)"
+    elif blind:
+        verdict = f"the lanes agree on what they see, but neither lane sees {len(blind)} path(s)"
+    else:
+        verdict = "the lanes agree"
     return f"check-lanes: page agent {len(agent)} call(s), DevTools lane {len(cdp)} call(s): {verdict}"

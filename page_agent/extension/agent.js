@@ -560,6 +560,71 @@ function makeTaskScheduler(g = globalThis) {
 return { utf8Length, newSessionId, now, cap, safely, listenWhile, isScalar, makeTaskScheduler };
 })();
 
+// ---- mcp_result.js ----
+__m["mcp_result"] = (function () {
+// What an MCP client receives for tools/call from @mcp-b/global's server: the CallToolResult that
+// BrowserMcpServer (@mcp-b/webmcp-ts-sdk 5.1.0) hands @modelcontextprotocol/server 2.0.0, which the transport
+// delivers as the JSON-RPC `result`. Read in those packages' dist/:
+//   returned value with a `content` array     -> itself (normalizeToolResponse passes it through)
+//   any other value v                          -> {content:[{type:"text", text}], structuredContent?, isError:false}
+//       text: v when a string, else JSON.stringify(v) ?? String(v) (String(v) when that throws);
+//       structuredContent: v when it is plain JSON (finite numbers, plain objects, no cycle)
+//   a throw e (McpServer.createToolError)     -> {content:[{type:"text", text: e.message (an Error) or String(e)}], isError:true}
+// Pure: builds the envelope to be measured and dropped (measure.js); nothing here keeps a body.
+
+const isPlain = (v) => v !== null && typeof v === "object" && !Array.isArray(v)
+
+function isJsonValue(v, seen) {
+  if (v === null || typeof v === "string" || typeof v === "boolean") return true
+  if (typeof v === "number") return Number.isFinite(v)
+  if (typeof v !== "object" || seen.has(v)) return false
+  seen.add(v)
+  try {
+    let items = null
+    if (Array.isArray(v)) items = v
+    else {
+      const proto = Object.getPrototypeOf(v)
+      if (proto === Object.prototype || proto === null) items = Object.values(v)
+    }
+    return items !== null && items.every((x) => isJsonValue(x, seen))
+  } catch {
+    return false
+  } finally {
+    seen.delete(v)
+  }
+}
+
+function textOf(v) {
+  if (typeof v === "string") return v
+  try {
+    return JSON.stringify(v) ?? String(v)
+  } catch {
+    return String(v)
+  }
+}
+
+/** The CallToolResult an MCP client receives for a tool that returned `value`. */
+function mcpResult(value) {
+  if (isPlain(value) && Array.isArray(value.content)) return value
+  const out = { content: [{ type: "text", text: textOf(value) }] }
+  if (isJsonValue(value, new WeakSet())) out.structuredContent = value
+  out.isError = false
+  return out
+}
+
+/** The CallToolResult an MCP client receives for a tool that threw `err`. */
+function mcpErrorResult(err) {
+  let text
+  try {
+    text = err instanceof Error ? err.message : String(err)
+  } catch {
+    text = ""
+  }
+  return { content: [{ type: "text", text }], isError: true }
+}
+return { mcpResult, mcpErrorResult };
+})();
+
 // ---- measure.js ----
 __m["measure"] = (function () {
 // Sizes, token estimates and result facts of one call: what the agent receives, serialised the way
@@ -571,7 +636,8 @@ __m["measure"] = (function () {
 //   throws while serialising (cycle, nested bigint) -> the host reports UnknownError: an error
 // Values are measured and dropped here: nothing in this module keeps a body.
 
-const { utf8Length, cap } = __m["util"];
+const { utf8Length, cap, safely } = __m["util"];
+const { mcpResult, mcpErrorResult } = __m["mcp_result"];
 const { callTokens } = __m["stats"];
 const EMPTY_SUBSTITUTE = "Operation succeeded"
 const UNDEFINED_TEXT = "undefined"
@@ -614,7 +680,7 @@ function contentFacts(envelope) {
  * @mcp-b/webmcp-polyfill 5.x, which writes JSON.stringify(value) when that gives text and String(value)
  * otherwise (so a cycle reads "[object Object]" instead of failing), "" becoming "Operation succeeded".
  */
-const PROFILES = ["chromium", "mcp-b", "form", "mcp-b-form"]
+const PROFILES = ["chromium", "mcp-b", "form", "mcp-b-form", "mcp"]
 
 /**
  * A declarative (form) tool's answer: what the page passed to SubmitEvent.respondWith. Chromium 156 delivers it
@@ -643,6 +709,8 @@ function resultFacts(value, profile = "chromium") {
   const t = typeof value
   if (profile === "form") return formFacts(value)
   if (profile === "mcp-b-form") return validationOf(value, resultFacts(value, "mcp-b"))
+  // An MCP client's tools/call through @mcp-b/global's server: the CallToolResult it received (mcp_result.js).
+  if (profile === "mcp") return mcpbFacts(safely(() => mcpResult(value), value))
   if (profile === "mcp-b" && value !== null && (t === "object" || t === "function")) return mcpbFacts(value)
   if (t === "string") {
     if (value === "") return facts(SUBSTITUTE_BYTES, "string", false, true, { text: 1 })
@@ -800,6 +868,7 @@ function errorText(err, policy) {
 function resultText(value, profile = "chromium") {
   const t = typeof value
   if (t === "string") return value === "" && profile !== "form" ? EMPTY_SUBSTITUTE : value
+  if (profile === "mcp") return resultText(safely(() => mcpResult(value), value), "mcp-b")
   if ((profile === "mcp-b" || profile === "mcp-b-form") && value !== null && (t === "object" || t === "function")) {
     let text
     try {
@@ -837,7 +906,12 @@ function inputText(input) {
     return null
   }
 }
-return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, CONTENT_TYPES, PROFILES, resultFacts, jsonStringBytes, errorText, resultText, inputText };
+
+/** The facts of a throw, for a caller that receives one as a result (an MCP client: an isError CallToolResult). */
+function errorResultFacts(err, profile) {
+  return profile === "mcp" ? mcpbFacts(mcpErrorResult(err)) : null
+}
+return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, CONTENT_TYPES, PROFILES, resultFacts, jsonStringBytes, errorText, resultText, inputText, errorResultFacts };
 })();
 
 // ---- hooks.js ----
@@ -1018,7 +1092,8 @@ const originalOf = (fn) => (typeof fn === "function" && ORIGINAL.has(fn) ? ORIGI
  * @param {import("./collector.js").Collector} collector
  * @param {string} name
  * @param {Function} original
- * @param {string} [profile]  how the host serialises results (measure.js PROFILES)
+ * @param {string|(() => string)} [profile]  how the host serialises results (measure.js PROFILES); a function
+ *   when that depends on the caller (asked once per call, at entry, with the call's `this`)
  */
 function wrapExecute(collector, name, original, profile) {
   const c = collector
@@ -1026,7 +1101,7 @@ function wrapExecute(collector, name, original, profile) {
     if (!c.active) return original.apply(this, arguments)
     let call = null
     try {
-      call = c.enter(name, input, profile)
+      call = c.enter(name, input, typeof profile === "function" ? profile(this) : profile)
     } catch {
       return original.apply(this, arguments)
     }
@@ -1306,7 +1381,7 @@ __m["collector"] = (function () {
 // module goes through `sink` (see index.js): the channel mirror and the uplink.
 
 const { SessionStats, callTokens, tokensForBytes, imageTokens } = __m["stats"];
-const { resultFacts, inputBytesOf, errorText, resultText, inputText } = __m["measure"];
+const { resultFacts, inputBytesOf, errorText, resultText, inputText, errorResultFacts } = __m["measure"];
 const { defaultRefusal, refusalOf, consentMismatch, consentDetail, cutPayload } = __m["hooks"];
 const { now, safely, cap, makeTaskScheduler } = __m["util"];
 const { NATIVE_THEN } = __m["wrap"];
@@ -1740,7 +1815,8 @@ class Collector {
         }
       } else refusal = safely(() => defaultRefusal(call.value), null)
     } else {
-      facts = { resultBytes: 0, resultType: "error", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
+      // A throw reaches an MCP client as an isError result with bytes of its own; other callers get no result.
+      facts = safely(() => errorResultFacts(call.value, call.profile), null) || { resultBytes: 0, resultType: "error", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
       isError = true
       error = errorText(call.value, policy)
       if (policy !== "none") errorType = errorText(call.value, "name").slice(0, 64)
@@ -2166,6 +2242,134 @@ function estimatorOf(fn) {
 return { Collector, measureName };
 })();
 
+// ---- traps.js ----
+__m["traps"] = (function () {
+// Registries (and the Prompt API's LanguageModel) that arrive after the agent started: seen at the moment they
+// are installed, before their first registration can run (the 250 ms poll alone lets a polyfill and the page's tools slip in between two ticks).
+//
+// How the real packages install one (@mcp-b/webmcp-polyfill and @mcp-b/global 5.1.0, read in their dist/):
+//   - the polyfill: Object.defineProperty(Document.prototype, "modelContext", {get}) and a deprecated
+//     navigator getter (which warns once when read);
+//   - @mcp-b/global: Object.defineProperty(document | navigator, "modelContext", {value: server}).
+// No setter runs for a defineProperty, so an accessor trap alone would never see them: the agent wraps
+// Object.defineProperty, Object.defineProperties and Reflect.defineProperty, and after a define of
+// `modelContext` on one of the watched objects (the define itself untouched, its result returned as is) tells
+// the interceptor synchronously. A page assigning `window.modelContext = registry` (a page-made registry) goes
+// through an accessor trap on window, configurable so a later defineProperty still replaces it.
+// document and navigator get no accessor of ours where they have no modelContext: `"modelContext" in navigator`
+// is how pages detect WebMCP, and it must keep answering false there.
+
+const { safely } = __m["util"];
+const KEY = "modelContext"
+// The Prompt API's factories (prompt.js) installed late the same way: defined on window, not assigned to a
+// setter of ours (`"LanguageModel" in window` is how pages detect the Prompt API: no accessor there).
+const LATE = [KEY, "LanguageModel", "ai"]
+const isLate = (key) => LATE.includes(key)
+
+/**
+ * Watch `g` (the window) for registries installed late. `onChange()` runs synchronously after each install.
+ * Returns restore(): puts back every original still in place (a page's own later replacement is left alone).
+ * @param {any} g
+ * @param {() => void} onChange
+ */
+function watchRegistries(g, onChange) {
+  const restore = []
+  const O = g.Object
+  const R = g.Reflect
+  if (!O || typeof O.defineProperty !== "function") return () => {}
+  const define = O.defineProperty
+  const protoOf = (ctor) => safely(() => (typeof ctor === "function" ? ctor.prototype : null), null)
+  const watched = [g, safely(() => g.document, null), safely(() => g.navigator, null), protoOf(g.Document), protoOf(g.Navigator)].filter(Boolean)
+  const isWatched = (target) => watched.includes(target)
+  const tell = () => safely(onChange)
+
+  /** Replace obj[name] with `fn` (same name and length), restored only while it is still ours. */
+  const swap = (obj, name, fn) => {
+    if (!obj || typeof obj[name] !== "function") return
+    const own = Object.getOwnPropertyDescriptor(obj, name)
+    const original = obj[name]
+    safely(() => {
+      define(fn, "name", { value: original.name, configurable: true })
+      define(fn, "length", { value: original.length, configurable: true })
+    })
+    try {
+      define(obj, name, { value: fn, writable: true, configurable: true, enumerable: own ? own.enumerable : false })
+    } catch {
+      return
+    }
+    restore.push(() => {
+      if (obj[name] !== fn) return
+      if (own) define(obj, name, own)
+    })
+  }
+
+  const defineProperty = function (target, key, descriptor) {
+    const r = define(target, key, descriptor)
+    if (isLate(key) && isWatched(target)) tell()
+    return r
+  }
+  swap(O, "defineProperty", defineProperty)
+
+  const defineProperties = O.defineProperties
+  if (typeof defineProperties === "function") {
+    swap(O, "defineProperties", function (target, props) {
+      const r = defineProperties.call(O, target, props)
+      if (isWatched(target) && safely(() => props !== null && typeof props === "object" && LATE.some((k) => Object.prototype.hasOwnProperty.call(props, k)), false)) tell()
+      return r
+    })
+  }
+
+  const reflectDefine = R && R.defineProperty
+  if (typeof reflectDefine === "function") {
+    swap(R, "defineProperty", function (target, key, descriptor) {
+      const r = reflectDefine.call(R, target, key, descriptor)
+      if (r && isLate(key) && isWatched(target)) tell()
+      return r
+    })
+  }
+
+  // window.modelContext = registry: a setter that keeps the value and tells. Only where window has none yet.
+  if (safely(() => !(KEY in g), false)) {
+    let value
+    const trap = {
+      get() {
+        return value
+      },
+      set(v) {
+        value = v
+        tell()
+      },
+      configurable: true,
+      enumerable: false,
+    }
+    try {
+      define(g, KEY, trap)
+      restore.push(() => {
+        const d = Object.getOwnPropertyDescriptor(g, KEY)
+        if (!d || d.get !== trap.get) return
+        delete g[KEY]
+        if (value !== undefined) g[KEY] = value // the page's own registry stays where it put it
+      })
+    } catch {
+      /* a frozen window: the poll still looks */
+    }
+  }
+
+  return () => {
+    for (const f of restore.reverse()) safely(f)
+    restore.length = 0
+  }
+}
+
+/** Is `fn` one of the engine's own functions (a built-in getter), whose call runs no page code? */
+function isNativeFunction(fn) {
+  if (typeof fn !== "function") return false
+  const src = safely(() => Function.prototype.toString.call(fn), "")
+  return /\{\s*\[native code\]\s*\}\s*$/.test(src)
+}
+return { watchRegistries, isNativeFunction };
+})();
+
 // ---- registry.js ----
 __m["registry"] = (function () {
 // The interceptor: find modelContext registries (document, navigator, window), however late; patch
@@ -2175,6 +2379,7 @@ __m["registry"] = (function () {
 const { wrapExecute, isWrapper, originalOf, isInternal, isPlainPromise, NATIVE_THEN } = __m["wrap"];
 const { descriptorFingerprint, fnv1a32, sourceOf } = __m["hooks"];
 const { utf8Length, safely, cap, isScalar, listenWhile } = __m["util"];
+const { watchRegistries, isNativeFunction } = __m["traps"];
 const LOCATIONS = ["document", "navigator", "window"]
 const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext", "executeTool"]
 const MAX_DESCRIPTOR = 64 * 1024
@@ -2259,9 +2464,39 @@ class Interceptor {
     this.onSweep = null
     /** the declarative tools (forms.js): names it owns are not "registered before the agent" */
     this.forms = null
+    /** [host, name] of each patched registerTool running its host's original: a registration of the same
+     * name on another registry meanwhile is that host's mirror (@mcp-b/global's server copies each tool onto
+     * the native registry); any other name is a registration of its own */
+    this.mirroring = []
+    /** name -> the host holding a mirror of our registration: not the page's tool a second time */
+    this.mirrors = new Map()
+    /** name -> native calls entered through a mirror whose page function has not run yet (profileFor) */
+    this.nativeCalls = new Map()
+    this.unwatch = null
+    /** tools on an MCP server registered before the agent: their MCP-client calls reach no wrapper */
+    this.unseen = new Set()
+    this.unseenReason = null
+  }
+
+  /**
+   * A tool @mcp-b/global's server took before the agent arrived: the server keeps its own copy of the page's
+   * function, out of reach, and runs it for an MCP client's tools/call without any event. Those calls are
+   * not even counted: the status says so, with what works for such a page.
+   */
+  unseenPath(name) {
+    this.unseen.add(name)
+    if (this.unseenReason) this.c.extraReasons.delete(this.unseenReason)
+    this.unseenReason = `${this.unseen.size} tool(s) on @mcp-b/global's MCP server were registered before the agent: MCP-client calls to them (tools/call over postMessage) are not seen at all; load the agent before @mcp-b/global (first in <head>), or use the extension or \`wmcp-top open URL\``
+    this.c.extraReasons.add(this.unseenReason)
+    this.c.statusChanged()
   }
 
   start() {
+    // A registry installed later (a polyfill, @mcp-b/global's server, a page's own) is patched the moment it
+    // is defined, before the page can register on it (traps.js); the poll stays for what no trap sees.
+    this.unwatch = watchRegistries(this.g, () => {
+      if (this.c.active) this.sweep()
+    })
     this.sweep()
     if (!this.hasDocumentHost()) this.timer = this.si(() => safely(() => this.sweep()), this.pollMs)
   }
@@ -2273,15 +2508,20 @@ class Interceptor {
 
   /** Look for registries; patch the new ones. Stops polling once document.modelContext is found. */
   sweep() {
+    let docHost = null
     for (const loc of LOCATIONS) {
       const owner = loc === "window" ? this.g : this.g[loc]
       if (!owner) continue
       let host
       try {
+        // navigator.modelContext is a deprecated alias: a polyfill's getter for it warns when read. Read it
+        // only where it is the engine's own, or where document has no registry to stand for it.
+        if (loc === "navigator" && docHost && !plainOrNative(owner, "modelContext")) continue
         host = owner.modelContext
       } catch {
         continue
       }
+      if (loc === "document" && host && typeof host === "object") docHost = host
       if (!host || (typeof host !== "object" && typeof host !== "function") || this.hosts.has(host)) continue
       if (typeof host.registerTool !== "function" && typeof host.provideContext !== "function") continue
       this.patch(host, loc)
@@ -2306,6 +2546,7 @@ class Interceptor {
       const patched = {
         registerTool(tool, options) {
           if (self.busy || !self.c.active) return original.apply(this, arguments)
+          if (self.mirroring.length && self.isMirror(host, tool)) return self.mirror(host, original, this, arguments, tool)
           return self.registerTool(host, original, this, arguments, tool, options)
         },
         unregisterTool(name) {
@@ -2387,6 +2628,10 @@ class Interceptor {
     // Tools registered before we arrived: listed, not wrapped (use instrument()).
     this.reconcile(host)
     if (this.onFound) safely(() => this.onFound(host, location))
+    // @mcp-b/global's server stands in front of the registry it mirrors onto (the native one, or the strict
+    // polyfill's): patched too, so its toolactivated counts the native calls of tools we could not wrap.
+    const behind = mcpServerOf(host) ? safely(() => host.native, null) : null
+    if (behind && typeof behind === "object" && typeof behind.registerTool === "function" && !this.hosts.has(behind)) this.patch(behind, location)
   }
 
   /**
@@ -2428,7 +2673,7 @@ class Interceptor {
     // A polyfill registers each declarative form through registerTool: its execute answers with what the page
     // gave respondWith (validation messages included), serialised the polyfill's way.
     const form = this.forms ? this.forms.formOf(tool.name) : null
-    const wrapper = wrapExecute(this.c, toolName(tool.name), current, form ? "mcp-b-form" : profileOf(host))
+    const wrapper = wrapExecute(this.c, toolName(tool.name), current, form ? "mcp-b-form" : this.profileFor(host, tool.name))
     try {
       tool.execute = wrapper
     } catch {
@@ -2479,6 +2724,7 @@ class Interceptor {
     a[0] = prep.passed
     if (rec) this.pend(rec.name, 1)
     let ret
+    this.mirroring.push([host, rec ? rec.name : null])
     try {
       ret = original.apply(thisArg, a)
     } catch (err) {
@@ -2487,6 +2733,8 @@ class Interceptor {
         safely(() => this.refused(tool, rec, err))
       }
       throw err
+    } finally {
+      this.mirroring.pop()
     }
     if (!rec) return ret
     const ok = () => {
@@ -2564,7 +2812,7 @@ class Interceptor {
     try {
       const r = host.getTools()
       const read = (list) => {
-        const t = Array.isArray(list) ? list.find((x) => x && x.name === name) : null
+        const t = Array.isArray(list) ? list.find((x) => x && x.name === name && this.ownFrame(x)) : null
         finish(t ? scalars(t.annotations) || {} : null)
       }
       if (r && typeof r.then === "function") r.then(read, () => finish(null))
@@ -2616,6 +2864,7 @@ class Interceptor {
       this.c.registered(live.rec)
     }
     this.live.delete(name)
+    this.mirrors.delete(name)
     this.changed.set(name, ++this.epoch)
     const entry = this.hosts.get(host)
     if (entry) entry.names.delete(name)
@@ -2645,9 +2894,10 @@ class Interceptor {
       } catch {
         list = null
       }
-      const t = Array.isArray(list) ? list.find((x) => x && x.name === name) : null
+      const t = Array.isArray(list) ? list.find((x) => x && x.name === name && this.ownFrame(x)) : null
       if (!t) continue
-      const profile = profileOf(host)
+      // @mcp-b/global's server hands executeTool to the registry behind it: that one decides the input's form.
+      const profile = profileOf(mcpServerOf(host) ? safely(() => host.native, null) || host : host)
       // The polyfill's executeTool takes the input as JSON text; Chromium's takes the object.
       return { via: "executeTool", text: true, call: (input) => host.executeTool(t, profile === "mcp-b" ? JSON.stringify(input ?? {}) : input ?? {}) }
     }
@@ -2684,8 +2934,9 @@ class Interceptor {
         const entry = this.hosts.get(host)
         if (this.forms && this.forms.host === host) this.forms.sync(list)
         for (const t of list) {
-          if (!t || typeof t.name !== "string" || !t.name) continue
+          if (!t || typeof t.name !== "string" || !t.name || !this.ownFrame(t)) continue
           names.add(t.name)
+          if (this.mirrors.get(t.name) === host) continue // our registration's copy on this host
           if (this.forms && this.forms.owns(t.name)) continue
           if (this.live.has(t.name) || this.pendingNames.has(t.name) || t.name === this.c.reportToolName) continue
           if ((this.changed.get(t.name) || 0) > epochAtCall) continue // the list predates our own news of it
@@ -2695,6 +2946,7 @@ class Interceptor {
           if (entry) entry.names.add(name)
           this.c.registered({ name, ...describeTool(t), annotationsKept: scalars(t.annotations) || {}, internal: false })
           this.c.unwrappedTool(name)
+          if (mcpServerOf(host)) this.unseenPath(name)
         }
         if (entry) {
           for (const name of Array.from(entry.names)) {
@@ -2749,8 +3001,77 @@ class Interceptor {
     return n
   }
 
+  /** Is this registration, made inside a patched registerTool, the outer one's copy (same name, other host)? */
+  isMirror(host, tool) {
+    const outer = this.mirroring[this.mirroring.length - 1]
+    const name = safely(() => (tool && typeof tool.name === "string" ? toolName(tool.name) : null), null)
+    return outer[0] !== host && outer[1] !== null && outer[1] === name
+  }
+
+  /**
+   * A registration made while a patched registerTool was running its host's original: that host's copy of
+   * the tool on another registry (@mcp-b/global's server registers a mirror on the native one, whose execute
+   * runs the same page function the agent already wrapped). Passed through unwrapped, so a native call is
+   * measured once, by the page function's wrapper; the copy is not listed as a second tool.
+   */
+  mirror(host, original, thisArg, args, tool) {
+    const name = safely(() => (tool && typeof tool.name === "string" && tool.name ? toolName(tool.name) : null), null)
+    if (name) {
+      this.mirrors.set(name, host)
+      // The mirror's execute only tells which caller the page function's next run answers (profileFor): a
+      // native caller receives the host's serialisation, not the MCP envelope. It measures nothing itself.
+      safely(() => {
+        const run = tool.execute
+        if (typeof run !== "function" || isWrapper(run)) return
+        const calls = this.nativeCalls
+        tool.execute = function () {
+          calls.set(name, Math.min(64, (calls.get(name) || 0) + 1))
+          return run.apply(this, arguments)
+        }
+      })
+    }
+    return original.apply(thisArg, args)
+  }
+
+  /**
+   * How the caller of a tool registered on `host` receives its result. On @mcp-b/global's server one page
+   * function answers two callers: a native executeTool (through the server's mirror: the registry behind it
+   * serialises the value) and an MCP client's tools/call (the CallToolResult envelope, mcp_result.js). The
+   * mirror counts its calls in; the page function's run after one is the native caller's, any other the MCP
+   * client's. The page's own call of its tool object gets the value as is (sized as the registry behind would).
+   */
+  profileFor(host, name) {
+    if (!mcpServerOf(host)) return profileOf(host)
+    const behind = safely(() => host.native, null)
+    const native = behind ? profileOf(behind) : "chromium"
+    const key = toolName(name)
+    const calls = this.nativeCalls
+    const g = this.g
+    return (self) => {
+      // The server runs the page function as Reflect.apply(execute, undefined, [args]); the page calling its
+      // own tool object (tool.execute(x)) has the tool as `this` and receives the value itself.
+      if (self !== undefined && self !== g) return native
+      const n = calls.get(key) || 0
+      if (!n) return "mcp"
+      if (n === 1) calls.delete(key)
+      else calls.set(key, n - 1)
+      return native
+    }
+  }
+
+  /**
+   * Is a getTools() entry this document's own? Chromium lists same-origin frames' tools too, each with the
+   * `window` it lives in; an iframe's tools belong to the iframe's session, not to this one.
+   */
+  ownFrame(t) {
+    const w = safely(() => t.window, undefined)
+    return w === undefined || w === null || w === this.g
+  }
+
   /** Put back every original: registry methods, listeners, tools' execute. Idempotent. */
   restore() {
+    if (this.unwatch) safely(this.unwatch)
+    this.unwatch = null
     if (this.timer !== null) {
       this.ci(this.timer)
       this.timer = null
@@ -2765,6 +3086,25 @@ class Interceptor {
     this.hosts.clear()
     this.live.clear()
   }
+}
+
+/**
+ * Is obj[key] a data property or the engine's own getter (reading it runs no page code)? Looked up along the
+ * prototype chain, as a read would find it.
+ */
+function plainOrNative(obj, key) {
+  let o = obj
+  for (let i = 0; o && i < 16; i++) {
+    const d = Object.getOwnPropertyDescriptor(o, key)
+    if (d) return !d.get || isNativeFunction(d.get)
+    o = Object.getPrototypeOf(o)
+  }
+  return true
+}
+
+/** Is `host` @mcp-b/global's BrowserMcpServer (it marks its instances)? */
+function mcpServerOf(host) {
+  return safely(() => host.__isBrowserMcpServer === true, false)
 }
 return { describeTool, scalars, toolName, profileOf, Interceptor };
 })();

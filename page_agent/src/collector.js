@@ -5,7 +5,7 @@
 // module goes through `sink` (see index.js): the channel mirror and the uplink.
 
 import { SessionStats, callTokens, tokensForBytes, imageTokens } from "./stats.js"
-import { resultFacts, inputBytesOf, errorText, resultText, inputText } from "./measure.js"
+import { resultFacts, inputBytesOf, errorText, resultText, inputText, errorResultFacts } from "./measure.js"
 import { defaultRefusal, refusalOf, consentMismatch, consentDetail, cutPayload } from "./hooks.js"
 import { now, safely, cap, makeTaskScheduler } from "./util.js"
 import { NATIVE_THEN } from "./wrap.js"
@@ -440,7 +440,8 @@ export class Collector {
         }
       } else refusal = safely(() => defaultRefusal(call.value), null)
     } else {
-      facts = { resultBytes: 0, resultType: "error", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
+      // A throw reaches an MCP client as an isError result with bytes of its own; other callers get no result.
+      facts = safely(() => errorResultFacts(call.value, call.profile), null) || { resultBytes: 0, resultType: "error", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
       isError = true
       error = errorText(call.value, policy)
       if (policy !== "none") errorType = errorText(call.value, "name").slice(0, 64)

@@ -7,7 +7,8 @@
 //   throws while serialising (cycle, nested bigint) -> the host reports UnknownError: an error
 // Values are measured and dropped here: nothing in this module keeps a body.
 
-import { utf8Length, cap } from "./util.js"
+import { utf8Length, cap, safely } from "./util.js"
+import { mcpResult, mcpErrorResult } from "./mcp_result.js"
 import { callTokens } from "./stats.js"
 
 export const EMPTY_SUBSTITUTE = "Operation succeeded"
@@ -51,7 +52,7 @@ function contentFacts(envelope) {
  * @mcp-b/webmcp-polyfill 5.x, which writes JSON.stringify(value) when that gives text and String(value)
  * otherwise (so a cycle reads "[object Object]" instead of failing), "" becoming "Operation succeeded".
  */
-export const PROFILES = ["chromium", "mcp-b", "form", "mcp-b-form"]
+export const PROFILES = ["chromium", "mcp-b", "form", "mcp-b-form", "mcp"]
 
 /**
  * A declarative (form) tool's answer: what the page passed to SubmitEvent.respondWith. Chromium 156 delivers it
@@ -80,6 +81,8 @@ export function resultFacts(value, profile = "chromium") {
   const t = typeof value
   if (profile === "form") return formFacts(value)
   if (profile === "mcp-b-form") return validationOf(value, resultFacts(value, "mcp-b"))
+  // An MCP client's tools/call through @mcp-b/global's server: the CallToolResult it received (mcp_result.js).
+  if (profile === "mcp") return mcpbFacts(safely(() => mcpResult(value), value))
   if (profile === "mcp-b" && value !== null && (t === "object" || t === "function")) return mcpbFacts(value)
   if (t === "string") {
     if (value === "") return facts(SUBSTITUTE_BYTES, "string", false, true, { text: 1 })
@@ -238,6 +241,7 @@ export { callTokens }
 export function resultText(value, profile = "chromium") {
   const t = typeof value
   if (t === "string") return value === "" && profile !== "form" ? EMPTY_SUBSTITUTE : value
+  if (profile === "mcp") return resultText(safely(() => mcpResult(value), value), "mcp-b")
   if ((profile === "mcp-b" || profile === "mcp-b-form") && value !== null && (t === "object" || t === "function")) {
     let text
     try {
@@ -274,4 +278,9 @@ export function inputText(input) {
   } catch {
     return null
   }
+}
+
+/** The facts of a throw, for a caller that receives one as a result (an MCP client: an isError CallToolResult). */
+export function errorResultFacts(err, profile) {
+  return profile === "mcp" ? mcpbFacts(mcpErrorResult(err)) : null
 }

@@ -5,6 +5,7 @@
 import { wrapExecute, isWrapper, originalOf, isInternal, isPlainPromise, NATIVE_THEN } from "./wrap.js"
 import { descriptorFingerprint, fnv1a32, sourceOf } from "./hooks.js"
 import { utf8Length, safely, cap, isScalar, listenWhile } from "./util.js"
+import { watchRegistries, isNativeFunction } from "./traps.js"
 
 const LOCATIONS = ["document", "navigator", "window"]
 const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext", "executeTool"]
@@ -90,9 +91,39 @@ export class Interceptor {
     this.onSweep = null
     /** the declarative tools (forms.js): names it owns are not "registered before the agent" */
     this.forms = null
+    /** [host, name] of each patched registerTool running its host's original: a registration of the same
+     * name on another registry meanwhile is that host's mirror (@mcp-b/global's server copies each tool onto
+     * the native registry); any other name is a registration of its own */
+    this.mirroring = []
+    /** name -> the host holding a mirror of our registration: not the page's tool a second time */
+    this.mirrors = new Map()
+    /** name -> native calls entered through a mirror whose page function has not run yet (profileFor) */
+    this.nativeCalls = new Map()
+    this.unwatch = null
+    /** tools on an MCP server registered before the agent: their MCP-client calls reach no wrapper */
+    this.unseen = new Set()
+    this.unseenReason = null
+  }
+
+  /**
+   * A tool @mcp-b/global's server took before the agent arrived: the server keeps its own copy of the page's
+   * function, out of reach, and runs it for an MCP client's tools/call without any event. Those calls are
+   * not even counted: the status says so, with what works for such a page.
+   */
+  unseenPath(name) {
+    this.unseen.add(name)
+    if (this.unseenReason) this.c.extraReasons.delete(this.unseenReason)
+    this.unseenReason = `${this.unseen.size} tool(s) on @mcp-b/global's MCP server were registered before the agent: MCP-client calls to them (tools/call over postMessage) are not seen at all; load the agent before @mcp-b/global (first in <head>), or use the extension or \`wmcp-top open URL\``
+    this.c.extraReasons.add(this.unseenReason)
+    this.c.statusChanged()
   }
 
   start() {
+    // A registry installed later (a polyfill, @mcp-b/global's server, a page's own) is patched the moment it
+    // is defined, before the page can register on it (traps.js); the poll stays for what no trap sees.
+    this.unwatch = watchRegistries(this.g, () => {
+      if (this.c.active) this.sweep()
+    })
     this.sweep()
     if (!this.hasDocumentHost()) this.timer = this.si(() => safely(() => this.sweep()), this.pollMs)
   }
@@ -104,15 +135,20 @@ export class Interceptor {
 
   /** Look for registries; patch the new ones. Stops polling once document.modelContext is found. */
   sweep() {
+    let docHost = null
     for (const loc of LOCATIONS) {
       const owner = loc === "window" ? this.g : this.g[loc]
       if (!owner) continue
       let host
       try {
+        // navigator.modelContext is a deprecated alias: a polyfill's getter for it warns when read. Read it
+        // only where it is the engine's own, or where document has no registry to stand for it.
+        if (loc === "navigator" && docHost && !plainOrNative(owner, "modelContext")) continue
         host = owner.modelContext
       } catch {
         continue
       }
+      if (loc === "document" && host && typeof host === "object") docHost = host
       if (!host || (typeof host !== "object" && typeof host !== "function") || this.hosts.has(host)) continue
       if (typeof host.registerTool !== "function" && typeof host.provideContext !== "function") continue
       this.patch(host, loc)
@@ -137,6 +173,7 @@ export class Interceptor {
       const patched = {
         registerTool(tool, options) {
           if (self.busy || !self.c.active) return original.apply(this, arguments)
+          if (self.mirroring.length && self.isMirror(host, tool)) return self.mirror(host, original, this, arguments, tool)
           return self.registerTool(host, original, this, arguments, tool, options)
         },
         unregisterTool(name) {
@@ -218,6 +255,10 @@ export class Interceptor {
     // Tools registered before we arrived: listed, not wrapped (use instrument()).
     this.reconcile(host)
     if (this.onFound) safely(() => this.onFound(host, location))
+    // @mcp-b/global's server stands in front of the registry it mirrors onto (the native one, or the strict
+    // polyfill's): patched too, so its toolactivated counts the native calls of tools we could not wrap.
+    const behind = mcpServerOf(host) ? safely(() => host.native, null) : null
+    if (behind && typeof behind === "object" && typeof behind.registerTool === "function" && !this.hosts.has(behind)) this.patch(behind, location)
   }
 
   /**
@@ -259,7 +300,7 @@ export class Interceptor {
     // A polyfill registers each declarative form through registerTool: its execute answers with what the page
     // gave respondWith (validation messages included), serialised the polyfill's way.
     const form = this.forms ? this.forms.formOf(tool.name) : null
-    const wrapper = wrapExecute(this.c, toolName(tool.name), current, form ? "mcp-b-form" : profileOf(host))
+    const wrapper = wrapExecute(this.c, toolName(tool.name), current, form ? "mcp-b-form" : this.profileFor(host, tool.name))
     try {
       tool.execute = wrapper
     } catch {
@@ -310,6 +351,7 @@ export class Interceptor {
     a[0] = prep.passed
     if (rec) this.pend(rec.name, 1)
     let ret
+    this.mirroring.push([host, rec ? rec.name : null])
     try {
       ret = original.apply(thisArg, a)
     } catch (err) {
@@ -318,6 +360,8 @@ export class Interceptor {
         safely(() => this.refused(tool, rec, err))
       }
       throw err
+    } finally {
+      this.mirroring.pop()
     }
     if (!rec) return ret
     const ok = () => {
@@ -395,7 +439,7 @@ export class Interceptor {
     try {
       const r = host.getTools()
       const read = (list) => {
-        const t = Array.isArray(list) ? list.find((x) => x && x.name === name) : null
+        const t = Array.isArray(list) ? list.find((x) => x && x.name === name && this.ownFrame(x)) : null
         finish(t ? scalars(t.annotations) || {} : null)
       }
       if (r && typeof r.then === "function") r.then(read, () => finish(null))
@@ -447,6 +491,7 @@ export class Interceptor {
       this.c.registered(live.rec)
     }
     this.live.delete(name)
+    this.mirrors.delete(name)
     this.changed.set(name, ++this.epoch)
     const entry = this.hosts.get(host)
     if (entry) entry.names.delete(name)
@@ -476,9 +521,10 @@ export class Interceptor {
       } catch {
         list = null
       }
-      const t = Array.isArray(list) ? list.find((x) => x && x.name === name) : null
+      const t = Array.isArray(list) ? list.find((x) => x && x.name === name && this.ownFrame(x)) : null
       if (!t) continue
-      const profile = profileOf(host)
+      // @mcp-b/global's server hands executeTool to the registry behind it: that one decides the input's form.
+      const profile = profileOf(mcpServerOf(host) ? safely(() => host.native, null) || host : host)
       // The polyfill's executeTool takes the input as JSON text; Chromium's takes the object.
       return { via: "executeTool", text: true, call: (input) => host.executeTool(t, profile === "mcp-b" ? JSON.stringify(input ?? {}) : input ?? {}) }
     }
@@ -515,8 +561,9 @@ export class Interceptor {
         const entry = this.hosts.get(host)
         if (this.forms && this.forms.host === host) this.forms.sync(list)
         for (const t of list) {
-          if (!t || typeof t.name !== "string" || !t.name) continue
+          if (!t || typeof t.name !== "string" || !t.name || !this.ownFrame(t)) continue
           names.add(t.name)
+          if (this.mirrors.get(t.name) === host) continue // our registration's copy on this host
           if (this.forms && this.forms.owns(t.name)) continue
           if (this.live.has(t.name) || this.pendingNames.has(t.name) || t.name === this.c.reportToolName) continue
           if ((this.changed.get(t.name) || 0) > epochAtCall) continue // the list predates our own news of it
@@ -526,6 +573,7 @@ export class Interceptor {
           if (entry) entry.names.add(name)
           this.c.registered({ name, ...describeTool(t), annotationsKept: scalars(t.annotations) || {}, internal: false })
           this.c.unwrappedTool(name)
+          if (mcpServerOf(host)) this.unseenPath(name)
         }
         if (entry) {
           for (const name of Array.from(entry.names)) {
@@ -580,8 +628,77 @@ export class Interceptor {
     return n
   }
 
+  /** Is this registration, made inside a patched registerTool, the outer one's copy (same name, other host)? */
+  isMirror(host, tool) {
+    const outer = this.mirroring[this.mirroring.length - 1]
+    const name = safely(() => (tool && typeof tool.name === "string" ? toolName(tool.name) : null), null)
+    return outer[0] !== host && outer[1] !== null && outer[1] === name
+  }
+
+  /**
+   * A registration made while a patched registerTool was running its host's original: that host's copy of
+   * the tool on another registry (@mcp-b/global's server registers a mirror on the native one, whose execute
+   * runs the same page function the agent already wrapped). Passed through unwrapped, so a native call is
+   * measured once, by the page function's wrapper; the copy is not listed as a second tool.
+   */
+  mirror(host, original, thisArg, args, tool) {
+    const name = safely(() => (tool && typeof tool.name === "string" && tool.name ? toolName(tool.name) : null), null)
+    if (name) {
+      this.mirrors.set(name, host)
+      // The mirror's execute only tells which caller the page function's next run answers (profileFor): a
+      // native caller receives the host's serialisation, not the MCP envelope. It measures nothing itself.
+      safely(() => {
+        const run = tool.execute
+        if (typeof run !== "function" || isWrapper(run)) return
+        const calls = this.nativeCalls
+        tool.execute = function () {
+          calls.set(name, Math.min(64, (calls.get(name) || 0) + 1))
+          return run.apply(this, arguments)
+        }
+      })
+    }
+    return original.apply(thisArg, args)
+  }
+
+  /**
+   * How the caller of a tool registered on `host` receives its result. On @mcp-b/global's server one page
+   * function answers two callers: a native executeTool (through the server's mirror: the registry behind it
+   * serialises the value) and an MCP client's tools/call (the CallToolResult envelope, mcp_result.js). The
+   * mirror counts its calls in; the page function's run after one is the native caller's, any other the MCP
+   * client's. The page's own call of its tool object gets the value as is (sized as the registry behind would).
+   */
+  profileFor(host, name) {
+    if (!mcpServerOf(host)) return profileOf(host)
+    const behind = safely(() => host.native, null)
+    const native = behind ? profileOf(behind) : "chromium"
+    const key = toolName(name)
+    const calls = this.nativeCalls
+    const g = this.g
+    return (self) => {
+      // The server runs the page function as Reflect.apply(execute, undefined, [args]); the page calling its
+      // own tool object (tool.execute(x)) has the tool as `this` and receives the value itself.
+      if (self !== undefined && self !== g) return native
+      const n = calls.get(key) || 0
+      if (!n) return "mcp"
+      if (n === 1) calls.delete(key)
+      else calls.set(key, n - 1)
+      return native
+    }
+  }
+
+  /**
+   * Is a getTools() entry this document's own? Chromium lists same-origin frames' tools too, each with the
+   * `window` it lives in; an iframe's tools belong to the iframe's session, not to this one.
+   */
+  ownFrame(t) {
+    const w = safely(() => t.window, undefined)
+    return w === undefined || w === null || w === this.g
+  }
+
   /** Put back every original: registry methods, listeners, tools' execute. Idempotent. */
   restore() {
+    if (this.unwatch) safely(this.unwatch)
+    this.unwatch = null
     if (this.timer !== null) {
       this.ci(this.timer)
       this.timer = null
@@ -598,3 +715,21 @@ export class Interceptor {
   }
 }
 
+/**
+ * Is obj[key] a data property or the engine's own getter (reading it runs no page code)? Looked up along the
+ * prototype chain, as a read would find it.
+ */
+function plainOrNative(obj, key) {
+  let o = obj
+  for (let i = 0; o && i < 16; i++) {
+    const d = Object.getOwnPropertyDescriptor(o, key)
+    if (d) return !d.get || isNativeFunction(d.get)
+    o = Object.getPrototypeOf(o)
+  }
+  return true
+}
+
+/** Is `host` @mcp-b/global's BrowserMcpServer (it marks its instances)? */
+function mcpServerOf(host) {
+  return safely(() => host.__isBrowserMcpServer === true, false)
+}

@@ -34,7 +34,8 @@ export const originalOf = (fn) => (typeof fn === "function" && ORIGINAL.has(fn) 
  * @param {import("./collector.js").Collector} collector
  * @param {string} name
  * @param {Function} original
- * @param {string} [profile]  how the host serialises results (measure.js PROFILES)
+ * @param {string|(() => string)} [profile]  how the host serialises results (measure.js PROFILES); a function
+ *   when that depends on the caller (asked once per call, at entry, with the call's `this`)
  */
 export function wrapExecute(collector, name, original, profile) {
   const c = collector
@@ -42,7 +43,7 @@ export function wrapExecute(collector, name, original, profile) {
     if (!c.active) return original.apply(this, arguments)
     let call = null
     try {
-      call = c.enter(name, input, profile)
+      call = c.enter(name, input, typeof profile === "function" ? profile(this) : profile)
     } catch {
       return original.apply(this, arguments)
     }
