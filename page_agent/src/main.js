@@ -1,6 +1,6 @@
 // Entry of the classic script (dist/agent.js): run the gate on load, expose window.__webmcpPerf, and, as
 // webmcp-profiler's script tag does, window.WebMCPProfiler (its entry points) unless the page already has one.
-import { maybeAttach, attach, profilerTool, detach, VERSION } from "./index.js"
+import { maybeAttach, attach, profilerTool, detach, watchLateConfig, VERSION } from "./index.js"
 
 try {
   if (typeof window !== "undefined") {
@@ -11,7 +11,10 @@ try {
         writable: true,
       })
     }
-    maybeAttach(typeof window.__WMCP_CONFIG__ === "object" && window.__WMCP_CONFIG__ ? window.__WMCP_CONFIG__ : {})
+    const cfg = window.__WMCP_CONFIG__
+    const given = typeof cfg === "object" && cfg !== null
+    const api = maybeAttach(given ? cfg : {})
+    if (!given && cfg === undefined) watchLateConfig(window, api)
   }
 } catch {
   /* never throw into the page */
