@@ -49,6 +49,16 @@ test("the real Node global (what an SSR framework's server runs): attach() is th
   assert.equal(globalThis.__webmcpPerf, undefined)
 })
 
+test("a worker has no document either, and still attaches", () => {
+  class WorkerGlobalScope {}
+  const w = Object.assign(Object.create(WorkerGlobalScope.prototype), { WorkerGlobalScope, console: { info() {}, warn() {} }, location: { origin: "http://127.0.0.1:8000", pathname: "/w.js", search: "" } })
+  const env = manualEnv()
+  const p = attach({ global: w, announce: false, uplink: false, BroadcastChannel: null, WebSocket: null, PerformanceObserver: null, ...env })
+  assert.equal(p.active, true)
+  assert.ok(!Object.isFrozen(p))
+  p.detach()
+})
+
 // ---- onSpan has fired when `await execute()` resolves --------------------------------------------------
 
 test("onSpan: the span is delivered before the caller's await resumes, through execute() and the host alike", async () => {
