@@ -287,3 +287,52 @@ test("a window.__WMCP_CONFIG__ assigned after the agent ran: one console warning
   assert.equal(h.lines.warn.length, 1)
   assert.equal(inert.status().hints[0], LATE_CONFIG_HINT)
 })
+
+// ---- hostile pages -----------------------------------------------------------------------------------------
+
+test("hostile onSpan listeners (one throws, one calls another tool) cannot break the page's call or the relay's spans", async () => {
+  const ctx = await connectedAgent()
+  const other = tool("other", () => "o")
+  await ctx.host.registerTool(other)
+  await ctx.host.registerTool(tool("t", async () => ({ ok: 1 })))
+  const seen = []
+  let nested = 0
+  ctx.api.onSpan(() => {
+    throw new Error("listener bug")
+  })
+  ctx.api.onSpan((s) => {
+    seen.push(s.tool)
+    if (s.tool === "t" && nested++ < 3) other.execute({}) // re-entrant: a call from inside the settle path
+  })
+  const got = await ctx.host.executeTool({ name: "t" }, {})
+  assert.equal(got, '{"ok":1}', "the page's call still answers")
+  assert.deepEqual(seen, ["t", "other"])
+  await ctx.host.executeTool({ name: "t" }, {})
+  ctx.env.run()
+  const sent = ctx.ws.frames("spans").flatMap((f) => f.spans).map((s) => s.tool)
+  assert.deepEqual(sent, ["t", "other", "t", "other"], "every span reaches the relay once, in order")
+})
+
+test("a hostile late config: throwing console, assignment storm, odd values: no throw into the page, one warning, one hint", () => {
+  const g = loudWindow({ host: new DraftHost() })
+  let warns = 0
+  g.console.warn = () => {
+    warns++
+    throw new Error("console gone")
+  }
+  const api = attach({ global: g, announce: false, uplink: false, BroadcastChannel: null, WebSocket: null, PerformanceObserver: null, ...manualEnv() })
+  watchLateConfig(g, api)
+  for (const v of [null, 7, "x", undefined]) g.__WMCP_CONFIG__ = v // not a configuration: no warning
+  assert.equal(warns, 0)
+  const hostile = {}
+  Object.defineProperty(hostile, "globalName", { get() { throw new Error("gotcha") } })
+  for (let i = 0; i < 1000; i++) g.__WMCP_CONFIG__ = i % 2 ? hostile : { i }
+  assert.equal(warns, 1, "one warning, however often it is assigned")
+  const hints = api.status().hints
+  assert.equal(hints.filter((h) => h === LATE_CONFIG_HINT).length, 1)
+  assert.ok(hints.length <= 8, "within the wire's 8 hints")
+  assert.equal(g.__WMCP_CONFIG__, hostile, "the page keeps its last value")
+  delete g.__WMCP_CONFIG__ // the page may take the property back
+  g.__WMCP_CONFIG__ = { plain: true }
+  assert.deepEqual(g.__WMCP_CONFIG__, { plain: true })
+})
