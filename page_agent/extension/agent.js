@@ -5021,7 +5021,7 @@ const NAV_KEY = "wmcp-top:navigated" // sessionStorage: the form call whose subm
 const NAV_NOTE_MS = 60_000
 const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
 const LIVE = new WeakMap() // global -> the attached api (also under globalName: false): one agent a window
-const NOTES = new WeakMap() // api -> adds a hint of the agent's own to its status (noteLateConfig)
+const NOTES = new WeakMap() // api -> adds a hint of the agent's own to its status (watchLateConfig)
 // What profilerTool needs of an API, under a registered symbol, so a second copy of the agent (the /agent.mjs
 // module imported next to the classic script) can make the report tool of the global API. Only the report's
 // view: the Agent itself (its uplink address, with the token) stays out of the page's reach.
