@@ -134,11 +134,17 @@ def call_size(input_bytes: int, result_bytes: int, image_bytes: int) -> CallSize
 MAX_ERROR_CHARS = 200
 
 
+def cut_error(text: str) -> str:
+    """At most 200 code points: a longer text keeps 199 and ends in "…" (webmcp-profiler's cut mark, here
+    within the wire's 200)."""
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "\u2026"
+
+
 def error_text(policy: str, name: str, message: str) -> str | None:
-    """What a span keeps of an error: the message capped at 200 code points (the name when the message is
+    """What a span keeps of an error: the message cut at 200 code points (the name when the message is
     empty), the name only, or nothing. Never a stack."""
     if policy == "none":
         return None
     if policy == "name" or not message:
-        return name[:MAX_ERROR_CHARS] or "Error"
-    return message[:MAX_ERROR_CHARS]
+        return cut_error(name) or "Error"
+    return cut_error(message)

@@ -22,7 +22,7 @@ MAX_FRAME_BYTES = 1 << 20
 MAX_SPANS_PER_FRAME = 500
 MAX_CALLS_PER_FRAME = 500
 MAX_TOOL_NAME = 128
-MAX_ERROR = 201  # this agent caps at 200; a webmcp-profiler page relayed over the channel adds an ellipsis (201)
+MAX_ERROR = 201  # this agent cuts at 200, its "…" included; a webmcp-profiler page relayed over the channel keeps 200 + "…" (201)
 MAX_DESCRIPTOR_BYTES = 64 * 1024
 # Arrays and objects within arrays and objects. Real schemas nest a few levels (each object level is two: the
 # schema and its `properties`); the dashboard and the exports walk a descriptor with the standard library's

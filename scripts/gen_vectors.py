@@ -219,8 +219,9 @@ def measure_case(name: str, inp: Any, result: Any) -> dict[str, Any]:
 
 ERRORS = [
     ("message", {"name": "TypeError", "message": "card declined"}, "card declined"),
-    ("message", {"name": "Error", "message": "é" * 250}, "é" * 200),
-    ("message", {"name": "Error", "message": "🍵" * 201}, "🍵" * 200),
+    ("message", {"name": "Error", "message": "é" * 250}, "é" * 199 + "…"),
+    ("message", {"name": "Error", "message": "🍵" * 201}, "🍵" * 199 + "…"),
+    ("message", {"name": "Error", "message": "🍵" * 200}, "🍵" * 200),
     ("message", {"name": "RangeError", "message": ""}, "RangeError"),
     ("name", {"name": "TypeError", "message": "secret detail"}, "TypeError"),
     ("none", {"name": "TypeError", "message": "secret detail"}, None),

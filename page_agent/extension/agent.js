@@ -855,8 +855,22 @@ function errorText(err, policy) {
   } catch {
     /* a hostile getter: keep the defaults */
   }
-  if (policy === "name" || !message) return cap(name, 200) || "Error"
-  return cap(message, 200)
+  if (policy === "name" || !message) return cutError(name) || "Error"
+  return cutError(message)
+}
+
+/** The wire's (and webmcp-profiler's) error limit, in code points. */
+const MAX_ERROR = 200
+
+/**
+ * An error text of at most MAX_ERROR code points: a longer one keeps MAX_ERROR - 1 and ends in "\u2026", as
+ * webmcp-profiler marks its cut (it keeps 200 and adds the "\u2026"; here the mark fits within the wire's 200).
+ */
+function cutError(text) {
+  const s = String(text)
+  if (s.length <= MAX_ERROR) return s
+  const kept = cap(s, MAX_ERROR)
+  return kept.length === s.length ? s : `${cap(kept, MAX_ERROR - 1)}\u2026`
 }
 
 
@@ -911,7 +925,7 @@ function inputText(input) {
 function errorResultFacts(err, profile) {
   return profile === "mcp" ? mcpbFacts(mcpErrorResult(err)) : null
 }
-return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, CONTENT_TYPES, PROFILES, resultFacts, jsonStringBytes, errorText, resultText, inputText, errorResultFacts };
+return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, CONTENT_TYPES, PROFILES, resultFacts, jsonStringBytes, errorText, MAX_ERROR, cutError, resultText, inputText, errorResultFacts };
 })();
 
 // ---- hooks.js ----
@@ -1264,9 +1278,23 @@ const PHASES = {
 const COUNTED_HINT =
   "tools registered before the agent are only counted: load the agent first (first in <head>), or run `wmcp-top open URL`, or watch with `wmcp-top attach --cdp`"
 
+/** The registry's property, by the location the interceptor found it at. */
+const WHERE = { document: "document.modelContext", navigator: "navigator.modelContext", window: "window.modelContext" }
+
+/**
+ * The phase's sentence with webmcp-profiler's details: where the registry was found (host-found), and the
+ * split (measuring) when the caller has it.
+ */
+function detailed(phase, message, s) {
+  if (phase === "host-found" && s.hostLocation) return message.replace("Registry found", `Registry found on ${WHERE[s.hostLocation] || s.hostLocation}`)
+  if (phase === "measuring" && s.split) return `${message.slice(0, -1)}: ${s.split}`
+  return message
+}
+
 /**
  * @param {{active:boolean, inactive?:boolean, hostFound:boolean, registered:boolean, anyCall:boolean,
- *   reasons:string[], inFlight?:number, countedOnly?:boolean}} s
+ *   reasons:string[], inFlight?:number, countedOnly?:boolean, hostLocation?:string|null, split?:string|null,
+ *   hints?:string[]}} s  `hints`: the caller's own, ahead of the phase's
  * @returns {{phase:string, message:string, hints:string[], coverage:string|null, reasons:string[]}}
  */
 function statusFor(s) {
@@ -1284,7 +1312,8 @@ function statusFor(s) {
   }
   const hints = p.hints.slice()
   if (s.countedOnly && coverage !== null) hints.unshift(COUNTED_HINT)
-  return { phase, message: p.message, hints, coverage, reasons: s.reasons.slice(0, 8) }
+  if (s.hints && s.hints.length) hints.unshift(...s.hints)
+  return { phase, message: detailed(phase, p.message, s), hints: hints.slice(0, 8), coverage, reasons: s.reasons.slice(0, 8) }
 }
 
 const PHASE_NAMES = Object.keys(PHASES)
@@ -1372,6 +1401,840 @@ function unwatchedWindow(intervalMs, unsent, mark) {
 return { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, batchWindow, isBusy, QUIET_WAIT_MS, UNWATCHED_MS, UNWATCHED_LEDGER_MS, readWatch, unwatchedMark, unwatchedWindow };
 })();
 
+// ---- config.js ----
+__m["config"] = (function () {
+// Build-time and serve-time constants.
+
+const VERSION = "0.1.0"
+const AGENT = `wmcp-top-agent/${VERSION}`
+/** The agent as the browser extension injects it: the relay and the dashboard mark its sessions by this name. */
+const EXTENSION_AGENT = `wmcp-top-extension/${VERSION}`
+
+/**
+ * The uplink address (the relay's WebSocket). The relay replaces the placeholder below, when it serves
+ * /agent.js and /agent.mjs, with "ws://127.0.0.1:PORT/relay?t=TOKEN". Loaded raw, it stays null and the
+ * agent reads globalThis.__WMCP_UPLINK__ (same shape), or runs without an uplink.
+ */
+const BAKED_UPLINK = /*@WMCP_UPLINK@*/null
+
+const DEFAULTS = Object.freeze({
+  buffer: 500,
+  sample: 1,
+  errorPolicy: "message",
+  globalName: "__webmcpPerf",
+  relay: true, // webmcp-profiler's meaning: mirror spans onto the BroadcastChannel (false: no channel)
+  uplink: null, // the relay's WebSocket URL; null: the baked one or __WMCP_UPLINK__; false: none
+  pollMs: 250,
+  param: "perf",
+  storageKey: "webmcp-perf:mode",
+  announce: true,
+  reportTool: false,
+  overlay: false, // webmcp-profiler's panel; here true prints one line pointing to the terminal
+  capturePayloads: false,
+  maxPayloadLength: 2048,
+  fingerprintHandler: false,
+  prompts: true,
+})
+return { VERSION, AGENT, EXTENSION_AGENT, BAKED_UPLINK, DEFAULTS };
+})();
+
+// ---- channel.js ----
+__m["channel"] = (function () {
+// The BroadcastChannel mirror, compatible with webmcp-profiler's relay:
+//   posts and accepts {kind:"span", span} and {kind:"update", sessionId, seq, blockingMs}
+//   on BroadcastChannel("webmcp-perf:" + origin).
+// Also posts {kind:"wmcp-top", sessionId, uplink} on start (and again whenever a new wmcp-top peer
+// announces itself), so another wmcp-top agent in the same origin does not forward (as "relayed") a session
+// that has its own uplink. A foreign session is held back for `settleMs` before it is forwarded, which
+// leaves its agent time to announce. Every wmcp-top agent with an uplink forwards the foreign sessions it
+// hears: the relay keeps the first forwarder's copy and shadows the others (README, "Session ownership").
+// No election among peers: anything on the channel can be posted by any same-origin script, so a fake
+// announcement (say, session 00000000 claiming to forward) must not be able to stop forwarding. An agent
+// leaving still says `gone: true`. Other consumers ignore the unknown kind.
+// What arrives is validated as strictly as the relay would, capped (8 sessions, 500 spans each) and
+// rate-limited; our own messages are ignored. Every drop is counted, never thrown.
+// Our own spans and updates leave in batches (pacing.js): the same messages, in the same order, each its own
+// post, but posted together once per window, so they share the browser's IPC wake-ups (one post per span
+// was the largest part of what watching cost a page calling 100 times a second). Announcements go at once,
+// after whatever the window held; pagehide and close flush the window first.
+// Posting our own spans is for a reader the page asked for (issue 33): webmcp-profiler's API keeps its default
+// (`relay: true`), while the terminal's routes (the relay's script tag, `wmcp-top open`, the extension) attach
+// with `relay: "read"` (terminalRoute): the channel is read, and nothing of ours is posted per span unless the
+// page says `relay: true` or `?perf=overlay`. One message per span cost more than everything else watching does.
+
+const { CONTENT_TYPES } = __m["measure"];
+const { safely } = __m["util"];
+const { FLUSH_MS, QUIET_WAIT_MS, batchWindow, isBusy } = __m["pacing"];
+const MAX_FOREIGN_SESSIONS = 8
+const MAX_FOREIGN_SPANS = 500
+/** Own messages a window may hold; beyond it the oldest is dropped and counted (`outboxDropped`). */
+const MAX_OUTBOX = 1000
+const MAX_NUMBER = 1e13
+const HEX8 = /^[0-9a-f]{8}$/
+const RESULT_TYPES = new Set(["object", "array", "string", "number", "boolean", "null", "undefined", "error", "unserializable"])
+
+const nonNeg = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= MAX_NUMBER
+const nonNegInt = (v) => nonNeg(v) && Number.isInteger(v)
+
+/**
+ * A clean copy of a span with exactly the wire fields, or null when anything is off.
+ * @returns {object|null}
+ */
+function validateSpan(s) {
+  if (!s || typeof s !== "object" || Array.isArray(s)) return null
+  if (typeof s.sessionId !== "string" || !HEX8.test(s.sessionId)) return null
+  if (!nonNegInt(s.seq)) return null
+  if (typeof s.tool !== "string" || s.tool.length < 1 || s.tool.length > 128) return null
+  for (const k of ["invokedAt", "settledAt", "wallMs", "blockingMs"]) if (!nonNeg(s[k])) return null
+  for (const k of ["inputBytes", "resultBytes", "imageBytes", "estInputTokens", "estTextTokens", "estImageTokens", "estTokens"]) if (!nonNegInt(s[k])) return null
+  const ct = s.contentTypes
+  if (!ct || typeof ct !== "object" || Array.isArray(ct)) return null
+  const keys = Object.keys(ct)
+  if (keys.length > 16) return null
+  const contentTypes = {}
+  for (const k of keys) {
+    if (k.length > 64 || !nonNegInt(ct[k])) return null
+    const key = CONTENT_TYPES.includes(k) ? k : "other" // keys are ours, never page text
+    contentTypes[key] = (contentTypes[key] || 0) + ct[k]
+  }
+  if (typeof s.isError !== "boolean" || typeof s.synthetic !== "boolean" || typeof s.serializable !== "boolean") return null
+  // webmcp-profiler caps a message at 200 characters and appends an ellipsis: 201.
+  if (!(s.error === null || (typeof s.error === "string" && s.error.length <= 201))) return null
+  if (!(s.gapSincePrevCallMs === null || nonNeg(s.gapSincePrevCallMs))) return null
+  const out = {
+    sessionId: s.sessionId,
+    seq: s.seq,
+    tool: s.tool,
+    invokedAt: s.invokedAt,
+    settledAt: s.settledAt,
+    wallMs: s.wallMs,
+    blockingMs: s.blockingMs,
+    inputBytes: s.inputBytes,
+    resultBytes: s.resultBytes,
+    contentTypes,
+    imageBytes: s.imageBytes,
+    estInputTokens: s.estInputTokens,
+    estTextTokens: s.estTextTokens,
+    estImageTokens: s.estImageTokens,
+    estTokens: s.estTokens,
+    isError: s.isError,
+    error: s.error,
+    gapSincePrevCallMs: s.gapSincePrevCallMs,
+    synthetic: s.synthetic,
+    serializable: s.serializable,
+  }
+  // Optional facts (001): kept when valid, dropped (not fatal) otherwise.
+  if (typeof s.resultType === "string" && RESULT_TYPES.has(s.resultType)) out.resultType = s.resultType
+  if (typeof s.envelope === "boolean") out.envelope = s.envelope
+  if (typeof s.substituted === "boolean") out.substituted = s.substituted
+  if (Number.isInteger(s.depth) && s.depth >= 0 && s.depth <= 64) out.depth = s.depth
+  if (s.parent === null || nonNegInt(s.parent)) out.parent = s.parent
+  if (typeof s.overlapped === "boolean") out.overlapped = s.overlapped
+  if (s.errorType === null || (typeof s.errorType === "string" && s.errorType.length <= 64)) out.errorType = s.errorType
+  return out
+}
+
+const PROFILER_FIELDS = [
+  "sessionId", "seq", "tool", "invokedAt", "settledAt", "wallMs", "blockingMs", "inputBytes", "resultBytes",
+  "contentTypes", "imageBytes", "estInputTokens", "estTextTokens", "estImageTokens", "estTokens", "isError",
+  "error", "gapSincePrevCallMs", "synthetic", "serializable",
+]
+
+/** `relay` as the terminal's routes set it: read the channel, post no span of our own. */
+const READ_ONLY = "read"
+
+/**
+ * The config a terminal route attaches with: the page's own, its channel read only unless it says `relay: true`
+ * (or `false`: no channel at all).
+ * @param {object} config
+ */
+function terminalRoute(config) {
+  return { ...config, relay: config.relay === true || config.relay === false ? config.relay : READ_ONLY }
+}
+
+/**
+ * Does this config ask for our spans on the channel? webmcp-profiler's default does; a terminal route only
+ * with `relay: true` or the overlay (`?perf=overlay`, `overlay: true`), whose reader is the channel. An agent
+ * with no uplink posts always: the channel is its only way to the terminal (another tab forwards it).
+ * @param {{relay?: unknown, overlay?: unknown}} config
+ * @param {boolean} uplinked  the agent has its own uplink
+ */
+function postsSpans(config, uplinked) {
+  return config.relay !== READ_ONLY || config.overlay === true || !uplinked
+}
+
+function profilerSpan(span) {
+  const out = {}
+  for (const k of PROFILER_FIELDS) out[k] = span[k]
+  return out
+}
+
+class ChannelMirror {
+  /**
+   * @param {object} o
+   * @param {string} o.name  channel name
+   * @param {string} o.sessionId  our own session (its messages are ignored)
+   * @param {boolean} [o.uplink]  announce that our session has its own uplink
+   * @param {Function} [o.BroadcastChannel]
+   * @param {() => number} [o.clock]  ms clock for the rate limit
+   * @param {number} [o.rate]  messages a second accepted (burst = 2x)
+   * @param {(span: object) => void} [o.onSpan]  a foreign span, validated
+   * @param {(u: {sessionId:string, seq:number, blockingMs:number}) => void} [o.onUpdate]
+   * @param {(sessionId: string) => void} [o.onSession]  a new foreign session (within the cap)
+   * @param {Function} [o.setTimeout]
+   * @param {Function} [o.clearTimeout]
+   * @param {number} [o.flushMs]  batch window for our own spans and updates (0: post each at once)
+   * @param {boolean} [o.alignQuiet]  a busy page's batch, its window over while a call is under way, waits for quiet() (pacing.js)
+   * @param {() => boolean} [o.calling]  is a call under way?
+   * @param {boolean} [o.posts]  post our own spans and updates (false: the channel is only read, postsSpans)
+   */
+  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS, alignQuiet = false, calling = () => false, posts = true }) {
+    this.sessionId = sessionId
+    this.posts = !!posts
+    this.uplink = !!uplink
+    this.st = st || ((fn, ms) => setTimeout(fn, ms))
+    this.ct = ct || ((t) => clearTimeout(t))
+    this.flushMs = Number.isFinite(flushMs) && flushMs > 0 ? flushMs : 0
+    /** our own spans and updates waiting for the window */
+    this.outbox = []
+    this.outboxTimer = null
+    this.lastBatchAt = -Infinity
+    this.alignQuiet = !!alignQuiet
+    this.calling = calling
+    this.awaitingQuiet = false
+    this.settleMs = settleMs
+    /** foreign sessions waiting out settleMs: id -> buffered messages */
+    this.pending = new Map()
+    /** wmcp-top peers heard from */
+    this.peers = new Set()
+    this.clock = clock
+    this.rate = Number.isFinite(rate) && rate > 0 ? rate : 200
+    this.tokens = this.rate * 2
+    this.refilledAt = clock()
+    this.onSpan = onSpan || (() => {})
+    this.onUpdate = onUpdate || (() => {})
+    this.onSession = onSession || (() => {})
+    /** foreign sessionId -> count of spans accepted (for the per-session cap) */
+    this.sessions = new Map()
+    /** sessions that announced their own uplink: seen, not forwarded */
+    this.direct = new Set()
+    this.counters = { received: 0, accepted: 0, invalid: 0, own: 0, rateLimited: 0, sessionCap: 0, direct: 0, heldDropped: 0, posted: 0, outboxDropped: 0 }
+    this.bc = null
+    if (typeof BC !== "function") return
+    safely(() => {
+      this.bc = new BC(name)
+      this.bc.onmessage = (e) => safely(() => this.receive(e && e.data))
+      this.announce()
+    })
+  }
+
+  announce(gone = false) {
+    const msg = { kind: "wmcp-top", sessionId: this.sessionId, uplink: this.uplink }
+    if (gone) msg.gone = true
+    this.flush()
+    this.post(msg)
+  }
+
+  post(msg) {
+    if (!this.bc) return
+    safely(() => {
+      this.bc.postMessage(msg)
+      this.counters.posted++
+    })
+  }
+
+  /** Post a span with exactly webmcp-profiler's 20 fields (its readers validate closed objects). */
+  span(span) {
+    if (this.posts) this.queue({ kind: "span", span: profilerSpan(span) })
+  }
+
+  update(sessionId, seq, blockingMs) {
+    if (this.posts) this.queue({ kind: "update", sessionId, seq, blockingMs })
+  }
+
+  queue(msg) {
+    if (!this.bc) return
+    if (!this.flushMs) return this.post(msg)
+    this.outbox.push(msg)
+    if (this.outbox.length > MAX_OUTBOX) {
+      this.outbox.shift()
+      this.counters.outboxDropped++
+    }
+    if (this.outboxTimer !== null) return
+    const wait = batchWindow(this.flushMs, this.clock(), this.lastBatchAt)
+    this.arm(wait, () => {
+      if (!this.alignQuiet || !isBusy(this.clock(), this.lastBatchAt) || !this.calling()) return this.flush()
+      // pacing.js: a busy page's batch waits for its next quiet moment (quiet()), QUIET_WAIT_MS at most
+      this.awaitingQuiet = true
+      this.arm(QUIET_WAIT_MS, () => this.flush())
+    })
+  }
+
+  /** Run `fn` after `ms` on the window's one timer; posts now when no timer can be had. */
+  arm(ms, fn) {
+    let fired = false
+    const id = safely(() => this.st(() => {
+      fired = true
+      this.outboxTimer = null
+      safely(fn)
+    }, ms), null)
+    if (fired) return // a timer that ran at once
+    if (id === null || id === undefined) return this.flush() // no timer to be had: post now rather than hold
+    this.outboxTimer = id
+  }
+
+  /** The page's quiet moment (the agent just accounted a settled call): a batch waiting for it leaves now. */
+  quiet() {
+    if (this.awaitingQuiet) this.flush()
+  }
+
+  /** Post what the window holds, in order. */
+  flush() {
+    this.awaitingQuiet = false
+    if (this.outboxTimer !== null) {
+      const t = this.outboxTimer
+      this.outboxTimer = null
+      safely(() => this.ct(t))
+    }
+    if (!this.outbox.length) return
+    const batch = this.outbox
+    this.outbox = []
+    this.lastBatchAt = this.clock()
+    for (const msg of batch) this.post(msg)
+  }
+
+  allow() {
+    const t = this.clock()
+    this.tokens = Math.min(this.rate * 2, this.tokens + ((t - this.refilledAt) / 1000) * this.rate)
+    this.refilledAt = t
+    if (this.tokens < 1) return false
+    this.tokens -= 1
+    return true
+  }
+
+  /** Handle one message from another context. Never throws; every outcome is counted. */
+  receive(msg) {
+    const c = this.counters
+    c.received++
+    if (!this.allow()) return void c.rateLimited++
+    if (!msg || typeof msg !== "object") return void c.invalid++
+    if (msg.kind === "wmcp-top") {
+      if (typeof msg.sessionId !== "string" || !HEX8.test(msg.sessionId)) return void c.invalid++
+      if (msg.sessionId === this.sessionId) return void c.own++
+      if (msg.gone === true) return
+      if (msg.uplink === true) {
+        this.direct.add(msg.sessionId)
+        this.pending.delete(msg.sessionId)
+      }
+      if (!this.peers.has(msg.sessionId)) {
+        // A new peer missed our first announcement: say it again (once per peer).
+        this.peers.add(msg.sessionId)
+        this.announce()
+      }
+      return
+    }
+    let sessionId
+    let payload
+    if (msg.kind === "span") {
+      payload = validateSpan(msg.span)
+      if (!payload) return void c.invalid++
+      sessionId = payload.sessionId
+    } else if (msg.kind === "update") {
+      if (typeof msg.sessionId !== "string" || !HEX8.test(msg.sessionId) || !nonNegInt(msg.seq) || !nonNeg(msg.blockingMs)) return void c.invalid++
+      sessionId = msg.sessionId
+      payload = { sessionId, seq: msg.seq, blockingMs: msg.blockingMs }
+    } else return void c.invalid++
+    if (sessionId === this.sessionId) return void c.own++
+    if (this.direct.has(sessionId)) return void c.direct++
+    const held = this.pending.get(sessionId)
+    if (held) {
+      c.accepted++
+      // Everything said in the settle window is forwarded on release (the feed's ring keeps the newest 500
+      // and counts the rest as lost); beyond twice that it is dropped here, and counted.
+      if (held.length < 2 * MAX_FOREIGN_SPANS) held.push(msg.kind === "span" ? { span: payload } : { update: payload })
+      else c.heldDropped++
+      return
+    }
+    if (!this.sessions.has(sessionId)) {
+      if (msg.kind !== "span") return void c.invalid++ // an update for a session we never saw
+      if (this.sessions.size + this.pending.size >= MAX_FOREIGN_SESSIONS) return void c.sessionCap++
+      c.accepted++
+      this.pending.set(sessionId, [{ span: payload }])
+      this.st(() => safely(() => this.release(sessionId)), this.settleMs)
+      return
+    }
+    c.accepted++
+    this.deliver(sessionId, msg.kind === "span" ? { span: payload } : { update: payload })
+  }
+
+  /** settleMs passed without an announcement: forward the session and what it said meanwhile. */
+  release(sessionId) {
+    const held = this.pending.get(sessionId)
+    if (!held || this.direct.has(sessionId)) return
+    this.pending.delete(sessionId)
+    if (!this.uplink) return // no socket to forward on
+    this.sessions.set(sessionId, 0)
+    this.onSession(sessionId)
+    for (const m of held) this.deliver(sessionId, m)
+  }
+
+  deliver(sessionId, m) {
+    if (m.span) {
+      this.sessions.set(sessionId, this.sessions.get(sessionId) + 1)
+      this.onSpan(m.span)
+    } else this.onUpdate(m.update)
+  }
+
+  close() {
+    if (!this.bc) return
+    this.flush()
+    if (this.uplink) this.announce(true)
+    safely(() => this.bc.close())
+    this.bc = null
+  }
+}
+return { MAX_FOREIGN_SESSIONS, MAX_FOREIGN_SPANS, MAX_OUTBOX, validateSpan, PROFILER_FIELDS, READ_ONLY, terminalRoute, postsSpans, profilerSpan, ChannelMirror };
+})();
+
+// ---- console.js ----
+__m["console"] = (function () {
+// window.__webmcpPerf: the console API, the report document, and the get_perf_report tool's views.
+
+const { fmtBytes, fmtCount, fmtMs, traceEvents } = __m["stats"];
+const { VERSION } = __m["config"];
+const { safely, utf8Length } = __m["util"];
+const { PROFILER_FIELDS } = __m["channel"];
+/** The 000 span fields, in order: report v2 spans carry exactly these (the objects are closed). */
+const SPAN_FIELDS = PROFILER_FIELDS
+const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch", "invokedBy"]
+
+const pick = (o, keys) => {
+  const out = {}
+  for (const k of keys) out[k] = o[k]
+  return out
+}
+
+const MEMBERS = {
+  active: "true until detach() has run (false for the inert object left when the gate is closed)",
+  sessionId: "this session's 8-hex id, stamped on every span",
+  spans: "the raw span ring buffer, oldest first (copies with webmcp-profiler's 20 span fields exactly)",
+  spanFacts: "what wmcp-top knows beyond those 20 fields, one entry per buffered span: seq plus resultType, envelope, substituted, depth, parent, overlapped, errorType, refusal, consent, consentMismatch (invokedBy, waitedMs, outcome where they apply)",
+  aggregates: "per-tool rows over the buffered spans: calls, errors, min/p50/p95/max, blocking, bytes, tokens, schema bytes",
+  ledger: "the session ledger: host timeline, registered tools, running totals",
+  onSpan: "subscribe to spans as they settle; returns an unsubscribe function",
+  onSpanUpdate: "subscribe to late corrections (Long-Task blocking); returns an unsubscribe function",
+  status: "phase, one sentence, next steps, host location, tool and call counts, coverage and its reasons",
+  help: "print the status line and this member list to the console",
+  summary: "a few lines of text: the session line, the split, then one line per tool",
+  describe: "the machine-readable manifest of this API, its fields and configuration (a promise)",
+  table: "console.table of the per-tool rows, rounded for reading",
+  report: "the webmcp-perf-report/2 document; {spans:false} omits spans, {spans:50} keeps the newest 50, {tool} filters",
+  export: "download report() as a .json file",
+  exportTrace: "download the spans as Chrome trace-event JSON (Perfetto, chrome://tracing)",
+  overlay: "there is no in-page panel: prints where the numbers are shown (the wmcp-top terminal)",
+  instrument: "retrofit tools registered before the agent: a {name: tool} map, an array or one tool; returns how many",
+  synthetic: "mark spans recorded from now on as synthetic (synthetic(false) stops)",
+  reset: "clear spans and totals; keeps the tool registry",
+  detach: "restore every original execute and registry method, stop observing, close the uplink, drop the global",
+  registerReportTool: "register get_perf_report (internal, never measured) on the host",
+  relay: "the uplink's state: connection, counters, acked seq and lost per session (no token)",
+  overhead: "the agent's own deferred accounting cost: spans accounted, total ms, ms per span",
+  channel: "the BroadcastChannel mirror's counters (received, accepted, invalid, own, rateLimited, sessionCap)",
+  recordConsent: "report the host's consent dialogue: recordConsent({shown, resolved, granted}); an event now, and consent on the next span of that tool",
+  prompts: "Prompt API sessions seen (LanguageModel): per-step timings and character counts, never text",
+}
+
+/** One line per span field (describe().span). */
+const SPAN_DOCS = {
+  sessionId: "the session that measured the call; with seq it names the span",
+  seq: "the call's number in its session, counting from 0",
+  tool: "the name the tool was registered under",
+  invokedAt: "page clock (performance.now(), ms) when execute() was entered",
+  settledAt: "page clock when execute() returned, resolved, threw or rejected",
+  wallMs: "settledAt - invokedAt",
+  blockingMs: "Long-Task time inside the call (Chromium; may arrive after the span as a correction)",
+  inputBytes: "UTF-8 bytes of the input as JSON text",
+  resultBytes: "UTF-8 bytes of what the agent receives (objects as JSON, a string as itself)",
+  contentTypes: "how many content items of each type an MCP-shaped result carried",
+  imageBytes: "base64 characters of image content",
+  estInputTokens: "estimated tokens the model wrote for the input",
+  estTextTokens: "estimated tokens of the result's non-image part",
+  estImageTokens: "estimated tokens of the result's images, at decoded size",
+  estTokens: "the three estimates added up: the call's cost to the model",
+  isError: "the tool threw, rejected, or answered isError: true",
+  error: "per errorPolicy: the message (200 characters at most), the error's name, or null",
+  gapSincePrevCallMs: "time from the previous call settling to this one starting (host + model); null for the first call and for overlapping calls",
+  synthetic: "recorded while synthetic() was on (the bench)",
+  serializable: "false when the result could not be turned into JSON (its bytes then count 0)",
+}
+
+/** One line per ledger field (describe().ledger). */
+const LEDGER_DOCS = {
+  sessionId: "the session's id",
+  attachedAt: "wall clock (epoch ms) of attach",
+  hostFoundAt: "page clock when a modelContext registry was first seen",
+  hostLocation: "where that registry lives: document, navigator or window",
+  firstRegistrationAt: "page clock of the page's first tool registration",
+  registeredTools: "the names registered now",
+  tools: "per tool ever registered: schemaBytes, registeredAt, unregisteredAt, internal",
+  firstCallAt: "page clock of the first measured call",
+  lastSettledAt: "page clock of the latest call to settle",
+  "totals.calls": "calls since attach or reset, sampled out or not",
+  "totals.unsampledCalls": "calls sample let through unmeasured",
+  "totals.overlappingCalls": "calls that began before the previous one settled",
+  "totals.errors": "calls that failed",
+  "totals.wallMs": "wall time of every measured call, added up",
+  "totals.blockingMs": "Long-Task time inside calls, each millisecond counted once",
+  "totals.resultBytes": "result bytes, added up",
+  "totals.estTokens": "estimated tokens (input and result), added up",
+  "totals.estInputTokens": "estimated input tokens, added up",
+  "totals.hostGapMs": "host gaps added up: time spent waiting on the host and the model",
+  "totals.schemaBytes": "descriptor bytes of the tools registered now, sent in every conversation",
+  "totals.estSchemaTokens": "those bytes as estimated tokens",
+}
+
+/** One entry per configuration key of attach() and maybeAttach() (describe().config), defaults as text. */
+const CONFIG_DOCS = {
+  buffer: { doc: "spans kept in the ring buffer", default: "500" },
+  relay: { doc: "mirror spans onto the same-origin BroadcastChannel (false: no channel, nothing read from it; \"read\": read it, post nothing per span)", default: "true from attachProfiler(); \"read\" from the relay's script tag, the extension and wmcp-top open" },
+  uplink: { doc: "the wmcp-top relay's WebSocket URL; false: no socket", default: "the address the relay baked in, else __WMCP_UPLINK__" },
+  overlay: { doc: "accepted for webmcp-profiler configs: prints one line pointing to the terminal", default: "false" },
+  globalName: { doc: "global property the console API is exposed on; false exposes none", default: '"__webmcpPerf"' },
+  channel: { doc: "the BroadcastChannel's name", default: '"webmcp-perf:" + location.origin' },
+  pollMs: { doc: "how often to look for a registry until one is found", default: "250" },
+  flushMs: { doc: "the batch window of the uplink and the channel: what gathers within it leaves together (0: on the next task; at most 250)", default: "50" },
+  alignFlush: { doc: "a busy page's batch whose window ends during a call leaves right after that call is accounted (within 250 ms); false: when the window ends", default: "true" },
+  tokenEstimator: { doc: "({kind, bytes}) => tokens for kind input, text, image; schema tokens too", default: "ceil(bytes/4); images at decoded size" },
+  onSpan: { doc: "a span listener subscribed at attach", default: "none" },
+  sample: { doc: "share of calls measured, clamped to 0..1; the rest run unmeasured", default: "1" },
+  errorPolicy: { doc: 'what an error span keeps: "message" (200 characters at most), "name" or "none"', default: '"message"' },
+  param: { doc: "the query parameter the gate reads", default: '"perf"' },
+  storageKey: { doc: "localStorage key of the remembered mode", default: '"webmcp-perf:mode"' },
+  announce: { doc: "console line on attach; false: none; a function replaces it", default: "true" },
+  allow: { doc: "the page's veto over the gate; false also forgets a remembered mode", default: "() => true" },
+  reportTool: { doc: "register get_perf_report on the host once one is found", default: "false" },
+  isErrorResult: { doc: "(value) => truthy marks a returned value as a failure (errorType tool_error)", default: "none" },
+  isRefusal: { doc: '(value) => "confirm", "unavailable", a short label of the page\'s own, or undefined', default: "the built-in English match" },
+  fingerprintHandler: { doc: "fold the handler's source into the descriptor fingerprint", default: "false" },
+  capturePayloads: { doc: "send argument and result text on payload frames, only to a relay that asks (OpenTelemetry, --show-payloads)", default: "false" },
+  maxPayloadLength: { doc: "characters kept of each captured text (at most 65536)", default: "2048" },
+  prompts: { doc: "false leaves the Prompt API (LanguageModel) alone", default: "true" },
+}
+
+/** The gate's accepted values (describe().activation.modes). */
+const GATE_MODES = {
+  1: "on, remembered for this origin (also on, true)",
+  overlay: "on and remembered, with the pointer to the terminal",
+  0: "off for this load; forgets the remembered mode (also off, false)",
+}
+
+/** The get_perf_report tool's views and what each costs to read. */
+const REPORT_VIEWS = {
+  summary: "session line, split and one line per tool; well under 1 KB",
+  tools: "summary plus every per-tool row",
+  spans: "tools plus the newest spans, newest first (limit 1..500, default 50; tool and since filter)",
+}
+
+const PRIVACY = [
+  "spans hold sizes, shapes, timings, tool names and (per errorPolicy) error messages; never inputs or results",
+  "spans leave the page only to same-origin tabs (BroadcastChannel; relay: false stops it) and to the loopback wmcp-top relay (uplink: false stops it)",
+  "same-origin scripts can read the global and the channel: use globalName: false and relay: false for production telemetry through onSpan",
+]
+
+/** describe(): webmcp-profiler's manifest shape, for this agent. */
+function manifest(cfg, { toolName = null, uplink = null, settings = null } = {}) {
+  const origin = safely(() => (cfg.global || globalThis).location.origin, "") || "<origin>"
+  return {
+    package: { name: "wmcp-top-agent", version: VERSION, format: FORMAT },
+    activation: {
+      param: cfg.param,
+      storageKey: cfg.storageKey,
+      modes: { ...GATE_MODES },
+      cost: "closed: one query parse and one storage read; open: two clock reads and a push per call, the rest of the accounting off the call path",
+    },
+    console: { global: cfg.globalName, methods: { ...MEMBERS } },
+    span: { ...SPAN_DOCS },
+    ledger: { ...LEDGER_DOCS },
+    config: Object.fromEntries(Object.entries(CONFIG_DOCS).map(([k, v]) => [k, { ...v }])),
+    tool: toolName ? { name: toolName, views: { ...REPORT_VIEWS } } : null,
+    relay: {
+      channel: cfg.relay === false || cfg.channel === false ? false : typeof cfg.channel === "string" ? cfg.channel : `webmcp-perf:${origin}`,
+      scope: "same-origin tabs and frames of this browser",
+    },
+    privacy: PRIVACY.slice(),
+    spanFacts: SPAN_FACTS.slice(),
+    uplink,
+    settings,
+  }
+}
+
+const FORMAT = "webmcp-perf-report/2"
+
+/** report(): webmcp-perf-report/2 for one session. */
+function buildReport(agent, opts = {}) {
+  const c = agent.collector.current()
+  let spans = c.stats.spans()
+  let tools = c.stats.reportRows()
+  if (opts.tool) {
+    spans = spans.filter((s) => s.tool === opts.tool)
+    tools = tools.filter((t) => t.tool === opts.tool)
+  }
+  if (opts.spans === false) spans = []
+  else if (typeof opts.spans === "number" && opts.spans >= 0) spans = opts.spans ? spans.slice(-opts.spans) : []
+  return {
+    format: FORMAT,
+    session: {
+      id: c.sessionId,
+      origin: agent.env.origin,
+      userAgent: agent.env.userAgent,
+      generatedAt: new Date().toISOString(),
+      version: VERSION,
+    },
+    ledger: c.ledger(),
+    tools,
+    spans: spans.map((s) => pick(s, SPAN_FIELDS)),
+  }
+}
+
+/** The split line as webmcp-profiler prints it: the summary line, without the schemas part while there are none. */
+function splitLine(stats) {
+  const full = stats.summary()
+  return stats.schemaBytes ? full : full.slice(full.indexOf(" \u00b7 ") + 3)
+}
+
+/** One per-tool line of summary(), laid out as webmcp-profiler lays it out. */
+function toolLine(r) {
+  return (
+    `  ${r.tool.padEnd(22)} ${String(r.calls).padStart(3)} calls \u00b7 p50 ${fmtMs(r.p50Ms)} \u00b7 p95 ${fmtMs(r.p95Ms)}` +
+    ` \u00b7 last ${fmtBytes(r.lastResultBytes)} (~${fmtCount(r.estTokens)} tok)${r.errors ? ` \u00b7 \u2717${r.errors}` : ""}`
+  )
+}
+
+/**
+ * summary(): webmcp-profiler's layout. A session line (`wmcp-top \u00b7 session ID \u00b7 PHASE \u00b7 N tools \u00b7 N calls`), the
+ * split, then one line per tool with spans. Sizes and times only.
+ */
+function buildSummary(agent) {
+  const c = agent.collector.current()
+  const s = c.status()
+  const lines = [`wmcp-top \u00b7 session ${c.sessionId} \u00b7 ${s.phase} \u00b7 ${s.toolCount} tools \u00b7 ${s.callCount} calls`, splitLine(c.stats)]
+  for (const r of c.stats.reportRows()) lines.push(toolLine(r))
+  return lines.join("\n")
+}
+
+/**
+ * The get_perf_report tool's answer, in webmcp-profiler's shape: `content` (the summary text) and
+ * `structuredContent {ok, format, session, status, totals, split, tools?, spans?, truncated?, meta}`.
+ */
+function reportView(agent, input) {
+  const args = input && typeof input === "object" ? input : {}
+  const view = typeof args.view === "string" && Object.prototype.hasOwnProperty.call(REPORT_VIEWS, args.view) ? args.view : "summary"
+  const only = typeof args.tool === "string" && args.tool ? args.tool : null
+  const c = agent.collector.current()
+  const summary = buildSummary(agent)
+  const totals = c.stats.totalsObject()
+  const sc = {
+    ok: true,
+    format: FORMAT,
+    session: { id: c.sessionId, version: VERSION },
+    status: c.status(),
+    totals,
+    split: splitLine(c.stats),
+  }
+  if (view !== "summary") sc.tools = c.stats.reportRows().filter((r) => !only || r.tool === only)
+  if (view === "spans") {
+    const limit = Number.isFinite(args.limit) ? Math.min(500, Math.max(1, Math.floor(args.limit))) : 50
+    const since = Number.isFinite(args.since) ? args.since : null
+    const spans = c.stats.spans().filter((s) => (!only || s.tool === only) && (since === null || s.seq > since))
+    sc.truncated = spans.length > limit
+    sc.spans = spans.slice(-limit).reverse().map((s) => pick(s, SPAN_FIELDS))
+  }
+  sc.meta = { view, resultBytes: 0, estTokens: 0 }
+  const text = view === "summary" ? summary : `${summary}\n(the ${view} view is in structuredContent)`
+  const out = { content: [{ type: "text", text }], structuredContent: sc, isError: false }
+  const bytes = utf8Length(JSON.stringify(out))
+  sc.meta.resultBytes = bytes
+  sc.meta.estTokens = Math.ceil(bytes / 4)
+  return out
+}
+
+/** The report tool's descriptor (profilerTool() and registerReportTool() both use it). */
+function reportToolDescriptor(execute, { name = "get_perf_report", title = "Performance report" } = {}) {
+  return {
+    name,
+    title,
+    description:
+      "This page's WebMCP performance, measured by wmcp-top: execute() time per tool, result bytes and estimated tokens, " +
+      "and the host + model gaps between calls. Views: " +
+      Object.entries(REPORT_VIEWS)
+        .map(([k, v]) => `${k} (${v})`)
+        .join("; ") +
+      ". Ask for summary first; spans only when single calls matter.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        view: { type: "string", enum: Object.keys(REPORT_VIEWS), default: "summary", description: "how much to return" },
+        tool: { type: "string", description: "only this tool" },
+        limit: { type: "integer", minimum: 1, maximum: 500, default: 50, description: "spans view: the newest N spans" },
+        since: { type: "integer", minimum: 0, description: "spans view: only spans with a higher seq" },
+      },
+      additionalProperties: false,
+    },
+    annotations: { title, readOnlyHint: true },
+    execute,
+  }
+}
+
+function download(g, name, obj) {
+  safely(() => {
+    const doc = g.document
+    const blob = new g.Blob([JSON.stringify(obj, null, 2)], { type: "application/json" })
+    const url = g.URL.createObjectURL(blob)
+    const a = doc.createElement("a")
+    a.href = url
+    a.download = name
+    a.style.display = "none"
+    doc.body.appendChild(a)
+    a.click()
+    a.remove()
+    g.setTimeout(() => g.URL.revokeObjectURL(url), 1000)
+  })
+}
+
+/** The facts of a span beyond the 20 fields (spanFacts()): those it has, after its seq. */
+const EXTRA_FACTS = [...SPAN_FACTS, "waitedMs", "outcome"]
+function factsOf(s) {
+  const out = { seq: s.seq }
+  for (const k of EXTRA_FACTS) if (s[k] !== undefined) out[k] = s[k]
+  return out
+}
+
+/** help()'s text as webmcp-profiler lays it out: the name and the status sentence, its hints, then every member. */
+function helpText(s) {
+  const lines = [`wmcp-top agent ${s.message.charAt(0).toLowerCase()}${s.message.slice(1)}`, ...s.hints.map((h) => `  \u2192 ${h}`), ""]
+  for (const [k, v] of Object.entries(MEMBERS)) lines.push(`  ${k.padEnd(18)} ${v}`)
+  return lines.join("\n")
+}
+
+/**
+ * webmcp-profiler's `overlay` option and `overlay()` open an in-page panel. Here the panel is the terminal: one
+ * console line says so (and how to start it), instead of a TypeError or silence.
+ */
+function overlayNotice(cfg, g) {
+  const name = cfg.globalName || "__webmcpPerf"
+  safely(() => g.console.info(`[wmcp-top] no in-page overlay: the numbers are shown in the terminal (run \`wmcp-top\`); in this console: ${name}.summary()`))
+}
+
+/** Build the console API over an attached agent (see index.js). */
+function makeApi(agent) {
+  const c = agent.collector
+  const g = agent.g
+  const api = {
+    get active() {
+      return c.active
+    },
+    get sessionId() {
+      return c.sessionId
+    },
+    // Every read completes pending accounting first (c.current()): `await tool.execute(x)` then a read counts it.
+    // webmcp-profiler's span exactly (its users compare keys); the rest of what is known is in spanFacts().
+    spans: () => c.current().stats.spans().map((s) => ({ ...pick(s, SPAN_FIELDS), contentTypes: { ...s.contentTypes } })),
+    spanFacts: () => c.current().stats.spans().map(factsOf),
+    aggregates: () => c.current().stats.reportRows(),
+    ledger: () => c.current().ledger(),
+    onSpan(fn) {
+      if (typeof fn !== "function") return () => {}
+      c.spanListeners.add(fn)
+      return () => c.spanListeners.delete(fn)
+    },
+    onSpanUpdate(fn) {
+      if (typeof fn !== "function") return () => {}
+      c.updateListeners.add(fn)
+      return () => c.updateListeners.delete(fn)
+    },
+    status: () => c.current().status(),
+    /** webmcp-profiler's help(): one console.info block (status, hints, members); resolves to undefined. */
+    help() {
+      const s = c.current().status()
+      safely(() => g.console.info(helpText(s)))
+      return Promise.resolve(undefined)
+    },
+    summary: () => buildSummary(agent),
+    describe: () =>
+      Promise.resolve(
+        manifest(agent.config, {
+          toolName: c.reportToolName,
+          uplink: agent.uplink ? agent.uplink.info() : null,
+          settings: {
+            buffer: agent.config.buffer,
+            sample: agent.config.sample,
+            errorPolicy: agent.config.errorPolicy,
+            pollMs: agent.config.pollMs,
+            channel: agent.channel ? agent.channelName : false,
+            capturePayloads: agent.config.capturePayloads,
+            maxPayloadLength: agent.config.maxPayloadLength,
+            fingerprintHandler: agent.config.fingerprintHandler,
+            isErrorResult: typeof agent.config.isErrorResult === "function",
+            isRefusal: typeof agent.config.isRefusal === "function" ? "page" : "built-in English",
+            prompts: !!agent.prompts,
+          },
+        }),
+      ),
+    overlay: () => overlayNotice(agent.config, g),
+    table() {
+      const rows = c.current().stats.reportRows().map((r) => ({
+        tool: r.tool,
+        calls: r.calls,
+        errors: r.errors,
+        p50: fmtMs(r.p50Ms),
+        p95: fmtMs(r.p95Ms),
+        max: fmtMs(r.maxMs),
+        blocking: fmtMs(r.blockingMs),
+        bytes: fmtBytes(r.totalBytes),
+        tokens: fmtCount(r.estTokens),
+        schema: fmtBytes(r.schemaBytes),
+      }))
+      if (g.console && typeof g.console.table === "function") g.console.table(rows)
+      return rows
+    },
+    report: (opts) => buildReport(agent, opts || {}),
+    export(opts) {
+      const r = buildReport(agent, opts || {})
+      download(g, `webmcp-perf-${c.sessionId}.json`, r)
+      return r
+    },
+    exportTrace() {
+      const t = traceEvents(c.current().stats.spans(), { sessionId: c.sessionId, origin: agent.env.origin, timeOrigin: safely(() => g.performance.timeOrigin, 0) || 0 })
+      download(g, `webmcp-perf-${c.sessionId}.trace.json`, t)
+      return t
+    },
+    instrument: (target) => (c.active ? agent.interceptor.instrument(target) : 0),
+    synthetic(on = true) {
+      c.synthetic = !!on
+      return c.synthetic
+    },
+    reset() {
+      c.reset()
+    },
+    detach: () => agent.detach(),
+    registerReportTool: () => agent.registerReportTool(),
+    relay: () => (agent.uplink ? agent.uplink.info() : null),
+    overhead: () => {
+      const { accounted, ms } = c.current().cost
+      return { accounted, ms, perSpanMs: accounted ? ms / accounted : 0 }
+    },
+    channel: () => (agent.channel ? { ...agent.channel.counters } : null),
+    recordConsent(o) {
+      if (!c.active || !o || typeof o !== "object" || typeof o.resolved !== "string" || !o.resolved) return false
+      return safely(() => c.recordConsent(o.shown, o.resolved, o.granted === true), false)
+    },
+    prompts: () => (agent.prompts ? agent.prompts.view() : []),
+  }
+  return api
+}
+return { SPAN_FIELDS, SPAN_FACTS, MEMBERS, SPAN_DOCS, LEDGER_DOCS, CONFIG_DOCS, GATE_MODES, REPORT_VIEWS, manifest, buildReport, splitLine, buildSummary, reportView, reportToolDescriptor, helpText, overlayNotice, makeApi };
+})();
+
 // ---- collector.js ----
 __m["collector"] = (function () {
 // The collector: one session's calls, spans, ring buffer, ledger, Long-Task attribution, phases.
@@ -1387,6 +2250,7 @@ const { now, safely, cap, makeTaskScheduler } = __m["util"];
 const { NATIVE_THEN } = __m["wrap"];
 const { statusFor } = __m["status"];
 const { batchWindow, QUIET_WAIT_MS } = __m["pacing"];
+const { splitLine } = __m["console"];
 const RECENT_MAX = 256
 const MAX_LEDGER_TOOLS = 1024
 const RECENT_MS = 60_000
@@ -1493,6 +2357,8 @@ class Collector {
     this.counted = new Map()
     this.lostFn = () => 0
     this.extraReasons = new Set()
+    /** hints of the agent's own, ahead of the phase's (a late window.__WMCP_CONFIG__, index.js) */
+    this.notes = []
     this.lastPhase = null
     this.observer = null
     this.cost = { accounted: 0, ms: 0 }
@@ -1647,7 +2513,11 @@ class Collector {
     call.value = value
     this.inFlight.delete(call.seq)
     this.pending.push(call)
-    this.scheduleFlush()
+    // An onSpan listener has its span before the caller's `await execute()` resumes, as webmcp-profiler's
+    // (an exporter reads on settle): the accounting runs here, on the call path the page chose to pay. With no
+    // listener the call path stays two clock reads and the accounting waits for its batch (scheduleFlush).
+    if (this.spanListeners.size) this.flush()
+    else this.scheduleFlush()
   }
 
   /**
@@ -1985,9 +2855,9 @@ class Collector {
 
   /**
    * A tool was registered. `rec`: {name, schemaBytes, descriptor (JSON text|null), annotationsSent,
-   * annotationsKept, internal}.
+   * annotationsKept, internal}. `frame` false: listed now, its tool frame waits for keptAnnotations().
    */
-  registered(rec) {
+  registered(rec, frame = true) {
     const t = typeof rec.acceptedAt === "number" ? rec.acceptedAt : this.clock()
     if (this.firstRegistrationAt === null && !rec.internal) this.firstRegistrationAt = t
     const prev = this.tools.get(rec.name)
@@ -2007,9 +2877,19 @@ class Collector {
     }
     this.tools.set(rec.name, full)
     this.stats.register(rec.name, rec.schemaBytes, !!rec.internal)
-    this.sink.tool(full, "registered")
+    if (frame) this.sink.tool(full, "registered")
+    else full.framePending = true
     this.ledgerChanged()
     this.statusChanged()
+  }
+
+  /** The host said which annotations it kept of a tool listed with registered(rec, false): its frame leaves now. */
+  keptAnnotations(name, kept) {
+    const rec = this.tools.get(name)
+    if (!rec || !rec.framePending) return
+    rec.framePending = false
+    rec.annotationsKept = kept
+    this.sink.tool(rec, "registered")
   }
 
   /** Record a registration the host refused (duplicate name, invalid schema): not a tool. */
@@ -2134,8 +3014,11 @@ class Collector {
     this.sink.ledger()
   }
 
-  /** Phase, sentence, hints and coverage, from the state alone. */
-  status() {
+  /**
+   * Phase, sentence, hints and coverage, from the state alone. `split`: the measuring sentence carries the
+   * split (the console's and the report tool's); the status frame leaves it out, so it changes with the phase only.
+   */
+  status(split = true) {
     const reasons = []
     if (this.wrapFailures) reasons.push(`${this.wrapFailures} tool execute() could not be wrapped`)
     if (this.unwrapped.size) {
@@ -2161,6 +3044,9 @@ class Collector {
       reasons,
       inFlight: this.inFlight.size,
       countedOnly: this.unwrapped.size > 0,
+      hostLocation: this.hostLocation,
+      split: split ? splitLine(this.stats) : null,
+      hints: this.notes,
     })
     // 000's status fields beside the phase and coverage.
     return {
@@ -2551,7 +3437,7 @@ class Interceptor {
         },
         unregisterTool(name) {
           const ret = original.apply(this, arguments)
-          if (!self.busy && self.c.active) safely(() => self.dropName(host, String(name)))
+          if (!self.busy && self.c.active) safely(() => self.dropName(host, String(name), undefined, true))
           return ret
         },
         provideContext(context) {
@@ -2762,6 +3648,9 @@ class Interceptor {
   }
 
   accepted(host, tool, prep, rec, options) {
+    const signal = options && options.signal
+    // Aborted before the host accepted it: the host drops it, and so does the ledger (webmcp-profiler's rule).
+    if (signal && safely(() => signal.aborted === true, false)) return this.unwrap(tool, rec.name)
     // Stamped when the host accepted it: the annotations read below arrive a little later.
     rec.acceptedAt = this.c.clock()
     const entry = this.hosts.get(host)
@@ -2774,17 +3663,29 @@ class Interceptor {
     if (!prep.wrapper && !rec.internal) this.c.unwrappedTool(rec.name)
     else if (this.c.unwrapped.delete(rec.name)) this.c.statusChanged()
     this.countActivations()
-    const signal = options && options.signal
     if (signal && typeof signal.addEventListener === "function") {
-      const onAbort = () => safely(() => this.dropName(host, rec.name, tool))
+      const onAbort = () => safely(() => this.dropName(host, rec.name, tool, true))
       safely(() => signal.addEventListener("abort", onAbort, { once: true }))
     }
+    // Listed now, as webmcp-profiler lists it on acceptance; its tool frame waits for the annotations kept.
+    this.c.registered(rec, false)
     this.withKept(host, rec.name, (kept) => {
       if (live.reported || this.live.get(rec.name) !== live) return
-      rec.annotationsKept = kept
       live.reported = true
-      this.c.registered(rec)
+      this.c.keptAnnotations(rec.name, kept)
     })
+  }
+
+  /** Put the page's execute back on a tool that no registration holds any more (webmcp-profiler's unregister). */
+  unwrap(tool, name) {
+    const w = this.wrapped.get(tool)
+    if (!w) return
+    for (const l of this.live.values()) if (l.tool === tool) return
+    for (const e of this.hosts.values()) if (e.names.has(name)) return
+    safely(() => {
+      if (tool.execute === w.wrapper) tool.execute = w.original
+    })
+    this.wrapped.delete(tool)
   }
 
   refused(tool, rec, err) {
@@ -2856,12 +3757,13 @@ class Interceptor {
     return ret
   }
 
-  dropName(host, name, tool) {
+  /** `unwrap`: an unregistration by the page (unregisterTool, its signal): the tool gets its execute back. */
+  dropName(host, name, tool, unwrap = false) {
     const live = this.live.get(name)
     if (!live || live.host !== host || (tool && live.tool !== tool)) return
     if (live.rec && !live.reported) {
       live.reported = true
-      this.c.registered(live.rec)
+      this.c.keptAnnotations(name, null)
     }
     this.live.delete(name)
     this.mirrors.delete(name)
@@ -2870,6 +3772,7 @@ class Interceptor {
     if (entry) entry.names.delete(name)
     this.c.unregistered(name)
     if (!live.wrapper) this.countActivations()
+    if (unwrap && live.tool) this.unwrap(live.tool, name)
   }
 
   /** clearContext succeeded on `host`: one event, then each tool withdrawn. */
@@ -3107,364 +4010,6 @@ function mcpServerOf(host) {
   return safely(() => host.__isBrowserMcpServer === true, false)
 }
 return { describeTool, scalars, toolName, profileOf, Interceptor };
-})();
-
-// ---- channel.js ----
-__m["channel"] = (function () {
-// The BroadcastChannel mirror, compatible with webmcp-profiler's relay:
-//   posts and accepts {kind:"span", span} and {kind:"update", sessionId, seq, blockingMs}
-//   on BroadcastChannel("webmcp-perf:" + origin).
-// Also posts {kind:"wmcp-top", sessionId, uplink} on start (and again whenever a new wmcp-top peer
-// announces itself), so another wmcp-top agent in the same origin does not forward (as "relayed") a session
-// that has its own uplink. A foreign session is held back for `settleMs` before it is forwarded, which
-// leaves its agent time to announce. Every wmcp-top agent with an uplink forwards the foreign sessions it
-// hears: the relay keeps the first forwarder's copy and shadows the others (README, "Session ownership").
-// No election among peers: anything on the channel can be posted by any same-origin script, so a fake
-// announcement (say, session 00000000 claiming to forward) must not be able to stop forwarding. An agent
-// leaving still says `gone: true`. Other consumers ignore the unknown kind.
-// What arrives is validated as strictly as the relay would, capped (8 sessions, 500 spans each) and
-// rate-limited; our own messages are ignored. Every drop is counted, never thrown.
-// Our own spans and updates leave in batches (pacing.js): the same messages, in the same order, each its own
-// post, but posted together once per window, so they share the browser's IPC wake-ups (one post per span
-// was the largest part of what watching cost a page calling 100 times a second). Announcements go at once,
-// after whatever the window held; pagehide and close flush the window first.
-// Posting our own spans is for a reader the page asked for (issue 33): webmcp-profiler's API keeps its default
-// (`relay: true`), while the terminal's routes (the relay's script tag, `wmcp-top open`, the extension) attach
-// with `relay: "read"` (terminalRoute): the channel is read, and nothing of ours is posted per span unless the
-// page says `relay: true` or `?perf=overlay`. One message per span cost more than everything else watching does.
-
-const { CONTENT_TYPES } = __m["measure"];
-const { safely } = __m["util"];
-const { FLUSH_MS, QUIET_WAIT_MS, batchWindow, isBusy } = __m["pacing"];
-const MAX_FOREIGN_SESSIONS = 8
-const MAX_FOREIGN_SPANS = 500
-/** Own messages a window may hold; beyond it the oldest is dropped and counted (`outboxDropped`). */
-const MAX_OUTBOX = 1000
-const MAX_NUMBER = 1e13
-const HEX8 = /^[0-9a-f]{8}$/
-const RESULT_TYPES = new Set(["object", "array", "string", "number", "boolean", "null", "undefined", "error", "unserializable"])
-
-const nonNeg = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= MAX_NUMBER
-const nonNegInt = (v) => nonNeg(v) && Number.isInteger(v)
-
-/**
- * A clean copy of a span with exactly the wire fields, or null when anything is off.
- * @returns {object|null}
- */
-function validateSpan(s) {
-  if (!s || typeof s !== "object" || Array.isArray(s)) return null
-  if (typeof s.sessionId !== "string" || !HEX8.test(s.sessionId)) return null
-  if (!nonNegInt(s.seq)) return null
-  if (typeof s.tool !== "string" || s.tool.length < 1 || s.tool.length > 128) return null
-  for (const k of ["invokedAt", "settledAt", "wallMs", "blockingMs"]) if (!nonNeg(s[k])) return null
-  for (const k of ["inputBytes", "resultBytes", "imageBytes", "estInputTokens", "estTextTokens", "estImageTokens", "estTokens"]) if (!nonNegInt(s[k])) return null
-  const ct = s.contentTypes
-  if (!ct || typeof ct !== "object" || Array.isArray(ct)) return null
-  const keys = Object.keys(ct)
-  if (keys.length > 16) return null
-  const contentTypes = {}
-  for (const k of keys) {
-    if (k.length > 64 || !nonNegInt(ct[k])) return null
-    const key = CONTENT_TYPES.includes(k) ? k : "other" // keys are ours, never page text
-    contentTypes[key] = (contentTypes[key] || 0) + ct[k]
-  }
-  if (typeof s.isError !== "boolean" || typeof s.synthetic !== "boolean" || typeof s.serializable !== "boolean") return null
-  // webmcp-profiler caps a message at 200 characters and appends an ellipsis: 201.
-  if (!(s.error === null || (typeof s.error === "string" && s.error.length <= 201))) return null
-  if (!(s.gapSincePrevCallMs === null || nonNeg(s.gapSincePrevCallMs))) return null
-  const out = {
-    sessionId: s.sessionId,
-    seq: s.seq,
-    tool: s.tool,
-    invokedAt: s.invokedAt,
-    settledAt: s.settledAt,
-    wallMs: s.wallMs,
-    blockingMs: s.blockingMs,
-    inputBytes: s.inputBytes,
-    resultBytes: s.resultBytes,
-    contentTypes,
-    imageBytes: s.imageBytes,
-    estInputTokens: s.estInputTokens,
-    estTextTokens: s.estTextTokens,
-    estImageTokens: s.estImageTokens,
-    estTokens: s.estTokens,
-    isError: s.isError,
-    error: s.error,
-    gapSincePrevCallMs: s.gapSincePrevCallMs,
-    synthetic: s.synthetic,
-    serializable: s.serializable,
-  }
-  // Optional facts (001): kept when valid, dropped (not fatal) otherwise.
-  if (typeof s.resultType === "string" && RESULT_TYPES.has(s.resultType)) out.resultType = s.resultType
-  if (typeof s.envelope === "boolean") out.envelope = s.envelope
-  if (typeof s.substituted === "boolean") out.substituted = s.substituted
-  if (Number.isInteger(s.depth) && s.depth >= 0 && s.depth <= 64) out.depth = s.depth
-  if (s.parent === null || nonNegInt(s.parent)) out.parent = s.parent
-  if (typeof s.overlapped === "boolean") out.overlapped = s.overlapped
-  if (s.errorType === null || (typeof s.errorType === "string" && s.errorType.length <= 64)) out.errorType = s.errorType
-  return out
-}
-
-const PROFILER_FIELDS = [
-  "sessionId", "seq", "tool", "invokedAt", "settledAt", "wallMs", "blockingMs", "inputBytes", "resultBytes",
-  "contentTypes", "imageBytes", "estInputTokens", "estTextTokens", "estImageTokens", "estTokens", "isError",
-  "error", "gapSincePrevCallMs", "synthetic", "serializable",
-]
-
-/** `relay` as the terminal's routes set it: read the channel, post no span of our own. */
-const READ_ONLY = "read"
-
-/**
- * The config a terminal route attaches with: the page's own, its channel read only unless it says `relay: true`
- * (or `false`: no channel at all).
- * @param {object} config
- */
-function terminalRoute(config) {
-  return { ...config, relay: config.relay === true || config.relay === false ? config.relay : READ_ONLY }
-}
-
-/**
- * Does this config ask for our spans on the channel? webmcp-profiler's default does; a terminal route only
- * with `relay: true` or the overlay (`?perf=overlay`, `overlay: true`), whose reader is the channel. An agent
- * with no uplink posts always: the channel is its only way to the terminal (another tab forwards it).
- * @param {{relay?: unknown, overlay?: unknown}} config
- * @param {boolean} uplinked  the agent has its own uplink
- */
-function postsSpans(config, uplinked) {
-  return config.relay !== READ_ONLY || config.overlay === true || !uplinked
-}
-
-function profilerSpan(span) {
-  const out = {}
-  for (const k of PROFILER_FIELDS) out[k] = span[k]
-  return out
-}
-
-class ChannelMirror {
-  /**
-   * @param {object} o
-   * @param {string} o.name  channel name
-   * @param {string} o.sessionId  our own session (its messages are ignored)
-   * @param {boolean} [o.uplink]  announce that our session has its own uplink
-   * @param {Function} [o.BroadcastChannel]
-   * @param {() => number} [o.clock]  ms clock for the rate limit
-   * @param {number} [o.rate]  messages a second accepted (burst = 2x)
-   * @param {(span: object) => void} [o.onSpan]  a foreign span, validated
-   * @param {(u: {sessionId:string, seq:number, blockingMs:number}) => void} [o.onUpdate]
-   * @param {(sessionId: string) => void} [o.onSession]  a new foreign session (within the cap)
-   * @param {Function} [o.setTimeout]
-   * @param {Function} [o.clearTimeout]
-   * @param {number} [o.flushMs]  batch window for our own spans and updates (0: post each at once)
-   * @param {boolean} [o.alignQuiet]  a busy page's batch, its window over while a call is under way, waits for quiet() (pacing.js)
-   * @param {() => boolean} [o.calling]  is a call under way?
-   * @param {boolean} [o.posts]  post our own spans and updates (false: the channel is only read, postsSpans)
-   */
-  constructor({ name, sessionId, uplink = false, BroadcastChannel: BC = globalThis.BroadcastChannel, clock = () => Date.now(), rate, onSpan, onUpdate, onSession, setTimeout: st, clearTimeout: ct, settleMs = 1000, flushMs = FLUSH_MS, alignQuiet = false, calling = () => false, posts = true }) {
-    this.sessionId = sessionId
-    this.posts = !!posts
-    this.uplink = !!uplink
-    this.st = st || ((fn, ms) => setTimeout(fn, ms))
-    this.ct = ct || ((t) => clearTimeout(t))
-    this.flushMs = Number.isFinite(flushMs) && flushMs > 0 ? flushMs : 0
-    /** our own spans and updates waiting for the window */
-    this.outbox = []
-    this.outboxTimer = null
-    this.lastBatchAt = -Infinity
-    this.alignQuiet = !!alignQuiet
-    this.calling = calling
-    this.awaitingQuiet = false
-    this.settleMs = settleMs
-    /** foreign sessions waiting out settleMs: id -> buffered messages */
-    this.pending = new Map()
-    /** wmcp-top peers heard from */
-    this.peers = new Set()
-    this.clock = clock
-    this.rate = Number.isFinite(rate) && rate > 0 ? rate : 200
-    this.tokens = this.rate * 2
-    this.refilledAt = clock()
-    this.onSpan = onSpan || (() => {})
-    this.onUpdate = onUpdate || (() => {})
-    this.onSession = onSession || (() => {})
-    /** foreign sessionId -> count of spans accepted (for the per-session cap) */
-    this.sessions = new Map()
-    /** sessions that announced their own uplink: seen, not forwarded */
-    this.direct = new Set()
-    this.counters = { received: 0, accepted: 0, invalid: 0, own: 0, rateLimited: 0, sessionCap: 0, direct: 0, heldDropped: 0, posted: 0, outboxDropped: 0 }
-    this.bc = null
-    if (typeof BC !== "function") return
-    safely(() => {
-      this.bc = new BC(name)
-      this.bc.onmessage = (e) => safely(() => this.receive(e && e.data))
-      this.announce()
-    })
-  }
-
-  announce(gone = false) {
-    const msg = { kind: "wmcp-top", sessionId: this.sessionId, uplink: this.uplink }
-    if (gone) msg.gone = true
-    this.flush()
-    this.post(msg)
-  }
-
-  post(msg) {
-    if (!this.bc) return
-    safely(() => {
-      this.bc.postMessage(msg)
-      this.counters.posted++
-    })
-  }
-
-  /** Post a span with exactly webmcp-profiler's 20 fields (its readers validate closed objects). */
-  span(span) {
-    if (this.posts) this.queue({ kind: "span", span: profilerSpan(span) })
-  }
-
-  update(sessionId, seq, blockingMs) {
-    if (this.posts) this.queue({ kind: "update", sessionId, seq, blockingMs })
-  }
-
-  queue(msg) {
-    if (!this.bc) return
-    if (!this.flushMs) return this.post(msg)
-    this.outbox.push(msg)
-    if (this.outbox.length > MAX_OUTBOX) {
-      this.outbox.shift()
-      this.counters.outboxDropped++
-    }
-    if (this.outboxTimer !== null) return
-    const wait = batchWindow(this.flushMs, this.clock(), this.lastBatchAt)
-    this.arm(wait, () => {
-      if (!this.alignQuiet || !isBusy(this.clock(), this.lastBatchAt) || !this.calling()) return this.flush()
-      // pacing.js: a busy page's batch waits for its next quiet moment (quiet()), QUIET_WAIT_MS at most
-      this.awaitingQuiet = true
-      this.arm(QUIET_WAIT_MS, () => this.flush())
-    })
-  }
-
-  /** Run `fn` after `ms` on the window's one timer; posts now when no timer can be had. */
-  arm(ms, fn) {
-    let fired = false
-    const id = safely(() => this.st(() => {
-      fired = true
-      this.outboxTimer = null
-      safely(fn)
-    }, ms), null)
-    if (fired) return // a timer that ran at once
-    if (id === null || id === undefined) return this.flush() // no timer to be had: post now rather than hold
-    this.outboxTimer = id
-  }
-
-  /** The page's quiet moment (the agent just accounted a settled call): a batch waiting for it leaves now. */
-  quiet() {
-    if (this.awaitingQuiet) this.flush()
-  }
-
-  /** Post what the window holds, in order. */
-  flush() {
-    this.awaitingQuiet = false
-    if (this.outboxTimer !== null) {
-      const t = this.outboxTimer
-      this.outboxTimer = null
-      safely(() => this.ct(t))
-    }
-    if (!this.outbox.length) return
-    const batch = this.outbox
-    this.outbox = []
-    this.lastBatchAt = this.clock()
-    for (const msg of batch) this.post(msg)
-  }
-
-  allow() {
-    const t = this.clock()
-    this.tokens = Math.min(this.rate * 2, this.tokens + ((t - this.refilledAt) / 1000) * this.rate)
-    this.refilledAt = t
-    if (this.tokens < 1) return false
-    this.tokens -= 1
-    return true
-  }
-
-  /** Handle one message from another context. Never throws; every outcome is counted. */
-  receive(msg) {
-    const c = this.counters
-    c.received++
-    if (!this.allow()) return void c.rateLimited++
-    if (!msg || typeof msg !== "object") return void c.invalid++
-    if (msg.kind === "wmcp-top") {
-      if (typeof msg.sessionId !== "string" || !HEX8.test(msg.sessionId)) return void c.invalid++
-      if (msg.sessionId === this.sessionId) return void c.own++
-      if (msg.gone === true) return
-      if (msg.uplink === true) {
-        this.direct.add(msg.sessionId)
-        this.pending.delete(msg.sessionId)
-      }
-      if (!this.peers.has(msg.sessionId)) {
-        // A new peer missed our first announcement: say it again (once per peer).
-        this.peers.add(msg.sessionId)
-        this.announce()
-      }
-      return
-    }
-    let sessionId
-    let payload
-    if (msg.kind === "span") {
-      payload = validateSpan(msg.span)
-      if (!payload) return void c.invalid++
-      sessionId = payload.sessionId
-    } else if (msg.kind === "update") {
-      if (typeof msg.sessionId !== "string" || !HEX8.test(msg.sessionId) || !nonNegInt(msg.seq) || !nonNeg(msg.blockingMs)) return void c.invalid++
-      sessionId = msg.sessionId
-      payload = { sessionId, seq: msg.seq, blockingMs: msg.blockingMs }
-    } else return void c.invalid++
-    if (sessionId === this.sessionId) return void c.own++
-    if (this.direct.has(sessionId)) return void c.direct++
-    const held = this.pending.get(sessionId)
-    if (held) {
-      c.accepted++
-      // Everything said in the settle window is forwarded on release (the feed's ring keeps the newest 500
-      // and counts the rest as lost); beyond twice that it is dropped here, and counted.
-      if (held.length < 2 * MAX_FOREIGN_SPANS) held.push(msg.kind === "span" ? { span: payload } : { update: payload })
-      else c.heldDropped++
-      return
-    }
-    if (!this.sessions.has(sessionId)) {
-      if (msg.kind !== "span") return void c.invalid++ // an update for a session we never saw
-      if (this.sessions.size + this.pending.size >= MAX_FOREIGN_SESSIONS) return void c.sessionCap++
-      c.accepted++
-      this.pending.set(sessionId, [{ span: payload }])
-      this.st(() => safely(() => this.release(sessionId)), this.settleMs)
-      return
-    }
-    c.accepted++
-    this.deliver(sessionId, msg.kind === "span" ? { span: payload } : { update: payload })
-  }
-
-  /** settleMs passed without an announcement: forward the session and what it said meanwhile. */
-  release(sessionId) {
-    const held = this.pending.get(sessionId)
-    if (!held || this.direct.has(sessionId)) return
-    this.pending.delete(sessionId)
-    if (!this.uplink) return // no socket to forward on
-    this.sessions.set(sessionId, 0)
-    this.onSession(sessionId)
-    for (const m of held) this.deliver(sessionId, m)
-  }
-
-  deliver(sessionId, m) {
-    if (m.span) {
-      this.sessions.set(sessionId, this.sessions.get(sessionId) + 1)
-      this.onSpan(m.span)
-    } else this.onUpdate(m.update)
-  }
-
-  close() {
-    if (!this.bc) return
-    this.flush()
-    if (this.uplink) this.announce(true)
-    safely(() => this.bc.close())
-    this.bc = null
-  }
-}
-return { MAX_FOREIGN_SESSIONS, MAX_FOREIGN_SPANS, MAX_OUTBOX, validateSpan, PROFILER_FIELDS, READ_ONLY, terminalRoute, postsSpans, profilerSpan, ChannelMirror };
 })();
 
 // ---- uplink.js ----
@@ -5901,471 +6446,6 @@ function gate({ search = "", storage = null, param = "perf", storageKey = "webmc
 return { queryParam, gate };
 })();
 
-// ---- config.js ----
-__m["config"] = (function () {
-// Build-time and serve-time constants.
-
-const VERSION = "0.1.0"
-const AGENT = `wmcp-top-agent/${VERSION}`
-/** The agent as the browser extension injects it: the relay and the dashboard mark its sessions by this name. */
-const EXTENSION_AGENT = `wmcp-top-extension/${VERSION}`
-
-/**
- * The uplink address (the relay's WebSocket). The relay replaces the placeholder below, when it serves
- * /agent.js and /agent.mjs, with "ws://127.0.0.1:PORT/relay?t=TOKEN". Loaded raw, it stays null and the
- * agent reads globalThis.__WMCP_UPLINK__ (same shape), or runs without an uplink.
- */
-const BAKED_UPLINK = /*@WMCP_UPLINK@*/null
-
-const DEFAULTS = Object.freeze({
-  buffer: 500,
-  sample: 1,
-  errorPolicy: "message",
-  globalName: "__webmcpPerf",
-  relay: true, // webmcp-profiler's meaning: mirror spans onto the BroadcastChannel (false: no channel)
-  uplink: null, // the relay's WebSocket URL; null: the baked one or __WMCP_UPLINK__; false: none
-  pollMs: 250,
-  param: "perf",
-  storageKey: "webmcp-perf:mode",
-  announce: true,
-  reportTool: false,
-  overlay: false, // webmcp-profiler's panel; here true prints one line pointing to the terminal
-  capturePayloads: false,
-  maxPayloadLength: 2048,
-  fingerprintHandler: false,
-  prompts: true,
-})
-return { VERSION, AGENT, EXTENSION_AGENT, BAKED_UPLINK, DEFAULTS };
-})();
-
-// ---- console.js ----
-__m["console"] = (function () {
-// window.__webmcpPerf: the console API, the report document, and the get_perf_report tool's views.
-
-const { fmtBytes, fmtCount, fmtMs, traceEvents } = __m["stats"];
-const { VERSION } = __m["config"];
-const { safely, utf8Length } = __m["util"];
-const { PROFILER_FIELDS } = __m["channel"];
-/** The 000 span fields, in order: report v2 spans carry exactly these (the objects are closed). */
-const SPAN_FIELDS = PROFILER_FIELDS
-const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch", "invokedBy"]
-
-const pick = (o, keys) => {
-  const out = {}
-  for (const k of keys) out[k] = o[k]
-  return out
-}
-
-const MEMBERS = {
-  active: "true until detach() has run (false for the inert object left when the gate is closed)",
-  sessionId: "this session's 8-hex id, stamped on every span",
-  spans: "the raw span ring buffer, oldest first (copies)",
-  aggregates: "per-tool rows over the buffered spans: calls, errors, min/p50/p95/max, blocking, bytes, tokens, schema bytes",
-  ledger: "the session ledger: host timeline, registered tools, running totals",
-  onSpan: "subscribe to spans as they settle; returns an unsubscribe function",
-  onSpanUpdate: "subscribe to late corrections (Long-Task blocking); returns an unsubscribe function",
-  status: "phase, one sentence, next steps, host location, tool and call counts, coverage and its reasons",
-  help: "print the status line and this member list to the console",
-  summary: "a few lines of text: the session line, the split, then one line per tool",
-  describe: "the machine-readable manifest of this API, its fields and configuration (a promise)",
-  table: "console.table of the per-tool rows, rounded for reading",
-  report: "the webmcp-perf-report/2 document; {spans:false} omits spans, {spans:50} keeps the newest 50, {tool} filters",
-  export: "download report() as a .json file",
-  exportTrace: "download the spans as Chrome trace-event JSON (Perfetto, chrome://tracing)",
-  overlay: "there is no in-page panel: prints where the numbers are shown (the wmcp-top terminal)",
-  instrument: "retrofit tools registered before the agent: a {name: tool} map, an array or one tool; returns how many",
-  synthetic: "mark spans recorded from now on as synthetic (synthetic(false) stops)",
-  reset: "clear spans and totals; keeps the tool registry",
-  detach: "restore every original execute and registry method, stop observing, close the uplink, drop the global",
-  registerReportTool: "register get_perf_report (internal, never measured) on the host",
-  relay: "the uplink's state: connection, counters, acked seq and lost per session (no token)",
-  overhead: "the agent's own deferred accounting cost: spans accounted, total ms, ms per span",
-  channel: "the BroadcastChannel mirror's counters (received, accepted, invalid, own, rateLimited, sessionCap)",
-  recordConsent: "report the host's consent dialogue: recordConsent({shown, resolved, granted}); an event now, and consent on the next span of that tool",
-  prompts: "Prompt API sessions seen (LanguageModel): per-step timings and character counts, never text",
-}
-
-/** One line per span field (describe().span). */
-const SPAN_DOCS = {
-  sessionId: "the session that measured the call; with seq it names the span",
-  seq: "the call's number in its session, counting from 0",
-  tool: "the name the tool was registered under",
-  invokedAt: "page clock (performance.now(), ms) when execute() was entered",
-  settledAt: "page clock when execute() returned, resolved, threw or rejected",
-  wallMs: "settledAt - invokedAt",
-  blockingMs: "Long-Task time inside the call (Chromium; may arrive after the span as a correction)",
-  inputBytes: "UTF-8 bytes of the input as JSON text",
-  resultBytes: "UTF-8 bytes of what the agent receives (objects as JSON, a string as itself)",
-  contentTypes: "how many content items of each type an MCP-shaped result carried",
-  imageBytes: "base64 characters of image content",
-  estInputTokens: "estimated tokens the model wrote for the input",
-  estTextTokens: "estimated tokens of the result's non-image part",
-  estImageTokens: "estimated tokens of the result's images, at decoded size",
-  estTokens: "the three estimates added up: the call's cost to the model",
-  isError: "the tool threw, rejected, or answered isError: true",
-  error: "per errorPolicy: the message (200 characters at most), the error's name, or null",
-  gapSincePrevCallMs: "time from the previous call settling to this one starting (host + model); null for the first call and for overlapping calls",
-  synthetic: "recorded while synthetic() was on (the bench)",
-  serializable: "false when the result could not be turned into JSON (its bytes then count 0)",
-}
-
-/** One line per ledger field (describe().ledger). */
-const LEDGER_DOCS = {
-  sessionId: "the session's id",
-  attachedAt: "wall clock (epoch ms) of attach",
-  hostFoundAt: "page clock when a modelContext registry was first seen",
-  hostLocation: "where that registry lives: document, navigator or window",
-  firstRegistrationAt: "page clock of the page's first tool registration",
-  registeredTools: "the names registered now",
-  tools: "per tool ever registered: schemaBytes, registeredAt, unregisteredAt, internal",
-  firstCallAt: "page clock of the first measured call",
-  lastSettledAt: "page clock of the latest call to settle",
-  "totals.calls": "calls since attach or reset, sampled out or not",
-  "totals.unsampledCalls": "calls sample let through unmeasured",
-  "totals.overlappingCalls": "calls that began before the previous one settled",
-  "totals.errors": "calls that failed",
-  "totals.wallMs": "wall time of every measured call, added up",
-  "totals.blockingMs": "Long-Task time inside calls, each millisecond counted once",
-  "totals.resultBytes": "result bytes, added up",
-  "totals.estTokens": "estimated tokens (input and result), added up",
-  "totals.estInputTokens": "estimated input tokens, added up",
-  "totals.hostGapMs": "host gaps added up: time spent waiting on the host and the model",
-  "totals.schemaBytes": "descriptor bytes of the tools registered now, sent in every conversation",
-  "totals.estSchemaTokens": "those bytes as estimated tokens",
-}
-
-/** One entry per configuration key of attach() and maybeAttach() (describe().config), defaults as text. */
-const CONFIG_DOCS = {
-  buffer: { doc: "spans kept in the ring buffer", default: "500" },
-  relay: { doc: "mirror spans onto the same-origin BroadcastChannel (false: no channel, nothing read from it; \"read\": read it, post nothing per span)", default: "true from attachProfiler(); \"read\" from the relay's script tag, the extension and wmcp-top open" },
-  uplink: { doc: "the wmcp-top relay's WebSocket URL; false: no socket", default: "the address the relay baked in, else __WMCP_UPLINK__" },
-  overlay: { doc: "accepted for webmcp-profiler configs: prints one line pointing to the terminal", default: "false" },
-  globalName: { doc: "global property the console API is exposed on; false exposes none", default: '"__webmcpPerf"' },
-  channel: { doc: "the BroadcastChannel's name", default: '"webmcp-perf:" + location.origin' },
-  pollMs: { doc: "how often to look for a registry until one is found", default: "250" },
-  flushMs: { doc: "the batch window of the uplink and the channel: what gathers within it leaves together (0: on the next task; at most 250)", default: "50" },
-  alignFlush: { doc: "a busy page's batch whose window ends during a call leaves right after that call is accounted (within 250 ms); false: when the window ends", default: "true" },
-  tokenEstimator: { doc: "({kind, bytes}) => tokens for kind input, text, image; schema tokens too", default: "ceil(bytes/4); images at decoded size" },
-  onSpan: { doc: "a span listener subscribed at attach", default: "none" },
-  sample: { doc: "share of calls measured, clamped to 0..1; the rest run unmeasured", default: "1" },
-  errorPolicy: { doc: 'what an error span keeps: "message" (200 characters at most), "name" or "none"', default: '"message"' },
-  param: { doc: "the query parameter the gate reads", default: '"perf"' },
-  storageKey: { doc: "localStorage key of the remembered mode", default: '"webmcp-perf:mode"' },
-  announce: { doc: "console line on attach; false: none; a function replaces it", default: "true" },
-  allow: { doc: "the page's veto over the gate; false also forgets a remembered mode", default: "() => true" },
-  reportTool: { doc: "register get_perf_report on the host once one is found", default: "false" },
-  isErrorResult: { doc: "(value) => truthy marks a returned value as a failure (errorType tool_error)", default: "none" },
-  isRefusal: { doc: '(value) => "confirm", "unavailable", a short label of the page\'s own, or undefined', default: "the built-in English match" },
-  fingerprintHandler: { doc: "fold the handler's source into the descriptor fingerprint", default: "false" },
-  capturePayloads: { doc: "send argument and result text on payload frames, only to a relay that asks (OpenTelemetry, --show-payloads)", default: "false" },
-  maxPayloadLength: { doc: "characters kept of each captured text (at most 65536)", default: "2048" },
-  prompts: { doc: "false leaves the Prompt API (LanguageModel) alone", default: "true" },
-}
-
-/** The gate's accepted values (describe().activation.modes). */
-const GATE_MODES = {
-  1: "on, remembered for this origin (also on, true)",
-  overlay: "on and remembered, with the pointer to the terminal",
-  0: "off for this load; forgets the remembered mode (also off, false)",
-}
-
-/** The get_perf_report tool's views and what each costs to read. */
-const REPORT_VIEWS = {
-  summary: "session line, split and one line per tool; well under 1 KB",
-  tools: "summary plus every per-tool row",
-  spans: "tools plus the newest spans, newest first (limit 1..500, default 50; tool and since filter)",
-}
-
-const PRIVACY = [
-  "spans hold sizes, shapes, timings, tool names and (per errorPolicy) error messages; never inputs or results",
-  "spans leave the page only to same-origin tabs (BroadcastChannel; relay: false stops it) and to the loopback wmcp-top relay (uplink: false stops it)",
-  "same-origin scripts can read the global and the channel: use globalName: false and relay: false for production telemetry through onSpan",
-]
-
-/** describe(): webmcp-profiler's manifest shape, for this agent. */
-function manifest(cfg, { toolName = null, uplink = null, settings = null } = {}) {
-  const origin = safely(() => (cfg.global || globalThis).location.origin, "") || "<origin>"
-  return {
-    package: { name: "wmcp-top-agent", version: VERSION, format: FORMAT },
-    activation: {
-      param: cfg.param,
-      storageKey: cfg.storageKey,
-      modes: { ...GATE_MODES },
-      cost: "closed: one query parse and one storage read; open: two clock reads and a push per call, the rest of the accounting off the call path",
-    },
-    console: { global: cfg.globalName, methods: { ...MEMBERS } },
-    span: { ...SPAN_DOCS },
-    ledger: { ...LEDGER_DOCS },
-    config: Object.fromEntries(Object.entries(CONFIG_DOCS).map(([k, v]) => [k, { ...v }])),
-    tool: toolName ? { name: toolName, views: { ...REPORT_VIEWS } } : null,
-    relay: {
-      channel: cfg.relay === false || cfg.channel === false ? false : typeof cfg.channel === "string" ? cfg.channel : `webmcp-perf:${origin}`,
-      scope: "same-origin tabs and frames of this browser",
-    },
-    privacy: PRIVACY.slice(),
-    spanFacts: SPAN_FACTS.slice(),
-    uplink,
-    settings,
-  }
-}
-
-const FORMAT = "webmcp-perf-report/2"
-
-/** report(): webmcp-perf-report/2 for one session. */
-function buildReport(agent, opts = {}) {
-  const c = agent.collector.current()
-  let spans = c.stats.spans()
-  let tools = c.stats.reportRows()
-  if (opts.tool) {
-    spans = spans.filter((s) => s.tool === opts.tool)
-    tools = tools.filter((t) => t.tool === opts.tool)
-  }
-  if (opts.spans === false) spans = []
-  else if (typeof opts.spans === "number" && opts.spans >= 0) spans = opts.spans ? spans.slice(-opts.spans) : []
-  return {
-    format: FORMAT,
-    session: {
-      id: c.sessionId,
-      origin: agent.env.origin,
-      userAgent: agent.env.userAgent,
-      generatedAt: new Date().toISOString(),
-      version: VERSION,
-    },
-    ledger: c.ledger(),
-    tools,
-    spans: spans.map((s) => pick(s, SPAN_FIELDS)),
-  }
-}
-
-/** The split line as webmcp-profiler prints it: the summary line, without the schemas part while there are none. */
-function splitLine(stats) {
-  const full = stats.summary()
-  return stats.schemaBytes ? full : full.slice(full.indexOf(" \u00b7 ") + 3)
-}
-
-/** One per-tool line of summary(), laid out as webmcp-profiler lays it out. */
-function toolLine(r) {
-  return (
-    `  ${r.tool.padEnd(22)} ${String(r.calls).padStart(3)} calls \u00b7 p50 ${fmtMs(r.p50Ms)} \u00b7 p95 ${fmtMs(r.p95Ms)}` +
-    ` \u00b7 last ${fmtBytes(r.lastResultBytes)} (~${fmtCount(r.estTokens)} tok)${r.errors ? ` \u00b7 \u2717${r.errors}` : ""}`
-  )
-}
-
-/**
- * summary(): webmcp-profiler's layout. A session line (`wmcp-top \u00b7 session ID \u00b7 PHASE \u00b7 N tools \u00b7 N calls`), the
- * split, then one line per tool with spans. Sizes and times only.
- */
-function buildSummary(agent) {
-  const c = agent.collector.current()
-  const s = c.status()
-  const lines = [`wmcp-top \u00b7 session ${c.sessionId} \u00b7 ${s.phase} \u00b7 ${s.toolCount} tools \u00b7 ${s.callCount} calls`, splitLine(c.stats)]
-  for (const r of c.stats.reportRows()) lines.push(toolLine(r))
-  return lines.join("\n")
-}
-
-/**
- * The get_perf_report tool's answer, in webmcp-profiler's shape: `content` (the summary text) and
- * `structuredContent {ok, format, session, status, totals, split, tools?, spans?, truncated?, meta}`.
- */
-function reportView(agent, input) {
-  const args = input && typeof input === "object" ? input : {}
-  const view = typeof args.view === "string" && Object.prototype.hasOwnProperty.call(REPORT_VIEWS, args.view) ? args.view : "summary"
-  const only = typeof args.tool === "string" && args.tool ? args.tool : null
-  const c = agent.collector.current()
-  const summary = buildSummary(agent)
-  const totals = c.stats.totalsObject()
-  const sc = {
-    ok: true,
-    format: FORMAT,
-    session: { id: c.sessionId, version: VERSION },
-    status: c.status(),
-    totals,
-    split: splitLine(c.stats),
-  }
-  if (view !== "summary") sc.tools = c.stats.reportRows().filter((r) => !only || r.tool === only)
-  if (view === "spans") {
-    const limit = Number.isFinite(args.limit) ? Math.min(500, Math.max(1, Math.floor(args.limit))) : 50
-    const since = Number.isFinite(args.since) ? args.since : null
-    const spans = c.stats.spans().filter((s) => (!only || s.tool === only) && (since === null || s.seq > since))
-    sc.truncated = spans.length > limit
-    sc.spans = spans.slice(-limit).reverse().map((s) => pick(s, SPAN_FIELDS))
-  }
-  sc.meta = { view, resultBytes: 0, estTokens: 0 }
-  const text = view === "summary" ? summary : `${summary}\n(the ${view} view is in structuredContent)`
-  const out = { content: [{ type: "text", text }], structuredContent: sc, isError: false }
-  const bytes = utf8Length(JSON.stringify(out))
-  sc.meta.resultBytes = bytes
-  sc.meta.estTokens = Math.ceil(bytes / 4)
-  return out
-}
-
-/** The report tool's descriptor (profilerTool() and registerReportTool() both use it). */
-function reportToolDescriptor(execute, { name = "get_perf_report", title = "Performance report" } = {}) {
-  return {
-    name,
-    title,
-    description:
-      "This page's WebMCP performance, measured by wmcp-top: execute() time per tool, result bytes and estimated tokens, " +
-      "and the host + model gaps between calls. Views: " +
-      Object.entries(REPORT_VIEWS)
-        .map(([k, v]) => `${k} (${v})`)
-        .join("; ") +
-      ". Ask for summary first; spans only when single calls matter.",
-    inputSchema: {
-      type: "object",
-      properties: {
-        view: { type: "string", enum: Object.keys(REPORT_VIEWS), default: "summary", description: "how much to return" },
-        tool: { type: "string", description: "only this tool" },
-        limit: { type: "integer", minimum: 1, maximum: 500, default: 50, description: "spans view: the newest N spans" },
-        since: { type: "integer", minimum: 0, description: "spans view: only spans with a higher seq" },
-      },
-      additionalProperties: false,
-    },
-    annotations: { title, readOnlyHint: true },
-    execute,
-  }
-}
-
-function download(g, name, obj) {
-  safely(() => {
-    const doc = g.document
-    const blob = new g.Blob([JSON.stringify(obj, null, 2)], { type: "application/json" })
-    const url = g.URL.createObjectURL(blob)
-    const a = doc.createElement("a")
-    a.href = url
-    a.download = name
-    a.style.display = "none"
-    doc.body.appendChild(a)
-    a.click()
-    a.remove()
-    g.setTimeout(() => g.URL.revokeObjectURL(url), 1000)
-  })
-}
-
-/** help()'s text: the status line, its hints, then every member. */
-function helpText(s) {
-  const lines = [`wmcp-top agent: ${s.phase}: ${s.message}`, ...s.hints.map((h) => `  -> ${h}`), ""]
-  for (const [k, v] of Object.entries(MEMBERS)) lines.push(`  ${k.padEnd(18)} ${v}`)
-  return lines.join("\n")
-}
-
-/**
- * webmcp-profiler's `overlay` option and `overlay()` open an in-page panel. Here the panel is the terminal: one
- * console line says so (and how to start it), instead of a TypeError or silence.
- */
-function overlayNotice(cfg, g) {
-  const name = cfg.globalName || "__webmcpPerf"
-  safely(() => g.console.info(`[wmcp-top] no in-page overlay: the numbers are shown in the terminal (run \`wmcp-top\`); in this console: ${name}.summary()`))
-}
-
-/** Build the console API over an attached agent (see index.js). */
-function makeApi(agent) {
-  const c = agent.collector
-  const g = agent.g
-  const api = {
-    get active() {
-      return c.active
-    },
-    get sessionId() {
-      return c.sessionId
-    },
-    // Every read completes pending accounting first (c.current()): `await tool.execute(x)` then a read counts it.
-    spans: () => c.current().stats.spans().map((s) => ({ ...s, contentTypes: { ...s.contentTypes } })),
-    aggregates: () => c.current().stats.reportRows(),
-    ledger: () => c.current().ledger(),
-    onSpan(fn) {
-      if (typeof fn !== "function") return () => {}
-      c.spanListeners.add(fn)
-      return () => c.spanListeners.delete(fn)
-    },
-    onSpanUpdate(fn) {
-      if (typeof fn !== "function") return () => {}
-      c.updateListeners.add(fn)
-      return () => c.updateListeners.delete(fn)
-    },
-    status: () => c.current().status(),
-    /** webmcp-profiler's help(): one console.info block (status, hints, members); resolves to undefined. */
-    help() {
-      const s = c.current().status()
-      safely(() => g.console.info(helpText(s)))
-      return Promise.resolve(undefined)
-    },
-    summary: () => buildSummary(agent),
-    describe: () =>
-      Promise.resolve(
-        manifest(agent.config, {
-          toolName: c.reportToolName,
-          uplink: agent.uplink ? agent.uplink.info() : null,
-          settings: {
-            buffer: agent.config.buffer,
-            sample: agent.config.sample,
-            errorPolicy: agent.config.errorPolicy,
-            pollMs: agent.config.pollMs,
-            channel: agent.channel ? agent.channelName : false,
-            capturePayloads: agent.config.capturePayloads,
-            maxPayloadLength: agent.config.maxPayloadLength,
-            fingerprintHandler: agent.config.fingerprintHandler,
-            isErrorResult: typeof agent.config.isErrorResult === "function",
-            isRefusal: typeof agent.config.isRefusal === "function" ? "page" : "built-in English",
-            prompts: !!agent.prompts,
-          },
-        }),
-      ),
-    overlay: () => overlayNotice(agent.config, g),
-    table() {
-      const rows = c.current().stats.reportRows().map((r) => ({
-        tool: r.tool,
-        calls: r.calls,
-        errors: r.errors,
-        p50: fmtMs(r.p50Ms),
-        p95: fmtMs(r.p95Ms),
-        max: fmtMs(r.maxMs),
-        blocking: fmtMs(r.blockingMs),
-        bytes: fmtBytes(r.totalBytes),
-        tokens: fmtCount(r.estTokens),
-        schema: fmtBytes(r.schemaBytes),
-      }))
-      if (g.console && typeof g.console.table === "function") g.console.table(rows)
-      return rows
-    },
-    report: (opts) => buildReport(agent, opts || {}),
-    export(opts) {
-      const r = buildReport(agent, opts || {})
-      download(g, `webmcp-perf-${c.sessionId}.json`, r)
-      return r
-    },
-    exportTrace() {
-      const t = traceEvents(c.current().stats.spans(), { sessionId: c.sessionId, origin: agent.env.origin, timeOrigin: safely(() => g.performance.timeOrigin, 0) || 0 })
-      download(g, `webmcp-perf-${c.sessionId}.trace.json`, t)
-      return t
-    },
-    instrument: (target) => (c.active ? agent.interceptor.instrument(target) : 0),
-    synthetic(on = true) {
-      c.synthetic = !!on
-      return c.synthetic
-    },
-    reset() {
-      c.reset()
-    },
-    detach: () => agent.detach(),
-    registerReportTool: () => agent.registerReportTool(),
-    relay: () => (agent.uplink ? agent.uplink.info() : null),
-    overhead: () => {
-      const { accounted, ms } = c.current().cost
-      return { accounted, ms, perSpanMs: accounted ? ms / accounted : 0 }
-    },
-    channel: () => (agent.channel ? { ...agent.channel.counters } : null),
-    recordConsent(o) {
-      if (!c.active || !o || typeof o !== "object" || typeof o.resolved !== "string" || !o.resolved) return false
-      return safely(() => c.recordConsent(o.shown, o.resolved, o.granted === true), false)
-    },
-    prompts: () => (agent.prompts ? agent.prompts.view() : []),
-  }
-  return api
-}
-return { SPAN_FIELDS, SPAN_FACTS, MEMBERS, SPAN_DOCS, LEDGER_DOCS, CONFIG_DOCS, GATE_MODES, REPORT_VIEWS, manifest, buildReport, splitLine, buildSummary, reportView, reportToolDescriptor, helpText, overlayNotice, makeApi };
-})();
-
 // ---- index.js ----
 __m["index"] = (function () {
 // attach(): compose the collector, interceptor, channel and uplink for this context, and expose the
@@ -6394,6 +6474,8 @@ const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
 const NAV_KEY = "wmcp-top:navigated" // sessionStorage: the form call whose submission left the last document
 const NAV_NOTE_MS = 60_000
 const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
+const LIVE = new WeakMap() // global -> the attached api (also under globalName: false): one agent a window
+const NOTES = new WeakMap() // api -> adds a hint of the agent's own to its status (watchLateConfig)
 // What profilerTool needs of an API, under a registered symbol, so a second copy of the agent (the /agent.mjs
 // module imported next to the classic script) can make the report tool of the global API. Only the report's
 // view: the Agent itself (its uplink address, with the token) stays out of the page's reach.
@@ -6618,7 +6700,7 @@ class Agent {
     if (this.config.overlay === true) overlayNotice(this.config, g)
     const ann = this.config.announce
     if (typeof ann === "function") safely(() => ann(this.api))
-    else if (ann && g.console) safely(() => g.console.info(`[wmcp-top] attached ${c.sessionId}${this.relay ? " \u00b7 relay " + this.uplink.info().url : " \u00b7 no relay"} \u00b7 __webmcpPerf.help()`))
+    else if (ann && g.console) safely(() => g.console.info(startLine(this)))
   }
 
   // ---- calls that navigate ------------------------------------------------------------------------------
@@ -6736,7 +6818,7 @@ class Agent {
   }
 
   statusFrame() {
-    const s = this.collector.status()
+    const s = this.collector.status(false)
     return { type: "status", session: this.collector.sessionId, phase: s.phase, message: s.message, hints: s.hints, coverage: s.coverage, reasons: s.reasons }
   }
 
@@ -6931,6 +7013,7 @@ class Agent {
     if (this.schedule.close) safely(() => this.schedule.close())
     const name = this.config.globalName
     if (name && this.g[name] === this.api) safely(() => delete this.g[name])
+    if (LIVE.get(this.g) === this.api) LIVE.delete(this.g)
     return true
   }
 }
@@ -6958,18 +7041,28 @@ function normalise(config) {
 function attach(config = {}) {
   const cfg = normalise(config)
   const g = cfg.global || globalThis
+  if (serverSide(g)) return noop(cfg)
   const name = cfg.globalName
-  if (name) {
-    const existing = safely(() => g[name], null)
-    if (existing && existing.active) {
+  const named = name ? safely(() => g[name], null) : null
+  const existing = named && named.active ? named : LIVE.get(g)
+  if (existing && existing.active) {
+    const live = AGENTS.get(existing)
+    if (live && live.channel && !live.channel.posts && postsSpans(cfg, true)) {
       // Page code calling attachProfiler() after a terminal route attached asks for the channel's reader.
-      const live = AGENTS.get(existing)
-      if (live && live.channel && postsSpans(cfg, true)) live.channel.posts = true
-      return existing
+      live.channel.posts = true
+    } else {
+      // webmcp-profiler's rule: one profiler a window, and a second attach says so once, in its console.
+      safely(() => g.console.warn("[wmcp-top] already attached: this call returns the running agent; detach() it first to attach with another configuration"))
     }
+    return existing
   }
   const agent = new Agent(cfg)
   AGENTS.set(agent.api, agent)
+  LIVE.set(g, agent.api)
+  NOTES.set(agent.api, (hint) => {
+    agent.collector.notes.push(hint)
+    agent.collector.statusChanged()
+  })
   const hook = Object.freeze({
     view: (input) => reportView(agent, input),
     named: (name) => {
@@ -6982,11 +7075,56 @@ function attach(config = {}) {
   return agent.api
 }
 
+/**
+ * The console line on attach, laid out as webmcp-profiler's: the handle to call help() on, how to switch off,
+ * and the status sentence; then where the numbers go.
+ */
+function startLine(agent) {
+  const cfg = agent.config
+  const handle = cfg.globalName || "api"
+  const to = agent.relay ? `relay ${agent.uplink.info().url}` : "no relay"
+  return `[wmcp-top] profiling on \u2014 ${handle}.help() \u00b7 ?${cfg.param}=0 to disable \u00b7 ${agent.collector.status().message} (session ${agent.collector.sessionId}, ${to})`
+}
+
+/**
+ * No window and no document, and not a worker: server-side rendering (Node, an edge runtime). SSR frameworks
+ * call attachProfiler() there too and rely on webmcp-profiler's frozen no-op: nothing patched, nothing dialled.
+ */
+function serverSide(g) {
+  return !safely(() => g.document, null) && !safely(() => g.window, null) && contextOf(g) !== "worker"
+}
+
+const NOOP_ID = "00000000"
+
+/** The frozen no-op profiler of server-side rendering: every member of the console API, doing nothing. */
+function noop(cfg) {
+  const ledger = () => ({
+    sessionId: NOOP_ID, attachedAt: 0, hostFoundAt: null, hostLocation: null, firstRegistrationAt: null, registeredTools: [], tools: {}, firstCallAt: null, lastSettledAt: null,
+    totals: { calls: 0, unsampledCalls: 0, overlappingCalls: 0, errors: 0, wallMs: 0, blockingMs: 0, resultBytes: 0, estTokens: 0, estInputTokens: 0, hostGapMs: 0, schemaBytes: 0, estSchemaTokens: 0 },
+  })
+  const status = () => ({ ...statusFor({ inactive: true, reasons: [] }), message: SSR_MESSAGE, hints: [SSR_HINT], hostLocation: null, hostFoundAt: null, toolCount: 0, callCount: 0, lastCallAt: null, coverage: null })
+  const report = () => ({ format: "webmcp-perf-report/2", session: { id: NOOP_ID, origin: null, userAgent: null, generatedAt: new Date().toISOString(), version: VERSION }, ledger: ledger(), tools: [], spans: [] })
+  const none = () => undefined
+  const off = () => none
+  return Object.freeze({
+    active: false, sessionId: NOOP_ID,
+    spans: () => [], aggregates: () => [], ledger, onSpan: off, onSpanUpdate: off, status,
+    help: () => Promise.resolve(undefined), summary: () => SSR_MESSAGE, describe: () => Promise.resolve(manifest(cfg)),
+    table: none, report, export: none, exportTrace: none, overlay: none, instrument: () => 0, synthetic: () => false, reset: none,
+    detach: () => false, registerReportTool: () => false, relay: () => null, overhead: () => ({ accounted: 0, ms: 0, perSpanMs: 0 }),
+    channel: () => null, recordConsent: () => false, prompts: () => [],
+  })
+}
+
+const SSR_MESSAGE = "Server-side no-op: there is no window here, so nothing is measured."
+const SSR_HINT = "attach in the browser (the same call runs there), before the page registers its tools"
+
 /** The inert object left when the gate is closed: status() says why and how to switch on. */
 function inert(cfg, decision) {
   const g = cfg.global || globalThis
+  const notes = []
   const status = () => ({
-    ...statusFor({ inactive: true, reasons: [] }),
+    ...statusFor({ inactive: true, reasons: [], hints: notes }),
     hostLocation: null,
     hostFoundAt: null,
     toolCount: 0,
@@ -7007,7 +7145,34 @@ function inert(cfg, decision) {
       return Promise.resolve(undefined)
     },
   }
+  NOTES.set(api, (hint) => notes.push(hint))
   return api
+}
+
+const LATE_CONFIG_HINT = "window.__WMCP_CONFIG__ was set after the agent's script ran, so it was ignored: set it in a <script> above the agent's tag"
+
+/**
+ * The script tag read no window.__WMCP_CONFIG__: one set later (the tag is meant to be first in <head>) would
+ * be silently ignored. Catch that assignment: the page keeps its value, the console gets one warning, and the
+ * status (console and dashboard) a hint naming the fix.
+ */
+function watchLateConfig(g, api) {
+  let value
+  let told = false
+  safely(() =>
+    Object.defineProperty(g, "__WMCP_CONFIG__", {
+      configurable: true,
+      get: () => value,
+      set: (v) => {
+        value = v
+        if (told || !v || typeof v !== "object") return
+        told = true
+        safely(() => g.console.warn(`[wmcp-top] ${LATE_CONFIG_HINT}`))
+        const note = NOTES.get(api)
+        if (note) safely(() => note(LATE_CONFIG_HINT))
+      },
+    }),
+  )
 }
 
 /**
@@ -7018,6 +7183,7 @@ function inert(cfg, decision) {
 function maybeAttach(config = {}) {
   const cfg = normalise(config)
   const g = cfg.global || globalThis
+  if (serverSide(g)) return noop(cfg)
   const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : !!resolveUplink({ uplink: BAKED_UPLINK || undefined }, {})
   const decision = gate({
     search: safely(() => g.location.search, "") || "",
@@ -7057,7 +7223,7 @@ function detach(globalName = DEFAULTS.globalName, g = globalThis) {
   const api = safely(() => g[globalName], null)
   return api && typeof api.detach === "function" ? api.detach() : false
 }
-return { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents, VERSION, gate, attachProfiler: attach, maybeAttachProfiler: maybeAttach, agentOf, resolveUplink, attach, maybeAttach, profilerTool, detach };
+return { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents, VERSION, gate, attachProfiler: attach, maybeAttachProfiler: maybeAttach, agentOf, resolveUplink, attach, LATE_CONFIG_HINT, watchLateConfig, maybeAttach, profilerTool, detach };
 })();
 
 // ---- port.js ----

@@ -11,6 +11,7 @@ import { now, safely, cap, makeTaskScheduler } from "./util.js"
 import { NATIVE_THEN } from "./wrap.js"
 import { statusFor } from "./status.js"
 import { batchWindow, QUIET_WAIT_MS } from "./pacing.js"
+import { splitLine } from "./console.js"
 
 const RECENT_MAX = 256
 const MAX_LEDGER_TOOLS = 1024
@@ -118,6 +119,8 @@ export class Collector {
     this.counted = new Map()
     this.lostFn = () => 0
     this.extraReasons = new Set()
+    /** hints of the agent's own, ahead of the phase's (a late window.__WMCP_CONFIG__, index.js) */
+    this.notes = []
     this.lastPhase = null
     this.observer = null
     this.cost = { accounted: 0, ms: 0 }
@@ -272,7 +275,11 @@ export class Collector {
     call.value = value
     this.inFlight.delete(call.seq)
     this.pending.push(call)
-    this.scheduleFlush()
+    // An onSpan listener has its span before the caller's `await execute()` resumes, as webmcp-profiler's
+    // (an exporter reads on settle): the accounting runs here, on the call path the page chose to pay. With no
+    // listener the call path stays two clock reads and the accounting waits for its batch (scheduleFlush).
+    if (this.spanListeners.size) this.flush()
+    else this.scheduleFlush()
   }
 
   /**
@@ -610,9 +617,9 @@ export class Collector {
 
   /**
    * A tool was registered. `rec`: {name, schemaBytes, descriptor (JSON text|null), annotationsSent,
-   * annotationsKept, internal}.
+   * annotationsKept, internal}. `frame` false: listed now, its tool frame waits for keptAnnotations().
    */
-  registered(rec) {
+  registered(rec, frame = true) {
     const t = typeof rec.acceptedAt === "number" ? rec.acceptedAt : this.clock()
     if (this.firstRegistrationAt === null && !rec.internal) this.firstRegistrationAt = t
     const prev = this.tools.get(rec.name)
@@ -632,9 +639,19 @@ export class Collector {
     }
     this.tools.set(rec.name, full)
     this.stats.register(rec.name, rec.schemaBytes, !!rec.internal)
-    this.sink.tool(full, "registered")
+    if (frame) this.sink.tool(full, "registered")
+    else full.framePending = true
     this.ledgerChanged()
     this.statusChanged()
+  }
+
+  /** The host said which annotations it kept of a tool listed with registered(rec, false): its frame leaves now. */
+  keptAnnotations(name, kept) {
+    const rec = this.tools.get(name)
+    if (!rec || !rec.framePending) return
+    rec.framePending = false
+    rec.annotationsKept = kept
+    this.sink.tool(rec, "registered")
   }
 
   /** Record a registration the host refused (duplicate name, invalid schema): not a tool. */
@@ -759,8 +776,11 @@ export class Collector {
     this.sink.ledger()
   }
 
-  /** Phase, sentence, hints and coverage, from the state alone. */
-  status() {
+  /**
+   * Phase, sentence, hints and coverage, from the state alone. `split`: the measuring sentence carries the
+   * split (the console's and the report tool's); the status frame leaves it out, so it changes with the phase only.
+   */
+  status(split = true) {
     const reasons = []
     if (this.wrapFailures) reasons.push(`${this.wrapFailures} tool execute() could not be wrapped`)
     if (this.unwrapped.size) {
@@ -786,6 +806,9 @@ export class Collector {
       reasons,
       inFlight: this.inFlight.size,
       countedOnly: this.unwrapped.size > 0,
+      hostLocation: this.hostLocation,
+      split: split ? splitLine(this.stats) : null,
+      hints: this.notes,
     })
     // 000's status fields beside the phase and coverage.
     return {

@@ -18,7 +18,8 @@ const pick = (o, keys) => {
 export const MEMBERS = {
   active: "true until detach() has run (false for the inert object left when the gate is closed)",
   sessionId: "this session's 8-hex id, stamped on every span",
-  spans: "the raw span ring buffer, oldest first (copies)",
+  spans: "the raw span ring buffer, oldest first (copies with webmcp-profiler's 20 span fields exactly)",
+  spanFacts: "what wmcp-top knows beyond those 20 fields, one entry per buffered span: seq plus resultType, envelope, substituted, depth, parent, overlapped, errorType, refusal, consent, consentMismatch (invokedBy, waitedMs, outcome where they apply)",
   aggregates: "per-tool rows over the buffered spans: calls, errors, min/p50/p95/max, blocking, bytes, tokens, schema bytes",
   ledger: "the session ledger: host timeline, registered tools, running totals",
   onSpan: "subscribe to spans as they settle; returns an unsubscribe function",
@@ -301,9 +302,17 @@ function download(g, name, obj) {
   })
 }
 
-/** help()'s text: the status line, its hints, then every member. */
+/** The facts of a span beyond the 20 fields (spanFacts()): those it has, after its seq. */
+const EXTRA_FACTS = [...SPAN_FACTS, "waitedMs", "outcome"]
+function factsOf(s) {
+  const out = { seq: s.seq }
+  for (const k of EXTRA_FACTS) if (s[k] !== undefined) out[k] = s[k]
+  return out
+}
+
+/** help()'s text as webmcp-profiler lays it out: the name and the status sentence, its hints, then every member. */
 export function helpText(s) {
-  const lines = [`wmcp-top agent: ${s.phase}: ${s.message}`, ...s.hints.map((h) => `  -> ${h}`), ""]
+  const lines = [`wmcp-top agent ${s.message.charAt(0).toLowerCase()}${s.message.slice(1)}`, ...s.hints.map((h) => `  \u2192 ${h}`), ""]
   for (const [k, v] of Object.entries(MEMBERS)) lines.push(`  ${k.padEnd(18)} ${v}`)
   return lines.join("\n")
 }
@@ -329,7 +338,9 @@ export function makeApi(agent) {
       return c.sessionId
     },
     // Every read completes pending accounting first (c.current()): `await tool.execute(x)` then a read counts it.
-    spans: () => c.current().stats.spans().map((s) => ({ ...s, contentTypes: { ...s.contentTypes } })),
+    // webmcp-profiler's span exactly (its users compare keys); the rest of what is known is in spanFacts().
+    spans: () => c.current().stats.spans().map((s) => ({ ...pick(s, SPAN_FIELDS), contentTypes: { ...s.contentTypes } })),
+    spanFacts: () => c.current().stats.spans().map(factsOf),
     aggregates: () => c.current().stats.reportRows(),
     ledger: () => c.current().ledger(),
     onSpan(fn) {

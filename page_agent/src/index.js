@@ -26,6 +26,8 @@ const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
 const NAV_KEY = "wmcp-top:navigated" // sessionStorage: the form call whose submission left the last document
 const NAV_NOTE_MS = 60_000
 const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
+const LIVE = new WeakMap() // global -> the attached api (also under globalName: false): one agent a window
+const NOTES = new WeakMap() // api -> adds a hint of the agent's own to its status (watchLateConfig)
 // What profilerTool needs of an API, under a registered symbol, so a second copy of the agent (the /agent.mjs
 // module imported next to the classic script) can make the report tool of the global API. Only the report's
 // view: the Agent itself (its uplink address, with the token) stays out of the page's reach.
@@ -250,7 +252,7 @@ class Agent {
     if (this.config.overlay === true) overlayNotice(this.config, g)
     const ann = this.config.announce
     if (typeof ann === "function") safely(() => ann(this.api))
-    else if (ann && g.console) safely(() => g.console.info(`[wmcp-top] attached ${c.sessionId}${this.relay ? " · relay " + this.uplink.info().url : " · no relay"} · __webmcpPerf.help()`))
+    else if (ann && g.console) safely(() => g.console.info(startLine(this)))
   }
 
   // ---- calls that navigate ------------------------------------------------------------------------------
@@ -368,7 +370,7 @@ class Agent {
   }
 
   statusFrame() {
-    const s = this.collector.status()
+    const s = this.collector.status(false)
     return { type: "status", session: this.collector.sessionId, phase: s.phase, message: s.message, hints: s.hints, coverage: s.coverage, reasons: s.reasons }
   }
 
@@ -563,6 +565,7 @@ class Agent {
     if (this.schedule.close) safely(() => this.schedule.close())
     const name = this.config.globalName
     if (name && this.g[name] === this.api) safely(() => delete this.g[name])
+    if (LIVE.get(this.g) === this.api) LIVE.delete(this.g)
     return true
   }
 }
@@ -590,18 +593,28 @@ function normalise(config) {
 export function attach(config = {}) {
   const cfg = normalise(config)
   const g = cfg.global || globalThis
+  if (serverSide(g)) return noop(cfg)
   const name = cfg.globalName
-  if (name) {
-    const existing = safely(() => g[name], null)
-    if (existing && existing.active) {
+  const named = name ? safely(() => g[name], null) : null
+  const existing = named && named.active ? named : LIVE.get(g)
+  if (existing && existing.active) {
+    const live = AGENTS.get(existing)
+    if (live && live.channel && !live.channel.posts && postsSpans(cfg, true)) {
       // Page code calling attachProfiler() after a terminal route attached asks for the channel's reader.
-      const live = AGENTS.get(existing)
-      if (live && live.channel && postsSpans(cfg, true)) live.channel.posts = true
-      return existing
+      live.channel.posts = true
+    } else {
+      // webmcp-profiler's rule: one profiler a window, and a second attach says so once, in its console.
+      safely(() => g.console.warn("[wmcp-top] already attached: this call returns the running agent; detach() it first to attach with another configuration"))
     }
+    return existing
   }
   const agent = new Agent(cfg)
   AGENTS.set(agent.api, agent)
+  LIVE.set(g, agent.api)
+  NOTES.set(agent.api, (hint) => {
+    agent.collector.notes.push(hint)
+    agent.collector.statusChanged()
+  })
   const hook = Object.freeze({
     view: (input) => reportView(agent, input),
     named: (name) => {
@@ -614,11 +627,56 @@ export function attach(config = {}) {
   return agent.api
 }
 
+/**
+ * The console line on attach, laid out as webmcp-profiler's: the handle to call help() on, how to switch off,
+ * and the status sentence; then where the numbers go.
+ */
+function startLine(agent) {
+  const cfg = agent.config
+  const handle = cfg.globalName || "api"
+  const to = agent.relay ? `relay ${agent.uplink.info().url}` : "no relay"
+  return `[wmcp-top] profiling on — ${handle}.help() · ?${cfg.param}=0 to disable · ${agent.collector.status().message} (session ${agent.collector.sessionId}, ${to})`
+}
+
+/**
+ * No window and no document, and not a worker: server-side rendering (Node, an edge runtime). SSR frameworks
+ * call attachProfiler() there too and rely on webmcp-profiler's frozen no-op: nothing patched, nothing dialled.
+ */
+function serverSide(g) {
+  return !safely(() => g.document, null) && !safely(() => g.window, null) && contextOf(g) !== "worker"
+}
+
+const NOOP_ID = "00000000"
+
+/** The frozen no-op profiler of server-side rendering: every member of the console API, doing nothing. */
+function noop(cfg) {
+  const ledger = () => ({
+    sessionId: NOOP_ID, attachedAt: 0, hostFoundAt: null, hostLocation: null, firstRegistrationAt: null, registeredTools: [], tools: {}, firstCallAt: null, lastSettledAt: null,
+    totals: { calls: 0, unsampledCalls: 0, overlappingCalls: 0, errors: 0, wallMs: 0, blockingMs: 0, resultBytes: 0, estTokens: 0, estInputTokens: 0, hostGapMs: 0, schemaBytes: 0, estSchemaTokens: 0 },
+  })
+  const status = () => ({ ...statusFor({ inactive: true, reasons: [] }), message: SSR_MESSAGE, hints: [SSR_HINT], hostLocation: null, hostFoundAt: null, toolCount: 0, callCount: 0, lastCallAt: null, coverage: null })
+  const report = () => ({ format: "webmcp-perf-report/2", session: { id: NOOP_ID, origin: null, userAgent: null, generatedAt: new Date().toISOString(), version: VERSION }, ledger: ledger(), tools: [], spans: [] })
+  const none = () => undefined
+  const off = () => none
+  return Object.freeze({
+    active: false, sessionId: NOOP_ID,
+    spans: () => [], aggregates: () => [], ledger, onSpan: off, onSpanUpdate: off, status,
+    help: () => Promise.resolve(undefined), summary: () => SSR_MESSAGE, describe: () => Promise.resolve(manifest(cfg)),
+    table: none, report, export: none, exportTrace: none, overlay: none, instrument: () => 0, synthetic: () => false, reset: none,
+    detach: () => false, registerReportTool: () => false, relay: () => null, overhead: () => ({ accounted: 0, ms: 0, perSpanMs: 0 }),
+    channel: () => null, recordConsent: () => false, prompts: () => [],
+  })
+}
+
+const SSR_MESSAGE = "Server-side no-op: there is no window here, so nothing is measured."
+const SSR_HINT = "attach in the browser (the same call runs there), before the page registers its tools"
+
 /** The inert object left when the gate is closed: status() says why and how to switch on. */
 function inert(cfg, decision) {
   const g = cfg.global || globalThis
+  const notes = []
   const status = () => ({
-    ...statusFor({ inactive: true, reasons: [] }),
+    ...statusFor({ inactive: true, reasons: [], hints: notes }),
     hostLocation: null,
     hostFoundAt: null,
     toolCount: 0,
@@ -639,7 +697,34 @@ function inert(cfg, decision) {
       return Promise.resolve(undefined)
     },
   }
+  NOTES.set(api, (hint) => notes.push(hint))
   return api
+}
+
+export const LATE_CONFIG_HINT = "window.__WMCP_CONFIG__ was set after the agent's script ran, so it was ignored: set it in a <script> above the agent's tag"
+
+/**
+ * The script tag read no window.__WMCP_CONFIG__: one set later (the tag is meant to be first in <head>) would
+ * be silently ignored. Catch that assignment: the page keeps its value, the console gets one warning, and the
+ * status (console and dashboard) a hint naming the fix.
+ */
+export function watchLateConfig(g, api) {
+  let value
+  let told = false
+  safely(() =>
+    Object.defineProperty(g, "__WMCP_CONFIG__", {
+      configurable: true,
+      get: () => value,
+      set: (v) => {
+        value = v
+        if (told || !v || typeof v !== "object") return
+        told = true
+        safely(() => g.console.warn(`[wmcp-top] ${LATE_CONFIG_HINT}`))
+        const note = NOTES.get(api)
+        if (note) safely(() => note(LATE_CONFIG_HINT))
+      },
+    }),
+  )
 }
 
 /**
@@ -650,6 +735,7 @@ function inert(cfg, decision) {
 export function maybeAttach(config = {}) {
   const cfg = normalise(config)
   const g = cfg.global || globalThis
+  if (serverSide(g)) return noop(cfg)
   const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : !!resolveUplink({ uplink: BAKED_UPLINK || undefined }, {})
   const decision = gate({
     search: safely(() => g.location.search, "") || "",

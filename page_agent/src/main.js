@@ -1,6 +1,6 @@
 // Entry of the classic script (dist/agent.js): run the gate on load, expose window.__webmcpPerf, and, as
 // webmcp-profiler's script tag does, window.WebMCPProfiler (its entry points) unless the page already has one.
-import { maybeAttach, attach, profilerTool, detach, VERSION } from "./index.js"
+import { maybeAttach, attach, profilerTool, detach, watchLateConfig, VERSION } from "./index.js"
 import { terminalRoute } from "./channel.js"
 
 try {
@@ -12,8 +12,11 @@ try {
         writable: true,
       })
     }
+    const cfg = window.__WMCP_CONFIG__
+    const given = typeof cfg === "object" && cfg !== null
     // The relay's script tag and `wmcp-top open`: a terminal route, the channel read but not posted to per span.
-    maybeAttach(terminalRoute(typeof window.__WMCP_CONFIG__ === "object" && window.__WMCP_CONFIG__ ? window.__WMCP_CONFIG__ : {}))
+    const api = maybeAttach(terminalRoute(given ? cfg : {}))
+    if (!given && cfg === undefined) watchLateConfig(window, api)
   }
 } catch {
   /* never throw into the page */

@@ -227,8 +227,22 @@ export function errorText(err, policy) {
   } catch {
     /* a hostile getter: keep the defaults */
   }
-  if (policy === "name" || !message) return cap(name, 200) || "Error"
-  return cap(message, 200)
+  if (policy === "name" || !message) return cutError(name) || "Error"
+  return cutError(message)
+}
+
+/** The wire's (and webmcp-profiler's) error limit, in code points. */
+export const MAX_ERROR = 200
+
+/**
+ * An error text of at most MAX_ERROR code points: a longer one keeps MAX_ERROR - 1 and ends in "…", as
+ * webmcp-profiler marks its cut (it keeps 200 and adds the "…"; here the mark fits within the wire's 200).
+ */
+export function cutError(text) {
+  const s = String(text)
+  if (s.length <= MAX_ERROR) return s
+  const kept = cap(s, MAX_ERROR)
+  return kept.length === s.length ? s : `${cap(kept, MAX_ERROR - 1)}\u2026`
 }
 
 export { callTokens }

@@ -178,7 +178,7 @@ export class Interceptor {
         },
         unregisterTool(name) {
           const ret = original.apply(this, arguments)
-          if (!self.busy && self.c.active) safely(() => self.dropName(host, String(name)))
+          if (!self.busy && self.c.active) safely(() => self.dropName(host, String(name), undefined, true))
           return ret
         },
         provideContext(context) {
@@ -389,6 +389,9 @@ export class Interceptor {
   }
 
   accepted(host, tool, prep, rec, options) {
+    const signal = options && options.signal
+    // Aborted before the host accepted it: the host drops it, and so does the ledger (webmcp-profiler's rule).
+    if (signal && safely(() => signal.aborted === true, false)) return this.unwrap(tool, rec.name)
     // Stamped when the host accepted it: the annotations read below arrive a little later.
     rec.acceptedAt = this.c.clock()
     const entry = this.hosts.get(host)
@@ -401,17 +404,29 @@ export class Interceptor {
     if (!prep.wrapper && !rec.internal) this.c.unwrappedTool(rec.name)
     else if (this.c.unwrapped.delete(rec.name)) this.c.statusChanged()
     this.countActivations()
-    const signal = options && options.signal
     if (signal && typeof signal.addEventListener === "function") {
-      const onAbort = () => safely(() => this.dropName(host, rec.name, tool))
+      const onAbort = () => safely(() => this.dropName(host, rec.name, tool, true))
       safely(() => signal.addEventListener("abort", onAbort, { once: true }))
     }
+    // Listed now, as webmcp-profiler lists it on acceptance; its tool frame waits for the annotations kept.
+    this.c.registered(rec, false)
     this.withKept(host, rec.name, (kept) => {
       if (live.reported || this.live.get(rec.name) !== live) return
-      rec.annotationsKept = kept
       live.reported = true
-      this.c.registered(rec)
+      this.c.keptAnnotations(rec.name, kept)
     })
+  }
+
+  /** Put the page's execute back on a tool that no registration holds any more (webmcp-profiler's unregister). */
+  unwrap(tool, name) {
+    const w = this.wrapped.get(tool)
+    if (!w) return
+    for (const l of this.live.values()) if (l.tool === tool) return
+    for (const e of this.hosts.values()) if (e.names.has(name)) return
+    safely(() => {
+      if (tool.execute === w.wrapper) tool.execute = w.original
+    })
+    this.wrapped.delete(tool)
   }
 
   refused(tool, rec, err) {
@@ -483,12 +498,13 @@ export class Interceptor {
     return ret
   }
 
-  dropName(host, name, tool) {
+  /** `unwrap`: an unregistration by the page (unregisterTool, its signal): the tool gets its execute back. */
+  dropName(host, name, tool, unwrap = false) {
     const live = this.live.get(name)
     if (!live || live.host !== host || (tool && live.tool !== tool)) return
     if (live.rec && !live.reported) {
       live.reported = true
-      this.c.registered(live.rec)
+      this.c.keptAnnotations(name, null)
     }
     this.live.delete(name)
     this.mirrors.delete(name)
@@ -497,6 +513,7 @@ export class Interceptor {
     if (entry) entry.names.delete(name)
     this.c.unregistered(name)
     if (!live.wrapper) this.countActivations()
+    if (unwrap && live.tool) this.unwrap(live.tool, name)
   }
 
   /** clearContext succeeded on `host`: one event, then each tool withdrawn. */

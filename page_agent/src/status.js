@@ -38,9 +38,23 @@ const PHASES = {
 export const COUNTED_HINT =
   "tools registered before the agent are only counted: load the agent first (first in <head>), or run `wmcp-top open URL`, or watch with `wmcp-top attach --cdp`"
 
+/** The registry's property, by the location the interceptor found it at. */
+const WHERE = { document: "document.modelContext", navigator: "navigator.modelContext", window: "window.modelContext" }
+
+/**
+ * The phase's sentence with webmcp-profiler's details: where the registry was found (host-found), and the
+ * split (measuring) when the caller has it.
+ */
+function detailed(phase, message, s) {
+  if (phase === "host-found" && s.hostLocation) return message.replace("Registry found", `Registry found on ${WHERE[s.hostLocation] || s.hostLocation}`)
+  if (phase === "measuring" && s.split) return `${message.slice(0, -1)}: ${s.split}`
+  return message
+}
+
 /**
  * @param {{active:boolean, inactive?:boolean, hostFound:boolean, registered:boolean, anyCall:boolean,
- *   reasons:string[], inFlight?:number, countedOnly?:boolean}} s
+ *   reasons:string[], inFlight?:number, countedOnly?:boolean, hostLocation?:string|null, split?:string|null,
+ *   hints?:string[]}} s  `hints`: the caller's own, ahead of the phase's
  * @returns {{phase:string, message:string, hints:string[], coverage:string|null, reasons:string[]}}
  */
 export function statusFor(s) {
@@ -58,7 +72,8 @@ export function statusFor(s) {
   }
   const hints = p.hints.slice()
   if (s.countedOnly && coverage !== null) hints.unshift(COUNTED_HINT)
-  return { phase, message: p.message, hints, coverage, reasons: s.reasons.slice(0, 8) }
+  if (s.hints && s.hints.length) hints.unshift(...s.hints)
+  return { phase, message: detailed(phase, p.message, s), hints: hints.slice(0, 8), coverage, reasons: s.reasons.slice(0, 8) }
 }
 
 export const PHASE_NAMES = Object.keys(PHASES)

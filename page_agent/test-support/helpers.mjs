@@ -1,7 +1,7 @@
 // Test doubles: a draft-shaped host that behaves like Chromium 156's (measured), a legacy navigator host,
 // a fake WebSocket, an in-process BroadcastChannel, manual clocks, timers and task queues.
 
-import { attach } from "../src/index.js"
+import { attach, agentOf } from "../src/index.js"
 
 /** Serialise a tool's return value the way Chromium's executeTool does (see page_agent/README.md). */
 export function chromiumText(value) {
@@ -291,4 +291,23 @@ export async function connectedAgent({ host = new DraftHost(), location = "docum
   ws.deliver({ type: "ack", session: ctx.api.sessionId, seq: -1 })
   env.run()
   return { ...ctx, ws, id: ctx.api.sessionId }
+}
+
+/** Each span with what the agent knows beyond webmcp-profiler's 20 fields (spans() keeps to those; spanFacts()). */
+export function fullSpans(api) {
+  const facts = api.spanFacts()
+  return api.spans().map((s, i) => ({ ...s, ...facts[i] }))
+}
+
+/**
+ * Watch spans as the accounting emits them, without subscribing onSpan (a listener makes the accounting run in
+ * the settle path, collector.js): for tests of when the deferred accounting runs.
+ */
+export function watchAccounting(api, fn) {
+  const sink = agentOf(api).collector.sink
+  const span = sink.span
+  sink.span = (s) => {
+    fn(s)
+    span(s)
+  }
 }

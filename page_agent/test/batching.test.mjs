@@ -4,7 +4,7 @@
 // page keeps calling; pagehide sends what the window holds before the bye. Each call runs on its own task.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { connectedAgent, settle, fakeWindow, DraftHost } from "../test-support/helpers.mjs"
+import { connectedAgent, settle, fakeWindow, DraftHost, watchAccounting } from "../test-support/helpers.mjs"
 import { agentOf } from "../src/index.js"
 import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS } from "../src/uplink.js"
 import { QUIET_WAIT_MS } from "../src/pacing.js"
@@ -190,7 +190,7 @@ test("flushMs: the default window, 0 for every task, capped at 250 ms, junk gets
 test("calls are accounted in the window they leave in: a busy page's all together, in one task, when it runs out", async () => {
   const ctx = await batched()
   const accounted = []
-  ctx.api.onSpan((span) => accounted.push([span.seq, ctx.env.clock()]))
+  watchAccounting(ctx.api, (span) => accounted.push([span.seq, ctx.env.clock()]))
   await call(ctx)
   assert.deepEqual(accounted, [], "after a quiet spell the call waits for the FLUSH_MS window too")
   ctx.env.advance(FLUSH_MS)
@@ -215,7 +215,7 @@ test("calls are accounted in the window they leave in: a busy page's all togethe
 test("a window holds 64 calls at most: the 64th has them accounted without waiting for its end", async () => {
   const ctx = await batched()
   const accounted = []
-  ctx.api.onSpan((span) => accounted.push(span.seq))
+  watchAccounting(ctx.api, (span) => accounted.push(span.seq))
   await call(ctx)
   ctx.env.advance(FLUSH_MS) // the first call's window: the page is busy from here
   for (let i = 0; i < 63; i++) await call(ctx)

@@ -2,7 +2,7 @@
 // for every registration change (provideContext, clearContext, reload), and registrations the host refused.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { setup, settle, FakeWebSocket, manualEnv, DraftHost, legacyHost, fakeWindow, channelBus, CANARY, utf8, RELAY, connectedAgent } from "../test-support/helpers.mjs"
+import { setup, settle, FakeWebSocket, manualEnv, DraftHost, legacyHost, fakeWindow, channelBus, CANARY, utf8, RELAY, connectedAgent, fullSpans } from "../test-support/helpers.mjs"
 
 const tool = (name, execute, extra = {}) => ({ name, description: `${name} tool`, inputSchema: { type: "object" }, execute, ...extra })
 
@@ -236,7 +236,7 @@ test("invoke: the terminal's call is marked, stays out of the host-gap chain and
   const [r] = await command(ctx, { id: "c1", name: "invoke", args: { tool: "find", input: { q: "terminal" } } })
   assert.equal(r.ok, true)
   await run("agent-2")
-  const [a1, term, a2] = ctx.api.spans()
+  const [a1, term, a2] = fullSpans(ctx.api)
   assert.deepEqual([a1.invokedBy, term.invokedBy, a2.invokedBy], [undefined, "terminal", undefined])
   assert.equal(term.synthetic, true)
   assert.equal(term.gapSincePrevCallMs, null, "a terminal call has no host gap")

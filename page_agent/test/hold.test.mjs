@@ -5,17 +5,17 @@
 // made (no page wait) still gets its own task; and nothing is held for more than HOLD_MS or HOLD_CALLS calls.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { setup, settle } from "../test-support/helpers.mjs"
+import { setup, settle, watchAccounting } from "../test-support/helpers.mjs"
 
 /** An agent with one tool `t`; `ctx.accounted` lists spans as the accounting emits them (reads of
- * `api.spans()` would finish pending accounting first, so they cannot show when it runs). */
+ * `api.spans()` would finish pending accounting first, and an onSpan listener accounts in the settle path). */
 async function withTool(execute) {
   const ctx = setup()
   await ctx.host.registerTool({ name: "t", description: "t", inputSchema: { type: "object" }, execute })
   await settle()
   ctx.env.run()
   ctx.accounted = []
-  ctx.api.onSpan((span) => ctx.accounted.push(span))
+  watchAccounting(ctx.api, (span) => ctx.accounted.push(span))
   return ctx
 }
 

@@ -2,7 +2,7 @@
 // isRefusal and the built-in English match, recordConsent, and opt-in payload capture (socket only).
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { setup, settle, FakeWebSocket, manualEnv, DraftHost, channelBus, CANARY, RELAY, connectedAgent } from "../test-support/helpers.mjs"
+import { setup, settle, FakeWebSocket, manualEnv, DraftHost, channelBus, CANARY, RELAY, connectedAgent, fullSpans } from "../test-support/helpers.mjs"
 import { fnv1a32, descriptorFingerprint, defaultRefusal, consentMismatch, cutPayload } from "../src/hooks.js"
 
 const tool = (name, execute, extra = {}) => ({ name, description: `${name} tool`, inputSchema: { type: "object" }, execute, ...extra })
@@ -81,7 +81,7 @@ test("isErrorResult: prose failures become errors (tool_error); the agent still 
   assert.equal(await run(ctx, "lib", { fail: true }), "Error: out of stock")
   assert.equal(await run(ctx, "lib", {}), "ok")
   await run(ctx, "throws")
-  const [bad, good, thrown] = ctx.api.spans()
+  const [bad, good, thrown] = fullSpans(ctx.api)
   assert.deepEqual([bad.isError, bad.errorType, bad.error], [true, "tool_error", "the tool returned a failure (isErrorResult)"])
   assert.deepEqual([good.isError, good.errorType], [false, null])
   assert.deepEqual([thrown.isError, thrown.errorType], [true, "RangeError"])
@@ -95,7 +95,7 @@ test("a hook that throws is recorded as hook-failed and ignored", async () => {
   } })
   await reg(ctx, tool("t", () => "Confirmation required"))
   await run(ctx, "t")
-  const [s] = ctx.api.spans()
+  const [s] = fullSpans(ctx.api)
   assert.deepEqual([s.isError, s.refusal], [false, null])
   const failed = ctx.ws.frames("event").filter((e) => e.kind === "hook-failed").map((e) => e.detail)
   assert.deepEqual(failed, [
@@ -110,7 +110,7 @@ test("isRefusal: the page's classifier decides; its own labels are kept, junk an
   const ctx = await connectedAgent({ config: { isRefusal: (v) => answers[v] } })
   await reg(ctx, tool("r", (i) => i.v))
   for (const v of [...Object.keys(answers), "Confirmation required"]) await run(ctx, "r", { v })
-  assert.deepEqual(ctx.api.spans().map((s) => s.refusal), ["unavailable", "confirm", "rate_limited", null, null, null, null])
+  assert.deepEqual(fullSpans(ctx.api).map((s) => s.refusal), ["unavailable", "confirm", "rate_limited", null, null, null, null])
 })
 
 test("the built-in English refusal match (no isRefusal given)", async () => {
@@ -131,7 +131,7 @@ test("the built-in English refusal match (no isRefusal given)", async () => {
   await reg(ctx, tool("r", (i) => i.v))
   await run(ctx, "r", { v: "Confirmation required" })
   await run(ctx, "r", { v: "fine" })
-  assert.deepEqual(ctx.api.spans().map((s) => s.refusal), ["confirm", null])
+  assert.deepEqual(fullSpans(ctx.api).map((s) => s.refusal), ["confirm", null])
 })
 
 test("recordConsent: an event now, consent on the NEXT span of the resolved tool only", async () => {
@@ -146,7 +146,7 @@ test("recordConsent: an event now, consent on the NEXT span of the resolved tool
   await run(ctx, "search")
   ctx.api.recordConsent({ shown: "Search the catalogue " + "x".repeat(300), resolved: "buy", granted: false })
   await run(ctx, "buy")
-  const spans = ctx.api.spans().map((s) => [s.tool, s.consent, s.consentMismatch])
+  const spans = fullSpans(ctx.api).map((s) => [s.tool, s.consent, s.consentMismatch])
   assert.deepEqual(spans, [
     ["search", null, null],
     ["buy", null, null],

@@ -3,7 +3,7 @@
 // outside any tool calling tools in parallel, and a call made from a timer callback (no async chain to read).
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { setup, settle } from "../test-support/helpers.mjs"
+import { setup, settle, fullSpans } from "../test-support/helpers.mjs"
 import { agentOf } from "../src/index.js"
 
 const tick = () => new Promise((r) => setTimeout(r, 1))
@@ -15,7 +15,7 @@ async function tools(ctx, defs) {
 
 function byTool(ctx) {
   ctx.env.run()
-  return Object.fromEntries(ctx.api.spans().map((s) => [s.tool, s]))
+  return Object.fromEntries(fullSpans(ctx.api).map((s) => [s.tool, s]))
 }
 
 test("a tool that awaits, then calls another through executeTool: the inner call is its child", async () => {
@@ -59,7 +59,7 @@ test("executeTool called synchronously inside execute(), and two levels deep thr
   })
   await mc.executeTool({ name: "top" }, {})
   ctx.env.run()
-  const spans = ctx.api.spans()
+  const spans = fullSpans(ctx.api)
   const top = spans.find((x) => x.tool === "top")
   const mid = spans.find((x) => x.tool === "mid")
   const leaf = spans.find((x) => x.tool === "leaf")
@@ -67,8 +67,8 @@ test("executeTool called synchronously inside execute(), and two levels deep thr
   assert.deepEqual([mid.parent, leaf.parent], [top.seq, mid.seq])
   await mc.executeTool({ name: "direct" }, {})
   ctx.env.run()
-  const direct = ctx.api.spans().find((x) => x.tool === "direct")
-  const leaf2 = ctx.api.spans().filter((x) => x.tool === "leaf").at(-1)
+  const direct = fullSpans(ctx.api).find((x) => x.tool === "direct")
+  const leaf2 = fullSpans(ctx.api).filter((x) => x.tool === "leaf").at(-1)
   assert.equal(leaf2.parent, direct.seq)
   assert.equal(leaf2.depth, 1)
 })
@@ -88,7 +88,7 @@ test("page code calling tools in parallel is not nesting, even while other calls
   })
   for (let i = 0; i < 3; i++) await Promise.all([mc.executeTool({ name: "slow" }, {}), mc.executeTool({ name: "fast" }, {})])
   ctx.env.run()
-  const spans = ctx.api.spans()
+  const spans = fullSpans(ctx.api)
   assert.equal(spans.length, 6)
   for (const s of spans) assert.deepEqual([s.depth, s.parent], [0, null], s.tool)
 })
@@ -102,7 +102,7 @@ test("a call made from a timer callback inside a tool is not attributed (no asyn
   })
   await mc.executeTool({ name: "timed" }, {})
   ctx.env.run()
-  const inner = ctx.api.spans().find((x) => x.tool === "inner")
+  const inner = fullSpans(ctx.api).find((x) => x.tool === "inner")
   assert.deepEqual([inner.depth, inner.parent], [0, null])
 })
 

@@ -1,7 +1,7 @@
 // Every span field, through a draft-shaped host that serialises like Chromium 156.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { setup, settle, utf8, CANARY, DraftHost } from "../test-support/helpers.mjs"
+import { setup, settle, utf8, CANARY, DraftHost, fullSpans } from "../test-support/helpers.mjs"
 import { agentOf } from "../src/index.js"
 
 const SPAN_KEYS = [
@@ -39,7 +39,7 @@ test("an object result: every span field", async () => {
   })
   ctx.env.tick(100)
   const { text } = await call(ctx, "search", { q: "tée" })
-  const [span] = ctx.api.spans()
+  const [span] = fullSpans(ctx.api)
   assert.deepEqual(Object.keys(span), SPAN_KEYS)
   assert.equal(span.sessionId, ctx.api.sessionId)
   assert.match(span.sessionId, /^[0-9a-f]{8}$/)
@@ -89,7 +89,7 @@ test("resultBytes is the UTF-8 length of the text the host hands the agent, for 
   for (const [name, value] of Object.entries(cases)) await oneTool(ctx, name, () => value)
   const texts = {}
   for (const name of Object.keys(cases)) texts[name] = (await call(ctx, name)).text
-  const byTool = Object.fromEntries(ctx.api.spans().map((s) => [s.tool, s]))
+  const byTool = Object.fromEntries(fullSpans(ctx.api).map((s) => [s.tool, s]))
   for (const name of Object.keys(cases)) assert.equal(byTool[name].resultBytes, utf8(texts[name]), name)
   assert.equal(texts.empty, "Operation succeeded")
   assert.equal(byTool.empty.substituted, true)
@@ -133,7 +133,7 @@ test("errors as the host saw them: thrown, rejected, isError, unserialisable; er
     assert.equal(r2.error.name, "UnknownError")
     assert.equal(r3.error, null)
     assert.equal(r4.error.name, "UnknownError", "the host could not serialise it either")
-    const s = Object.fromEntries(ctx.api.spans().map((x) => [x.tool, x]))
+    const s = Object.fromEntries(fullSpans(ctx.api).map((x) => [x.tool, x]))
     for (const name of ["thrower", "rejecter", "flagged", "cyclic"]) assert.equal(s[name].isError, true, name)
     assert.equal(s.thrower.resultType, "error")
     assert.equal(s.thrower.resultBytes, 0)
@@ -181,7 +181,7 @@ test("host gaps: settled-to-next-invoke; null for the first and for overlapping 
   release("done")
   await slow
   ctx.env.run()
-  const spans = ctx.api.spans()
+  const spans = fullSpans(ctx.api)
   assert.deepEqual(
     spans.map((s) => [s.tool, s.gapSincePrevCallMs, s.overlapped]),
     [
@@ -206,7 +206,7 @@ test("depth and parent for a call made inside another tool's execute", async () 
   const inner = await oneTool(ctx, "inner", () => "i")
   await oneTool(ctx, "outer", () => inner.execute({}) + "o")
   await call(ctx, "outer")
-  const spans = ctx.api.spans()
+  const spans = fullSpans(ctx.api)
   const outer = spans.find((s) => s.tool === "outer")
   const innerSpan = spans.find((s) => s.tool === "inner")
   assert.equal(outer.depth, 0)

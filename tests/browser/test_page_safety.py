@@ -44,6 +44,7 @@ def test_canary_appears_nowhere(browser, pages, relay_server, tmp_path) -> None:
         "summary()": page.evaluate("__webmcpPerf.summary()"),
         "ledger()": json.dumps(page.evaluate("__webmcpPerf.ledger()")),
         "spans()": json.dumps(page.evaluate("__webmcpPerf.spans()")),
+        "spanFacts()": json.dumps(page.evaluate("__webmcpPerf.spanFacts()")),
         "status()": json.dumps(page.evaluate("__webmcpPerf.status()")),
         "exportTrace()": json.dumps(page.evaluate("__webmcpPerf.exportTrace()")),
         "relay store": json.dumps(snap, default=str),
