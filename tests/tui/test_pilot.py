@@ -185,15 +185,15 @@ async def test_call_in_flight_grows_then_is_replaced_by_its_span(tmp_path: Path)
         page = await open_page(app)
         await page.send(synth.start_frame(SID, [(0, "search", 4_000.0)]))  # invoked 1 s before "now"
         pane = lambda: str(app.dashboard.view.query_one(InFlightPane).render())  # noqa: E731
-        await until(pilot, lambda: has_tab(app, SID) and "running 1.0s" in pane(), what="in flight shown")
+        await until(pilot, lambda: has_tab(app, SID) and "running 1.00s" in pane(), what="in flight shown")
         assert "in flight: 1" in pane()
         now[0] += 2_500.0
-        await until(pilot, lambda: "running 3.5s" in pane(), what="running time ticks")
+        await until(pilot, lambda: "running 3.50s" in pane(), what="running time ticks")
         await page.send({"type": "event", "session": SID, "at": 6_000.0, "kind": "toolcancel", "detail": {"seq": 0}})
         await until(pilot, lambda: "cancelled by host" in pane(), what="cancellation marker")
         await page.send(synth.spans_frame(SID, [synth.span(SID, 0, "search", 4_000.0, 3_600.0)]))
         await until(pilot, lambda: "in flight: none" in pane(), what="span replaced the call")
-        assert cell(app, "search", "calls") == "1" and cell(app, "search", "p50") == "3.6s"
+        assert cell(app, "search", "calls") == "1" and cell(app, "search", "p50") == "3.60s"
         await page.close()
 
 
