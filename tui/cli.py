@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from relay_bridge import __version__
 from relay_bridge import cli as core
@@ -24,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--demo", action="store_true", help="feed the dashboard a synthetic demo over a real socket")
     parser.add_argument("--seed", type=int, default=None, help="the demo's random seed (default 7: the same feed every run)")
     parser.add_argument("--demo-speed", type=core.positive_float, default=1.0, help="play the demo at this many times real time (above 0)")
+    _hold_top_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     relay = sub.add_parser("relay", help="run the relay headless, print one summary line per session")
@@ -45,6 +47,48 @@ def build_parser() -> argparse.ArgumentParser:
         if lane.COMMAND in UI_FORMS:
             UI_FORMS[lane.COMMAND](lane_parser)
     return parser
+
+
+TOP = "top:"
+TOP_DEFAULTS: dict[str, Any] = {}
+
+
+def _hold_top_options(parser: argparse.ArgumentParser) -> None:
+    """Options before the subcommand get a dest of their own: argparse lets a subcommand's defaults overwrite
+    them (`wmcp-top --port 7431 relay` listened on 7420). `place_top_options` then honours or refuses each."""
+    for action in parser._actions:
+        if action.option_strings and action.dest not in ("help", "version"):
+            TOP_DEFAULTS[action.dest] = action.default
+            action.dest, action.default = TOP + action.dest, None
+
+
+def place_top_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """An option given before the subcommand counts as if given after it when the subcommand has it; when it
+    does not (`--demo relay`), or both places name it differently, it is a usage error, never ignored."""
+    command = args.command
+    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    target = sub.choices[command] if command is not None and sub is not None else None
+    for action in parser._actions:
+        if not action.dest.startswith(TOP):
+            continue
+        dest = action.dest[len(TOP):]
+        given = getattr(args, action.dest)
+        delattr(args, action.dest)
+        if target is None:
+            setattr(args, dest, TOP_DEFAULTS[dest] if given is None else given)
+            continue
+        if given is None:
+            if not hasattr(args, dest):  # as before: code reading the dashboard's options finds their defaults
+                setattr(args, dest, TOP_DEFAULTS[dest])
+            continue
+        option = action.option_strings[0]
+        theirs = next((a for a in target._actions if a.dest == dest), None)
+        if theirs is None:
+            raise core.UsageError(f"{option} is not an option of `wmcp-top {command}` (see wmcp-top {command} --help)")
+        current = getattr(args, dest, theirs.default)
+        if current not in (theirs.default, given):
+            raise core.UsageError(f"{option} is given both before and after `{command}`: give it once")
+        setattr(args, dest, given)
 
 
 def _attach_ui(parser: argparse.ArgumentParser) -> None:
@@ -92,8 +136,10 @@ def headless_lanes() -> list:  # type: ignore[type-arg]
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
+        place_top_options(parser, args)
         core.check_output_dirs(args)
         if not (args.command == "replay" and args.report):  # everything else keeps a token or a log
             core.check_state_dirs()
