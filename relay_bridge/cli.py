@@ -24,7 +24,7 @@ from .inert import inert_str
 from .exports.capture import build_capture
 from .exports.report import build_report
 from .logsetup import configure as configure_logging
-from .otlp.exporter import OtlpUnavailable, traces_endpoint
+from .otlp.exporter import BadEndpoint, OtlpUnavailable, traces_endpoint
 from .paths import config_dir, log_dir, state_dir
 from .replay import ReplayError, load_store
 from .server import DEFAULT_PORT, Relay, RelayConfig
@@ -148,13 +148,17 @@ def add_relay_options(parser: argparse.ArgumentParser) -> None:
 
 
 def relay_config(args: argparse.Namespace) -> RelayConfig:
+    try:
+        otlp = traces_endpoint(args.otlp)
+    except BadEndpoint as exc:
+        raise UsageError(str(exc)) from None
     return RelayConfig(
         port=args.port,
         token=load_token(rotate=args.rotate_token),
         buffer=args.buffer,
         allow_origins=tuple(args.allow_origin),
         log_dir=None if args.no_log else log_dir(),
-        otlp=traces_endpoint(args.otlp),
+        otlp=otlp,
         otlp_service=args.otlp_service,
         allow_invoke=args.allow_invoke,
         show_payloads=args.show_payloads,
@@ -252,6 +256,7 @@ async def _relay_main(args: argparse.Namespace) -> int:
         session_log.on_health = on_health
     log_said: str | None = None
     capped_said = False  # the run's log cap is said once, with the summary after it first deletes a part
+    otlp_said = "ok"  # the collector's state is said when it changes, not every summary
     next_summary = loop.time() + SUMMARY_EVERY
     try:
         while not stop.is_set():
@@ -270,15 +275,28 @@ async def _relay_main(args: argparse.Namespace) -> int:
             if not capped_said and relay.session_log is not None and relay.session_log.capped is not None:
                 print(f"session log: {relay.session_log.capped}", flush=True)
                 capped_said = True
-            if relay.otlp is not None and relay.otlp.stats.state == "unreachable":
-                st = relay.otlp.stats
-                print(f"otlp: {st.endpoint} unreachable ({st.dropped} spans dropped): {st.last_error}", flush=True)
+            if relay.otlp is not None:
+                otlp_said = _say_otlp(relay.otlp.stats, otlp_said)
     finally:
+        otlp = relay.otlp  # stop() lets go of it
         await relay.stop()
+    if otlp is not None and otlp.stats.dropped:
+        print(f"otlp: {otlp.stats.dropped} spans dropped in all", flush=True)
     if args.report_on_exit:
         for path in write_reports(relay.store, Path(args.report_on_exit)):
             print(f"wrote {path}", flush=True)
     return 0
+
+
+def _say_otlp(stats: Any, said: str) -> str:
+    """One line when the collector becomes unreachable, one with the count when it takes spans again."""
+    if stats.state == "unreachable" and said != "unreachable":
+        print(f"otlp: {stats.endpoint} unreachable: {stats.last_error}; dropping spans and counting them", flush=True)
+        return "unreachable"
+    if stats.state == "ok" and said == "unreachable":
+        print(f"otlp: {stats.endpoint} reachable again ({stats.dropped} spans dropped meanwhile)", flush=True)
+        return "ok"
+    return said
 
 
 def _say_log_health(relay: Relay, said: str | None) -> str | None:
