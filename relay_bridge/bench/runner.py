@@ -209,6 +209,10 @@ async def run_bench(url: str, *, runs: int = 20, seed: int = 0, allow_mutating: 
             tools = found.get("tools") or []
             if not tools:
                 raise BenchError(f"no tools registered on {url} within {DISCOVER_TIMEOUT_MS // 1000}s")
+            names = sorted(str(t["name"]) for t in tools)
+            missing = sorted((only or set()) - set(names))
+            if plan is None and missing:  # a typo must not pass CI as a run of 0 calls
+                raise BenchError(f"no tool named {', '.join(missing)} on {url} (its tools: {', '.join(names)})")
             if plan is None:
                 plan = make_plan(tools, runs=runs, seed=seed, allow_mutating=allow, cases=cases, only=only)
             if armed:

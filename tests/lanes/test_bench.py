@@ -128,3 +128,13 @@ def test_progress_is_a_carriage_return_bar_on_a_terminal_and_lines_when_piped() 
     assert tty.getvalue().count("\r") == 3 and "[###############...............] 2/4" in tty.getvalue()
     assert "\r" not in piped.getvalue() and piped.getvalue().splitlines() == [
         "bench: search (0/4 calls done)", "bench: price (2/4 calls done)", "bench: 4/4 calls done"]
+
+
+def test_only_a_tool_the_page_does_not_have_is_refused(chromium: str, site) -> None:
+    """Issue 34: `bench URL --only nosuch` ran 0 calls and exited 0: a typo passed CI."""
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "bench", site.url, "--only", "nosuch", "--only", "get_price", "--no-agent",
+                          "--browser", chromium], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stdout + out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("wmcp-top: no tool named nosuch on "), out.stderr
+    assert "get_price" in lines[0] and "search_products" in lines[0]  # the tools there are, so the typo is plain
