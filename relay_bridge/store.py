@@ -787,6 +787,9 @@ class StoreSnapshot:
     def live_sessions(self) -> list[Session]:
         return [s for s in self.sessions.values() if s.state == "live"]
 
+    def counter_view(self) -> dict[str, int]:
+        return dict(self.counters)
+
 
 def _annotations(frame: p.ToolChange) -> int:
     return len(frame.annotationsSent or ()) + len(frame.annotationsKept or ())

@@ -332,7 +332,9 @@ class WmcpTopApp(App[int]):
         except OSError as exc:
             self.notify(inert_str(f"could not write {path}: {exc.strerror or exc}"), severity="error", markup=False)
             return None
-        self.notify(inert_str(f"wrote {path}"), title="export", markup=False, timeout=6)
+        # paused, the export is the moment on screen (the views' store), and the notice says so
+        moment = " (the paused moment, as shown)" if self._moment is not None else ""
+        self.notify(inert_str(f"wrote {path}{moment}"), title="export", markup=False, timeout=6)
         return path
 
     def _no_sessions(self) -> bool:
@@ -342,7 +344,8 @@ class WmcpTopApp(App[int]):
         return True
 
     def action_export_report(self) -> Path | None:
-        session = self.selected_session
+        sid = self.selected_session_id
+        session = self.view_store.sessions.get(sid) if sid else None  # what is shown: the paused moment too
         if session is None:
             self.notify("no session selected", severity="warning")
             return None
@@ -351,13 +354,13 @@ class WmcpTopApp(App[int]):
     def action_export_capture(self) -> Path | None:
         if self._no_sessions():
             return None
-        return self._export("capture", build_capture(self.store))
+        return self._export("capture", build_capture(self.view_store))
 
     def action_export_trace(self) -> Path | None:
         if self._no_sessions():
             return None
         sessions = [(f"{s.info.origin} {s.id}", s.info.timeOrigin, s.spans(), list(s.inflight.values()))
-                    for s in self.store.sessions.values()]
+                    for s in self.view_store.sessions.values()]
         return self._export("trace", trace_document(sessions))
 
     def action_screenshot(self) -> Path | None:

@@ -320,3 +320,27 @@ async def test_at_80_columns_the_table_fits_without_sideways_scrolling(tmp_path:
         await pilot.resize_terminal(120, 36)
         await until(pilot, lambda: "min" in table(app).column_keys, what="full table at 120 columns")
         await page.close()
+
+
+async def test_paused_exports_are_the_moment_on_screen(tmp_path: Path) -> None:
+    """Issue 34: `p` then `e` exported live data (80 calls) while the screen showed 75; now e/E/t write the
+    paused moment and the notice says so."""
+    app = live_app(tmp_path)
+    notes: list[str] = []
+    async with app.run_test(size=(120, 36), message_hook=lambda m: notes.append(str(getattr(m, "notification", "")))) as pilot:
+        page = await open_page(app)
+        await page.send(spans(SID, "search", 0, 2))
+        await until(pilot, lambda: has_tab(app, SID) and cell(app, "search", "calls") == "2")
+        await pilot.press("p")
+        await page.send(spans(SID, "search", 2, 5))
+        await until(pilot, lambda: app.store.sessions[SID].stats.totals.calls == 7, what="data recorded while paused")
+        report, capture, trace = app.action_export_report(), app.action_export_capture(), app.action_export_trace()
+        assert report and capture and trace
+        assert json.loads(report.read_text())["tools"][0]["calls"] == 2
+        assert json.loads(capture.read_text())["sessions"][0]["report"]["tools"][0]["calls"] == 2
+        assert sum(1 for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X" and e.get("name") == "search") == 2
+        await until(pilot, lambda: sum("(the paused moment, as shown)" in n for n in notes) == 3, what="the notices say so")
+        await pilot.press("p")
+        live = app.action_export_report()
+        assert live and json.loads(live.read_text())["tools"][0]["calls"] == 7 and "paused" not in notes[-1]
+        await page.close()
