@@ -199,11 +199,17 @@ def write_json(path: Path, doc: Any) -> None:
     the session log and the token: what a page registered and called is the user's business."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(doc, indent=1, ensure_ascii=False))
-    os.chmod(tmp, 0o600)  # an older .tmp left by a crash keeps its mode through O_CREAT
-    tmp.replace(path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(doc, indent=1, ensure_ascii=False))
+            fh.flush()
+            os.fsync(fh.fileno())  # whole on disk before it takes the name
+        os.chmod(tmp, 0o600)  # an older .tmp left by a crash keeps its mode through O_CREAT
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk leaves neither a torn file nor the .tmp
+        raise
 
 
 def check_state_dirs() -> None:
