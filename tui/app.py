@@ -312,6 +312,15 @@ class WmcpTopApp(App[int]):
     def action_pause(self) -> None:
         self.paused = not self.paused
 
+    def action_list_key(self, key: str) -> None:
+        """j/k/g/G: the key every list and pane already knows (↓ ↑ home end), so each keeps its own meaning of it.
+        A DataTable's home/end scroll sideways; its first and last rows are ctrl+home/ctrl+end."""
+        from textual.widgets import DataTable
+
+        if isinstance(self.focused, DataTable) and key in ("home", "end"):
+            key = f"ctrl+{key}"
+        self.simulate_key(key)
+
     def _stamp(self) -> str:
         return time.strftime("%Y%m%d-%H%M%S")
 
@@ -470,10 +479,13 @@ class WmcpTopApp(App[int]):
             if command.title not in self.REPLACED_SYSTEM_COMMANDS:
                 yield command
         on_dashboard = isinstance(screen, DashboardScreen)
+        view = getattr(screen, "KEY_SCOPE", None)
         for action in keys.ACTIONS:
-            if action.scope == "dashboard" and not on_dashboard:
+            if not action.palette or action.native or action.scope == "dashboard" and not on_dashboard:
                 continue
+            if action.scope not in ("app", "dashboard") and action.scope != view:
+                continue  # a view's keys are commands on that view only ("view": back, which esc does)
             key = keys.KEY_DISPLAY.get(action.key, action.key)
-            name = f"screen.{action.action}" if action.scope == "dashboard" else action.action
+            name = action.action if action.scope == "app" or action.action.startswith("app.") else f"screen.{action.action}"
             yield SystemCommand(f"{action.description} ({key})", action.help or action.description,
                                 lambda a=name: self.call_later(self.run_action, a))

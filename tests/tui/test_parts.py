@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from textual.binding import Binding
 
 from relay_bridge import demo
 from relay_bridge import protocol as p
@@ -113,12 +114,37 @@ async def test_no_color_env_is_respected(tmp_path: Path, monkeypatch: pytest.Mon
 def test_every_binding_has_a_unique_id_and_the_design_keys() -> None:
     ids = [a.id for a in keys.ACTIONS]
     assert len(ids) == len(set(ids))
-    by_key = {a.key: a.action for a in keys.ACTIONS}
-    for key, action in {"q": "quit", "question_mark": "help", "slash": "filter", "s": "sort", "S": "sort_reverse",
+    by_key = {k: a.action for a in keys.ACTIONS if a.scope in ("app", "dashboard") for k in a.key.split(",")}
+    for key, action in {"q": "quit", "ctrl+c": "quit", "j": "list_key('down')", "k": "list_key('up')", "o": "sort_by", "question_mark": "help", "slash": "filter", "s": "sort", "S": "sort_reverse",
                         "p": "pause", "tab": "next_session", "e": "export_report", "E": "export_capture",
                         "t": "export_trace", "d": "status", "l": "timeline", "i": "inspect", "c": "copy_snippet",
                         "ctrl+s": "screenshot"}.items():
         assert by_key[key] == action
+
+
+def test_every_key_of_every_view_is_in_the_one_table_and_the_help() -> None:
+    """Issue 34: the help missed the timeline's 1-4, ctrl+l, g/G and enter. Every binding of every screen now comes
+    from tui/keys.py (so help, palette and keymap know it), and the help lists each."""
+    from rich.console import Console
+
+    from tui.screens import entry_detail, help, inspector, invoke, prompts, schemas, sort_picker, status, timeline
+    from tui.screens.dashboard import DashboardScreen
+
+    screens = [DashboardScreen, timeline.TimelineScreen, prompts.PromptsScreen, schemas.SchemasScreen, status.StatusScreen,
+               inspector.InspectorScreen, invoke.InvokeScreen, invoke.ConfirmCall, entry_detail.EntryDetailScreen,
+               help.HelpScreen, sort_picker.SortPicker]
+    known = {a.id for a in keys.ACTIONS}
+    for screen in screens:
+        for binding in screen.BINDINGS:
+            assert isinstance(binding, Binding) and binding.id in known, (screen.__name__, binding)
+    console = Console(width=200, record=True)
+    console.print(help.help_renderable(object()))
+    text = console.export_text()
+    for action in keys.ACTIONS:
+        assert action.id in text, action.id
+    timeline_rows = [line for line in text.splitlines() if "wmcp.timeline." in line or "wmcp.view.open" in line]
+    for shown in ("1 ", "2 ", "3 ", "4 ", "ctrl+l", "end, G", "home, g", "enter"):
+        assert any(line.lstrip().startswith(shown) for line in timeline_rows), shown
 
 
 def test_keymap_file(tmp_path: Path) -> None:

@@ -413,6 +413,16 @@ class DashboardScreen(Screen[None]):
         i = cols.index(self.sort_key) if self.sort_key in cols else -1
         self._set_sort(cols[(i + 1) % len(cols)], self.sort_reverse)
 
+    def action_sort_by(self) -> None:
+        from .sort_picker import SortPicker
+
+        def picked(key: str | None) -> None:
+            if key is not None:  # the picked column, in the direction in use (S reverses it)
+                self._set_sort(key, self.sort_reverse)
+
+        columns = [(c.key, c.label) for c in columns_for(self.app.table_layout)]
+        self.app.push_screen(SortPicker(columns, self.sort_key), picked)
+
     def action_sort_reverse(self) -> None:
         self._set_sort(self.sort_key, not self.sort_reverse)
 

@@ -9,7 +9,6 @@ from collections import Counter
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -18,6 +17,7 @@ from relay_bridge.stats import quantile
 from relay_bridge.store import Session, ToolRecord
 from relay_bridge.units import fmt_bytes, fmt_count
 
+from .. import keys
 from ..changes import Changes
 from ..sanitize import inert
 
@@ -110,10 +110,8 @@ def inert_plain(value: object) -> str:
 
 class InspectorScreen(Screen[None]):
     AUTO_FOCUS = "VerticalScroll"  # Down, PgDn, End scroll it (the app focuses nothing by itself)
-    BINDINGS = [
-        Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back"),
-        Binding("x", "app.invoke", "Call tool", id="wmcp.inspect.invoke"),
-    ]
+    KEY_SCOPE = "inspector"
+    BINDINGS = keys.bindings(KEY_SCOPE)
     DEFAULT_CSS = """
     InspectorScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     InspectorScreen VerticalScroll { padding: 0 1; }

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
@@ -17,7 +16,7 @@ from relay_bridge.stats import quantile
 from relay_bridge.store import PromptSession, Session
 from relay_bridge.units import fmt_count, fmt_ms
 
-from .. import tables
+from .. import keys, tables
 from ..changes import Changes
 from ..sanitize import inert
 
@@ -55,7 +54,8 @@ def prompts_signature(session: Session) -> tuple:
 
 
 class PromptsScreen(Screen[None]):
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
+    KEY_SCOPE = "prompts"
+    BINDINGS = keys.bindings(KEY_SCOPE)
     DEFAULT_CSS = """
     PromptsScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     PromptsScreen #lm-sessions { padding: 0 1; height: auto; max-height: 8; background: $boost; }

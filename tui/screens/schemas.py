@@ -16,7 +16,6 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
@@ -24,7 +23,7 @@ from textual.widgets import DataTable, Footer, Static
 from relay_bridge.footprint.errors import FootprintError
 from relay_bridge.footprint.live import analyze_sessions
 
-from .. import tables
+from .. import keys, tables
 from ..changes import Changes
 from ..sanitize import inert
 
@@ -71,7 +70,8 @@ def row_key(server: str, tool: str) -> str:
 
 
 class SchemasScreen(Screen[None]):
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
+    KEY_SCOPE = "schemas"
+    BINDINGS = keys.bindings(KEY_SCOPE)
     DEFAULT_CSS = """
     SchemasScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     SchemasScreen #summary { padding: 0 1; height: auto; background: $boost; }

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -13,6 +12,7 @@ from relay_bridge import __version__
 from relay_bridge.extension import STATUS_HELP as EXTENSION_HELP
 from relay_bridge.extension import is_extension_agent, pairing_link
 
+from .. import keys
 from ..changes import Changes
 from ..sanitize import inert
 from ..widgets.status_pane import phase_text
@@ -179,7 +179,8 @@ def extension_section(app, out: Text) -> None:
 
 class StatusScreen(Screen[None]):
     AUTO_FOCUS = "VerticalScroll"  # Down, PgDn, End scroll it (the app focuses nothing by itself)
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
+    KEY_SCOPE = "status"
+    BINDINGS = keys.bindings(KEY_SCOPE)
     DEFAULT_CSS = """
     StatusScreen VerticalScroll { padding: 0 1; }
     StatusScreen #title { background: $panel; text-style: bold; padding: 0 1; }

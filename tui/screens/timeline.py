@@ -12,7 +12,6 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Static
@@ -20,6 +19,7 @@ from textual.widgets import Checkbox, DataTable, Footer, Static
 from relay_bridge.store import Session, TimelineEntry
 from relay_bridge.units import fmt_bytes, fmt_ms
 
+from .. import keys
 from ..changes import Changes
 from ..sanitize import inert, inert_str
 from .entry_detail import EntryDetailScreen, held_payload
@@ -149,15 +149,8 @@ class KindBox(Checkbox):
 
 
 class TimelineScreen(Screen[None]):
-    BINDINGS = [
-        Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back"),
-        Binding("ctrl+l", "clear", "Clear", id="wmcp.timeline.clear"),
-        *(Binding(str(n), f"toggle_group('{group}')", group.capitalize(), show=False, id=f"wmcp.timeline.{group}")
-          for n, group in enumerate(GROUPS, 1)),
-        # a log's End is its newest line (and follows it from there); the table's own End scrolls sideways
-        Binding("end,G", "newest", "Newest", show=False, priority=True, id="wmcp.timeline.newest"),
-        Binding("home,g", "oldest", "Oldest", show=False, priority=True, id="wmcp.timeline.oldest"),
-    ]
+    KEY_SCOPE = "timeline"
+    BINDINGS = keys.bindings(KEY_SCOPE)  # 1-4 toggle GROUPS in order
     DEFAULT_CSS = """
     TimelineScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     TimelineScreen #kinds { height: auto; }

@@ -1,0 +1,88 @@
+"""Keys a k9s/htop/lazygit user reaches for (issue 34, section 4), in the real app: j/k and g/G in every list and
+pane, a column picker for sorting, ctrl+c quits from the dashboard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, OptionList
+
+from tui.feed import frozen_demo_app
+
+from .helpers import shown, table, until
+
+DEMO = "3f2a9c01"
+
+
+async def test_j_k_g_G_move_in_every_list_and_pane(tmp_path: Path) -> None:
+    app = frozen_demo_app(30.0, export_dir=tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: shown(app, DEMO), what="demo shown")
+        tools = table(app, DEMO)
+        tools.focus()
+        await pilot.press("j", "j")
+        assert tools.cursor_row == 2
+        await pilot.press("k")
+        assert tools.cursor_row == 1
+        await pilot.press("G")
+        assert tools.cursor_row == 4  # the demo session has five tools
+        await pilot.press("g")
+        assert tools.cursor_row == 0
+        for key, selector in (("l", "#events"), ("w", "#tools")):
+            await pilot.press(key)
+            await until(pilot, lambda: app.screen.query(selector), what=f"view {key}")
+            rows = app.screen.query_one(selector, DataTable)
+            await until(pilot, lambda: rows.row_count > 2, what=f"rows in {key}")
+            await pilot.press("g")
+            start = rows.cursor_row
+            await pilot.press("j")
+            assert rows.cursor_row == start + 1, key
+            await pilot.press("k")
+            assert rows.cursor_row == start, key
+            await pilot.press("G")
+            assert rows.cursor_row == rows.row_count - 1, key
+            await pilot.press("g")
+            assert rows.cursor_row == 0, key
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is app.dashboard, what="back")
+        await pilot.press("question_mark")
+        await until(pilot, lambda: app.screen.query(VerticalScroll), what="help")
+        pane = app.screen.query_one(VerticalScroll)
+        await pilot.press("j", "j", "j")
+        await until(pilot, lambda: pane.scroll_y > 0, what="j scrolls the help")
+        await pilot.press("G")
+        await until(pilot, lambda: pane.scroll_y == pane.max_scroll_y, what="G: the end of the help")
+        await pilot.press("g")
+        await until(pilot, lambda: pane.scroll_y == 0, what="g: its top")
+
+
+async def test_sort_by_any_column_in_one_pick(tmp_path: Path) -> None:
+    """Issue 34: the only way to sort by schema was ten presses of `s`. `o` (or `>`) opens a column picker."""
+    app = frozen_demo_app(30.0, export_dir=tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: shown(app, DEMO), what="demo shown")
+        await pilot.press("o")
+        await until(pilot, lambda: app.screen.query(OptionList), what="the picker")
+        picker = app.screen.query_one(OptionList)
+        assert picker.highlighted == 0  # the current sort: tool
+        await pilot.press("G", "enter")  # the last column: schema
+        await until(pilot, lambda: app.dashboard.sort_key == "schema", what="sorted by schema")
+        assert app.screen is app.dashboard and table(app, DEMO).sort_key == "schema"
+        await pilot.press("greater_than_sign")
+        await until(pilot, lambda: app.screen.query(OptionList), what="the picker again")
+        await pilot.press("k", "enter")  # one up from schema: tokens
+        await until(pilot, lambda: app.dashboard.sort_key == "tokens", what="sorted by tokens")
+        await pilot.press("o", "escape")
+        await until(pilot, lambda: app.screen is app.dashboard, what="esc keeps the sort")
+        assert app.dashboard.sort_key == "tokens"
+
+
+async def test_ctrl_c_quits_from_the_dashboard(tmp_path: Path) -> None:
+    """Issue 34: ctrl+c said "press ctrl+q to quit"; htop and k9s quit on it."""
+    app = frozen_demo_app(30.0, export_dir=tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: shown(app, DEMO), what="demo shown")
+        table(app, DEMO).focus()
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: not app.is_running, what="quit on ctrl+c")
