@@ -99,6 +99,25 @@ def pane_id(sid: str) -> str:
     return f"s-{sid}"
 
 
+def overflow_counts(spans: list[tuple[int, int]], start: int, end: int, row_end: int, marker_shown: bool) -> tuple[int, int]:
+    """How many tabs (screen spans) are not wholly inside the tabs' visible [start, end), on the left and on the
+    right. With the marker not shown yet, the tabs will lose its width once it is: the right edge is that of the
+    row less the widest marker."""
+    if not marker_shown:
+        if all(a >= start and b <= row_end for a, b in spans):
+            return 0, 0
+        end = row_end - MARKER_WIDTH
+    return sum(1 for a, _ in spans if a < start), sum(1 for a, b in spans if a >= start and b > end)
+
+
+def overflow_marker(left: int, right: int) -> str:
+    if left and right:
+        return f"‹{left} {right}›"
+    if right:
+        return f"+{right} ›"
+    return f"‹ +{left}" if left else ""
+
+
 class DashboardScreen(Screen[None]):
     BINDINGS = keys.bindings("dashboard")
     AUTO_FOCUS = None  # the session's table takes focus when its tab opens; the filter only when asked
@@ -136,6 +155,9 @@ class DashboardScreen(Screen[None]):
         self.query_one("#sessions").display = False
         self.app.changes.subscribe(self, self._on_changes)
         self.watch(self.app, "paused", self._paused_changed, init=False)
+        # the tabs scroll to the active one after it changes (animated): count what is out of sight once they have
+        scroller = self.tabs.query_one("#tabs-scroll")  # Textual's Tabs scroll this container of theirs
+        self.watch(scroller, "scroll_x", lambda _: self.call_after_refresh(self._mark_overflow), init=False)
         await self._apply(Changes(frozenset(self.app.view_store.sessions), True, True))
 
     def on_unmount(self) -> None:
@@ -449,21 +471,19 @@ class DashboardScreen(Screen[None]):
         self.call_after_refresh(self._mark_overflow)
 
     def _mark_overflow(self) -> None:
-        """`+N ›` beside the tabs when N of them are out of sight (tab or a click on › reaches them)."""
+        """`+N ›` beside the tabs when N of them are out of sight on the right, `‹ +N` on the left, `‹L R›` on
+        both sides (tab, shift+tab or a click reach them). A tab cut by an edge counts as out of sight."""
         try:
             tabs, marker = self.tabs, self.query_one("#more-tabs", Static)
         except NoMatches:
             return
-        row = self.query_one("#tabrow").region
-        spans = [(tab.region.x, tab.region.right) for tab in tabs.query(Tab)]
-        # with the marker shown the tabs have its width less: count against that edge (a tab cut by it counts),
-        # and the tabs scrolled out on the left
-        if any(end > row.right or start < row.x for start, end in spans):
-            hidden = sum(1 for start, end in spans if end > row.right - MARKER_WIDTH or start < row.x)
-        else:
-            hidden = 0
-        marker.update(f"+{hidden} ›" if hidden else "")
-        marker.display = bool(hidden)
+        left, right = overflow_counts([(tab.region.x, tab.region.right) for tab in tabs.query(Tab)], tabs.region.x,
+                                      tabs.region.right, self.query_one("#tabrow").region.right, marker.display)
+        marker.update(overflow_marker(left, right))
+        shown = bool(left or right)
+        if shown and not marker.display:  # the tabs are narrower with it: count again against the real edge
+            self.call_after_refresh(self._mark_overflow)
+        marker.display = shown
 
     def action_prev_session(self) -> None:
         self.tabs.action_previous_tab()
