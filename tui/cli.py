@@ -13,8 +13,21 @@ from relay_bridge import cli as core
 from relay_bridge.inert import inert_output
 
 
+class TopParser(core.OneLineParser):
+    """The top-level parser: after parsing, options given before the subcommand are placed (place_top_options),
+    so every caller of parse_args (main, tests, scripts) gets the same namespace."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        try:
+            place_top_options(self, parsed)
+        except core.UsageError as exc:
+            self.error(str(exc))
+        return parsed, extras
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = core.OneLineParser(
+    parser = TopParser(
         prog="wmcp-top",
         description="A terminal profiler for WebMCP: page compute, payload weight and host wait, live.",
     )
@@ -26,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=None, help="the demo's random seed (default 7: the same feed every run)")
     parser.add_argument("--demo-speed", type=core.positive_float, default=1.0, help="play the demo at this many times real time (above 0)")
     _hold_top_options(parser)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=core.OneLineParser)
 
     relay = sub.add_parser("relay", help="run the relay headless, print one summary line per session")
     core.add_relay_options(relay)
@@ -84,7 +97,7 @@ def place_top_options(parser: argparse.ArgumentParser, args: argparse.Namespace)
         option = action.option_strings[0]
         theirs = next((a for a in target._actions if a.dest == dest), None)
         if theirs is None:
-            raise core.UsageError(f"{option} is not an option of `wmcp-top {command}` (see wmcp-top {command} --help)")
+            raise core.UsageError(f"{option} is not an option of `wmcp-top {command}`; put options after the command")
         current = getattr(args, dest, theirs.default)
         if current not in (theirs.default, given):
             raise core.UsageError(f"{option} is given both before and after `{command}`: give it once")
@@ -136,10 +149,8 @@ def headless_lanes() -> list:  # type: ignore[type-arg]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
-        place_top_options(parser, args)
         core.check_output_dirs(args)
         if not (args.command == "replay" and args.report):  # everything else keeps a token or a log
             core.check_state_dirs()
