@@ -118,3 +118,19 @@ async def test_the_tab_overflow_marker_counts_what_is_out_of_sight_on_each_side(
         await pilot.press("shift+tab")
         await until(pilot, lambda: str(marker.render()).startswith("‹") and "›" not in str(marker.render()), what="last tab: all on the left")
         assert str(marker.render()) == truth()
+
+
+async def test_the_invoke_hint_does_not_ask_for_what_is_on(tmp_path: Path) -> None:
+    """Issue 34: started with --allow-invoke, the hint still said "start wmcp-top with --allow-invoke"."""
+    from relay_bridge import synth
+
+    from .helpers import SID, live_app, open_page, screen_text
+
+    for allow in (False, True):
+        app = live_app(tmp_path, relay={"allow_invoke": allow})
+        async with app.run_test(size=(120, 36)) as pilot:
+            page = await open_page(app)
+            await page.send(synth.status(SID, "tools-registered", "Tools registered."))
+            await until(pilot, lambda: "x calls the selected tool from here" in screen_text(app), what="the hint")
+            assert ("--allow-invoke" in screen_text(app)) is not allow, allow
+            await page.close()

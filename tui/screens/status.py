@@ -15,7 +15,7 @@ from relay_bridge.extension import is_extension_agent, pairing_link
 from .. import keys
 from ..changes import Changes
 from ..sanitize import inert
-from ..widgets.status_pane import phase_text
+from ..widgets.status_pane import invoke_allowed, phase_text
 
 
 # Tools registered before the agent loaded: their calls are counted from `toolactivated`, never timed.
@@ -137,7 +137,7 @@ def status_text(app) -> Text:
         elif is_extension_agent(session.agent):
             out.append(" (through the wmcp-top browser extension)", style=palette.style("muted"))
         out.append("\n  ")
-        body = phase_text(session, palette, with_hints=True)
+        body = phase_text(session, palette, with_hints=True, invoke_on=invoke_allowed(app))
         body = Text("\n  ").join(body.split("\n", allow_blank=True))
         out.append_text(body)
         reasons = session.coverage_reasons()
