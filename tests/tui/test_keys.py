@@ -134,3 +134,23 @@ async def test_the_invoke_hint_does_not_ask_for_what_is_on(tmp_path: Path) -> No
             await until(pilot, lambda: "x calls the selected tool from here" in screen_text(app), what="the hint")
             assert ("--allow-invoke" in screen_text(app)) is not allow, allow
             await page.close()
+
+
+async def test_no_color_reverses_the_cursor_row(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 34: under NO_COLOR the tool table's cursor row was not told apart (the README says reversed)."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = frozen_demo_app(30.0, export_dir=tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: shown(app, DEMO), what="demo shown")
+        tools = table(app, DEMO)
+        tools.focus()
+        await pilot.press("j")
+        await pilot.pause()
+
+        def reversed_text(y: int) -> str:
+            return "".join(s.text for s in tools.render_line(y) if s.style is not None and s.style.reverse)
+
+        cursor_y = tools.cursor_row + 1  # under the header
+        name = tools.order[tools.cursor_row]
+        assert name in reversed_text(cursor_y), "the cursor row is not reversed"
+        assert name not in reversed_text(cursor_y + 1)
