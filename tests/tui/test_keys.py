@@ -154,3 +154,22 @@ async def test_no_color_reverses_the_cursor_row(tmp_path: Path, monkeypatch) -> 
         name = tools.order[tools.cursor_row]
         assert name in reversed_text(cursor_y), "the cursor row is not reversed"
         assert name not in reversed_text(cursor_y + 1)
+
+
+async def test_sort_presses_do_not_widen_columns(tmp_path: Path) -> None:
+    """Issue 34: each sort press widened its column for the arrow, and the column stayed wide after."""
+    app = frozen_demo_app(30.0, export_dir=tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: shown(app, DEMO), what="demo shown")
+        tools = table(app, DEMO)
+        keys = tools.column_keys
+        before = [tools.column_x(k) for k in keys]
+        width = tools.virtual_size.width
+        for _ in range(len(keys) + 1):  # every column in turn, back to the first
+            await pilot.press("s")
+            await pilot.pause()
+            assert [tools.column_x(k) for k in keys] == before and tools.virtual_size.width == width, tools.sort_key
+            label = tools.header_label(tools.sort_key)
+            assert label.endswith(("▲", "▼")) and len(label) <= max(len(tools.sort_key), tools._widths.get(tools.sort_key, 0)) + 1
+        header = "".join(s.text for s in tools.render_line(0))
+        assert header.rstrip().endswith(tools.header_label(keys[-1]) if tools.sort_key == keys[-1] else "schema")

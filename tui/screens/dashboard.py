@@ -12,6 +12,7 @@ and redraws only what a change touches:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
@@ -156,8 +157,9 @@ class DashboardScreen(Screen[None]):
         self.app.changes.subscribe(self, self._on_changes)
         self.watch(self.app, "paused", self._paused_changed, init=False)
         # the tabs scroll to the active one after it changes (animated): count what is out of sight once they have
-        scroller = self.tabs.query_one("#tabs-scroll")  # Textual's Tabs scroll this container of theirs
-        self.watch(scroller, "scroll_x", lambda _: self.call_after_refresh(self._mark_overflow), init=False)
+        with contextlib.suppress(NoMatches):  # not composed when the app is leaving at start (port in use)
+            scroller = self.tabs.query_one("#tabs-scroll")  # Textual's Tabs scroll this container of theirs
+            self.watch(scroller, "scroll_x", lambda _: self.call_after_refresh(self._mark_overflow), init=False)
         await self._apply(Changes(frozenset(self.app.view_store.sessions), True, True))
 
     def on_unmount(self) -> None:
