@@ -79,7 +79,7 @@ ACTIONS: tuple[Action, ...] = (
     # a log's End is its newest line (and follows it from there); the table's own End scrolls sideways
     Action("wmcp.timeline.newest", "end,G", "newest", "Newest", show=False, priority=True, help="newest entry, and follow", scope="timeline"),
     Action("wmcp.timeline.oldest", "home,g", "oldest", "Oldest", show=False, priority=True, help="oldest entry", scope="timeline"),
-    Action("wmcp.inspect.invoke", "x", "app.invoke", "Call tool", help="in the inspector: call the tool (input editor)", scope="inspector"),
+    Action("wmcp.inspect.invoke", "x", "app.invoke", "Call", help="in the inspector: call the tool (input editor)", scope="inspector"),
     Action("wmcp.invoke.run", "ctrl+r", "run", "Call", priority=True,
            help="in the call dialog: validate the input, confirm if not read-only, call", scope="invoke"),
     Action("wmcp.invoke.reset", "ctrl+g", "reset", "Reset input", help="in the call dialog: back to the generated input", scope="invoke"),

@@ -173,3 +173,27 @@ async def test_sort_presses_do_not_widen_columns(tmp_path: Path) -> None:
             assert label.endswith(("▲", "▼")) and len(label) <= max(len(tools.sort_key), tools._widths.get(tools.sort_key, 0)) + 1
         header = "".join(s.text for s in tools.render_line(0))
         assert header.rstrip().endswith(tools.header_label(keys[-1]) if tools.sort_key == keys[-1] else "schema")
+
+
+async def test_no_footer_is_clipped_at_80_or_100_columns(tmp_path: Path) -> None:
+    """Issue 34: the views' one-row footers cut `i Inspect`, `w Schemas` and `m Prompts` at 80 and 100 columns."""
+    from .helpers import screen_text
+
+    for size in ((80, 24), (100, 30)):
+        app = frozen_demo_app(30.0, export_dir=tmp_path)
+        async with app.run_test(size=size) as pilot:
+            await until(pilot, lambda: shown(app, DEMO), what="demo shown")
+            for key in ("", "d", "l", "w", "m", "i"):
+                if key:
+                    await pilot.press(key)
+                    await until(pilot, lambda: app.screen is not app.dashboard, what=f"view {key}")
+                screen = app.screen
+                wanted = [b.description for _, b, enabled, _ in screen.active_bindings.values() if b.show and enabled]
+
+                def footer() -> str:
+                    return " ".join(screen_text(app).splitlines()[-2:])
+
+                await until(pilot, lambda: all(f" {w} " in f" {footer()} " for w in wanted), what=f"{size} {key or 'dashboard'}: {wanted}")
+                if key:
+                    await pilot.press("escape")
+                    await until(pilot, lambda: app.screen is app.dashboard, what="back")

@@ -11,7 +11,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from relay_bridge.stats import quantile
 from relay_bridge.store import Session, ToolRecord
@@ -20,6 +20,7 @@ from relay_bridge.units import fmt_bytes, fmt_count
 from .. import keys
 from ..changes import Changes
 from ..sanitize import inert
+from ..widgets.keys_footer import KeysFooter
 
 
 def annotations_table(sent: dict | None, kept: dict | None) -> Table | Text:
@@ -135,7 +136,7 @@ class InspectorScreen(Screen[None]):
             yield Static(id="facts")
             yield Static("Descriptor (what the host ships to the model)", classes="head")
             yield Static(id="descriptor")
-        yield Footer()
+        yield KeysFooter(compact=True)  # two rows from 80 to 119 columns: no key is cut off
 
     def on_mount(self) -> None:
         self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]

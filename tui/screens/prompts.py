@@ -10,7 +10,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from relay_bridge.stats import quantile
 from relay_bridge.store import PromptSession, Session
@@ -19,6 +19,7 @@ from relay_bridge.units import fmt_count, fmt_ms
 from .. import keys, tables
 from ..changes import Changes
 from ..sanitize import inert
+from ..widgets.keys_footer import KeysFooter
 
 MAX_ROWS = 400
 
@@ -72,7 +73,7 @@ class PromptsScreen(Screen[None]):
         yield Static(id="title")
         yield Static(id="lm-sessions")
         yield DataTable(cursor_type="row", id="prompts")
-        yield Footer()
+        yield KeysFooter(compact=True)  # two rows from 80 to 119 columns: no key is cut off
 
     def on_mount(self) -> None:
         self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]

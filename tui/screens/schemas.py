@@ -18,7 +18,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from relay_bridge.footprint.errors import FootprintError
 from relay_bridge.footprint.live import analyze_sessions
@@ -26,6 +26,7 @@ from relay_bridge.footprint.live import analyze_sessions
 from .. import keys, tables
 from ..changes import Changes
 from ..sanitize import inert
+from ..widgets.keys_footer import KeysFooter
 
 PART_LABELS = {
     "description": "description",
@@ -94,7 +95,7 @@ class SchemasScreen(Screen[None]):
         yield DataTable(cursor_type="row", id="tools", zebra_stripes=False)
         with VerticalScroll(id="detail-box"):
             yield Static(id="detail")
-        yield Footer()
+        yield KeysFooter(compact=True)  # two rows from 80 to 119 columns: no key is cut off
 
     def on_mount(self) -> None:
         self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]

@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from relay_bridge import __version__
 from relay_bridge.extension import STATUS_HELP as EXTENSION_HELP
@@ -15,6 +15,7 @@ from relay_bridge.extension import is_extension_agent, pairing_link
 from .. import keys
 from ..changes import Changes
 from ..sanitize import inert
+from ..widgets.keys_footer import KeysFooter
 from ..widgets.status_pane import invoke_allowed, phase_text
 
 
@@ -190,7 +191,7 @@ class StatusScreen(Screen[None]):
         yield Static(Text("status and troubleshooting  (esc: back)"), id="title")
         with VerticalScroll():
             yield Static(id="body")
-        yield Footer()
+        yield KeysFooter(compact=True)  # two rows from 80 to 119 columns: no key is cut off
 
     def on_mount(self) -> None:
         self.app.changes.subscribe(self, self._on_changes)  # type: ignore[attr-defined]

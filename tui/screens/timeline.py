@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Checkbox, DataTable, Footer, Static
+from textual.widgets import Checkbox, DataTable, Static
 
 from relay_bridge.store import Session, TimelineEntry
 from relay_bridge.units import fmt_bytes, fmt_ms
@@ -22,6 +22,7 @@ from relay_bridge.units import fmt_bytes, fmt_ms
 from .. import keys
 from ..changes import Changes
 from ..sanitize import inert, inert_str
+from ..widgets.keys_footer import KeysFooter
 from .entry_detail import EntryDetailScreen, held_payload
 
 # The store files every timeline kind under one category (relay_bridge.store.category); one box each.
@@ -172,7 +173,7 @@ class TimelineScreen(Screen[None]):
             for n, group in enumerate(GROUPS, 1):
                 yield KindBox(f"{n} {group}", True, id=f"k-{group}")
         yield DataTable(cursor_type="row", id="events")
-        yield Footer()
+        yield KeysFooter(compact=True)  # two rows from 80 to 119 columns: no key is cut off
 
     def on_mount(self) -> None:
         table = self.query_one("#events", DataTable)
