@@ -235,6 +235,7 @@ async def run_bench(url: str, *, runs: int = 20, seed: int = 0, allow_mutating: 
             if inspect is not None:
                 await inspect(page)
             agent_sessions = len(relay_store.sessions)
+            _registered_bytes(tools, relay_store, url)
         finally:
             await b.close()
             await pw.stop()
@@ -243,6 +244,20 @@ async def run_bench(url: str, *, runs: int = 20, seed: int = 0, allow_mutating: 
     store, walls = _to_store(url, tools, measured, runs, user_agent)
     report = build_report(next(iter(store.sessions.values())))
     return RunResult(report, plan, walls, via_host, armed, store, agent_sessions, boot)
+
+
+def _registered_bytes(tools: list[dict[str, Any]], store: Store, url: str) -> None:
+    """Schema bytes have one definition (design section 3): the descriptor as the page registered it, which the
+    agent measures and the dashboard shows. getTools() lists the host's normalised copy (its generated
+    inputSchema, its own annotations: 287 B for a tool registered with 214 B), so where the agent reported a
+    tool its figure is used; without the agent (--no-agent) only the host's copy is there to measure."""
+    parts = urlsplit(url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    reported = {name: rec.schemaBytes for s in store.sessions.values() if s.info.origin == origin
+                for name, rec in s.tools.items() if rec.unregisteredAt is None and rec.rejected is None}
+    for tool in tools:
+        if tool["name"] in reported:
+            tool["schemaBytes"] = reported[tool["name"]]
 
 
 def _to_store(url: str, tools: list[dict[str, Any]], measured: dict[str, list[dict[str, Any]]], runs: int, user_agent: str = "") -> tuple[Store, dict[str, list[float]]]:
