@@ -97,7 +97,7 @@ LIST_KEYS = ("wmcp.down", "wmcp.up", "wmcp.first", "wmcp.last")
 MODAL_LISTS = frozenset({"help", "sort", "detail"})
 SCOPE_TITLES = {"app": "everywhere", "dashboard": "dashboard", "view": "every view", "timeline": "timeline (l)",
                 "inspector": "tool inspector (i)", "invoke": "call dialog (x)", "confirm": "call confirmation",
-                "detail": "entry detail (enter in the timeline)", "sort": "sort by (o)", "help": "this help"}
+                "detail": "entry detail", "sort": "sort by (o)", "help": "this help"}
 
 KEY_DISPLAY = {"question_mark": "?", "slash": "/", "shift+tab": "⇧tab", "greater_than_sign": ">"}
 

@@ -23,11 +23,11 @@ def help_renderable(app) -> Table:
     for action in keys.ACTIONS:
         if action.scope != scope:
             scope = action.scope
-            table.add_row(Text(keys.SCOPE_TITLES.get(scope, scope), style="bold underline"), Text(""), Text(""))
+            table.add_row(Text(""), Text(keys.SCOPE_TITLES.get(scope, scope), style="bold underline"), Text(""))
         key = keymap.get(action.id, action.key)
         shown = ", ".join(keys.KEY_DISPLAY.get(k.strip(), k.strip()) for k in key.split(","))
         table.add_row(Text(shown, style="bold"), Text(action.help or action.description), Text(action.id))
-    table.add_row(Text("textual", style="bold underline"), Text(""), Text(""))
+    table.add_row(Text(""), Text("textual", style="bold underline"), Text(""))
     table.add_row(Text("ctrl+p", style="bold"), Text("command palette: every action, and the theme switcher"), Text("(textual)"))
     table.add_row(Text("mouse", style="bold"), Text("a header click sorts by that column; a tab click switches session"), Text(""))
     table.add_row(Text("esc", style="bold"), Text("close a view or this help; clear the filter"), Text(""))
