@@ -23,7 +23,7 @@ from ..jsonfile import read_json
 from .. import __version__
 from .. import protocol as p
 from ..assets import agent_script
-from ..browser import launch_playwright
+from ..browser import init_script, launch_playwright
 from ..exports.report import build_report
 from ..measure import call_size
 from ..server import Relay, RelayConfig
@@ -192,7 +192,7 @@ async def run_bench(url: str, *, runs: int = 20, seed: int = 0, allow_mutating: 
                 script = agent_script("/agent.js", relay.snippet.ws_url)
                 if script is None:
                     raise BenchError("the page agent is not built (node page_agent/build.mjs); run with --no-agent")
-                await context.add_init_script(script=script.decode("utf-8"))
+                await context.add_init_script(script=init_script(script))
             page = await context.new_page()
             target = with_param(url, param) if armed and param else url
             try:
