@@ -197,3 +197,37 @@ async def test_no_footer_is_clipped_at_80_or_100_columns(tmp_path: Path) -> None
                 if key:
                     await pilot.press("escape")
                     await until(pilot, lambda: app.screen is app.dashboard, what="back")
+
+
+async def test_a_page_refused_for_its_token_is_said_on_the_main_screen(tmp_path: Path) -> None:
+    """Issue 34: after `snippet --rotate-token` a page with the old tag left the dashboard "waiting", unexplained.
+    The relay counts token refusals per origin; the first screen, the top bar and `d` say which page."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidStatus
+
+    from relay_bridge.store import MAX_REFUSED_ORIGINS
+
+    from .helpers import live_app, screen_text
+
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        assert app.relay is not None
+        url = f"ws://127.0.0.1:{app.relay.port}/relay?t={'0' * 32}"  # the token before a rotation
+        for _ in range(2):
+            try:
+                async with connect(url, origin="https://shop.example"):  # type: ignore[arg-type]
+                    raise AssertionError("an old token was accepted")
+            except InvalidStatus as exc:
+                assert exc.response.status_code == 403
+        await until(pilot, lambda: "refused for its token: https://shop.example (2×)" in screen_text(app), what="the hint")
+        assert "token refused 2" in screen_text(app).splitlines()[0]
+        await pilot.press("d")
+        await until(pilot, lambda: "refused for its token: https://shop.example (2×)" in screen_text(app), what="status says it")
+        # hostile pages inventing origins cannot grow the table: the rest are counted together
+        for i in range(MAX_REFUSED_ORIGINS + 5):
+            try:
+                async with connect(url, origin=f"https://x{i}.example"):  # type: ignore[arg-type]
+                    pass
+            except InvalidStatus:
+                pass
+        assert len(app.store.token_refusals) == MAX_REFUSED_ORIGINS and app.store.token_refusals["other origins"] >= 5

@@ -325,6 +325,8 @@ class DashboardScreen(Screen[None]):
             extra.append(f"rejected {counters['rejected']}")
         if counters.get("lost"):
             extra.append(f"lost {counters['lost']}")
+        if counters.get("refused:token"):  # a page with an old tag (d and the first screen say which)
+            extra.append(f"token refused {counters['refused:token']}")
         if extra:
             text.append(" · " + " · ".join(extra), style=app.palette.style("error"))
         otlp = app.relay.otlp.stats if app.relay is not None and app.relay.otlp is not None else None
@@ -342,7 +344,8 @@ class DashboardScreen(Screen[None]):
         bar.set_payloads(app.relay is not None and app.relay.payloads is not None)
         waiting = self.query_one("#waiting", WaitingPanel)
         if waiting.display:
-            waiting.update(waiting_text(app.relay.snippet if app.relay else None, app.source_label, app.size.width - 4))
+            waiting.update(waiting_text(app.relay.snippet if app.relay else None, app.source_label, app.size.width - 4,
+                                        app.store.token_refusals))
 
     def _shown_inflight(self) -> Session | None:
         """The shown session while it has calls in flight whose running time ticks on screen, else None."""

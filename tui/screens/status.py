@@ -17,6 +17,7 @@ from ..changes import Changes
 from ..sanitize import inert
 from ..widgets.keys_footer import KeysFooter
 from ..widgets.status_pane import invoke_allowed, phase_text
+from ..widgets.waiting import refused_text
 
 
 # Tools registered before the agent loaded: their calls are counted from `toolactivated`, never timed.
@@ -57,6 +58,10 @@ def status_text(app) -> Text:
     problems = [f"{k} {v}" for k, v in sorted(c.items()) if v and (k.startswith(("rejected", "refused", "limit")) or k in ("lost", "evicted"))]
     if problems:
         out.append("  " + " · ".join(problems) + "\n", style=palette.style("error"))
+        if app.store.token_refusals:
+            out.append("  ")
+            out.append_text(refused_text(app.store.token_refusals))
+            out.append("\n")
     else:
         out.append("  no rejected frames, no lost spans, no refused connections\n", style=palette.style("ok"))
     log = relay.session_log if relay is not None else None
