@@ -6,6 +6,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -197,6 +198,40 @@ def test_demo_runs_over_a_real_socket(relay_server) -> None:
     assert "summarize_page" in sessions[demo.DOCS]["tools"]
     assert sessions[demo.SHOP]["totals"]["calls"] > 10
     assert snap["counters"].get("rejected", 0) == 0
+
+
+def test_the_demo_keeps_time_with_its_pages_clocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: the demo paced frame to frame, so each sleep's overshoot added up: a `start` arrived later and
+    later after the page clock's invokedAt, and an 8.5 ms call read `running 0.6s` before its span came. Here
+    every sleep overshoots by 15 ms (a loaded machine): a frame may be that late, never more and more late."""
+    import types
+
+    from websockets.asyncio.server import serve
+
+    real_sleep = asyncio.sleep
+    slow = types.SimpleNamespace(**{k: getattr(asyncio, k) for k in dir(asyncio) if not k.startswith("__")})
+    slow.sleep = lambda delay, *a: real_sleep(delay + 0.015, *a)
+    monkeypatch.setattr(demo, "asyncio", slow)
+    late: list[float] = []
+    origins: dict[str, float] = {}
+
+    async def page(ws) -> None:  # type: ignore[no-untyped-def]
+        async for message in ws:
+            now = time.time() * 1000
+            frame = json.loads(message)
+            if frame["type"] == "hello":
+                origins[frame["session"]["id"]] = frame["session"]["timeOrigin"]
+            elif frame["type"] == "start" and frame["session"] in origins:
+                late.extend(now - (origins[frame["session"]] + c["invokedAt"]) for c in frame["calls"])
+
+    async def run() -> None:
+        async with serve(page, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            await demo.run_demo(f"ws://127.0.0.1:{port}/relay", limit_seconds=6.0)
+
+    asyncio.run(run())
+    assert len(late) >= 5, late
+    assert max(late) < 250, late  # paced frame to frame, 15 ms a sleep added up past this within seconds
 
 
 # -- screenshots ----------------------------------------------------------------------------------------------
