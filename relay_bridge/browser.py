@@ -207,6 +207,15 @@ class OpenHandle:
             self.closed.set()
 
 
+def init_script(agent: bytes) -> str:
+    """The agent as an init script. Playwright runs init scripts in a new tab's first document too, the empty
+    about:blank before the navigation: attached there it recorded a session of its own (`null … ended`), which
+    replay then opened on. The guard skips that top-level about:blank and nothing else (the agent's text is one
+    expression statement, so a block around it changes nothing)."""
+    guard = 'if (!(window === window.top && location.href === "about:blank")) {\n'
+    return guard + agent.decode("utf-8") + "\n}\n"
+
+
 async def open_browser(url: str, relay: Any, headless: bool | None = None, *, browser: str | None = None,
                        before_goto: Any = None) -> OpenHandle:
     """Launch Chromium with WebMCP on and the page agent injected before any page script (add_init_script),
@@ -230,7 +239,7 @@ async def open_browser(url: str, relay: Any, headless: bool | None = None, *, br
     try:
         context = await b.new_context()
         pipes = OpenPipes(relay.snippet.ws_url)
-        await pipes.install(context, script.decode("utf-8"))
+        await pipes.install(context, init_script(script))
         page = await context.new_page()
         handle = OpenHandle(pw, b, context, page, closed, pipes)
         b.on("disconnected", lambda *_: closed.set())
@@ -324,6 +333,11 @@ async def _open_main(args: Any) -> int:
     check = LaneCheck(store) if getattr(args, "check_lanes", False) else None
     if check is not None:  # the check reads every session's spans as they come (relay_bridge.watching)
         relay.watching.show_every("check-lanes")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):  # before the launch: a Ctrl-C while Chromium starts stops too
+        loop.add_signal_handler(sig, stop.set)
+    loop.set_exception_handler(lambda lp, context: _quiet_after_stop(lp, context, stop))
     try:
         try:
             handle = await open_browser(args.url, relay, True if args.headless else None, browser=args.browser,
@@ -332,10 +346,6 @@ async def _open_main(args: Any) -> int:
             raise core.UsageError(str(exc)) from None
         print(f"wmcp-top open: {args.url} in Chromium, agent injected; relay on http://127.0.0.1:{relay.port}"
               + ("; DevTools lane watching too (--check-lanes)" if check is not None else ""), flush=True)
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
         await announce_sessions(store, changed, stop, handle.closed)
         print("wmcp-top open: " + ("browser closed" if handle.closed.is_set() and not stop.is_set() else "stopping"), flush=True)
     finally:
@@ -347,6 +357,16 @@ async def _open_main(args: Any) -> int:
             for path in core.write_reports(store, _Path(args.report_on_exit)):
                 print(f"wrote {path}", flush=True)
     return check.report() if check is not None else 0
+
+
+def _quiet_after_stop(loop: Any, context: dict[str, Any], stop: Any) -> None:
+    """Ctrl-C reaches the whole process group, Playwright's driver too: it exits, and the futures of its
+    pipe fail ("Connection closed while reading from the driver") with nobody left to read them. Once we are
+    stopping, that is the expected end, not an error to print (asyncio's "Future exception was never retrieved")."""
+    exc = context.get("exception")
+    if stop.is_set() and exc is not None and ("Connection closed" in str(exc) or type(exc).__module__.startswith("playwright")):
+        return
+    loop.default_exception_handler(context)
 
 
 class LaneCheck:

@@ -26,7 +26,7 @@ from .exports.capture import build_capture
 from .exports.report import build_report
 from .findings.document import session_findings
 from .logsetup import configure as configure_logging
-from .otlp.exporter import OtlpUnavailable, traces_endpoint
+from .otlp.exporter import BadEndpoint, OtlpUnavailable, traces_endpoint
 from .paths import config_dir, log_dir, state_dir
 from .replay import ReplayError, load_store
 from .server import DEFAULT_PORT, Relay, RelayConfig
@@ -150,13 +150,17 @@ def add_relay_options(parser: argparse.ArgumentParser) -> None:
 
 
 def relay_config(args: argparse.Namespace) -> RelayConfig:
+    try:
+        otlp = traces_endpoint(args.otlp)
+    except BadEndpoint as exc:
+        raise UsageError(str(exc)) from None
     return RelayConfig(
         port=args.port,
         token=load_token(rotate=args.rotate_token),
         buffer=args.buffer,
         allow_origins=tuple(args.allow_origin),
         log_dir=None if args.no_log else log_dir(),
-        otlp=traces_endpoint(args.otlp),
+        otlp=otlp,
         otlp_service=args.otlp_service,
         allow_invoke=args.allow_invoke,
         show_payloads=args.show_payloads,
@@ -198,11 +202,17 @@ def write_json(path: Path, doc: Any) -> None:
     the session log and the token: what a page registered and called is the user's business."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(doc, indent=1, ensure_ascii=False))
-    os.chmod(tmp, 0o600)  # an older .tmp left by a crash keeps its mode through O_CREAT
-    tmp.replace(path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(doc, indent=1, ensure_ascii=False))
+            fh.flush()
+            os.fsync(fh.fileno())  # whole on disk before it takes the name
+        os.chmod(tmp, 0o600)  # an older .tmp left by a crash keeps its mode through O_CREAT
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk leaves neither a torn file nor the .tmp
+        raise
 
 
 def check_state_dirs() -> None:
@@ -258,6 +268,7 @@ async def _relay_main(args: argparse.Namespace) -> int:
         session_log.on_health = on_health
     log_said: str | None = None
     capped_said = False  # the run's log cap is said once, with the summary after it first deletes a part
+    otlp_said = "ok"  # the collector's state is said when it changes, not every summary
     next_summary = loop.time() + SUMMARY_EVERY
     try:
         while not stop.is_set():
@@ -276,15 +287,28 @@ async def _relay_main(args: argparse.Namespace) -> int:
             if not capped_said and relay.session_log is not None and relay.session_log.capped is not None:
                 print(f"session log: {relay.session_log.capped}", flush=True)
                 capped_said = True
-            if relay.otlp is not None and relay.otlp.stats.state == "unreachable":
-                st = relay.otlp.stats
-                print(f"otlp: {st.endpoint} unreachable ({st.dropped} spans dropped): {st.last_error}", flush=True)
+            if relay.otlp is not None:
+                otlp_said = _say_otlp(relay.otlp.stats, otlp_said)
     finally:
+        otlp = relay.otlp  # stop() lets go of it
         await relay.stop()
+    if otlp is not None and otlp.stats.dropped:
+        print(f"otlp: {otlp.stats.dropped} spans dropped in all", flush=True)
     if args.report_on_exit:
         for path in write_reports(relay.store, Path(args.report_on_exit)):
             print(f"wrote {path}", flush=True)
     return 0
+
+
+def _say_otlp(stats: Any, said: str) -> str:
+    """One line when the collector becomes unreachable, one with the count when it takes spans again."""
+    if stats.state == "unreachable" and said != "unreachable":
+        print(f"otlp: {stats.endpoint} unreachable: {stats.last_error}; dropping spans and counting them", flush=True)
+        return "unreachable"
+    if stats.state == "ok" and said == "unreachable":
+        print(f"otlp: {stats.endpoint} reachable again ({stats.dropped} spans dropped meanwhile)", flush=True)
+        return "ok"
+    return said
 
 
 def _say_log_health(relay: Relay, said: str | None) -> str | None:

@@ -13,6 +13,8 @@ Thresholds come in two shapes:
   the same meaning, plus extensions: percentage rules with absolute floors (`p50Pct`/`p50FloorMs`,
   `p95Pct`/`p95FloorMs`, `bytesPct`/`bytesAbs` and `tokensPct`/`tokensAbs` per call), `minCalls`,
   `failOnRemoved`. Missing keys take the defaults below, so `{"format": "wmcp-top-thresholds/1"}` is a useful file.
+  Rules may also stand at the top level, beside `format` (as in webmcp-profiler's flat file); they count as
+  `default`. Any other key is refused. docs/formats-thresholds.md shows the format.
 
 Like is compared with like: a /1 report counted bytes in UTF-16 units and its estTokens left out the input tokens,
 so when the two reports differ in format the byte and token verdicts are skipped, the numbers are still shown, and
@@ -60,6 +62,7 @@ DEFAULT_THRESHOLDS: dict[str, Any] = {
     "failOnRemoved": False,  # a tool that vanished counts as a regression
 }
 THRESHOLD_KEYS = frozenset(DEFAULT_THRESHOLDS) | frozenset(PROFILER_KEYS)
+DOCUMENT_KEYS = frozenset({"format", "default", "tools"})
 BOOL_KEYS = frozenset({"failOnRemoved"})
 # (percent key, floor key, metric) of the percentage rules
 PCT_RULES = {"p50Ms": ("p50Pct", "p50FloorMs"), "p95Ms": ("p95Pct", "p95FloorMs"), "bytesPerCall": ("bytesPct", "bytesAbs"), "tokensPerCall": ("tokensPct", "tokensAbs")}
@@ -126,10 +129,25 @@ def normalise_thresholds(doc: Any) -> dict[str, Any] | None:
     fmt = doc.get("format", THRESHOLDS_FORMAT)
     if fmt != THRESHOLDS_FORMAT:
         raise CompareError(f"thresholds: unknown format {str(fmt)[:60]!r} (expected {THRESHOLDS_FORMAT})")
+    # Rules written at the top level mean what they mean under `default` (they were silently ignored); a key that
+    # is neither a rule nor format/default/tools is a typo, refused like one.
+    top = {key: value for key, value in doc.items() if key not in DOCUMENT_KEYS}
+    unknown = sorted(set(top) - THRESHOLD_KEYS)
+    if unknown:
+        raise CompareError(f"thresholds: unknown key {unknown[0]!r} (known: {', '.join(sorted(DOCUMENT_KEYS | THRESHOLD_KEYS))})")
+    _check_keys(top, "(top level)")
+    under_default = _check_keys(doc.get("default") or {}, "default")
+    twice = sorted(key for key in set(top) & set(under_default) if top[key] != under_default[key])
+    if twice:
+        raise CompareError(f"thresholds: {twice[0]!r} is given both at the top level and under default, differently")
     default = dict(DEFAULT_THRESHOLDS)
-    default.update(_check_keys(doc.get("default") or {}, "default"))
+    default.update(top)
+    default.update(under_default)
+    per_tool = doc.get("tools") or {}
+    if not isinstance(per_tool, dict):
+        raise CompareError("thresholds tools must be an object: {\"NAME\": {rules}}")
     tools = {}
-    for name, over in (doc.get("tools") or {}).items():
+    for name, over in per_tool.items():
         merged = dict(default)
         merged.update(_check_keys(over, f"tools.{name}"))
         tools[str(name)] = merged

@@ -442,13 +442,20 @@ async def run_demo(ws_url: str, seed: int = DEFAULT_SEED, speed: float = 1.0, *,
             return
 
     elapsed = 0.0
+    # Paced against when the run started, not frame to frame: each sleep's overshoot and each send's time used
+    # to add up, so 30 s in a `start` arrived ~0.6 s after the page clock said it began, and a call of 8.5 ms
+    # showed `running 0.6s` before its span. The pages' clocks start now too.
+    loop = asyncio.get_running_loop()
+    started = loop.time()
     try:
-        for delay, frame in scenario(seed):
+        for delay, frame in scenario(seed, time_origin=time.time() * 1000):
             elapsed += delay
             if limit_seconds is not None and elapsed > limit_seconds:
                 break
             if delay > 0:
-                await asyncio.sleep(delay / speed if speed > 0 else 0)
+                wait = started + (elapsed / speed if speed > 0 else 0.0) - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
             key = route(frame)
             if frame.get("type") == "disconnect":
                 ws = sockets.pop(key, None)

@@ -117,8 +117,19 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "Print the folder of the unpacked browser extension (the recommended lane for pages you do not own: first in "
         "every frame, through any Content-Security-Policy), how to load it, and the link that pairs it with the relay."
     )
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"the relay's port (default {DEFAULT_PORT})")
+    parser.add_argument("--port", type=relay_port, default=DEFAULT_PORT, help=f"the relay's port, 1..65535 (default {DEFAULT_PORT})")
     return parser
+
+
+def relay_port(text: str) -> int:
+    """The port of a relay that runs (or will): 0 ("any free port") cannot be paired with, so only 1..65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 1..65535 (the port the relay listens on): {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -148,6 +148,20 @@ class RelayConfig:
     extension_origins: frozenset[str] | None = None
 
 
+def _request_origin(request: Request) -> str | None:
+    """The page a request came from: its Origin header (WebSocket, module import), else its Referer's origin
+    (a classic script tag sends no Origin). Only ever shown (made inert) and counted."""
+    origins = request.headers.get_all("Origin")
+    if len(origins) == 1 and origins[0] != "null":
+        return origins[0]
+    referers = request.headers.get_all("Referer")
+    if len(referers) == 1:
+        parts = urlsplit(referers[0])
+        if parts.scheme and parts.netloc:
+            return f"{parts.scheme}://{parts.netloc}"
+    return None
+
+
 def _is_loopback_host(value: str | None, port: int) -> bool:
     """The Host header must name a loopback address and our port (DNS-rebinding defence)."""
     if not value:
@@ -447,7 +461,7 @@ class Relay:
             return self._respond(200, body, "application/json")
         token = parse_qs(url.query).get("t", [None])[0]
         if not token_matches(self.config.token, token):
-            self.store.counters["refused:token"] += 1
+            self.store.refuse_token(_request_origin(request))
             return self._respond(403, b"forbidden: missing or wrong token (run `wmcp-top snippet`)\n")
         origins = request.headers.get_all("Origin")
         origin = origins[0] if len(origins) == 1 else None

@@ -56,6 +56,8 @@ class StoreObserver(Protocol):
     # def on_event(self, session: Session, kind: str, detail: dict[str, Any], at: float) -> None
 
 
+MAX_REFUSED_ORIGINS = 16  # origins counted apart in token_refusals; the rest are counted together
+
 @dataclass(slots=True)
 class InFlight:
     seq: int
@@ -310,6 +312,17 @@ class Store:
         # Per-item observers (the OpenTelemetry lane): called for each stored span and each tool change.
         # They must only enqueue; anything slow belongs on their own thread.
         self.observers: list[StoreObserver] = []
+        # Pages refused for a wrong or missing token, by origin (as the request named it, capped): after
+        # `snippet --rotate-token` a page with the old tag would otherwise leave the screen "waiting", unexplained.
+        self.token_refusals: dict[str, int] = {}
+
+    def refuse_token(self, origin: str | None) -> None:
+        self.counters["refused:token"] += 1
+        key = (origin or "a page that named no origin")[:120]
+        if key not in self.token_refusals and len(self.token_refusals) >= MAX_REFUSED_ORIGINS - 1:
+            key = "other origins"  # a page cannot grow this without bound by inventing origins
+        self.token_refusals[key] = self.token_refusals.get(key, 0) + 1
+        self._touch()
 
     # -- change tracking ----------------------------------------------------------------------------------
 
@@ -932,6 +945,9 @@ class StoreSnapshot:
 
     def live_sessions(self) -> list[Session]:
         return [s for s in self.sessions.values() if s.state == "live"]
+
+    def counter_view(self) -> dict[str, int]:
+        return dict(self.counters)
 
 
 _SPENT = {"budget": "the relay's memory budget is spent", "origin_share": "this origin's share of the relay's memory is spent",

@@ -47,24 +47,31 @@ def fmt_count(n: float) -> str:
 
 
 def fmt_duration(ms: float) -> str:
-    """Under 100 ms in ms; then seconds with one decimal under 10 s; whole seconds; then minutes."""
-    if round0(ms) < 100:
-        return f"{round0(ms)}ms"
-    s = ms / 1000
-    if round1(s) < 10:
-        return f"{round1(s):.1f}s"
-    whole = round0(s)
-    if whole < 600:
-        return f"{whole}s"
-    return f"{whole // 60}m{whole % 60:02d}s"
+    """Three significant digits, so two numbers that differ read differently: 8.5ms, 127ms, 1.27s, 12.7s, 127s,
+    then minutes. Each step is counted in whole units of its last digit (tenths of a ms, ms, centiseconds, ...),
+    so a value that rounds up into the next step is written there (9.96 ms is 10ms, never 10.0ms)."""
+    tenths = round0(ms * 10)
+    if tenths < 100:
+        return f"{tenths // 10}.{tenths % 10}ms"
+    whole = round0(ms)
+    if whole < 1000:
+        return f"{whole}ms"
+    centis = round0(ms / 10)
+    if centis < 1000:
+        return f"{centis // 100}.{centis % 100:02d}s"
+    decis = round0(ms / 100)
+    if decis < 1000:
+        return f"{decis // 10}.{decis % 10}s"
+    secs = round0(ms / 1000)
+    if secs < 600:
+        return f"{secs}s"
+    return f"{secs // 60}m{secs % 60:02d}s"
 
 
 def fmt_ms(ms: float | None) -> str:
-    """A table cell: wall or blocking time of one call."""
+    """A table cell: wall or blocking time of one call (the one duration format; a dash when there is none)."""
     if ms is None:
         return "–"
-    if ms < 10:
-        return f"{round1(ms):.1f}ms"
     return fmt_duration(ms)
 
 

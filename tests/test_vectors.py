@@ -12,7 +12,7 @@ from relay_bridge.exports.trace import span_events
 from relay_bridge.measure import call_size, error_text, js_stringify, result_facts, utf8_len
 from relay_bridge.protocol import Span
 from relay_bridge.stats import SessionStats
-from relay_bridge.units import fmt_bytes, fmt_count, fmt_duration
+from relay_bridge.units import fmt_bytes, fmt_count, fmt_duration, fmt_ms
 
 VECTORS = Path(__file__).parent / "vectors"
 
@@ -68,7 +68,7 @@ def test_vectors_by_hand() -> None:
     doc = json.loads((VECTORS / "aggregate" / "002-sequential-gaps.json").read_text())
     # schemas 412 + 233 = 645 B -> ceil(645/4) = 162 tokens; walls 10 + 4 + 20 ms; results 6300 B;
     # tokens 3 x ceil(20/4) + 250 + 75 + 1250 = 1590; gaps 1000 + 3000 ms.
-    assert doc["expect"]["summary"] == "schemas 645B (~162 tok) · tools 34ms · payloads 6.3KB (~1.6K tok) · host gaps 4.0s"
+    assert doc["expect"]["summary"] == "schemas 645B (~162 tok) · tools 34ms · payloads 6.3KB (~1.6K tok) · host gaps 4.00s"
     doc = json.loads((VECTORS / "aggregate" / "013-percentiles.json").read_text())
     # wall times are 1..20 (each once): sorted[min(19, floor(0.5*20))] = sorted[10] = 11, sorted[19] = 20
     row = doc["expect"]["aggregates"][0]
@@ -83,6 +83,17 @@ def test_vectors_by_hand() -> None:
     # 130,000 base64 chars -> 97,500 decoded bytes -> 24,375 tokens; 450 text bytes -> 113 tokens
     span = doc["steps"][1]["span"]
     assert (span["estImageTokens"], span["estTextTokens"]) == (24_375, 113)
+
+
+def test_durations_tell_numbers_apart() -> None:
+    """Issue 34: 127 ms was `0.1s`, compare printed `0.1s→0.1s` for 100 → 140 ms, a p50 of 9.96 ms was `10.0ms`."""
+    assert fmt_duration(127) == "127ms"
+    assert fmt_duration(100) != fmt_duration(140)
+    assert fmt_ms(9.96) == "10ms" and fmt_ms(8.5) == "8.5ms" and fmt_ms(None) == "–"
+    assert fmt_duration(1270) == "1.27s" and fmt_duration(12_700) == "12.7s"
+    # fmt_ms and fmt_duration are one definition: the same text for every vector value
+    for case in json.loads((VECTORS / "format.json").read_text())["duration"]:
+        assert fmt_ms(case["value"]) == case["expect"]
 
 
 @pytest.mark.parametrize("kind", ["bytes", "count", "duration"])

@@ -313,6 +313,15 @@ class WmcpTopApp(App[int]):
     def action_pause(self) -> None:
         self.paused = not self.paused
 
+    def action_list_key(self, key: str) -> None:
+        """j/k/g/G: the key every list and pane already knows (↓ ↑ home end), so each keeps its own meaning of it.
+        A DataTable's home/end scroll sideways; its first and last rows are ctrl+home/ctrl+end."""
+        from textual.widgets import DataTable
+
+        if isinstance(self.focused, DataTable) and key in ("home", "end"):
+            key = f"ctrl+{key}"
+        self.simulate_key(key)
+
     def _stamp(self) -> str:
         return time.strftime("%Y%m%d-%H%M%S")
 
@@ -333,7 +342,9 @@ class WmcpTopApp(App[int]):
         except OSError as exc:
             self.notify(inert_str(f"could not write {path}: {exc.strerror or exc}"), severity="error", markup=False)
             return None
-        self.notify(inert_str(f"wrote {path}"), title="export", markup=False, timeout=6)
+        # paused, the export is the moment on screen (the views' store), and the notice says so
+        moment = " (the paused moment, as shown)" if self._moment is not None else ""
+        self.notify(inert_str(f"wrote {path}{moment}"), title="export", markup=False, timeout=6)
         return path
 
     def _no_sessions(self) -> bool:
@@ -343,7 +354,8 @@ class WmcpTopApp(App[int]):
         return True
 
     def action_export_report(self) -> Path | None:
-        session = self.selected_session
+        sid = self.selected_session_id
+        session = self.view_store.sessions.get(sid) if sid else None  # what is shown: the paused moment too
         if session is None:
             self.notify("no session selected", severity="warning")
             return None
@@ -355,13 +367,13 @@ class WmcpTopApp(App[int]):
     def action_export_capture(self) -> Path | None:
         if self._no_sessions():
             return None
-        return self._export("capture", build_capture(self.store))
+        return self._export("capture", build_capture(self.view_store))
 
     def action_export_trace(self) -> Path | None:
         if self._no_sessions():
             return None
         sessions = [(f"{s.info.origin} {s.id}", s.info.timeOrigin, s.spans(), list(s.inflight.values()))
-                    for s in self.store.sessions.values()]
+                    for s in self.view_store.sessions.values()]
         return self._export("trace", trace_document(sessions))
 
     def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
@@ -492,10 +504,13 @@ class WmcpTopApp(App[int]):
             if command.title not in self.REPLACED_SYSTEM_COMMANDS:
                 yield command
         on_dashboard = isinstance(screen, DashboardScreen)
+        view = getattr(screen, "KEY_SCOPE", None)
         for action in keys.ACTIONS:
-            if action.scope == "dashboard" and not on_dashboard:
+            if not action.palette or action.native or action.scope == "dashboard" and not on_dashboard:
                 continue
+            if action.scope not in ("app", "dashboard") and action.scope != view:
+                continue  # a view's keys are commands on that view only ("view": back, which esc does)
             key = keys.KEY_DISPLAY.get(action.key, action.key)
-            name = f"screen.{action.action}" if action.scope == "dashboard" else action.action
+            name = action.action if action.scope == "app" or action.action.startswith("app.") else f"screen.{action.action}"
             yield SystemCommand(f"{action.description} ({key})", action.help or action.description,
                                 lambda a=name: self.call_later(self.run_action, a))

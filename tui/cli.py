@@ -6,14 +6,28 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from relay_bridge import __version__
 from relay_bridge import cli as core
 from relay_bridge.inert import inert_output
 
 
+class TopParser(core.OneLineParser):
+    """The top-level parser: after parsing, options given before the subcommand are placed (place_top_options),
+    so every caller of parse_args (main, tests, scripts) gets the same namespace."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        try:
+            place_top_options(self, parsed)
+        except core.UsageError as exc:
+            self.error(str(exc))
+        return parsed, extras
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = core.OneLineParser(
+    parser = TopParser(
         prog="wmcp-top",
         description="A terminal profiler for WebMCP: page compute, payload weight and host wait, live.",
     )
@@ -24,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--demo", action="store_true", help="feed the dashboard a synthetic demo over a real socket")
     parser.add_argument("--seed", type=int, default=None, help="the demo's random seed (default 7: the same feed every run)")
     parser.add_argument("--demo-speed", type=core.positive_float, default=1.0, help="play the demo at this many times real time (above 0)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _hold_top_options(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=core.OneLineParser)
 
     relay = sub.add_parser("relay", help="run the relay headless, print one summary line per session")
     core.add_relay_options(relay)
@@ -45,6 +60,48 @@ def build_parser() -> argparse.ArgumentParser:
         if lane.COMMAND in UI_FORMS:
             UI_FORMS[lane.COMMAND](lane_parser)
     return parser
+
+
+TOP = "top:"
+TOP_DEFAULTS: dict[str, Any] = {}
+
+
+def _hold_top_options(parser: argparse.ArgumentParser) -> None:
+    """Options before the subcommand get a dest of their own: argparse lets a subcommand's defaults overwrite
+    them (`wmcp-top --port 7431 relay` listened on 7420). `place_top_options` then honours or refuses each."""
+    for action in parser._actions:
+        if action.option_strings and action.dest not in ("help", "version"):
+            TOP_DEFAULTS[action.dest] = action.default
+            action.dest, action.default = TOP + action.dest, None
+
+
+def place_top_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """An option given before the subcommand counts as if given after it when the subcommand has it; when it
+    does not (`--demo relay`), or both places name it differently, it is a usage error, never ignored."""
+    command = args.command
+    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    target = sub.choices[command] if command is not None and sub is not None else None
+    for action in parser._actions:
+        if not action.dest.startswith(TOP):
+            continue
+        dest = action.dest[len(TOP):]
+        given = getattr(args, action.dest)
+        delattr(args, action.dest)
+        if target is None:
+            setattr(args, dest, TOP_DEFAULTS[dest] if given is None else given)
+            continue
+        if given is None:
+            if not hasattr(args, dest):  # as before: code reading the dashboard's options finds their defaults
+                setattr(args, dest, TOP_DEFAULTS[dest])
+            continue
+        option = action.option_strings[0]
+        theirs = next((a for a in target._actions if a.dest == dest), None)
+        if theirs is None:
+            raise core.UsageError(f"{option} is not an option of `wmcp-top {command}`; put options after the command")
+        current = getattr(args, dest, theirs.default)
+        if current not in (theirs.default, given):
+            raise core.UsageError(f"{option} is given both before and after `{command}`: give it once")
+        setattr(args, dest, given)
 
 
 def _attach_ui(parser: argparse.ArgumentParser) -> None:

@@ -71,20 +71,27 @@ function fmtCount(n) {
   return scaled(n, ["K", "M", "B"], 1000)
 }
 
-/** Under 100 ms in ms; seconds with one decimal under 10 s; whole seconds; then minutes. */
+/**
+ * Three significant digits (as relay_bridge/units.py): 8.5ms, 127ms, 1.27s, 12.7s, 127s, then minutes. Each step
+ * counts whole units of its last digit, so a value rounding up into the next step is written there.
+ */
 function fmtDuration(ms) {
-  if (round0(ms) < 100) return round0(ms) + "ms"
-  const s = ms / 1000
-  if (round1(s) < 10) return one(round1(s)) + "s"
-  const whole = round0(s)
-  if (whole < 600) return whole + "s"
-  return Math.floor(whole / 60) + "m" + String(whole % 60).padStart(2, "0") + "s"
+  const tenths = round0(ms * 10)
+  if (tenths < 100) return Math.floor(tenths / 10) + "." + (tenths % 10) + "ms"
+  const whole = round0(ms)
+  if (whole < 1000) return whole + "ms"
+  const centis = round0(ms / 10)
+  if (centis < 1000) return Math.floor(centis / 100) + "." + String(centis % 100).padStart(2, "0") + "s"
+  const decis = round0(ms / 100)
+  if (decis < 1000) return Math.floor(decis / 10) + "." + (decis % 10) + "s"
+  const secs = round0(ms / 1000)
+  if (secs < 600) return secs + "s"
+  return Math.floor(secs / 60) + "m" + String(secs % 60).padStart(2, "0") + "s"
 }
 
-/** A table cell: wall or blocking time of one call. */
+/** A table cell: wall or blocking time of one call (the one duration format; a dash when there is none). */
 function fmtMs(ms) {
   if (ms === null || ms === undefined) return "\u2013"
-  if (ms < 10) return one(round1(ms)) + "ms"
   return fmtDuration(ms)
 }
 

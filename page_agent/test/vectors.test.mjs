@@ -5,7 +5,7 @@ import assert from "node:assert/strict"
 import { readFileSync, readdirSync } from "node:fs"
 import { join, dirname } from "node:path"
 import { fileURLToPath } from "node:url"
-import { SessionStats, spanEvents, fmtBytes, fmtCount, fmtDuration } from "../src/stats.js"
+import { SessionStats, spanEvents, fmtBytes, fmtCount, fmtDuration, fmtMs } from "../src/stats.js"
 import { resultFacts, inputBytesOf, errorText, callTokens } from "../src/measure.js"
 
 const VECTORS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "tests", "vectors")
@@ -68,6 +68,12 @@ for (const kind of ["bytes", "count", "duration"]) {
     )
   })
 }
+
+test("format vectors: a table cell (fmtMs) is the one duration format", () => {
+  const cases = read("format.json").duration
+  assert.deepStrictEqual(cases.map((c) => fmtMs(c.value)), cases.map((c) => c.expect))
+  assert.equal(fmtMs(null), "–")
+})
 
 /** JSON cannot hold undefined, NaN or Infinity: the vectors spell them as markers. */
 function valueOf(marker) {

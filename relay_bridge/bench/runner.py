@@ -23,7 +23,7 @@ from ..jsonfile import read_json
 from .. import __version__
 from .. import protocol as p
 from ..assets import agent_script
-from ..browser import launch_playwright
+from ..browser import init_script, launch_playwright
 from ..exports.report import build_report
 from ..measure import call_size
 from ..server import Relay, RelayConfig
@@ -192,7 +192,7 @@ async def run_bench(url: str, *, runs: int = 20, seed: int = 0, allow_mutating: 
                 script = agent_script("/agent.js", relay.snippet.ws_url)
                 if script is None:
                     raise BenchError("the page agent is not built (node page_agent/build.mjs); run with --no-agent")
-                await context.add_init_script(script=script.decode("utf-8"))
+                await context.add_init_script(script=init_script(script))
             page = await context.new_page()
             target = with_param(url, param) if armed and param else url
             try:
@@ -209,6 +209,10 @@ async def run_bench(url: str, *, runs: int = 20, seed: int = 0, allow_mutating: 
             tools = found.get("tools") or []
             if not tools:
                 raise BenchError(f"no tools registered on {url} within {DISCOVER_TIMEOUT_MS // 1000}s")
+            names = sorted(str(t["name"]) for t in tools)
+            missing = sorted((only or set()) - set(names))
+            if plan is None and missing:  # a typo must not pass CI as a run of 0 calls
+                raise BenchError(f"no tool named {', '.join(missing)} on {url} (its tools: {', '.join(names)})")
             if plan is None:
                 plan = make_plan(tools, runs=runs, seed=seed, allow_mutating=allow, cases=cases, only=only)
             if armed:
@@ -231,6 +235,7 @@ async def run_bench(url: str, *, runs: int = 20, seed: int = 0, allow_mutating: 
             if inspect is not None:
                 await inspect(page)
             agent_sessions = len(relay_store.sessions)
+            _registered_bytes(tools, relay_store, url)
         finally:
             await b.close()
             await pw.stop()
@@ -239,6 +244,20 @@ async def run_bench(url: str, *, runs: int = 20, seed: int = 0, allow_mutating: 
     store, walls = _to_store(url, tools, measured, runs, user_agent)
     report = build_report(next(iter(store.sessions.values())))
     return RunResult(report, plan, walls, via_host, armed, store, agent_sessions, boot)
+
+
+def _registered_bytes(tools: list[dict[str, Any]], store: Store, url: str) -> None:
+    """Schema bytes have one definition (design section 3): the descriptor as the page registered it, which the
+    agent measures and the dashboard shows. getTools() lists the host's normalised copy (its generated
+    inputSchema, its own annotations: 287 B for a tool registered with 214 B), so where the agent reported a
+    tool its figure is used; without the agent (--no-agent) only the host's copy is there to measure."""
+    parts = urlsplit(url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    reported = {name: rec.schemaBytes for s in store.sessions.values() if s.info.origin == origin
+                for name, rec in s.tools.items() if rec.unregisteredAt is None and rec.rejected is None}
+    for tool in tools:
+        if tool["name"] in reported:
+            tool["schemaBytes"] = reported[tool["name"]]
 
 
 def _to_store(url: str, tools: list[dict[str, Any]], measured: dict[str, list[dict[str, Any]]], runs: int, user_agent: str = "") -> tuple[Store, dict[str, list[float]]]:

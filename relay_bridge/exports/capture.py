@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from .. import __version__
-from ..store import Session, Store
+from ..store import Session, Store, StoreSnapshot
 from .report import build_report, span_facts
 
 FORMAT = "wmcp-top-capture/1"
@@ -63,7 +63,7 @@ def session_capture(session: Session, generated_at: float) -> dict[str, Any]:
     }
 
 
-def build_capture(store: Store, generated_at: float | None = None) -> dict[str, Any]:
+def build_capture(store: Store | StoreSnapshot, generated_at: float | None = None) -> dict[str, Any]:
     now = generated_at if generated_at is not None else time.time() * 1000
     return {
         "format": FORMAT,

@@ -7,7 +7,9 @@ the check at start-up and the write (another run racing us).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -97,14 +99,30 @@ def check_writable(paths: list[str]) -> None:
 
 
 def write_new(path: str, text: str) -> None:
-    """Create `path` with `text` (UTF-8, LF newlines); refuse if it exists by then."""
+    """Create `path` with `text` (UTF-8, LF newlines); refuse if it exists by then. The text goes to a temporary
+    file in the same directory, is fsynced, and only then linked into place (link, unlike rename, refuses an
+    existing name), so a full disk leaves no torn report behind, nor the temporary file."""
+    directory = os.path.dirname(os.path.abspath(path))
     try:
-        with open(path, "x", encoding="utf-8", newline="\n") as fh:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise FootprintError(f"{path}: cannot write ({exc.strerror})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600; a report is as readable as a file `open` would make
+        os.link(tmp, path)
     except FileExistsError:
         raise FootprintError(f"{path}: already exists; refusing to overwrite it (pick a new name)") from None
     except OSError as exc:
         raise FootprintError(f"{path}: cannot write ({exc.strerror})") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def _input_row(spec_name: str | None, path: str, size: int, servers: list[Server]) -> dict[str, Any]:

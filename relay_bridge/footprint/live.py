@@ -83,13 +83,43 @@ def servers_from_sessions(sessions: Iterable[tuple[str, str, Iterable[ToolItem]]
     return servers, notes
 
 
+# What tells two loads of one page apart from two pages: (origin, path, context), and which came first: the
+# session's place in the store (sessions are kept in the order their hello arrived; a capture keeps that order),
+# never a clock the page could set.
+Load = tuple[str, str, str, float, bool]  # origin, path, context, order of arrival, still live
+
+
+def replaced_loads(loads: dict[str, Load]) -> tuple[set[str], list[str]]:
+    """Session ids of earlier loads of a page that a later load replaced (a reload, a navigation back to it):
+    an ended session with a later session of the same origin, path and context. Its tools are not sent to the
+    model any more, and counted as another server they made every reload an "exact match" of the last (6
+    reloads of one page: 75 pairs). Two tabs open at once both stay. Returns (ids, one note per page)."""
+    latest: dict[tuple[str, str, str], float] = {}
+    for origin, path, context, attached, _ in loads.values():
+        key = (origin, path, context)
+        latest[key] = max(latest.get(key, attached), attached)
+    gone = {sid for sid, (origin, path, context, attached, live) in loads.items()
+            if not live and attached < latest[(origin, path, context)]}
+    counts: dict[tuple[str, str], int] = {}
+    for sid in gone:
+        origin, path = loads[sid][0], loads[sid][1]
+        counts[(origin, path)] = counts.get((origin, path), 0) + 1
+    notes = [f"{origin}{path}: {n} earlier load{'s' if n != 1 else ''} left out (reloaded: the newest counts)"
+             for (origin, path), n in sorted(counts.items())]
+    return gone, notes
+
+
 def catalog_from_store(store: Any, limits: Limits = LIMITS) -> tuple[list[Server], list[str]]:
-    """Every session of a relay_bridge.store.Store as a server (typed loosely: no import of the store needed)."""
+    """Every session of a relay_bridge.store.Store as a server (typed loosely: no import of the store needed);
+    the earlier loads of a reloaded page left out (replaced_loads)."""
+    gone, reload_notes = replaced_loads({s.id: (s.info.origin, s.info.path, s.info.context, float(i), s.state == "live")
+                                         for i, s in enumerate(store.sessions.values())})
     sessions = (
         (s.info.origin, s.id, ((rec.name, rec.descriptor, rec.registered) for rec in s.tools.values()))
-        for s in store.sessions.values()
+        for s in store.sessions.values() if s.id not in gone
     )
     servers, notes = servers_from_sessions(sessions, "store", limits)
+    notes = reload_notes + notes
     forms = {server_name(s.info.origin, s.id): {rec.name: msgspec.to_builtins(rec.form) for rec in s.tools.values() if getattr(rec, "form", None) is not None}
              for s in store.sessions.values()}
     for server in servers:
@@ -113,6 +143,7 @@ def servers_from_capture(doc: Any, label: str, limits: Limits = LIMITS) -> tuple
     if not isinstance(sessions, list):
         raise FootprintError(f"{label}: sessions must be an array")
     rows = []
+    loads: dict[str, Load] = {}
     for i, sess in enumerate(sessions):
         info = sess.get("info") if isinstance(sess, dict) else None
         if not isinstance(info, dict) or not isinstance(info.get("id"), str) or not isinstance(info.get("origin"), str):
@@ -125,4 +156,7 @@ def servers_from_capture(doc: Any, label: str, limits: Limits = LIMITS) -> tuple
             for t in tools
         ]
         rows.append((info["origin"], info["id"], items))
-    return servers_from_sessions(rows, "capture", limits, strict=True)
+        loads[info["id"]] = (info["origin"], str(info.get("path", "")), str(info.get("context", "")), float(i), sess.get("state") == "live")
+    gone, reload_notes = replaced_loads(loads)
+    servers, notes = servers_from_sessions([r for r in rows if r[1] not in gone], "capture", limits, strict=True)
+    return servers, reload_notes + notes

@@ -7,6 +7,7 @@ collector refuses, spans are dropped and counted; `stats` says what happened for
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -30,17 +31,48 @@ class OtlpUnavailable(Exception):
     """The optional extra is not installed."""
 
 
+class BadEndpoint(ValueError):
+    """--otlp (or an OTEL_* variable) names something that is not an http(s) URL: said at start, not after."""
+
+
 def traces_endpoint(url: str | None) -> str | None:
     """`--otlp URL`, else OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (as is), else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces.
-    A bare `http://host:port` given to --otlp gets the standard /v1/traces path."""
+    A bare `http://host:port` given to --otlp gets the standard /v1/traces path. Raises BadEndpoint for what is
+    not an http(s) URL with a host, naming where it came from."""
     if url:
         parts = urlsplit(url)
-        return url.rstrip("/") + "/v1/traces" if parts.path in ("", "/") else url
+        return _checked("--otlp", url.rstrip("/") + "/v1/traces" if parts.path in ("", "/") else url)
     if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
-        return os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
+        return _checked("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"])
     if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
-        return os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"].rstrip("/") + "/v1/traces"
+        return _checked("OTEL_EXPORTER_OTLP_ENDPOINT", os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"].rstrip("/") + "/v1/traces")
     return None
+
+
+def _checked(source: str, endpoint: str) -> str:
+    try:
+        parts = urlsplit(endpoint)
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadEndpoint(f"{source} {endpoint!r}: not an http(s) URL of a collector (e.g. http://127.0.0.1:4318)")
+    return endpoint
+
+
+class _LibraryLog(logging.Handler):
+    """The OpenTelemetry library logs each failed batch and retry to stderr (Python's last-resort handler), which
+    floods a headless relay's output and tears the dashboard. Its records are counted here instead; the first
+    goes to the relay's log file, and the relay says the collector's state in one line of its own."""
+
+    def __init__(self, stats: ExportStats) -> None:
+        super().__init__(logging.WARNING)
+        self.stats = stats
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stats.library_messages += 1
+        if self.stats.library_messages == 1:
+            logging.getLogger("wmcp_top.otlp").warning("opentelemetry: %s (later messages only counted)", record.getMessage()[:500])
 
 
 @dataclass
@@ -54,6 +86,7 @@ class ExportStats:
     batches_failed: int = 0
     last_error: str | None = None
     last_ok_at: float | None = None
+    library_messages: int = 0  # warnings the OpenTelemetry library logged (kept off the terminal)
 
     @property
     def dropped(self) -> int:
@@ -70,6 +103,10 @@ class OtlpExport:
         except ImportError:
             raise OtlpUnavailable("--otlp needs the OpenTelemetry extra: pip install 'wmcp-top[otlp]'") from None
         self.stats = ExportStats(endpoint)
+        self._library_log = _LibraryLog(self.stats)
+        library = logging.getLogger("opentelemetry")
+        library.addHandler(self._library_log)
+        library.propagate = False
         # service.name and the user's resource attributes: --otlp-service, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES.
         self.base = base_resource(service)
         self._exporter = OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
@@ -129,6 +166,7 @@ class OtlpExport:
         if self._thread.is_alive():
             self._thread.join(EXPORT_TIMEOUT * 2 if flush else 0.5)
         self._exporter.shutdown()
+        logging.getLogger("opentelemetry").removeHandler(self._library_log)
 
     def _run(self) -> None:
         while True:

@@ -144,3 +144,45 @@ def test_tool_count_at_the_limit_passes_one_over_is_refused(tmp_path: Path, caps
     assert code == 0 and out.splitlines()[1] == "2 servers, 2000 tool definitions"
     over = write_json(tmp_path / "over.json", {"tools": [tool("one_more")]})
     assert "2001 tools, over the limit of 2000" in _refused(capsys, "--input", str(at), "--input", str(over))
+
+
+def _full_disk() -> None:
+    """A disk that fills after 2 KB: writes past it fail with EFBIG (Python ignores SIGXFSZ), as ENOSPC would."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2048, resource.RLIM_INFINITY))
+
+
+def test_a_full_disk_leaves_no_torn_report_and_no_temporary_file(tmp_path: Path) -> None:
+    """Issue 34: `footprint --html` on a full disk left a torn file, which the next run refused to overwrite."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    out.mkdir()
+    cmd = [sys.executable, "-m", "tui.cli", "footprint", "--demo", "--html", str(out / "r.html"), "--json", str(out / "r.json")]
+    env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path / "home"))
+    full = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60, preexec_fn=_full_disk)
+    assert full.returncode == 2 and "r.html: cannot write" in full.stderr and full.stderr.count("\n") == 1, full.stderr
+    assert list(out.iterdir()) == []  # neither the torn report nor its temporary file
+    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert (out / "r.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
+    assert sorted(p.name for p in out.iterdir()) == ["r.html", "r.json"]
+
+
+def test_a_dashboard_export_that_fails_leaves_no_tmp(tmp_path: Path) -> None:
+    """Issue 34: dashboard exports left `.tmp` files behind on error."""
+    import resource
+
+    from relay_bridge.cli import write_json
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2048, hard))
+    try:
+        with pytest.raises(OSError):
+            write_json(tmp_path / "capture.json", {"spans": ["x" * 100] * 100})
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert list(tmp_path.iterdir()) == []

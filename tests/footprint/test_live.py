@@ -118,3 +118,32 @@ def test_add_parser_wires_into_another_parser() -> None:
     args = top.parse_args(["footprint", "--demo", "--input", "a=b.json", "--json", "o.json"])
     assert args.command == "footprint" and args.footprint_demo and args.footprint_inputs == ["a=b.json"]
     assert args.footprint_json == "o.json" and args.footprint_html is None and args.demo is False
+
+
+def test_reloads_of_one_page_are_one_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 34: `--from-capture` counted every reload of one page as another server: 6 loads registering the
+    same 5 tools made 75 "exact" pairs. The newest load counts; two tabs open at once still pair."""
+    store = Store()
+    tools = ["search", "cart_add", "cart_remove", "checkout", "track"]
+    for n in range(6):  # load n: a reload ends the one before it
+        sid = f"{n:07x}a"
+        store.connect(n + 1)
+        store.apply(n + 1, p.decode(json.dumps(synth.hello(sid, "https://shop.example", path="/cart"))))
+        for i, name in enumerate(tools):
+            store.apply(n + 1, p.decode(json.dumps(synth.tool(sid, name, float(i), description=f"The {name} tool of the shop."))))
+        if n < 5:
+            store.apply(n + 1, p.decode(json.dumps({"type": "bye", "session": sid, "reason": "pagehide"})))
+    capture = tmp_path / "capture.json"
+    capture.write_text(json.dumps(build_capture(store, generated_at=1.0)), encoding="utf-8")
+    code, out, err = run_main(["--from-capture", str(capture)], capsys)
+    assert code == 0, err
+    assert "1 server, 5 tool definitions" in out, out
+    assert "exact match" not in out, out
+    report = analyze_sessions(store)  # the live Schemas view: the same
+    assert report["pairs"]["byLabel"].get("exact match", 0) == 0
+    assert "https://shop.example/cart: 5 earlier loads left out (reloaded: the newest counts)" in report["notes"]
+    # a second tab of the same page, open at the same time, is still a server of its own
+    store.connect(99)
+    store.apply(99, p.decode(json.dumps(synth.hello("fffffff9", "https://shop.example", path="/cart"))))
+    store.apply(99, p.decode(json.dumps(synth.tool("fffffff9", "search", 1.0, description="The search tool of the shop."))))
+    assert analyze_sessions(store)["pairs"]["byLabel"]["exact match"] == 1

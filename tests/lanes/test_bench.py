@@ -128,3 +128,32 @@ def test_progress_is_a_carriage_return_bar_on_a_terminal_and_lines_when_piped() 
     assert tty.getvalue().count("\r") == 3 and "[###############...............] 2/4" in tty.getvalue()
     assert "\r" not in piped.getvalue() and piped.getvalue().splitlines() == [
         "bench: search (0/4 calls done)", "bench: price (2/4 calls done)", "bench: 4/4 calls done"]
+
+
+def test_only_a_tool_the_page_does_not_have_is_refused(chromium: str, site) -> None:
+    """Issue 34: `bench URL --only nosuch` ran 0 calls and exited 0: a typo passed CI."""
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "bench", site.url, "--only", "nosuch", "--only", "get_price", "--no-agent",
+                          "--browser", chromium], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stdout + out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("wmcp-top: no tool named nosuch on "), out.stderr
+    assert "get_price" in lines[0] and "search_products" in lines[0]  # the tools there are, so the typo is plain
+
+
+async def test_schema_bytes_are_those_of_the_registered_descriptor(chromium: str, site) -> None:
+    """Issue 34: one tool had 214 B on the dashboard and 287 B in `bench --json` (the host's normalised copy from
+    getTools). Design section 3: UTF-8 bytes of JSON.stringify({name, title, description, inputSchema,
+    annotations}) as registered; computed here apart from the agent, by running the fixture's script in node."""
+    script = (ROOT / "tests" / "lanes" / "site" / "tools.js").read_text()
+    node = (
+        "const reg = []; globalThis.window = globalThis; globalThis.navigator = {};"
+        "globalThis.document = { modelContext: { registerTool: async (t) => { reg.push(t) } } };"
+        f"{script}\n"
+        "window.__fixtureReady.then(() => process.stdout.write(JSON.stringify(Object.fromEntries(reg.map((t) =>"
+        " [t.name, Buffer.byteLength(JSON.stringify({ name: t.name, title: t.title, description: t.description,"
+        " inputSchema: t.inputSchema, annotations: t.annotations }))])))))"
+    )
+    truth = json.loads(subprocess.run(["node", "-e", node], capture_output=True, text=True, timeout=30, check=True).stdout)
+    result = await run_bench(site.url, runs=1, seed=0, browser=chromium, armed=True, only={"search_products", "get_price"})
+    got = {r["tool"]: r["schemaBytes"] for r in result.report["tools"]}
+    assert got == {name: truth[name] for name in got} and set(got) == {"search_products", "get_price"}

@@ -69,12 +69,19 @@ def test_regression_exits_one_and_names_the_tool(tmp_path: Path) -> None:
 
 
 def test_the_table_prints_the_readme_units(tmp_path: Path) -> None:
-    """Durations, bytes and tokens as the dashboard prints them (README: units): 1000-based KB, 2.4s, 3.1K."""
+    """Durations, bytes and tokens as the dashboard prints them (README: units): 1000-based KB, 2.40s, 3.1K."""
     base = report(row("search", p50=950, p95=2400, total_bytes=300_000, tokens=60_000))
     head = report(row("search", p50=1200, p95=2500, total_bytes=308_000, tokens=62_000))
     out = run_cli(tmp_path, base, head)
     line = next(l for l in out.stdout.splitlines() if l.startswith("search"))
-    assert "1.0s→1.2s" in line and "2.4s→2.5s" in line and "15KB→15KB" in line and "3.0K→3.1K" in line, line
+    assert "950ms→1.20s" in line and "2.40s→2.50s" in line and "15KB→15KB" in line and "3.0K→3.1K" in line, line
+
+
+def test_a_change_in_milliseconds_reads_as_a_change(tmp_path: Path) -> None:
+    """Issue 34: 100 ms -> 140 ms printed `0.1s→0.1s`; three significant digits tell them apart."""
+    out = run_cli(tmp_path, report(row("search", p50=100, p95=127)), report(row("search", p50=140, p95=160)))
+    line = next(l for l in out.stdout.splitlines() if l.startswith("search"))
+    assert "100ms→140ms" in line and "127ms→160ms" in line, line
 
 
 def test_bytes_tokens_and_errors_are_judged_per_call(tmp_path: Path) -> None:
@@ -140,6 +147,26 @@ def test_bad_thresholds_rejected() -> None:
         compare(report(row("a")), report(row("a")), {"default": {"p99Pct": 3}})
 
 
+def test_top_level_rules_are_honoured_and_unknown_keys_refused(tmp_path: Path) -> None:
+    """Issue 34: top-level rules of a wmcp-top-thresholds/1 file were ignored, and unknown keys accepted."""
+    base, head = report(row("search", p95=20)), report(row("search", p95=45))
+    strict = {"format": "wmcp-top-thresholds/1", "p95Pct": 10, "p95FloorMs": 1}
+    loose = {"format": "wmcp-top-thresholds/1", "p95Pct": 500}
+    assert status(compare(base, head, strict)) == {"search": "regressed"}
+    assert status(compare(base, head, loose)) == {"search": "same"}  # the built-in 25 % would have regressed it
+    assert run_cli(tmp_path, base, head, thresholds=loose).returncode == 0
+    for bad, message in [
+        ({"format": "wmcp-top-thresholds/1", "p95pct": 500}, "unknown key 'p95pct'"),
+        ({"format": "wmcp-top-thresholds/1", "defaults": {"p95Pct": 1}}, "unknown key 'defaults'"),
+        ({"format": "wmcp-top-thresholds/1", "p95Pct": 5, "default": {"p95Pct": 9}}, "both at the top level and under default"),
+        ({"format": "wmcp-top-thresholds/1", "p95Pct": "5"}, "must be a number"),
+        ({"format": "wmcp-top-thresholds/1", "tools": ["search"]}, "tools must be an object"),
+    ]:
+        out = run_cli(tmp_path, base, head, thresholds=bad)
+        lines = out.stderr.strip().splitlines()
+        assert out.returncode == 2 and len(lines) == 1 and message in lines[0], (bad, out.stderr)
+
+
 def test_shipped_schemas_agree_with_the_loaders() -> None:
     import jsonschema
 
@@ -149,7 +176,11 @@ def test_shipped_schemas_agree_with_the_loaders() -> None:
     schema_dir = ROOT / "relay_bridge" / "schema"
     th_schema = json.loads((schema_dir / "thresholds.v1.json").read_text())
     budget_schema = json.loads((schema_dir / "budget.v1.json").read_text())
-    assert set(th_schema["$defs"]["limits"]["properties"]) == set(THRESHOLD_KEYS)
+    assert set(th_schema["$defs"]["rules"]["properties"]) == set(THRESHOLD_KEYS)
+    validator = jsonschema.Draft202012Validator(th_schema)
+    assert validator.is_valid({"format": "wmcp-top-thresholds/1", "p95Pct": 50})  # rules at the top level
+    assert not validator.is_valid({"format": "wmcp-top-thresholds/1", "p95pct": 50})
+    assert not validator.is_valid({"default": {"p99Pct": 3}})
     jsonschema.Draft202012Validator(th_schema).validate({"p95Ms": 5, "relative": 0.25})  # webmcp-profiler's flat file
     jsonschema.Draft202012Validator(th_schema).validate({"format": "wmcp-top-thresholds/1", "default": DEFAULT_THRESHOLDS, "tools": {"a": {"p95Pct": 50}}})
     good = {"format": "wmcp-top-budget/1", "default": {"p95Ms": 100}, "tools": {"search": {"bytes": 4000, "tokens": 1000}}}

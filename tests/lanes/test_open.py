@@ -50,6 +50,8 @@ async def test_open_injects_the_agent_before_page_scripts(chromium: str, site) -
         [session] = [s for s in relay.store.sessions.values() if s.stats.totals.calls == 2]
         assert sorted(sp.tool for sp in session.spans()) == ["get_price", "ping_empty"]
         assert session.info.origin == site.url.rsplit("/", 1)[0]
+        # issue 34: no empty session of the new tab's about:blank (`null … ended`, which replay opened on)
+        assert [s.info.origin for s in relay.store.sessions.values()] == [session.info.origin]
         # closing the page (the user closing the window) is seen, and close() then ends the browser
         await handle.page.close()
         await asyncio.wait_for(handle.closed.wait(), 10)
@@ -113,6 +115,27 @@ async def test_a_session_that_said_hello_before_anyone_listened_is_still_announc
     async with asyncio.timeout(10):
         await loop
     assert len(said) == 2 and all("new session" in line for line in said), said
+
+
+def test_ctrl_c_on_open_no_ui_is_a_clean_stop(chromium: str, site, tmp_path: Path) -> None:
+    """Issue 34: Ctrl-C (SIGINT to the whole process group, Playwright's driver too) printed `Future exception was
+    never retrieved … Connection closed while reading from the driver`."""
+    env = dict(os.environ, WMCP_CHROMIUM=chromium, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "open", site.url, "--no-ui", "--headless", "--port", "0", "--no-log"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    out, errs = Lines(proc.stdout), Lines(proc.stderr)
+    try:
+        first = out.until(lambda line: True, timeout=60)
+        assert first.startswith("wmcp-top open: "), first + errs.rest(1)
+        line = out.until(lambda line: "new session" in line, timeout=60)
+        assert site.url.rsplit("/", 1)[0] in line and "null" not in line, line  # the page's, not about:blank's
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+        proc.wait(30)
+    rest, err = out.rest(), errs.rest()
+    assert proc.returncode == 0 and "stopping" in rest, (proc.returncode, rest, err)
+    assert "never retrieved" not in err and "Traceback" not in err and "Connection closed" not in err, err
+    assert "new session" not in rest or "null" not in rest, rest
 
 
 def test_open_without_chromium_names_apt_get(tmp_path: Path) -> None:

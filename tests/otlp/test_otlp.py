@@ -317,3 +317,62 @@ def test_cut_says_how_much_was_cut() -> None:
     assert cut("abc", 3) == "abc"
     assert cut('{"q":"' + "x" * 10 + '"}', 8) == '{"q":"xx...[18 chars]'
     assert cut("a\U0001F600b", 2) == "a...[4 chars]", "UTF-16 units as JavaScript counts; a pair is never split"
+
+
+def test_a_bad_endpoint_is_refused_at_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: `--otlp notaurl` ran without OTLP; it is one line and exit 2, before or after the subcommand."""
+    import sys
+
+    from relay_bridge.otlp.exporter import BadEndpoint
+
+    for bad in ("notaurl", "ftp://c:4318", "http://:4318", "http://c:99999"):
+        with pytest.raises(BadEndpoint):
+            traces_endpoint(bad)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318")
+    with pytest.raises(BadEndpoint, match="OTEL_EXPORTER_OTLP_ENDPOINT"):
+        traces_endpoint(None)
+    env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path))
+    env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+    for args in (["relay", "--otlp", "notaurl"], ["--otlp", "notaurl", "relay"], ["--otlp", "notaurl"]):
+        out = subprocess.run([sys.executable, "-m", "tui.cli", *args], env=env, capture_output=True, text=True, timeout=30)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and "'notaurl': not an http(s) URL" in out.stderr, (args, out.stderr)
+
+
+def test_a_collector_that_is_down_is_one_line_then_a_count(tmp_path: Path) -> None:
+    """Issue 34: the OpenTelemetry library printed a warning per failed batch to stderr. The relay says the
+    state once (and the count on exit); the library's own lines go nowhere near the terminal."""
+    import signal
+    import sys
+
+    from websockets.sync.client import connect as sync_connect
+
+    with socket.socket() as s:  # a port with nothing listening
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--no-log", "--otlp", f"http://127.0.0.1:{dead}"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    try:
+        port = int(proc.stdout.readline().rsplit(":", 1)[1])
+        token = (tmp_path / "config" / "token").read_text().strip()
+        lines: list[str] = []
+        with sync_connect(f"ws://127.0.0.1:{port}/relay?t={token}") as ws:
+            ws.recv()
+            ws.send(json.dumps(synth.hello(SID)))
+            ws.recv()
+            for batch in range(3):  # three batches, each failing in the library
+                ws.send(json.dumps(synth.spans_frame(SID, [synth.span(SID, batch, "search", batch * 10.0, 1.0)])))
+                assert json.loads(ws.recv())["seq"] == batch
+                while not any("unreachable" in line for line in lines):
+                    lines.append(proc.stdout.readline())
+            lines += [proc.stdout.readline() for _ in range(2)]  # two more summaries, the collector still down
+        proc.send_signal(signal.SIGTERM)
+        rest, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    said = "".join(lines) + rest
+    assert said.count("unreachable") == 1, said
+    assert "spans dropped in all" in rest, rest
+    assert err == "", err  # no "Failed to export" nor retry lines from the library

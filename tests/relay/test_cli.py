@@ -277,3 +277,26 @@ def test_every_option_of_every_subcommand_has_help() -> None:
 
     walk(build_parser(), "wmcp-top")
     assert missing == []
+
+
+def test_options_before_the_subcommand_are_honoured_or_refused(tmp_path: Path) -> None:
+    """Issue 34: `wmcp-top --port P relay` listened on 7420 and `--demo relay` ran a plain relay."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "--port", str(port), "--no-log", "relay"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().rstrip().endswith(f"listening on http://127.0.0.1:{port}")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
+    out = run(tmp_path, "--port", "7431", "snippet")
+    assert out.returncode == 0 and "http://127.0.0.1:7431/agent.js" in out.stdout
+    assert "not an option of `wmcp-top relay`" in one_line_exit_2(run(tmp_path, "--demo", "relay"))
+    assert "not an option of `wmcp-top compare`" in one_line_exit_2(run(tmp_path, "--port", "1", "compare", "a", "b"))
+    assert "given both before and after" in one_line_exit_2(run(tmp_path, "--port", "1", "snippet", "--port", "2"))

@@ -30,3 +30,12 @@ def test_extension_prints_folder_loading_and_pairing_link(tmp_path: Path, relay_
     down = run(tmp_path, "extension", "--port", "9")
     assert "relay on port 9: not running" in down.stdout and f"t={token}" in down.stdout
 
+
+
+def test_a_port_no_relay_can_have_is_refused(tmp_path: Path) -> None:
+    """Issue 34: `extension --port 99999` exited 0 with an unusable pairing link."""
+    from tests.relay.test_cli import one_line_exit_2
+
+    for port in ("99999", "0", "-1", "x"):
+        out = run(tmp_path, "extension", "--port", port)
+        assert "port" in one_line_exit_2(out) and "chrome-extension://" not in out.stdout, port

@@ -140,7 +140,7 @@ def test_agent_module_imports_in_node_and_exports_the_api(tmp_path: Path) -> Non
     )
     out = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=30, check=True)
     got = json.loads(out.stdout)
-    assert got == {"missing": [], "line": "schemas 9.8KB (~2.5K tok) · tools 0.3s · payloads 310KB (~78K tok) · host gaps 39s", "dflt": "function"}
+    assert got == {"missing": [], "line": "schemas 9.8KB (~2.5K tok) · tools 300ms · payloads 310KB (~78K tok) · host gaps 39.0s", "dflt": "function"}
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1:1", "192.168.1.5:{port}", ""])

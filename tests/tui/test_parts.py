@@ -6,10 +6,12 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from textual.binding import Binding
 
 from relay_bridge import demo
 from relay_bridge import protocol as p
@@ -113,12 +115,37 @@ async def test_no_color_env_is_respected(tmp_path: Path, monkeypatch: pytest.Mon
 def test_every_binding_has_a_unique_id_and_the_design_keys() -> None:
     ids = [a.id for a in keys.ACTIONS]
     assert len(ids) == len(set(ids))
-    by_key = {a.key: a.action for a in keys.ACTIONS}
-    for key, action in {"q": "quit", "question_mark": "help", "slash": "filter", "s": "sort", "S": "sort_reverse",
+    by_key = {k: a.action for a in keys.ACTIONS if a.scope in ("app", "dashboard") for k in a.key.split(",")}
+    for key, action in {"q": "quit", "ctrl+c": "quit", "j": "list_key('down')", "k": "list_key('up')", "o": "sort_by", "question_mark": "help", "slash": "filter", "s": "sort", "S": "sort_reverse",
                         "p": "pause", "tab": "next_session", "e": "export_report", "E": "export_capture",
                         "t": "export_trace", "d": "status", "l": "timeline", "i": "inspect", "c": "copy_snippet",
                         "ctrl+s": "screenshot"}.items():
         assert by_key[key] == action
+
+
+def test_every_key_of_every_view_is_in_the_one_table_and_the_help() -> None:
+    """Issue 34: the help missed the timeline's 1-4, ctrl+l, g/G and enter. Every binding of every screen now comes
+    from tui/keys.py (so help, palette and keymap know it), and the help lists each."""
+    from rich.console import Console
+
+    from tui.screens import entry_detail, help, inspector, invoke, prompts, schemas, sort_picker, status, timeline
+    from tui.screens.dashboard import DashboardScreen
+
+    screens = [DashboardScreen, timeline.TimelineScreen, prompts.PromptsScreen, schemas.SchemasScreen, status.StatusScreen,
+               inspector.InspectorScreen, invoke.InvokeScreen, invoke.ConfirmCall, entry_detail.EntryDetailScreen,
+               help.HelpScreen, sort_picker.SortPicker]
+    known = {a.id for a in keys.ACTIONS}
+    for screen in screens:
+        for binding in screen.BINDINGS:
+            assert isinstance(binding, Binding) and binding.id in known, (screen.__name__, binding)
+    console = Console(width=200, record=True)
+    console.print(help.help_renderable(object()))
+    text = console.export_text()
+    for action in keys.ACTIONS:
+        assert action.id in text, action.id
+    timeline_rows = [line for line in text.splitlines() if "wmcp.timeline." in line or "wmcp.view.open" in line]
+    for shown in ("1 ", "2 ", "3 ", "4 ", "ctrl+l", "end, G", "home, g", "enter"):
+        assert any(line.lstrip().startswith(shown) for line in timeline_rows), shown
 
 
 def test_keymap_file(tmp_path: Path) -> None:
@@ -171,6 +198,40 @@ def test_demo_runs_over_a_real_socket(relay_server) -> None:
     assert "summarize_page" in sessions[demo.DOCS]["tools"]
     assert sessions[demo.SHOP]["totals"]["calls"] > 10
     assert snap["counters"].get("rejected", 0) == 0
+
+
+def test_the_demo_keeps_time_with_its_pages_clocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: the demo paced frame to frame, so each sleep's overshoot added up: a `start` arrived later and
+    later after the page clock's invokedAt, and an 8.5 ms call read `running 0.6s` before its span came. Here
+    every sleep overshoots by 15 ms (a loaded machine): a frame may be that late, never more and more late."""
+    import types
+
+    from websockets.asyncio.server import serve
+
+    real_sleep = asyncio.sleep
+    slow = types.SimpleNamespace(**{k: getattr(asyncio, k) for k in dir(asyncio) if not k.startswith("__")})
+    slow.sleep = lambda delay, *a: real_sleep(delay + 0.015, *a)
+    monkeypatch.setattr(demo, "asyncio", slow)
+    late: list[float] = []
+    origins: dict[str, float] = {}
+
+    async def page(ws) -> None:  # type: ignore[no-untyped-def]
+        async for message in ws:
+            now = time.time() * 1000
+            frame = json.loads(message)
+            if frame["type"] == "hello":
+                origins[frame["session"]["id"]] = frame["session"]["timeOrigin"]
+            elif frame["type"] == "start" and frame["session"] in origins:
+                late.extend(now - (origins[frame["session"]] + c["invokedAt"]) for c in frame["calls"])
+
+    async def run() -> None:
+        async with serve(page, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            await demo.run_demo(f"ws://127.0.0.1:{port}/relay", limit_seconds=6.0)
+
+    asyncio.run(run())
+    assert len(late) >= 5, late
+    assert max(late) < 250, late  # paced frame to frame, 15 ms a sleep added up past this within seconds
 
 
 # -- screenshots ----------------------------------------------------------------------------------------------

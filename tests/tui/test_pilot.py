@@ -191,15 +191,15 @@ async def test_call_in_flight_grows_then_is_replaced_by_its_span(tmp_path: Path)
         page = await open_page(app)
         await page.send(synth.start_frame(SID, [(0, "search", 4_000.0)]))  # invoked 1 s before "now"
         pane = lambda: str(app.dashboard.view.query_one(InFlightPane).render())  # noqa: E731
-        await until(pilot, lambda: has_tab(app, SID) and "running 1.0s" in pane(), what="in flight shown")
+        await until(pilot, lambda: has_tab(app, SID) and "running 1.00s" in pane(), what="in flight shown")
         assert "in flight: 1" in pane()
         now[0] += 2_500.0
-        await until(pilot, lambda: "running 3.5s" in pane(), what="running time ticks")
+        await until(pilot, lambda: "running 3.50s" in pane(), what="running time ticks")
         await page.send({"type": "event", "session": SID, "at": 6_000.0, "kind": "toolcancel", "detail": {"seq": 0}})
         await until(pilot, lambda: "cancelled by host" in pane(), what="cancellation marker")
         await page.send(synth.spans_frame(SID, [synth.span(SID, 0, "search", 4_000.0, 3_600.0)]))
         await until(pilot, lambda: "in flight: none" in pane(), what="span replaced the call")
-        assert cell(app, "search", "calls") == "1" and cell(app, "search", "p50") == "3.6s"
+        assert cell(app, "search", "calls") == "1" and cell(app, "search", "p50") == "3.60s"
         await page.close()
 
 
@@ -290,7 +290,8 @@ async def test_every_action_has_a_palette_command_and_keys_are_remappable(tmp_pa
     async with app.run_test(size=(120, 36)) as pilot:
         titles = [c.title for c in app.get_system_commands(app.screen)]
         for action in keys.ACTIONS:
-            assert any(t.startswith(action.description + " (") for t in titles), action.id
+            if action.scope in ("app", "dashboard") and action.palette:
+                assert any(t.startswith(action.description + " (") for t in titles), action.id
         assert any(t == "Theme" or t.startswith("Theme") for t in titles)
         assert any("unknown binding id 'wmcp.nonsense'" in p for p in app.keymap_problems)
         await pilot.press("x")
@@ -325,4 +326,28 @@ async def test_at_80_columns_the_table_fits_without_sideways_scrolling(tmp_path:
         assert t.virtual_size.width <= t.scrollable_content_region.width, "the narrow table still scrolls sideways"
         await pilot.resize_terminal(120, 36)
         await until(pilot, lambda: "min" in table(app).column_keys, what="full table at 120 columns")
+        await page.close()
+
+
+async def test_paused_exports_are_the_moment_on_screen(tmp_path: Path) -> None:
+    """Issue 34: `p` then `e` exported live data (80 calls) while the screen showed 75; now e/E/t write the
+    paused moment and the notice says so."""
+    app = live_app(tmp_path)
+    notes: list[str] = []
+    async with app.run_test(size=(120, 36), message_hook=lambda m: notes.append(str(getattr(m, "notification", "")))) as pilot:
+        page = await open_page(app)
+        await page.send(spans(SID, "search", 0, 2))
+        await until(pilot, lambda: has_tab(app, SID) and cell(app, "search", "calls") == "2")
+        await pilot.press("p")
+        await page.send(spans(SID, "search", 2, 5))
+        await until(pilot, lambda: app.store.sessions[SID].stats.totals.calls == 7, what="data recorded while paused")
+        report, capture, trace = app.action_export_report(), app.action_export_capture(), app.action_export_trace()
+        assert report and capture and trace
+        assert json.loads(report.read_text())["tools"][0]["calls"] == 2
+        assert json.loads(capture.read_text())["sessions"][0]["report"]["tools"][0]["calls"] == 2
+        assert sum(1 for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X" and e.get("name") == "search") == 2
+        await until(pilot, lambda: sum("(the paused moment, as shown)" in n for n in notes) == 3, what="the notices say so")
+        await pilot.press("p")
+        live = app.action_export_report()
+        assert live and json.loads(live.read_text())["tools"][0]["calls"] == 7 and "paused" not in notes[-1]
         await page.close()

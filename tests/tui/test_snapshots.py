@@ -1,4 +1,5 @@
-"""Snapshot tests (pytest-textual-snapshot): the main views at 120x36 and in the compact 60x20 layout.
+"""Snapshot tests (pytest-textual-snapshot): every view at 120x36, at 80x24 (the two-row footer, the narrow
+table) and in the compact 60x20 layout.
 
 The app is fed the demo's first 30 s with a fixed seed and every clock frozen (tui.feed.frozen_demo_app), so
 the pictures are the same on every run. Update after an intended change: `pytest tests/tui --snapshot-update`.
@@ -12,7 +13,7 @@ import pytest
 
 from tui.feed import frozen_demo_app
 
-SIZES = {"full": (120, 36), "compact": (60, 20)}
+SIZES = {"full": (120, 36), "small": (80, 24), "compact": (60, 20)}
 VIEWS = {
     "main": [],
     "timeline": ["l"],
@@ -20,6 +21,8 @@ VIEWS = {
     "status": ["d"],
     "schemas": ["w"],  # search_products: the exact match across the shop and agent tabs
     "prompts": ["m"],  # the shop tab's two LanguageModel sessions (relay_bridge.demo)
+    "help": ["question_mark"],  # every view's keys, from tui/keys.py
+    "sort": ["o"],  # the column picker
 }
 
 

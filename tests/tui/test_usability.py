@@ -82,7 +82,7 @@ async def test_a_call_in_flight_ends_with_its_session(tmp_path: Path) -> None:
         page = await open_page(app)
         await page.send(synth.start_frame(SID, [(0, "slow", 4_000.0)]))
         pane = lambda: str(app.dashboard.view.query_one(InFlightPane).render())  # noqa: E731
-        await until(pilot, lambda: shown(app) and "running 1.0s" in pane(), what="in flight shown")
+        await until(pilot, lambda: shown(app) and "running 1.00s" in pane(), what="in flight shown")
         await page.send({"type": "bye", "session": SID, "reason": "pagehide"})
         await until(pilot, lambda: "ended with the session" in pane(), what="call ended with its session")
         seen = pane()
@@ -105,10 +105,10 @@ async def test_a_running_call_ticks_on_screen_and_its_timer_lives_only_as_long_a
         assert app.dashboard._ticker is None
         pane = lambda: str(app.dashboard.view.query_one(InFlightPane).render())  # noqa: E731
         await page.send(synth.start_frame(SID, [(1, "slow", 4_000.0)]))
-        await until(pilot, lambda: "running 1.0s" in pane(), what="in flight shown")
+        await until(pilot, lambda: "running 1.00s" in pane(), what="in flight shown")
         assert app.dashboard._ticker is not None
         now[0] += 2_000.0  # no frame comes: only the ticker can show the new time
-        await until(pilot, lambda: "running 3.0s" in pane(), timeout=TICK_INTERVAL * 6, what="the running time ticks on")
+        await until(pilot, lambda: "running 3.00s" in pane(), timeout=TICK_INTERVAL * 6, what="the running time ticks on")
         await page.send(spans(SID, "slow", 1, 1))
         await until(pilot, lambda: "running" not in pane(), what="the call settled")
         await until(pilot, lambda: app.dashboard._ticker is None, timeout=TICK_INTERVAL * 4, what="the ticker stopped")
@@ -137,7 +137,7 @@ def test_a_replayed_log_does_not_leave_calls_running(tmp_path: Path) -> None:
     (other,) = store.sessions[SID2].inflight.values()
     assert other.ended_at == 6_000.0
     text = inflight_text(store.sessions[SID], Palette(), lambda: ORIGIN_MS + 257_000.0).plain
-    assert "ended with the session after 2.5s" in text and "running" not in text
+    assert "ended with the session after 2.50s" in text and "running" not in text
 
 
 def header_line(app) -> str:
@@ -479,7 +479,7 @@ async def test_80_columns_show_every_key_and_break_nothing_mid_word(tmp_path: Pa
             keys = ("d Status", "l Timeline", "i Inspect", "w Schemas", "m Prompts", "? Help", "q Quit")
             await until(pilot, lambda: all(k in screen_text(app) for k in keys), what=f"every key at {size}")
             text = screen_text(app)
-            assert "host gaps 28s" in text, (size, text)  # a label stays with its value
+            assert "host gaps 28.0s" in text, (size, text)  # a label stays with its value
     app = live_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: "Press c to copy" in screen_text(app), what="first screen")

@@ -12,6 +12,7 @@ and redraws only what a change touches:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
@@ -99,6 +100,25 @@ def pane_id(sid: str) -> str:
     return f"s-{sid}"
 
 
+def overflow_counts(spans: list[tuple[int, int]], start: int, end: int, row_end: int, marker_shown: bool) -> tuple[int, int]:
+    """How many tabs (screen spans) are not wholly inside the tabs' visible [start, end), on the left and on the
+    right. With the marker not shown yet, the tabs will lose its width once it is: the right edge is that of the
+    row less the widest marker."""
+    if not marker_shown:
+        if all(a >= start and b <= row_end for a, b in spans):
+            return 0, 0
+        end = row_end - MARKER_WIDTH
+    return sum(1 for a, _ in spans if a < start), sum(1 for a, b in spans if a >= start and b > end)
+
+
+def overflow_marker(left: int, right: int) -> str:
+    if left and right:
+        return f"‹{left} {right}›"
+    if right:
+        return f"+{right} ›"
+    return f"‹ +{left}" if left else ""
+
+
 class DashboardScreen(LiveView[None]):
     BINDINGS = keys.bindings("dashboard")
     AUTO_FOCUS = None  # the session's table takes focus when its tab opens; the filter only when asked
@@ -131,6 +151,10 @@ class DashboardScreen(LiveView[None]):
         self.query_one("#filter", Input).display = False
         self.query_one("#sessions").display = False
         self.watch(self.app, "paused", self._paused_changed, init=False)
+        # the tabs scroll to the active one after it changes (animated): count what is out of sight once they have
+        with contextlib.suppress(NoMatches):  # not composed when the app is leaving at start (port in use)
+            scroller = self.tabs.query_one("#tabs-scroll")  # Textual's Tabs scroll this container of theirs
+            self.watch(scroller, "scroll_x", lambda _: self.call_after_refresh(self._mark_overflow), init=False)
         await self._apply(Changes(frozenset(self.app.view_store.sessions), True, True))
 
     # -- what is shown ------------------------------------------------------------------------------------
@@ -294,6 +318,8 @@ class DashboardScreen(LiveView[None]):
             extra.append(f"rejected {counters['rejected']}")
         if counters.get("lost"):
             extra.append(f"lost {counters['lost']}")
+        if counters.get("refused:token"):  # a page with an old tag (d and the first screen say which)
+            extra.append(f"token refused {counters['refused:token']}")
         if extra:
             text.append(" · " + " · ".join(extra), style=app.palette.style("error"))
         otlp = app.relay.otlp.stats if app.relay is not None and app.relay.otlp is not None else None
@@ -311,7 +337,8 @@ class DashboardScreen(LiveView[None]):
         bar.set_payloads(app.relay is not None and app.relay.payloads is not None)
         waiting = self.query_one("#waiting", WaitingPanel)
         if waiting.display:
-            waiting.update(waiting_text(app.relay.snippet if app.relay else None, app.source_label, app.size.width - 4))
+            waiting.update(waiting_text(app.relay.snippet if app.relay else None, app.source_label, app.size.width - 4,
+                                        app.store.token_refusals))
 
     def _shown_inflight(self) -> Session | None:
         """The shown session while it has calls in flight whose running time ticks on screen, else None."""
@@ -407,6 +434,16 @@ class DashboardScreen(LiveView[None]):
         i = cols.index(self.sort_key) if self.sort_key in cols else -1
         self._set_sort(cols[(i + 1) % len(cols)], self.sort_reverse)
 
+    def action_sort_by(self) -> None:
+        from .sort_picker import SortPicker
+
+        def picked(key: str | None) -> None:
+            if key is not None:  # the picked column, in the direction in use (S reverses it)
+                self._set_sort(key, self.sort_reverse)
+
+        columns = [(c.key, c.label) for c in columns_for(self.app.table_layout)]
+        self.app.push_screen(SortPicker(columns, self.sort_key), picked)
+
     def action_sort_reverse(self) -> None:
         self._set_sort(self.sort_key, not self.sort_reverse)
 
@@ -433,21 +470,19 @@ class DashboardScreen(LiveView[None]):
         self.call_after_refresh(self._mark_overflow)
 
     def _mark_overflow(self) -> None:
-        """`+N ›` beside the tabs when N of them are out of sight (tab or a click on › reaches them)."""
+        """`+N ›` beside the tabs when N of them are out of sight on the right, `‹ +N` on the left, `‹L R›` on
+        both sides (tab, shift+tab or a click reach them). A tab cut by an edge counts as out of sight."""
         try:
             tabs, marker = self.tabs, self.query_one("#more-tabs", Static)
         except NoMatches:
             return
-        row = self.query_one("#tabrow").region
-        spans = [(tab.region.x, tab.region.right) for tab in tabs.query(Tab)]
-        # with the marker shown the tabs have its width less: count against that edge (a tab cut by it counts),
-        # and the tabs scrolled out on the left
-        if any(end > row.right or start < row.x for start, end in spans):
-            hidden = sum(1 for start, end in spans if end > row.right - MARKER_WIDTH or start < row.x)
-        else:
-            hidden = 0
-        marker.update(f"+{hidden} ›" if hidden else "")
-        marker.display = bool(hidden)
+        left, right = overflow_counts([(tab.region.x, tab.region.right) for tab in tabs.query(Tab)], tabs.region.x,
+                                      tabs.region.right, self.query_one("#tabrow").region.right, marker.display)
+        marker.update(overflow_marker(left, right))
+        shown = bool(left or right)
+        if shown and not marker.display:  # the tabs are narrower with it: count again against the real edge
+            self.call_after_refresh(self._mark_overflow)
+        marker.display = shown
 
     def action_prev_session(self) -> None:
         self.tabs.action_previous_tab()

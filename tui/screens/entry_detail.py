@@ -13,7 +13,6 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
@@ -22,6 +21,7 @@ from relay_bridge.payloads import Held, PayloadView
 from relay_bridge.store import Session, TimelineEntry
 from relay_bridge.units import fmt_bytes, fmt_ms
 
+from .. import keys
 from ..sanitize import inert, inert_str
 
 CALL_KINDS = ("start", "settle", "error", "toolcancel")
@@ -124,7 +124,8 @@ def payload_text(entry: TimelineEntry, view: PayloadView | None, held: Held | No
 
 
 class EntryDetailScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape", "close", "Close", id="wmcp.detail.close")]
+    KEY_SCOPE = "detail"
+    BINDINGS = keys.bindings(KEY_SCOPE)
     DEFAULT_CSS = """
     EntryDetailScreen { align: center middle; }
     EntryDetailScreen > Vertical { width: 96%; max-width: 120; height: 94%; border: round $primary; background: $surface; }

@@ -9,7 +9,6 @@ from collections import Counter
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
@@ -17,9 +16,11 @@ from relay_bridge.stats import quantile
 from relay_bridge.store import Session, ToolRecord
 from relay_bridge.units import fmt_bytes, fmt_count
 
+from .. import keys
 from ..changes import Changes
 from .live import LiveView
 from ..sanitize import inert
+from ..widgets.keys_footer import KeysFooter
 
 
 def annotations_table(sent: dict | None, kept: dict | None) -> Table | Text:
@@ -110,10 +111,8 @@ def inert_plain(value: object) -> str:
 
 class InspectorScreen(LiveView[None]):
     AUTO_FOCUS = "VerticalScroll"  # Down, PgDn, End scroll it (the app focuses nothing by itself)
-    BINDINGS = [
-        Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back"),
-        Binding("x", "app.invoke", "Call tool", id="wmcp.inspect.invoke"),
-    ]
+    KEY_SCOPE = "inspector"
+    BINDINGS = keys.bindings(KEY_SCOPE)
     DEFAULT_CSS = """
     InspectorScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     InspectorScreen VerticalScroll { padding: 0 1; }
@@ -137,7 +136,7 @@ class InspectorScreen(LiveView[None]):
             yield Static(id="facts")
             yield Static("Descriptor (what the host ships to the model)", classes="head")
             yield Static(id="descriptor")
-        yield Footer()
+        yield KeysFooter(compact=True)  # two rows from 80 to 119 columns: no key is cut off
 
     def on_mount(self) -> None:
         self.refresh_view()

@@ -19,7 +19,6 @@ from typing import Any
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, Footer, Static, TextArea
@@ -27,6 +26,7 @@ from textual.widgets import Button, Footer, Static, TextArea
 from relay_bridge.bench.gen import generate
 from relay_bridge.units import fmt_bytes, fmt_ms
 
+from .. import keys
 from ..sanitize import inert
 from .live import AppModal
 
@@ -89,10 +89,8 @@ def validate(schema: dict[str, Any] | None, value: Any) -> list[str]:
 class ConfirmCall(AppModal[bool]):
     """Asks before calling a tool that is not marked readOnlyHint."""
 
-    BINDINGS = [
-        Binding("y", "answer(True)", "Call it", id="wmcp.invoke.yes"),
-        Binding("n,escape", "answer(False)", "Cancel", id="wmcp.invoke.no"),
-    ]
+    KEY_SCOPE = "confirm"
+    BINDINGS = keys.bindings(KEY_SCOPE)
     DEFAULT_CSS = """
     ConfirmCall { align: center middle; }
     ConfirmCall > Vertical { width: 64; max-width: 95%; height: auto; border: thick $warning; background: $surface; padding: 0 1; }
@@ -130,11 +128,8 @@ class InvokeScreen(AppModal[None]):
             super().__init__()
             self.ok = ok
 
-    BINDINGS = [
-        Binding("ctrl+r", "run", "Call", priority=True, id="wmcp.invoke.run"),
-        Binding("ctrl+g", "reset", "Reset input", id="wmcp.invoke.reset"),
-        Binding("escape", "close", "Close", priority=True, id="wmcp.invoke.close"),
-    ]
+    KEY_SCOPE = "invoke"
+    BINDINGS = keys.bindings(KEY_SCOPE)
     DEFAULT_CSS = """
     InvokeScreen { align: center middle; }
     InvokeScreen > Vertical { width: 96%; max-width: 110; height: 94%; border: round $primary; background: $surface; }

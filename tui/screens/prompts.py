@@ -16,10 +16,11 @@ from relay_bridge.stats import quantile
 from relay_bridge.store import PromptSession, Session
 from relay_bridge.units import fmt_count, fmt_ms
 
-from .. import tables
+from .. import keys, tables
 from ..changes import Changes
 from .live import LiveView
 from ..sanitize import inert
+from ..widgets.keys_footer import KeysFooter
 
 MAX_ROWS = 400
 
@@ -55,7 +56,8 @@ def prompts_signature(session: Session) -> tuple:
 
 
 class PromptsScreen(LiveView[None]):
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
+    KEY_SCOPE = "prompts"
+    BINDINGS = keys.bindings(KEY_SCOPE)
     DEFAULT_CSS = """
     PromptsScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     PromptsScreen #lm-sessions { padding: 0 1; height: auto; max-height: 8; background: $boost; }
@@ -72,7 +74,7 @@ class PromptsScreen(LiveView[None]):
         yield Static(id="title")
         yield Static(id="lm-sessions")
         yield DataTable(cursor_type="row", id="prompts")
-        yield Footer()
+        yield KeysFooter(compact=True)  # two rows from 80 to 119 columns: no key is cut off
 
     def on_mount(self) -> None:
         self.refresh_view()

@@ -16,7 +16,6 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Static
@@ -24,10 +23,11 @@ from textual.widgets import DataTable, Footer, Static
 from relay_bridge.footprint.errors import FootprintError
 from relay_bridge.footprint.live import analyze_sessions
 
-from .. import tables
+from .. import keys, tables
 from ..changes import Changes
 from ..sanitize import inert
 from .live import LiveView
+from ..widgets.keys_footer import KeysFooter
 
 PART_LABELS = {
     "description": "description",
@@ -75,7 +75,8 @@ class SchemasScreen(LiveView[None]):
     class Analysed(Message):
         """Posted to the app: the catalog was analysed again (registrations changed, or the view opened)."""
 
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
+    KEY_SCOPE = "schemas"
+    BINDINGS = keys.bindings(KEY_SCOPE)
     DEFAULT_CSS = """
     SchemasScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     SchemasScreen #summary { padding: 0 1; height: auto; background: $boost; }
@@ -97,7 +98,7 @@ class SchemasScreen(LiveView[None]):
         yield DataTable(cursor_type="row", id="tools", zebra_stripes=False)
         with VerticalScroll(id="detail-box"):
             yield Static(id="detail")
-        yield Footer()
+        yield KeysFooter(compact=True)  # two rows from 80 to 119 columns: no key is cut off
 
     def on_mount(self) -> None:
         self.refresh_view()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
@@ -12,10 +11,13 @@ from relay_bridge import __version__
 from relay_bridge.extension import STATUS_HELP as EXTENSION_HELP
 from relay_bridge.extension import is_extension_agent, pairing_link
 
+from .. import keys
 from ..changes import Changes
 from .live import LiveView
 from ..sanitize import inert
-from ..widgets.status_pane import phase_text
+from ..widgets.keys_footer import KeysFooter
+from ..widgets.status_pane import invoke_allowed, phase_text
+from ..widgets.waiting import refused_text
 
 
 # Tools registered before the agent loaded: their calls are counted from `toolactivated`, never timed.
@@ -56,6 +58,10 @@ def status_text(app) -> Text:
     problems = [f"{k} {v}" for k, v in sorted(c.items()) if v and (k.startswith(("rejected", "refused", "limit")) or k in ("lost", "evicted"))]
     if problems:
         out.append("  " + " · ".join(problems) + "\n", style=palette.style("error"))
+        if app.store.token_refusals:
+            out.append("  ")
+            out.append_text(refused_text(app.store.token_refusals))
+            out.append("\n")
     else:
         out.append("  no rejected frames, no lost spans, no refused connections\n", style=palette.style("ok"))
     log = relay.session_log if relay is not None else None
@@ -137,7 +143,7 @@ def status_text(app) -> Text:
         elif is_extension_agent(session.agent):
             out.append(" (through the wmcp-top browser extension)", style=palette.style("muted"))
         out.append("\n  ")
-        body = phase_text(session, palette, with_hints=True)
+        body = phase_text(session, palette, with_hints=True, invoke_on=invoke_allowed(app))
         body = Text("\n  ").join(body.split("\n", allow_blank=True))
         out.append_text(body)
         reasons = session.coverage_reasons()
@@ -179,7 +185,8 @@ def extension_section(app, out: Text) -> None:
 
 class StatusScreen(LiveView[None]):
     AUTO_FOCUS = "VerticalScroll"  # Down, PgDn, End scroll it (the app focuses nothing by itself)
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
+    KEY_SCOPE = "status"
+    BINDINGS = keys.bindings(KEY_SCOPE)
     DEFAULT_CSS = """
     StatusScreen VerticalScroll { padding: 0 1; }
     StatusScreen #title { background: $panel; text-style: bold; padding: 0 1; }
@@ -189,7 +196,7 @@ class StatusScreen(LiveView[None]):
         yield Static(Text("status and troubleshooting  (esc: back)"), id="title")
         with VerticalScroll():
             yield Static(id="body")
-        yield Footer()
+        yield KeysFooter(compact=True)  # two rows from 80 to 119 columns: no key is cut off
 
     def on_mount(self) -> None:
         self.refresh_view()

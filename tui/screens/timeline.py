@@ -20,9 +20,11 @@ from textual.widgets import Checkbox, DataTable, Footer, Static
 from relay_bridge.store import Session, TimelineEntry
 from relay_bridge.units import fmt_bytes, fmt_ms
 
+from .. import keys
 from ..changes import Changes
 from .live import LiveView
 from ..sanitize import inert, inert_str
+from ..widgets.keys_footer import KeysFooter
 from .entry_detail import EntryDetailScreen, held_payload
 
 # The store files every timeline kind under one category (relay_bridge.store.category); one box each.
@@ -150,15 +152,8 @@ class KindBox(Checkbox):
 
 
 class TimelineScreen(LiveView[None]):
-    BINDINGS = [
-        Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back"),
-        Binding("ctrl+l", "clear", "Clear", id="wmcp.timeline.clear"),
-        *(Binding(str(n), f"toggle_group('{group}')", group.capitalize(), show=False, id=f"wmcp.timeline.{group}")
-          for n, group in enumerate(GROUPS, 1)),
-        # a log's End is its newest line (and follows it from there); the table's own End scrolls sideways
-        Binding("end,G", "newest", "Newest", show=False, priority=True, id="wmcp.timeline.newest"),
-        Binding("home,g", "oldest", "Oldest", show=False, priority=True, id="wmcp.timeline.oldest"),
-    ]
+    KEY_SCOPE = "timeline"
+    BINDINGS = keys.bindings(KEY_SCOPE)  # 1-4 toggle GROUPS in order
     DEFAULT_CSS = """
     TimelineScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     TimelineScreen #kinds { height: auto; }
@@ -180,7 +175,7 @@ class TimelineScreen(LiveView[None]):
             for n, group in enumerate(GROUPS, 1):
                 yield KindBox(f"{n} {group}", True, id=f"k-{group}")
         yield DataTable(cursor_type="row", id="events")
-        yield Footer()
+        yield KeysFooter(compact=True)  # two rows from 80 to 119 columns: no key is cut off
 
     def on_mount(self) -> None:
         table = self.query_one("#events", DataTable)

@@ -13,7 +13,7 @@ from ..sanitize import inert
 COVERAGE_WORDS = {"none-observed": "none observed", "running": "running", "incomplete": "incomplete"}
 
 
-def phase_text(session: Session, palette: Palette, with_hints: bool = True) -> Text:
+def phase_text(session: Session, palette: Palette, with_hints: bool = True, invoke_on: bool = False) -> Text:
     out = Text()
     phase = session.phase
     kind = "error" if phase in ("disconnected", "detached") else ("ok" if phase in ("measuring", "live") else "slow")
@@ -43,7 +43,7 @@ def phase_text(session: Session, palette: Palette, with_hints: bool = True) -> T
         out.append("   ")
         out.append(" · ".join(counters), style=palette.style("error"))
     if with_hints and session.status is not None and session.state == "live":
-        ours = TERMINAL_HINTS.get(session.status.phase)
+        ours = (INVOKE_ON_HINTS if invoke_on else TERMINAL_HINTS).get(session.status.phase)
         if ours is not None:  # what to press here comes before what to type in the page's console
             out.append("\n  › ", style=palette.style("muted"))
             out.append(ours)
@@ -58,6 +58,13 @@ TERMINAL_HINTS = {
     "tools-registered": "x calls the selected tool from here (start wmcp-top with --allow-invoke); i inspects it",
     "measuring": "e writes this session's report, t a Chrome trace, w the schema weight",
 }
+# started with --allow-invoke: the hint does not ask for what is already on
+INVOKE_ON_HINTS = TERMINAL_HINTS | {"tools-registered": "x calls the selected tool from here; i inspects it"}
+
+
+def invoke_allowed(app: object) -> bool:
+    relay = getattr(app, "relay", None)
+    return bool(relay is not None and relay.config.allow_invoke)
 
 
 class StatusPane(Static):
@@ -73,7 +80,7 @@ class StatusPane(Static):
         self._last = None
 
     def show(self, session: Session, palette: Palette, with_hints: bool = True) -> None:
-        text = phase_text(session, palette, with_hints)
+        text = phase_text(session, palette, with_hints, invoke_allowed(self.app))
         if self._last is None or text.plain != self._last.plain or text.spans != self._last.spans:
             self._last = text
             self.update(text)

@@ -185,8 +185,11 @@ class ToolTable(ScrollView, can_focus=True):
         return (self.sort_key != "tool") != self.sort_reverse
 
     def _label(self, col: Column) -> Text:
+        """The header of a column; the sorted one's arrow goes after a space when the column has room for both,
+        else into the gap after the column: a sort press never widens a column (nor leaves it wider)."""
         if col.key == self.sort_key:
-            return Text(col.label + (" ▼" if self.descending else " ▲"), style="bold")
+            gap = " " if self._width(col) >= len(col.label) + 2 else ""
+            return Text(col.label + gap + ("▼" if self.descending else "▲"), style="bold")
         return Text(col.label)
 
     def header_label(self, key: str) -> str:
@@ -202,7 +205,7 @@ class ToolTable(ScrollView, can_focus=True):
         raise KeyError(key)
 
     def _width(self, col: Column) -> int:
-        return max(self._label(col).cell_len, self._widths.get(col.key, 0))
+        return max(len(col.label), self._widths.get(col.key, 0))  # labels are ASCII
 
     def _column_widths(self) -> list[tuple[Column, int]]:
         """The shown columns and their widths, worked out once until a width, the sort or the layout changes."""
@@ -219,14 +222,7 @@ class ToolTable(ScrollView, can_focus=True):
     def set_sort(self, key: str, reverse: bool) -> None:
         """Mark the sorted column in its header; the rows come in that order from `sync`."""
         self.sort_key, self.sort_reverse = key, reverse
-        self._shown_widths = None
-        self._header = None
-        col = next((c for c in COLUMNS if c.key == key), None)
-        label = self._label(col).cell_len if col is not None else 0
-        if label > self._widths.get(key, 0):
-            self._widths[key] = label  # the arrow widened the column: every line is drawn again, once
-            self._redraw_all()
-            return
+        self._header = None  # only the header changes: the arrow never widens a column (see _label)
         self.refresh()  # the rows keep their lines; `sync` moves them
 
     def _redraw_all(self) -> None:
@@ -385,13 +381,16 @@ class ToolTable(ScrollView, can_focus=True):
             text = cells.get(col.key)
             if text is None:
                 parts, used = [], 0
+            elif text.cell_len == width + 1 and not isinstance(text, Cell):
+                # a header's sort arrow in the gap after its column (the column itself is not widened)
+                parts, used = self._segments(text, style), width + 1
             elif text.cell_len > width:
                 cut = text.copy()
                 cut.truncate(width, overflow="ellipsis")
                 parts, used = list(Segment.apply_style(cut.render(self.app.console), style)), cut.cell_len
             else:
                 parts, used = self._segments(text, style), text.cell_len
-            pad = Segment(" " * (width - used), style)
+            pad = Segment(" " * max(0, width - used), style)
             segments.append(space)
             if getattr(text, "justify", None) == "right":
                 segments.append(pad)
@@ -399,7 +398,8 @@ class ToolTable(ScrollView, can_focus=True):
             else:
                 segments.extend(parts)
                 segments.append(pad)
-            segments.append(space)
+            if used <= width:
+                segments.append(space)
         return Strip(list(Segment.apply_style(segments, None, over)) if over else segments)
 
     def _segments(self, text: Text, style: Style) -> list[Segment]:
