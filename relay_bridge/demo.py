@@ -173,6 +173,10 @@ class _Sim:
         self.order = 0
         self.next_call_s = attach_s + 1.0
         self.ended = False
+        # The diagnosis facts' own state: when the next image is sampled, the agent tab's reads of get_product.
+        self.next_image_s = 0.0
+        self.reads = 0
+        self.last_read: int | None = None
 
     def page_ms(self, t_s: float) -> float:
         return (t_s - self.attach_s) * 1000 + 50.0
@@ -224,9 +228,9 @@ class _Sim:
             out["schema"] = {"violations": 1, "constraint": "minimum", "path": "/properties/qty"}
         elif span["isError"]:
             return out
-        if tool == "render_preview" and t_s >= getattr(self, "next_image_s", 0.0):
+        if tool == "render_preview" and t_s >= self.next_image_s:
             # A 1920x1200 PNG render; as JPEG q0.8 and fitted to 1568 px on the long side it weighs a fraction.
-            self.next_image_s = t_s + IMAGE_SAMPLE_S  # type: ignore[attr-defined]
+            self.next_image_s = t_s + IMAGE_SAMPLE_S
             decoded = span["imageBytes"] * 3 // 4
             out["image"] = {"mime": "image/png", "width": 1920, "height": 1200, "bytes": decoded,
                             "jpegBytes": decoded * 2 // 9, "fitBytes": decoded * 4 // 27, "fitWidth": 1568, "fitHeight": 980}
@@ -237,10 +241,10 @@ class _Sim:
                             "repeatedKeyRows": max(1, text // 260), "base64Bytes": 0, "base64Runs": 0, "truncated": False}
         elif tool == "get_product" and self.sid == AGENT:
             # The agent tab's model asks for the product it just read (every third read).
-            self.reads = getattr(self, "reads", 0) + 1  # type: ignore[attr-defined]
-            if self.reads % 3 == 0 and getattr(self, "last_read", None) is not None:
+            self.reads += 1
+            if self.reads % 3 == 0 and self.last_read is not None:
                 out["repeat"] = {"of": self.last_read}
-            self.last_read = seq  # type: ignore[attr-defined]
+            self.last_read = seq
         return out
 
     def register(self, t_s: float, name: str, spec: dict[str, Any]) -> None:

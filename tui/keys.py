@@ -107,7 +107,7 @@ def bindings(scope: str = "app") -> list[BindingType]:
     """The bindings of one scope: "app" (every screen), "dashboard" (the dashboard screen only), or a view's
     (with the keys every view has: back)."""
     scopes = {scope, "view"} if scope in VIEW_SCOPES else {scope}
-    own = [
+    own: list[BindingType] = [
         Binding(a.key, a.action, a.description, show=a.show, priority=a.priority, id=a.id,
                 key_display=KEY_DISPLAY.get(a.key))
         for a in ACTIONS

@@ -154,7 +154,7 @@ class DashboardScreen(LiveView[None]):
         # the tabs scroll to the active one after it changes (animated): count what is out of sight once they have
         with contextlib.suppress(NoMatches):  # not composed when the app is leaving at start (port in use)
             scroller = self.tabs.query_one("#tabs-scroll")  # Textual's Tabs scroll this container of theirs
-            self.watch(scroller, "scroll_x", lambda _: self.call_after_refresh(self._mark_overflow), init=False)
+            self.watch(scroller, "scroll_x", self._scrolled, init=False)
         await self._apply(Changes(frozenset(self.app.view_store.sessions), True, True))
 
     # -- what is shown ------------------------------------------------------------------------------------
@@ -361,6 +361,9 @@ class DashboardScreen(LiveView[None]):
             app = self.app
             self.view.tick(session, app.palette, app.clock_ms, app.compact)
             self._arm_ticker()
+
+    def _scrolled(self, _scroll_x: float) -> None:
+        self.call_after_refresh(self._mark_overflow)
 
     def _paused_changed(self, paused: bool) -> None:
         self.query_one(TopBar).set_paused(paused)
