@@ -26,7 +26,7 @@ async def test_j_k_g_G_move_in_every_list_and_pane(tmp_path: Path) -> None:
         await pilot.press("k")
         assert tools.cursor_row == 1
         await pilot.press("G")
-        assert tools.cursor_row == 4  # the demo session has five tools
+        assert tools.cursor_row == 5  # the demo session has six tools
         await pilot.press("g")
         assert tools.cursor_row == 0
         for key, selector in (("l", "#events"), ("w", "#tools")):

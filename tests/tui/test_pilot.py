@@ -346,7 +346,8 @@ async def test_paused_exports_are_the_moment_on_screen(tmp_path: Path) -> None:
         assert json.loads(report.read_text())["tools"][0]["calls"] == 2
         assert json.loads(capture.read_text())["sessions"][0]["report"]["tools"][0]["calls"] == 2
         assert sum(1 for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X" and e.get("name") == "search") == 2
-        await until(pilot, lambda: sum("(the paused moment, as shown)" in n for n in notes) == 3, what="the notices say so")
+        # report, its findings beside it, capture, trace
+        await until(pilot, lambda: sum("(the paused moment, as shown)" in n for n in notes) == 4, what="the notices say so")
         await pilot.press("p")
         live = app.action_export_report()
         assert live and json.loads(live.read_text())["tools"][0]["calls"] == 7 and "paused" not in notes[-1]
