@@ -72,7 +72,7 @@ def chromium_major(user_agent_or_product: str) -> str:
     i = user_agent_or_product.find(marker)
     if i < 0:
         return ""
-    return user_agent_or_product[i + len(marker):].split(".", 1)[0]
+    return user_agent_or_product[i + len(marker) :].split(".", 1)[0]
 
 
 @dataclass
@@ -129,8 +129,9 @@ def read_devtools_active_port(user_data_dir: Path) -> tuple[int, str] | None:
     return int(lines[0]), lines[1].strip()
 
 
-def launch_debug_browser(url: str = "about:blank", *, browser: str | None = None, headless: bool = True,
-                         timeout: float = 30.0, extra: tuple[str, ...] = ()) -> DebugBrowser:
+def launch_debug_browser(
+    url: str = "about:blank", *, browser: str | None = None, headless: bool = True, timeout: float = 30.0, extra: tuple[str, ...] = ()
+) -> DebugBrowser:
     """Start Chromium with WebMCP on and `--remote-debugging-port=0`; return once DevToolsActivePort names the port.
 
     Chromium writes that file only after it listens, so reading it is the synchronisation (polled, since a
@@ -138,13 +139,13 @@ def launch_debug_browser(url: str = "about:blank", *, browser: str | None = None
     path = find_chromium(browser)
     tmp = tempfile.TemporaryDirectory(prefix="wmcp-chromium-")
     udd = Path(tmp.name)
-    args = [path, "--remote-debugging-port=0", f"--user-data-dir={udd}", "--no-first-run", "--no-default-browser-check",
-            *CHROMIUM_FLAGS, *extra]
+    args = [path, "--remote-debugging-port=0", f"--user-data-dir={udd}", "--no-first-run", "--no-default-browser-check", *CHROMIUM_FLAGS, *extra]
     if headless:
         args.append("--headless=new")
     args.append(url)
-    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)  # its own process group, ended whole by close()
+    proc = subprocess.Popen(
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )  # its own process group, ended whole by close()
     deadline = time.monotonic() + timeout
     while True:
         found = read_devtools_active_port(udd)
@@ -170,7 +171,9 @@ async def launch_playwright(*, browser: str | None = None, headless: bool = True
     try:
         from playwright.async_api import async_playwright
     except ImportError:
-        raise BrowserError("Playwright for Python is needed: pip install 'wmcp-top[browser]' (it uses your Chromium; nothing is downloaded)") from None
+        raise BrowserError(
+            "Playwright for Python is needed: pip install 'wmcp-top[browser]' (it uses your Chromium; nothing is downloaded)"
+        ) from None
     pw = await async_playwright().start()
     try:
         b = await pw.chromium.launch(executable_path=path, headless=headless, args=list(CHROMIUM_FLAGS))
@@ -216,8 +219,7 @@ def init_script(agent: bytes) -> str:
     return guard + agent.decode("utf-8") + "\n}\n"
 
 
-async def open_browser(url: str, relay: Any, headless: bool | None = None, *, browser: str | None = None,
-                       before_goto: Any = None) -> OpenHandle:
+async def open_browser(url: str, relay: Any, headless: bool | None = None, *, browser: str | None = None, before_goto: Any = None) -> OpenHandle:
     """Launch Chromium with WebMCP on and the page agent injected before any page script (add_init_script),
     so no registration is missed; navigate to `url`. `relay` is a started relay_bridge.server.Relay. The agent
     holds no token: its frames reach the relay through a binding whose other end is here (relay_bridge.openpipe),
@@ -266,10 +268,13 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--headless", action="store_true", help="no window (the default when there is no display)")
     parser.add_argument("--browser", metavar="PATH", help="Chromium to use (default: $WMCP_CHROMIUM, then PATH)")
     parser.add_argument("--report-on-exit", metavar="DIR", help="on exit write DIR/<session>.json and DIR/capture.json")
-    parser.add_argument("--check-lanes", action="store_true",
-                        help="also watch the page over the DevTools Protocol (WebMCP domain) and, on exit, print every call "
-                             "where that lane and the page agent differ (missing on one side, other bytes, other outcome); "
-                             "exit 1 when any differs. No dashboard: one line per call as each lane records it")
+    parser.add_argument(
+        "--check-lanes",
+        action="store_true",
+        help="also watch the page over the DevTools Protocol (WebMCP domain) and, on exit, print every call "
+        "where that lane and the page agent differ (missing on one side, other bytes, other outcome); "
+        "exit 1 when any differs. No dashboard: one line per call as each lane records it",
+    )
     add_relay_options(parser)
 
 
@@ -286,8 +291,7 @@ def _say(line: str) -> None:
     print(line, flush=True)
 
 
-async def announce_sessions(store: Store, changed: asyncio.Event, *done: asyncio.Event,
-                            say: Callable[[str], None] = _say) -> None:
+async def announce_sessions(store: Store, changed: asyncio.Event, *done: asyncio.Event, say: Callable[[str], None] = _say) -> None:
     """Say one line per new session of `store` until any of the `done` events is set; `changed` is set by the
     store's wake hook. Sessions are read before each wait, not only after a wake: a page whose hello came in
     before the hook was listening (Chromium launching on a loaded machine) and that has been quiet since is
@@ -340,12 +344,16 @@ async def _open_main(args: Any) -> int:
     loop.set_exception_handler(lambda lp, context: _quiet_after_stop(lp, context, stop))
     try:
         try:
-            handle = await open_browser(args.url, relay, True if args.headless else None, browser=args.browser,
-                                        before_goto=check.attach if check is not None else None)
+            handle = await open_browser(
+                args.url, relay, True if args.headless else None, browser=args.browser, before_goto=check.attach if check is not None else None
+            )
         except BrowserError as exc:
             raise core.UsageError(str(exc)) from None
-        print(f"wmcp-top open: {args.url} in Chromium, agent injected; relay on http://127.0.0.1:{relay.port}"
-              + ("; DevTools lane watching too (--check-lanes)" if check is not None else ""), flush=True)
+        print(
+            f"wmcp-top open: {args.url} in Chromium, agent injected; relay on http://127.0.0.1:{relay.port}"
+            + ("; DevTools lane watching too (--check-lanes)" if check is not None else ""),
+            flush=True,
+        )
         await announce_sessions(store, changed, stop, handle.closed)
         print("wmcp-top open: " + ("browser closed" if handle.closed.is_set() and not stop.is_set() else "stopping"), flush=True)
     finally:

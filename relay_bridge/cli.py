@@ -20,11 +20,11 @@ from urllib.parse import urlsplit
 
 from . import __version__
 from .auth import load_token
-from .identity import load_key
-from .inert import inert_str
 from .exports.capture import build_capture
 from .exports.report import build_report
 from .findings.document import session_findings
+from .identity import load_key
+from .inert import inert_str
 from .logsetup import configure as configure_logging
 from .otlp.exporter import BadEndpoint, OtlpUnavailable, traces_endpoint
 from .paths import config_dir, log_dir, state_dir
@@ -80,8 +80,17 @@ def origin_type(text: str) -> str:
         parts.port  # noqa: B018 - raises on a bad port
     except ValueError:
         parts = None
-    if (parts is None or not parts.scheme or not parts.hostname or parts.path or parts.query or parts.fragment
-            or parts.username or parts.password or text != text.strip()):
+    if (
+        parts is None
+        or not parts.scheme
+        or not parts.hostname
+        or parts.path
+        or parts.query
+        or parts.fragment
+        or parts.username
+        or parts.password
+        or text != text.strip()
+    ):
         raise argparse.ArgumentTypeError(f"not an origin: {text!r} (scheme://host[:port], e.g. https://shop.example)")
     return text.rstrip("/").lower()
 
@@ -135,18 +144,27 @@ def positive_int(text: str) -> int:
 def add_relay_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=port_type, default=DEFAULT_PORT, help="loopback port (0 = any free port)")
     parser.add_argument("--buffer", type=positive_int, default=500, help="spans kept per session (default 500)")
-    parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN", type=origin_type, help="only these page origins may connect (repeatable)")
+    parser.add_argument(
+        "--allow-origin", action="append", default=[], metavar="ORIGIN", type=origin_type, help="only these page origins may connect (repeatable)"
+    )
     parser.add_argument("--rotate-token", action="store_true", help="make a new token (pasted snippets stop working)")
     parser.add_argument("--no-log", action="store_true", help="do not write the session log")
-    parser.add_argument("--allow-invoke", action="store_true",
-                        help="let the terminal call a page's tools (the tool inspector's x); off by default")
-    parser.add_argument("--otlp", metavar="URL", default=None,
-                        help="send every call to an OpenTelemetry collector over OTLP/HTTP (default: $OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT)")
-    parser.add_argument("--show-payloads", action="store_true",
-                        help="show the arguments and results of calls (and Prompt API text) in the timeline's detail, for pages "
-                             "that allow it (capturePayloads); held in memory for the shown session only, never written anywhere")
-    parser.add_argument("--otlp-service", metavar="NAME", default=None,
-                        help="service.name of the exported spans (default: $OTEL_SERVICE_NAME, else webmcp-page)")
+    parser.add_argument("--allow-invoke", action="store_true", help="let the terminal call a page's tools (the tool inspector's x); off by default")
+    parser.add_argument(
+        "--otlp",
+        metavar="URL",
+        default=None,
+        help="send every call to an OpenTelemetry collector over OTLP/HTTP (default: $OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT)",
+    )
+    parser.add_argument(
+        "--show-payloads",
+        action="store_true",
+        help="show the arguments and results of calls (and Prompt API text) in the timeline's detail, for pages "
+        "that allow it (capturePayloads); held in memory for the shown session only, never written anywhere",
+    )
+    parser.add_argument(
+        "--otlp-service", metavar="NAME", default=None, help="service.name of the exported spans (default: $OTEL_SERVICE_NAME, else webmcp-page)"
+    )
 
 
 def relay_config(args: argparse.Namespace) -> RelayConfig:

@@ -65,7 +65,12 @@ THRESHOLD_KEYS = frozenset(DEFAULT_THRESHOLDS) | frozenset(PROFILER_KEYS)
 DOCUMENT_KEYS = frozenset({"format", "default", "tools"})
 BOOL_KEYS = frozenset({"failOnRemoved"})
 # (percent key, floor key, metric) of the percentage rules
-PCT_RULES = {"p50Ms": ("p50Pct", "p50FloorMs"), "p95Ms": ("p95Pct", "p95FloorMs"), "bytesPerCall": ("bytesPct", "bytesAbs"), "tokensPerCall": ("tokensPct", "tokensAbs")}
+PCT_RULES = {
+    "p50Ms": ("p50Pct", "p50FloorMs"),
+    "p95Ms": ("p95Pct", "p95FloorMs"),
+    "bytesPerCall": ("bytesPct", "bytesAbs"),
+    "tokensPerCall": ("tokensPct", "tokensAbs"),
+}
 METRICS = ("calls", "errors", "p50Ms", "p95Ms", "bytesPerCall", "tokensPerCall", "lastResultBytes", "totalBytes", "estTokens", "schemaBytes")
 SHOWN = ("calls", "errors", "p50Ms", "p95Ms", "bytesPerCall", "tokensPerCall")
 SIZE_METRICS = frozenset({"bytesPerCall", "tokensPerCall", "lastResultBytes", "totalBytes", "estTokens", "schemaBytes"})
@@ -145,7 +150,7 @@ def normalise_thresholds(doc: Any) -> dict[str, Any] | None:
     default.update(under_default)
     per_tool = doc.get("tools") or {}
     if not isinstance(per_tool, dict):
-        raise CompareError("thresholds tools must be an object: {\"NAME\": {rules}}")
+        raise CompareError('thresholds tools must be an object: {"NAME": {rules}}')
     tools = {}
     for name, over in per_tool.items():
         merged = dict(default)
@@ -256,14 +261,20 @@ def compare(base: dict[str, Any], head: dict[str, Any], thresholds: dict[str, An
     tools = []
     regressions = improvements = 0
     for name in sorted(set(base_rows) | set(head_rows)):
-        t = (th["tools"].get(name, th["default"]) if th else {})
+        t = th["tools"].get(name, th["default"]) if th else {}
         b = _row_metrics(base_rows[name]) if name in base_rows else None
         h = _row_metrics(head_rows[name]) if name in head_rows else None
         entry: dict[str, Any] = {"tool": name, "metrics": {}, "reasons": []}
         if b is None or h is None:
             entry["status"] = "added" if b is None else "removed"
             for metric in METRICS:
-                entry["metrics"][metric] = {"base": b[metric] if b else None, "head": h[metric] if h else None, "delta": None, "pct": None, "verdict": "n/a"}
+                entry["metrics"][metric] = {
+                    "base": b[metric] if b else None,
+                    "head": h[metric] if h else None,
+                    "delta": None,
+                    "pct": None,
+                    "verdict": "n/a",
+                }
             if entry["status"] == "removed" and t.get("failOnRemoved"):
                 entry["status"] = "regressed"
                 entry["reasons"].append("tool removed (failOnRemoved)")
@@ -364,7 +375,7 @@ def render(result: dict[str, Any]) -> str:
         cells = [inert_str(t["tool"], 128), t["status"]]  # a page's name: never a line of its own
         for metric in SHOWN:
             c = t["metrics"][metric]
-            if t["status"] in ("added", "removed") or c["base"] is None and c["head"] is None:
+            if t["status"] in ("added", "removed") or (c["base"] is None and c["head"] is None):
                 text = _fmt(metric, c["head"] if c["head"] is not None else c["base"])
             else:
                 text = f"{_fmt(metric, c['base'])}→{_fmt(metric, c['head'])}"

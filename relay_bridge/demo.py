@@ -53,7 +53,15 @@ _READ_ONLY = {"readOnlyHint": True}
 _SHOP_TOOLS: dict[str, dict[str, Any]] = {
     "search_products": {
         "description": "Search the catalogue by text, glaze and price range; returns matching products.",
-        "schema": {"type": "object", "properties": {"query": {"type": "string"}, "glaze": {"type": "string", "enum": ["celadon", "tenmoku", "shino"]}, "maxPrice": {"type": "number"}}, "required": ["query"]},
+        "schema": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "glaze": {"type": "string", "enum": ["celadon", "tenmoku", "shino"]},
+                "maxPrice": {"type": "number"},
+            },
+            "required": ["query"],
+        },
         "annotations": {"readOnlyHint": True, "idempotentHint": True},
         "kept": {"readOnlyHint": True},
     },
@@ -83,18 +91,55 @@ _SHOP_TOOLS: dict[str, dict[str, Any]] = {
     },
     # Registered on every page of the shop, called by none: a heavy definition paid in every conversation.
     "bulk_import": {
-        "description": " ".join([
-            "Import many products into the catalogue at once from a spreadsheet export (CSV or XLSX converted to rows).",
-            "Each row needs a stock keeping unit, a title, a glaze, a price in the shop's currency, dimensions in",
-            "millimetres, a weight in grams and a stock count; optional columns are care notes, a kiln batch, a maker,",
-            "a collection and up to eight image links.",
-        ] * 7),
-        "schema": {"type": "object", "properties": {
-            "rows": {"type": "array", "items": {"type": "object"}, "description": "the spreadsheet's rows, one object each"},
-            "mode": {"type": "string", "enum": ["append", "replace", "dry-run"]},
-            "country": {"type": "string", "enum": ["AT", "BE", "BG", "CY", "CZ", "DE", "DK", "EE", "ES", "FI", "FR", "GR", "HR", "HU",
-                                                   "IE", "IT", "LT", "LU", "LV", "MT", "NL", "PL", "PT", "RO", "SE", "SI", "SK"]}},
-            "required": ["rows"]},
+        "description": " ".join(
+            [
+                "Import many products into the catalogue at once from a spreadsheet export (CSV or XLSX converted to rows).",
+                "Each row needs a stock keeping unit, a title, a glaze, a price in the shop's currency, dimensions in",
+                "millimetres, a weight in grams and a stock count; optional columns are care notes, a kiln batch, a maker,",
+                "a collection and up to eight image links.",
+            ]
+            * 7
+        ),
+        "schema": {
+            "type": "object",
+            "properties": {
+                "rows": {"type": "array", "items": {"type": "object"}, "description": "the spreadsheet's rows, one object each"},
+                "mode": {"type": "string", "enum": ["append", "replace", "dry-run"]},
+                "country": {
+                    "type": "string",
+                    "enum": [
+                        "AT",
+                        "BE",
+                        "BG",
+                        "CY",
+                        "CZ",
+                        "DE",
+                        "DK",
+                        "EE",
+                        "ES",
+                        "FI",
+                        "FR",
+                        "GR",
+                        "HR",
+                        "HU",
+                        "IE",
+                        "IT",
+                        "LT",
+                        "LU",
+                        "LV",
+                        "MT",
+                        "NL",
+                        "PL",
+                        "PT",
+                        "RO",
+                        "SE",
+                        "SI",
+                        "SK",
+                    ],
+                },
+            },
+            "required": ["rows"],
+        },
         "annotations": {"destructiveHint": True},
         "kept": {},
     },
@@ -145,7 +190,13 @@ _ERRORS = {
 }
 
 PHASES = {
-    "no-host": ("Attached; no modelContext registry found yet.", ["Agent browsers inject the registry late: keep the tab open and use the agent.", "Check the browser: Chrome needs the WebMCP flag or origin trial."]),
+    "no-host": (
+        "Attached; no modelContext registry found yet.",
+        [
+            "Agent browsers inject the registry late: keep the tab open and use the agent.",
+            "Check the browser: Chrome needs the WebMCP flag or origin trial.",
+        ],
+    ),
     "host-found": ("Registry found; the site has not registered any tools yet.", ["The site's registration may poll: wait a moment."]),
     "tools-registered": ("Tools are wrapped; waiting for the first call.", ["Drive a tool from the agent, or call one from the console."]),
     "measuring": ("Measuring.", ["__webmcpPerf.summary() prints the split; .report() returns the document; the relay shows it live"]),
@@ -185,8 +236,16 @@ class _Sim:
         self.order += 1
         heapq.heappush(self.pending, _Ev(t_s, self.order, frame))
 
-    def call(self, t_s: float, tool: str, *, wall_ms: float | None = None, overlapped: bool = False,
-             error: bool | None = None, cancel_after_s: float | None = None) -> float:
+    def call(
+        self,
+        t_s: float,
+        tool: str,
+        *,
+        wall_ms: float | None = None,
+        overlapped: bool = False,
+        error: bool | None = None,
+        cancel_after_s: float | None = None,
+    ) -> float:
         """Schedule one call invoked at `t_s`: its `start`, then its span. Returns when it settles (s)."""
         lo, hi, rlo, rhi, image, err_rate = _PROFILES[tool]
         rng = self.rng
@@ -204,11 +263,19 @@ class _Sim:
         if cancel_after_s is not None:
             self.at(t_s + cancel_after_s, synth.event(self.sid, round(self.page_ms(t_s + cancel_after_s), 3), "toolcancel", seq=seq, tool=tool))
         span = synth.span(
-            self.sid, seq, tool, invoked, wall,
+            self.sid,
+            seq,
+            tool,
+            invoked,
+            wall,
             result_bytes=rng.randint(rlo, rhi) if not is_error else rng.randint(60, 160),
-            input_bytes=rng.randint(18, 120), image_bytes=image if not is_error else 0,
-            gap=gap, is_error=is_error, error=_ERRORS.get(tool, "Error: failed (demo)") if is_error else None,
-            blocking_ms=round(wall * 0.4, 2) if wall > 150 and not is_error else 0.0, overlapped=overlapped,
+            input_bytes=rng.randint(18, 120),
+            image_bytes=image if not is_error else 0,
+            gap=gap,
+            is_error=is_error,
+            error=_ERRORS.get(tool, "Error: failed (demo)") if is_error else None,
+            blocking_ms=round(wall * 0.4, 2) if wall > 150 and not is_error else 0.0,
+            overlapped=overlapped,
         )
         self.at(settled_s, synth.spans_frame(self.sid, [span]))
         if FACTS_ON_WIRE:
@@ -232,13 +299,28 @@ class _Sim:
             # A 1920x1200 PNG render; as JPEG q0.8 and fitted to 1568 px on the long side it weighs a fraction.
             self.next_image_s = t_s + IMAGE_SAMPLE_S
             decoded = span["imageBytes"] * 3 // 4
-            out["image"] = {"mime": "image/png", "width": 1920, "height": 1200, "bytes": decoded,
-                            "jpegBytes": decoded * 2 // 9, "fitBytes": decoded * 4 // 27, "fitWidth": 1568, "fitHeight": 980}
+            out["image"] = {
+                "mime": "image/png",
+                "width": 1920,
+                "height": 1200,
+                "bytes": decoded,
+                "jpegBytes": decoded * 2 // 9,
+                "fitBytes": decoded * 4 // 27,
+                "fitWidth": 1568,
+                "fitHeight": 980,
+            }
         elif tool == "search_products":
             # Pretty-printed (2-space indent) rows of objects that repeat every key.
             text = span["resultBytes"]
-            out["bloat"] = {"textBytes": text, "whitespaceBytes": text * 23 // 100, "repeatedKeyBytes": text * 31 // 100,
-                            "repeatedKeyRows": max(1, text // 260), "base64Bytes": 0, "base64Runs": 0, "truncated": False}
+            out["bloat"] = {
+                "textBytes": text,
+                "whitespaceBytes": text * 23 // 100,
+                "repeatedKeyBytes": text * 31 // 100,
+                "repeatedKeyRows": max(1, text // 260),
+                "base64Bytes": 0,
+                "base64Runs": 0,
+                "truncated": False,
+            }
         elif tool == "get_product" and self.sid == AGENT:
             # The agent tab's model asks for the product it just read (every third read).
             self.reads += 1
@@ -248,8 +330,18 @@ class _Sim:
         return out
 
     def register(self, t_s: float, name: str, spec: dict[str, Any]) -> None:
-        self.at(t_s, synth.tool(self.sid, name, round(self.page_ms(t_s), 3), description=spec["description"],
-                                schema=spec["schema"], annotations=spec["annotations"], kept=spec["kept"]))
+        self.at(
+            t_s,
+            synth.tool(
+                self.sid,
+                name,
+                round(self.page_ms(t_s), 3),
+                description=spec["description"],
+                schema=spec["schema"],
+                annotations=spec["annotations"],
+                kept=spec["kept"],
+            ),
+        )
 
     def phase(self, t_s: float, phase: str) -> None:
         message, hints = PHASES[phase]
@@ -271,8 +363,20 @@ _SHOP_PROMPTS: list[tuple[float, str, str, dict[str, Any]]] = [
     (4.2, "lm-7f01", "create", {}),
     (5.1, "lm-7f01", "prompt", {"seq": 0, "totalMs": 842.5, "charsIn": 64, "charsOut": 212}),
     (9.4, "lm-7f01", "stream", {"seq": 1, "totalMs": 2410.0, "firstChunkMs": 312.4, "chunks": 38, "charsIn": 120, "charsOut": 1480}),
-    (14.0, "lm-7f01", "stream", {"seq": 2, "totalMs": 655.0, "firstChunkMs": 298.0, "chunks": 6, "charsIn": 96, "charsOut": 140,
-                                 "error": "AbortError: the user stopped the answer"}),
+    (
+        14.0,
+        "lm-7f01",
+        "stream",
+        {
+            "seq": 2,
+            "totalMs": 655.0,
+            "firstChunkMs": 298.0,
+            "chunks": 6,
+            "charsIn": 96,
+            "charsOut": 140,
+            "error": "AbortError: the user stopped the answer",
+        },
+    ),
     (18.3, "lm-c2d9", "create", {}),
     (20.6, "lm-c2d9", "prompt", {"seq": 0, "totalMs": 1203.2, "charsIn": 2048, "charsOut": 512}),
     (22.0, "lm-7f01", "destroy", {}),
@@ -313,7 +417,20 @@ class _Scenario:
         agent.phase(0.6, "measuring")
         agent.next_call_s = 1.2
         # A same-origin tab relayed over the shop tab's socket, with spans lost before they were sent.
-        relayed.at(3.0, _hello(relayed, "https://shop.example", title="Pottery shop (tab 2)", path="/cart", context="relayed", via=SHOP, lost=3, visibility="hidden", agent="webmcp-profiler/0.2.2"))
+        relayed.at(
+            3.0,
+            _hello(
+                relayed,
+                "https://shop.example",
+                title="Pottery shop (tab 2)",
+                path="/cart",
+                context="relayed",
+                via=SHOP,
+                lost=3,
+                visibility="hidden",
+                agent="webmcp-profiler/0.2.2",
+            ),
+        )
         relayed.seq = 3  # seqs 0..2 were evicted in the page before the relay saw them
         relayed.next_call_s = 4.0
         # The docs site: phases one by one, a late registration, a cancellation, a reload, a disconnect.
@@ -442,7 +559,7 @@ async def run_demo(ws_url: str, seed: int = DEFAULT_SEED, speed: float = 1.0, *,
                 answer = answer_command(message)
                 if answer is not None:  # `x` under --allow-invoke: answer at once, as a page would
                     await ws.send(json.dumps(answer, separators=(",", ":")))
-        except Exception:  # noqa: BLE001 - a closed socket ends the reader
+        except Exception:
             return
 
     elapsed = 0.0
@@ -478,7 +595,7 @@ async def run_demo(ws_url: str, seed: int = DEFAULT_SEED, speed: float = 1.0, *,
         for ws in sockets.values():
             try:
                 await ws.close()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 pass
         for task in readers:
             task.cancel()

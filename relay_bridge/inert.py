@@ -9,10 +9,10 @@ so no line they write can carry a page's escape sequence either.
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
-import sys
 from typing import Any, TextIO
 
 # Everything that draws nothing, or draws like something else, shown as `\uXXXX`: the Unicode categories Cf
@@ -76,7 +76,8 @@ def _lone_marks(text: str) -> str:
 def _after_escape(text: str, i: int) -> bool:
     """Whether text[i] is the last character of a `\\uXXXX` / `\\UXXXXXXXX` escape."""
     return (i >= 5 and text[i - 5 : i - 3] == "\\u" and all(c in "0123456789abcdef" for c in text[i - 3 : i + 1])) or (
-        i >= 9 and text[i - 9 : i - 7] == "\\U" and all(c in "0123456789abcdef" for c in text[i - 7 : i + 1]))
+        i >= 9 and text[i - 9 : i - 7] == "\\U" and all(c in "0123456789abcdef" for c in text[i - 7 : i + 1])
+    )
 
 
 def inert_str(value: object, limit: int | None = None, keep_newlines: bool = False) -> str:

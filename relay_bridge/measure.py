@@ -15,7 +15,7 @@ from typing import Any
 from .jsjson import js_number, utf8_len
 from .jsjson import stringify as js_stringify
 
-__all__ = ["js_stringify", "utf8_len", "result_facts", "content_facts", "result_type", "call_size", "error_text"]
+__all__ = ["call_size", "content_facts", "error_text", "js_stringify", "result_facts", "result_type", "utf8_len"]
 
 # What Chromium's host hands the agent instead of an empty result (design section 4).
 EMPTY_SUBSTITUTE = "Operation succeeded"

@@ -326,7 +326,21 @@ class Result(Struct, tag="result", tag_field="type", forbid_unknown_fields=True)
 # structs are the one place in this module with snake_case attributes (`rename="camel"` gives the wire its
 # camelCase names), as the findings engine reads them in Python.
 ImageMime = Literal["image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "image/avif", "image/unknown"]
-SchemaKeyword = Literal["type", "required", "enum", "minimum", "maximum", "minLength", "maxLength", "pattern", "additionalProperties", "const", "minItems", "maxItems", "format"]
+SchemaKeyword = Literal[
+    "type",
+    "required",
+    "enum",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "additionalProperties",
+    "const",
+    "minItems",
+    "maxItems",
+    "format",
+]
 MAX_FACTS_PER_FRAME = 500
 MAX_SCHEMA_POINTER = 256
 
@@ -607,4 +621,3 @@ def _safe(text: str) -> str:
 
 def encode(frame: Struct) -> bytes:
     return _encoder.encode(frame)
-

@@ -19,7 +19,7 @@ ACK_RANGES = 64
 
 
 class Received:
-    __slots__ = ("acked", "ranges", "abandoned")
+    __slots__ = ("abandoned", "acked", "ranges")
 
     def __init__(self) -> None:
         self.acked = -1

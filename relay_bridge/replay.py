@@ -93,8 +93,14 @@ def read_steps(path: Path) -> list[Step]:
             # deletes the oldest after the first). Said, so a replay never passes for the whole run.
             gone = f"{before + 1:03d}" if number == before + 2 else f"{before + 1:03d} to {number - 1:03d}"
             t = steps[-1].t if steps else 0.0
-            steps.append(Step(t, 0, note=f"{part.name}: parts {gone} of this run are missing (deleted by the session "
-                                         f"log's size cap, or by hand): what they held is not replayed"))
+            steps.append(
+                Step(
+                    t,
+                    0,
+                    note=f"{part.name}: parts {gone} of this run are missing (deleted by the session "
+                    f"log's size cap, or by hand): what they held is not replayed",
+                )
+            )
         before = number
         try:
             with part.open("rb") as fh:
@@ -153,8 +159,9 @@ def log_parts(path: Path) -> list[Path]:
         return [path]
     prefix, first = match.group(1), int(match.group(2))
     # Numbers grow past 999 (`-1000`) in a long run: matched as numbers, ordered as numbers, not as names.
-    parts = [(number, p) for p in path.parent.glob(f"{glob.escape(prefix)}-*.jsonl")
-             if (number := _part_number(p, prefix)) is not None and number >= first]
+    parts = [
+        (number, p) for p in path.parent.glob(f"{glob.escape(prefix)}-*.jsonl") if (number := _part_number(p, prefix)) is not None and number >= first
+    ]
     return [p for _, p in sorted(parts)]
 
 
@@ -214,9 +221,24 @@ def _capture_steps(path: Path, doc: dict[str, Any]) -> Iterator[Step]:
 
 def _capture_frames(sess: dict[str, Any]) -> Iterator[dict[str, Any]]:
     sid = sess["info"]["id"]
-    yield {"type": "hello", "protocol": p.PROTOCOL, "agent": sess.get("agent", ""), "session": sess["info"], "config": sess.get("config", {}), "lost": sess.get("lost", 0)}
+    yield {
+        "type": "hello",
+        "protocol": p.PROTOCOL,
+        "agent": sess.get("agent", ""),
+        "session": sess["info"],
+        "config": sess.get("config", {}),
+        "lost": sess.get("lost", 0),
+    }
     for tool in sess.get("tools", []):
-        frame = {"type": "tool", "session": sid, "change": "registered", "name": tool["name"], "at": tool["registeredAt"], "schemaBytes": tool["schemaBytes"], "internal": tool.get("internal", False)}
+        frame = {
+            "type": "tool",
+            "session": sid,
+            "change": "registered",
+            "name": tool["name"],
+            "at": tool["registeredAt"],
+            "schemaBytes": tool["schemaBytes"],
+            "internal": tool.get("internal", False),
+        }
         for key in ("descriptor", "annotationsSent", "annotationsKept", "rejected"):
             if tool.get(key) is not None:
                 frame[key] = tool[key]
@@ -234,11 +256,18 @@ def _capture_frames(sess: dict[str, Any]) -> Iterator[dict[str, Any]]:
     calls = [{k: c[k] for k in ("seq", "tool", "invokedAt", "depth", "parent")} for c in sess.get("inflight", [])]
     if calls:
         yield {"type": "start", "session": sid, "calls": calls}
-    counted = {t["name"]: {"measured": t.get("measured", True), "counted": t.get("counted", 0)} for t in sess.get("tools", [])
-               if not t.get("measured", True) or t.get("counted", 0)}
+    counted = {
+        t["name"]: {"measured": t.get("measured", True), "counted": t.get("counted", 0)}
+        for t in sess.get("tools", [])
+        if not t.get("measured", True) or t.get("counted", 0)
+    }
     if sess.get("unsampledCalls") or counted:
-        yield {"type": "ledger", "session": sid, "rev": 1,
-               "ledger": {"sessionId": sid, "tools": counted, "totals": {"unsampledCalls": sess.get("unsampledCalls", 0)}}}
+        yield {
+            "type": "ledger",
+            "session": sid,
+            "rev": 1,
+            "ledger": {"sessionId": sid, "tools": counted, "totals": {"unsampledCalls": sess.get("unsampledCalls", 0)}},
+        }
     for tool in sess.get("tools", []):
         if tool.get("unregisteredAt") is not None:
             yield {"type": "tool", "session": sid, "change": "unregistered", "name": tool["name"], "at": tool["unregisteredAt"]}

@@ -15,10 +15,10 @@ import itertools
 import logging
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import msgspec
@@ -26,15 +26,15 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
 from websockets.frames import CloseCode
-from websockets.protocol import Event, State
 from websockets.http11 import Request, Response
+from websockets.protocol import Event, State
 
 from . import __version__
 from . import protocol as p
 from .assets import agent_script
 from .auth import token_matches
-from .ratecap import REFUSED_PAUSE, WIRE_SECONDS_PER_BYTE, Bucket, OriginShare, SocketGate, token_buckets
 from .payloads import PayloadView
+from .ratecap import REFUSED_PAUSE, WIRE_SECONDS_PER_BYTE, Bucket, OriginShare, SocketGate, token_buckets
 from .sessionlog import SessionLog
 from .snippet import Snippet
 from .store import Store
@@ -601,7 +601,6 @@ class Relay:
                 store.counters["payloads_dropped"] += 1
             return [], True, False, None
         return [], True, False, frame
-
 
     async def _handle(self, ws: ServerConnection) -> None:
         conn = next(self._conn_ids)

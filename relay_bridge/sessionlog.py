@@ -29,8 +29,8 @@ import logging
 import os
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import msgspec
 
@@ -54,9 +54,18 @@ log = logging.getLogger("wmcp_top.sessionlog")
 
 
 class SessionLog:
-    def __init__(self, directory: Path, *, rotate_bytes: int = ROTATE_BYTES, keep_files: int = KEEP_FILES,
-                 keep_bytes: int = KEEP_BYTES, max_buffer: int = MAX_BUFFER_BYTES, run_bytes: int = RUN_BYTES,
-                 origin_buffer: int = ORIGIN_BUFFER_BYTES, flush_bytes: int = FLUSH_BYTES) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        rotate_bytes: int = ROTATE_BYTES,
+        keep_files: int = KEEP_FILES,
+        keep_bytes: int = KEEP_BYTES,
+        max_buffer: int = MAX_BUFFER_BYTES,
+        run_bytes: int = RUN_BYTES,
+        origin_buffer: int = ORIGIN_BUFFER_BYTES,
+        flush_bytes: int = FLUSH_BYTES,
+    ) -> None:
         self.directory = directory
         self.rotate_bytes = rotate_bytes
         self.keep_files = keep_files
@@ -132,8 +141,10 @@ class SessionLog:
         """One line for a status view while the run's cap has dropped lines; None while nothing was."""
         if not self.capped_parts:
             return None
-        return (f"run capped at {self.run_bytes} bytes: {self.capped_lines} lines in {self.capped_parts} oldest parts "
-                f"({self.capped_bytes} bytes) deleted; the first part and the newest kept")
+        return (
+            f"run capped at {self.run_bytes} bytes: {self.capped_lines} lines in {self.capped_parts} oldest parts "
+            f"({self.capped_bytes} bytes) deleted; the first part and the newest kept"
+        )
 
     def _prune(self) -> None:
         """Keep the newest files within the limits; never a part of the run being written. A name that cannot be
@@ -248,7 +259,12 @@ class SessionLog:
         except OSError as exc:
             if self.error is None:
                 self.errors += 1
-                log.error("session log: cannot write %s: %s (holding up to %d bytes unwritten; frames past that are refused, not acked)", self.path, exc.strerror, self.max_buffer)
+                log.error(
+                    "session log: cannot write %s: %s (holding up to %d bytes unwritten; frames past that are refused, not acked)",
+                    self.path,
+                    exc.strerror,
+                    self.max_buffer,
+                )
             fresh = self.error is None
             self.error = f"{exc.strerror or exc} ({self.path})"
             if fresh and self.on_health is not None:

@@ -37,10 +37,7 @@ class Snippet:
 
     @property
     def bookmarklet(self) -> str:
-        return (
-            "javascript:(()=>{const s=document.createElement('script');"
-            f"s.src='{self.script_url}';document.head.appendChild(s)}})()"
-        )
+        return f"javascript:(()=>{{const s=document.createElement('script');s.src='{self.script_url}';document.head.appendChild(s)}})()"
 
     def text(self) -> str:
         return "\n".join(

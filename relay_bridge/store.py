@@ -14,16 +14,17 @@ import hmac
 import secrets
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import msgspec
 
 from . import budget as b
 from . import identity
 from . import protocol as p
-from .received import Received
 from .measure import CONTENT_TYPES
+from .received import Received
 from .stats import SessionStats
 
 RelayState = Literal["live", "disconnected", "ended"]
@@ -57,6 +58,7 @@ class StoreObserver(Protocol):
 
 
 MAX_REFUSED_ORIGINS = 16  # origins counted apart in token_refusals; the rest are counted together
+
 
 @dataclass(slots=True)
 class InFlight:
@@ -129,10 +131,25 @@ class PromptSession:
 
 # Timeline categories for filtering (issue 8's tools, calls, prompts, system).
 CATEGORY = {
-    "register": "tools", "unregister": "tools", "rejected": "tools", "context-clear": "tools", "context-provide": "tools",
-    "redefined": "tools", "wrap-failed": "tools",
-    "start": "calls", "waiting": "calls", "submitted": "calls", "settle": "calls", "error": "calls", "toolcancel": "calls", "toolactivated": "calls", "consent": "calls",
-    "prompt-create": "prompts", "prompt": "prompts", "prompt-stream": "prompts", "prompt-destroy": "prompts",
+    "register": "tools",
+    "unregister": "tools",
+    "rejected": "tools",
+    "context-clear": "tools",
+    "context-provide": "tools",
+    "redefined": "tools",
+    "wrap-failed": "tools",
+    "start": "calls",
+    "waiting": "calls",
+    "submitted": "calls",
+    "settle": "calls",
+    "error": "calls",
+    "toolcancel": "calls",
+    "toolactivated": "calls",
+    "consent": "calls",
+    "prompt-create": "prompts",
+    "prompt": "prompts",
+    "prompt-stream": "prompts",
+    "prompt-destroy": "prompts",
 }
 
 
@@ -554,7 +571,11 @@ class Store:
             return [self.reject(conn, p.Rejection(p.Code.PROTOCOL_VERSION, f"this relay speaks {p.PROTOCOL}"), sid)]
         origin = self.origins.get(conn)
         if origin is not None and hello.session.origin != origin:
-            return [self.reject(conn, p.Rejection(p.Code.FORBIDDEN_ORIGIN, "the hello's origin is not the origin of the page that opened this socket"), sid)]
+            return [
+                self.reject(
+                    conn, p.Rejection(p.Code.FORBIDDEN_ORIGIN, "the hello's origin is not the origin of the page that opened this socket"), sid
+                )
+            ]
         lane = identity.reserved_agent(hello.agent)
         # A replayed log (check_resume off) holds accepted hellos only; its connections carry no Origin.
         if lane is not None and self.check_resume and lane != self.kinds.get(conn):
@@ -562,7 +583,13 @@ class Store:
             return [self.reject(conn, p.Rejection(p.Code.FORBIDDEN_ORIGIN, f"that agent name marks the {lane} lane, which this socket is not"), sid)]
         via = self.sessions.get(hello.session.via) if hello.session.via else None
         if via is not None and identity.reserved_agent(via.agent) is not None and via.conn != conn:
-            return [self.reject(conn, p.Rejection(p.Code.FORBIDDEN_ORIGIN, "a relayed session names, as its forwarder, a session of a lane this socket is not"), sid)]
+            return [
+                self.reject(
+                    conn,
+                    p.Rejection(p.Code.FORBIDDEN_ORIGIN, "a relayed session names, as its forwarder, a session of a lane this socket is not"),
+                    sid,
+                )
+            ]
         owned = self.connections.setdefault(conn, set())
         session = self.sessions.get(sid)
         if sid not in owned and len(owned) >= p.MAX_SESSIONS_PER_CONNECTION:
@@ -576,13 +603,26 @@ class Store:
             key = self.share_keys.get(conn, f"socket {conn}") or hello.session.origin
             if sum(1 for s in self.sessions.values() if s.share == key) >= p.MAX_SESSIONS_PER_ORIGIN:
                 # One origin's share of the session table: a flood of hellos leaves every other origin its seats.
-                return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {p.MAX_SESSIONS_PER_ORIGIN} live sessions an origin"), sid, cap="origin_sessions")]
+                return [
+                    self.reject(
+                        conn,
+                        p.Rejection(p.Code.SESSION_LIMIT, f"at most {p.MAX_SESSIONS_PER_ORIGIN} live sessions an origin"),
+                        sid,
+                        cap="origin_sessions",
+                    )
+                ]
         if session is not None and session.conn != conn and not self._may_claim(session, hello):
             if hello.session.context == "relayed":
                 self.shadowed.setdefault(conn, {}).setdefault(sid, -1)
                 self.counters["shadowed_sessions"] += 1
                 return [p.Ack(sid, self.shadowed[conn][sid])]
-            return [self.reject(conn, p.Rejection(p.Code.SESSION_TAKEN, "another socket owns this session; a reconnect presents the resume secret from its ack"), sid)]
+            return [
+                self.reject(
+                    conn,
+                    p.Rejection(p.Code.SESSION_TAKEN, "another socket owns this session; a reconnect presents the resume secret from its ack"),
+                    sid,
+                )
+            ]
         if session is None:
             if len(self.sessions) >= self.max_sessions and not self._evict_one():
                 return [self.reject(conn, p.Rejection(p.Code.SESSION_LIMIT, f"at most {self.max_sessions} live sessions"), sid)]
@@ -590,8 +630,16 @@ class Store:
             # A hello proving an id the relay does not know (it restarted) keeps its secret: the owner stays provable.
             proven = self.check_resume and identity.verify_secret(self.resume_key, sid, hello.resume) is not None
             secret = hello.resume if proven and hello.resume is not None else identity.issue_secret(self.resume_key, sid, int(now * 1000))
-            session = Session(hello.session, hello.agent, hello.config, SessionStats(self.buffer), conn,
-                              created=now, last_seen=self.clock.monotonic(), resume=secret)
+            session = Session(
+                hello.session,
+                hello.agent,
+                hello.config,
+                SessionStats(self.buffer),
+                conn,
+                created=now,
+                last_seen=self.clock.monotonic(),
+                resume=secret,
+            )
             self.sessions[sid] = session
             self._hold(session)
             self.counters["sessions"] += 1
@@ -736,7 +784,15 @@ class Store:
         session.counters.spans += stored
         self.counters["spans"] += stored
         if refused is not None:
-            replies.append(self.reject(conn, p.Rejection(p.Code.LIMIT, f"spans of new tools over the cap ({refused}); not stored, not acked"), session.id, cap=refused, n=refused_n))
+            replies.append(
+                self.reject(
+                    conn,
+                    p.Rejection(p.Code.LIMIT, f"spans of new tools over the cap ({refused}); not stored, not acked"),
+                    session.id,
+                    cap=refused,
+                    n=refused_n,
+                )
+            )
         replies.append(session.ack())
         return replies
 
@@ -760,7 +816,9 @@ class Store:
                 self._grow(session, -b.FACTS_BYTES)
                 self.counters["facts_evicted"] += 1
         if refused:
-            return [self.reject(conn, p.Rejection(p.Code.LIMIT, f"{refused} facts over the relay's memory budget"), session.id, cap="budget", n=refused)]
+            return [
+                self.reject(conn, p.Rejection(p.Code.LIMIT, f"{refused} facts over the relay's memory budget"), session.id, cap="budget", n=refused)
+            ]
         return []
 
     def _start(self, conn: int, session: Session, frame: p.Start) -> list[msgspec.Struct]:
@@ -775,8 +833,9 @@ class Store:
                     self._timeline(session, "submitted", {"tool": call.tool, "seq": call.seq}, call.invokedAt)
                 known.invokedAt, known.waiting, known.seen_at, known.ended_at = call.invokedAt, call.waiting, now, None
                 continue
-            session.inflight[call.seq] = InFlight(call.seq, call.tool, call.invokedAt, call.depth, call.parent, now,
-                                                  terminal=call.invokedBy == "terminal", waiting=call.waiting)
+            session.inflight[call.seq] = InFlight(
+                call.seq, call.tool, call.invokedAt, call.depth, call.parent, now, terminal=call.invokedBy == "terminal", waiting=call.waiting
+            )
             detail: dict[str, Any] = {"tool": call.tool, "seq": call.seq}
             if call.invokedBy:
                 detail["invokedBy"] = call.invokedBy
@@ -806,7 +865,11 @@ class Store:
         if frame.kind == "destroy":
             ps.destroyed_at = frame.at
         elif frame.kind in ("prompt", "stream"):
-            ps.calls.append(PromptCall(frame.seq, frame.kind, frame.at, frame.totalMs, frame.firstChunkMs, frame.chunks, frame.charsIn, frame.charsOut, frame.error))
+            ps.calls.append(
+                PromptCall(
+                    frame.seq, frame.kind, frame.at, frame.totalMs, frame.firstChunkMs, frame.chunks, frame.charsIn, frame.charsOut, frame.error
+                )
+            )
             detail.update({"seq": frame.seq, "totalMs": frame.totalMs, "charsIn": frame.charsIn, "charsOut": frame.charsOut})
             if frame.kind == "stream":
                 detail.update({"firstChunkMs": frame.firstChunkMs, "chunks": frame.chunks})
@@ -915,7 +978,9 @@ class Store:
         size = b.detail_bytes(detail) + len(kind)
         # A window: the oldest entries leave to stay under the session's caps and the relay's budget.
         timeline = session.timeline
-        while timeline and (len(timeline) >= b.TIMELINE_MAX or session.timeline_bytes + size > b.TIMELINE_BYTES or self._over(session, size) is not None):
+        while timeline and (
+            len(timeline) >= b.TIMELINE_MAX or session.timeline_bytes + size > b.TIMELINE_BYTES or self._over(session, size) is not None
+        ):
             gone = timeline.popleft()
             session.timeline_bytes -= gone.size
             self._grow(session, -gone.size)
@@ -950,8 +1015,11 @@ class StoreSnapshot:
         return dict(self.counters)
 
 
-_SPENT = {"budget": "the relay's memory budget is spent", "origin_share": "this origin's share of the relay's memory is spent",
-          "socket_share": "this socket's share of its origin's memory is spent"}
+_SPENT = {
+    "budget": "the relay's memory budget is spent",
+    "origin_share": "this origin's share of the relay's memory is spent",
+    "socket_share": "this socket's share of its origin's memory is spent",
+}
 
 
 def _annotations(frame: p.ToolChange) -> int:

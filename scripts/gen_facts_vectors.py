@@ -74,16 +74,27 @@ def cases() -> list[dict[str, Any]]:
         ("first element not an object", "an array whose first element is not an object has no rows", '[1,{"a":1},{"a":2}]'),
         ("one row", "an array of one object repeats nothing", '[{"a":1}]'),
         ("non-ASCII keys", "key bytes are UTF-8 bytes", '[{"é":"ü","ключ":1},{"é":"x","ключ":2}]'),
-        ("whitespace inside strings", "spaces and escapes inside strings are content, not whitespace", '{ "a" : "x  y\\n\\t z" ,\n  "b" : [ 1 , 2 ] }'),
-        ("data URL in a value", "the run after the comma; a run under 256 characters does not count", json.dumps({"img": "data:image/png;base64," + B64, "short": "QUJD" * 10})),
+        (
+            "whitespace inside strings",
+            "spaces and escapes inside strings are content, not whitespace",
+            '{ "a" : "x  y\\n\\t z" ,\n  "b" : [ 1 , 2 ] }',
+        ),
+        (
+            "data URL in a value",
+            "the run after the comma; a run under 256 characters does not count",
+            json.dumps({"img": "data:image/png;base64," + B64, "short": "QUJD" * 10}),
+        ),
         ("base64 in a key", "keys are not values: a base64-looking key is not counted", json.dumps({"A" * 300: 1})),
         ("two runs in one value", "runs are split by any other character", json.dumps({"v": "A" * 256 + " " + "B" * 300 + "=" + "C" * 10})),
         ("run of 255", "one short of the minimum", json.dumps({"v": "Q" * 255})),
         ("prose with base64", "text that is not JSON: one string value, no whitespace figure", "the image is " + B64 + " as you see"),
         ("JSON string scalar", "a JSON document that is a bare string is not a document of rows: counted as text", json.dumps("A" * 300)),
         ("broken JSON", "looks like JSON but is not: counted as text", '{"a": [1, 2}  ' + "Z" * 260),
-        ("escaped quotes and backslashes", "a quote after an odd run of backslashes does not end a string",
-         json.dumps({"a": 'x"y\\', "b": [{"k": '\\"'}, {"k": " [ { "}], "c": "\\\\"}, indent=1)),
+        (
+            "escaped quotes and backslashes",
+            "a quote after an odd run of backslashes does not end a string",
+            json.dumps({"a": 'x"y\\', "b": [{"k": '\\"'}, {"k": " [ { "}], "c": "\\\\"}, indent=1),
+        ),
         ("empty object", "nothing to find", "{}"),
     ]
     out = [{"name": n, "description": d, "text": t, "expect": bloat(t)} for n, d, t in texts]
@@ -95,7 +106,15 @@ def cases() -> list[dict[str, Any]]:
             "name": "capped",
             "description": "a result over the cap: the first 262,144 characters are examined, truncated is set",
             "build": {"prefix": "[", "repeat": '{"k":1},', "times": 40000, "suffix": '{"k":1}]'},
-            "expect": {"textBytes": 262144, "whitespaceBytes": 0, "repeatedKeyBytes": 32767 * 4, "repeatedKeyRows": 32767, "base64Bytes": 0, "base64Runs": 0, "truncated": True},
+            "expect": {
+                "textBytes": 262144,
+                "whitespaceBytes": 0,
+                "repeatedKeyBytes": 32767 * 4,
+                "repeatedKeyRows": 32767,
+                "base64Bytes": 0,
+                "base64Runs": 0,
+                "truncated": True,
+            },
         }
     )
     return out

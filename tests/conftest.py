@@ -22,6 +22,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("bench") is not None and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(300 + 20 * seconds))
+
+
 VECTORS = ROOT / "tests" / "vectors"
 
 

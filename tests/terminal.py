@@ -26,8 +26,12 @@ class Tmux:
         env.update(WMCP_TOP_HOME=str(home), TERM="xterm-256color", PS1="$ ", PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""))
         env.pop("NO_COLOR", None)
         self.env = env
-        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-x", str(width), "-y", str(height),
-                        "bash", "--norc", "--noprofile"], check=True, env=env, cwd=ROOT)
+        subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-x", str(width), "-y", str(height), "bash", "--norc", "--noprofile"],
+            check=True,
+            env=env,
+            cwd=ROOT,
+        )
         subprocess.run(["tmux", "-L", self.socket, "set-option", "-g", "status", "off"], check=True, env=env)
 
     def run(self, *args: str) -> str:

@@ -11,7 +11,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_relay_bridge_imports_neither_textual_nor_rich() -> None:
     # Every module but `__main__` ones (importing those runs a command).
-    modules = [p.relative_to(ROOT).with_suffix("").as_posix().replace("/", ".") for p in (ROOT / "relay_bridge").rglob("*.py") if p.name != "__main__.py"]
+    modules = [
+        p.relative_to(ROOT).with_suffix("").as_posix().replace("/", ".") for p in (ROOT / "relay_bridge").rglob("*.py") if p.name != "__main__.py"
+    ]
     code = (
         "import importlib, sys\n"
         f"for m in {modules!r}: importlib.import_module(m)\n"

@@ -129,7 +129,10 @@ def test_every_command_line_option_is_documented(command: str) -> None:
     out = subprocess.run([sys.executable, "-m", "tui.cli", *command.split(), "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     text = re.sub(r"-\n\s*", "-", out.stdout)  # argparse wraps long words at their hyphens
-    options = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*[a-z])", text)) - {"--help", "--remote-debugging-port"}  # Chrome's flag, named in attach's help
+    options = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*[a-z])", text)) - {
+        "--help",
+        "--remote-debugging-port",
+    }  # Chrome's flag, named in attach's help
     assert options
     missing = {o for o in options if not re.search(re.escape(o) + r"(?![\w-])", DOCS)}
     assert not missing, f"wmcp-top {command}: {sorted(missing)} in --help but in no README or docs/ page"
@@ -162,10 +165,24 @@ def test_every_event_kind_the_agent_sends_is_documented() -> None:
 
 
 # Flags the READMEs name that belong to other programs: Chromium's, node's, npm's, build.mjs's, pytest-xdist's.
-FOREIGN_FLAGS = {"--check", "--test", "--prefix", "--no-sandbox", "--disable-gpu", "--disable-sync", "--load-extension",
-                 "--disable-background-networking", "--disable-component-update", "--enable-experimental-web-platform-features",
-                 "--enable-features", "--remote-debugging-port", "--user-data-dir", "--disable-extensions-except",
-                 "--dist", "--durations"}
+FOREIGN_FLAGS = {
+    "--check",
+    "--test",
+    "--prefix",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-sync",
+    "--load-extension",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--enable-experimental-web-platform-features",
+    "--enable-features",
+    "--remote-debugging-port",
+    "--user-data-dir",
+    "--disable-extensions-except",
+    "--dist",
+    "--durations",
+}
 
 
 def test_every_option_the_readmes_name_exists() -> None:
@@ -199,7 +216,7 @@ def test_every_doc_the_readme_links_exists() -> None:
 def test_the_architecture_page_names_files_that_exist() -> None:
     """docs/architecture.md walks a span from the page to the views by file name: each one must exist."""
     text = (ROOT / "docs" / "architecture.md").read_text()
-    paths = {tok for tok in re.findall(r"`([\w./-]+)`", text) if "/" in tok and "." in tok.rsplit("/", 1)[-1] or tok.endswith("/")}
+    paths = {tok for tok in re.findall(r"`([\w./-]+)`", text) if ("/" in tok and "." in tok.rsplit("/", 1)[-1]) or tok.endswith("/")}
     assert len(paths) >= 20, sorted(paths)
     missing = sorted(p for p in paths if not (ROOT / p).exists())
     assert not missing, f"docs/architecture.md names {missing}"

@@ -16,8 +16,20 @@ from tui.sanitize import inert
 
 CASES = json.loads((Path(__file__).parent / "vectors" / "inert.json").read_text(encoding="utf-8"))["cases"]
 # Default_Ignorable_Code_Point (DerivedCoreProperties.txt) outside the categories below.
-IGNORABLE = {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810), 0x2065, 0x3164, *range(0xFE00, 0xFE10), 0xFFA0,
-             *range(0xFFF0, 0xFFF9), *range(0xE0000, 0xE1000)}
+IGNORABLE = {
+    0x034F,
+    0x115F,
+    0x1160,
+    0x17B4,
+    0x17B5,
+    *range(0x180B, 0x1810),
+    0x2065,
+    0x3164,
+    *range(0xFE00, 0xFE10),
+    0xFFA0,
+    *range(0xFFF0, 0xFFF9),
+    *range(0xE0000, 0xE1000),
+}
 HIDDEN_CATEGORIES = ("Cc", "Cf", "Co", "Cs", "Zl", "Zp")
 
 
@@ -33,8 +45,11 @@ def test_every_way_to_a_terminal_shows_the_same(case: dict[str, str]) -> None:
 
 
 def test_nothing_invisible_or_a_control_survives_anywhere_in_unicode() -> None:
-    hidden = [chr(code) for code in range(sys.maxunicode + 1)
-              if (cat := unicodedata.category(chr(code))) in HIDDEN_CATEGORIES or (cat == "Zs" and code != 0x20) or code in IGNORABLE]
+    hidden = [
+        chr(code)
+        for code in range(sys.maxunicode + 1)
+        if (cat := unicodedata.category(chr(code))) in HIDDEN_CATEGORIES or (cat == "Zs" and code != 0x20) or code in IGNORABLE
+    ]
     shown = inert_str("a".join(hidden))  # one pass: every candidate between two letters
     left = sorted(set(shown) & set(hidden))
     assert not left, f"{len(left)} characters pass unshown: {[f'U+{ord(c):04X}' for c in left[:20]]}"

@@ -19,7 +19,8 @@ def test_the_suite_has_a_timeout_well_under_ci_s_limit() -> None:
 
 
 def test_a_hung_test_fails_and_the_run_goes_on(tmp_path: Path) -> None:
-    (tmp_path / "test_hang.py").write_text(textwrap.dedent("""
+    (tmp_path / "test_hang.py").write_text(
+        textwrap.dedent("""
         import threading
 
         def test_hangs():
@@ -27,12 +28,16 @@ def test_a_hung_test_fails_and_the_run_goes_on(tmp_path: Path) -> None:
 
         def test_after():
             pass
-    """))
+    """)
+    )
     started = time.monotonic()
     # The project's own pytest configuration (plugins, addopts, timeout method), the timeout shortened to 2 s.
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "-o", "timeout=2", "-q", str(tmp_path / "test_hang.py")],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
     )
     assert "Timeout (>2.0s)" in run.stdout, run.stdout[-2000:]
     assert "1 failed, 1 passed" in run.stdout, run.stdout[-2000:]

@@ -24,6 +24,8 @@ def value_of(marker: object) -> tuple[object, bool]:
     if isinstance(marker, dict) and set(marker) == {"$number"}:
         return float(marker["$number"].replace("Infinity", "inf")), False
     return marker, False
+
+
 AGGREGATE = sorted((VECTORS / "aggregate").glob("*.json"))
 
 
@@ -109,10 +111,17 @@ def test_measure_vectors() -> None:
         facts = result_facts(value, undefined=undefined)
         size = call_size(utf8_len(js_stringify(case["input"])), facts.resultBytes, facts.imageBytes)
         got = {
-            "inputBytes": size.inputBytes, "resultBytes": size.resultBytes, "resultType": facts.resultType,
-            "envelope": facts.envelope, "substituted": facts.substituted, "contentTypes": facts.contentTypes,
-            "imageBytes": size.imageBytes, "estInputTokens": size.estInputTokens, "estTextTokens": size.estTextTokens,
-            "estImageTokens": size.estImageTokens, "estTokens": size.estTokens,
+            "inputBytes": size.inputBytes,
+            "resultBytes": size.resultBytes,
+            "resultType": facts.resultType,
+            "envelope": facts.envelope,
+            "substituted": facts.substituted,
+            "contentTypes": facts.contentTypes,
+            "imageBytes": size.imageBytes,
+            "estInputTokens": size.estInputTokens,
+            "estTextTokens": size.estTextTokens,
+            "estImageTokens": size.estImageTokens,
+            "estTokens": size.estTokens,
         }
         assert got == case["expect"], case["name"]
 

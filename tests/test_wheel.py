@@ -20,7 +20,14 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
     assert "relay_bridge/_agent/agent.js" in names
     for ext in ("manifest.json", "agent.js", "bridge.js", "sw.js", "popup.html", "popup.js", "pair.html", "pair.js"):
         assert f"relay_bridge/_extension/{ext}" in names, ext
-    for data in ("schema/report.v2.json", "schema/footprint.v1.json", "schema/budget.v1.json", "schema/thresholds.v1.json", "schema/findings.v1.json", "bench/harness.js"):
+    for data in (
+        "schema/report.v2.json",
+        "schema/footprint.v1.json",
+        "schema/budget.v1.json",
+        "schema/thresholds.v1.json",
+        "schema/findings.v1.json",
+        "bench/harness.js",
+    ):
         assert f"relay_bridge/{data}" in names, data
     assert any(re.match(r"tui/_themes/.+\.(toml|json)$", n) for n in names)
     venv = tmp_path / "venv"
@@ -28,9 +35,14 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
     py = venv / "bin" / "python"
     subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheel)], check=True, timeout=600)
     home = tmp_path / "home"
-    proc = subprocess.Popen([str(venv / "bin" / "wmcp-top"), "relay", "--port", "0", "--no-log"], cwd=tmp_path,
-                            env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "WMCP_TOP_HOME": str(home), "PYTHONUNBUFFERED": "1"},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [str(venv / "bin" / "wmcp-top"), "relay", "--port", "0", "--no-log"],
+        cwd=tmp_path,
+        env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "WMCP_TOP_HOME": str(home), "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         port = int(re.search(r"127\.0\.0\.1:(\d+)", proc.stdout.readline()).group(1))
@@ -44,8 +56,14 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
         proc.terminate()
         proc.wait(10)
     # `wmcp-top extension` points into the installed package, and its link carries the token of the config file
-    out = subprocess.run([str(venv / "bin" / "wmcp-top"), "extension", "--port", "7420"], cwd=tmp_path, capture_output=True, text=True,
-                         env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "WMCP_TOP_HOME": str(home)}, check=True)
+    out = subprocess.run(
+        [str(venv / "bin" / "wmcp-top"), "extension", "--port", "7420"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "WMCP_TOP_HOME": str(home)},
+        check=True,
+    )
     folder = Path(re.search(r"is in:\n  (\S+)\n", out.stdout).group(1))
     assert folder.is_relative_to(venv) and (folder / "manifest.json").is_file() and (folder / "sw.js").is_file()
     assert f"&t={token}" in out.stdout

@@ -22,11 +22,11 @@ from textual.screen import Screen
 from textual.signal import Signal
 
 from relay_bridge.cli import UsageError, start_relay, write_json
-from relay_bridge.notify import Coalescer
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import trace_document
 from relay_bridge.findings.document import session_findings
+from relay_bridge.notify import Coalescer
 from relay_bridge.paths import data_dir
 from relay_bridge.server import Relay, RelayConfig
 from relay_bridge.store import Session, Store, StoreSnapshot
@@ -36,7 +36,7 @@ from .changes import Changes
 from .palette import Palette
 from .sanitize import inert_str
 from .screens.dashboard import DashboardScreen
-from .themes import DEFAULT_THEME, APP_VARIABLES, load_themes
+from .themes import APP_VARIABLES, DEFAULT_THEME, load_themes
 
 Feed = Callable[["WmcpTopApp"], Awaitable[None]]
 REFRESH_INTERVAL = 0.25  # at most 4 screen updates a second
@@ -168,7 +168,7 @@ class WmcpTopApp(App[int]):
         except UsageError as exc:  # the lane could not start (no browser, no DevTools endpoint): one line, exit 2
             self.startup_error = str(exc)
             self.exit(return_code=2)
-        except Exception as exc:  # noqa: BLE001 - a broken feed is reported, the app stays up
+        except Exception as exc:
             self.notify(inert_str(f"feed stopped: {exc}"), severity="error", markup=False, timeout=10)
 
     def _setup_themes(self) -> None:
@@ -187,7 +187,7 @@ class WmcpTopApp(App[int]):
     def _update_palette(self) -> None:
         try:
             variables = {**APP_VARIABLES, **self.current_theme.variables}
-        except Exception:  # noqa: BLE001 - no theme yet
+        except Exception:
             variables = dict(APP_VARIABLES)
         self.palette = Palette.from_variables(variables, self.no_color)
 
@@ -204,7 +204,7 @@ class WmcpTopApp(App[int]):
             self._feed_task.cancel()
             try:
                 await self._feed_task
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001
+            except (asyncio.CancelledError, Exception):
                 pass
             self._feed_task = None
         if self.coalescer is not None:
@@ -297,8 +297,23 @@ class WmcpTopApp(App[int]):
             return False  # the dialog may hold a tool's result: it goes into no file and no other view
         return True
 
-    NOT_WHILE_CALLING = frozenset({"screenshot", "export_report", "export_capture", "export_trace", "invoke",
-                                   "status", "timeline", "inspect", "schemas", "findings", "prompts", "copy_snippet", "help"})
+    NOT_WHILE_CALLING = frozenset(
+        {
+            "screenshot",
+            "export_report",
+            "export_capture",
+            "export_trace",
+            "invoke",
+            "status",
+            "timeline",
+            "inspect",
+            "schemas",
+            "findings",
+            "prompts",
+            "copy_snippet",
+            "help",
+        }
+    )
 
     def _invoke_open(self) -> bool:
         from .screens.invoke import ConfirmCall, InvokeScreen
@@ -372,8 +387,7 @@ class WmcpTopApp(App[int]):
     def action_export_trace(self) -> Path | None:
         if self._no_sessions():
             return None
-        sessions = [(f"{s.info.origin} {s.id}", s.info.timeOrigin, s.spans(), list(s.inflight.values()))
-                    for s in self.view_store.sessions.values()]
+        sessions = [(f"{s.info.origin} {s.id}", s.info.timeOrigin, s.spans(), list(s.inflight.values())) for s in self.view_store.sessions.values()]
         return self._export("trace", trace_document(sessions))
 
     def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
@@ -389,8 +403,7 @@ class WmcpTopApp(App[int]):
             path = self._export_path("wmcp-top", ".svg")
             saved = self.save_screenshot(path.name, str(self.export_dir))
         except OSError as exc:
-            self.notify(inert_str(f"could not save the screenshot in {self.export_dir}: {exc.strerror or exc}"),
-                        severity="error", markup=False)
+            self.notify(inert_str(f"could not save the screenshot in {self.export_dir}: {exc.strerror or exc}"), severity="error", markup=False)
             return None
         self.notify(inert_str(f"wrote {saved}"), title="screenshot", markup=False, timeout=6)
         return Path(saved)
@@ -467,9 +480,13 @@ class WmcpTopApp(App[int]):
             self.notify("no relay in this mode (a replay or a fixed feed): there is no page to call", severity="warning")
             return
         if not self.relay.config.allow_invoke:
-            self.notify("calling tools from the terminal is off. Restart with: wmcp-top --allow-invoke "
-                        "(tools not marked readOnlyHint still ask before each call)",
-                        title="x: call a tool", severity="warning", timeout=8)
+            self.notify(
+                "calling tools from the terminal is off. Restart with: wmcp-top --allow-invoke "
+                "(tools not marked readOnlyHint still ask before each call)",
+                title="x: call a tool",
+                severity="warning",
+                timeout=8,
+            )
             return
         session = self.store.sessions.get(sid)
         rec = session.tools.get(tool) if session is not None else None
@@ -506,11 +523,12 @@ class WmcpTopApp(App[int]):
         on_dashboard = isinstance(screen, DashboardScreen)
         view = getattr(screen, "KEY_SCOPE", None)
         for action in keys.ACTIONS:
-            if not action.palette or action.native or action.scope == "dashboard" and not on_dashboard:
+            if not action.palette or action.native or (action.scope == "dashboard" and not on_dashboard):
                 continue
             if action.scope not in ("app", "dashboard") and action.scope != view:
                 continue  # a view's keys are commands on that view only ("view": back, which esc does)
             key = keys.KEY_DISPLAY.get(action.key, action.key)
             name = action.action if action.scope == "app" or action.action.startswith("app.") else f"screen.{action.action}"
-            yield SystemCommand(f"{action.description} ({key})", action.help or action.description,
-                                lambda a=name: self.call_later(self.run_action, a))
+            yield SystemCommand(
+                f"{action.description} ({key})", action.help or action.description, lambda a=name: self.call_later(self.run_action, a)
+            )

@@ -20,8 +20,13 @@ class RichBenchProgress:
         if self._progress is None or self._label_shown != self.label:
             self.close()
             self._progress = Progress(
-                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[tool]}", markup=False),
-                TimeElapsedColumn(), console=self.console, transient=False,
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[tool]}", markup=False),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=False,
             )
             self._progress.start()
             self._task = self._progress.add_task(f"{self.label}bench", total=total, tool="")

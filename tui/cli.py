@@ -84,7 +84,7 @@ def place_top_options(parser: argparse.ArgumentParser, args: argparse.Namespace)
     for action in parser._actions:
         if not action.dest.startswith(TOP):
             continue
-        dest = action.dest[len(TOP):]
+        dest = action.dest[len(TOP) :]
         given = getattr(args, action.dest)
         delattr(args, action.dest)
         if target is None:

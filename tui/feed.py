@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def demo_feed(seed: int = demo.DEFAULT_SEED, speed: float = 1.0):
-    async def feed(app: "WmcpTopApp") -> None:
+    async def feed(app: WmcpTopApp) -> None:
         assert app.relay is not None, "the demo needs the app's relay"
         await demo.run_demo(app.relay.snippet.ws_url, seed, speed)
 
@@ -34,7 +34,7 @@ def demo_feed(seed: int = demo.DEFAULT_SEED, speed: float = 1.0):
 def replay_feed(path: Path, speed: float = 0.0):
     steps = read_steps(path)  # raises ReplayError before the UI starts
 
-    async def feed(app: "WmcpTopApp") -> None:
+    async def feed(app: WmcpTopApp) -> None:
         prev: float | None = None
         for i, step in enumerate(steps):
             if speed > 0 and prev is not None and step.t > prev:
@@ -96,10 +96,10 @@ def demo_store(seconds: float = 30.0, seed: int = demo.DEFAULT_SEED, buffer: int
     return store, clock
 
 
-__all__ = ["demo_feed", "replay_feed", "demo_store", "FrozenClock", "ReplayError"]
+__all__ = ["FrozenClock", "ReplayError", "demo_feed", "demo_store", "replay_feed"]
 
 
-def frozen_demo_app(seconds: float = 30.0, seed: int = demo.DEFAULT_SEED, **kw: Any) -> "WmcpTopApp":
+def frozen_demo_app(seconds: float = 30.0, seed: int = demo.DEFAULT_SEED, **kw: Any) -> WmcpTopApp:
     """The app showing the demo's first `seconds`, every clock frozen: same pixels on every run (snapshot
     tests, `scripts/screenshots.py`)."""
     from .app import WmcpTopApp

@@ -43,13 +43,27 @@ ACTIONS: tuple[Action, ...] = (
     Action("wmcp.filter", "slash", "filter", "Filter", help="filter tools by name (esc clears)", scope="dashboard"),
     Action("wmcp.sort", "s", "sort", "Sort", help="sort by the next column (a header click sorts too)", scope="dashboard"),
     Action("wmcp.sort_reverse", "S", "sort_reverse", "Reverse", show=False, help="reverse the sort order", scope="dashboard"),
-    Action("wmcp.sort_by", "o,greater_than_sign", "sort_by", "Sort by", show=False,
-           help="pick the column to sort by (htop's F6 / >): j/k or the arrows, enter", scope="dashboard"),
+    Action(
+        "wmcp.sort_by",
+        "o,greater_than_sign",
+        "sort_by",
+        "Sort by",
+        show=False,
+        help="pick the column to sort by (htop's F6 / >): j/k or the arrows, enter",
+        scope="dashboard",
+    ),
     Action("wmcp.pause", "p", "pause", "Pause", help="freeze the screen; data is still recorded"),
     Action("wmcp.next_session", "tab", "next_session", "Next", priority=True, help="next session tab", scope="dashboard"),
     Action("wmcp.prev_session", "shift+tab", "prev_session", "Prev", show=False, priority=True, help="previous session tab", scope="dashboard"),
-    Action("wmcp.dismiss_ended", "D", "dismiss_ended", "Dismiss ended", show=False,
-           help="close the tabs of ended and disconnected sessions (their data stays in exports and the log)", scope="dashboard"),
+    Action(
+        "wmcp.dismiss_ended",
+        "D",
+        "dismiss_ended",
+        "Dismiss ended",
+        show=False,
+        help="close the tabs of ended and disconnected sessions (their data stays in exports and the log)",
+        scope="dashboard",
+    ),
     Action("wmcp.export_report", "e", "export_report", "Report", help="write the selected session's report (v2)"),
     Action("wmcp.export_capture", "E", "export_capture", "Capture", show=False, help="write a capture of all sessions"),
     Action("wmcp.export_trace", "t", "export_trace", "Trace", show=False, help="write a Chrome trace of all sessions"),
@@ -60,8 +74,14 @@ ACTIONS: tuple[Action, ...] = (
     Action("wmcp.schemas", "w", "schemas", "Schemas", help="schema weight: bytes, tokens, duplicates and lint of every registered tool"),
     Action("wmcp.findings", "f", "findings", "Findings", show=False, help="what to fix first: findings ranked by what each fix saves (tokens, ms)"),
     Action("wmcp.prompts", "m", "prompts", "Prompts", help="the selected session's Prompt API (LanguageModel) sessions and prompts"),
-    Action("wmcp.invoke", "x", "invoke", "Call", show=False,
-           help="call the selected tool from the terminal (input editor; needs wmcp-top --allow-invoke)"),
+    Action(
+        "wmcp.invoke",
+        "x",
+        "invoke",
+        "Call",
+        show=False,
+        help="call the selected tool from the terminal (input editor; needs wmcp-top --allow-invoke)",
+    ),
     Action("wmcp.copy_snippet", "c", "copy_snippet", "Copy", show=False, help="copy the script tag (OSC 52)"),
     # every list and scrolling pane, as in vim, less, k9s and lazygit: the key the widget already knows for it
     Action("wmcp.down", "j", "list_key('down')", "Down", show=False, palette=False, help="next row (or scroll down), as ↓"),
@@ -75,14 +95,28 @@ ACTIONS: tuple[Action, ...] = (
     Action("wmcp.timeline.tools", "1", "toggle_group('tools')", "Tools", show=False, help="show or hide tool registrations", scope="timeline"),
     Action("wmcp.timeline.calls", "2", "toggle_group('calls')", "Calls", show=False, help="show or hide calls", scope="timeline"),
     Action("wmcp.timeline.prompts", "3", "toggle_group('prompts')", "Prompts", show=False, help="show or hide Prompt API events", scope="timeline"),
-    Action("wmcp.timeline.system", "4", "toggle_group('system')", "System", show=False,
-           help="show or hide page events (reload, visibility, ...)", scope="timeline"),
+    Action(
+        "wmcp.timeline.system",
+        "4",
+        "toggle_group('system')",
+        "System",
+        show=False,
+        help="show or hide page events (reload, visibility, ...)",
+        scope="timeline",
+    ),
     # a log's End is its newest line (and follows it from there); the table's own End scrolls sideways
     Action("wmcp.timeline.newest", "end,G", "newest", "Newest", show=False, priority=True, help="newest entry, and follow", scope="timeline"),
     Action("wmcp.timeline.oldest", "home,g", "oldest", "Oldest", show=False, priority=True, help="oldest entry", scope="timeline"),
     Action("wmcp.inspect.invoke", "x", "app.invoke", "Call", help="in the inspector: call the tool (input editor)", scope="inspector"),
-    Action("wmcp.invoke.run", "ctrl+r", "run", "Call", priority=True,
-           help="in the call dialog: validate the input, confirm if not read-only, call", scope="invoke"),
+    Action(
+        "wmcp.invoke.run",
+        "ctrl+r",
+        "run",
+        "Call",
+        priority=True,
+        help="in the call dialog: validate the input, confirm if not read-only, call",
+        scope="invoke",
+    ),
     Action("wmcp.invoke.reset", "ctrl+g", "reset", "Reset input", help="in the call dialog: back to the generated input", scope="invoke"),
     Action("wmcp.invoke.close", "escape", "close", "Close", priority=True, help="close the call dialog", scope="invoke"),
     Action("wmcp.invoke.yes", "y", "answer(True)", "Call it", help="confirm a call of a tool that is not read-only", scope="confirm"),
@@ -96,9 +130,18 @@ ACTIONS: tuple[Action, ...] = (
 VIEW_SCOPES = frozenset({"timeline", "inspector", "prompts", "schemas", "status"})
 LIST_KEYS = ("wmcp.down", "wmcp.up", "wmcp.first", "wmcp.last")
 MODAL_LISTS = frozenset({"help", "sort", "detail"})
-SCOPE_TITLES = {"app": "everywhere", "dashboard": "dashboard", "view": "every view", "timeline": "timeline (l)",
-                "inspector": "tool inspector (i)", "invoke": "call dialog (x)", "confirm": "call confirmation",
-                "detail": "entry detail", "sort": "sort by (o)", "help": "this help"}
+SCOPE_TITLES = {
+    "app": "everywhere",
+    "dashboard": "dashboard",
+    "view": "every view",
+    "timeline": "timeline (l)",
+    "inspector": "tool inspector (i)",
+    "invoke": "call dialog (x)",
+    "confirm": "call confirmation",
+    "detail": "entry detail",
+    "sort": "sort by (o)",
+    "help": "this help",
+}
 
 KEY_DISPLAY = {"question_mark": "?", "slash": "/", "shift+tab": "⇧tab", "greater_than_sign": ">"}
 
@@ -108,8 +151,7 @@ def bindings(scope: str = "app") -> list[BindingType]:
     (with the keys every view has: back)."""
     scopes = {scope, "view"} if scope in VIEW_SCOPES else {scope}
     own: list[BindingType] = [
-        Binding(a.key, a.action, a.description, show=a.show, priority=a.priority, id=a.id,
-                key_display=KEY_DISPLAY.get(a.key))
+        Binding(a.key, a.action, a.description, show=a.show, priority=a.priority, id=a.id, key_display=KEY_DISPLAY.get(a.key))
         for a in ACTIONS
         if a.scope in scopes and not a.native
     ]

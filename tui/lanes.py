@@ -24,15 +24,16 @@ if TYPE_CHECKING:
 
 
 def cdp_feed(url: str, error_policy: ErrorPolicy = "message"):
-    async def feed(app: "WmcpTopApp") -> None:
+    async def feed(app: WmcpTopApp) -> None:
         from relay_bridge.cdp import CDPError, attach
 
         stop = asyncio.Event()
         log = app.relay.session_log if app.relay is not None else None
         ready = asyncio.Event()
         app.lane_state = "connecting"
-        task = asyncio.ensure_future(attach(url, app.store, stop_event=stop, ready=ready, error_policy=error_policy,
-                                            on_frame=log.frame if log is not None else None))
+        task = asyncio.ensure_future(
+            attach(url, app.store, stop_event=stop, ready=ready, error_policy=error_policy, on_frame=log.frame if log is not None else None)
+        )
 
         async def announce() -> None:
             await ready.wait()
@@ -53,8 +54,11 @@ def cdp_feed(url: str, error_policy: ErrorPolicy = "message"):
             announcer.cancel()
         if lane.no_domain:
             app.lane_state = "the browser refused WebMCP.enable"
-            app.notify("the browser refused WebMCP.enable: restart it with --enable-features=WebMCPTesting,DevToolsWebMCPSupport",
-                       severity="error", timeout=15)
+            app.notify(
+                "the browser refused WebMCP.enable: restart it with --enable-features=WebMCPTesting,DevToolsWebMCPSupport",
+                severity="error",
+                timeout=15,
+            )
         else:
             app.lane_state = "the browser closed the DevTools connection (the sessions stay here to read and export)"
             app.notify("the browser closed the DevTools connection", severity="warning", timeout=10)
@@ -63,7 +67,7 @@ def cdp_feed(url: str, error_policy: ErrorPolicy = "message"):
 
 
 def open_feed(url: str, headless: bool | None = None, browser: str | None = None):
-    async def feed(app: "WmcpTopApp") -> None:
+    async def feed(app: WmcpTopApp) -> None:
         from relay_bridge.browser import BrowserError, open_browser
 
         if app.relay is None:  # pragma: no cover - run_app always gives `open` a relay

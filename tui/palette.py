@@ -21,7 +21,7 @@ class Palette:
     no_color: bool = False
 
     @classmethod
-    def from_variables(cls, variables: dict[str, str], no_color: bool = False) -> "Palette":
+    def from_variables(cls, variables: dict[str, str], no_color: bool = False) -> Palette:
         d = cls()
         return cls(
             ok=variables.get("wmcp-ok", d.ok),

@@ -32,8 +32,7 @@ APP_VARIABLES = {
     "wmcp-inflight": "#56B6C2",
     "wmcp-muted": "#7F8794",
 }
-_FIELDS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground", "background",
-           "surface", "panel", "boost")
+_FIELDS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground", "background", "surface", "panel", "boost")
 
 
 class ThemeError(ValueError):
@@ -73,7 +72,7 @@ def theme_from_data(data: dict[str, Any], source: str = "") -> Theme:
         for key, value in theme.variables.items():
             if key.startswith("wmcp-"):
                 Color.parse(value)
-    except Exception as exc:  # noqa: BLE001 - any parse failure is the file's fault
+    except Exception as exc:
         raise ThemeError(f"{source}: {exc}") from None
     return theme
 

@@ -8,15 +8,25 @@ no Textual, no I/O.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from relay_bridge.stats import SessionStats
 
 # The tool table's column key -> the row field it shows (tui/widgets/tool_table.COLUMNS).
 SORT_FIELDS = {
-    "tool": "tool", "calls": "calls", "err": "errors", "min": "minMs", "p50": "p50Ms", "p95": "p95Ms",
-    "max": "maxMs", "blocking": "blockingMs", "bytes": "totalBytes", "tokens": "estTokens", "schema": "schemaBytes",
+    "tool": "tool",
+    "calls": "calls",
+    "err": "errors",
+    "min": "minMs",
+    "p50": "p50Ms",
+    "p95": "p95Ms",
+    "max": "maxMs",
+    "blocking": "blockingMs",
+    "bytes": "totalBytes",
+    "tokens": "estTokens",
+    "schema": "schemaBytes",
 }
 
 

@@ -11,8 +11,8 @@ import argparse
 import asyncio
 import json
 import sys
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from ..browser import BrowserError
@@ -26,11 +26,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("url", help="the page to bench (its tools are discovered)")
     parser.add_argument("--runs", type=positive_int, default=40, help="calls per tool (default 40, as webmcp-profiler)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the input generator (default 1): same seed, same inputs")
-    parser.add_argument("--cases", metavar="FILE", help='explicit inputs: {"tool": [{...}, ...]} or webmcp-profiler\'s [{"tool", "inputs"}] (cycled to --runs)')
-    parser.add_argument("--allow-mutating", action="append", default=[], metavar="A,B", help="also call these tools without readOnlyHint (comma-separated, repeatable)")
+    parser.add_argument(
+        "--cases", metavar="FILE", help='explicit inputs: {"tool": [{...}, ...]} or webmcp-profiler\'s [{"tool", "inputs"}] (cycled to --runs)'
+    )
+    parser.add_argument(
+        "--allow-mutating",
+        action="append",
+        default=[],
+        metavar="A,B",
+        help="also call these tools without readOnlyHint (comma-separated, repeatable)",
+    )
     parser.add_argument("--only", action="append", default=[], metavar="NAME", help="bench only this tool (repeatable)")
     parser.add_argument("--json", metavar="FILE", help="write {rows, boot, report} (webmcp-profiler's bench JSON; report is webmcp-perf-report/2)")
-    parser.add_argument("--budget", metavar="FILE", help="per-tool ceilings (p95Ms, bytes, tokens; webmcp-profiler's resultBytes, estTokens): exit 1 past any")
+    parser.add_argument(
+        "--budget", metavar="FILE", help="per-tool ceilings (p95Ms, bytes, tokens; webmcp-profiler's resultBytes, estTokens): exit 1 past any"
+    )
     parser.add_argument("--param", default="perf", metavar="NAME", help="query parameter set to 1 on the URL when armed (default perf)")
     parser.add_argument("--overhead", action="store_true", help="repeat the run without the agent and print the p50 delta")
     parser.add_argument("--write-cases", metavar="FILE", help="write the generated inputs in the --cases format")
@@ -38,7 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--browser", "--chromium", dest="browser", metavar="PATH", help="Chromium to use (default: $WMCP_CHROMIUM, then PATH)")
     parser.add_argument("--headed", action="store_true", help="show the browser window")
     parser.add_argument("--no-agent", action="store_true", help="do not inject the page agent")
-    parser.add_argument("--error-policy", choices=("message", "name", "none"), default="message", help="what the agent keeps of an error (default: message, 200 chars)")
+    parser.add_argument(
+        "--error-policy",
+        choices=("message", "name", "none"),
+        default="message",
+        help="what the agent keeps of an error (default: message, 200 chars)",
+    )
 
 
 COMMAND = "bench"
@@ -82,8 +97,18 @@ def result_table(report: dict[str, Any]) -> str:
     for r in report["tools"]:
         if not r["calls"]:
             continue
-        rows.append((r["tool"], str(r["calls"]), str(r["errors"]), fmt_ms(r["p50Ms"]), fmt_ms(r["p95Ms"]), fmt_ms(r["maxMs"]),
-                     fmt_bytes(r["totalBytes"] / r["calls"]), fmt_count(r["estTokens"] / r["calls"])))
+        rows.append(
+            (
+                r["tool"],
+                str(r["calls"]),
+                str(r["errors"]),
+                fmt_ms(r["p50Ms"]),
+                fmt_ms(r["p95Ms"]),
+                fmt_ms(r["maxMs"]),
+                fmt_bytes(r["totalBytes"] / r["calls"]),
+                fmt_count(r["estTokens"] / r["calls"]),
+            )
+        )
     return table(rows)
 
 
@@ -94,8 +119,19 @@ async def _main(args: argparse.Namespace, progress: Any = None) -> int:
     budget = load_budget(Path(args.budget)) if args.budget else None
     progress = progress or ProgressPrinter(sys.stderr)
     allow = {name.strip() for arg in args.allow_mutating for name in arg.split(",") if name.strip()}
-    common = dict(runs=args.runs, seed=args.seed, allow_mutating=allow, cases=cases, only=only, port=args.port, browser=args.browser,
-                  headless=not args.headed, error_policy=args.error_policy, progress=progress, param=args.param or None)
+    common = dict(
+        runs=args.runs,
+        seed=args.seed,
+        allow_mutating=allow,
+        cases=cases,
+        only=only,
+        port=args.port,
+        browser=args.browser,
+        headless=not args.headed,
+        error_policy=args.error_policy,
+        progress=progress,
+        param=args.param or None,
+    )
     result = await run_bench(args.url, armed=not args.no_agent, **common)
     report = result.report
     if args.write_cases:

@@ -14,17 +14,18 @@ import json
 import math
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..jsonfile import read_json
 from .. import __version__
 from .. import protocol as p
 from ..assets import agent_script
 from ..browser import init_script, launch_playwright
 from ..exports.report import build_report
+from ..jsonfile import read_json
 from ..measure import call_size
 from ..server import Relay, RelayConfig
 from ..stats import quantile
@@ -104,7 +105,7 @@ def load_cases(path: Path) -> tuple[dict[str, list[Any]], set[str] | None]:
         only: set[str] = set()
         for n, case in enumerate(doc):
             if not isinstance(case, dict) or not isinstance(case.get("tool"), str) or not case["tool"]:
-                raise BenchError(f"cases file {path}: case {n} needs a tool name ([{{\"tool\": ..., \"inputs\": [...]}}])")
+                raise BenchError(f'cases file {path}: case {n} needs a tool name ([{{"tool": ..., "inputs": [...]}}])')
             inputs = case.get("inputs")
             if inputs is not None and not (isinstance(inputs, list) and all(isinstance(i, dict) for i in inputs)):
                 raise BenchError(f"cases file {path}: case {n} ({case['tool'][:60]}): inputs must be a list of objects")
@@ -115,12 +116,19 @@ def load_cases(path: Path) -> tuple[dict[str, list[Any]], set[str] | None]:
     if isinstance(doc, dict) and isinstance(doc.get("cases"), dict):
         doc = doc["cases"]
     if not isinstance(doc, dict) or not all(isinstance(v, list) and all(isinstance(i, dict) for i in v) for v in doc.values()):
-        raise BenchError(f"cases file {path}: expected {{\"tool\": [{{input}}, ...]}} or [{{\"tool\": ..., \"inputs\": [...]}}]")
+        raise BenchError(f'cases file {path}: expected {{"tool": [{{input}}, ...]}} or [{{"tool": ..., "inputs": [...]}}]')
     return doc, None
 
 
-def make_plan(tools: list[dict[str, Any]], *, runs: int, seed: int, allow_mutating: set[str], cases: dict[str, list[Any]] | None = None,
-              only: set[str] | None = None) -> Plan:
+def make_plan(
+    tools: list[dict[str, Any]],
+    *,
+    runs: int,
+    seed: int,
+    allow_mutating: set[str],
+    cases: dict[str, list[Any]] | None = None,
+    only: set[str] | None = None,
+) -> Plan:
     """Pure: the inputs for every tool that may be called. Read-only tools, plus those allowed by name."""
     plan = Plan()
     for tool in sorted(tools, key=lambda t: t["name"]):
@@ -160,9 +168,17 @@ def bench_rows(result: RunResult, budget: dict[str, Any] | None = None, unarmed:
     for r in result.report["tools"]:
         last = spans.get(r["tool"], [None])[-1]
         row = {
-            "name": r["tool"], "tool": r["tool"], "runs": r["calls"], "minMs": r["minMs"], "p50Ms": r["p50Ms"], "p95Ms": r["p95Ms"],
-            "maxMs": r["maxMs"], "resultBytes": r["lastResultBytes"], "estTokens": last["estTextTokens"] + last["estImageTokens"] if last else 0,
-            "schemaBytes": r["schemaBytes"], "violations": broken.get(r["tool"], []),
+            "name": r["tool"],
+            "tool": r["tool"],
+            "runs": r["calls"],
+            "minMs": r["minMs"],
+            "p50Ms": r["p50Ms"],
+            "p95Ms": r["p95Ms"],
+            "maxMs": r["maxMs"],
+            "resultBytes": r["lastResultBytes"],
+            "estTokens": last["estTextTokens"] + last["estImageTokens"] if last else 0,
+            "schemaBytes": r["schemaBytes"],
+            "violations": broken.get(r["tool"], []),
         }
         raw = sorted(unarmed.walls.get(r["tool"], [])) if unarmed else []
         if raw:
@@ -171,10 +187,25 @@ def bench_rows(result: RunResult, budget: dict[str, Any] | None = None, unarmed:
     return rows
 
 
-async def run_bench(url: str, *, runs: int = 20, seed: int = 0, allow_mutating: set[str] | None = None, cases: dict[str, list[Any]] | None = None,
-                    only: set[str] | None = None, port: int = 0, token: str | None = None, browser: str | None = None, headless: bool = True,
-                    armed: bool = True, error_policy: str = "message", progress: Progress | None = None,
-                    inspect: Callable[[Any], Awaitable[Any]] | None = None, plan: Plan | None = None, param: str | None = "perf") -> RunResult:
+async def run_bench(
+    url: str,
+    *,
+    runs: int = 20,
+    seed: int = 0,
+    allow_mutating: set[str] | None = None,
+    cases: dict[str, list[Any]] | None = None,
+    only: set[str] | None = None,
+    port: int = 0,
+    token: str | None = None,
+    browser: str | None = None,
+    headless: bool = True,
+    armed: bool = True,
+    error_policy: str = "message",
+    progress: Progress | None = None,
+    inspect: Callable[[Any], Awaitable[Any]] | None = None,
+    plan: Plan | None = None,
+    param: str | None = "perf",
+) -> RunResult:
     """One bench run. `inspect(page)` (tests) runs before the browser closes. Armed, the URL gets `?{param}=1` (as
     webmcp-profiler's bench does), so a page's own gate opens too; `param=None` leaves the URL alone."""
     allow = set(allow_mutating or ())
@@ -253,14 +284,21 @@ def _registered_bytes(tools: list[dict[str, Any]], store: Store, url: str) -> No
     tool its figure is used; without the agent (--no-agent) only the host's copy is there to measure."""
     parts = urlsplit(url)
     origin = f"{parts.scheme}://{parts.netloc}"
-    reported = {name: rec.schemaBytes for s in store.sessions.values() if s.info.origin == origin
-                for name, rec in s.tools.items() if rec.unregisteredAt is None and rec.rejected is None}
+    reported = {
+        name: rec.schemaBytes
+        for s in store.sessions.values()
+        if s.info.origin == origin
+        for name, rec in s.tools.items()
+        if rec.unregisteredAt is None and rec.rejected is None
+    }
     for tool in tools:
         if tool["name"] in reported:
             tool["schemaBytes"] = reported[tool["name"]]
 
 
-def _to_store(url: str, tools: list[dict[str, Any]], measured: dict[str, list[dict[str, Any]]], runs: int, user_agent: str = "") -> tuple[Store, dict[str, list[float]]]:
+def _to_store(
+    url: str, tools: list[dict[str, Any]], measured: dict[str, list[dict[str, Any]]], runs: int, user_agent: str = ""
+) -> tuple[Store, dict[str, list[float]]]:
     """Synthetic spans of one bench session, applied to a store through validated frames."""
     total = sum(len(v) for v in measured.values())
     store = Store(buffer=max(500, total))
@@ -277,15 +315,31 @@ def _to_store(url: str, tools: list[dict[str, Any]], measured: dict[str, list[di
         else:
             store.apply(conn, decoded)
 
-    info = p.SessionInfo(id=sid, origin=origin[: p.MAX_TEXT], path=(parts.path or "/")[: p.MAX_TEXT], title="bench", userAgent=(user_agent or AGENT_NAME)[: p.MAX_TEXT],
-                         context="top", attachedAt=0.0, timeOrigin=time.time() * 1000)
+    info = p.SessionInfo(
+        id=sid,
+        origin=origin[: p.MAX_TEXT],
+        path=(parts.path or "/")[: p.MAX_TEXT],
+        title="bench",
+        userAgent=(user_agent or AGENT_NAME)[: p.MAX_TEXT],
+        context="top",
+        attachedAt=0.0,
+        timeOrigin=time.time() * 1000,
+    )
     apply(p.Hello(p.PROTOCOL, AGENT_NAME, info, p.AgentConfig(1.0, store.buffer, "message")))
     import msgspec
 
     for tool in tools:
         raw = json.dumps(tool["descriptor"], ensure_ascii=False, separators=(",", ":")).encode()
-        apply(p.ToolChange(sid, "registered", tool["name"][: p.MAX_TOOL_NAME], 0.0, tool["schemaBytes"],
-                           msgspec.Raw(raw) if len(raw) <= p.MAX_DESCRIPTOR_BYTES else msgspec.Raw()))
+        apply(
+            p.ToolChange(
+                sid,
+                "registered",
+                tool["name"][: p.MAX_TOOL_NAME],
+                0.0,
+                tool["schemaBytes"],
+                msgspec.Raw(raw) if len(raw) <= p.MAX_DESCRIPTOR_BYTES else msgspec.Raw(),
+            )
+        )
     spans: list[p.Span] = []
     walls: dict[str, list[float]] = {}
     seq = 0
@@ -295,19 +349,40 @@ def _to_store(url: str, tools: list[dict[str, Any]], measured: dict[str, list[di
         size = call_size(r["inputBytes"], r["resultBytes"], r["imageBytes"])
         wall = max(0.0, r["settledAt"] - invoked)
         walls.setdefault(name, []).append(wall)
-        spans.append(p.Span(
-            sessionId=sid, seq=seq, tool=name, invokedAt=max(0.0, invoked), settledAt=max(0.0, r["settledAt"]), wallMs=wall, blockingMs=0.0,
-            inputBytes=size.inputBytes, resultBytes=size.resultBytes, contentTypes=dict(list(r["contentTypes"].items())[:16]),
-            imageBytes=size.imageBytes, estInputTokens=size.estInputTokens, estTextTokens=size.estTextTokens, estImageTokens=size.estImageTokens,
-            estTokens=size.estTokens, isError=bool(r["isError"]), error=r.get("error"),
-            gapSincePrevCallMs=None if last_settled is None else max(0.0, invoked - last_settled), synthetic=True,
-            serializable=bool(r["serializable"]), resultType=r["resultType"] if r["resultType"] in ("object", "array", "string", "number", "boolean", "null", "undefined", "error", "unserializable") else None,
-            envelope=bool(r["envelope"]), overlapped=False, errorType=r.get("errorType"),
-        ))
+        spans.append(
+            p.Span(
+                sessionId=sid,
+                seq=seq,
+                tool=name,
+                invokedAt=max(0.0, invoked),
+                settledAt=max(0.0, r["settledAt"]),
+                wallMs=wall,
+                blockingMs=0.0,
+                inputBytes=size.inputBytes,
+                resultBytes=size.resultBytes,
+                contentTypes=dict(list(r["contentTypes"].items())[:16]),
+                imageBytes=size.imageBytes,
+                estInputTokens=size.estInputTokens,
+                estTextTokens=size.estTextTokens,
+                estImageTokens=size.estImageTokens,
+                estTokens=size.estTokens,
+                isError=bool(r["isError"]),
+                error=r.get("error"),
+                gapSincePrevCallMs=None if last_settled is None else max(0.0, invoked - last_settled),
+                synthetic=True,
+                serializable=bool(r["serializable"]),
+                resultType=r["resultType"]
+                if r["resultType"] in ("object", "array", "string", "number", "boolean", "null", "undefined", "error", "unserializable")
+                else None,
+                envelope=bool(r["envelope"]),
+                overlapped=False,
+                errorType=r.get("errorType"),
+            )
+        )
         last_settled = r["settledAt"]
         seq += 1
     for i in range(0, len(spans), p.MAX_SPANS_PER_FRAME):
-        apply(p.Spans(sid, spans[i: i + p.MAX_SPANS_PER_FRAME]))
+        apply(p.Spans(sid, spans[i : i + p.MAX_SPANS_PER_FRAME]))
     apply(p.Status(sid, "measuring" if spans else "tools-registered", f"bench: {len(spans)} synthetic calls", []))
     apply(p.Bye(sid, "bench finished"))
     return store, walls

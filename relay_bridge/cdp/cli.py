@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cdp", required=True, metavar="URL", help="the browser's DevTools endpoint, e.g. http://127.0.0.1:9222")
     core.add_relay_options(parser)
     parser.add_argument("--report-on-exit", metavar="DIR", help="on exit write DIR/<session>.json and DIR/capture.json")
-    parser.add_argument("--error-policy", choices=("message", "name", "none"), default="message", help="what to keep of an error (default: message, 200 chars)")
+    parser.add_argument(
+        "--error-policy", choices=("message", "name", "none"), default="message", help="what to keep of an error (default: message, 200 chars)"
+    )
     parser.add_argument("--no-ui", action="store_true", help="no dashboard: one line per call (the default when stdout is not a terminal)")
     parser.epilog = "How to start the browser: " + START_HINT
 
@@ -60,6 +62,7 @@ async def _main(args: argparse.Namespace) -> int:
             print(f"{info.id} {inert_str(info.origin + info.path, 200)}: new session, watched over CDP ({inert_str(frame.agent, 80)})", flush=True)
         elif isinstance(frame, p.Bye):
             print(f"{frame.session} ended: {inert_str(frame.reason, 120)}", flush=True)
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -72,10 +75,20 @@ async def _main(args: argparse.Namespace) -> int:
 
     announcer = loop.create_task(announce())
     try:
-        lane = await attach(args.cdp, store, stop_event=stop, ready=ready, error_policy=args.error_policy,
-                            on_call=lambda call: print(call_line(call), flush=True), on_frame=on_frame)
+        lane = await attach(
+            args.cdp,
+            store,
+            stop_event=stop,
+            ready=ready,
+            error_policy=args.error_policy,
+            on_call=lambda call: print(call_line(call), flush=True),
+            on_frame=on_frame,
+        )
         if lane.no_domain:
-            print("wmcp-top attach: the browser refused WebMCP.enable: restart it with --enable-features=WebMCPTesting,DevToolsWebMCPSupport", flush=True)
+            print(
+                "wmcp-top attach: the browser refused WebMCP.enable: restart it with --enable-features=WebMCPTesting,DevToolsWebMCPSupport",
+                flush=True,
+            )
         if not stop.is_set():
             print("wmcp-top attach: the browser closed the DevTools connection", flush=True)
     except CDPError as exc:

@@ -13,7 +13,8 @@ import json
 import logging
 import urllib.error
 import urllib.request
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -58,7 +59,7 @@ def resolve_endpoint(url: str, timeout: float = 5.0) -> tuple[str, dict[str, Any
         return url, {}
     version_url = _version_url(url)
     try:
-        with urllib.request.urlopen(version_url, timeout=timeout) as resp:  # noqa: S310 - the user's own endpoint
+        with urllib.request.urlopen(version_url, timeout=timeout) as resp:
             doc = json.loads(resp.read().decode("utf-8"))
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
@@ -80,11 +81,11 @@ class CDPClient:
         self.closed = asyncio.Event()
 
     @classmethod
-    async def connect(cls, url: str) -> "CDPClient":
+    async def connect(cls, url: str) -> CDPClient:
         ws_url, version = await asyncio.to_thread(resolve_endpoint, url)
         try:
             ws = await connect(ws_url, max_size=None, compression=None, open_timeout=10, ping_interval=None)
-        except (OSError, asyncio.TimeoutError, Exception) as exc:  # websockets raises several kinds
+        except (TimeoutError, OSError, Exception) as exc:  # websockets raises several kinds
             raise CDPError(f"cannot open the DevTools WebSocket {ws_url} ({exc}); {START_HINT}") from None
         client = cls(ws, version)
         client._reader = asyncio.get_running_loop().create_task(client._read())
@@ -145,5 +146,5 @@ class CDPClient:
         if self._reader is not None:
             try:
                 await asyncio.wait_for(self._reader, 5)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
+            except (TimeoutError, asyncio.CancelledError):
                 self._reader.cancel()

@@ -28,18 +28,19 @@ import itertools
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, cast
+from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
 import msgspec
 
 from .. import protocol as p
 from ..browser import chromium_major
+from ..jsjson import stringify, utf8_len
 from ..measure import call_size, content_facts, error_text, result_type
 from ..store import Store
 from .client import START_HINT, CDPClient, CDPError
-from ..jsjson import stringify, utf8_len
 
 log = logging.getLogger("wmcp_top.cdp")
 
@@ -50,7 +51,12 @@ CDP_HINTS = [
     "times are taken when the DevTools events arrive; blocking time is not visible over CDP",
 ]
 NO_DOMAIN_HINT = "this browser has no WebMCP domain: restart it with --enable-features=WebMCPTesting,DevToolsWebMCPSupport"
-ANNOTATION_NAMES = {"readOnly": "readOnlyHint", "untrustedContent": "untrustedContentHint", "consequential": "consequentialHint", "debugging": "debugging"}
+ANNOTATION_NAMES = {
+    "readOnly": "readOnlyHint",
+    "untrustedContent": "untrustedContentHint",
+    "consequential": "consequentialHint",
+    "debugging": "debugging",
+}
 
 
 @dataclass(slots=True)
@@ -119,7 +125,7 @@ def _exception_message(params: dict[str, Any]) -> tuple[str, str]:
             desc = str(exc.get("value", "")) if exc.get("value") is not None else ""
         first = desc.split("\n", 1)[0]
         prefix = f"{name}: "
-        message = first[len(prefix):] if first.startswith(prefix) else first
+        message = first[len(prefix) :] if first.startswith(prefix) else first
         if message == name:
             message = ""
         text = text or message
@@ -129,8 +135,16 @@ def _exception_message(params: dict[str, Any]) -> tuple[str, str]:
 class CdpLane:
     """Turns WebMCP domain events into frames applied to `store`. One instance per watched browser."""
 
-    def __init__(self, store: Store, *, browser: str = "", user_agent: str = "", error_policy: p.ErrorPolicy = "message",
-                 on_call: Callable[[CallRecord], None] | None = None, on_frame: Callable[[int, bytes, Any], None] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        browser: str = "",
+        user_agent: str = "",
+        error_policy: p.ErrorPolicy = "message",
+        on_call: Callable[[CallRecord], None] | None = None,
+        on_frame: Callable[[int, bytes, Any], None] | None = None,
+    ) -> None:
         self.store = store
         major = chromium_major(browser) or chromium_major(user_agent)
         self.agent = f"cdp/chromium-{major}" if major else "cdp/chromium"
@@ -179,8 +193,17 @@ class CdpLane:
         self.store.connect(conn, in_process=True)  # the only connection whose hellos may carry `cdp/`
         doc = _Doc(secrets.token_hex(4), conn, time.monotonic(), url, title)
         origin, path = _origin(url)
-        info = p.SessionInfo(id=doc.sid, origin=origin, path=path, title=title[: p.MAX_TEXT], userAgent=self.user_agent[: p.MAX_TEXT],
-                             context="top", visibility="visible", attachedAt=0.0, timeOrigin=time.time() * 1000)
+        info = p.SessionInfo(
+            id=doc.sid,
+            origin=origin,
+            path=path,
+            title=title[: p.MAX_TEXT],
+            userAgent=self.user_agent[: p.MAX_TEXT],
+            context="top",
+            visibility="visible",
+            attachedAt=0.0,
+            timeOrigin=time.time() * 1000,
+        )
         self._apply(conn, p.Hello(p.PROTOCOL, self.agent, info, p.AgentConfig(1.0, self.store.buffer, self.error_policy)))
         self._apply(conn, p.Event(doc.sid, 0.0, "cdp", {"via": "devtools-protocol", "browser": self.browser[:200] or None}))
         self._status(doc)
@@ -243,7 +266,11 @@ class CdpLane:
             doc.forms.add(name)
         else:
             doc.forms.discard(name)
-        annotations = {ANNOTATION_NAMES.get(k, k)[:64]: v for k, v in (tool.get("annotations") or {}).items() if isinstance(v, (bool, int, float, str)) or v is None}
+        annotations = {
+            ANNOTATION_NAMES.get(k, k)[:64]: v
+            for k, v in (tool.get("annotations") or {}).items()
+            if isinstance(v, (bool, int, float, str)) or v is None
+        }
         descriptor: dict[str, Any] = {"name": name}
         for key in ("title", "description", "inputSchema"):
             if key in tool:
@@ -330,12 +357,31 @@ class CdpLane:
         params.pop("errorText", None)
         size = call_size(call.inputBytes, result_bytes, image)
         span = p.Span(
-            sessionId=doc.sid, seq=call.seq, tool=call.tool[: p.MAX_TOOL_NAME], invokedAt=call.invokedAt, settledAt=settled,
-            wallMs=max(0.0, settled - call.invokedAt), blockingMs=0.0, inputBytes=size.inputBytes, resultBytes=size.resultBytes,
-            contentTypes=types, imageBytes=size.imageBytes, estInputTokens=size.estInputTokens, estTextTokens=size.estTextTokens,
-            estImageTokens=size.estImageTokens, estTokens=size.estTokens, isError=is_error, error=error,
-            gapSincePrevCallMs=gap, synthetic=False, serializable=True, resultType=result_kind, envelope=envelope,
-            overlapped=overlapped, errorType=error_type, outcome=outcome,
+            sessionId=doc.sid,
+            seq=call.seq,
+            tool=call.tool[: p.MAX_TOOL_NAME],
+            invokedAt=call.invokedAt,
+            settledAt=settled,
+            wallMs=max(0.0, settled - call.invokedAt),
+            blockingMs=0.0,
+            inputBytes=size.inputBytes,
+            resultBytes=size.resultBytes,
+            contentTypes=types,
+            imageBytes=size.imageBytes,
+            estInputTokens=size.estInputTokens,
+            estTextTokens=size.estTextTokens,
+            estImageTokens=size.estImageTokens,
+            estTokens=size.estTokens,
+            isError=is_error,
+            error=error,
+            gapSincePrevCallMs=gap,
+            synthetic=False,
+            serializable=True,
+            resultType=result_kind,
+            envelope=envelope,
+            overlapped=overlapped,
+            errorType=error_type,
+            outcome=outcome,
         )
         if status == "Canceled":
             self._apply(doc.conn, p.Event(doc.sid, settled, "toolcancel", {"seq": call.seq, "tool": call.tool[:200]}))
@@ -350,9 +396,16 @@ class CdpLane:
             self.on_call(CallRecord(doc.sid, call.seq, call.tool, span.wallMs, size.inputBytes, size.resultBytes, status, is_error, error))
 
 
-async def attach(url: str, store: Store, *, stop_event: asyncio.Event, on_call: Callable[[CallRecord], None] | None = None,
-                 on_frame: Callable[[int, bytes, Any], None] | None = None, ready: asyncio.Event | None = None,
-                 error_policy: p.ErrorPolicy = "message") -> CdpLane:
+async def attach(
+    url: str,
+    store: Store,
+    *,
+    stop_event: asyncio.Event,
+    on_call: Callable[[CallRecord], None] | None = None,
+    on_frame: Callable[[int, bytes, Any], None] | None = None,
+    ready: asyncio.Event | None = None,
+    error_policy: p.ErrorPolicy = "message",
+) -> CdpLane:
     """Watch the browser at `url` (http://host:port or its ws:// endpoint) until `stop_event` is set or the browser
     goes away. Sessions appear in `store`. Raises CDPError (one line with START_HINT) when it cannot connect.
     `ready` is set once every existing page target has WebMCP enabled."""
@@ -364,8 +417,14 @@ async def attach(url: str, store: Store, *, stop_event: asyncio.Event, on_call: 
             version = {"Browser": version.get("product", ""), "User-Agent": version.get("userAgent", "")}
         except CDPError:
             version = {}
-    lane = CdpLane(store, browser=str(version.get("Browser", "")), user_agent=str(version.get("User-Agent", "")),
-                   error_policy=error_policy, on_call=on_call, on_frame=on_frame)
+    lane = CdpLane(
+        store,
+        browser=str(version.get("Browser", "")),
+        user_agent=str(version.get("User-Agent", "")),
+        error_policy=error_policy,
+        on_call=on_call,
+        on_frame=on_frame,
+    )
     attaching: set[str] = set()
     pending: set[asyncio.Task[Any]] = set()
     enabled: dict[str, asyncio.Future[None]] = {}

@@ -18,11 +18,40 @@ from ..store import Session
 FORMAT = "webmcp-perf-report/2"
 
 SPAN_FIELDS = (
-    "sessionId", "seq", "tool", "invokedAt", "settledAt", "wallMs", "blockingMs", "inputBytes", "resultBytes",
-    "contentTypes", "imageBytes", "estInputTokens", "estTextTokens", "estImageTokens", "estTokens", "isError",
-    "error", "gapSincePrevCallMs", "synthetic", "serializable",
+    "sessionId",
+    "seq",
+    "tool",
+    "invokedAt",
+    "settledAt",
+    "wallMs",
+    "blockingMs",
+    "inputBytes",
+    "resultBytes",
+    "contentTypes",
+    "imageBytes",
+    "estInputTokens",
+    "estTextTokens",
+    "estImageTokens",
+    "estTokens",
+    "isError",
+    "error",
+    "gapSincePrevCallMs",
+    "synthetic",
+    "serializable",
 )
-FACT_FIELDS = ("resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch", "invokedBy")
+FACT_FIELDS = (
+    "resultType",
+    "envelope",
+    "substituted",
+    "depth",
+    "parent",
+    "overlapped",
+    "errorType",
+    "refusal",
+    "consent",
+    "consentMismatch",
+    "invokedBy",
+)
 
 
 def span_record(span: Span) -> dict[str, Any]:
@@ -74,7 +103,7 @@ def build_report(session: Session, *, spans: bool | int = True, tool: str | None
     if spans is False:
         chosen = []
     elif spans is not True:
-        chosen = chosen[-int(spans):] if int(spans) > 0 else []
+        chosen = chosen[-int(spans) :] if int(spans) > 0 else []
     rows = session.stats.report_rows()
     if tool is not None:
         rows = [r for r in rows if r["tool"] == tool]

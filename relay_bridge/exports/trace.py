@@ -83,8 +83,13 @@ def open_events(calls: Iterable[InFlight], time_origin: float, pid: int, first_l
     """Calls without a span yet: open `B` slices, or, ended with their session, complete ones up to that end."""
     events: list[dict[str, Any]] = []
     for lane, call in enumerate(sorted(calls, key=lambda c: (c.invokedAt, c.seq)), start=first_lane):
-        event: dict[str, Any] = {"name": call.tool, "pid": pid, "tid": lane, "ts": (time_origin + call.invokedAt) * 1000,
-                                 "args": {"seq": call.seq, "inFlight": True, "cancelledByHost": call.cancelled_at is not None}}
+        event: dict[str, Any] = {
+            "name": call.tool,
+            "pid": pid,
+            "tid": lane,
+            "ts": (time_origin + call.invokedAt) * 1000,
+            "args": {"seq": call.seq, "inFlight": True, "cancelledByHost": call.cancelled_at is not None},
+        }
         if call.ended_at is not None:
             event.update(cat="unsettled", ph="X", dur=max(0.0, call.ended_at - call.invokedAt) * 1000)
         else:

@@ -9,5 +9,4 @@ from .engine import diagnose, total_tokens
 from .inputs import SessionInput, SpanInput, ToolInput, facts_of, from_session
 from .model import Finding, Saving, ranked
 
-__all__ = ["Finding", "Saving", "SessionInput", "SpanInput", "ToolInput", "diagnose", "facts_of", "from_session",
-           "ranked", "total_tokens"]
+__all__ = ["Finding", "Saving", "SessionInput", "SpanInput", "ToolInput", "diagnose", "facts_of", "from_session", "ranked", "total_tokens"]

@@ -31,8 +31,11 @@ MIN_SHARE = 0.10
 KINDS: dict[str, tuple[str, str, str]] = {
     # rule: (facts attribute, count attribute or "", what to do)
     "bloat.whitespace": ("whitespace_bytes", "", "return compact JSON (JSON.stringify without indent)"),
-    "bloat.repeated-keys": ("repeated_key_bytes", "repeated_key_rows",
-                            "return rows as arrays under one list of column names, not objects repeating every key"),
+    "bloat.repeated-keys": (
+        "repeated_key_bytes",
+        "repeated_key_rows",
+        "return rows as arrays under one list of column names, not objects repeating every key",
+    ),
     "bloat.base64": ("base64_bytes", "base64_runs", "return a link or an image content item, not base64 inside the text"),
 }
 
@@ -53,8 +56,12 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
             if per < MIN_BYTES or per < MIN_SHARE * text:
                 continue
             evidence: dict[str, int | float] = {
-                "samples": len(samples), "calls": calls, "textBytes": round(text), "bytes": round(per),
-                "share": round(per / text, 4) if text else 0.0, "truncated": sum(1 for b in samples if b.truncated),
+                "samples": len(samples),
+                "calls": calls,
+                "textBytes": round(text),
+                "bytes": round(per),
+                "share": round(per / text, 4) if text else 0.0,
+                "truncated": sum(1 for b in samples if b.truncated),
             }
             if count:  # rows with repeated keys, or base64 runs, a call
                 evidence["rows" if count == "repeated_key_rows" else "runs"] = round(mean([getattr(b, count) for b in samples]), 1)

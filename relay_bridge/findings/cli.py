@@ -45,8 +45,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("file", help="a report, capture or session log (session-*.jsonl)")
     parser.add_argument("--json", dest="diagnose_json", action="store_true", help="print the findings document (wmcp-top-findings/1)")
-    parser.add_argument("--fail-over", dest="diagnose_fail_over", type=tokens_type, default=None, metavar="TOKENS",
-                        help="exit 1 when the findings together would save more than TOKENS tokens (CI)")
+    parser.add_argument(
+        "--fail-over",
+        dest="diagnose_fail_over",
+        type=tokens_type,
+        default=None,
+        metavar="TOKENS",
+        help="exit 1 when the findings together would save more than TOKENS tokens (CI)",
+    )
     return parser
 
 
@@ -72,14 +78,27 @@ def _report_capture(doc: dict[str, Any]) -> dict[str, Any]:
     sid = session.get("id") or ledger.get("sessionId")
     if not isinstance(sid, str) or not isinstance(doc.get("spans"), list):
         raise UsageError("not a webmcp-perf-report/2: no session id or spans")
-    return {"format": "wmcp-top-capture/1", "sessions": [{
-        "report": {"spans": doc["spans"]},
-        "info": {"id": sid, "origin": str(session.get("origin", "")), "userAgent": str(session.get("userAgent", ""))[:512]},
-        "tools": [{"name": name, "schemaBytes": t.get("schemaBytes", 0), "registeredAt": t.get("registeredAt", 0),
-                   "unregisteredAt": t.get("unregisteredAt"), "internal": bool(t.get("internal", False))}
-                  for name, t in tools.items() if isinstance(t, dict)],
-        "state": "ended",
-    }]}
+    return {
+        "format": "wmcp-top-capture/1",
+        "sessions": [
+            {
+                "report": {"spans": doc["spans"]},
+                "info": {"id": sid, "origin": str(session.get("origin", "")), "userAgent": str(session.get("userAgent", ""))[:512]},
+                "tools": [
+                    {
+                        "name": name,
+                        "schemaBytes": t.get("schemaBytes", 0),
+                        "registeredAt": t.get("registeredAt", 0),
+                        "unregisteredAt": t.get("unregisteredAt"),
+                        "internal": bool(t.get("internal", False)),
+                    }
+                    for name, t in tools.items()
+                    if isinstance(t, dict)
+                ],
+                "state": "ended",
+            }
+        ],
+    }
 
 
 def load(path: Path) -> tuple[Store, str]:
@@ -116,8 +135,10 @@ def run(args: argparse.Namespace) -> int:
         doc = build_document(sessions, findings, source=kind, label=path.name)
         print(json.dumps(doc, indent=1, ensure_ascii=False))
     else:
-        print(f"{len(findings)} finding{'s' if len(findings) != 1 else ''} in {len(sessions)} session"
-              f"{'s' if len(sessions) != 1 else ''} of {inert_str(path.name, 120)} ({kind}); together ~{total} tok")
+        print(
+            f"{len(findings)} finding{'s' if len(findings) != 1 else ''} in {len(sessions)} session"
+            f"{'s' if len(sessions) != 1 else ''} of {inert_str(path.name, 120)} ({kind}); together ~{total} tok"
+        )
         for n, f in enumerate(findings, 1):
             print(f"{n:>3}. {saving_text(f.saving)}  {f.rule}  {inert_str(subject(f), 120)} [{f.session}]")
             print(f"     {f.do}")

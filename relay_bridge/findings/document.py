@@ -35,8 +35,9 @@ def finding_record(f: Finding, rank: int) -> dict[str, Any]:
     return out
 
 
-def build_document(sessions: Sequence[SessionInput], findings: Sequence[Finding], *, source: str = "live",
-                   label: str = "", generated_at: float | None = None) -> dict[str, Any]:
+def build_document(
+    sessions: Sequence[SessionInput], findings: Sequence[Finding], *, source: str = "live", label: str = "", generated_at: float | None = None
+) -> dict[str, Any]:
     ms = sum(f.saving.ms or 0.0 for f in findings if f.saving.msPer == "total")
     return {
         "format": FORMAT,

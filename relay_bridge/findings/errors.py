@@ -51,11 +51,16 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
             failed = [span for span in ring if span.isError and not (s.facts and _violates(s, span))]
             unexplained = tool.errors - len(explained)
             if unexplained > 0:
-                out.append(Finding("errors.rate", s.id, (name,),
-                                   {"calls": tool.calls, "errors": tool.errors, "rate": round(tool.errors / tool.calls, 4),
-                                    "explainedBySchema": len(explained)},
-                                   "fix what makes it fail, or say in its description when it cannot succeed",
-                                   _calls_saving(failed or ring, unexplained)))
+                out.append(
+                    Finding(
+                        "errors.rate",
+                        s.id,
+                        (name,),
+                        {"calls": tool.calls, "errors": tool.errors, "rate": round(tool.errors / tool.calls, 4), "explainedBySchema": len(explained)},
+                        "fix what makes it fail, or say in its description when it cannot succeed",
+                        _calls_saving(failed or ring, unexplained),
+                    )
+                )
         if not s.facts:
             continue
         broken: dict[tuple[str, str], list[tuple[SpanInput, int]]] = {}
@@ -75,15 +80,33 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
         rest = sum(len(hits) for _, hits in groups[MAX_SCHEMA_GROUPS:])
         for (constraint, path), hits in groups[:MAX_SCHEMA_GROUPS]:
             spans = [h[0] for h in hits]
-            evidence: dict[str, int | float] = {"calls": len(spans), "violations": sum(h[1] for h in hits),
-                                                "toolCalls": tool.calls if tool else len(ring)}
+            evidence: dict[str, int | float] = {
+                "calls": len(spans),
+                "violations": sum(h[1] for h in hits),
+                "toolCalls": tool.calls if tool else len(ring),
+            }
             if rest and (constraint, path) == groups[min(len(groups), MAX_SCHEMA_GROUPS) - 1][0]:
                 evidence["callsBreakingOtherConstraints"] = rest
-            out.append(Finding("errors.schema", s.id, (name,), evidence,
-                               "the model's inputs break the schema: say the constraint in the property's description",
-                               _calls_saving(spans, len(spans)), at={"constraint": constraint[:MAX_AT], "path": path[:MAX_AT]}))
+            out.append(
+                Finding(
+                    "errors.schema",
+                    s.id,
+                    (name,),
+                    evidence,
+                    "the model's inputs break the schema: say the constraint in the property's description",
+                    _calls_saving(spans, len(spans)),
+                    at={"constraint": constraint[:MAX_AT], "path": path[:MAX_AT]},
+                )
+            )
         if refused:
-            out.append(Finding("errors.refused", s.id, (name,), {"calls": len(refused), "toolCalls": tool.calls if tool else len(ring)},
-                               "the browser refused the model's input: the description or schema is unclear to the model",
-                               _calls_saving(refused, len(refused), input_only=True)))
+            out.append(
+                Finding(
+                    "errors.refused",
+                    s.id,
+                    (name,),
+                    {"calls": len(refused), "toolCalls": tool.calls if tool else len(ring)},
+                    "the browser refused the model's input: the description or schema is unclear to the model",
+                    _calls_saving(refused, len(refused), input_only=True),
+                )
+            )
     return out

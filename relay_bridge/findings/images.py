@@ -61,15 +61,25 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
         big = max(samples, key=lambda i: i.bytes)
         kind = FORMATS.get(big.mime.lower(), "an image") if isinstance(big.mime, str) else "an image"
         fitted = (big.fit_width, big.fit_height) != (big.width, big.height)
-        do = (f"return it as JPEG (quality {QUALITY})" + (f" at most {MAX_SIDE} px on the long side" if fitted else "")
-              + f", not {kind} {big.width}x{big.height}")
+        do = (
+            f"return it as JPEG (quality {QUALITY})"
+            + (f" at most {MAX_SIDE} px on the long side" if fitted else "")
+            + f", not {kind} {big.width}x{big.height}"
+        )
         evidence: dict[str, int | float] = {
-            "samples": len(samples), "imageCalls": calls,
-            "width": big.width, "height": big.height, "bytes": round(size), "jpegBytes": round(mean([i.jpeg_bytes for i in samples])),
-            "fitBytes": round(mean([i.fit_bytes for i in samples])), "fitWidth": big.fit_width, "fitHeight": big.fit_height,
-            "byteTokens": tokens(size), "fitByteTokens": tokens(mean([i.fit_bytes for i in samples])),
-            "pixelTokens": pixel_tokens(big.width, big.height), "fitPixelTokens": pixel_tokens(big.fit_width, big.fit_height),
+            "samples": len(samples),
+            "imageCalls": calls,
+            "width": big.width,
+            "height": big.height,
+            "bytes": round(size),
+            "jpegBytes": round(mean([i.jpeg_bytes for i in samples])),
+            "fitBytes": round(mean([i.fit_bytes for i in samples])),
+            "fitWidth": big.fit_width,
+            "fitHeight": big.fit_height,
+            "byteTokens": tokens(size),
+            "fitByteTokens": tokens(mean([i.fit_bytes for i in samples])),
+            "pixelTokens": pixel_tokens(big.width, big.height),
+            "fitPixelTokens": pixel_tokens(big.fit_width, big.fit_height),
         }
-        out.append(Finding(RULE, s.id, (name,), evidence, do,
-                           Saving(per_call * calls, "calls", per_call, calls, bytes=round(saved * calls))))
+        out.append(Finding(RULE, s.id, (name,), evidence, do, Saving(per_call * calls, "calls", per_call, calls, bytes=round(saved * calls))))
     return out

@@ -172,11 +172,9 @@ def from_session(session: Any) -> SessionInput:
     for name, row in stats.tools.items():
         rec = session.tools.get(name)
         descriptor, weights = _descriptor(rec.descriptor) if rec is not None else (None, None)
-        tools.append(ToolInput(name, row.calls, row.errors, row.schemaBytes, row.registered, row.internal,
-                               counted.get(name, 0), descriptor, weights))
+        tools.append(ToolInput(name, row.calls, row.errors, row.schemaBytes, row.registered, row.internal, counted.get(name, 0), descriptor, weights))
     # The ring's own spans, in arrival order (no rule depends on the order); calls from the terminal are no part of
     # the agent's run.
     spans = tuple(s for s in stats.ring.values() if s.invokedBy != "terminal")
     t = stats.totals
-    return SessionInput(session.id, session.info.origin, tuple(tools), spans, facts_of(session),
-                        t.wallMs, t.hostGapMs, t.blockingMs, t.calls)
+    return SessionInput(session.id, session.info.origin, tuple(tools), spans, facts_of(session), t.wallMs, t.hostGapMs, t.blockingMs, t.calls)

@@ -33,7 +33,14 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
         if not repeats:
             continue
         per_call = math.ceil(mean([span.estTokens for span in repeats]))
-        out.append(Finding(RULE, s.id, (name,), {"repeats": len(repeats), "distinctInputs": len(firsts), "calls": len(ring)},
-                           "the model asked again with the same input: say the answer holds, or return it where it is needed",
-                           Saving(per_call * len(repeats), "calls", per_call, len(repeats))))
+        out.append(
+            Finding(
+                RULE,
+                s.id,
+                (name,),
+                {"repeats": len(repeats), "distinctInputs": len(firsts), "calls": len(ring)},
+                "the model asked again with the same input: say the answer holds, or return it where it is needed",
+                Saving(per_call * len(repeats), "calls", per_call, len(repeats)),
+            )
+        )
     return out

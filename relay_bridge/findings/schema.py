@@ -44,20 +44,42 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
         if not t.registered or t.internal:
             continue
         if enough and t.calls == 0 and t.counted == 0:
-            out.append(Finding("schema.unused", s.id, (t.name,), {"schemaBytes": t.schema_bytes, "sessionCalls": s.calls},
-                               "drop this tool, or register it only on the pages that use it", _per_conversation(t.schema_bytes)))
+            out.append(
+                Finding(
+                    "schema.unused",
+                    s.id,
+                    (t.name,),
+                    {"schemaBytes": t.schema_bytes, "sessionCalls": s.calls},
+                    "drop this tool, or register it only on the pages that use it",
+                    _per_conversation(t.schema_bytes),
+                )
+            )
             continue
         w = t.weight()
         if w is None:
             continue
         if w.description_bytes > DESCRIPTION_MAX_BYTES:
-            out.append(Finding("schema.description", s.id, (t.name,), {"descriptionBytes": w.description_bytes, "limitBytes": DESCRIPTION_MAX_BYTES},
-                               f"cut the description to {DESCRIPTION_MAX_BYTES} bytes; move examples and policy out of it",
-                               _per_conversation(w.description_bytes - DESCRIPTION_MAX_BYTES)))
+            out.append(
+                Finding(
+                    "schema.description",
+                    s.id,
+                    (t.name,),
+                    {"descriptionBytes": w.description_bytes, "limitBytes": DESCRIPTION_MAX_BYTES},
+                    f"cut the description to {DESCRIPTION_MAX_BYTES} bytes; move examples and policy out of it",
+                    _per_conversation(w.description_bytes - DESCRIPTION_MAX_BYTES),
+                )
+            )
         if w.enum_bytes > ENUM_MAX_BYTES:
-            out.append(Finding("schema.enums", s.id, (t.name,), {"enumBytes": w.enum_bytes, "limitBytes": ENUM_MAX_BYTES},
-                               "replace long enums with a string checked in the page, or a lookup tool",
-                               _per_conversation(w.enum_bytes - ENUM_MAX_BYTES)))
+            out.append(
+                Finding(
+                    "schema.enums",
+                    s.id,
+                    (t.name,),
+                    {"enumBytes": w.enum_bytes, "limitBytes": ENUM_MAX_BYTES},
+                    "replace long enums with a string checked in the page, or a lookup tool",
+                    _per_conversation(w.enum_bytes - ENUM_MAX_BYTES),
+                )
+            )
     return out
 
 
@@ -87,10 +109,25 @@ def find_duplicates(sessions: Sequence[SessionInput]) -> list[Finding]:
         sa, sb = owner.get(a["server"], ""), owner.get(b["server"], "")
         bytes_a, bytes_b = size.get(a["server"], 0), size.get(b["server"], 0)
         if sa == sb and SIMILAR in labels:
-            out.append(Finding("schema.similar", sa, tuple(sorted((a["tool"], b["tool"]))), {"bytesA": bytes_a, "bytesB": bytes_b},
-                               "merge the two tools into one with a parameter, or make their descriptions say how they differ",
-                               _per_conversation(min(bytes_a, bytes_b))))
+            out.append(
+                Finding(
+                    "schema.similar",
+                    sa,
+                    tuple(sorted((a["tool"], b["tool"]))),
+                    {"bytesA": bytes_a, "bytesB": bytes_b},
+                    "merge the two tools into one with a parameter, or make their descriptions say how they differ",
+                    _per_conversation(min(bytes_a, bytes_b)),
+                )
+            )
         elif sa != sb and SAME_NAME in labels:
-            out.append(Finding("schema.diverged", sa, (a["tool"],), {"bytesA": bytes_a, "bytesB": bytes_b},
-                               "the same tool name has two definitions in two sessions: ship one", Saving()))
+            out.append(
+                Finding(
+                    "schema.diverged",
+                    sa,
+                    (a["tool"],),
+                    {"bytesA": bytes_a, "bytesB": bytes_b},
+                    "the same tool name has two definitions in two sessions: ship one",
+                    Saving(),
+                )
+            )
     return out

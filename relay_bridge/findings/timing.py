@@ -35,11 +35,23 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
     gaps = [span.gapSincePrevCallMs for span in s.spans if span.gapSincePrevCallMs is not None]
     if s.host_gap_ms >= MIN_HOST_MS and s.host_gap_ms >= HOST_DOMINATES * s.wall_ms and gaps:
         mean_gap = sum(gaps) / len(gaps)
-        out.append(Finding("time.host-gaps", s.id, (), {
-            "hostGapMs": round(s.host_gap_ms, 1), "toolMs": round(s.wall_ms, 1), "blockingMs": round(s.blocking_ms, 1),
-            "ratio": round(s.host_gap_ms / s.wall_ms, 1) if s.wall_ms else 0.0, "gaps": len(gaps), "meanGapMs": round(mean_gap, 1)},
-            "the time is the model's round trips, not the tools: return what it asks for next in the same call",
-            Saving(ms=round(mean_gap, 1), msPer="roundTrip")))
+        out.append(
+            Finding(
+                "time.host-gaps",
+                s.id,
+                (),
+                {
+                    "hostGapMs": round(s.host_gap_ms, 1),
+                    "toolMs": round(s.wall_ms, 1),
+                    "blockingMs": round(s.blocking_ms, 1),
+                    "ratio": round(s.host_gap_ms / s.wall_ms, 1) if s.wall_ms else 0.0,
+                    "gaps": len(gaps),
+                    "meanGapMs": round(mean_gap, 1),
+                },
+                "the time is the model's round trips, not the tools: return what it asks for next in the same call",
+                Saving(ms=round(mean_gap, 1), msPer="roundTrip"),
+            )
+        )
     tools = tools_by_name(s)
     slow: list[tuple[float, str, float, float, int, float, float]] = []
     for name, ring in by_tool.items():
@@ -54,15 +66,32 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
         blocking = sum(span.blockingMs for span in ring)
         wall = sum(walls)
         if blocking >= MIN_BLOCKING_MS and wall > 0 and blocking >= BLOCKING_SHARE * wall:
-            out.append(Finding("time.long-tasks", s.id, (name,), {
-                "blockingMs": round(blocking, 1), "wallMs": round(wall, 1), "share": round(blocking / wall, 4), "calls": calls},
-                "move the work off the main thread (a worker, or chunks that yield): Long Tasks block the page",
-                Saving(ms=round(blocking * scale, 1))))
+            out.append(
+                Finding(
+                    "time.long-tasks",
+                    s.id,
+                    (name,),
+                    {"blockingMs": round(blocking, 1), "wallMs": round(wall, 1), "share": round(blocking / wall, 4), "calls": calls},
+                    "move the work off the main thread (a worker, or chunks that yield): Long Tasks block the page",
+                    Saving(ms=round(blocking * scale, 1)),
+                )
+            )
     slow.sort(key=lambda row: (-row[0], row[1]))
     for weight, name, p50, p95, calls, total, over in slow[:TOP_SLOW]:
-        out.append(Finding("time.slow-tool", s.id, (name,), {
-            "p50Ms": round(p50, 1), "p95Ms": round(p95, 1), "calls": calls, "p95xCallsMs": round(weight, 1),
-            "shareOfToolTime": round(total / s.wall_ms, 4) if s.wall_ms else 0.0},
-            "its slow calls are the tool time: bring them to its median (cache, index, do less per call)",
-            Saving(ms=round(over, 1))))
+        out.append(
+            Finding(
+                "time.slow-tool",
+                s.id,
+                (name,),
+                {
+                    "p50Ms": round(p50, 1),
+                    "p95Ms": round(p95, 1),
+                    "calls": calls,
+                    "p95xCallsMs": round(weight, 1),
+                    "shareOfToolTime": round(total / s.wall_ms, 4) if s.wall_ms else 0.0,
+                },
+                "its slow calls are the tool time: bring them to its median (cache, index, do less per call)",
+                Saving(ms=round(over, 1)),
+            )
+        )
     return out

@@ -16,7 +16,21 @@ from .live import analyze_sessions, catalog_from_store, servers_from_capture
 from .text import summary_lines
 
 __all__ = [
-    "FORMAT", "LIMITS", "FootprintError", "Limits", "Server", "analyze_catalog", "analyze_sessions",
-    "canonical_bytes", "canonical_json", "catalog_from_store", "parse_document", "parse_json", "render_html",
-    "rough_tokens", "servers_from_capture", "summary_lines", "validate_catalog",
+    "FORMAT",
+    "LIMITS",
+    "FootprintError",
+    "Limits",
+    "Server",
+    "analyze_catalog",
+    "analyze_sessions",
+    "canonical_bytes",
+    "canonical_json",
+    "catalog_from_store",
+    "parse_document",
+    "parse_json",
+    "render_html",
+    "rough_tokens",
+    "servers_from_capture",
+    "summary_lines",
+    "validate_catalog",
 ]

@@ -29,8 +29,9 @@ def _share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
-def analyze_catalog(servers: list[Server], source: dict[str, Any] | None = None, limits: Limits = LIMITS,
-                    notes: list[str] | None = None, strict: bool = False) -> dict[str, Any]:
+def analyze_catalog(
+    servers: list[Server], source: dict[str, Any] | None = None, limits: Limits = LIMITS, notes: list[str] | None = None, strict: bool = False
+) -> dict[str, Any]:
     """Validate `servers` (raises FootprintError) and measure them. Same input, same report, byte for byte.
     `strict`: refuse a tool without an object inputSchema, as seed 003 does (else it is measured and linted)."""
     validate_catalog(servers, limits, strict)
@@ -56,19 +57,22 @@ def analyze_catalog(servers: list[Server], source: dict[str, Any] | None = None,
                 lint.append({"server": server.name, "tool": tool["name"], **f})
             entries.append(Entry(len(entries), server.name, tool["name"], canon, tool.get("description")))
             schema = tool.get("inputSchema")
-            rows.append({
-                "server": server.name,
-                "name": tool["name"],
-                # 003: reports carry the descriptions and schemas from the input (review before sharing).
-                "description": tool["description"] if isinstance(tool.get("description"), str) else None,
-                "inputSchema": schema if isinstance(schema, dict) else None,
-                "bytes": size,
-                "roughTokens": rough_tokens(size),
-                "breakdown": breakdown(tool, size),
-                "findings": len(findings),
-            })
-        server_rows.append({"name": server.name, "tools": len(tools), "bytes": server_bytes,
-                            "roughTokens": rough_tokens(server_bytes), "shape": server.shape})
+            rows.append(
+                {
+                    "server": server.name,
+                    "name": tool["name"],
+                    # 003: reports carry the descriptions and schemas from the input (review before sharing).
+                    "description": tool["description"] if isinstance(tool.get("description"), str) else None,
+                    "inputSchema": schema if isinstance(schema, dict) else None,
+                    "bytes": size,
+                    "roughTokens": rough_tokens(size),
+                    "breakdown": breakdown(tool, size),
+                    "findings": len(findings),
+                }
+            )
+        server_rows.append(
+            {"name": server.name, "tools": len(tools), "bytes": server_bytes, "roughTokens": rough_tokens(server_bytes), "shape": server.shape}
+        )
     definition_bytes = sum(r["bytes"] for r in rows)
     catalog_bytes = len(canonical_bytes({"servers": catalog_servers}))
     for row in rows:

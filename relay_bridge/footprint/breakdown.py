@@ -28,20 +28,50 @@ from typing import Any
 
 from .canonical import canonical_size, quote
 
-PARTS = ("description", "propertyNames", "propertyDescriptions", "types", "constraints", "enums", "definitions",
-         "structure", "other")
+PARTS = ("description", "propertyNames", "propertyDescriptions", "types", "constraints", "enums", "definitions", "structure", "other")
 
 # Keywords whose value is a schema, or an array/object of schemas, that may hold properties of its own.
-_SCHEMA = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-           "unevaluatedProperties", "unevaluatedItems", "additionalItems")
+_SCHEMA = (
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
+)
 _SCHEMA_LIST = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SCHEMA_MAP = ("properties", "patternProperties", "dependentSchemas")
 _NAMED_MAP = ("properties", "patternProperties")
-CONSTRAINTS = frozenset((
-    "required", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
-    "pattern", "format", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "default", "examples",
-    "contentEncoding", "contentMediaType", "minContains", "maxContains",
-))
+CONSTRAINTS = frozenset(
+    (
+        "required",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+        "default",
+        "examples",
+        "contentEncoding",
+        "contentMediaType",
+        "minContains",
+        "maxContains",
+    )
+)
 
 
 def _member(key: str, value: Any) -> int:

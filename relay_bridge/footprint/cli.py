@@ -20,7 +20,6 @@ from .html import render_html
 from .inputs import Server
 from .text import summary_lines
 
-
 COMMAND = "footprint"
 
 
@@ -36,15 +35,26 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--input", dest="footprint_inputs", action="append", default=[], metavar="[NAME=]PATH",
-                        help="a tools/list result, JSON-RPC response or servers aggregate (repeatable; NAME defaults to the file stem)")
+    parser.add_argument(
+        "--input",
+        dest="footprint_inputs",
+        action="append",
+        default=[],
+        metavar="[NAME=]PATH",
+        help="a tools/list result, JSON-RPC response or servers aggregate (repeatable; NAME defaults to the file stem)",
+    )
     parser.add_argument("--demo", dest="footprint_demo", action="store_true", help="use the bundled synthetic snapshots")
-    parser.add_argument("--from-capture", dest="footprint_capture", metavar="FILE",
-                        help="the tools registered in a wmcp-top capture (one server per session)")
+    parser.add_argument(
+        "--from-capture", dest="footprint_capture", metavar="FILE", help="the tools registered in a wmcp-top capture (one server per session)"
+    )
     parser.add_argument("--html", dest="footprint_html", metavar="FILE", help="write a self-contained HTML report (never overwrites)")
     parser.add_argument("--json", dest="footprint_json", metavar="FILE", help="write the JSON report, wmcp-top-footprint/1 (never overwrites)")
-    parser.add_argument("--strict", dest="footprint_strict", action="store_true",
-                        help="refuse a tool whose inputSchema is null or absent, as mcp-footprint does (default: measure it and lint it)")
+    parser.add_argument(
+        "--strict",
+        dest="footprint_strict",
+        action="store_true",
+        help="refuse a tool whose inputSchema is null or absent, as mcp-footprint does (default: measure it and lint it)",
+    )
     parser.add_argument("--top", dest="footprint_top", type=int, default=10, metavar="N", help="largest tools listed in the terminal (default 10)")
 
 

@@ -13,7 +13,6 @@ import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-
 from typing import Any
 
 from .errors import FootprintError
@@ -66,9 +65,7 @@ class Budget:
         except OSError as exc:
             raise FootprintError(f"{path}: cannot read ({exc.strerror})") from None
         if len(data) > left:
-            raise FootprintError(
-                f"{path}: input is over the limit of {self.limit} bytes ({self.limit // (1024 * 1024)} MiB) for one run"
-            )
+            raise FootprintError(f"{path}: input is over the limit of {self.limit} bytes ({self.limit // (1024 * 1024)} MiB) for one run")
         self.used += len(data)
         try:
             return data.decode("utf-8"), len(data)
@@ -126,8 +123,13 @@ def write_new(path: str, text: str) -> None:
 
 
 def _input_row(spec_name: str | None, path: str, size: int, servers: list[Server]) -> dict[str, Any]:
-    return {"name": spec_name, "path": path, "bytes": size, "shape": servers[0].shape if servers else "aggregate",
-            "servers": [s.name for s in servers]}
+    return {
+        "name": spec_name,
+        "path": path,
+        "bytes": size,
+        "shape": servers[0].shape if servers else "aggregate",
+        "servers": [s.name for s in servers],
+    }
 
 
 def read_inputs(specs: list[InputSpec], limits: Limits = LIMITS) -> tuple[list[Server], list[dict[str, Any]]]:

@@ -22,12 +22,21 @@ from .breakdown import PARTS
 from .text import PART_LABELS, plural, repeated_line, where_bytes_go
 from .treemap import squarify
 
-_HIDDEN = re.compile("[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u00ad\u180e\u200b-\u200f\u2028-\u202e"
-                     "\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
+_HIDDEN = re.compile(
+    "[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u00ad\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+)
 _SURROGATE = re.compile("[\ud800-\udfff]")
-PART_COLORS = {"description": "#5b8def", "propertyNames": "#49b6a6", "propertyDescriptions": "#9b7be0",
-               "types": "#7fb35a", "constraints": "#d98cc0", "enums": "#e0a43c", "definitions": "#e06a5b",
-               "structure": "#c7ccd1", "other": "#8a939c"}
+PART_COLORS = {
+    "description": "#5b8def",
+    "propertyNames": "#49b6a6",
+    "propertyDescriptions": "#9b7be0",
+    "types": "#7fb35a",
+    "constraints": "#d98cc0",
+    "enums": "#e0a43c",
+    "definitions": "#e06a5b",
+    "structure": "#c7ccd1",
+    "other": "#8a939c",
+}
 
 CSS = """
 :root{color-scheme:light dark;--bg:#fbfbfa;--fg:#1d2125;--muted:#5f6b76;--line:#d9dde1;--card:#fff}
@@ -129,7 +138,8 @@ def _bar(parts: dict[str, int], total: int) -> str:
         return '<div class="bar"></div>'
     spans = "".join(
         f'<i style="width:{_pct(100 * parts[p] / total)};background:{PART_COLORS[p]}" title="{PART_LABELS[p]} {parts[p]} B"></i>'
-        for p in PARTS if parts[p]
+        for p in PARTS
+        if parts[p]
     )
     return f'<div class="bar">{spans}</div>'
 
@@ -145,7 +155,7 @@ def _treemap(servers: list[dict[str, Any]]) -> str:
             f'<div class="cell" data-server="{attr(s["name"])}" title="{attr(s["name"])}: {s["bytes"]} bytes, '
             f'{s["tools"]} tools" style="left:{_pct(cell.x)};top:{_pct(cell.y)};width:{_pct(cell.w)};'
             f'height:{_pct(cell.h)};background:{_hue(idx)}"><span class="v">{esc(s["name"])}</span>'
-            f'<span>{s["bytes"]} B · {_pct(100 * s["share"])}</span></div>'
+            f"<span>{s['bytes']} B · {_pct(100 * s['share'])}</span></div>"
         )
     return "".join(out)
 
@@ -155,8 +165,11 @@ def _definition(t: dict[str, Any]) -> str:
     desc = t["description"]
     body = f'<p class="v desc">{esc(desc)}</p>' if desc else '<p class="muted">no description</p>'
     schema = t["inputSchema"]
-    body += (f'<pre class="v schema">{esc(json.dumps(schema, indent=1, ensure_ascii=False))}</pre>' if schema is not None
-             else '<p class="muted">no inputSchema</p>')
+    body += (
+        f'<pre class="v schema">{esc(json.dumps(schema, indent=1, ensure_ascii=False))}</pre>'
+        if schema is not None
+        else '<p class="muted">no inputSchema</p>'
+    )
     return f'<details><summary><b class="v">{esc(t["name"])}</b></summary>{body}</details>'
 
 
@@ -180,13 +193,15 @@ def _pairs(report: dict[str, Any]) -> str:
         head += f'<p class="warn">Only {pairs["kept"]} of {pairs["found"]} pairs are listed (truncated; {pairs["notKept"]} not kept).</p>'
     sim = report["similarity"]
     if not sim["complete"]:
-        head += (f'<p class="warn">The similarity scan is incomplete: its budget of {sim["budget"]} word-membership '
-                 f'operations ran out with {sim["notExamined"]} of {sim["eligiblePairs"]} eligible pairs not examined.</p>')
+        head += (
+            f'<p class="warn">The similarity scan is incomplete: its budget of {sim["budget"]} word-membership '
+            f"operations ran out with {sim['notExamined']} of {sim['eligiblePairs']} eligible pairs not examined.</p>"
+        )
     if not pairs["items"]:
         return head
     rows = "".join(
         f'<tr><td class="v">{esc(p["a"]["server"])} / {esc(p["a"]["tool"])}</td><td class="v">{esc(p["b"]["server"])} / '
-        f'{esc(p["b"]["tool"])}</td><td>{", ".join(esc(label) for label in p["labels"])}</td>'
+        f"{esc(p['b']['tool'])}</td><td>{', '.join(esc(label) for label in p['labels'])}</td>"
         f'<td class="n">{"" if p["jaccard"] is None else p["jaccard"]}</td></tr>'
         for p in pairs["items"]
     )
@@ -208,11 +223,13 @@ def render_html(report: dict[str, Any]) -> str:
     """The page: everything comes from the report (descriptions and schemas included)."""
     s = report["summary"]
     digest = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
-    csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src 'none'; "
-           "font-src 'none'; connect-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'")
+    csp = (
+        f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src 'none'; "
+        "font-src 'none'; connect-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'"
+    )
     legend = "".join(f'<i style="background:{PART_COLORS[p]}"></i>{PART_LABELS[p]} {s["breakdown"][p]} B' for p in PARTS)
     sev = s["findingsBySeverity"]
-    notes = "".join(f"<li class=\"v\">{esc(n)}</li>" for n in report["notes"])
+    notes = "".join(f'<li class="v">{esc(n)}</li>' for n in report["notes"])
     return f"""<!doctype html>
 <html lang="en">
 <head>
@@ -247,7 +264,7 @@ def render_html(report: dict[str, Any]) -> str:
 {_pairs(report)}
 <h2>Lint</h2>
 {_lint(report)}
-{f'<h2>Notes</h2><ul>{notes}</ul>' if notes else ''}
+{f"<h2>Notes</h2><ul>{notes}</ul>" if notes else ""}
 <p class="muted">Tokens are a rough estimate, {esc(s["tokenFormula"])} of the canonical catalog bytes: not a tokenizer count
 and not what a client really puts in context. Lint rules for hidden characters and model-directed text are heuristics.</p>
 <script>{SCRIPT}</script>

@@ -87,9 +87,7 @@ def parse_json(text: str, label: str, limits: Limits = LIMITS) -> Any:
 def _check_cursor(holder: dict[str, Any], where: str) -> None:
     cursor = holder.get("nextCursor")
     if cursor not in (None, ""):
-        raise FootprintError(
-            f"{where}: nextCursor is set, so this is one page of a longer list; capture every page and merge the tools"
-        )
+        raise FootprintError(f"{where}: nextCursor is set, so this is one page of a longer list; capture every page and merge the tools")
 
 
 def _tools_list(value: Any, where: str) -> list[Tool]:

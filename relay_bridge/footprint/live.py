@@ -47,8 +47,9 @@ def _descriptor(raw: Any, limits: Limits) -> tuple[Any, str | None]:
     return raw, None
 
 
-def servers_from_sessions(sessions: Iterable[tuple[str, str, Iterable[ToolItem]]], shape: str,
-                          limits: Limits = LIMITS, strict: bool = False) -> tuple[list[Server], list[str]]:
+def servers_from_sessions(
+    sessions: Iterable[tuple[str, str, Iterable[ToolItem]]], shape: str, limits: Limits = LIMITS, strict: bool = False
+) -> tuple[list[Server], list[str]]:
     """(origin, session id, tools) per session -> servers and notes about what was left out.
 
     `strict` keeps everything past the server/tool limits so validation refuses it (a file on the command line);
@@ -98,30 +99,37 @@ def replaced_loads(loads: dict[str, Load]) -> tuple[set[str], list[str]]:
     for origin, path, context, attached, _ in loads.values():
         key = (origin, path, context)
         latest[key] = max(latest.get(key, attached), attached)
-    gone = {sid for sid, (origin, path, context, attached, live) in loads.items()
-            if not live and attached < latest[(origin, path, context)]}
+    gone = {sid for sid, (origin, path, context, attached, live) in loads.items() if not live and attached < latest[(origin, path, context)]}
     counts: dict[tuple[str, str], int] = {}
     for sid in gone:
         origin, path = loads[sid][0], loads[sid][1]
         counts[(origin, path)] = counts.get((origin, path), 0) + 1
-    notes = [f"{origin}{path}: {n} earlier load{'s' if n != 1 else ''} left out (reloaded: the newest counts)"
-             for (origin, path), n in sorted(counts.items())]
+    notes = [
+        f"{origin}{path}: {n} earlier load{'s' if n != 1 else ''} left out (reloaded: the newest counts)"
+        for (origin, path), n in sorted(counts.items())
+    ]
     return gone, notes
 
 
 def catalog_from_store(store: Any, limits: Limits = LIMITS) -> tuple[list[Server], list[str]]:
     """Every session of a relay_bridge.store.Store as a server (typed loosely: no import of the store needed);
     the earlier loads of a reloaded page left out (replaced_loads)."""
-    gone, reload_notes = replaced_loads({s.id: (s.info.origin, s.info.path, s.info.context, float(i), s.state == "live")
-                                         for i, s in enumerate(store.sessions.values())})
+    gone, reload_notes = replaced_loads(
+        {s.id: (s.info.origin, s.info.path, s.info.context, float(i), s.state == "live") for i, s in enumerate(store.sessions.values())}
+    )
     sessions = (
         (s.info.origin, s.id, ((rec.name, rec.descriptor, rec.registered) for rec in s.tools.values()))
-        for s in store.sessions.values() if s.id not in gone
+        for s in store.sessions.values()
+        if s.id not in gone
     )
     servers, notes = servers_from_sessions(sessions, "store", limits)
     notes = reload_notes + notes
-    forms = {server_name(s.info.origin, s.id): {rec.name: msgspec.to_builtins(rec.form) for rec in s.tools.values() if getattr(rec, "form", None) is not None}
-             for s in store.sessions.values()}
+    forms = {
+        server_name(s.info.origin, s.id): {
+            rec.name: msgspec.to_builtins(rec.form) for rec in s.tools.values() if getattr(rec, "form", None) is not None
+        }
+        for s in store.sessions.values()
+    }
     for server in servers:
         if forms.get(server.name):
             server.meta["forms"] = forms[server.name]
@@ -151,10 +159,7 @@ def servers_from_capture(doc: Any, label: str, limits: Limits = LIMITS) -> tuple
         tools = sess.get("tools") or []
         if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
             raise FootprintError(f"{label}: sessions[{i}].tools must be an array of objects")
-        items = [
-            (str(t.get("name", "?")), t.get("descriptor"), t.get("unregisteredAt") is None and t.get("rejected") is None)
-            for t in tools
-        ]
+        items = [(str(t.get("name", "?")), t.get("descriptor"), t.get("unregisteredAt") is None and t.get("rejected") is None) for t in tools]
         rows.append((info["origin"], info["id"], items))
         loads[info["id"]] = (info["origin"], str(info.get("path", "")), str(info.get("context", "")), float(i), sess.get("state") == "live")
     gone, reload_notes = replaced_loads(loads)

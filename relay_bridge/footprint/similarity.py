@@ -18,8 +18,8 @@ Matching is pairwise: similar A~B and B~C do not make A~C.
 from __future__ import annotations
 
 import re
-from fractions import Fraction
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from .limits import LIMITS, Limits
@@ -91,12 +91,14 @@ def find_pairs(entries: list[Entry], limits: Limits = LIMITS) -> dict[str, Any]:
     items = []
     for (i, j), (bits, jac) in kept:
         a, b = entries[i], entries[j]
-        items.append({
-            "a": {"server": a.server, "tool": a.name},
-            "b": {"server": b.server, "tool": b.name},
-            "labels": [label for n, label in enumerate(LABELS) if bits & (1 << n)],
-            "jaccard": jac,
-        })
+        items.append(
+            {
+                "a": {"server": a.server, "tool": a.name},
+                "b": {"server": b.server, "tool": b.name},
+                "labels": [label for n, label in enumerate(LABELS) if bits & (1 << n)],
+                "jaccard": jac,
+            }
+        )
     pairs = {
         "found": len(found),
         "kept": len(items),

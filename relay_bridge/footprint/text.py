@@ -23,9 +23,11 @@ PART_LABELS = {
     "other": "other",
 }
 _SEVERITY_PLURAL = {"error": "errors", "warning": "warnings", "suspicious": "suspicious"}
-_PLURAL = {EXACT: ("exact match", "exact matches"),
-           SAME_NAME: ("same name with a different definition", "same name with different definitions"),
-           SIMILAR: ("similar description", "similar descriptions")}
+_PLURAL = {
+    EXACT: ("exact match", "exact matches"),
+    SAME_NAME: ("same name with a different definition", "same name with different definitions"),
+    SIMILAR: ("similar description", "similar descriptions"),
+}
 
 
 def safe(text: str, limit: int = 60) -> str:
@@ -82,8 +84,10 @@ def summary_lines(report: dict[str, Any], top: int = 10, max_findings: int = 20)
         )
     sev = s["findingsBySeverity"]
     total_findings = sum(sev.values())
-    lines.append(f"lint: {plural(total_findings, 'finding', 'findings')}"
-                 + (" (" + ", ".join(plural(n, k, _SEVERITY_PLURAL[k]) for k, n in sev.items() if n) + ")" if total_findings else ""))
+    lines.append(
+        f"lint: {plural(total_findings, 'finding', 'findings')}"
+        + (" (" + ", ".join(plural(n, k, _SEVERITY_PLURAL[k]) for k, n in sev.items() if n) + ")" if total_findings else "")
+    )
     tools = report["tools"][:top]
     if tools:
         lines.append("")
@@ -91,8 +95,10 @@ def summary_lines(report: dict[str, Any], top: int = 10, max_findings: int = 20)
         width = max(len(safe(f"{t['server']} / {t['name']}", 48)) for t in tools)
         for t in tools:
             label = safe(f"{t['server']} / {t['name']}", 48)
-            lines.append(f"{t['rank']:>4}  {label:<{width}}  {t['bytes']:>7} B {'~' + str(t['roughTokens']):>7} tok  "
-                         f"{where_bytes_go(t['breakdown'], t['bytes'])}")
+            lines.append(
+                f"{t['rank']:>4}  {label:<{width}}  {t['bytes']:>7} B {'~' + str(t['roughTokens']):>7} tok  "
+                f"{where_bytes_go(t['breakdown'], t['bytes'])}"
+            )
         if len(report["tools"]) > top:
             lines.append(f"      … {len(report['tools']) - top} more in --json / --html")
     findings = report["lint"]
@@ -100,8 +106,9 @@ def summary_lines(report: dict[str, Any], top: int = 10, max_findings: int = 20)
         lines.append("")
         lines.append("findings:")
         for f in findings[:max_findings]:
-            lines.append(f"  {f['severity']:<10} {safe(f['server'], 30)} / {safe(f['tool'], 40)}  "
-                         f"{safe(f['pointer'], 50)}  {safe(f['message'], 160)}")
+            lines.append(
+                f"  {f['severity']:<10} {safe(f['server'], 30)} / {safe(f['tool'], 40)}  {safe(f['pointer'], 50)}  {safe(f['message'], 160)}"
+            )
         if len(findings) > max_findings:
             lines.append(f"  … {len(findings) - max_findings} more in --json / --html")
     for note in report["notes"]:

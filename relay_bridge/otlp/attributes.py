@@ -103,13 +103,15 @@ def resource(session: Session, base: Attrs | None = None) -> Attrs:
     """The user's resource attributes plus the page session's own (which name the page, so they win)."""
     info = session.info
     attrs: Attrs = dict(base) if base is not None else {"service.name": DEFAULT_SERVICE}
-    attrs.update({
-        "webmcp.page.origin": info.origin,
-        "webmcp.page.path": info.path,
-        "webmcp.session.id": info.id,
-        "webmcp.session.context": info.context,
-        "webmcp.agent": session.agent,
-    })
+    attrs.update(
+        {
+            "webmcp.page.origin": info.origin,
+            "webmcp.page.path": info.path,
+            "webmcp.session.id": info.id,
+            "webmcp.session.context": info.context,
+            "webmcp.agent": session.agent,
+        }
+    )
     if info.userAgent:
         attrs["user_agent.original"] = info.userAgent
     if info.via:
@@ -191,7 +193,12 @@ def call_span(session: Session, span: Span, payload: Payload | None = None, base
     }
     if span.gapSincePrevCallMs is not None:
         attrs["webmcp.host_gap_ms"] = span.gapSincePrevCallMs
-    for name, key in (("resultType", "webmcp.result.type"), ("envelope", "webmcp.result.envelope"), ("substituted", "webmcp.result.substituted"), ("depth", "webmcp.execute.depth")):
+    for name, key in (
+        ("resultType", "webmcp.result.type"),
+        ("envelope", "webmcp.result.envelope"),
+        ("substituted", "webmcp.result.substituted"),
+        ("depth", "webmcp.execute.depth"),
+    ):
         value = getattr(span, name)
         if value is not None:
             attrs[key] = value
@@ -248,7 +255,9 @@ def tool_span(session: Session, record: ToolRecord, change: str, at: float, base
     if change == "registered":
         descriptor = _descriptor(record)
         description = descriptor.get("description")
-        attrs["webmcp.tool.description.length"] = _js_length(description if isinstance(description, str) else "" if description is None else str(description))
+        attrs["webmcp.tool.description.length"] = _js_length(
+            description if isinstance(description, str) else "" if description is None else str(description)
+        )
         attrs["webmcp.tool.has_input_schema"] = "inputSchema" in descriptor
         attrs.update(tool_facts(record))
         if record.redefining:

@@ -96,8 +96,9 @@ class ExportStats:
 class OtlpExport:
     """A StoreObserver: `store.observers.append(OtlpExport(url))`, then `start()`, `close()` on exit."""
 
-    def __init__(self, endpoint: str, *, queue_max: int = QUEUE_MAX, interval: float = INTERVAL, timeout: float = EXPORT_TIMEOUT,
-                 service: str | None = None) -> None:
+    def __init__(
+        self, endpoint: str, *, queue_max: int = QUEUE_MAX, interval: float = INTERVAL, timeout: float = EXPORT_TIMEOUT, service: str | None = None
+    ) -> None:
         try:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         except ImportError:

@@ -37,7 +37,7 @@ def seqs_at_relay(snap: dict, sid: str) -> list[int]:
     return sorted(s["seq"] for s in spans_of(snap, sid))
 
 
-def test_an_agent_survives_a_flood_a_hijack_and_a_restart_with_every_span_once(browser, pages, relay_server) -> None:  # noqa: F811
+def test_an_agent_survives_a_flood_a_hijack_and_a_restart_with_every_span_once(browser, pages, relay_server) -> None:
     stack = ExitStack()
     flooders = flood(relay_server.ws_url, stack)
     context = browser.new_context()
@@ -61,9 +61,11 @@ def test_an_agent_survives_a_flood_a_hijack_and_a_restart_with_every_span_once(b
         thief.recv()
         thief.send(json.dumps(synth.hello(sid, title="hijacked")))
         assert json.loads(thief.recv())["code"] == "session_taken"
-        for frame in (synth.event(sid, 1.0, "reset"),
-                      synth.spans_frame(sid, [synth.span(sid, 5, "forged", 1.0, 1.0)], floor=10**13 - 1),
-                      {"type": "bye", "session": sid, "reason": "forged"}):
+        for frame in (
+            synth.event(sid, 1.0, "reset"),
+            synth.spans_frame(sid, [synth.span(sid, 5, "forged", 1.0, 1.0)], floor=10**13 - 1),
+            {"type": "bye", "session": sid, "reason": "forged"},
+        ):
             thief.send(json.dumps(frame))
             reply = json.loads(thief.recv())
             assert (reply["code"], reply["session"]) == ("unknown_session", sid)

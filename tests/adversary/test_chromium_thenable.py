@@ -22,7 +22,7 @@ CALL = """async (stringInput) => {
 
 @pytest.mark.parametrize("host", ["native", "polyfill"])
 @pytest.mark.parametrize("agent", [True, False])
-def test_a_thenable_runs_once_with_or_without_the_agent(host, agent, browser, plain_browser, pages, relay_server) -> None:  # noqa: F811
+def test_a_thenable_runs_once_with_or_without_the_agent(host, agent, browser, plain_browser, pages, relay_server) -> None:
     page_name, b = ("native.html", browser) if host == "native" else ("polyfill.html", plain_browser)
     page, errors = open_page(b, pages.url(page_name, relay_server if agent else None))
     page.evaluate("window.registered")

@@ -27,7 +27,12 @@ CRAFTED = {
     "typeerror-capture.json": CAPTURE % "5",  # TypeError: 'int' object is not iterable
     "spans-capture.json": CAPTURE % '[{"info": {"id": "c0ffee00"}, "report": {"spans": [7]}}]',  # TypeError in dict(7)
     "attr-capture.json": CAPTURE % "[[1]]",  # AttributeError: list has no .get
-    "deep-line.jsonl": HELLO + "\n" + json.dumps({"t": 2.0, "c": 1}).replace("}", ', "f": ' + "[" * 100_000 + "]" * 100_000 + "}") + "\n" + HELLO + "\n",
+    "deep-line.jsonl": HELLO
+    + "\n"
+    + json.dumps({"t": 2.0, "c": 1}).replace("}", ', "f": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    + "\n"
+    + HELLO
+    + "\n",
     "wrong-types.jsonl": HELLO + "\n" + '{"t": "x", "c": 1}\n' + HELLO + "\n",
     "bad-frame.jsonl": HELLO + "\n" + json.dumps({"t": 2.0, "c": 1, "f": {"type": "spans", "session": 5}}) + "\n",
 }
@@ -36,11 +41,13 @@ CRAFTED = {
 def replay(path: Path, out: Path) -> tuple[int, list[str], int]:
     """Run `wmcp-top replay FILE --report DIR` as its own process: exit code, stderr lines, peak RSS in KiB."""
     # VmHWM, the peak of this process's own memory (ru_maxrss would carry the forking parent's over exec).
-    code = ("import atexit, re, runpy, sys\n"
-            "hwm = lambda: re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
-            "atexit.register(lambda: print('maxrss', hwm(), file=sys.stderr))\n"
-            f"sys.argv = ['wmcp-top', 'replay', {str(path)!r}, '--report', {str(out)!r}]\n"
-            "runpy.run_module('tui.cli', run_name='__main__')\n")
+    code = (
+        "import atexit, re, runpy, sys\n"
+        "hwm = lambda: re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
+        "atexit.register(lambda: print('maxrss', hwm(), file=sys.stderr))\n"
+        f"sys.argv = ['wmcp-top', 'replay', {str(path)!r}, '--report', {str(out)!r}]\n"
+        "runpy.run_module('tui.cli', run_name='__main__')\n"
+    )
     env = dict(os.environ, WMCP_TOP_HOME=str(out.parent / "home"))
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
     lines = done.stderr.splitlines()

@@ -53,8 +53,11 @@ def _depth(value: Any) -> int:
 
 # Strings made of what the check reads (brackets, quotes, backslashes) and what JSON escapes.
 _TRICKY = st.text(alphabet='[]{}"\\/\n\u2028ab', max_size=12)
-_JSON = st.recursive(st.none() | st.booleans() | st.integers() | _TRICKY,
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TRICKY, inner, max_size=3), max_leaves=40)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | _TRICKY,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TRICKY, inner, max_size=3),
+    max_leaves=40,
+)
 
 
 @settings(max_examples=400, deadline=None)

@@ -71,7 +71,7 @@ def forged(n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return hellos, spans
 
 
-def test_a_tokenless_page_speaks_only_for_itself_and_the_real_page_is_whole(ext_browser, ext_id, ext_site, relay_server: RelayThread) -> None:  # noqa: F811
+def test_a_tokenless_page_speaks_only_for_itself_and_the_real_page_is_whole(ext_browser, ext_id, ext_site, relay_server: RelayThread) -> None:
     ctx = ext_browser
     pair(ctx, ext_id, relay_server.port, relay_server.token)
     evil_url = ext_site.url("/evil.html", host="localhost")
@@ -90,7 +90,9 @@ def test_a_tokenless_page_speaks_only_for_itself_and_the_real_page_is_whole(ext_
     port = ext_site.port
     tag = ctx.new_page()
     tag.goto(ext_site.url("/opener.html"))
-    tagged = tag.evaluate(SCRIPT_TAG, {"url": relay_server.ws_url, "hello": synth.hello("5c417a90", ext_site.url("").rstrip("/"), agent="wmcp-top-extension/0.1.0")})
+    tagged = tag.evaluate(
+        SCRIPT_TAG, {"url": relay_server.ws_url, "hello": synth.hello("5c417a90", ext_site.url("").rstrip("/"), agent="wmcp-top-extension/0.1.0")}
+    )
     assert any('"forbidden_origin"' in m for m in tagged), (tagged, json.dumps(relay_server.snapshot()["counters"]))
 
     real = ctx.new_page()
@@ -107,8 +109,10 @@ def test_a_tokenless_page_speaks_only_for_itself_and_the_real_page_is_whole(ext_
         assert (s["info"]["origin"], s["info"]["context"]) == (f"http://localhost:{port}", "top"), s["info"]
         assert is_extension_agent(s["agent"])  # it did come through the extension: marked so, under its own origin
     assert "5c417a90" not in sessions
-    print(f"\nforged hellos 64 on {out['opened']} ports: {len(mine)} sessions kept (own origin), "
-          f"{codes.count('session_limit')} refused by the extension, 0 as https://bank.example")
+    print(
+        f"\nforged hellos 64 on {out['opened']} ports: {len(mine)} sessions kept (own origin), "
+        f"{codes.count('session_limit')} refused by the extension, 0 as https://bank.example"
+    )
 
     page = sessions[real_sid]
     assert page["info"]["origin"] == ext_site.url("").rstrip("/") and is_extension_agent(page["agent"])

@@ -239,13 +239,13 @@ async def test_held_sockets_and_handshake_churn_never_refuse_another_origins_pag
 
 
 async def test_a_rate_cap_flood_is_paused_then_closed_and_the_other_page_is_served() -> None:
-    relay = Relay(RelayConfig(port=0, token=TOKEN, rate_per_second=200, rate_burst=200,
-                              token_rate_per_second=400, token_rate_burst=400))
+    relay = Relay(RelayConfig(port=0, token=TOKEN, rate_per_second=200, rate_burst=200, token_rate_per_second=400, token_rate_burst=400))
     await relay.start()
     try:
         floods = [await page_socket(relay, EVIL) for _ in range(4)]
         for i, ws in enumerate(floods):
             assert (await hello(ws, f"e4{i:06x}", EVIL))["type"] == "ack"
+
         async def flood(ws: ClientConnection, sid: str) -> str:
             frame = json.dumps(synth.status(sid, "measuring"))
             try:
@@ -303,8 +303,10 @@ async def test_one_mebibyte_frames_leave_the_other_page_whole(bare_relay: Relay)
         good = await legitimate_page(relay, "900d0400", tools=3, calls=300)
         took = time.perf_counter() - started
         await good.close()
-        print(f"\n1 MiB frames: the legitimate page's 9 frames took {took * 1000:.0f} ms; "
-              f"{relay.store.counters['frames'] - before} flood frames meanwhile")
+        print(
+            f"\n1 MiB frames: the legitimate page's 9 frames took {took * 1000:.0f} ms; "
+            f"{relay.store.counters['frames'] - before} flood frames meanwhile"
+        )
         assert relay.store.counters["frames"] > before + 9, "the flood ran throughout"
     finally:
         for task in tasks:

@@ -42,8 +42,14 @@ def test_tool_names_printed_by_diagnose_are_inert(tmp_path: Path) -> None:
     assert store.sessions[SID].tools[EVIL].registered
     write_json(tmp_path / "capture.json", build_capture(store))
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path))
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "diagnose", str(tmp_path / "capture.json")], check=False,
-                         env=env, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "diagnose", str(tmp_path / "capture.json")],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert "schema.unused" in out.stdout and "wipe" in out.stdout  # the finding is there, its name shown...
     assert "\x1b" not in out.stdout and "\x07" not in out.stdout and "\u202e" not in out.stdout  # ...inert

@@ -41,8 +41,7 @@ PROMPT = 0.5  # seconds a well-behaved agent may wait for its hello's ack while 
 
 @pytest.fixture
 async def small_relay(tmp_path: Path) -> AsyncIterator[Relay]:
-    r = Relay(RelayConfig(port=0, token=TOKEN, log_dir=tmp_path / "logs", max_pending_handshakes=CAP,
-                          handshake_deadline=DEADLINE))
+    r = Relay(RelayConfig(port=0, token=TOKEN, log_dir=tmp_path / "logs", max_pending_handshakes=CAP, handshake_deadline=DEADLINE))
     await r.start()
     try:
         yield r
@@ -90,9 +89,11 @@ async def test_every_way_a_handshake_ends_gives_its_place_back(small_relay: Rela
     assert await until(lambda: len(pending) == 0), "a finished handshake still counted"
     await ws.close()
 
-    for request in (b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port,  # plain HTTP, answered
-                    b"GET /relay?t=wrong HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port,  # refused, 403
-                    b"NOT HTTP AT ALL\r\n\r\n"):  # fails mid-handshake: unparsable
+    for request in (
+        b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port,  # plain HTTP, answered
+        b"GET /relay?t=wrong HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port,  # refused, 403
+        b"NOT HTTP AT ALL\r\n\r\n",
+    ):  # fails mid-handshake: unparsable
         reader, writer = await raw(port, request)
         answer = await closed_by_relay(reader)
         writer.close()
@@ -247,8 +248,15 @@ async def test_a_slowloris_flood_leaves_the_relay_its_descriptors_and_agents_the
     reports = tmp_path / "reports"
     stderr = tmp_path / "stderr"  # where asyncio says that accept() failed
     with stderr.open("w") as err_file:
-        proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--report-on-exit", str(reports)],
-                                cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err_file, text=True, preexec_fn=_low_nofile)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--report-on-exit", str(reports)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=err_file,
+            text=True,
+            preexec_fn=_low_nofile,
+        )
     assert proc.stdout is not None
     out = Lines(proc.stdout)
     peak = 0
@@ -274,7 +282,6 @@ async def test_a_slowloris_flood_leaves_the_relay_its_descriptors_and_agents_the
         sampler.start()
         await asyncio.gather(*(slowloris(port, token, n, sockets) for n in range(ATTACKERS)))
 
-
         def settled() -> bool:
             return descriptors(proc.pid) <= idle + MAX_PENDING_HANDSHAKES
 
@@ -287,8 +294,10 @@ async def test_a_slowloris_flood_leaves_the_relay_its_descriptors_and_agents_the
             async with asyncio.timeout(PROMPT):
                 took = await hello_acked(port, token, "600d1111")
         except TimeoutError:
-            raise AssertionError(f"a well-behaved agent's hello was not acked within {PROMPT} s under the flood "
-                                 f"(relay holds {descriptors(proc.pid)} descriptors, limit {NOFILE})") from None
+            raise AssertionError(
+                f"a well-behaved agent's hello was not acked within {PROMPT} s under the flood "
+                f"(relay holds {descriptors(proc.pid)} descriptors, limit {NOFILE})"
+            ) from None
         assert proc.poll() is None, "the relay died"
         # Beyond its idle set the relay keeps the cap's stalled handshakes at most, however many the attacker holds
         # (the stragglers of the burst the kernel lets through later are trimmed as they come).
@@ -307,9 +316,11 @@ async def test_a_slowloris_flood_leaves_the_relay_its_descriptors_and_agents_the
             proc.kill()
             proc.wait(10)
     counters = json.loads((reports / "capture.json").read_text())["relay"]["counters"]
-    print(f"\n{ATTACKERS} half-open handshakes against a relay limited to {NOFILE} descriptors: idle {idle}, "
-          f"peak {peak}, after {after}; {closed} cut off, refused:handshakes {counters.get('refused:handshakes', 0)}; "
-          f"hello acked in {took * 1000:.0f} ms")
+    print(
+        f"\n{ATTACKERS} half-open handshakes against a relay limited to {NOFILE} descriptors: idle {idle}, "
+        f"peak {peak}, after {after}; {closed} cut off, refused:handshakes {counters.get('refused:handshakes', 0)}; "
+        f"hello acked in {took * 1000:.0f} ms"
+    )
     err = stderr.read_text()
     accept_failed = "Too many open files" in err or "out of system resource" in err
     assert not accept_failed, err[-2000:]

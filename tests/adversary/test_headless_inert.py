@@ -74,8 +74,15 @@ def test_lane_check_bench_and_compare_lines_show_a_hostile_tool_name_inert() -> 
     lines = [Difference(TOOL, 0, "bytes", call, LaneCall(TOOL, 0.0, "ok", 11, 0, "e0e0e0e0")).line()]
     lines += table([("tool", "calls"), (TOOL, "3"), ("search", "1")]).split("\n")
     metrics = {m: {"base": 1.0, "head": 2.0, "verdict": "regressed"} for m in SHOWN}
-    result = {"tools": [{"tool": TOOL, "status": "changed", "metrics": metrics, "reasons": ["slower"]}], "notes": [], "judged": False,
-              "regressions": 0, "improvements": 0, "base": {"format": "a"}, "head": {"format": "b"}}
+    result = {
+        "tools": [{"tool": TOOL, "status": "changed", "metrics": metrics, "reasons": ["slower"]}],
+        "notes": [],
+        "judged": False,
+        "regressions": 0,
+        "improvements": 0,
+        "base": {"format": "a"},
+        "head": {"format": "b"},
+    }
     lines += render(result).split("\n")
     shown = printed(lines)
     assert_inert(shown, len(lines))

@@ -52,7 +52,10 @@ async def test_only_the_extensions_own_socket_is_marked_ext_and_every_origin_is_
         (PAGE, {"origin": PAGE, "agent": "cdp/156"}),  # the DevTools lane's mark
         ("null", {"origin": "https://bank.example"}),
         ("chrome-extension://abcdefghijklmnopabcdefghijklmnop", {"origin": "https://bank.example"}),
-        ("chrome-extension://abcdefghijklmnopabcdefghijklmnop", {"origin": "chrome-extension://abcdefghijklmnopabcdefghijklmnop", "agent": EXT_AGENT}),
+        (
+            "chrome-extension://abcdefghijklmnopabcdefghijklmnop",
+            {"origin": "chrome-extension://abcdefghijklmnopabcdefghijklmnop", "agent": EXT_AGENT},
+        ),
         (None, {"origin": "https://bank.example", "agent": EXT_AGENT}),
     ]
     for n, (origin, claim) in enumerate(attempts):

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def hostile(pages: Any) -> Iterator[Any]:  # noqa: F811
+def hostile(pages: Any) -> Iterator[Any]:
     """open(browser, script) -> Page: the agent first in <head>, then `script`, on the page server's origin."""
     opened: list[Page] = []
 
@@ -52,9 +52,13 @@ function mock() {
 """
 
 
-def test_a_page_made_registry_is_patched_before_its_first_registration(plain_browser: Browser, hostile: Any) -> None:  # noqa: F811
+def test_a_page_made_registry_is_patched_before_its_first_registration(plain_browser: Browser, hostile: Any) -> None:
     """window.modelContext = registry, then registerTool in the same task: no poll tick in between."""
-    page = hostile(plain_browser, MOCK + "window.modelContext = mock(); window.modelContext.registerTool({ name: 't', description: 'd', execute: () => 'ok' }); window.done = true")
+    page = hostile(
+        plain_browser,
+        MOCK
+        + "window.modelContext = mock(); window.modelContext.registerTool({ name: 't', description: 'd', execute: () => 'ok' }); window.done = true",
+    )
     assert page.evaluate("() => window.modelContext.tools.get('t').execute({})") == "ok"
     spans = page.evaluate("() => __webmcpPerf.spans()")
     assert [(s["tool"], s["resultBytes"]) for s in spans] == [("t", 2)]
@@ -62,22 +66,25 @@ def test_a_page_made_registry_is_patched_before_its_first_registration(plain_bro
     assert page.errors == []
 
 
-def test_a_registry_defined_with_defineproperty_is_patched_synchronously(plain_browser: Browser, hostile: Any) -> None:  # noqa: F811
+def test_a_registry_defined_with_defineproperty_is_patched_synchronously(plain_browser: Browser, hostile: Any) -> None:
     page = hostile(
         plain_browser,
-        MOCK + "Object.defineProperty(document, 'modelContext', { value: mock(), configurable: true }); document.modelContext.registerTool({ name: 't', description: 'd', execute: () => 'ok' }); window.done = true",
+        MOCK
+        + "Object.defineProperty(document, 'modelContext', { value: mock(), configurable: true }); document.modelContext.registerTool({ name: 't', description: 'd', execute: () => 'ok' }); window.done = true",
     )
     page.evaluate("() => document.modelContext.tools.get('t').execute({})")
     assert len(page.evaluate("() => __webmcpPerf.spans()")) == 1
 
 
-def test_feature_detection_is_left_as_the_page_found_it(plain_browser: Browser, hostile: Any) -> None:  # noqa: F811
+def test_feature_detection_is_left_as_the_page_found_it(plain_browser: Browser, hostile: Any) -> None:
     """No WebMCP here: `"modelContext" in navigator` / `in document` must stay false with the agent loaded."""
     page = hostile(plain_browser, "window.done = true")
-    assert page.evaluate("() => ['modelContext' in navigator, 'modelContext' in document, Object.getOwnPropertyDescriptor(document, 'modelContext')]") == [False, False, None]
+    assert page.evaluate(
+        "() => ['modelContext' in navigator, 'modelContext' in document, Object.getOwnPropertyDescriptor(document, 'modelContext')]"
+    ) == [False, False, None]
 
 
-def test_a_page_replacing_defineproperty_keeps_its_own_and_the_agent_keeps_measuring(plain_browser: Browser, hostile: Any) -> None:  # noqa: F811
+def test_a_page_replacing_defineproperty_keeps_its_own_and_the_agent_keeps_measuring(plain_browser: Browser, hostile: Any) -> None:
     page = hostile(
         plain_browser,
         MOCK
@@ -97,7 +104,7 @@ def test_a_page_replacing_defineproperty_keeps_its_own_and_the_agent_keeps_measu
     assert page.errors == []
 
 
-def test_a_throwing_registry_getter_is_survived(plain_browser: Browser, hostile: Any) -> None:  # noqa: F811
+def test_a_throwing_registry_getter_is_survived(plain_browser: Browser, hostile: Any) -> None:
     page = hostile(
         plain_browser,
         MOCK
@@ -113,7 +120,7 @@ def test_a_throwing_registry_getter_is_survived(plain_browser: Browser, hostile:
     assert page.errors == []
 
 
-def test_the_deprecated_alias_getter_is_never_run_by_the_agent(plain_browser: Browser, hostile: Any) -> None:  # noqa: F811
+def test_the_deprecated_alias_getter_is_never_run_by_the_agent(plain_browser: Browser, hostile: Any) -> None:
     """As @mcp-b/webmcp-polyfill does: document holds the registry, navigator a getter with a side effect."""
     page = hostile(
         plain_browser,
@@ -132,7 +139,7 @@ def test_the_deprecated_alias_getter_is_never_run_by_the_agent(plain_browser: Br
     assert page.evaluate("() => __webmcpPerf.ledger().registeredTools") == ["t"]
 
 
-def test_a_registry_cannot_hide_a_tool_as_a_mirror(browser: Browser, hostile: Any) -> None:  # noqa: F811
+def test_a_registry_cannot_hide_a_tool_as_a_mirror(browser: Browser, hostile: Any) -> None:
     """A registry whose registerTool registers a tool of another name on the native one: that tool is the
     page's own, listed and measured, not passed off as a copy."""
     page = hostile(
@@ -161,7 +168,7 @@ def test_a_registry_cannot_hide_a_tool_as_a_mirror(browser: Browser, hostile: An
     assert [s["tool"] for s in spans] == ["hidden"]
 
 
-def test_a_language_model_defined_late_is_watched_from_its_first_session(browser: Browser, hostile: Any) -> None:  # noqa: F811
+def test_a_language_model_defined_late_is_watched_from_its_first_session(browser: Browser, hostile: Any) -> None:
     """The native registry was found at start (no poll runs any more); the Prompt API arrives later."""
     page = hostile(browser, "window.done = true")
     assert page.evaluate("() => __webmcpPerf.prompts()") == []

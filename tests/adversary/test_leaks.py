@@ -32,8 +32,9 @@ async def test_content_type_keys_are_mcp_types_never_page_strings(relay: Relay) 
 
 def test_headless_relay_output_shows_page_line_breaks_inert(tmp_path: Path) -> None:
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "relay", "--port", "0"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     assert proc.stdout is not None
     out = Lines(proc.stdout)
     try:
@@ -69,8 +70,14 @@ def test_reports_and_captures_are_written_0600(tmp_path: Path) -> None:
     log = tmp_path / "session-20261130-000000-1-001.jsonl"
     log.write_text(json.dumps({"t": 1.0, "c": 1, "f": synth.hello(SID)}) + "\n")
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path / "home"))
-    run = subprocess.run([sys.executable, "-m", "tui.cli", "replay", str(log), "--report", str(tmp_path / "out")],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "replay", str(log), "--report", str(tmp_path / "out")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 0, run.stderr
     written = sorted((tmp_path / "out").iterdir())
     assert {p.name for p in written} == {f"{SID}.json", "capture.json", "findings.json"}

@@ -34,8 +34,15 @@ def _file_size_limit() -> None:
 
 def test_a_full_disk_costs_lines_said_once_never_the_log(tmp_path: Path) -> None:
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_file_size_limit)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "relay", "--port", "0"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_file_size_limit,
+    )
     assert proc.stdout is not None
     out = Lines(proc.stdout)
     try:
@@ -63,8 +70,14 @@ def test_a_full_disk_costs_lines_said_once_never_the_log(tmp_path: Path) -> None
     logs = sorted((tmp_path / "state" / "logs").glob("session-*.jsonl"))
     for part in logs:
         assert all(json.loads(line) for line in part.read_bytes().splitlines()), "whole lines only"
-    replay = subprocess.run([sys.executable, "-m", "tui.cli", "replay", str(logs[0]), "--report", str(tmp_path / "again")],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    replay = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "replay", str(logs[0]), "--report", str(tmp_path / "again")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert replay.returncode == 0, replay.stderr
     report = json.loads((tmp_path / "again" / f"{SID}.json").read_text())
     seqs = {s["seq"] for s in report["spans"]}
@@ -103,8 +116,9 @@ async def test_replay_rebuilds_refusals_coverage_and_timeline_times(relay: Relay
     again = load_store(sorted((tmp_path / "logs").glob("session-*.jsonl"))[0])
     replayed = again.sessions[SID]
     assert (replayed.coverage, replayed.counters.rejected) == ("incomplete", 1)
-    assert {k: v for k, v in again.counters.items() if k.startswith(("rejected", "refused"))} == \
-           {k: v for k, v in live.counters.items() if k.startswith(("rejected", "refused"))}
+    assert {k: v for k, v in again.counters.items() if k.startswith(("rejected", "refused"))} == {
+        k: v for k, v in live.counters.items() if k.startswith(("rejected", "refused"))
+    }
     relay_stamped = [e for e in session.timeline if e.kind in ("attach", "disconnected")]
     rebuilt = [e for e in replayed.timeline if e.kind in ("attach", "disconnected")]
     assert [e.kind for e in rebuilt] == [e.kind for e in relay_stamped]
@@ -114,16 +128,24 @@ async def test_replay_rebuilds_refusals_coverage_and_timeline_times(relay: Relay
 
 
 def test_replay_skips_a_torn_last_line_of_any_part_and_says_so(tmp_path: Path) -> None:
-    lines = [json.dumps({"t": 1.0, "c": 1, "open": True}),
-             json.dumps({"t": 2.0, "c": 1, "f": synth.hello(SID)}),
-             json.dumps({"t": 3.0, "c": 1, "f": synth.spans_frame(SID, [synth.span(SID, 0, "t", 0.0, 1.0)])})]
+    lines = [
+        json.dumps({"t": 1.0, "c": 1, "open": True}),
+        json.dumps({"t": 2.0, "c": 1, "f": synth.hello(SID)}),
+        json.dumps({"t": 3.0, "c": 1, "f": synth.spans_frame(SID, [synth.span(SID, 0, "t", 0.0, 1.0)])}),
+    ]
     part1 = tmp_path / "session-20261130-000000-1-001.jsonl"
     part2 = tmp_path / "session-20261130-000000-1-002.jsonl"
     part1.write_text("\n".join(lines[:2]) + "\n" + lines[2][:40])  # the disk filled mid-line
     part2.write_text(json.dumps({"t": 4.0, "c": 1, "f": synth.spans_frame(SID, [synth.span(SID, 1, "t", 1.0, 1.0)])}) + "\n")
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path))
-    replay = subprocess.run([sys.executable, "-m", "tui.cli", "replay", str(part1), "--report", str(tmp_path / "out")],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    replay = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "replay", str(part1), "--report", str(tmp_path / "out")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert replay.returncode == 0, replay.stderr
     assert "skipped a torn last line" in replay.stderr and part1.name in replay.stderr
     report = json.loads((tmp_path / "out" / f"{SID}.json").read_text())
@@ -149,8 +171,14 @@ async def test_a_log_flood_from_one_origin_loses_no_line_of_another_pages_200_ca
     await victim.send(json.dumps(synth.hello(SID, good)))
     assert (await recv_json(victim))["type"] == "ack"
     await victim.send(json.dumps(synth.tool(SID, "search", 1.0, description="the victim's tool")))
-    batch = [json.dumps(synth.spans_frame(f"f100d{c:03x}", [synth.span(f"f100d{c:03x}", s, "flood", s * 1.0, 1.0, error="e" * 200, is_error=True)
-                                                           for s in range(500)])) for c in range(4)]
+    batch = [
+        json.dumps(
+            synth.spans_frame(
+                f"f100d{c:03x}", [synth.span(f"f100d{c:03x}", s, "flood", s * 1.0, 1.0, error="e" * 200, is_error=True) for s in range(500)]
+            )
+        )
+        for c in range(4)
+    ]
 
     async def flood(ws: Any, frame: str) -> None:
         for _ in range(40):  # ~12 MB a socket, as fast as the relay reads

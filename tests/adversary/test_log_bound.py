@@ -43,8 +43,10 @@ async def test_a_flood_of_valid_frames_keeps_the_run_under_its_cap_and_counts_wh
     assert _lines(logs) + log.capped_lines == 2 + BATCHES
     newest = max(logs.glob("session-*.jsonl"), key=lambda f: f.stat().st_mtime_ns)
     assert json.loads(newest.read_bytes().splitlines()[-1])["f"]["spans"][-1]["seq"] == BATCHES * PER_BATCH - 1
-    print(f"\nlog bound: {BATCHES} frames, {peak} bytes peak on disk (cap {CAP}), {log.capped_lines} lines in "
-          f"{log.capped_parts} parts ({log.capped_bytes} bytes) deleted and counted")
+    print(
+        f"\nlog bound: {BATCHES} frames, {peak} bytes peak on disk (cap {CAP}), {log.capped_lines} lines in "
+        f"{log.capped_parts} parts ({log.capped_bytes} bytes) deleted and counted"
+    )
     await ws.close()
     await relay.stop()
     # The first part (the hello) and the newest are kept: the replay opens from the first part, knows the session,
@@ -60,6 +62,7 @@ async def test_a_flood_of_valid_frames_keeps_the_run_under_its_cap_and_counts_wh
 
 def test_a_replay_reads_parts_past_999_and_says_which_are_missing(tmp_path: Path) -> None:
     """A long capped run numbers its parts past 999 and keeps the first part with the newest: all are read."""
+
     def line(t: float, frame: dict[str, object]) -> str:
         return json.dumps({"t": t, "c": 1, "f": frame}) + "\n"
 

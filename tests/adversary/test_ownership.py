@@ -163,7 +163,7 @@ async def test_a_relayed_session_is_carried_on_by_another_forwarder_and_taken_by
     assert (await hello(second, sid, context="relayed", via="bbbbbbbb")) == {"type": "ack", "session": sid, "seq": -1}
     await first.close()  # the forwarding tab closed: the other forwarder's next batch carries the session on
     await until(lambda: relay.store.sessions[sid].conn is None)
-    ack = await send_spans(second, sid, range(0, 6))
+    ack = await send_spans(second, sid, range(6))
     assert ack["seq"] == 5 and relay.store.sessions[sid].stats.totals.calls == 6
     page = await socket(relay)  # the page's own agent connects late: its session is its own
     assert (await hello(page, sid))["type"] == "ack"

@@ -38,7 +38,7 @@ def rss_mb(pid: int) -> float:
 
 
 async def flood(url: str, n: int, ready: asyncio.Barrier, sent: list[int]) -> None:
-    sid = f"{0xf1000000 + n:08x}"
+    sid = f"{0xF1000000 + n:08x}"
     ws = await connect(url, compression=None, max_size=None, open_timeout=30)
     try:
         await ws.send(json.dumps(synth.hello(sid)))
@@ -71,8 +71,14 @@ async def drain(ws: ClientConnection) -> None:
 
 async def test_full_frames_from_every_session_leave_the_relay_s_memory_bounded(tmp_path: Path) -> None:
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--no-log"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--no-log"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     assert proc.stdout is not None
     peak = 0.0
     done = threading.Event()

@@ -25,8 +25,9 @@ async def until(predicate) -> None:
 
 
 async def capped_relay() -> Relay:
-    relay = Relay(RelayConfig(port=0, token=TOKEN, rate_per_second=1000, rate_burst=1000,
-                              token_rate_per_second=TOKEN_RATE, token_rate_burst=TOKEN_BURST))
+    relay = Relay(
+        RelayConfig(port=0, token=TOKEN, rate_per_second=1000, rate_burst=1000, token_rate_per_second=TOKEN_RATE, token_rate_burst=TOKEN_BURST)
+    )
     await relay.start()
     return relay
 

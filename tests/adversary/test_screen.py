@@ -9,8 +9,8 @@ import shutil
 from pathlib import Path
 
 from relay_bridge import synth
-from tui.screens.status import StatusScreen
 from tests.tui.helpers import SID, live_app, open_page, screen_text, shown, spans, until
+from tui.screens.status import StatusScreen
 
 
 async def test_the_status_view_says_when_the_log_cannot_be_written_and_when_it_can_again(tmp_path: Path) -> None:

@@ -18,7 +18,6 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 from websockets.protocol import State
 
-from relay_bridge import synth
 from relay_bridge.server import Relay, RelayConfig
 from tests.relay.conftest import TOKEN, assert_served, open_session, send_spans, ws_url
 
@@ -29,8 +28,7 @@ CAP = 256 << 10  # max_write_buffer for the flood test
 
 @pytest.fixture
 async def small_relay(tmp_path: Path) -> AsyncIterator[Relay]:
-    r = Relay(RelayConfig(port=0, token=TOKEN, log_dir=tmp_path / "logs", max_connections=SLOTS,
-                          hello_deadline=DEADLINE, max_write_buffer=CAP))
+    r = Relay(RelayConfig(port=0, token=TOKEN, log_dir=tmp_path / "logs", max_connections=SLOTS, hello_deadline=DEADLINE, max_write_buffer=CAP))
     await r.start()
     try:
         yield r
@@ -77,8 +75,12 @@ async def _raw_upgrade(relay: Relay) -> tuple[asyncio.StreamReader, asyncio.Stre
     await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", relay.port))
     reader, writer = await asyncio.open_connection(sock=sock)
     key = base64.b64encode(os.urandom(16)).decode()
-    writer.write((f"GET /relay?t={TOKEN} HTTP/1.1\r\nHost: 127.0.0.1:{relay.port}\r\nUpgrade: websocket\r\n"
-                  f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    writer.write(
+        (
+            f"GET /relay?t={TOKEN} HTTP/1.1\r\nHost: 127.0.0.1:{relay.port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
     head = await reader.readuntil(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 101"), head
     return reader, writer

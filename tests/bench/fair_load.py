@@ -63,7 +63,7 @@ async def spender(url: str, stop: float, n: Counter[str]) -> None:
             continue
         rx = asyncio.create_task(drain(ws))
         try:
-            sids = [f"b{generation % 0xfff:03x}{i:04x}" for i in range(4)]
+            sids = [f"b{generation % 0xFFF:03x}{i:04x}" for i in range(4)]
             for sid in sids:
                 await ws.send(json.dumps(synth.hello(sid, ORIGIN)))
                 for t in range(16):
@@ -92,7 +92,7 @@ async def hellos(url: str, stop: float, n: Counter[str]) -> None:
             await ws.send(json.dumps(synth.hello(f"4e{c:02x}{i:04x}", ORIGIN)))
     while time.monotonic() < stop:
         for c, ws in enumerate(sockets):
-            await ws.send(json.dumps(synth.hello(f"4f{c:02x}{n['frames'] % 0xffff:04x}", ORIGIN)))
+            await ws.send(json.dumps(synth.hello(f"4f{c:02x}{n['frames'] % 0xFFFF:04x}", ORIGIN)))
             n["frames"] += 1
         await asyncio.sleep(0.05)
 
@@ -154,9 +154,22 @@ async def run(url: str, kind: str, seconds: float, ready: Path) -> dict[str, Any
             frames.append((status[:-1] + " " * ((1 << 20) - len(status)) + "}").encode())
         job = asyncio.gather(*(sender(url, stop, n, f"b19f{i:04x}", frames[i]) for i in range(2)))
     else:
-        job = asyncio.gather(*(sender(url, stop, n, f"109f{i:04x}", json.dumps(synth.spans_frame(f"109f{i:04x}", [
-            synth.span(f"109f{i:04x}", s, "flood", s * 1.0, 1.0, error="e" * 200, is_error=True) for s in range(500)])))
-            for i in range(4)))
+        job = asyncio.gather(
+            *(
+                sender(
+                    url,
+                    stop,
+                    n,
+                    f"109f{i:04x}",
+                    json.dumps(
+                        synth.spans_frame(
+                            f"109f{i:04x}", [synth.span(f"109f{i:04x}", s, "flood", s * 1.0, 1.0, error="e" * 200, is_error=True) for s in range(500)]
+                        )
+                    ),
+                )
+                for i in range(4)
+            )
+        )
     task = asyncio.ensure_future(job)
     while not task.done() and sum(n.values()) < 8:  # the flood is under way before the agent is timed
         await asyncio.sleep(0.01)

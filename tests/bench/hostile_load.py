@@ -29,7 +29,6 @@ import asyncio
 import json
 import os
 import resource
-import sys
 import time
 from collections import Counter
 from typing import Any
@@ -98,15 +97,34 @@ async def flood_socket(url: str, kind: str, socket: int, stop: float, codes: Cou
             sid = sids[counter % len(sids)] if sids else ""
             counter += 1
             if kind == "tools":
-                frame = '{"type":"tool","session":"%s","change":"registered","name":"t%d","at":1,"schemaBytes":65000,"descriptor":{"name":"t%d","description":"%s"}}' % (sid, counter, counter, big)
+                frame = (
+                    '{"type":"tool","session":"%s","change":"registered","name":"t%d","at":1,"schemaBytes":65000,"descriptor":{"name":"t%d","description":"%s"}}'
+                    % (sid, counter, counter, big)
+                )
             elif kind == "names":
                 base = counter * 1000  # every other seq: a hole after each span
-                spans = ",".join(names.replace('"SID"', f'"{sid}"').replace('"seq": 0', f'"seq": {base + 2 * i}').replace('"T"', f'"n{base + i}-{"x" * 100}"') for i in range(500))
+                spans = ",".join(
+                    names.replace('"SID"', f'"{sid}"').replace('"seq": 0', f'"seq": {base + 2 * i}').replace('"T"', f'"n{base + i}-{"x" * 100}"')
+                    for i in range(500)
+                )
                 frame = '{"type":"spans","session":"%s","spans":[%s]}' % (sid, spans)
             elif kind == "timeline":
                 frame = json.dumps(synth.event(sid, float(counter), "noise", **{f"k{i:02d}" + "y" * 60: "z" * 200 for i in range(16)}))
             elif kind == "prompts":
-                frame = json.dumps({"type": "prompt", "session": sid, "promptSession": f"p{counter}-" + "q" * 20, "kind": "prompt", "at": 1.0, "seq": counter, "totalMs": 1.0, "charsIn": 1, "charsOut": 1, "error": "e" * 200})
+                frame = json.dumps(
+                    {
+                        "type": "prompt",
+                        "session": sid,
+                        "promptSession": f"p{counter}-" + "q" * 20,
+                        "kind": "prompt",
+                        "at": 1.0,
+                        "seq": counter,
+                        "totalMs": 1.0,
+                        "charsIn": 1,
+                        "charsOut": 1,
+                        "error": "e" * 200,
+                    }
+                )
             else:
                 frame = garbage
             await ws.send(frame)

@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import json
 import os
-import sys
 import time
 
 from websockets.asyncio.client import connect
@@ -42,7 +41,12 @@ async def one_client(url: str, index: int, batch: int, seconds: float, latencies
         await ws.send(json.dumps(synth.hello(sid)))
         await ws.recv()
         # Pre-encode frames: the client's own JSON work is not what is measured.
-        frames = [json.dumps(synth.spans_frame(sid, [synth.span(sid, s, f"tool{s % 7}", s * 2.0, 1.0 + s % 5, gap=0.5) for s in range(i * batch, (i + 1) * batch)])) for i in range(400)]
+        frames = [
+            json.dumps(
+                synth.spans_frame(sid, [synth.span(sid, s, f"tool{s % 7}", s * 2.0, 1.0 + s % 5, gap=0.5) for s in range(i * batch, (i + 1) * batch)])
+            )
+            for i in range(400)
+        ]
         sent_at: list[float] = []
         seq_frame = 0
         stop = time.perf_counter() + seconds
@@ -61,7 +65,9 @@ async def one_client(url: str, index: int, batch: int, seconds: float, latencies
                 frame = frames[seq_frame % len(frames)]
                 if seq_frame >= len(frames):  # keep seqs unique so the relay stores every span
                     base = seq_frame * batch
-                    frame = json.dumps(synth.spans_frame(sid, [synth.span(sid, s, f"tool{s % 7}", s * 2.0, 1.0, gap=0.5) for s in range(base, base + batch)]))
+                    frame = json.dumps(
+                        synth.spans_frame(sid, [synth.span(sid, s, f"tool{s % 7}", s * 2.0, 1.0, gap=0.5) for s in range(base, base + batch)])
+                    )
                 sent_at.append(time.perf_counter())
                 await ws.send(frame)
                 seq_frame += 1

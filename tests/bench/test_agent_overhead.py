@@ -80,7 +80,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         path = self.path.split("?")[0]
         if path == "/":
             body, ctype = PAGE, "text/html; charset=utf-8"
@@ -133,5 +133,9 @@ def test_agent_overhead(tmp_path: Path) -> None:
         )
     assert small["isolated"] and large["isolated"], "the page must be cross-origin isolated for a fine timer"
     assert small["accounted"] == 2000 and large["accounted"] == 200, "every timed call was measured"
-    judge.time_targets([judge.at_most("1 KB: ms added p50", small["addedP50"], TARGET_1KB_MS, ".4f"),
-                        judge.at_most("128 KB: ms added p50", large["addedP50"], TARGET_128KB_MS, ".4f")])
+    judge.time_targets(
+        [
+            judge.at_most("1 KB: ms added p50", small["addedP50"], TARGET_1KB_MS, ".4f"),
+            judge.at_most("128 KB: ms added p50", large["addedP50"], TARGET_128KB_MS, ".4f"),
+        ]
+    )

@@ -52,10 +52,28 @@ BURST, GAP_MS = 25, 5
 WAYS = ("none", "span", "tiny", "batch")
 
 # A span with the 20 fields webmcp-profiler's readers take, as the page would post or send it.
-SPAN = {"sessionId": "f1007000", "seq": 0, "tool": "fetch_page", "invokedAt": 1.5, "settledAt": 2.5, "wallMs": 1, "blockingMs": 0,
-        "inputBytes": 12, "resultBytes": 1024, "contentTypes": {"text": 1}, "imageBytes": 0, "estInputTokens": 3, "estTextTokens": 256,
-        "estImageTokens": 0, "estTokens": 259, "isError": False, "error": None, "gapSincePrevCallMs": 10, "synthetic": False,
-        "serializable": True}
+SPAN = {
+    "sessionId": "f1007000",
+    "seq": 0,
+    "tool": "fetch_page",
+    "invokedAt": 1.5,
+    "settledAt": 2.5,
+    "wallMs": 1,
+    "blockingMs": 0,
+    "inputBytes": 12,
+    "resultBytes": 1024,
+    "contentTypes": {"text": 1},
+    "imageBytes": 0,
+    "estInputTokens": 3,
+    "estTextTokens": 256,
+    "estImageTokens": 0,
+    "estTokens": 259,
+    "isError": False,
+    "error": None,
+    "gapSincePrevCallMs": 10,
+    "synthetic": False,
+    "serializable": True,
+}
 
 POST = """async ({ way, n, burst, gap, span }) => {
   const bc = new BroadcastChannel("wmcp-bench:" + location.origin)
@@ -108,8 +126,10 @@ def test_a_channel_message_costs_the_browser_what_the_budget_allows_a_call(origi
                 poster.evaluate(POST, {"way": way, "n": 500, "burst": BURST, "gap": GAP_MS, "span": SPAN})
             quiet_browser()
             print()
-            print(f"one BroadcastChannel message per span: {BURST} spans every {GAP_MS} ms, {SPANS:,} spans a round, "
-                  f"{ROUNDS} rounds, ways taking turns; browser CPU per span over posting nothing, mean ± 95 % interval")
+            print(
+                f"one BroadcastChannel message per span: {BURST} spans every {GAP_MS} ms, {SPANS:,} spans a round, "
+                f"{ROUNDS} rounds, ways taking turns; browser CPU per span over posting nothing, mean ± 95 % interval"
+            )
             figures: dict[tuple[bool, str], tuple[float, float]] = {}
             for listening in (False, True):
                 if listening:
@@ -127,8 +147,10 @@ def test_a_channel_message_costs_the_browser_what_the_budget_allows_a_call(origi
                     mean, half = interval([(a - b) / SPANS * 1e6 for a, b in zip(spent[way], spent["none"])])
                     figures[(listening, way)] = (mean, half)
                     print(f"  {'a listener' if listening else 'nobody listening':16s} {way:6s} {mean:7.1f} ± {half:5.1f} µs a span")
-                print(f"  {'a listener' if listening else 'nobody listening':16s} none   {sum(spent['none']) / len(spent['none']) / SPANS * 1e6:7.1f} µs a span "
-                      "of the loop itself")
+                print(
+                    f"  {'a listener' if listening else 'nobody listening':16s} none   {sum(spent['none']) / len(spent['none']) / SPANS * 1e6:7.1f} µs a span "
+                    "of the loop itself"
+                )
             per_span, batched = figures[(True, "span")][0], figures[(True, "batch")][0]
             judge.time_targets([(batched < per_span, f"with a listener, a batch {batched:.1f} µs a span < a message per span {per_span:.1f}")])
         finally:
@@ -156,8 +178,11 @@ SOCKET_WAYS = {
     "none, every 20 ms": (False, 100, 20, False),
     "100 spans a frame, every 20 ms": (True, 100, 20, False),
 }
-SOCKET_BASELINE = {"25 spans a frame, every 5 ms": "none, every 5 ms", "a few bytes a frame, every 5 ms": "none, every 5 ms",
-                   "100 spans a frame, every 20 ms": "none, every 20 ms"}
+SOCKET_BASELINE = {
+    "25 spans a frame, every 5 ms": "none, every 5 ms",
+    "a few bytes a frame, every 5 ms": "none, every 5 ms",
+    "100 spans a frame, every 20 ms": "none, every 20 ms",
+}
 
 
 class _Count:
@@ -219,8 +244,10 @@ def test_a_socket_frame_costs_the_browser_a_wake_up(origin: str, sink: tuple[str
                     sent += run(way, SPANS)
                     spent[way].append(browser_cpu() - cpu)
             print()
-            print(f"a loopback WebSocket to a server that answers nothing: {SPANS:,} spans a round, {ROUNDS} rounds, ways "
-                  "taking turns; browser CPU over the same loop sending nothing, mean ± 95 % interval")
+            print(
+                f"a loopback WebSocket to a server that answers nothing: {SPANS:,} spans a round, {ROUNDS} rounds, ways "
+                "taking turns; browser CPU over the same loop sending nothing, mean ± 95 % interval"
+            )
             per_span = {}
             for way, base in SOCKET_BASELINE.items():
                 mean, half = interval([(a - b) / SPANS * 1e6 for a, b in zip(spent[way], spent[base])])

@@ -68,4 +68,6 @@ def test_define_trap_cost() -> None:
     finally:
         server.close()
     mean, half = interval(shifts)
-    print(f"\ndefine trap: {sum(per['agent']) / ROUNDS:.1f} ns/define with the agent, {sum(per['control']) / ROUNDS:.1f} without; shift {mean:+.1f} ± {half:.1f} ns ({ROUNDS} rounds of {N:,})")
+    print(
+        f"\ndefine trap: {sum(per['agent']) / ROUNDS:.1f} ns/define with the agent, {sum(per['control']) / ROUNDS:.1f} without; shift {mean:+.1f} ± {half:.1f} ns ({ROUNDS} rounds of {N:,})"
+    )

@@ -115,5 +115,9 @@ def test_the_depth_check_costs_less_than_a_loop_over_the_brackets() -> None:
     large = [(name, best) for name, size, deeper, _, best in rows if not deeper and size > SMALL]
     check, loop = sum(b["check"] for _, b in large), sum(b["loop"] for _, b in large)
     print(f"  the large descriptors together: check {check:,.0f} µs, loop {loop:,.0f} µs ({loop / check:.1f} times)")
-    judge.time_targets([*(judge.at_most(f"{name}: the check's µs (under the loop's)", best["check"], best["loop"], ".1f") for name, best in large),
-                        judge.at_most("the large ones' check x 1.5, µs (under the loop's)", check * 1.5, loop, ",.0f")])
+    judge.time_targets(
+        [
+            *(judge.at_most(f"{name}: the check's µs (under the loop's)", best["check"], best["loop"], ".1f") for name, best in large),
+            judge.at_most("the large ones' check x 1.5, µs (under the loop's)", check * 1.5, loop, ",.0f"),
+        ]
+    )

@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import sync_playwright
 
+from relay_bridge.extension import extension_id
 from tests.bench import judge
 from tests.bench.test_agent_overhead import AGENT, ARGS, BENCH
 from tests.extension.conftest import EXT, launch, pair, wait_js
-from relay_bridge.extension import extension_id
 from tests.relay_thread import RelayThread
 
 TAG_PAGE = b"""<!doctype html><meta charset="utf-8"><title>script tag</title>
@@ -66,7 +66,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         path = self.path.split("?")[0]
         pages = {
             "/tag": (TAG_PAGE, "text/html; charset=utf-8"),
@@ -126,9 +126,13 @@ def test_extension_overhead(tmp_path: Path) -> None:
     for lane, r in results.items():
         for label, key in (("1 KB", "small"), ("128 KB", "large")):
             x = r[key]
-            print(f"\n{lane:>10} {label:>6}: +{x['addedP50'] * 1000:.2f} us p50 on the call path over no agent "
-                  f"(raw {x['rawP50'] * 1000:.2f} us, instrumented {x['instP50'] * 1000:.2f} us) [{x['accounted']} calls, isolated={x['isolated']}]")
+            print(
+                f"\n{lane:>10} {label:>6}: +{x['addedP50'] * 1000:.2f} us p50 on the call path over no agent "
+                f"(raw {x['rawP50'] * 1000:.2f} us, instrumented {x['instP50'] * 1000:.2f} us) [{x['accounted']} calls, isolated={x['isolated']}]"
+            )
         print(f"{lane:>10} ack round trip: p50 {r['rtt']['p50']:.2f} ms, p95 {r['rtt']['p95']:.2f} ms (call settled -> relay's ack back in the page)")
     for lane, r in results.items():
         assert r["small"]["isolated"] and r["small"]["accounted"] == 2000 and r["large"]["accounted"] == 200, lane
-    judge.time_targets([judge.at_most("the extension's agent, 1 KB: ms added p50 (the script tag's target)", results["extension"]["small"]["addedP50"], 0.01, ".4f")])
+    judge.time_targets(
+        [judge.at_most("the extension's agent, 1 KB: ms added p50 (the script tag's target)", results["extension"]["small"]["addedP50"], 0.01, ".4f")]
+    )

@@ -157,8 +157,10 @@ def test_facts_cost() -> None:
         httpd.shutdown()
 
     for label, r in (("1 KB", small), ("128 KB", large)):
-        print(f"\nfacts per call, {label:>6} pretty JSON ({r['textBytes']} B): {r['perCallMs'] * 1000:.1f} us CPU in an idle callback "
-              f"(control: JSON.parse of the same text {r['parseMs'] * 1000:.1f} us) [{r['calls']} calls]")
+        print(
+            f"\nfacts per call, {label:>6} pretty JSON ({r['textBytes']} B): {r['perCallMs'] * 1000:.1f} us CPU in an idle callback "
+            f"(control: JSON.parse of the same text {r['parseMs'] * 1000:.1f} us) [{r['calls']} calls]"
+        )
     for w, h, size, worker, r, main_ms in images:
         last = r["last"]
         print(

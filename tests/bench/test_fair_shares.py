@@ -34,8 +34,13 @@ KEY_P95_MS = 200.0
 
 
 def _flood(url: str, kind: str, seconds: float, ready: Path) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "tests.bench.fair_load", url, kind, str(seconds), str(ready)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.bench.fair_load", url, kind, str(seconds), str(ready)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 30
     while not ready.exists():
         assert proc.poll() is None, proc.communicate()[1][-2000:]
@@ -45,16 +50,23 @@ def _flood(url: str, kind: str, seconds: float, ready: Path) -> subprocess.Popen
 
 
 def _good(url: str, seconds: float, sid: str) -> dict[str, Any]:
-    run = subprocess.run([sys.executable, "-m", "tests.bench.hostile_load", "good", url, "--seconds", str(seconds), "--session", sid],
-                         cwd=ROOT, capture_output=True, text=True, timeout=seconds * 10 + 60, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "tests.bench.hostile_load", "good", url, "--seconds", str(seconds), "--session", sid],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=seconds * 10 + 60,
+        check=False,
+    )
     assert run.returncode == 0, f"the legitimate agent was refused or lost an ack: {run.stderr[-2000:]}"
     return json.loads(run.stdout)
 
 
 def _relay(home: Path) -> tuple[subprocess.Popen[str], str]:
     env = dict(os.environ, WMCP_TOP_HOME=str(home), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "relay", "--port", "0"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
     assert proc.stdout is not None
     for line in proc.stdout:
         if "listening on" in line:
@@ -82,8 +94,10 @@ def test_ack_p95_under_each_flood_beside_a_control(tmp_path: Path) -> None:
     control = rows["control"]["ack_p95_ms"]
     print(f"\nlegitimate agent's ack times under floods from another origin ({SECONDS:g} s a row)")
     for kind, row in rows.items():
-        print(f"  {kind:8s} ack p95 {row['ack_p95_ms']:7.1f} ms  p50 {row['ack_p50_ms']:6.1f}  max {row['ack_max_ms']:7.1f}"
-              f"  ({row['good_batches']} batches)  flood {row.get('flood', {})}")
+        print(
+            f"  {kind:8s} ack p95 {row['ack_p95_ms']:7.1f} ms  p50 {row['ack_p50_ms']:6.1f}  max {row['ack_max_ms']:7.1f}"
+            f"  ({row['good_batches']} batches)  flood {row.get('flood', {})}"
+        )
     for kind, row in rows.items():
         assert row["good_batches"] > 0 and row["good_spans"] == 20 * row["good_batches"], f"{kind}: every batch acked"
     if SECONDS >= 20:
@@ -100,8 +114,13 @@ def test_dashboard_key_to_repaint_under_each_flood(tmp_path: Path) -> None:
         probe = run / "probe.txt"
         with procs.wmcp(run, headless=False, probe=probe) as app:
             flood = None if kind == "control" else _flood(app.ws_url, kind, SECONDS + 2, run / "ready")
-            agent = subprocess.Popen([sys.executable, "-m", "tests.bench.hostile_load", "good", app.ws_url, "--seconds", str(SECONDS),
-                                      "--session", f"d00d{i:04x}"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            agent = subprocess.Popen(
+                [sys.executable, "-m", "tests.bench.hostile_load", "good", app.ws_url, "--seconds", str(SECONDS), "--session", f"d00d{i:04x}"],
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             keys: list[float] = []
             started = time.monotonic()
             while time.monotonic() - started < SECONDS - 0.5:

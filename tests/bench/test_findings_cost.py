@@ -32,16 +32,20 @@ SID, TOOLS, SPANS, SESSIONS = "be000000", 50, 500, 8
 def _store() -> Store:
     store = Store(buffer=SPANS)
     for n in range(SESSIONS):
-        sid = f"{0xbe000000 + n:08x}"
+        sid = f"{0xBE000000 + n:08x}"
         store.connect(n + 1)
         store.apply(n + 1, p.decode(json.dumps(synth.hello(sid, f"https://s{n}.example"))))
         for i in range(TOOLS):
             store.apply(n + 1, p.decode(json.dumps(synth.tool(sid, f"tool_{i:02d}", 1.0, description=f"Tool {i} does one thing. " * 12))))
-        spans = [synth.span(sid, s, f"tool_{s % TOOLS:02d}", 10.0 + s * 600, 5.0 + s % 90, result_bytes=4000, gap=None if s == 0 else 500.0)
-                 for s in range(SPANS)]
+        spans = [
+            synth.span(sid, s, f"tool_{s % TOOLS:02d}", 10.0 + s * 600, 5.0 + s % 90, result_bytes=4000, gap=None if s == 0 else 500.0)
+            for s in range(SPANS)
+        ]
         store.apply(n + 1, p.decode(json.dumps(synth.spans_frame(sid, spans))))
-        store.sessions[sid].facts = {s: Facts(bloat=BloatFacts(4000, 900, 1200, 20), repeat=RepeatFacts(s - 1) if s % 7 == 0 else None)  # type: ignore[attr-defined]
-                                     for s in range(SPANS)}
+        store.sessions[sid].facts = {
+            s: Facts(bloat=BloatFacts(4000, 900, 1200, 20), repeat=RepeatFacts(s - 1) if s % 7 == 0 else None)  # type: ignore[attr-defined]
+            for s in range(SPANS)
+        }
     return store
 
 
@@ -64,6 +68,8 @@ def test_diagnosing_a_full_session_costs_a_few_ms() -> None:
     summary = _per_call_ms(lambda: diagnose([from_session(one)], duplicates=False))
     view = _per_call_ms(lambda: diagnose([from_session(s) for s in store.sessions.values()], duplicates=False))
     catalog = _per_call_ms(lambda: find_duplicates([from_session(s) for s in store.sessions.values()]))
-    print(f"\nfindings cost, {SPANS} spans x {TOOLS} tools a session: control (aggregates) {control:.2f} ms · "
-          f"summary line (one session) {summary:.2f} ms · findings view per change ({SESSIONS} sessions) {view:.2f} ms · "
-          f"duplicates, once per catalog change ({SESSIONS * TOOLS} tools) {catalog:.2f} ms")
+    print(
+        f"\nfindings cost, {SPANS} spans x {TOOLS} tools a session: control (aggregates) {control:.2f} ms · "
+        f"summary line (one session) {summary:.2f} ms · findings view per change ({SESSIONS} sessions) {view:.2f} ms · "
+        f"duplicates, once per catalog change ({SESSIONS * TOOLS} tools) {catalog:.2f} ms"
+    )

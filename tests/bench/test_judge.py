@@ -9,8 +9,16 @@ from tests.bench import judge
 
 @pytest.mark.parametrize(
     ("seconds", "said", "judged"),
-    [(None, None, True), ("3", None, False), ("9.5", None, False), ("10", None, True), ("30", None, True),
-     ("3", "1", True), ("30", "0", False), (None, "no", False)],
+    [
+        (None, None, True),
+        ("3", None, False),
+        ("9.5", None, False),
+        ("10", None, True),
+        ("30", None, True),
+        ("3", "1", True),
+        ("30", "0", False),
+        (None, "no", False),
+    ],
 )
 def test_the_full_run_judges_and_the_short_pass_prints(monkeypatch: pytest.MonkeyPatch, seconds: str | None, said: str | None, judged: bool) -> None:
     for name, value in (("WMCP_BENCH_SECONDS", seconds), ("WMCP_BENCH_JUDGE", said)):

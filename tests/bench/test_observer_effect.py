@@ -152,7 +152,7 @@ class _Pages(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         path, _, query = self.path.partition("?")
         if not path.strip("/").isdigit():
             self.send_error(404)
@@ -179,10 +179,12 @@ class _Pages(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def page_url(base: str, size: int, agent_url: str | None = None, config: dict[str, Any] | None = None,
-             floor: tuple[str, ...] | None = None) -> str:
-    query = {**({"agent": agent_url} if agent_url else {}), **({"cfg": json.dumps(config)} if config is not None else {}),
-             **({"floor": ",".join(floor)} if floor is not None else {})}
+def page_url(base: str, size: int, agent_url: str | None = None, config: dict[str, Any] | None = None, floor: tuple[str, ...] | None = None) -> str:
+    query = {
+        **({"agent": agent_url} if agent_url else {}),
+        **({"cfg": json.dumps(config)} if config is not None else {}),
+        **({"floor": ",".join(floor)} if floor is not None else {}),
+    }
     return f"{base}/{size}" + (f"?{urllib.parse.urlencode(query)}" if query else "")
 
 
@@ -242,8 +244,15 @@ def timed_calls(page: Page, seconds: float, observer_pid: int | None = None) -> 
     times = page.evaluate("(a) => runCalls(a)", {"rate": RATE, "seconds": seconds})
     b1, w1, m1, t1 = browser_cpu(), browser_slices(), procs.machine(), time.monotonic()
     o1 = procs.run_seconds(observer_pid) if observer_pid else 0.0
-    return {"times": times, "wall": t1 - t0, "browser": b1 - b0, "wakes": w1 - w0, "observer": o1 - o0,
-            "machine": (m0, m1), "load": os.getloadavg()[0]}
+    return {
+        "times": times,
+        "wall": t1 - t0,
+        "browser": b1 - b0,
+        "wakes": w1 - w0,
+        "observer": o1 - o0,
+        "machine": (m0, m1),
+        "load": os.getloadavg()[0],
+    }
 
 
 @contextmanager
@@ -311,9 +320,16 @@ def pooled(rounds: list[dict[str, Any]], base: list[dict[str, Any]] | None = Non
     times = [t for r in rounds for t in r["times"]]
     wall = sum(r["wall"] for r in rounds)
     busy = sum(procs.cores_busy(*r["machine"]) * r["wall"] for r in rounds) / wall
-    out = {"calls": len(times), "p50": pct(times, 0.5), "p95": pct(times, 0.95), "browser_cpu": sum(r["browser"] for r in rounds) / wall,
-           "observer_cpu": sum(r["observer"] for r in rounds) / wall, "wakes": sum(r["wakes"] for r in rounds) / wall,
-           "machine": busy, "load": max(r["load"] for r in rounds)}
+    out = {
+        "calls": len(times),
+        "p50": pct(times, 0.5),
+        "p95": pct(times, 0.95),
+        "browser_cpu": sum(r["browser"] for r in rounds) / wall,
+        "observer_cpu": sum(r["observer"] for r in rounds) / wall,
+        "wakes": sum(r["wakes"] for r in rounds) / wall,
+        "machine": busy,
+        "load": max(r["load"] for r in rounds),
+    }
     if base is not None:
         out["p95_shift"] = interval([pct(r["times"], 0.95) / pct(b["times"], 0.95) - 1 for r, b in zip(rounds, base)])
         out["cpu_shift"] = interval([cpu_share(r) / cpu_share(b) - 1 for r, b in zip(rounds, base)])
@@ -329,8 +345,11 @@ def shown(shift: tuple[float, float], scale: float = 100.0, unit: str = "%") -> 
 @pytest.mark.bench
 def test_observer_effect(tmp_path: Path) -> None:
     results: dict[tuple[str, str], dict[str, Any]] = {}
-    with chromium_and_pages() as (browser, base), procs.wmcp(tmp_path / "relay", headless=True) as relay, \
-            procs.wmcp(tmp_path / "dashboard", headless=False) as dashboard:
+    with (
+        chromium_and_pages() as (browser, base),
+        procs.wmcp(tmp_path / "relay", headless=True) as relay,
+        procs.wmcp(tmp_path / "dashboard", headless=False) as dashboard,
+    ):
         observers = {"none": None, "relay": relay, "dashboard": dashboard}
         for label, size in SIZES.items():
             opened = {way: open_agent_page(browser, page_url(base, size, o.agent_url if o else None), o) for way, o in observers.items()}
@@ -343,10 +362,14 @@ def test_observer_effect(tmp_path: Path) -> None:
                 context.close()
 
     print()
-    print(f"observer effect: a page calling its tool {RATE}/s for {WAY_SECONDS:.0f} s per way ({ROUNDS} round{'s' if ROUNDS != 1 else ''} "
-          f"of {WAY_SECONDS / ROUNDS:.0f} s, taking turns), Chromium native host, cross-origin isolated page, {os.cpu_count()} cores; "
-          "shifts: pooled, and the mean of each round's paired shift ± its 95 % interval")
-    print("  result  way        calls  page p50  page p95  p95 shift (pooled, paired)       browser CPU  CPU shift (pooled, paired)       wmcp-top CPU  machine busy")
+    print(
+        f"observer effect: a page calling its tool {RATE}/s for {WAY_SECONDS:.0f} s per way ({ROUNDS} round{'s' if ROUNDS != 1 else ''} "
+        f"of {WAY_SECONDS / ROUNDS:.0f} s, taking turns), Chromium native host, cross-origin isolated page, {os.cpu_count()} cores; "
+        "shifts: pooled, and the mean of each round's paired shift ± its 95 % interval"
+    )
+    print(
+        "  result  way        calls  page p50  page p95  p95 shift (pooled, paired)       browser CPU  CPU shift (pooled, paired)       wmcp-top CPU  machine busy"
+    )
     for label in SIZES:
         base_row = results[(label, "none")]
         for way in WAYS:
@@ -354,9 +377,11 @@ def test_observer_effect(tmp_path: Path) -> None:
             p95_shift = r["p95"] / base_row["p95"] - 1 if base_row["p95"] else float("nan")
             cpu_shift = r["browser_cpu"] / base_row["browser_cpu"] - 1 if base_row["browser_cpu"] else float("nan")
             paired = (shown(r["p95_shift"]), shown(r["cpu_shift"])) if way != "none" else ("", "")
-            print(f"  {label:>6}  {way:<9} {r['calls']:6d}  {r['p50']:6.3f} ms {r['p95']:6.3f} ms  {p95_shift * 100:+7.1f} %  {paired[0]:<18}"
-                  f"  {r['browser_cpu'] * 100:8.1f} %  {cpu_shift * 100:+7.1f} %  {paired[1]:<18}  {r['observer_cpu'] * 100:9.1f} %"
-                  f"  {r['machine']:.1f} cores (load {r['load']:.1f})")
+            print(
+                f"  {label:>6}  {way:<9} {r['calls']:6d}  {r['p50']:6.3f} ms {r['p95']:6.3f} ms  {p95_shift * 100:+7.1f} %  {paired[0]:<18}"
+                f"  {r['browser_cpu'] * 100:8.1f} %  {cpu_shift * 100:+7.1f} %  {paired[1]:<18}  {r['observer_cpu'] * 100:9.1f} %"
+                f"  {r['machine']:.1f} cores (load {r['load']:.1f})"
+            )
     for (label, way), r in results.items():
         # every way kept the page's schedule (a stalled page would make far fewer calls)
         assert r["calls"] >= RATE * WAY_SECONDS * 0.5, f"{label} {way}: only {r['calls']} calls in {WAY_SECONDS} s"
@@ -456,17 +481,21 @@ def test_what_each_part_of_the_agent_costs(tmp_path: Path) -> None:
             context.close()
 
     print()
-    print(f"what each part of the agent costs: {RATE} calls/s of a {PART_SIZE:,}-byte result for {WAY_SECONDS:.0f} s per part "
-          f"({ROUNDS} round{'s' if ROUNDS != 1 else ''} of {WAY_SECONDS / ROUNDS:.0f} s, taking turns), {os.cpu_count()} cores; "
-          "CPU shift: pooled, and the mean of each round's paired shift ± its 95 % interval")
+    print(
+        f"what each part of the agent costs: {RATE} calls/s of a {PART_SIZE:,}-byte result for {WAY_SECONDS:.0f} s per part "
+        f"({ROUNDS} round{'s' if ROUNDS != 1 else ''} of {WAY_SECONDS / ROUNDS:.0f} s, taking turns), {os.cpu_count()} cores; "
+        "CPU shift: pooled, and the mean of each round's paired shift ± its 95 % interval"
+    )
     print("  part              calls  page p50  page p95  p95 shift  browser CPU  CPU shift (pooled, paired)    wake-ups/s")
     base_rounds = rounds["no agent"]
     b = pooled(base_rounds)
     for name, runs in rounds.items():
         r = pooled(runs, base_rounds)
-        print(f"  {name:<16} {r['calls']:6d}  {r['p50']:6.3f} ms {r['p95']:6.3f} ms  {(r['p95'] / b['p95'] - 1) * 100:+7.1f} %"
-              f"  {r['browser_cpu'] * 100:8.1f} %  {(r['browser_cpu'] - b['browser_cpu']) * 100:+5.2f} pt  {shown(r['cpu_points'], unit='pt'):<16}"
-              f"  {r['wakes']:8.0f}")
+        print(
+            f"  {name:<16} {r['calls']:6d}  {r['p50']:6.3f} ms {r['p95']:6.3f} ms  {(r['p95'] / b['p95'] - 1) * 100:+7.1f} %"
+            f"  {r['browser_cpu'] * 100:8.1f} %  {(r['browser_cpu'] - b['browser_cpu']) * 100:+5.2f} pt  {shown(r['cpu_points'], unit='pt'):<16}"
+            f"  {r['wakes']:8.0f}"
+        )
         assert r["calls"] >= RATE * WAY_SECONDS * 0.5, f"{name}: only {r['calls']} calls in {WAY_SECONDS} s"
     assert_each_part_ran(did)
     judge.time_targets(under_the_floor({name: [cpu_share(r) for r in runs] for name, runs in rounds.items()}, "browser CPU, points of a core", 100.0))
@@ -565,8 +594,10 @@ def test_where_each_part_costs_per_call(tmp_path: Path) -> None:
             context.close()
 
     print()
-    print(f"where each part costs: {B2B_CALLS:,} back-to-back calls of a {PART_SIZE:,}-byte result per round, {rounds} rounds, "
-          f"taking turns; CPU µs per call by place (no agent: absolute; parts: paired shift ± 95 % interval)")
+    print(
+        f"where each part costs: {B2B_CALLS:,} back-to-back calls of a {PART_SIZE:,}-byte result per round, {rounds} rounds, "
+        f"taking turns; CPU µs per call by place (no agent: absolute; parts: paired shift ± 95 % interval)"
+    )
     print("  part" + " " * 12 + "".join(f"{p:>22}" for p in PLACES) + f"{'all':>22}")
     base_rounds = per_call["no agent"]
     for name, runs in per_call.items():

@@ -50,6 +50,8 @@ async def test_open_binding_ack_round_trip_beside_the_socket_it_replaced(chromiu
             await pw.stop()
     finally:
         await relay.stop()
-    print(f"\nopen lane ack round trip over {RTT_CALLS} calls: binding p50 {binding['p50']:.1f} ms p95 {binding['p95']:.1f} ms; "
-          f"token-in-page WebSocket (control) p50 {socket['p50']:.1f} ms p95 {socket['p95']:.1f} ms")
+    print(
+        f"\nopen lane ack round trip over {RTT_CALLS} calls: binding p50 {binding['p50']:.1f} ms p95 {binding['p95']:.1f} ms; "
+        f"token-in-page WebSocket (control) p50 {socket['p50']:.1f} ms p95 {socket['p95']:.1f} ms"
+    )
     assert binding["p50"] > 0 and socket["p50"] > 0

@@ -28,7 +28,14 @@ def test_between_rows_of_the_table_the_interval_is_the_wider_one() -> None:
 
 @pytest.mark.parametrize(
     ("mean", "half", "said"),
-    [(0.02, 0.02, "yes"), (0.03, 0.03, "cannot tell"), (0.08, 0.02, "NO"), (0.05, 0.0, "yes"), (0.06, float("nan"), "NO"), (0.04, float("nan"), "yes")],
+    [
+        (0.02, 0.02, "yes"),
+        (0.03, 0.03, "cannot tell"),
+        (0.08, 0.02, "NO"),
+        (0.05, 0.0, "yes"),
+        (0.06, float("nan"), "NO"),
+        (0.04, float("nan"), "yes"),
+    ],
 )
 def test_verdict_says_within_beyond_or_undecided(mean: float, half: float, said: str) -> None:
     assert verdict(mean, half, 0.05) == said

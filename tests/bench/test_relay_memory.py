@@ -40,8 +40,14 @@ def rss_mb(pid: int) -> float:
 def test_relay_memory_under_every_flood(tmp_path: Path) -> None:
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
     reports = tmp_path / "reports"
-    relay = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--report-on-exit", str(reports)],
-                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    relay = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--report-on-exit", str(reports)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     peak = 0.0
     done = threading.Event()
 
@@ -60,15 +66,30 @@ def test_relay_memory_under_every_flood(tmp_path: Path) -> None:
         sampler.start()
         url = f"ws://127.0.0.1:{port}/relay?t={token}"
         # Baseline in the same run: the same agent against the idle relay (the machine's own noise).
-        alone = subprocess.run([sys.executable, "-m", "tests.bench.hostile_load", "good", url, "--seconds", str(SECONDS / 2), "--session", "ba5e0000"],
-                               cwd=ROOT, capture_output=True, text=True, timeout=SECONDS * 10 + 60)
+        alone = subprocess.run(
+            [sys.executable, "-m", "tests.bench.hostile_load", "good", url, "--seconds", str(SECONDS / 2), "--session", "ba5e0000"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=SECONDS * 10 + 60,
+        )
         assert alone.returncode == 0, alone.stderr[-2000:]
         baseline = json.loads(alone.stdout)
-        agent = subprocess.Popen([sys.executable, "-m", "tests.bench.hostile_load", "good", url, "--seconds", str(SECONDS + 0.6)],
-                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        agent = subprocess.Popen(
+            [sys.executable, "-m", "tests.bench.hostile_load", "good", url, "--seconds", str(SECONDS + 0.6)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         time.sleep(0.5)  # the scenario: the agent was connected before the attack began (it earned its reserve)
-        floods = subprocess.run([sys.executable, "-m", "tests.bench.hostile_load", "flood", url, "--seconds", str(SECONDS)],
-                                cwd=ROOT, capture_output=True, text=True, timeout=SECONDS * 10 + 60)
+        floods = subprocess.run(
+            [sys.executable, "-m", "tests.bench.hostile_load", "flood", url, "--seconds", str(SECONDS)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=SECONDS * 10 + 60,
+        )
         assert floods.returncode == 0, floods.stderr[-2000:]
         out, err = agent.communicate(timeout=SECONDS * 10 + 60)
         assert agent.returncode == 0, err[-2000:]
@@ -86,8 +107,12 @@ def test_relay_memory_under_every_flood(tmp_path: Path) -> None:
     capture = reports / "capture.json"
     capture_mb = capture.stat().st_size / 1e6 if capture.exists() else float("nan")
     print()
-    print(f"relay RSS: idle {idle:.0f} MB, peak under floods {peak:.0f} MB (+{peak - idle:.0f}), after {after:.0f} MB  (target <= {RSS_TARGET_MB} MB)")
-    print(f"well-behaved agent: {result['good_batches']} batches, ack p50 {result['ack_p50_ms']:.1f} ms, p95 {result['ack_p95_ms']:.1f} ms, max {result['ack_max_ms']:.1f} ms  (target p95 <= {ACK_P95_TARGET_MS} ms)")
+    print(
+        f"relay RSS: idle {idle:.0f} MB, peak under floods {peak:.0f} MB (+{peak - idle:.0f}), after {after:.0f} MB  (target <= {RSS_TARGET_MB} MB)"
+    )
+    print(
+        f"well-behaved agent: {result['good_batches']} batches, ack p50 {result['ack_p50_ms']:.1f} ms, p95 {result['ack_p95_ms']:.1f} ms, max {result['ack_max_ms']:.1f} ms  (target p95 <= {ACK_P95_TARGET_MS} ms)"
+    )
     print(f"same agent, idle relay (baseline): ack p50 {baseline['ack_p50_ms']:.1f} ms, p95 {baseline['ack_p95_ms']:.1f} ms")
     print(f"frames sent by the floods: {result['sent']}; replies: {result['replies']}")
     print(f"capture at exit: {capture_mb:.1f} MB; {SECONDS:g} s of floods")

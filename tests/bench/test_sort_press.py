@@ -33,6 +33,7 @@ def accepted(text: str) -> p.AgentFrame:
     assert not isinstance(frame, p.Rejection), frame
     return frame
 
+
 SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "4"))
 STEP = 0.05
 SESSIONS, TOOLS = 64, 30
@@ -42,14 +43,24 @@ PRESS_GUARD_MS = 30.0  # about 4x today's figure: fails on a press that draws th
 def _store() -> Store:
     store = Store(buffer=500)
     for i in range(SESSIONS):
-        sid = f"{0xbe000000 + i:08x}"
+        sid = f"{0xBE000000 + i:08x}"
         origin = f"https://site{i}.example"
         store.connect(i + 1, origin)
         store.apply(i + 1, accepted(json.dumps(synth.hello(sid, origin))))
         for j in range(TOOLS):
             store.apply(i + 1, accepted(json.dumps(synth.tool(sid, f"tool_{j:02d}", 1.0 + j, description="x"))))
-        spans = [synth.span(sid, seq, f"tool_{seq % TOOLS:02d}", 100.0 + seq * 8, 1 + (seq * 7919 % 200) / 10,
-                            result_bytes=200 + seq * 37 % 5000, gap=2.0 if seq else None) for seq in range(3 * TOOLS)]
+        spans = [
+            synth.span(
+                sid,
+                seq,
+                f"tool_{seq % TOOLS:02d}",
+                100.0 + seq * 8,
+                1 + (seq * 7919 % 200) / 10,
+                result_bytes=200 + seq * 37 % 5000,
+                gap=2.0 if seq else None,
+            )
+            for seq in range(3 * TOOLS)
+        ]
         store.apply(i + 1, accepted(json.dumps(synth.spans_frame(sid, spans))))
     return store
 
@@ -90,7 +101,9 @@ async def test_a_sort_press_costs_little_over_an_idle_loop() -> None:
             pressed.append(await block(True))
         assert repaints >= steps, f"the presses were drawn ({repaints} table repaints for {2 * steps} presses)"
     per_press = min(pressed) - min(idle)
-    print(f"\nsort press, {SESSIONS} sessions x {TOOLS} tools, 160x45: {per_press:.2f} ms of CPU a press "
-          f"(press block {min(pressed):.2f} ms a {STEP * 1000:.0f} ms step, idle block {min(idle):.2f} ms; "
-          f"{steps} steps a block, best of 2)")
+    print(
+        f"\nsort press, {SESSIONS} sessions x {TOOLS} tools, 160x45: {per_press:.2f} ms of CPU a press "
+        f"(press block {min(pressed):.2f} ms a {STEP * 1000:.0f} ms step, idle block {min(idle):.2f} ms; "
+        f"{steps} steps a block, best of 2)"
+    )
     judge.time_targets([judge.at_most("a sort press's CPU ms", per_press, PRESS_GUARD_MS, ".2f")])

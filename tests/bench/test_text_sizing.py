@@ -54,10 +54,14 @@ LIMIT = {"Chromium": 1.0, "node": 2.5}
 def in_node(seconds: float) -> list[dict[str, Any]]:
     """sizes.mjs in NODE_PROCESSES node processes, each way's best per text (every process must agree on bytes)."""
     script = NODE_RUN.format(module=json.dumps((HERE / "sizes.mjs").as_uri()), seconds=seconds)
-    runs = [json.loads(subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=120, check=True).stdout)
-            for _ in range(NODE_PROCESSES)]
-    return [{**rows[0], "sized": min(r["sized"] for r in rows), "baseline": min(r["baseline"] for r in rows), "agree": all(r["agree"] for r in rows)}
-            for rows in zip(*runs)]
+    runs = [
+        json.loads(subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=120, check=True).stdout)
+        for _ in range(NODE_PROCESSES)
+    ]
+    return [
+        {**rows[0], "sized": min(r["sized"] for r in rows), "baseline": min(r["baseline"] for r in rows), "agree": all(r["agree"] for r in rows)}
+        for rows in zip(*runs)
+    ]
 
 
 def in_chromium(seconds: float) -> list[dict[str, Any]]:
@@ -88,5 +92,10 @@ def test_sizing_a_long_text_costs_less_than_copying_it() -> None:
         for r in found:
             assert r["agree"], f"{engine}, {r['name']}: the sizes differ"
     # each engine sizes on its own faster path (util.js ENCODER_FIRST)
-    judge.time_targets([judge.at_most(f"{engine}, {r['name']}: sizing µs (bound {bound} x copying)", r["sized"], r["baseline"] * bound, ".1f")
-                        for engine, bound in LIMIT.items() for r in rows[engine]])
+    judge.time_targets(
+        [
+            judge.at_most(f"{engine}, {r['name']}: sizing µs (bound {bound} x copying)", r["sized"], r["baseline"] * bound, ".1f")
+            for engine, bound in LIMIT.items()
+            for r in rows[engine]
+        ]
+    )

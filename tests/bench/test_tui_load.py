@@ -92,6 +92,7 @@ def p50(values: list[float]) -> float:
 
 # -- the load process -----------------------------------------------------------------------------------------
 
+
 async def _load(url: str, seconds: float, out: Path, sessions: int, rate: float, tools_n: int, many: int) -> None:
     """`sessions` agents at `rate` spans/s each over `tools_n` tools. With `many`, session 0 first sends that
     many spans of distinct tools, then calls them at random."""
@@ -100,7 +101,7 @@ async def _load(url: str, seconds: float, out: Path, sessions: int, rate: float,
     sys.path.insert(0, str(ROOT))
     from relay_bridge import synth
 
-    sids = [f"{0xbe000000 + i:08x}" for i in range(sessions)]
+    sids = [f"{0xBE000000 + i:08x}" for i in range(sessions)]
     names = [f"tool_{j:02d}" for j in range(tools_n)]
     sent: list[tuple[str, int, float]] = []
     sockets = []
@@ -117,7 +118,7 @@ async def _load(url: str, seconds: float, out: Path, sessions: int, rate: float,
         try:
             async for _ in ws:
                 pass
-        except Exception:  # noqa: BLE001
+        except Exception:
             return
 
     readers = [asyncio.create_task(drain(ws)) for ws in sockets]
@@ -151,8 +152,11 @@ async def _load(url: str, seconds: float, out: Path, sessions: int, rate: float,
                 seq = seqs[i]
                 seqs[i] += 1
                 tool = names[rng.randrange(len(names))] if many else names[seq % len(names)]
-                spans.append(synth.span(sid, seq, tool, 100.0 + seq * 8.0, 1.0 + (seq * 7919 % 200) / 10,
-                                        result_bytes=200 + seq % 5000, gap=2.0 if seq else None))
+                spans.append(
+                    synth.span(
+                        sid, seq, tool, 100.0 + seq * 8.0, 1.0 + (seq * 7919 % 200) / 10, result_bytes=200 + seq % 5000, gap=2.0 if seq else None
+                    )
+                )
             await ws.send(json.dumps(synth.spans_frame(sid, spans), separators=(",", ":")))
             sent.append((sid, seqs[i] - 1, time.monotonic()))
         next_at = start + tick * TICK
@@ -168,6 +172,7 @@ async def _load(url: str, seconds: float, out: Path, sessions: int, rate: float,
 
 # -- the process under test ----------------------------------------------------------------------------------
 
+
 def _wait_steady(app: procs.Wmcp, ready: Path, sessions: int, probe: Path | None) -> None:
     """Until the load is steady: the load process has set every session up (its `ready` file), the relay holds
     them all, and (the dashboard) has painted the visible session's table over at least STEADY_PAINTS seconds
@@ -181,8 +186,11 @@ def _wait_steady(app: procs.Wmcp, ready: Path, sessions: int, probe: Path | None
             if probe is None:
                 return
             since = float(ready.read_text())
-            painted = [float(line.split()[1]) for line in (probe.read_text().splitlines() if probe.exists() else [])
-                       if line.startswith("f ") and float(line.split()[1]) >= since]
+            painted = [
+                float(line.split()[1])
+                for line in (probe.read_text().splitlines() if probe.exists() else [])
+                if line.startswith("f ") and float(line.split()[1]) >= since
+            ]
             if painted and painted[-1] - painted[0] >= STEADY_PAINTS:
                 return
         time.sleep(0.02)  # polling the condition above, not standing in for it
@@ -196,8 +204,21 @@ def run_under_load(tmp_path: Path, row: Row, *, headless: bool, many: int = 0) -
     health: list[float] = []
     with procs.wmcp(run, headless=headless, probe=None if headless else probe, size=(COLS, LINES)) as app:
         result = run / "load.json"
-        load = subprocess.Popen([sys.executable, __file__, "load", app.ws_url, str(SECONDS), str(result),
-                                 str(row.sessions), str(row.spans_per_s), str(row.tools), str(many)], cwd=ROOT)
+        load = subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "load",
+                app.ws_url,
+                str(SECONDS),
+                str(result),
+                str(row.sessions),
+                str(row.spans_per_s),
+                str(row.tools),
+                str(many),
+            ],
+            cwd=ROOT,
+        )
         _wait_steady(app, result.with_suffix(".ready"), row.sessions, None if headless else probe)
         cpu0, wall0, m0 = procs.cpu_seconds(app.proc.pid), time.monotonic(), procs.machine()
         load0 = os.getloadavg()[0]
@@ -219,7 +240,7 @@ def run_under_load(tmp_path: Path, row: Row, *, headless: bool, many: int = 0) -
 
     data = json.loads(result.read_text())
     frames, keys_painted, stalls = [], [], []
-    for line in (probe.read_text().splitlines() if probe.exists() else []):
+    for line in probe.read_text().splitlines() if probe.exists() else []:
         parts = line.split()
         if parts[0] == "f":
             frames.append((float(parts[1]), parts[2], int(parts[3])))
@@ -267,20 +288,30 @@ def _report(title: str, app: dict[str, Any], relay: dict[str, Any] | None) -> No
     nan = float("nan")
     base = relay or {"cpu": nan, "rss_mb": nan, "health": [], "loadavg": nan, "machine_busy": nan}
     print()
-    print(f"{title}: {app['rate']:,.0f} spans/s for {SECONDS:.0f} s over real sockets, {COLS}x{LINES} pty"
-          + ("" if relay else " (short pass: no headless baseline)"))
-    print(f"  dashboard CPU      {app['cpu'] * 100:5.1f} % of one core   headless relay {base['cpu'] * 100:5.1f} %   "
-          f"dashboard's own share {(app['cpu'] - base['cpu']) * 100:5.1f} %")
+    print(
+        f"{title}: {app['rate']:,.0f} spans/s for {SECONDS:.0f} s over real sockets, {COLS}x{LINES} pty"
+        + ("" if relay else " (short pass: no headless baseline)")
+    )
+    print(
+        f"  dashboard CPU      {app['cpu'] * 100:5.1f} % of one core   headless relay {base['cpu'] * 100:5.1f} %   "
+        f"dashboard's own share {(app['cpu'] - base['cpu']) * 100:5.1f} %"
+    )
     print(f"  dashboard RSS      {app['rss_mb']:5.1f} MB (peak)   relay {base['rss_mb']:5.1f} MB")
     print(f"  frame-to-screen    p95 {p95(app['frames']):5.0f} ms, p50 {p50(app['frames']):.0f} ms over {len(app['frames'])} frames")
     print(f"  key-to-repaint     p95 {p95(app['keys']):5.0f} ms over {len(app['keys'])} presses of `s`")
     if app["health"]:
-        print(f"  /healthz           p95 {p95(app['health']):5.0f} ms, max {max(app['health']):.0f} ms over {len(app['health'])} polls "
-              f"(headless relay: p95 {p95(base['health']):.0f} ms)")
-    print(f"  longest loop hold  {app['hold_cpu_max_ms']:5.0f} ms of the app's own CPU ({app['holds_over_50ms']} over 50 ms); "
-          f"{app['stall_max_ms']:.0f} ms of wall time, the rest waiting for a core")
-    print(f"  machine            load average {app['loadavg']:.1f} / {base['loadavg']:.1f}, "
-          f"{app['machine_busy']:.1f} / {base['machine_busy']:.1f} of {os.cpu_count()} cores busy (dashboard run / relay run)")
+        print(
+            f"  /healthz           p95 {p95(app['health']):5.0f} ms, max {max(app['health']):.0f} ms over {len(app['health'])} polls "
+            f"(headless relay: p95 {p95(base['health']):.0f} ms)"
+        )
+    print(
+        f"  longest loop hold  {app['hold_cpu_max_ms']:5.0f} ms of the app's own CPU ({app['holds_over_50ms']} over 50 ms); "
+        f"{app['stall_max_ms']:.0f} ms of wall time, the rest waiting for a core"
+    )
+    print(
+        f"  machine            load average {app['loadavg']:.1f} / {base['loadavg']:.1f}, "
+        f"{app['machine_busy']:.1f} / {base['machine_busy']:.1f} of {os.cpu_count()} cores busy (dashboard run / relay run)"
+    )
 
 
 def _check(app: dict[str, Any], relay: dict[str, Any] | None, cpu: float | None, rss_mb: float, own_guard: float | None = None) -> None:
@@ -296,8 +327,10 @@ def _check(app: dict[str, Any], relay: dict[str, Any] | None, cpu: float | None,
     print(f"  (other processes kept {others:.1f} of {os.cpu_count()} cores busy)")
     # A full pass (>= 20 s) has enough samples for the targets; a shorter one gets 1.5x headroom on latencies.
     slack = 1.0 if SECONDS >= 20 else 1.5
-    checks = [judge.at_most("key p95 ms", p95(app["keys"]), KEY_P95_MS * slack, ".0f"),
-              judge.at_most("frame p95 ms", p95(app["frames"]), FRAME_P95_MS * slack, ".0f")]
+    checks = [
+        judge.at_most("key p95 ms", p95(app["keys"]), KEY_P95_MS * slack, ".0f"),
+        judge.at_most("frame p95 ms", p95(app["frames"]), FRAME_P95_MS * slack, ".0f"),
+    ]
     if cpu is not None:
         checks.append(judge.at_most("dashboard CPU share", app["cpu"], cpu))
     if own_guard is not None and relay is not None:
@@ -351,7 +384,7 @@ async def test_a_tab_switch_costs_the_relay_two_frames(tmp_path: Path) -> None:
 
     relay = Relay(RelayConfig(port=0, token="ab" * 16, log_dir=None))
     await relay.start()
-    sids = [f"{0xca000000 + i:08x}" for i in range(SWITCH_SESSIONS)]
+    sids = [f"{0xCA000000 + i:08x}" for i in range(SWITCH_SESSIONS)]
     told: dict[str, list[tuple[float, bool]]] = {sid: [] for sid in sids}
     sockets = []
     try:
@@ -393,13 +426,18 @@ async def test_a_tab_switch_costs_the_relay_two_frames(tmp_path: Path) -> None:
             await ws.close()
         await relay.stop()
     print()
-    print(f"a tab switch among {SWITCH_SESSIONS} sessions, {switches} switches: the relay's own work p50 {p50(cost_us):.0f} µs, "
-          f"p95 {p95(cost_us):.0f} µs; both agents told p50 {p50(told_ms):.1f} ms, p95 {p95(told_ms):.1f} ms; {frames} watch frames")
+    print(
+        f"a tab switch among {SWITCH_SESSIONS} sessions, {switches} switches: the relay's own work p50 {p50(cost_us):.0f} µs, "
+        f"p95 {p95(cost_us):.0f} µs; both agents told p50 {p50(told_ms):.1f} ms, p95 {p95(told_ms):.1f} ms; {frames} watch frames"
+    )
     assert frames == 2 * switches - 1, f"{frames} watch frames for {switches} switches: only the tab left and the tab opened are told"
-    judge.time_targets([judge.at_most("the relay's work per switch, p95 µs", p95(cost_us), SHOW_COST_US, ".0f"),
-                        judge.at_most("both agents told, p95 ms", p95(told_ms), TOLD_P95_MS, ".1f")])
+    judge.time_targets(
+        [
+            judge.at_most("the relay's work per switch, p95 µs", p95(cost_us), SHOW_COST_US, ".0f"),
+            judge.at_most("both agents told, p95 ms", p95(told_ms), TOLD_P95_MS, ".1f"),
+        ]
+    )
 
 
 if __name__ == "__main__" and len(sys.argv) == 9 and sys.argv[1] == "load":
-    asyncio.run(_load(sys.argv[2], float(sys.argv[3]), Path(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]),
-                      int(sys.argv[7]), int(sys.argv[8])))
+    asyncio.run(_load(sys.argv[2], float(sys.argv[3]), Path(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8])))

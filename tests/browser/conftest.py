@@ -69,7 +69,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:  # quiet
         pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         url = urllib.parse.urlsplit(self.path)
         if url.path == "/_polyfill.js":
             return self._send(POLYFILL.read_bytes(), "text/javascript; charset=utf-8")

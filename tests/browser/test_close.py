@@ -20,7 +20,9 @@ def test_closing_a_tab_ends_its_session_without_a_rejected_frame(browser, pages,
         relay_server.wait_for(lambda s: len(spans_of(s, sid)) == 2)
         page.close(run_before_unload=True)
         # The socket's close reaches the relay after every frame the page wrote on it.
-        snap = relay_server.wait_for(lambda s: s["sessions"][sid]["state"] == "ended" and not relay_server.call(lambda: dict(relay_server.store.connections)))
+        snap = relay_server.wait_for(
+            lambda s: s["sessions"][sid]["state"] == "ended" and not relay_server.call(lambda: dict(relay_server.store.connections))
+        )
         assert snap["counters"].get("rejected", 0) == 0, (round_, snap["counters"])
         assert snap["sessions"][sid]["counters"]["rejected"] == 0
     context.close()

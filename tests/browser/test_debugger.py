@@ -16,7 +16,7 @@ from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import trace_document
 from relay_bridge.server import InvokeRefused
-from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, spans_of, session_where
+from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, session_where, spans_of
 from tests.otlp.receiver import Receiver
 from tests.relay_thread import RelayThread
 
@@ -78,9 +78,18 @@ def test_timeline_and_derived_tools_on_the_native_host(browser, pages, relay_ser
     # What Chromium 156 did.
     assert out == {"duplicate": "InvalidStateError: Duplicate tool name", "schema": "TypeError", "listed": ["a", "c"]}
     assert page.evaluate("typeof document.modelContext.provideContext") == "undefined", "the native host has no provideContext"
-    snap = relay_server.wait_for(lambda s: session_of(s, sid) and registered(session_of(s, sid)) == {"a", "c"} and ("register", "c") in tool_timeline(session_of(s, sid)))
+    snap = relay_server.wait_for(
+        lambda s: session_of(s, sid) and registered(session_of(s, sid)) == {"a", "c"} and ("register", "c") in tool_timeline(session_of(s, sid))
+    )
     session = session_of(snap, sid)
-    assert tool_timeline(session) == [("register", "a"), ("register", "b"), ("rejected", "a"), ("rejected", "s"), ("unregister", "b"), ("register", "c")], [(e["kind"], e["at"], e["detail"]) for e in session["timeline"]]
+    assert tool_timeline(session) == [
+        ("register", "a"),
+        ("register", "b"),
+        ("rejected", "a"),
+        ("rejected", "s"),
+        ("unregister", "b"),
+        ("register", "c"),
+    ], [(e["kind"], e["at"], e["detail"]) for e in session["timeline"]]
     rejected = [e["detail"] for e in session["timeline"] if e["kind"] == "rejected"]
     assert rejected[0] == {"tool": "a", "reason": "Duplicate tool name"}
     assert "inputSchema" in rejected[1]["reason"] and len(rejected[1]["reason"]) <= 200
@@ -93,7 +102,9 @@ def test_timeline_and_derived_tools_on_the_native_host(browser, pages, relay_ser
     sid2 = page.evaluate("__webmcpPerf.sessionId")
     assert sid2 != sid
     page.evaluate(REGISTER, ["d"])
-    snap = relay_server.wait_for(lambda s: session_of(s, sid2) and registered(session_of(s, sid2)) == {"d"} and session_where(sid, lambda x: x["state"] != "live")(s))
+    snap = relay_server.wait_for(
+        lambda s: session_of(s, sid2) and registered(session_of(s, sid2)) == {"d"} and session_where(sid, lambda x: x["state"] != "live")(s)
+    )
     assert tool_timeline(session_of(snap, sid2)) == [("reload", ""), ("register", "d")]
     assert session_of(snap, sid)["timeline"][-1]["kind"] in ("bye", "disconnected")
     assert snap["counters"].get("rejected", 0) == 0, "every frame the agent sent was valid"
@@ -218,7 +229,7 @@ def test_payload_capture_reaches_otlp_only(browser, pages, tmp_path, capture) ->
         sid = page.evaluate("__webmcpPerf.sessionId")
         got = page.evaluate(RUN_ALL, {"names": ["echo", "str"], "input": {"q": CANARY}, "stringInput": False})
         relay.wait_for(has_spans(sid, 2))
-        listener.wait_for_function("() => window.__channelLog.filter((m) => m.includes('\"kind\":\"span\"')).length >= 2")
+        listener.wait_for_function('() => window.__channelLog.filter((m) => m.includes(\'"kind":"span"\')).length >= 2')
 
         def exported() -> list[dict[str, Any]]:
             return [s for s in receiver.snapshot() if s["name"].startswith("execute_tool ")]

@@ -58,8 +58,10 @@ def test_facts_reach_the_relay_and_match_the_real_fix(browser, pages, relay_serv
     assert abs(image["jpegBytes"] - full["jpeg"]) <= JPEG_TOLERANCE * full["jpeg"], (image, full)
     assert abs(image["fitBytes"] - fit["jpeg"]) <= JPEG_TOLERANCE * fit["jpeg"], (image, fit)
     assert image["fitBytes"] < image["jpegBytes"], "fewer pixels, fewer bytes"
-    print(f"\nimage 2400x1200 PNG {image['bytes']} B -> JPEG q0.8 {image['jpegBytes']} B (canvas {full['jpeg']}),"
-          f" fitted {FIT}x784 {image['fitBytes']} B (canvas {fit['jpeg']})")
+    print(
+        f"\nimage 2400x1200 PNG {image['bytes']} B -> JPEG q0.8 {image['jpegBytes']} B (canvas {full['jpeg']}),"
+        f" fitted {FIT}x784 {image['fitBytes']} B (canvas {fit['jpeg']})"
+    )
     assert "image" not in facts[1], "sampled: one image per tool per 30 s"
     assert facts[1]["repeat"] == {"of": 0}
 
@@ -99,7 +101,9 @@ def test_a_page_that_forbids_workers_still_gets_its_image_facts(browser, pages, 
     """The agent re-encodes in a worker; where the page's CSP refuses one, in the page (still in an idle
     callback): the same encoder, the same figures."""
     page, errors = open_page(browser, pages.url("facts.html", relay_server, csp="worker"))
-    violations = page.evaluate("""() => { window.__csp = []; document.addEventListener("securitypolicyviolation", (e) => __csp.push(e.effectiveDirective)); return true }""")
+    violations = page.evaluate(
+        """() => { window.__csp = []; document.addEventListener("securitypolicyviolation", (e) => __csp.push(e.effectiveDirective)); return true }"""
+    )
     assert violations
     page.wait_for_function("window.registered && window.png && __webmcpPerf.status().phase === 'tools-registered'", timeout=20_000)
     sid = page.evaluate("__webmcpPerf.sessionId")

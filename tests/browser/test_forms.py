@@ -67,7 +67,9 @@ def open_forms(browser: Browser, pages, relay_server, **params: str):
 def test_form_tools_are_registered_with_the_hosts_schema_and_their_controls(lanes_browser, pages, relay_server) -> None:
     page, errors, _ = open_forms(lanes_browser, pages, relay_server)
     sid = page.evaluate("__webmcpPerf.sessionId")
-    listed = page.evaluate("async () => (await document.modelContext.getTools()).map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))")
+    listed = page.evaluate(
+        "async () => (await document.modelContext.getTools()).map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))"
+    )
     names = {t["name"] for t in listed}
     snap = relay_server.wait_for(session_where(sid, lambda s: names <= {n for n, t in s["tools"].items() if t["registered"]}))
     tools = snap["sessions"][sid]["tools"]

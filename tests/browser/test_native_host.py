@@ -7,11 +7,29 @@ import json
 
 import pytest
 
-from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, spans_of, wait_phase, session_where
+from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, session_where, spans_of, wait_phase
 
 pytestmark = pytest.mark.browser
 
-ALL = ["obj", "str", "empty", "undef", "nul", "num", "arr", "env", "strenv", "img", "flagged", "thrower", "rejecter", "cyclic", "slow", "annotated", "echo"]
+ALL = [
+    "obj",
+    "str",
+    "empty",
+    "undef",
+    "nul",
+    "num",
+    "arr",
+    "env",
+    "strenv",
+    "img",
+    "flagged",
+    "thrower",
+    "rejecter",
+    "cyclic",
+    "slow",
+    "annotated",
+    "echo",
+]
 
 
 def utf8_len(text: str) -> int:
@@ -81,7 +99,13 @@ def test_annotations_kept_and_dropped_match_get_tools(browser, pages, relay_serv
     snap = relay_server.wait_for(lambda s: session_of(s, sid) and len(session_of(s, sid)["tools"]) == len(ALL))
     tools = session_of(snap, sid)["tools"]
     ann = tools["annotated"]
-    assert ann["annotationsSent"] == {"readOnlyHint": True, "destructiveHint": True, "idempotentHint": False, "untrustedContentHint": True, "openWorldHint": True}
+    assert ann["annotationsSent"] == {
+        "readOnlyHint": True,
+        "destructiveHint": True,
+        "idempotentHint": False,
+        "untrustedContentHint": True,
+        "openWorldHint": True,
+    }
     assert ann["annotationsKept"] == listed["annotated"]
     dropped = set(ann["annotationsSent"]) - set(ann["annotationsKept"])
     assert {"destructiveHint", "idempotentHint", "openWorldHint"} <= dropped
@@ -92,7 +116,9 @@ def test_annotations_kept_and_dropped_match_get_tools(browser, pages, relay_serv
         text = json.dumps(rec["descriptor"], ensure_ascii=False, separators=(",", ":"))
         assert rec["schemaBytes"] == utf8_len(text), name
     # A duplicate is refused by the host and reported as refused, not as a second tool.
-    err = page.evaluate("""async () => { try { await document.modelContext.registerTool({ name: "obj", description: "again", execute() {} }); return null } catch (e) { return e.name } }""")
+    err = page.evaluate(
+        """async () => { try { await document.modelContext.registerTool({ name: "obj", description: "again", execute() {} }); return null } catch (e) { return e.name } }"""
+    )
     assert err == "InvalidStateError"
     snap = relay_server.wait_for(session_where(sid, lambda x: any(e["kind"] == "rejected" for e in x["timeline"])))
     [refused] = [e for e in session_of(snap, sid)["timeline"] if e["kind"] == "rejected"]
@@ -149,7 +175,9 @@ def test_long_task_blocking_reaches_the_relay(browser, pages, relay_server) -> N
     }""")
     page.evaluate(RUN_ALL, {"names": ["busy", "idle"], "input": {}, "stringInput": False})
     # Chromium delivers the Long Task entry after the task: the span carries it, or a late update corrects it.
-    snap = relay_server.wait_for(lambda s: any(x["tool"] == "busy" and x["blockingMs"] >= 100 for x in spans_of(s, sid)) and len(spans_of(s, sid)) == 2)
+    snap = relay_server.wait_for(
+        lambda s: any(x["tool"] == "busy" and x["blockingMs"] >= 100 for x in spans_of(s, sid)) and len(spans_of(s, sid)) == 2
+    )
     by_tool = {x["tool"]: x for x in spans_of(snap, sid)}
     assert by_tool["busy"]["blockingMs"] <= by_tool["busy"]["wallMs"] + 1
     assert by_tool["idle"]["blockingMs"] == 0

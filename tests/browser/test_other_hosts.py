@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, spans_of, wait_phase, session_where
+from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, session_where, spans_of, wait_phase
 
 pytestmark = pytest.mark.browser
 
@@ -41,7 +41,9 @@ def test_polyfill_host(plain_browser, pages, relay_server, polyfill_file) -> Non
       await document.modelContext.registerTool({ name: "temp", description: "short-lived", execute: () => 1 }, { signal: ac.signal })
       ac.abort()
     }""")
-    snap = relay_server.wait_for(session_where(sid, lambda x: any(e["kind"] == "unregister" and e["detail"]["tool"] == "temp" for e in x["timeline"])))
+    snap = relay_server.wait_for(
+        session_where(sid, lambda x: any(e["kind"] == "unregister" and e["detail"]["tool"] == "temp" for e in x["timeline"]))
+    )
     assert "temp" not in page.evaluate("__webmcpPerf.ledger().registeredTools")
     assert errors == []
 
@@ -94,7 +96,10 @@ def test_legacy_host_timeline_and_derived_tools(plain_browser, pages, relay_serv
 
     steps = [
         ("navigator.modelContext.registerTool(makeTools().find((t) => t.name === 'obj'))", {"obj"}),
-        ("(() => { try { navigator.modelContext.registerTool(makeTools().find((t) => t.name === 'obj')) } catch (e) { return e.message } })()", {"obj"}),
+        (
+            "(() => { try { navigator.modelContext.registerTool(makeTools().find((t) => t.name === 'obj')) } catch (e) { return e.message } })()",
+            {"obj"},
+        ),
         ("navigator.modelContext.registerTool(makeTools().find((t) => t.name === 'str'))", {"obj", "str"}),
         ("navigator.modelContext.unregisterTool('obj')", {"str"}),
         ("navigator.modelContext.provideContext({ tools: makeTools().filter((t) => ['num', 'arr'].includes(t.name)) })", {"num", "arr"}),
@@ -106,10 +111,18 @@ def test_legacy_host_timeline_and_derived_tools(plain_browser, pages, relay_serv
         assert host_holds() == expected, script
         marker = f"m{i}"
         page.evaluate("(m) => __webmcpPerf.recordConsent({ shown: m, resolved: m, granted: true })", marker)  # a barrier event
-        snap = relay_server.wait_for(lambda s, m=marker: session_of(s, sid) and any(e["kind"] == "consent" and e["detail"]["resolved"] == m for e in session_of(s, sid)["timeline"]))
+        snap = relay_server.wait_for(
+            lambda s, m=marker: (
+                session_of(s, sid) and any(e["kind"] == "consent" and e["detail"]["resolved"] == m for e in session_of(s, sid)["timeline"])
+            )
+        )
         assert derived(snap) == expected, script
     timeline = sorted(session_of(snap, sid)["timeline"], key=lambda e: e["at"])
-    seen = [(e["kind"], e["detail"].get("tool", e["detail"].get("tools", e["detail"].get("withdrawn", "")))) for e in timeline if e["kind"] in TIMELINE_KINDS]
+    seen = [
+        (e["kind"], e["detail"].get("tool", e["detail"].get("tools", e["detail"].get("withdrawn", ""))))
+        for e in timeline
+        if e["kind"] in TIMELINE_KINDS
+    ]
     assert seen == [
         ("register", "obj"),
         ("rejected", "obj"),

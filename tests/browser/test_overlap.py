@@ -39,7 +39,9 @@ TOOLS = """() => {
 }"""
 
 
-def host_page(host: str, browser: Browser, plain_browser: Browser, pages: Any, relay_server: Any, config: dict[str, Any] | None = None) -> tuple[Page, list[str], str]:
+def host_page(
+    host: str, browser: Browser, plain_browser: Browser, pages: Any, relay_server: Any, config: dict[str, Any] | None = None
+) -> tuple[Page, list[str], str]:
     page_name, b = ("native.html", browser) if host == "native" else ("polyfill.html", plain_browser)
     page, errors = open_page(b, pages.url(page_name, relay_server, config=config))
     page.evaluate("window.registered")

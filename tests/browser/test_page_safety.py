@@ -31,7 +31,7 @@ def test_canary_appears_nowhere(browser, pages, relay_server, tmp_path) -> None:
     assert CANARY in got["str"]["text"] and CANARY in got["echo"]["text"] and CANARY in got["env"]["text"]
     page.evaluate("__webmcpPerf.reset(); __webmcpPerf.registerReportTool()")
     snap = relay_server.wait_for(session_where(sid, lambda x: any(e["kind"] == "reset" for e in x["timeline"])))
-    listener.wait_for_function("(n) => window.__channelLog.filter((m) => m.includes('\"kind\":\"span\"')).length >= n", arg=len(NAMES))
+    listener.wait_for_function('(n) => window.__channelLog.filter((m) => m.includes(\'"kind":"span"\')).length >= n', arg=len(NAMES))
 
     socket = page.evaluate("window.__socketLog")
     channel = listener.evaluate("window.__channelLog")

@@ -66,14 +66,24 @@ def test_prompt_sessions_streaming_included(browser, pages, relay_server) -> Non
       s.destroy()
       return { answer, failed, chunks, first: first.value }
     }""")
-    assert got == {"answer": ANSWER, "failed": "QuotaExceededError", "chunks": CHUNKS, "first": CHUNKS[0]}, "the page reads exactly what the model gave"
+    assert got == {"answer": ANSWER, "failed": "QuotaExceededError", "chunks": CHUNKS, "first": CHUNKS[0]}, (
+        "the page reads exactly what the model gave"
+    )
 
     def prompts() -> dict:
         def read() -> dict:
             s = relay_server.store.sessions.get(sid)
             if s is None:
                 return {}
-            return {ps.id: {"destroyed": ps.destroyed_at is not None, "calls": [(c.kind, c.seq, c.chunks, c.charsIn, c.charsOut, c.error, c.firstChunkMs is not None, c.totalMs is not None) for c in ps.calls]} for ps in s.prompts.values()}
+            return {
+                ps.id: {
+                    "destroyed": ps.destroyed_at is not None,
+                    "calls": [
+                        (c.kind, c.seq, c.chunks, c.charsIn, c.charsOut, c.error, c.firstChunkMs is not None, c.totalMs is not None) for c in ps.calls
+                    ],
+                }
+                for ps in s.prompts.values()
+            }
 
         return relay_server.call(read)
 

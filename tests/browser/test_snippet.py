@@ -57,7 +57,7 @@ class _Pasted(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:  # quiet
         pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         body = self.pages.get(self.path)
         if body is None:
             return self.send_error(404)

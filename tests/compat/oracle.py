@@ -17,15 +17,35 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "relay_bridge" / "schema" / "report.v2.json").read_text())
 
 SPAN = {
-    "sessionId": "id", "seq": "int", "tool": "name", "invokedAt": "num", "settledAt": "num", "wallMs": "num+", "blockingMs": "num+",
-    "inputBytes": "int", "resultBytes": "int", "contentTypes": "counts", "imageBytes": "int", "estInputTokens": "int",
-    "estTextTokens": "int", "estImageTokens": "int", "estTokens": "int", "isError": "bool", "error": "error",
-    "gapSincePrevCallMs": "num?", "synthetic": "bool", "serializable": "bool",
+    "sessionId": "id",
+    "seq": "int",
+    "tool": "name",
+    "invokedAt": "num",
+    "settledAt": "num",
+    "wallMs": "num+",
+    "blockingMs": "num+",
+    "inputBytes": "int",
+    "resultBytes": "int",
+    "contentTypes": "counts",
+    "imageBytes": "int",
+    "estInputTokens": "int",
+    "estTextTokens": "int",
+    "estImageTokens": "int",
+    "estTokens": "int",
+    "isError": "bool",
+    "error": "error",
+    "gapSincePrevCallMs": "num?",
+    "synthetic": "bool",
+    "serializable": "bool",
 }
-ROW = {k: "num+" for k in ("minMs", "p50Ms", "p95Ms", "maxMs", "blockingMs")} | {
-    k: "int" for k in ("calls", "errors", "lastResultBytes", "totalBytes", "estTokens", "estInputTokens", "schemaBytes")} | {"tool": "str"}
-TOTALS = {k: "int" for k in ("calls", "unsampledCalls", "overlappingCalls", "errors", "resultBytes", "estTokens", "estInputTokens", "schemaBytes", "estSchemaTokens")} | {
-    k: "num+" for k in ("wallMs", "blockingMs", "hostGapMs")}
+ROW = (
+    dict.fromkeys(("minMs", "p50Ms", "p95Ms", "maxMs", "blockingMs"), "num+")
+    | dict.fromkeys(("calls", "errors", "lastResultBytes", "totalBytes", "estTokens", "estInputTokens", "schemaBytes"), "int")
+    | {"tool": "str"}
+)
+TOTALS = dict.fromkeys(
+    ("calls", "unsampledCalls", "overlappingCalls", "errors", "resultBytes", "estTokens", "estInputTokens", "schemaBytes", "estSchemaTokens"), "int"
+) | dict.fromkeys(("wallMs", "blockingMs", "hostGapMs"), "num+")
 LEDGER_TOOL = {"schemaBytes": "int", "registeredAt": "num", "unregisteredAt": "num?", "internal": "bool"}
 
 
@@ -63,7 +83,18 @@ def assert_profiler_valid(doc: dict[str, Any]) -> None:
     assert isinstance(s["generatedAt"], str), "generatedAt is an ISO-8601 string"
     datetime.fromisoformat(s["generatedAt"].replace("Z", "+00:00"))
     led = doc["ledger"]
-    assert set(led) == {"sessionId", "attachedAt", "hostFoundAt", "hostLocation", "firstRegistrationAt", "registeredTools", "tools", "firstCallAt", "lastSettledAt", "totals"}
+    assert set(led) == {
+        "sessionId",
+        "attachedAt",
+        "hostFoundAt",
+        "hostLocation",
+        "firstRegistrationAt",
+        "registeredTools",
+        "tools",
+        "firstCallAt",
+        "lastSettledAt",
+        "totals",
+    }
     assert _ok("id", led["sessionId"]) and _ok("num", led["attachedAt"])
     for k in ("hostFoundAt", "firstRegistrationAt", "firstCallAt", "lastSettledAt"):
         assert _ok("num?", led[k]), k

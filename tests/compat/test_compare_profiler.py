@@ -8,15 +8,33 @@ from relay_bridge.compare import compare
 
 
 def row(tool: str, **kw: Any) -> dict[str, Any]:
-    r = {"tool": tool, "calls": 10, "errors": 0, "minMs": 1.0, "p50Ms": 10.0, "p95Ms": 20.0, "maxMs": 30.0, "blockingMs": 0.0,
-         "lastResultBytes": 100, "totalBytes": 1000, "estTokens": 260, "estInputTokens": 10, "schemaBytes": 120}
+    r = {
+        "tool": tool,
+        "calls": 10,
+        "errors": 0,
+        "minMs": 1.0,
+        "p50Ms": 10.0,
+        "p95Ms": 20.0,
+        "maxMs": 30.0,
+        "blockingMs": 0.0,
+        "lastResultBytes": 100,
+        "totalBytes": 1000,
+        "estTokens": 260,
+        "estInputTokens": 10,
+        "schemaBytes": 120,
+    }
     r.update(kw)
     return r
 
 
 def report(*rows: dict[str, Any]) -> dict[str, Any]:
-    return {"format": "webmcp-perf-report/2", "session": {"id": "0a0b0c0d", "origin": "o", "userAgent": "u", "generatedAt": "2026-01-01T00:00:00.000Z", "version": "t"},
-            "ledger": {}, "tools": list(rows), "spans": []}
+    return {
+        "format": "webmcp-perf-report/2",
+        "session": {"id": "0a0b0c0d", "origin": "o", "userAgent": "u", "generatedAt": "2026-01-01T00:00:00.000Z", "version": "t"},
+        "ledger": {},
+        "tools": list(rows),
+        "spans": [],
+    }
 
 
 def statuses(result: dict[str, Any]) -> dict[str, str]:

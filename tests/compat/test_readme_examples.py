@@ -35,7 +35,7 @@ def add_site_tool(page: Any) -> None:
 
 
 def test_quick_start_one_line_then_summary(browser, pages, relay_server) -> None:
-    """"paste one line in DevTools: __unfoldedTools.set_capacity.execute(...) ... __webmcpPerf.summary() prints the split"."""
+    """ "paste one line in DevTools: __unfoldedTools.set_capacity.execute(...) ... __webmcpPerf.summary() prints the split"."""
     page, errors = open_page(browser, pages.url("native.html", relay_server))
     page.evaluate("window.registered")
     add_site_tool(page)
@@ -127,9 +127,15 @@ def test_let_your_agent_read_it(browser, pages, relay_server, source: str) -> No
 
 @pytest.mark.parametrize(
     "query, active, stored, line",
-    [("perf=1", True, "1", None), ("perf=on", True, "1", None), ("perf=true", True, "1", None),
-     ("perf=overlay", True, "overlay", "terminal"), ("perf=0", False, None, None), ("perf=off", False, None, None),
-     ("perf=banana", False, None, "banana")],
+    [
+        ("perf=1", True, "1", None),
+        ("perf=on", True, "1", None),
+        ("perf=true", True, "1", None),
+        ("perf=overlay", True, "overlay", "terminal"),
+        ("perf=0", False, None, None),
+        ("perf=off", False, None, None),
+        ("perf=banana", False, None, "banana"),
+    ],
 )
 def test_the_gate(browser, pages, query: str, active: bool, stored: str | None, line: str | None) -> None:
     context = browser.new_context()
@@ -192,13 +198,37 @@ def test_bench_and_compare_command_lines(chromium: str, site, tmp_path: Path) ->
     assert base["boot"]["load"] > 0 and base["boot"]["domContentLoaded"] > 0
     rows = {r["tool"]: r for r in base["rows"]}
     assert "update_cart" not in rows and all(r["runs"] == 40 for r in rows.values())
-    assert set(rows["get_price"]) >= {"name", "tool", "runs", "minMs", "p50Ms", "p95Ms", "maxMs", "resultBytes", "estTokens", "schemaBytes", "violations"}
+    assert set(rows["get_price"]) >= {
+        "name",
+        "tool",
+        "runs",
+        "minMs",
+        "p50Ms",
+        "p95Ms",
+        "maxMs",
+        "resultBytes",
+        "estTokens",
+        "schemaBytes",
+        "violations",
+    }
 
     # npx webmcp-profiler bench URL --cases perf.cases.json --allow-mutating update_cart --budget budgets.json (defaults: 40 runs, seed 1)
     (tmp_path / "perf.cases.json").write_text(json.dumps([{"tool": "update_cart", "inputs": [{"sku": "ABC-123", "qty": 2}]}, {"tool": "get_price"}]))
     (tmp_path / "budgets.json").write_text(json.dumps({"get_price": {"p95Ms": 60000, "resultBytes": 1}, "update_cart": {"estTokens": 1000}}))
-    second = cli("relay_bridge.bench", site.url, "--cases", str(tmp_path / "perf.cases.json"), "--allow-mutating", "update_cart,get_price",
-                 "--budget", str(tmp_path / "budgets.json"), "--json", str(tmp_path / "head.json"), "--chromium", chromium)
+    second = cli(
+        "relay_bridge.bench",
+        site.url,
+        "--cases",
+        str(tmp_path / "perf.cases.json"),
+        "--allow-mutating",
+        "update_cart,get_price",
+        "--budget",
+        str(tmp_path / "budgets.json"),
+        "--json",
+        str(tmp_path / "head.json"),
+        "--chromium",
+        chromium,
+    )
     assert second.returncode == 1, second.stdout + second.stderr
     head = json.loads((tmp_path / "head.json").read_text())
     rows = {r["tool"]: r for r in head["rows"]}
@@ -212,7 +242,12 @@ def test_bench_and_compare_command_lines(chromium: str, site, tmp_path: Path) ->
     plain = cli("relay_bridge.compare", str(tmp_path / "base.json"), str(tmp_path / "head.json"))
     assert plain.returncode == 0, "no thresholds: nothing judged"
     (tmp_path / "thresholds.json").write_text(json.dumps({"p95Ms": 100000, "relative": 1000}))
-    assert cli("relay_bridge.compare", str(tmp_path / "base.json"), str(tmp_path / "head.json"), "--thresholds", str(tmp_path / "thresholds.json")).returncode == 0
+    assert (
+        cli(
+            "relay_bridge.compare", str(tmp_path / "base.json"), str(tmp_path / "head.json"), "--thresholds", str(tmp_path / "thresholds.json")
+        ).returncode
+        == 0
+    )
     slower = json.loads((tmp_path / "base.json").read_text())
     for r in slower["report"]["tools"]:
         r["p95Ms"] += 5.0

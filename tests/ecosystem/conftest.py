@@ -32,7 +32,7 @@ def eco_playwright() -> Iterator[Playwright]:
 
 @pytest.fixture(scope="module")
 def hosts(eco_playwright: Playwright) -> Iterator[dict[str, Browser]]:
-    """"native": Chromium's own document.modelContext; "polyfill": no WebMCP, the packages install theirs."""
+    """ "native": Chromium's own document.modelContext; "polyfill": no WebMCP, the packages install theirs."""
     native = eco_playwright.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS + WEBMCP_ARGS)
     plain = eco_playwright.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS)
     yield {"native": native, "polyfill": plain}

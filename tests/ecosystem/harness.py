@@ -60,7 +60,7 @@ def page_html(stack: str, order: str, config: dict[str, Any] | None = None, agen
         scripts.insert(1, "agent")
     elif order == "after-tools":
         scripts.append("agent")
-    tags = [f'<script>window.__WMCP_CONFIG__ = {json.dumps(config or {})}</script>']
+    tags = [f"<script>window.__WMCP_CONFIG__ = {json.dumps(config or {})}</script>"]
     for s in scripts:
         tags.append(f'<script src="{html.escape(agent_src, quote=True)}"></script>' if s == "agent" else f'<script src="/b/{s}.js"></script>')
     tags.append('<script src="/b/client.js"></script>')
@@ -71,7 +71,7 @@ def frame_html(stack: str, order: str) -> str:
     """A parent that only holds the MCP client (and the agent first in <head>) around the tools in an iframe."""
     del stack
     agent = '<script src="/_agent.js"></script>' if order not in ("document-start", "none") else ""
-    return f"<!doctype html><meta charset=utf-8><title>parent</title>{agent}<script src=\"/b/client.js\"></script><body><iframe id=frame src=\"/page.html?{{Q}}\"></iframe>"
+    return f'<!doctype html><meta charset=utf-8><title>parent</title>{agent}<script src="/b/client.js"></script><body><iframe id=frame src="/page.html?{{Q}}"></iframe>'
 
 
 class Server:
@@ -235,7 +235,7 @@ def webmcp_calls(o: Opened) -> list[dict[str, Any]]:
     for n in TOOLS:
         try:
             out.append({"ok": True, "text": json.dumps(o.tools.webmcp.call_tool(n, INPUTS[n]))})
-        except Exception as exc:  # noqa: BLE001 - a failing tool raises here; what matters is that it ran
+        except Exception as exc:
             out.append({"ok": False, "text": str(exc)[:300]})
     return out
 

@@ -66,7 +66,9 @@ def drive(o: Opened, host: str, stack: str, framed: bool) -> list[tuple[str, str
 
 @pytest.mark.parametrize("host", ["native", "polyfill"])
 @pytest.mark.parametrize(("stack", "framed", "order"), CASES, ids=[f"{s}{'-iframe' if f else ''}-{o}" for s, f, o in CASES])
-def test_every_call_once_with_the_bytes_its_caller_received(hosts: dict[str, Browser], eco_server: Server, host: str, stack: str, framed: bool, order: str) -> None:
+def test_every_call_once_with_the_bytes_its_caller_received(
+    hosts: dict[str, Browser], eco_server: Server, host: str, stack: str, framed: bool, order: str
+) -> None:
     o = open_stack(hosts[host], eco_server, stack, order, framed=framed)
     try:
         made = drive(o, host, stack, framed)
@@ -97,18 +99,22 @@ def test_tools_taken_before_the_agent_are_named_not_passed_off(hosts: dict[str, 
         assert len(made) == (12 if host == "native" else 9)
         st = status(o.tools)
         assert st["coverage"] == "incomplete", st
-        assert any("MCP-client calls to them (tools/call over postMessage) are not seen at all" in r and "first in <head>" in r for r in st["reasons"]), st
+        assert any(
+            "MCP-client calls to them (tools/call over postMessage) are not seen at all" in r and "first in <head>" in r for r in st["reasons"]
+        ), st
         assert spans(o.tools) == []
         tools = ledger(o.tools)["tools"]
         assert all(tools[n].get("measured") is False for n in TOOLS), tools
         # Chromium fires toolactivated for its own callers (executeTool, page.webmcp): those are counted.
         counted = {n: tools[n].get("counted", 0) for n in TOOLS}
-        assert counted == ({n: 2 for n in TOOLS} if host == "native" else {n: 0 for n in TOOLS}), counted
+        assert counted == (dict.fromkeys(TOOLS, 2) if host == "native" else dict.fromkeys(TOOLS, 0)), counted
     finally:
         o.page.context.close()
 
 
-@pytest.mark.parametrize(("host", "stack"), [("native", "react-global"), ("polyfill", "react-global"), ("native", "usewebmcp"), ("polyfill", "usewebmcp")])
+@pytest.mark.parametrize(
+    ("host", "stack"), [("native", "react-global"), ("polyfill", "react-global"), ("native", "usewebmcp"), ("polyfill", "usewebmcp")]
+)
 def test_react_unmount_is_seen_and_a_remount_is_measured(hosts: dict[str, Browser], eco_server: Server, host: str, stack: str) -> None:
     o = open_stack(hosts[host], eco_server, stack, "head")
     try:
@@ -164,11 +170,20 @@ def test_check_lanes_names_the_path_neither_lane_sees(hosts: dict[str, Browser],
     from tests.browser.referee import CdpReferee, agent_calls
 
     referee: list[CdpReferee] = []
-    o = open_stack(hosts["native"], eco_server, "global", "after-tools", agent_src=relay_server.http_url("/agent.js"), before=lambda p: referee.append(CdpReferee(p)))
+    o = open_stack(
+        hosts["native"],
+        eco_server,
+        "global",
+        "after-tools",
+        agent_src=relay_server.http_url("/agent.js"),
+        before=lambda p: referee.append(CdpReferee(p)),
+    )
     try:
         assert all(r["ok"] for r in mcp_calls(o))
         sid = o.tools.evaluate("() => __webmcpPerf.sessionId")
-        snap = relay_server.wait_for(lambda s: sid in s["sessions"] and any(lanecheck.BLIND_MARK in r for r in (s["sessions"][sid].get("status") or {}).get("reasons", [])))
+        snap = relay_server.wait_for(
+            lambda s: sid in s["sessions"] and any(lanecheck.BLIND_MARK in r for r in (s["sessions"][sid].get("status") or {}).get("reasons", []))
+        )
         agent = agent_calls(snap, [sid])
         cdp = referee[0].calls()
         differences = lanecheck.compare(agent, cdp)
@@ -182,7 +197,9 @@ def test_check_lanes_names_the_path_neither_lane_sees(hosts: dict[str, Browser],
 
 
 @pytest.mark.parametrize("host", ["native", "polyfill"])
-def test_a_terminal_invoke_on_an_mcp_b_page_runs_once_through_the_registry(hosts: dict[str, Browser], eco_server: Server, tmp_path: Any, host: str) -> None:
+def test_a_terminal_invoke_on_an_mcp_b_page_runs_once_through_the_registry(
+    hosts: dict[str, Browser], eco_server: Server, tmp_path: Any, host: str
+) -> None:
     """The relay's `invoke` calls @mcp-b/global's executeTool with the input the registry behind it takes
     (an object for Chromium, JSON text for the polyfill), and the call is one span."""
     import asyncio

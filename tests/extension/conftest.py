@@ -66,8 +66,10 @@ def routes(port: int) -> dict[str, tuple[str, dict[str, str]]]:
     srcdoc = page_html("srcdoc").replace('"', "&quot;")
     return {
         "/csp.html": (page_html("csp"), {"Content-Security-Policy": CSP_STRICT}),
-        "/frames.html": (page_html("top", f'<iframe id="child" allow="tools" src="{child}"></iframe><iframe id="doc" srcdoc="{srcdoc}"></iframe>' + BLANK_FRAME),
-                         {"Content-Security-Policy": f"default-src 'none'; script-src 'nonce-{NONCE}'; frame-src {child}"}),
+        "/frames.html": (
+            page_html("top", f'<iframe id="child" allow="tools" src="{child}"></iframe><iframe id="doc" srcdoc="{srcdoc}"></iframe>' + BLANK_FRAME),
+            {"Content-Security-Policy": f"default-src 'none'; script-src 'nonce-{NONCE}'; frame-src {child}"},
+        ),
         "/child.html": (page_html("child"), {"Content-Security-Policy": CSP_STRICT}),
         "/plain.html": (page_html("plain"), {}),
         "/opener.html": (page_html("opener"), {}),
@@ -78,9 +80,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         path = urllib.parse.urlsplit(self.path).path
-        found = routes(getattr(self.server, "server_port")).get(path)
+        found = routes(self.server.server_port).get(path)
         if found is None:
             self.send_error(404)
             return
@@ -144,8 +146,10 @@ def launch(p: Playwright, profile: Path) -> BrowserContext:
     if not ctx.service_workers:
         ctx.wait_for_event("serviceworker", timeout=10_000)
     # The worker registers the main-world agent on its first start; pages opened before that have none.
-    until(lambda: ctx.service_workers[-1].evaluate("chrome.scripting.getRegisteredContentScripts().then((s) => s.length)"),
-          "the agent's content script is registered")
+    until(
+        lambda: ctx.service_workers[-1].evaluate("chrome.scripting.getRegisteredContentScripts().then((s) => s.length)"),
+        "the agent's content script is registered",
+    )
     return ctx
 
 
@@ -174,17 +178,21 @@ RUN = """async ({ names, q }) => {
 }"""
 
 
-BACKGROUND_RUN = """({ names, q, rounds, gapMs }) => {
+BACKGROUND_RUN = (
+    """({ names, q, rounds, gapMs }) => {
   window.backgroundRun = (async () => {
     const out = []
     for (let i = 0; i < rounds; i++) {
-      out.push(...(await (""" + RUN + """)({ names, q })))
+      out.push(...(await ("""
+    + RUN
+    + """)({ names, q })))
       await new Promise((r) => setTimeout(r, gapMs))
     }
     return out
   })()
   return true
 }"""
+)
 
 
 def start_background_calls(target: Any, tag: str, rounds: int, gap_ms: int = 20, q: str = CANARY) -> None:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from websockets.sync.client import connect
 
 from relay_bridge import synth
@@ -52,7 +51,7 @@ def assert_session_owned(relay: RelayThread, session: str) -> None:
 
 
 def canary_nowhere(relay: RelayThread, tmp: Path, ctx: Any) -> None:
-    relay.store  # noqa: B018 - the relay is up
+    relay.store
     store_bytes = relay.call(lambda: pickle.dumps(dict(relay.store.sessions)))
     assert CANARY.encode() not in store_bytes, "store"
     relay.call(lambda: relay.relay.session_log.flush())
@@ -90,16 +89,26 @@ def test_first_in_every_frame_and_tab_through_strict_csp(ext_browser, ext_id, ex
     opened.wait_for_load_state()
     opener.bring_to_front()  # `background` is behind two newer tabs
 
-    targets = {"top": (top, "top"), "child": (child, "child"), "srcdoc": (srcdoc, "srcdoc"), "blank": (blank, "blank"), "background": (background, "csp"),
-               "opener": (opener, "opener"), "opened": (opened, "csp")}
+    targets = {
+        "top": (top, "top"),
+        "child": (child, "child"),
+        "srcdoc": (srcdoc, "srcdoc"),
+        "blank": (blank, "blank"),
+        "background": (background, "csp"),
+        "opener": (opener, "opener"),
+        "opened": (opened, "csp"),
+    }
     ids = {k: sid(t) for k, (t, _) in targets.items()}
     assert len(set(ids.values())) == len(ids), "every frame and tab is a session of its own"
     for k, (t, _) in targets.items():
         assert t.evaluate("window.firstSawAgent") is True, f"{k}: the agent was there before the page's first script"
     # The strict CSP really is in force: the page itself can open no socket to the relay.
-    blocked = background.evaluate("""(url) => new Promise((done) => {
+    blocked = background.evaluate(
+        """(url) => new Promise((done) => {
         try { const ws = new WebSocket(url); ws.onopen = () => done('open'); ws.onerror = () => done('blocked') } catch (e) { done('blocked') }
-    })""", relay_server.ws_url)
+    })""",
+        relay_server.ws_url,
+    )
     assert blocked == "blocked"
 
     delivered: dict[str, list[dict[str, Any]]] = {ids[k]: [] for k in ids}
@@ -227,9 +236,13 @@ def test_unpaired_waits_then_pairing_connects_and_the_site_switch_detaches(ext_b
     run_tools(page, "plain")
     # A page of the site loaded after the switch has no agent at all (excluded from injection), in any frame;
     # other sites still have theirs.
-    until(lambda: ctx.service_workers[-1].evaluate(
-        "chrome.scripting.getRegisteredContentScripts().then((s) => JSON.stringify(s[0].excludeMatches || []))") == '["*://127.0.0.1/*"]',
-        "the agent's registration excludes the site")
+    until(
+        lambda: (
+            ctx.service_workers[-1].evaluate("chrome.scripting.getRegisteredContentScripts().then((s) => JSON.stringify(s[0].excludeMatches || []))")
+            == '["*://127.0.0.1/*"]'
+        ),
+        "the agent's registration excludes the site",
+    )
     reloaded = ctx.new_page()
     reloaded.goto(url)
     assert reloaded.evaluate("[window.firstSawAgent, typeof window.__webmcpPerf]") == [False, "undefined"]
@@ -242,8 +255,12 @@ def test_unpaired_waits_then_pairing_connects_and_the_site_switch_detaches(ext_b
 
     # Switched on again: the site's next page has its agent back.
     ctx.service_workers[-1].evaluate("chrome.storage.local.set({ off: [] })")
-    until(lambda: ctx.service_workers[-1].evaluate(
-        "chrome.scripting.getRegisteredContentScripts().then((s) => (s[0].excludeMatches || []).length === 0)"), "no excludes")
+    until(
+        lambda: ctx.service_workers[-1].evaluate(
+            "chrome.scripting.getRegisteredContentScripts().then((s) => (s[0].excludeMatches || []).length === 0)"
+        ),
+        "no excludes",
+    )
     again = ctx.new_page()
     again.goto(url)
     assert again.evaluate("window.firstSawAgent") is True

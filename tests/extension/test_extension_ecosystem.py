@@ -24,7 +24,7 @@ from tests.extension.conftest import ext_browser, ext_id, pair  # noqa: F401
 pytestmark = pytest.mark.browser
 
 
-def test_extension_measures_every_caller_of_an_mcp_b_global_page(ext_browser, ext_id, relay_server, eco_server: Server) -> None:  # noqa: F811
+def test_extension_measures_every_caller_of_an_mcp_b_global_page(ext_browser, ext_id, relay_server, eco_server: Server) -> None:
     pair(ext_browser, ext_id, relay_server.port, relay_server.token)
     page = ext_browser.new_page()
     page.goto(eco_server.url("page.html", "global", "document-start"))

@@ -28,9 +28,7 @@ CALLS = [
 ]
 
 
-def test_form_tools_through_the_extension_are_measured_and_their_values_stay_in_the_page(
-    ext_browser, ext_id, pages, relay_server, tmp_path  # noqa: F811
-) -> None:
+def test_form_tools_through_the_extension_are_measured_and_their_values_stay_in_the_page(ext_browser, ext_id, pages, relay_server, tmp_path) -> None:
     ctx = ext_browser
     pair(ctx, ext_id, relay_server.port, relay_server.token)
     page = ctx.new_page()

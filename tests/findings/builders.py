@@ -82,17 +82,47 @@ class Span:
 
 def session_input(doc: dict[str, Any]) -> SessionInput:
     """A vector's session (tests/vectors/README.md, `findings/`) as the engine's input."""
-    tools = tuple(ToolInput(t["name"], t.get("calls", 0), t.get("errors", 0), t.get("schemaBytes", 0), t.get("registered", True),
-                            t.get("internal", False), t.get("counted", 0), t.get("descriptor")) for t in doc.get("tools", []))
-    spans = tuple(Span(s["seq"], s["tool"], s.get("wallMs", 10.0), s.get("estTokens", 0), s.get("estInputTokens", 0),
-                       s.get("imageBytes", 0), s.get("isError", False), s.get("gapMs"), s.get("blockingMs", 0.0))
-                  for s in doc.get("spans", []))
+    tools = tuple(
+        ToolInput(
+            t["name"],
+            t.get("calls", 0),
+            t.get("errors", 0),
+            t.get("schemaBytes", 0),
+            t.get("registered", True),
+            t.get("internal", False),
+            t.get("counted", 0),
+            t.get("descriptor"),
+        )
+        for t in doc.get("tools", [])
+    )
+    spans = tuple(
+        Span(
+            s["seq"],
+            s["tool"],
+            s.get("wallMs", 10.0),
+            s.get("estTokens", 0),
+            s.get("estInputTokens", 0),
+            s.get("imageBytes", 0),
+            s.get("isError", False),
+            s.get("gapMs"),
+            s.get("blockingMs", 0.0),
+        )
+        for s in doc.get("spans", [])
+    )
     wall = doc.get("wallMs", sum(s.wallMs for s in spans))
     gaps = doc.get("hostGapMs", sum(s.gapSincePrevCallMs or 0.0 for s in spans))
     blocking = doc.get("blockingMs", sum(s.blockingMs for s in spans))
-    return SessionInput(doc["id"], doc.get("origin", "https://example.test"), tools, spans,
-                        {int(k): facts(v) for k, v in doc.get("facts", {}).items()}, wall, gaps, blocking,
-                        doc.get("calls", len(spans)))
+    return SessionInput(
+        doc["id"],
+        doc.get("origin", "https://example.test"),
+        tools,
+        spans,
+        {int(k): facts(v) for k, v in doc.get("facts", {}).items()},
+        wall,
+        gaps,
+        blocking,
+        doc.get("calls", len(spans)),
+    )
 
 
 def snake(doc: dict[str, Any]) -> dict[str, Any]:

@@ -30,8 +30,7 @@ def test_the_demo_feed_holds_the_classic_cases() -> None:
 def test_images_are_sampled_at_most_once_per_tool_per_30_seconds() -> None:
     facts = demo_facts(95.0)
     images = sorted(seq for seq, f in facts[demo.SHOP].items() if f.image is not None)
-    ats = {s["seq"]: t for t, frame in demo.frames_until(95.0) if frame["type"] == "spans" and frame["session"] == demo.SHOP
-           for s in frame["spans"]}
+    ats = {s["seq"]: t for t, frame in demo.frames_until(95.0) if frame["type"] == "spans" and frame["session"] == demo.SHOP for s in frame["spans"]}
     times = [ats[seq] for seq in images]
     assert len(times) >= 2 and all(b - a >= demo.IMAGE_SAMPLE_S - 1 for a, b in itertools.pairwise(times))
 

@@ -43,9 +43,11 @@ def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def unused_heavy_session() -> list[dict]:
     """A page with one tool it calls and one 3 KB tool it never calls (what the log and files below hold)."""
-    frames = [synth.hello(SID, "https://shop.test"),
-              synth.tool(SID, "search", 1.0, description="Search orders."),
-              synth.tool(SID, "bulk_import", 1.0, description="Import orders from a spreadsheet. " * 90)]
+    frames = [
+        synth.hello(SID, "https://shop.test"),
+        synth.tool(SID, "search", 1.0, description="Search orders."),
+        synth.tool(SID, "bulk_import", 1.0, description="Import orders from a spreadsheet. " * 90),
+    ]
     spans = [synth.span(SID, i, "search", 10.0 + i * 3000, 4.0, gap=None if i == 0 else 2996.0) for i in range(12)]
     return frames + [synth.spans_frame(SID, spans)]
 
@@ -96,8 +98,13 @@ def test_a_report_and_a_capture_are_diagnosed_too(tmp_path: Path) -> None:
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    cases = {"missing.json": None, "empty.jsonl": "", "junk.jsonl": "not json\nat all\n",
-             "report.json": json.dumps({"format": "webmcp-perf-report/2"}), "array.json": "[1, 2]"}
+    cases = {
+        "missing.json": None,
+        "empty.jsonl": "",
+        "junk.jsonl": "not json\nat all\n",
+        "report.json": json.dumps({"format": "webmcp-perf-report/2"}),
+        "array.json": "[1, 2]",
+    }
     for name, text in cases.items():
         if text is not None:
             (tmp_path / name).write_text(text)

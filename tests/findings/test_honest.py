@@ -76,15 +76,24 @@ def test_image_saving_matches_a_real_reencode() -> None:
     calls = 3
     store = store_with([("render", 30, before.resultBytes, before.imageBytes)] * calls)
     session = store.sessions[SID]
-    session.facts = {0: Facts(image=ImageFacts("image/png", img.width, img.height, len(png), len(encode(img, "JPEG", quality=QUALITY)),
-                                               len(fit_jpeg), fitted.width, fitted.height))}  # type: ignore[attr-defined]
+    session.facts = {
+        0: Facts(
+            image=ImageFacts(
+                "image/png", img.width, img.height, len(png), len(encode(img, "JPEG", quality=QUALITY)), len(fit_jpeg), fitted.width, fitted.height
+            )
+        )
+    }  # type: ignore[attr-defined]
     [finding] = [f for f in diagnose([from_session(session)]) if f.rule == "images.reencode"]
 
     # The real fix: every call returns the fitted JPEG instead; the project's own estimator prices both.
-    real_tokens = calls * (call_size(30, before.resultBytes, before.imageBytes).estTokens - call_size(30, after.resultBytes, after.imageBytes).estTokens)
+    real_tokens = calls * (
+        call_size(30, before.resultBytes, before.imageBytes).estTokens - call_size(30, after.resultBytes, after.imageBytes).estTokens
+    )
     real_bytes = calls * (len(png) - len(fit_jpeg))
-    print(f"\nimage: PNG {img.width}x{img.height} {len(png)} B, fitted JPEG q0.8 {fitted.width}x{fitted.height} {len(fit_jpeg)} B; "
-          f"finding {finding.saving.perCall} tok a call, real {real_tokens // calls}")
+    print(
+        f"\nimage: PNG {img.width}x{img.height} {len(png)} B, fitted JPEG q0.8 {fitted.width}x{fitted.height} {len(fit_jpeg)} B; "
+        f"finding {finding.saving.perCall} tok a call, real {real_tokens // calls}"
+    )
     assert finding.saving.calls == calls and finding.saving.bytes == real_bytes
     # base64 padding and ceil(): at most 1 token a call apart.
     assert abs(finding.saving.tokens - real_tokens) <= calls, (finding.saving.tokens, real_tokens)
@@ -93,8 +102,7 @@ def test_image_saving_matches_a_real_reencode() -> None:
 
 
 def pretty_rows(n: int = 60) -> list[dict]:
-    return [{"id": i, "name": f"Bowl {i}", "glaze": ["celadon", "tenmoku", "shino"][i % 3], "price": 20 + i, "inStock": i % 4 != 0}
-            for i in range(n)]
+    return [{"id": i, "name": f"Bowl {i}", "glaze": ["celadon", "tenmoku", "shino"][i % 3], "price": 20 + i, "inStock": i % 4 != 0} for i in range(n)]
 
 
 def outside_string_whitespace(text: str) -> int:
@@ -154,8 +162,13 @@ def test_repeated_key_saving_matches_a_columnar_rewrite() -> None:
 
 
 def test_unused_tool_saving_matches_dropping_it_from_the_catalog() -> None:
-    heavy = synth.tool(SID, "bulk_import", 1.0, description=("Import many orders at once from a spreadsheet export. " * 60)[:3000],
-                       schema={"type": "object", "properties": {"rows": {"type": "array"}}})
+    heavy = synth.tool(
+        SID,
+        "bulk_import",
+        1.0,
+        description=("Import many orders at once from a spreadsheet export. " * 60)[:3000],
+        schema={"type": "object", "properties": {"rows": {"type": "array"}}},
+    )
     light = synth.tool(SID, "search", 1.0, description="Search orders.", schema={"type": "object", "properties": {"q": {"type": "string"}}})
     store = store_with([("search", 20, 200, 0)] * 12, tools=[light, heavy])
     [finding] = [f for f in diagnose([from_session(store.sessions[SID])]) if f.rule == "schema.unused"]

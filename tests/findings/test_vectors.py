@@ -13,9 +13,24 @@ from relay_bridge.findings.document import finding_record
 from tests.findings.builders import session_input
 
 VECTORS = sorted((Path(__file__).parent.parent / "vectors" / "findings").glob("*.json"))
-RULES = {"images.reencode", "bloat.whitespace", "bloat.repeated-keys", "bloat.base64", "schema.unused", "schema.description",
-         "schema.enums", "schema.similar", "schema.diverged", "time.host-gaps", "time.slow-tool", "time.long-tasks",
-         "errors.rate", "errors.schema", "errors.refused", "repeats"}
+RULES = {
+    "images.reencode",
+    "bloat.whitespace",
+    "bloat.repeated-keys",
+    "bloat.base64",
+    "schema.unused",
+    "schema.description",
+    "schema.enums",
+    "schema.similar",
+    "schema.diverged",
+    "time.host-gaps",
+    "time.slow-tool",
+    "time.long-tasks",
+    "errors.rate",
+    "errors.schema",
+    "errors.refused",
+    "repeats",
+}
 
 
 @pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
@@ -40,6 +55,11 @@ def test_vectors_pin_the_stated_arithmetic() -> None:
     assert [f["saving"]["tokens"] for f in by["schema"]] == [775, 119, 84]
     assert [f["saving"].get("ms") for f in by["timing"]] == [4000.0, 2400.0, 300.0]
     assert [(f["rule"], f["saving"]["tokens"]) for f in by["errors"]] == [
-        ("errors.rate", 300), ("errors.schema", 140), ("errors.schema", 90), ("errors.schema", 30), ("errors.refused", 26)]
+        ("errors.rate", 300),
+        ("errors.schema", 140),
+        ("errors.schema", 90),
+        ("errors.schema", 30),
+        ("errors.refused", 26),
+    ]
     assert by["repeats"][0]["saving"]["tokens"] == 903
     assert [f["rule"] for f in by["ranking"]] == ["schema.unused", "time.host-gaps"]

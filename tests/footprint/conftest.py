@@ -41,8 +41,9 @@ def run_main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
 
 
 def run_sub(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "relay_bridge.footprint", *args], cwd=cwd or ROOT,
-                          capture_output=True, text=True, encoding="utf-8", timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "relay_bridge.footprint", *args], cwd=cwd or ROOT, capture_output=True, text=True, encoding="utf-8", timeout=60
+    )
 
 
 def write_json(path: Path, doc: Any) -> Path:

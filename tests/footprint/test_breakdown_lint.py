@@ -60,9 +60,19 @@ def test_breakdown_names_types_constraints_and_structure_so_other_is_small() -> 
     size = canonical_size(t)
     parts = breakdown(t, size)
     assert sum(parts.values()) == size
-    assert parts["constraints"] == sum(len(m) for m in (
-        '"additionalProperties":false', '"required":["from","to","date"]', '"pattern":"^[A-Z]{3}$"', '"pattern":"^[A-Z]{3}$"',
-        '"format":"date"', '"minimum":1', '"maximum":9', '"default":1'))
+    assert parts["constraints"] == sum(
+        len(m)
+        for m in (
+            '"additionalProperties":false',
+            '"required":["from","to","date"]',
+            '"pattern":"^[A-Z]{3}$"',
+            '"pattern":"^[A-Z]{3}$"',
+            '"format":"date"',
+            '"minimum":1',
+            '"maximum":9',
+            '"default":1',
+        )
+    )
     assert parts["types"] == len('"type":"object"') + 4 * len('"type":"string"') + len('"type":"integer"')
     assert parts["other"] == len('{"name":"search_flights","title":"Search flights",,}')
     assert parts["other"] / size < 0.15 and max(parts, key=lambda p: parts[p]) != "other"
@@ -80,9 +90,11 @@ def test_lint_rules_and_pointers() -> None:
     assert _findings("no_description") == [("missing-description", "/description")]
     assert _findings("empty_description") == [("empty-description", "/description")]
     assert _findings("array_schema") == [("schema-not-object", "/inputSchema/type")]
-    assert _findings("untyped") == [("untyped-property", "/inputSchema/properties/a"),
-                                    ("untyped-property", "/inputSchema/properties/b"),
-                                    ("untyped-property", "/inputSchema/properties/c/properties/d")]
+    assert _findings("untyped") == [
+        ("untyped-property", "/inputSchema/properties/a"),
+        ("untyped-property", "/inputSchema/properties/b"),
+        ("untyped-property", "/inputSchema/properties/c/properties/d"),
+    ]
     assert _findings("bidi") == [("hidden-unicode", "/description")]
     assert _findings("tags") == [("hidden-unicode", "/description"), ("model-instruction", "/description")]
     for name in ("override", "conceal", "call_other", "assistant"):
@@ -92,8 +104,11 @@ def test_lint_rules_and_pointers() -> None:
 
 
 def test_pointer_escaping_and_hidden_keys() -> None:
-    t = {"name": "p", "description": "Fine tool description.", "inputSchema": {"type": "object", "properties": {
-        "a/b~c\u200b": {"type": "string", "description": "<IMPORTANT>do it</IMPORTANT>"}}}}
+    t = {
+        "name": "p",
+        "description": "Fine tool description.",
+        "inputSchema": {"type": "object", "properties": {"a/b~c\u200b": {"type": "string", "description": "<IMPORTANT>do it</IMPORTANT>"}}},
+    }
     got = [(f["code"], f["pointer"]) for f in lint_tool(t)]
     assert ("hidden-unicode", "/inputSchema/properties/a~1b~0c\u200b") in got
     assert ("model-instruction", "/inputSchema/properties/a~1b~0c\u200b/description") in got
@@ -114,12 +129,15 @@ def test_poisoning_heuristics_do_not_flag_ordinary_descriptions() -> None:
 def test_form_lint_names_each_control_that_a_model_or_user_cannot_read() -> None:
     from relay_bridge.footprint.lint import lint_form
 
-    form = {"autosubmit": True, "fields": [
-        {"element": "input[type=text][name=q]", "param": "q", "described": True, "labeled": True, "required": True},
-        {"element": "input[type=text][name=note]", "param": "note", "described": False, "labeled": False},
-        {"element": "input[type=text]", "param": None, "required": True},
-        {"element": "input[type=text]#spare", "param": None, "required": False},
-    ]}
+    form = {
+        "autosubmit": True,
+        "fields": [
+            {"element": "input[type=text][name=q]", "param": "q", "described": True, "labeled": True, "required": True},
+            {"element": "input[type=text][name=note]", "param": "note", "described": False, "labeled": False},
+            {"element": "input[type=text]", "param": None, "required": True},
+            {"element": "input[type=text]#spare", "param": None, "required": False},
+        ],
+    }
     got = [(f["code"], f["pointer"], f["severity"]) for f in lint_form(form)]
     assert got == [
         ("missing-param-description", "/form/fields/1", "warning"),

@@ -25,22 +25,39 @@ def test_keys_sorted_recursively_arrays_kept_compact() -> None:
 
 def test_keys_sort_by_utf16_code_units_like_javascript() -> None:
     # U+1F600 is D83D DE00 in UTF-16, so it sorts before U+FFFF (by code point it would sort after).
-    assert canonical_json({"\uffff": 1, "\U0001F600": 2, "é": 3, "z": 4}) == '{"z":4,"é":3,"\U0001F600":2,"\uffff":1}'
+    assert canonical_json({"\uffff": 1, "\U0001f600": 2, "é": 3, "z": 4}) == '{"z":4,"é":3,"\U0001f600":2,"\uffff":1}'
 
 
-@pytest.mark.parametrize(("value", "text"), [
-    (1.0, "1"), (-0.0, "0"), (1e-7, "1e-7"), (0.00001, "0.00001"), (1e21, "1e+21"), (1e20, "100000000000000000000"),
-    (123.456, "123.456"), (2.5e-8, "2.5e-8"), (1.5e300, "1.5e+300"), (5e-324, "5e-324"), (10**30, "1e+30"),
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1.0, "1"),
+        (-0.0, "0"),
+        (1e-7, "1e-7"),
+        (0.00001, "0.00001"),
+        (1e21, "1e+21"),
+        (1e20, "100000000000000000000"),
+        (123.456, "123.456"),
+        (2.5e-8, "2.5e-8"),
+        (1.5e300, "1.5e+300"),
+        (5e-324, "5e-324"),
+        (10**30, "1e+30"),
         # integer literals are doubles in JavaScript: past 2**53 written as the double it reads (issue 17 item 11)
-        (10**23, "1e+23"), (10**21, "1e+21"), (999999999999999999999, "1e+21"), (12345678901234567890, "12345678901234567000"),
-        (2**53 + 1, "9007199254740992"), (2**53 - 1, "9007199254740991"), (-(10**23), "-1e+23"),
-])
+        (10**23, "1e+23"),
+        (10**21, "1e+21"),
+        (999999999999999999999, "1e+21"),
+        (12345678901234567890, "12345678901234567000"),
+        (2**53 + 1, "9007199254740992"),
+        (2**53 - 1, "9007199254740991"),
+        (-(10**23), "-1e+23"),
+    ],
+)
 def test_numbers_are_spelled_as_javascript_does(value: float, text: str) -> None:
     assert number(value) == text
 
 
 def test_strings_escape_only_what_json_stringify_escapes() -> None:
-    assert canonical_json("a\"b\\c\n\x01\u2028é😀/") == '"a\\"b\\\\c\\n\\u0001\u2028é😀/"'
+    assert canonical_json('a"b\\c\n\x01\u2028é😀/') == '"a\\"b\\\\c\\n\\u0001\u2028é😀/"'
     assert canonical_json("\ud800") == '"\\ud800"'  # a lone surrogate stays valid UTF-8 once escaped
     assert canonical_bytes("é") == b'"\xc3\xa9"'
 
@@ -82,10 +99,17 @@ def test_canonical_round_trips_and_is_idempotent(value: object) -> None:
 
 def test_matches_javascript_json_stringify_with_sorted_keys() -> None:
     assert shutil.which("node"), "node is missing: apt-get install -y nodejs (scripts/check installs it)"
-    doc = {"é": [1.0, 1e-7, 0.00001, 1e21, 123.456, -0.0, 2.5e-8], "\uffff": "x", "\U0001F600": {"b": "\u2028\n", "a": "😀"},
-           "z": [{"k": None, "j": True}], "A": 9007199254740991}
-    script = ("const s=v=>Array.isArray(v)?v.map(s):v&&typeof v==='object'?Object.fromEntries(Object.keys(v).sort()"
-              ".map(k=>[k,s(v[k])])):v;process.stdout.write(JSON.stringify(s(JSON.parse(require('fs').readFileSync(0,'utf8')))))")
+    doc = {
+        "é": [1.0, 1e-7, 0.00001, 1e21, 123.456, -0.0, 2.5e-8],
+        "\uffff": "x",
+        "\U0001f600": {"b": "\u2028\n", "a": "😀"},
+        "z": [{"k": None, "j": True}],
+        "A": 9007199254740991,
+    }
+    script = (
+        "const s=v=>Array.isArray(v)?v.map(s):v&&typeof v==='object'?Object.fromEntries(Object.keys(v).sort()"
+        ".map(k=>[k,s(v[k])])):v;process.stdout.write(JSON.stringify(s(JSON.parse(require('fs').readFileSync(0,'utf8')))))"
+    )
     out = subprocess.run(["node", "-e", script], input=json.dumps(doc), capture_output=True, text=True, encoding="utf-8", check=True)
     assert canonical_json(json.loads(json.dumps(doc))) == out.stdout
 
@@ -100,6 +124,6 @@ def test_integer_literals_past_1e21_are_sized_as_javascript_writes_them(tmp_path
     assert code == 0, err
     (row,) = json.loads(out.read_text(encoding="utf-8"))["tools"]
     assert row["bytes"] == len('{"inputSchema":{"maximum":1e+23,"type":"integer"},"name":"t"}')
-    src.write_text('{"tools":[{"name":"t","inputSchema":{"maximum":1' + "0" * 400 + '}}]}', encoding="utf-8")
+    src.write_text('{"tools":[{"name":"t","inputSchema":{"maximum":1' + "0" * 400 + "}}]}", encoding="utf-8")
     code, _, err = run_main(["--input", str(src)], capsys)
     assert code == 2 and "out of range" in err, "a literal JavaScript reads as Infinity is refused like 1e400"

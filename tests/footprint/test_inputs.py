@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from relay_bridge.footprint import FootprintError, LIMITS
+from relay_bridge.footprint import LIMITS, FootprintError
 from relay_bridge.footprint.files import InputSpec, read_inputs
 
 from .conftest import FIXTURES, run_main, tool, validate, write_json
@@ -23,10 +23,15 @@ def _refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 
 
 def test_three_shapes_and_default_names() -> None:
-    servers, rows = read_inputs([InputSpec.parse(str(FIXTURES / n)) for n in ("duplicates_a.json", "duplicates_b.json")]
-                                + [InputSpec.parse(f"named={FIXTURES / 'duplicates_c.json'}")])
+    servers, rows = read_inputs(
+        [InputSpec.parse(str(FIXTURES / n)) for n in ("duplicates_a.json", "duplicates_b.json")]
+        + [InputSpec.parse(f"named={FIXTURES / 'duplicates_c.json'}")]
+    )
     assert [(s.name, s.shape, len(s.tools)) for s in servers] == [
-        ("duplicates_a", "tools-list", 2), ("duplicates_b", "jsonrpc", 2), ("named", "tools-list", 1)]
+        ("duplicates_a", "tools-list", 2),
+        ("duplicates_b", "jsonrpc", 2),
+        ("named", "tools-list", 1),
+    ]
     assert [r["name"] for r in rows] == [None, None, "named"]
     servers, _ = read_inputs([InputSpec.parse(str(FIXTURES / "nonascii.json"))])
     assert [s.name for s in servers] == ["café", "日本"] and {s.shape for s in servers} == {"aggregate"}
@@ -40,23 +45,26 @@ def test_input_spec_parsing() -> None:
         InputSpec.parse("=x.json")
 
 
-@pytest.mark.parametrize(("fixture", "expected"), [
-    ("refused_mcpservers.json", "client configuration (mcpServers)"),
-    ("refused_nextcursor.json", "nextCursor is set"),
-    ("refused_rpc_nextcursor.json", "result: nextCursor is set"),
-    ("refused_rpc_error.json", "JSON-RPC error response holds no tools"),
-    ("refused_array.json", "expected a JSON object"),
-    ("refused_tools_not_array.json", "tools must be an array"),
-    ("refused_schema_array.json", "inputSchema must be an object"),
-    ("refused_description_number.json", "description must be a string when present"),
-    ("refused_empty_name.json", "name must be a non-empty string"),
-    ("refused_dup_tool.json", "tool name 'read_file' appears twice"),
-    ("refused_dup_server.json", "server name 's' appears twice"),
-    ("refused_tool_not_object.json", "a tool must be an object"),
-    ("refused_nan.json", "not valid JSON"),
-    ("refused_not_json.json", "not valid JSON (line 2"),
-    ("refused_unknown_shape.json", "not a tools/list result"),
-])
+@pytest.mark.parametrize(
+    ("fixture", "expected"),
+    [
+        ("refused_mcpservers.json", "client configuration (mcpServers)"),
+        ("refused_nextcursor.json", "nextCursor is set"),
+        ("refused_rpc_nextcursor.json", "result: nextCursor is set"),
+        ("refused_rpc_error.json", "JSON-RPC error response holds no tools"),
+        ("refused_array.json", "expected a JSON object"),
+        ("refused_tools_not_array.json", "tools must be an array"),
+        ("refused_schema_array.json", "inputSchema must be an object"),
+        ("refused_description_number.json", "description must be a string when present"),
+        ("refused_empty_name.json", "name must be a non-empty string"),
+        ("refused_dup_tool.json", "tool name 'read_file' appears twice"),
+        ("refused_dup_server.json", "server name 's' appears twice"),
+        ("refused_tool_not_object.json", "a tool must be an object"),
+        ("refused_nan.json", "not valid JSON"),
+        ("refused_not_json.json", "not valid JSON (line 2"),
+        ("refused_unknown_shape.json", "not a tools/list result"),
+    ],
+)
 def test_refused_inputs(fixture: str, expected: str, capsys: pytest.CaptureFixture[str]) -> None:
     line = _refused(capsys, "--input", str(FIXTURES / fixture))
     assert expected in line, line
@@ -114,8 +122,7 @@ def test_input_bytes_at_the_limit_pass_one_over_is_refused(tmp_path: Path, capsy
 def _deep(levels: int) -> str:
     # root {1} tools [2] tool {3} inputSchema {4}, then nested arrays in "default": depth = 4 + arrays
     arrays = levels - 4
-    return json.dumps({"tools": [{"name": "deep", "inputSchema": {"type": "object", "default": "@"}}]}).replace(
-        '"@"', "[" * arrays + "]" * arrays)
+    return json.dumps({"tools": [{"name": "deep", "inputSchema": {"type": "object", "default": "@"}}]}).replace('"@"', "[" * arrays + "]" * arrays)
 
 
 def test_nesting_at_the_limit_passes_one_over_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -133,6 +140,7 @@ def test_nesting_at_the_limit_passes_one_over_is_refused(tmp_path: Path, capsys:
 def test_server_count_at_the_limit_passes_one_over_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def agg(n: int) -> dict[str, object]:
         return {"servers": [{"name": f"s{i:03d}", "tools": [tool(f"t{i}")]} for i in range(n)]}
+
     code, out, _ = run_main(["--input", str(write_json(tmp_path / "at.json", agg(200)))], capsys)
     assert code == 0 and out.splitlines()[1] == "200 servers, 200 tool definitions"
     assert "201 servers, over the limit of 200" in _refused(capsys, "--input", str(write_json(tmp_path / "over.json", agg(201))))

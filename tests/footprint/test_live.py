@@ -43,7 +43,9 @@ def _store() -> Store:
 def test_store_sessions_become_servers_of_registered_tools() -> None:
     servers, notes = catalog_from_store(_store())
     assert [(s.name, sorted(t["name"] for t in s.tools)) for s in servers] == [
-        (f"https://shop.example #{A}", ["cart_add", "search"]), (f"https://shop.example #{B}", ["search"])]
+        (f"https://shop.example #{A}", ["cart_add", "search"]),
+        (f"https://shop.example #{B}", ["search"]),
+    ]
     assert notes == []
     report = analyze_sessions(_store())
     validate(report)
@@ -61,8 +63,10 @@ def test_unmeasurable_descriptors_become_notes_not_failures() -> None:
     session.tools["cart_add"].descriptor = None
     servers, notes = catalog_from_store(store)
     assert [len(s.tools) for s in servers] == [0, 1]
-    assert notes == [f"https://shop.example #{A}: tool 'search' not measured: inputSchema must be an object",
-                     f"https://shop.example #{A}: tool 'cart_add' not measured: no descriptor recorded"]
+    assert notes == [
+        f"https://shop.example #{A}: tool 'search' not measured: inputSchema must be an object",
+        f"https://shop.example #{A}: tool 'cart_add' not measured: no descriptor recorded",
+    ]
     assert analyze_sessions(store)["notes"] == notes
 
 

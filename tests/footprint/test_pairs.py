@@ -15,8 +15,7 @@ def _distinct(n: int, prefix: str) -> list[dict[str, object]]:
 
 
 def test_words_lowercase_unicode_underscores_split() -> None:
-    assert words("Read_FILE, ÉCRIRE le fichier 2x; naïve café_crème") == {
-        "read", "file", "écrire", "le", "fichier", "2x", "naïve", "café", "crème"}
+    assert words("Read_FILE, ÉCRIRE le fichier 2x; naïve café_crème") == {"read", "file", "écrire", "le", "fichier", "2x", "naïve", "café", "crème"}
 
 
 def test_budget_reached_exactly_is_complete() -> None:
@@ -36,8 +35,10 @@ def test_budget_running_out_marks_the_scan_incomplete_with_the_count_not_examine
     assert sim["eligiblePairs"] == 130 * 130
     assert sim["examinedPairs"] == 15_625 and sim["notExamined"] == 16_900 - 15_625
     from relay_bridge.footprint.text import summary_lines
-    assert any(line.startswith("similarity scan: INCOMPLETE") and "1275 of 16900 eligible pairs not examined" in line
-               for line in summary_lines(report))
+
+    assert any(
+        line.startswith("similarity scan: INCOMPLETE") and "1275 of 16900 eligible pairs not examined" in line for line in summary_lines(report)
+    )
 
 
 def test_more_than_5000_pairs_are_truncated_and_say_so() -> None:
@@ -58,10 +59,12 @@ def test_more_than_5000_pairs_are_truncated_and_say_so() -> None:
 
 def test_pairs_only_cross_servers_and_labels_combine() -> None:
     d = "read one text file from the workspace root folder"
-    report = analyze_catalog([
-        Server("a", [tool("read", d), tool("read2", d)]),  # same server: never a pair
-        Server("b", [tool("read", d), tool("read2", d + " now")]),
-    ])
+    report = analyze_catalog(
+        [
+            Server("a", [tool("read", d), tool("read2", d)]),  # same server: never a pair
+            Server("b", [tool("read", d), tool("read2", d + " now")]),
+        ]
+    )
     items = {(p["a"]["tool"], p["b"]["tool"]): p["labels"] for p in report["pairs"]["items"]}
     assert items[("read", "read")] == ["exact match", "similar description"]
     assert items[("read2", "read2")] == ["same name, different definition", "similar description"]

@@ -7,8 +7,9 @@ import functools
 import http.server
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from relay_bridge.cdp.client import CDPClient, CDPError
 from relay_bridge.store import Store
@@ -18,8 +19,12 @@ CANARY = "CANARY-7f3e9b21-do-not-keep"
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".js": "text/javascript; charset=utf-8",
-                      ".mjs": "text/javascript; charset=utf-8", ".html": "text/html; charset=utf-8"}
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".js": "text/javascript; charset=utf-8",
+        ".mjs": "text/javascript; charset=utf-8",
+        ".html": "text/html; charset=utf-8",
+    }
 
     def log_message(self, *args: Any) -> None:  # keep test output clean
         pass
@@ -70,7 +75,7 @@ class PageDriver:
         self.target = ""  # the page target's id, once open() attached to one
 
     @classmethod
-    async def open(cls, endpoint: str, url: str | None = None) -> "PageDriver":
+    async def open(cls, endpoint: str, url: str | None = None) -> PageDriver:
         client = await CDPClient.connect(endpoint)
         if url is not None:
             target = (await client.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
@@ -99,7 +104,9 @@ class PageDriver:
         raise AssertionError("the page kept navigating")
 
     async def _evaluate(self, expression: str) -> Any:
-        result = await self.client.send("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}, self.session, timeout=30)
+        result = await self.client.send(
+            "Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}, self.session, timeout=30
+        )
         if "exceptionDetails" in result:
             raise AssertionError(f"page threw: {result['exceptionDetails'].get('text')} {result['result'].get('description', '')[:300]}")
         return result["result"].get("value")

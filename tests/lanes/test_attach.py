@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 import asyncio
 import json
 import os
@@ -11,6 +10,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,8 +51,9 @@ async def test_attach_spans_match_executetool_calls(debug_browser, site, tmp_pat
     log = SessionLog(tmp_path / "logs")
     stop, ready = asyncio.Event(), asyncio.Event()
     lines = []
-    watch = asyncio.create_task(attach(debug_browser.endpoint, store, stop_event=stop, ready=ready,
-                                       on_frame=log.frame, on_call=lambda c: lines.append(repr(c))))
+    watch = asyncio.create_task(
+        attach(debug_browser.endpoint, store, stop_event=stop, ready=ready, on_frame=log.frame, on_call=lambda c: lines.append(repr(c)))
+    )
     await asyncio.wait_for(ready.wait(), 20)
     # a tab opened after the watch began: it must be found and enabled too
     driver = await PageDriver.open(debug_browser.endpoint, site.url)
@@ -103,8 +104,13 @@ async def test_attach_spans_match_executetool_calls(debug_browser, site, tmp_pat
     capture = json.dumps(build_capture(store), ensure_ascii=False)
     logged = b"".join(p.read_bytes() for p in (tmp_path / "logs").glob("*.jsonl"))
     assert b"echo_note" in logged  # the log is really there
-    for where, blob in {"store": pickle.dumps(store), "report": report.encode(), "capture": capture.encode(),
-                        "log": logged, "lines": "\n".join(lines).encode()}.items():
+    for where, blob in {
+        "store": pickle.dumps(store),
+        "report": report.encode(),
+        "capture": capture.encode(),
+        "log": logged,
+        "lines": "\n".join(lines).encode(),
+    }.items():
         assert CANARY.encode() not in blob, f"canary found in the {where}"
         assert CANARY[:8].encode() not in blob, f"canary input found in the {where}"
 
@@ -113,8 +119,14 @@ def test_attach_cli_headless_prints_calls_and_writes_reports(debug_browser, site
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     home = Path(env["WMCP_TOP_HOME"])
     out_dir = tmp_path / "reports"
-    proc = subprocess.Popen([sys.executable, "-m", "relay_bridge.cdp", "--cdp", debug_browser.endpoint, "--port", "0",
-                             "--report-on-exit", str(out_dir)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "relay_bridge.cdp", "--cdp", debug_browser.endpoint, "--port", "0", "--report-on-exit", str(out_dir)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         first = proc.stdout.readline()
         assert "watching" in first and "DevTools Protocol" in first, first + proc.stderr.read()
@@ -149,8 +161,13 @@ def test_attach_cli_headless_prints_calls_and_writes_reports(debug_browser, site
 
 
 def test_attach_unreachable_endpoint_says_how_to_start_chrome(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "relay_bridge.cdp", "--cdp", "http://127.0.0.1:9", "--port", "0", "--no-log"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-m", "relay_bridge.cdp", "--cdp", "http://127.0.0.1:9", "--port", "0", "--no-log"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("wmcp-top: ")
@@ -168,7 +185,9 @@ async def test_calls_open_when_the_page_navigates_are_canceled(debug_browser, si
         await wait_store(store, lambda st: any(len(s.tools) == 12 for s in cdp_sessions(st)))
         [first] = [s for s in cdp_sessions(store) if len(s.tools) == 12]
         # start the slow call and leave it running
-        await driver.evaluate("(async () => { const mc = document.modelContext; const t = (await mc.getTools()).find(t => t.name === 'slow_report'); mc.executeTool(t, {}); return 1; })()")
+        await driver.evaluate(
+            "(async () => { const mc = document.modelContext; const t = (await mc.getTools()).find(t => t.name === 'slow_report'); mc.executeTool(t, {}); return 1; })()"
+        )
         await wait_store(store, lambda st: bool(first.inflight))
         await driver.navigate(site.url + "?again")
         await wait_store(store, lambda st: first.state == "ended" and any(len(s.tools) == 12 for s in cdp_sessions(st) if s is not first))

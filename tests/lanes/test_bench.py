@@ -63,8 +63,9 @@ async def test_same_seed_same_inputs_and_calls_mutating_untouched(chromium: str,
 
 async def test_allow_mutating_calls_it(chromium: str, site) -> None:
     seen, inspect = page_state()
-    result = await run_bench(site.url, runs=2, seed=0, browser=chromium, armed=False, allow_mutating={"update_cart"},
-                             only={"update_cart", "get_price"}, inspect=inspect)
+    result = await run_bench(
+        site.url, runs=2, seed=0, browser=chromium, armed=False, allow_mutating={"update_cart"}, only={"update_cart", "get_price"}, inspect=inspect
+    )
     assert seen["mutations"] == 2 and seen["calls"] == {"update_cart": 2, "get_price": 2}
     assert set(result.plan.inputs) == {"update_cart", "get_price"}
     assert all(json.loads(i[1])["sku"][3] == "-" for i in seen["inputs"] if i[0] == "update_cart")
@@ -74,9 +75,33 @@ def test_cli_budget_breach_exits_one_and_names_the_tool(chromium: str, site, tmp
     budget = {"format": "wmcp-top-budget/1", "default": {"p95Ms": 5000}, "tools": {"slow_report": {"p95Ms": 20}, "search_products": {"bytes": 50}}}
     (tmp_path / "budget.json").write_text(json.dumps(budget))
     (tmp_path / "cases.json").write_text(json.dumps({"echo_note": [{"note": "from the cases file"}]}))
-    out = subprocess.run([sys.executable, "-m", "relay_bridge.bench", site.url, "--runs", "2", "--seed", "3", "--budget", str(tmp_path / "budget.json"),
-                          "--cases", str(tmp_path / "cases.json"), "--json", str(tmp_path / "r.json"), "--write-cases", str(tmp_path / "plan.json"),
-                          "--overhead", "--browser", chromium], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "relay_bridge.bench",
+            site.url,
+            "--runs",
+            "2",
+            "--seed",
+            "3",
+            "--budget",
+            str(tmp_path / "budget.json"),
+            "--cases",
+            str(tmp_path / "cases.json"),
+            "--json",
+            str(tmp_path / "r.json"),
+            "--write-cases",
+            str(tmp_path / "plan.json"),
+            "--overhead",
+            "--browser",
+            chromium,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 1, out.stdout + out.stderr
     assert "overhead (agent injected vs not, same inputs):" in out.stdout
     assert "budget broken (2)" in out.stdout
@@ -91,22 +116,50 @@ def test_cli_budget_breach_exits_one_and_names_the_tool(chromium: str, site, tmp
     plan = json.loads((tmp_path / "plan.json").read_text())
     assert plan["cases"]["echo_note"] == [{"note": "from the cases file"}] * 2
     # the written plan is itself a cases file: running from it gives the same inputs
-    again = subprocess.run([sys.executable, "-m", "relay_bridge.bench", site.url, "--runs", "2", "--cases", str(tmp_path / "plan.json"),
-                            "--write-cases", str(tmp_path / "plan2.json"), "--no-agent", "--browser", chromium],
-                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    again = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "relay_bridge.bench",
+            site.url,
+            "--runs",
+            "2",
+            "--cases",
+            str(tmp_path / "plan.json"),
+            "--write-cases",
+            str(tmp_path / "plan2.json"),
+            "--no-agent",
+            "--browser",
+            chromium,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "plan2.json").read_bytes() == (tmp_path / "plan.json").read_bytes()
 
 
 def test_cli_usage_errors_are_one_line(tmp_path: Path, site) -> None:
     (tmp_path / "budget.json").write_text(json.dumps({"tools": {"x": {"p99": 1}}}))
-    out = subprocess.run([sys.executable, "-m", "relay_bridge.bench", site.url, "--budget", str(tmp_path / "budget.json")],
-                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "relay_bridge.bench", site.url, "--budget", str(tmp_path / "budget.json")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("wmcp-top: budget") and "p99" in lines[0]
-    missing = subprocess.run([sys.executable, "-m", "relay_bridge.bench", site.url, "--browser", str(tmp_path / "no-such-chromium")],
-                             cwd=ROOT, capture_output=True, text=True, timeout=60)
+    missing = subprocess.run(
+        [sys.executable, "-m", "relay_bridge.bench", site.url, "--browser", str(tmp_path / "no-such-chromium")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert missing.returncode == 2 and "apt-get install -y chromium" in missing.stderr
 
 
@@ -127,13 +180,21 @@ def test_progress_is_a_carriage_return_bar_on_a_terminal_and_lines_when_piped() 
         bar("", 4, 4)
     assert tty.getvalue().count("\r") == 3 and "[###############...............] 2/4" in tty.getvalue()
     assert "\r" not in piped.getvalue() and piped.getvalue().splitlines() == [
-        "bench: search (0/4 calls done)", "bench: price (2/4 calls done)", "bench: 4/4 calls done"]
+        "bench: search (0/4 calls done)",
+        "bench: price (2/4 calls done)",
+        "bench: 4/4 calls done",
+    ]
 
 
 def test_only_a_tool_the_page_does_not_have_is_refused(chromium: str, site) -> None:
     """Issue 34: `bench URL --only nosuch` ran 0 calls and exited 0: a typo passed CI."""
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "bench", site.url, "--only", "nosuch", "--only", "get_price", "--no-agent",
-                          "--browser", chromium], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "bench", site.url, "--only", "nosuch", "--only", "get_price", "--no-agent", "--browser", chromium],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2, out.stdout + out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("wmcp-top: no tool named nosuch on "), out.stderr

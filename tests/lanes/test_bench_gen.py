@@ -19,7 +19,14 @@ SCHEMA = {
         "mail": {"type": "string", "format": "email"},
         "sku": {"type": "string", "pattern": "^[A-Z]{3}-[0-9]{3}$"},
         "flag": {"type": "boolean"},
-        "item": {"type": "object", "properties": {"id": {"type": "integer", "minimum": 1, "maximum": 9}, "dims": {"type": "object", "properties": {"w": {"type": "number", "minimum": 0, "maximum": 1}}, "required": ["w"]}}, "required": ["id", "dims"]},
+        "item": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "integer", "minimum": 1, "maximum": 9},
+                "dims": {"type": "object", "properties": {"w": {"type": "number", "minimum": 0, "maximum": 1}}, "required": ["w"]},
+            },
+            "required": ["id", "dims"],
+        },
         "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "minItems": 1, "maxItems": 3},
     },
     "required": ["limit", "ratio", "sort", "query", "item"],

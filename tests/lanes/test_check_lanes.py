@@ -25,8 +25,12 @@ def form_pages() -> Iterator[PageServer]:
 
 def run_open(url: str, chromium: str) -> tuple[int, list[str]]:
     """Run the command until both lanes printed every call, then stop it as a user would (Ctrl-C)."""
-    proc = subprocess.Popen([sys.executable, "-m", "relay_bridge.browser", url, "--headless", "--port", "0", "--check-lanes", "--browser", chromium],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "relay_bridge.browser", url, "--headless", "--port", "0", "--check-lanes", "--browser", chromium],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     lines: list[str] = []
     guard = threading.Timer(120, proc.kill)  # a stuck browser ends the read loop (and fails the test), never hangs it
     guard.start()

@@ -17,15 +17,34 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULTS = {"format": "wmcp-top-thresholds/1"}
 
 
-def row(tool: str, calls: int = 20, errors: int = 0, p50: float = 10.0, p95: float = 20.0, total_bytes: int = 2000, tokens: int = 500) -> dict[str, Any]:
-    return {"tool": tool, "calls": calls, "errors": errors, "minMs": p50 / 2, "p50Ms": p50, "p95Ms": p95, "maxMs": p95 * 1.2,
-            "blockingMs": 0, "lastResultBytes": total_bytes // max(calls, 1), "totalBytes": total_bytes, "estTokens": tokens,
-            "estInputTokens": 10, "schemaBytes": 120}
+def row(
+    tool: str, calls: int = 20, errors: int = 0, p50: float = 10.0, p95: float = 20.0, total_bytes: int = 2000, tokens: int = 500
+) -> dict[str, Any]:
+    return {
+        "tool": tool,
+        "calls": calls,
+        "errors": errors,
+        "minMs": p50 / 2,
+        "p50Ms": p50,
+        "p95Ms": p95,
+        "maxMs": p95 * 1.2,
+        "blockingMs": 0,
+        "lastResultBytes": total_bytes // max(calls, 1),
+        "totalBytes": total_bytes,
+        "estTokens": tokens,
+        "estInputTokens": 10,
+        "schemaBytes": 120,
+    }
 
 
 def report(*rows: dict[str, Any], fmt: str = "webmcp-perf-report/2") -> dict[str, Any]:
-    doc: dict[str, Any] = {"format": fmt, "session": {"id": "0a0b0c0d", "origin": "http://127.0.0.1", "userAgent": "x", "generatedAt": 1, "version": "t"},
-           "ledger": {}, "tools": list(rows), "spans": []}
+    doc: dict[str, Any] = {
+        "format": fmt,
+        "session": {"id": "0a0b0c0d", "origin": "http://127.0.0.1", "userAgent": "x", "generatedAt": 1, "version": "t"},
+        "ledger": {},
+        "tools": list(rows),
+        "spans": [],
+    }
     if fmt.endswith("/1"):
         for r in doc["tools"]:
             r.pop("estInputTokens", None)
@@ -135,8 +154,13 @@ def test_per_tool_thresholds_override(tmp_path: Path) -> None:
 def test_bad_input_is_one_line_exit_two(tmp_path: Path, content: str, message: str) -> None:
     (tmp_path / "bad.json").write_text(content)
     (tmp_path / "ok.json").write_text(json.dumps(report(row("a"))))
-    out = subprocess.run([sys.executable, "-m", "relay_bridge.compare", str(tmp_path / "bad.json"), str(tmp_path / "ok.json")],
-                         cwd=ROOT, capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-m", "relay_bridge.compare", str(tmp_path / "bad.json"), str(tmp_path / "ok.json")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("wmcp-top: ") and message in lines[0]
@@ -182,7 +206,9 @@ def test_shipped_schemas_agree_with_the_loaders() -> None:
     assert not validator.is_valid({"format": "wmcp-top-thresholds/1", "p95pct": 50})
     assert not validator.is_valid({"default": {"p99Pct": 3}})
     jsonschema.Draft202012Validator(th_schema).validate({"p95Ms": 5, "relative": 0.25})  # webmcp-profiler's flat file
-    jsonschema.Draft202012Validator(th_schema).validate({"format": "wmcp-top-thresholds/1", "default": DEFAULT_THRESHOLDS, "tools": {"a": {"p95Pct": 50}}})
+    jsonschema.Draft202012Validator(th_schema).validate(
+        {"format": "wmcp-top-thresholds/1", "default": DEFAULT_THRESHOLDS, "tools": {"a": {"p95Pct": 50}}}
+    )
     good = {"format": "wmcp-top-budget/1", "default": {"p95Ms": 100}, "tools": {"search": {"bytes": 4000, "tokens": 1000}}}
     jsonschema.Draft202012Validator(budget_schema).validate(good)
     assert check_budget(good) == good

@@ -25,6 +25,7 @@ def accepted(text: str) -> p.AgentFrame:
     assert not isinstance(frame, p.Rejection), frame
     return frame
 
+
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "00112233445566778899aabbccddeeff"
@@ -65,8 +66,14 @@ async def test_open_injects_the_agent_before_page_scripts(chromium: str, site) -
 
 def test_open_cli_headless_then_sigterm_closes_both(chromium: str, site, tmp_path: Path) -> None:
     env = dict(os.environ, WMCP_CHROMIUM=chromium)
-    proc = subprocess.Popen([sys.executable, "-m", "relay_bridge.browser", site.url, "--headless", "--port", "0", "--report-on-exit", str(tmp_path)],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "relay_bridge.browser", site.url, "--headless", "--port", "0", "--report-on-exit", str(tmp_path)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     out, errs = Lines(proc.stdout), Lines(proc.stderr)
     try:
         # Each line within 60 s (a loaded CI machine); a failure names what the CLI wrote meanwhile.
@@ -121,8 +128,15 @@ def test_ctrl_c_on_open_no_ui_is_a_clean_stop(chromium: str, site, tmp_path: Pat
     """Issue 34: Ctrl-C (SIGINT to the whole process group, Playwright's driver too) printed `Future exception was
     never retrieved … Connection closed while reading from the driver`."""
     env = dict(os.environ, WMCP_CHROMIUM=chromium, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "open", site.url, "--no-ui", "--headless", "--port", "0", "--no-log"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "open", site.url, "--no-ui", "--headless", "--port", "0", "--no-log"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     out, errs = Lines(proc.stdout), Lines(proc.stderr)
     try:
         first = out.until(lambda line: True, timeout=60)
@@ -140,8 +154,14 @@ def test_ctrl_c_on_open_no_ui_is_a_clean_stop(chromium: str, site, tmp_path: Pat
 
 def test_open_without_chromium_names_apt_get(tmp_path: Path) -> None:
     env = dict(os.environ, WMCP_CHROMIUM=str(tmp_path / "nope"))
-    out = subprocess.run([sys.executable, "-m", "relay_bridge.browser", "http://127.0.0.1:9/", "--headless", "--port", "0", "--no-log"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "relay_bridge.browser", "http://127.0.0.1:9/", "--headless", "--port", "0", "--no-log"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("wmcp-top: ") and "apt-get install -y chromium" in lines[0]

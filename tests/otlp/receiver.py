@@ -27,7 +27,7 @@ class Receiver:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 if self.headers.get("Content-Encoding") == "gzip":  # collectors compress by default
                     body = gzip.decompress(body)
@@ -39,19 +39,21 @@ class Receiver:
                         resource = {kv.key: _value(kv.value) for kv in rs.resource.attributes}
                         for ss in rs.scope_spans:
                             for span in ss.spans:
-                                outer.spans.append({
-                                    "name": span.name,
-                                    "kind": span.kind,
-                                    "trace_id": span.trace_id.hex(),
-                                    "span_id": span.span_id.hex(),
-                                    "parent_span_id": span.parent_span_id.hex(),
-                                    "start": span.start_time_unix_nano,
-                                    "end": span.end_time_unix_nano,
-                                    "attributes": {kv.key: _value(kv.value) for kv in span.attributes},
-                                    "status": (span.status.code, span.status.message),
-                                    "resource": resource,
-                                    "scope": ss.scope.name,
-                                })
+                                outer.spans.append(
+                                    {
+                                        "name": span.name,
+                                        "kind": span.kind,
+                                        "trace_id": span.trace_id.hex(),
+                                        "span_id": span.span_id.hex(),
+                                        "parent_span_id": span.parent_span_id.hex(),
+                                        "start": span.start_time_unix_nano,
+                                        "end": span.end_time_unix_nano,
+                                        "attributes": {kv.key: _value(kv.value) for kv in span.attributes},
+                                        "status": (span.status.code, span.status.message),
+                                        "resource": resource,
+                                        "scope": ss.scope.name,
+                                    }
+                                )
                 out = ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")

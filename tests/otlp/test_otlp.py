@@ -53,12 +53,17 @@ async def feed(relay: Relay, frames: list[dict[str, Any]]) -> None:
 
 def calls() -> list[dict[str, Any]]:
     return [
-        synth.tool(SID, "search", 1.0, description="find products", annotations={"readOnlyHint": True, "destructiveHint": False}, kept={"readOnlyHint": True}),
-        synth.spans_frame(SID, [
-            synth.span(SID, 0, "search", 100.0, 12.5, result_bytes=2048, input_bytes=30),
-            synth.span(SID, 1, "search", 200.0, 40.0, gap=87.5, is_error=True, error="card declined") | {"errorType": "TypeError"},
-            synth.span(SID, 2, "search", 210.0, 5.0, depth=1, parent=1, overlapped=True),
-        ]),
+        synth.tool(
+            SID, "search", 1.0, description="find products", annotations={"readOnlyHint": True, "destructiveHint": False}, kept={"readOnlyHint": True}
+        ),
+        synth.spans_frame(
+            SID,
+            [
+                synth.span(SID, 0, "search", 100.0, 12.5, result_bytes=2048, input_bytes=30),
+                synth.span(SID, 1, "search", 200.0, 40.0, gap=87.5, is_error=True, error="card declined") | {"errorType": "TypeError"},
+                synth.span(SID, 2, "search", 210.0, 5.0, depth=1, parent=1, overlapped=True),
+            ],
+        ),
         synth.tool(SID, "search", 300.0, change="unregistered"),
     ]
 
@@ -98,8 +103,14 @@ async def test_spans_arrive_with_names_attributes_times_and_resources(tmp_path: 
     assert a["webmcp.result.type"] == "object" and a["webmcp.result.envelope"] is True and a["webmcp.result.substituted"] is False
     assert a["webmcp.annotations.sent"] == "readOnlyHint,destructiveHint" and a["webmcp.annotations.dropped"] == "destructiveHint"
     assert a["webmcp.tool.label_mismatch"] is False, "always a boolean, also without a title"
-    assert a["webmcp.tool.descriptor"] == descriptor_fingerprint({"name": "search", "description": "find products", "inputSchema": {"type": "object"},
-                                                                  "annotations": {"readOnlyHint": True, "destructiveHint": False}})
+    assert a["webmcp.tool.descriptor"] == descriptor_fingerprint(
+        {
+            "name": "search",
+            "description": "find products",
+            "inputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": True, "destructiveHint": False},
+        }
+    )
     assert "webmcp.tool.redefined" not in a
     assert first["start"] == int((T0 + 100.0) * 1e6) and first["end"] == int((T0 + 112.5) * 1e6)
     assert first["resource"]["webmcp.page.origin"] == "https://shop.example"
@@ -120,9 +131,12 @@ async def test_spans_arrive_with_names_attributes_times_and_resources(tmp_path: 
 
 async def test_redefined_consent_refusal_and_labels_as_001_has_them(tmp_path: Path) -> None:
     frames = [
-        synth.tool(SID, "buy", 1.0, description="Buy it") | {"descriptor": {"name": "buy", "title": "Purchase", "description": "Buy it"}, "fingerprint": "0000000a"},
-        synth.tool(SID, "buy", 2.0, description="Buy it") | {"descriptor": {"name": "buy", "title": "Purchase", "description": "Buy it"}, "fingerprint": "0000000a"},
-        synth.tool(SID, "buy", 3.0, description="Buy it") | {"descriptor": {"name": "buy", "title": "Purchase", "description": "Buy it"}, "fingerprint": "0000000b"},
+        synth.tool(SID, "buy", 1.0, description="Buy it")
+        | {"descriptor": {"name": "buy", "title": "Purchase", "description": "Buy it"}, "fingerprint": "0000000a"},
+        synth.tool(SID, "buy", 2.0, description="Buy it")
+        | {"descriptor": {"name": "buy", "title": "Purchase", "description": "Buy it"}, "fingerprint": "0000000a"},
+        synth.tool(SID, "buy", 3.0, description="Buy it")
+        | {"descriptor": {"name": "buy", "title": "Purchase", "description": "Buy it"}, "fingerprint": "0000000b"},
         synth.tool(SID, "nothing", 4.0) | {"descriptor": {"name": "nothing", "description": "no input", "inputSchema": None}},
         synth.tool(SID, "bare", 5.0) | {"descriptor": {"name": "bare"}},
         synth.event(SID, 10.0, "consent", shown="Add to cart", resolved="buy", granted=True, mismatch=False),
@@ -183,7 +197,17 @@ async def test_error_text_follows_error_policy_and_capture(tmp_path: Path) -> No
                 await ws.send(json.dumps(synth.tool(sid, "dup", 1.0, rejected="Duplicate tool name dup")))
                 if policy == "message":  # capture on: the page sent the thrown message on its payload frame
                     await ws.send(json.dumps({"type": "payload", "session": sid, "seq": 0, "arguments": "{}", "error": "card declined for order 7"}))
-                await ws.send(json.dumps(synth.spans_frame(sid, [synth.span(sid, 0, "pay", 1.0, 1.0, is_error=True, error="card declined" if policy == "message" else None) | {"errorType": "Error"}])))
+                await ws.send(
+                    json.dumps(
+                        synth.spans_frame(
+                            sid,
+                            [
+                                synth.span(sid, 0, "pay", 1.0, 1.0, is_error=True, error="card declined" if policy == "message" else None)
+                                | {"errorType": "Error"}
+                            ],
+                        )
+                    )
+                )
                 assert json.loads(await ws.recv())["type"] == "ack"
         spans = await wait_until(lambda: len(receiver.snapshot()) >= 6 and receiver.snapshot())
     finally:
@@ -240,13 +264,18 @@ async def test_canary_absent_unless_payload_capture_is_on(tmp_path: Path) -> Non
             await ws.recv()
             await ws.send(json.dumps(synth.hello("cafe0001", time_origin=T0)))
             await ws.recv()
-            await ws.send(json.dumps({"type": "payload", "session": "cafe0001", "seq": 0, "arguments": json.dumps({"q": CANARY}), "result": f"found {CANARY}"}))
+            await ws.send(
+                json.dumps({"type": "payload", "session": "cafe0001", "seq": 0, "arguments": json.dumps({"q": CANARY}), "result": f"found {CANARY}"})
+            )
             await ws.send(json.dumps(synth.spans_frame("cafe0001", [synth.span("cafe0001", 0, "search", 1.0, 1.0)])))
             assert json.loads(await ws.recv())["type"] == "ack"
         captured = await wait_until(lambda: [s for s in receiver.snapshot() if s["resource"]["webmcp.session.id"] == "cafe0001"])
         call = next(s for s in captured if s["name"] == "execute_tool search")
         assert call["attributes"]["gen_ai.tool.call.result"] == call["attributes"]["webmcp.result"] == f"found {CANARY}"
-        assert CANARY in call["attributes"]["gen_ai.tool.call.arguments"] and call["attributes"]["webmcp.input"] == call["attributes"]["gen_ai.tool.call.arguments"]
+        assert (
+            CANARY in call["attributes"]["gen_ai.tool.call.arguments"]
+            and call["attributes"]["webmcp.input"] == call["attributes"]["gen_ai.tool.call.arguments"]
+        )
         capture = json.dumps(build_capture(relay.store))
     finally:
         await relay.stop()
@@ -279,10 +308,25 @@ async def test_through_a_real_collector_rotel(tmp_path: Path) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [str(agent), "start", "--otlp-grpc-endpoint", "127.0.0.1:0", "--otlp-http-endpoint", f"127.0.0.1:{port}",
-         "--exporter", "otlp", "--otlp-exporter-endpoint", f"http://127.0.0.1:{downstream.port}", "--otlp-exporter-protocol", "http",
-         "--traces-batch-timeout", "100ms"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ, ROTEL_LOG_FORMAT="text"),
+        [
+            str(agent),
+            "start",
+            "--otlp-grpc-endpoint",
+            "127.0.0.1:0",
+            "--otlp-http-endpoint",
+            f"127.0.0.1:{port}",
+            "--exporter",
+            "otlp",
+            "--otlp-exporter-endpoint",
+            f"http://127.0.0.1:{downstream.port}",
+            "--otlp-exporter-protocol",
+            "http",
+            "--traces-batch-timeout",
+            "100ms",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=dict(os.environ, ROTEL_LOG_FORMAT="text"),
     )
     relay = Relay(RelayConfig(port=0, token=TOKEN, otlp=f"http://127.0.0.1:{port}/v1/traces", otlp_interval=0.05))
     try:
@@ -316,7 +360,7 @@ async def test_missing_extra_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) 
 def test_cut_says_how_much_was_cut() -> None:
     assert cut("abc", 3) == "abc"
     assert cut('{"q":"' + "x" * 10 + '"}', 8) == '{"q":"xx...[18 chars]'
-    assert cut("a\U0001F600b", 2) == "a...[4 chars]", "UTF-16 units as JavaScript counts; a pair is never split"
+    assert cut("a\U0001f600b", 2) == "a...[4 chars]", "UTF-16 units as JavaScript counts; a pair is never split"
 
 
 def test_a_bad_endpoint_is_refused_at_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -350,8 +394,13 @@ def test_a_collector_that_is_down_is_one_line_then_a_count(tmp_path: Path) -> No
         s.bind(("127.0.0.1", 0))
         dead = s.getsockname()[1]
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--no-log", "--otlp", f"http://127.0.0.1:{dead}"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--no-log", "--otlp", f"http://127.0.0.1:{dead}"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     try:
         port = int(proc.stdout.readline().rsplit(":", 1)[1])

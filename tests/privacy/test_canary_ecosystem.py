@@ -20,7 +20,9 @@ CANARY = "CANARY-eco-7d21b4"
 
 
 @pytest.mark.parametrize("host", ["native", "polyfill"])
-def test_canary_in_mcp_calls_reaches_the_client_and_nothing_the_relay_keeps(hosts: dict[str, Browser], eco_server: Server, relay_server: Any, host: str) -> None:  # noqa: F811
+def test_canary_in_mcp_calls_reaches_the_client_and_nothing_the_relay_keeps(
+    hosts: dict[str, Browser], eco_server: Server, relay_server: Any, host: str
+) -> None:
     o = open_stack(hosts[host], eco_server, "global", "head", agent_src=relay_server.http_url("/agent.js"))
     try:
         got = o.page.evaluate("(c) => mcpCalls([['echo', { text: c }], ['stats', { n: 2 }], ['echo', { text: c + c }]])", CANARY)

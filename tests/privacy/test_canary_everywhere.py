@@ -60,8 +60,18 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
                 await pilot.pause(0.02)
 
             screens["main"] = app.export_screenshot()
-            for key, name in [("l", "timeline"), ("escape", None), ("i", "inspector"), ("escape", None), ("d", "status"), ("escape", None),
-                              ("f", "findings"), ("escape", None), ("question_mark", "help"), ("escape", None)]:
+            for key, name in [
+                ("l", "timeline"),
+                ("escape", None),
+                ("i", "inspector"),
+                ("escape", None),
+                ("d", "status"),
+                ("escape", None),
+                ("f", "findings"),
+                ("escape", None),
+                ("question_mark", "help"),
+                ("escape", None),
+            ]:
                 await pilot.press(key)
                 await pilot.pause()
                 if name:
@@ -136,8 +146,9 @@ async def test_payloads_need_both_opt_ins_and_stay_bounded_in_memory(tmp_path: P
         assert CANARY not in "\n".join(socket_log)
 
         # 2. Both opt in: shown in the detail only; the holder is bounded.
-        app = WmcpTopApp(relay_config=RelayConfig(port=0, token=TOKEN, log_dir=tmp_path / "logs2", show_payloads=True),
-                         export_dir=tmp_path / "exports2")
+        app = WmcpTopApp(
+            relay_config=RelayConfig(port=0, token=TOKEN, log_dir=tmp_path / "logs2", show_payloads=True), export_dir=tmp_path / "exports2"
+        )
         async with app.run_test(size=(160, 50)) as pilot, async_playwright() as pw:
             await pilot.pause()
             relay = app.relay
@@ -150,12 +161,15 @@ async def test_payloads_need_both_opt_ins_and_stay_bounded_in_memory(tmp_path: P
             assert CANARY in (relay.payloads.call(sid, 0).arguments or "")
             bound = relay.payloads.max_entries
             more = bound + 20
-            await page.evaluate("""async (n) => {
+            await page.evaluate(
+                """async (n) => {
               const mc = document.modelContext
               const tools = await mc.getTools()
               const echo = tools.find((t) => t.name === "echo")
               for (let i = 0; i < n; i++) await mc.executeTool(echo, { q: "later " + i })
-            }""", more)
+            }""",
+                more,
+            )
             await _wait(pilot, lambda: relay.store.sessions[sid].stats.totals.calls >= more + 1, "the later calls")
             await _wait(pilot, lambda: relay.payloads.call(sid, more) is not None, "the newest payload is held")
             assert len(relay.payloads) == bound and relay.payloads.dropped >= 21 and relay.payloads.chars <= relay.payloads.max_chars

@@ -21,7 +21,14 @@ pytestmark = pytest.mark.browser
 CANARY = "CANARY-facts-5d1b"
 ALNUM = "CANARYfacts5d1b"  # the form it takes inside a base64 run
 TOKEN = "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1"
-CALLS = [("snapshot", {}), ("list_items", {}), ("get_attachment", {}), ("search", {"q": CANARY, "limit": 500}), ("search", {"q": CANARY, "limit": 500}), ("pick_size", {"n": 50})]
+CALLS = [
+    ("snapshot", {}),
+    ("list_items", {}),
+    ("get_attachment", {}),
+    ("search", {"q": CANARY, "limit": 500}),
+    ("search", {"q": CANARY, "limit": 500}),
+    ("pick_size", {"n": 50}),
+]
 CALL = """async (calls) => {
   const mc = document.modelContext
   const tools = await mc.getTools()

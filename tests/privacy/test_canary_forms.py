@@ -33,7 +33,7 @@ CALL = """async ({ name, input }) => {
 }"""
 
 
-def test_form_values_and_answers_never_leave_the_page(browser, pages, relay_server, tmp_path: Path) -> None:  # noqa: F811
+def test_form_values_and_answers_never_leave_the_page(browser, pages, relay_server, tmp_path: Path) -> None:
     page, errors = open_page(browser, pages.url("forms.html", relay_server, canary=CANARY))
     wait_phase(page, "tools-registered")
     sid = page.evaluate("__webmcpPerf.sessionId")
@@ -46,13 +46,19 @@ def test_form_values_and_answers_never_leave_the_page(browser, pages, relay_serv
     page.evaluate("""async () => { const mc = document.modelContext
       mc.executeTool((await mc.getTools()).find((t) => t.name === "search_site"), { q: "tea" }) }""")
     page.wait_for_url("**/result.html?*")
-    snap = relay_server.wait_for(lambda s: len(spans_of(s, sid)) == len(CALLS) + 1 and any(x["navigated_from"] == sid for x in s["sessions"].values()))
+    snap = relay_server.wait_for(
+        lambda s: len(spans_of(s, sid)) == len(CALLS) + 1 and any(x["navigated_from"] == sid for x in s["sessions"].values())
+    )
     assert spans_of(snap, sid)[-1]["outcome"] == "navigated"
     reports = write_reports(relay_server.store, tmp_path / "reports")
     store_bytes = relay_server.call(lambda: pickle.dumps(dict(relay_server.store.sessions)))
     relay_server.call(lambda: relay_server.relay.session_log.flush())
-    places = {"socket": "\n".join(socket_log), "store": store_bytes.decode("latin-1"), "snapshot": json.dumps(snap, default=str),
-              "timeline": msgspec.json.encode([list(s.timeline) for s in relay_server.store.sessions.values()]).decode()}
+    places = {
+        "socket": "\n".join(socket_log),
+        "store": store_bytes.decode("latin-1"),
+        "snapshot": json.dumps(snap, default=str),
+        "timeline": msgspec.json.encode([list(s.timeline) for s in relay_server.store.sessions.values()]).decode(),
+    }
     places.update({f"export:{p.name}": p.read_text(encoding="utf-8") for p in reports})
     logs = list((relay_server.tmp / "logs").glob("*.jsonl"))
     assert logs, "the session log was written"

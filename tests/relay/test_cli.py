@@ -32,8 +32,9 @@ def run(home: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProc
 def start_relay(home: Path, *args: str) -> tuple[subprocess.Popen[str], int, str]:
     """`wmcp-top relay --port 0 ARGS` under `home`: the process, the port its first line names, and the token."""
     env = dict(os.environ, WMCP_TOP_HOME=str(home), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "relay", "--port", "0", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     assert proc.stdout is not None
     port = int(re.search(r":(\d+)", proc.stdout.readline()).group(1))
     return proc, port, (home / "config" / "token").read_text().strip()
@@ -103,7 +104,13 @@ def test_relay_prints_snippet_and_summaries_then_writes_reports_on_sigterm(tmp_p
             ws.send(json.dumps(synth.hello("abcd0123")))
             ws.recv()
             ws.send(json.dumps(synth.tool("abcd0123", "search", 1.0, description="find")))
-            ws.send(json.dumps(synth.spans_frame("abcd0123", [synth.span("abcd0123", i, "search", i * 50.0, 5.0, gap=None if i == 0 else 45.0) for i in range(10)])))
+            ws.send(
+                json.dumps(
+                    synth.spans_frame(
+                        "abcd0123", [synth.span("abcd0123", i, "search", i * 50.0, 5.0, gap=None if i == 0 else 45.0) for i in range(10)]
+                    )
+                )
+            )
             assert json.loads(ws.recv())["seq"] == 9
             summary = proc.stdout.readline()  # the next periodic line names the live session
             assert summary.startswith("abcd0123 ") and "payloads 1.0KB" in summary and "[top, live]" in summary
@@ -116,7 +123,10 @@ def test_relay_prints_snippet_and_summaries_then_writes_reports_on_sigterm(tmp_p
     jsonschema.validate(report, SCHEMA)
     assert report["tools"][0]["calls"] == 10 and len(report["spans"]) == 10
     capture = json.loads((out_dir / "capture.json").read_text())
-    assert capture["format"] == "wmcp-top-capture/1" and capture["sessions"][0]["report"] == {**report, "session": capture["sessions"][0]["report"]["session"]}
+    assert capture["format"] == "wmcp-top-capture/1" and capture["sessions"][0]["report"] == {
+        **report,
+        "session": capture["sessions"][0]["report"]["session"],
+    }
     # the same files, headlessly, from the capture and from the session log
     for source in [out_dir / "capture.json", min((tmp_path / "state" / "logs").glob("session-*.jsonl"))]:
         again = run(tmp_path, "replay", str(source), "--report", str(tmp_path / "again"))
@@ -287,8 +297,13 @@ def test_options_before_the_subcommand_are_honoured_or_refused(tmp_path: Path) -
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "--port", str(port), "--no-log", "relay"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "--port", str(port), "--no-log", "relay"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().rstrip().endswith(f"listening on http://127.0.0.1:{port}")

@@ -29,7 +29,9 @@ SID = "c0ffee00"
 
 def start_relay(home: Path) -> tuple[subprocess.Popen[str], int, str]:
     env = dict(os.environ, WMCP_TOP_HOME=str(home), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "relay", "--port", "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "relay", "--port", "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     match = re.search(r"127\.0\.0\.1:(\d+)", line)
@@ -81,7 +83,10 @@ def test_sigkill_loses_at_most_the_last_250ms_and_replay_matches(tmp_path: Path,
             seq = 0
             deadline = time.monotonic() + 1.5
             while time.monotonic() < deadline and seq < 20_000:  # a steady stream, every batch acked
-                batch = [synth.span(SID, s, f"tool{s % 5}", s * 3.0, 1.0 + s % 7, gap=None if s == 0 else 1.5, result_bytes=100 + s) for s in range(seq, seq + 50)]
+                batch = [
+                    synth.span(SID, s, f"tool{s % 5}", s * 3.0, 1.0 + s % 7, gap=None if s == 0 else 1.5, result_bytes=100 + s)
+                    for s in range(seq, seq + 50)
+                ]
                 ws.send(json.dumps(synth.spans_frame(SID, batch)))
                 while (ack := json.loads(ws.recv()))["type"] == "error":
                     assert ack["code"] in ("log_full", "rate_limited"), ack  # refused, not acked: sent again

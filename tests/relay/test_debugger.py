@@ -26,8 +26,19 @@ async def fake_agent(ws, answer_text: str) -> None:
         msg = json.loads(raw)
         if msg["type"] == "command":
             assert msg["name"] == "invoke" and msg["args"]["tool"] == "search"
-            await ws.send(json.dumps({"type": "result", "id": msg["id"], "session": msg["session"], "ok": True,
-                                      "text": answer_text, "resultBytes": len(answer_text), "wallMs": 1.5}))
+            await ws.send(
+                json.dumps(
+                    {
+                        "type": "result",
+                        "id": msg["id"],
+                        "session": msg["session"],
+                        "ok": True,
+                        "text": answer_text,
+                        "resultBytes": len(answer_text),
+                        "wallMs": 1.5,
+                    }
+                )
+            )
 
 
 async def test_invoke_round_trip_keeps_the_result_nowhere(tmp_path: Path) -> None:
@@ -97,8 +108,19 @@ async def test_prompt_sessions_and_the_timeline() -> None:
             synth.tool(SID, "search", 2.0, rejected="InvalidStateError"),
             {"type": "prompt", "session": SID, "promptSession": "p1", "kind": "create", "at": 3.0},
             synth.start_frame(SID, [(0, "search", 4.0)]),
-            {"type": "prompt", "session": SID, "promptSession": "p1", "kind": "stream", "at": 5.0, "seq": 0, "totalMs": 900.0,
-             "firstChunkMs": 120.0, "chunks": 14, "charsIn": 42, "charsOut": 512},
+            {
+                "type": "prompt",
+                "session": SID,
+                "promptSession": "p1",
+                "kind": "stream",
+                "at": 5.0,
+                "seq": 0,
+                "totalMs": 900.0,
+                "firstChunkMs": 120.0,
+                "chunks": 14,
+                "charsIn": 42,
+                "charsOut": 512,
+            },
             synth.spans_frame(SID, [synth.span(SID, 0, "search", 4.0, 2.0)]),
             synth.tool(SID, "search", 7.0, change="unregistered"),  # clearContext: the agent withdraws each tool...
             synth.event(SID, 7.0, "context-clear"),  # ...and says why
@@ -118,7 +140,9 @@ async def test_prompt_sessions_and_the_timeline() -> None:
         assert not s.tools["search"].registered
         kinds = [e.kind for e in s.timeline_view()]
         assert kinds.index("register") < kinds.index("rejected") < kinds.index("prompt-create") < kinds.index("start")
-        assert kinds.index("start") < kinds.index("prompt-stream") < kinds.index("settle") < kinds.index("context-clear") < kinds.index("prompt-destroy")
+        assert (
+            kinds.index("start") < kinds.index("prompt-stream") < kinds.index("settle") < kinds.index("context-clear") < kinds.index("prompt-destroy")
+        )
         assert {e.kind for e in s.timeline_view({"prompts"})} == {"prompt-create", "prompt-stream", "prompt-destroy"}
         assert {e.kind for e in s.timeline_view({"calls"})} == {"start", "settle"}
     finally:

@@ -31,7 +31,6 @@ def test_extension_prints_folder_loading_and_pairing_link(tmp_path: Path, relay_
     assert "relay on port 9: not running" in down.stdout and f"t={token}" in down.stdout
 
 
-
 def test_a_port_no_relay_can_have_is_refused(tmp_path: Path) -> None:
     """Issue 34: `extension --port 99999` exited 0 with an unusable pairing link."""
     from tests.relay.test_cli import one_line_exit_2

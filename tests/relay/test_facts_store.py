@@ -40,7 +40,9 @@ def session_with_spans(n: int = 3) -> Store:
 def test_facts_are_stored_once_per_seq_and_counted() -> None:
     store = session_with_spans()
     assert store.apply(1, frame({"type": "facts", "session": SID, "seq": 1, "facts": FACTS})) == []
-    store.apply(1, frame({"type": "facts", "session": SID, "items": [{"seq": 1, "facts": {"repeat": {"of": 0}}}, {"seq": 2, "facts": {"repeat": {"of": 0}}}]}))
+    store.apply(
+        1, frame({"type": "facts", "session": SID, "items": [{"seq": 1, "facts": {"repeat": {"of": 0}}}, {"seq": 2, "facts": {"repeat": {"of": 0}}}]})
+    )
     session = store.sessions[SID]
     assert sorted(session.facts) == [1, 2]
     assert session.facts[1].image is not None and session.facts[1].image.fit_bytes == 22000, "the first one stays"

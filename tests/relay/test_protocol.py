@@ -78,8 +78,18 @@ frames = st.recursive(
 )
 frame_like = st.fixed_dictionaries(
     {"type": st.sampled_from(list(p.FRAME_TYPES) + ["nope"]), "session": st.sampled_from([SID, "zz", "0a1b2c3e"])},
-    optional={"spans": st.lists(frames, max_size=3), "seq": frames, "phase": frames, "name": frames, "calls": frames,
-              "protocol": st.just(p.PROTOCOL), "agent": frames, "blockingMs": frames, "rev": frames, "ledger": frames},
+    optional={
+        "spans": st.lists(frames, max_size=3),
+        "seq": frames,
+        "phase": frames,
+        "name": frames,
+        "calls": frames,
+        "protocol": st.just(p.PROTOCOL),
+        "agent": frames,
+        "blockingMs": frames,
+        "rev": frames,
+        "ledger": frames,
+    },
 )
 
 
@@ -106,8 +116,25 @@ def test_fuzz_decoder_never_raises_and_every_rejection_is_counted(data: bytes) -
 # -- diagnosis facts (docs/diagnosis-facts.md) ----------------------------------------------------------------
 
 FACTS = {
-    "image": {"mime": "image/png", "width": 2000, "height": 1000, "bytes": 130000, "jpegBytes": 41000, "fitBytes": 22000, "fitWidth": 1568, "fitHeight": 784},
-    "bloat": {"textBytes": 900, "whitespaceBytes": 300, "repeatedKeyBytes": 120, "repeatedKeyRows": 9, "base64Bytes": 0, "base64Runs": 0, "truncated": True},
+    "image": {
+        "mime": "image/png",
+        "width": 2000,
+        "height": 1000,
+        "bytes": 130000,
+        "jpegBytes": 41000,
+        "fitBytes": 22000,
+        "fitWidth": 1568,
+        "fitHeight": 784,
+    },
+    "bloat": {
+        "textBytes": 900,
+        "whitespaceBytes": 300,
+        "repeatedKeyBytes": 120,
+        "repeatedKeyRows": 9,
+        "base64Bytes": 0,
+        "base64Runs": 0,
+        "truncated": True,
+    },
     "schema": {"violations": 2, "constraint": "maxLength", "path": "/properties/q/maxLength"},
     "repeat": {"of": 3},
     "refused": {"by": "browser"},

@@ -16,8 +16,8 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from relay_bridge import protocol as p
-from relay_bridge.assets import agent_script
 from relay_bridge import synth
+from relay_bridge.assets import agent_script
 from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import span_events
 from relay_bridge.server import Relay, RelayConfig
@@ -37,7 +37,17 @@ def vector_frames(doc: dict) -> list[dict]:
     for step in doc["steps"]:
         match step["op"]:
             case "register":
-                out.append({"type": "tool", "session": sid, "change": "registered", "name": step["name"], "at": step["at"], "schemaBytes": step["schemaBytes"], "internal": step.get("internal", False)})
+                out.append(
+                    {
+                        "type": "tool",
+                        "session": sid,
+                        "change": "registered",
+                        "name": step["name"],
+                        "at": step["at"],
+                        "schemaBytes": step["schemaBytes"],
+                        "internal": step.get("internal", False),
+                    }
+                )
             case "unregister":
                 out.append({"type": "tool", "session": sid, "change": "unregistered", "name": step["name"], "at": 1.0})
             case "span":
@@ -331,7 +341,7 @@ async def test_relay_errors_never_echo_page_text(relay: Relay) -> None:
 async def test_drop_mid_batch_reconnect_and_resend_from_last_ack(relay: Relay) -> None:
     sid = "d0d0d0d0"
     ws = await open_session(relay, sid)
-    ack = await send_spans(ws, sid, range(0, 50))
+    ack = await send_spans(ws, sid, range(50))
     assert ack["seq"] == 49
     # The second batch goes out and the socket dies before the ack is read: the agent cannot know.
     await ws.send(json.dumps(synth.spans_frame(sid, [synth.span(sid, s, "t", s, 1.0) for s in range(50, 120)])))
@@ -358,7 +368,7 @@ async def test_drop_mid_batch_reconnect_and_resend_from_last_ack(relay: Relay) -
 async def test_floor_moves_the_ack_past_spans_the_agent_lost(relay: Relay) -> None:
     sid = "f1007000"
     ws = await open_session(relay, sid, lost=0)
-    await send_spans(ws, sid, range(0, 5))
+    await send_spans(ws, sid, range(5))
     # The agent evicted 5..9 before it could send them: it says so (lost) and sends from 10 with floor=10.
     spans = [synth.span(sid, s, "t", s, 1.0) for s in range(10, 13)]
     await ws.send(json.dumps(synth.spans_frame(sid, spans, floor=10, lost=5)))

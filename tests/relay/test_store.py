@@ -61,7 +61,14 @@ def test_ledger_highest_rev_wins_and_feeds_unsampled() -> None:
 
 def test_tool_registry_rejection_and_withdrawal() -> None:
     store = live_store()
-    store.apply(1, frame(synth.tool(SID, "search", 1.0, description="find", annotations={"readOnlyHint": True, "destructiveHint": False}, kept={"readOnlyHint": True})))
+    store.apply(
+        1,
+        frame(
+            synth.tool(
+                SID, "search", 1.0, description="find", annotations={"readOnlyHint": True, "destructiveHint": False}, kept={"readOnlyHint": True}
+            )
+        ),
+    )
     store.apply(1, frame(synth.tool(SID, "search", 2.0, description="again", rejected="InvalidStateError: duplicate name")))
     s = store.sessions[SID]
     rec = s.tools["search"]
@@ -218,7 +225,7 @@ def test_a_relayed_copy_of_a_direct_session_is_acked_and_ignored() -> None:
     store.connect(2)  # a same-origin tab relays what it heard on the BroadcastChannel
     # The relayer learns nothing about the owner's session: its acks echo its own seqs.
     assert store.apply(2, frame(synth.hello(SID, context="relayed", via="11111111"))) == [p.Ack(SID, -1)]
-    replies = store.apply(2, frame(synth.spans_frame(SID, [synth.span(SID, s, "t", 1.0, 1.0) for s in range(0, 2)])))
+    replies = store.apply(2, frame(synth.spans_frame(SID, [synth.span(SID, s, "t", 1.0, 1.0) for s in range(2)])))
     assert replies == [p.Ack(SID, 1)]
     s = store.sessions[SID]
     assert s.conn == 1 and s.stats.totals.calls == 1 and store.counters["rejected"] == 0
@@ -315,4 +322,3 @@ def test_a_snapshot_keeps_the_change_log_its_readers_use() -> None:
     store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, 1, "fetch", 20.0, 5.0)])))
     assert live.version > frozen.version and "fetch" in live.changed_since(frozen.version)
     assert frozen.changed_since(frozen.version) == []
-

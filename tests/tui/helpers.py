@@ -50,8 +50,9 @@ def screen_text(app: WmcpTopApp) -> str:
     from rich.console import Console
 
     width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, color_system=None,
-                      record=True, legacy_windows=False, safe_box=False)
+    console = Console(
+        width=width, height=height, file=io.StringIO(), force_terminal=True, color_system=None, record=True, legacy_windows=False, safe_box=False
+    )
     console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
     return console.export_text()
 
@@ -83,7 +84,7 @@ class Page:
                     answer = self.on_command(msg) if self.on_command is not None else None
                     if answer is not None:
                         await self.send(answer)
-        except Exception:  # noqa: BLE001 - closed
+        except Exception:
             return
 
     async def send(self, frame: dict[str, Any]) -> None:
@@ -94,8 +95,14 @@ class Page:
         self._reader.cancel()
 
 
-async def open_page(app: WmcpTopApp, sid: str = SID, origin: str = "https://shop.example", tools: tuple[str, ...] = ("search", "cart"),
-                    ws_origin: str | None = None, **hello: Any) -> Page:
+async def open_page(
+    app: WmcpTopApp,
+    sid: str = SID,
+    origin: str = "https://shop.example",
+    tools: tuple[str, ...] = ("search", "cart"),
+    ws_origin: str | None = None,
+    **hello: Any,
+) -> Page:
     """`ws_origin`: the handshake's Origin header (the browser's word for the socket: the extension's own, a page's)."""
     assert app.relay is not None
     ws = await connect(f"ws://127.0.0.1:{app.relay.port}/relay?t={TOKEN}", origin=ws_origin)  # type: ignore[arg-type]
@@ -107,7 +114,9 @@ async def open_page(app: WmcpTopApp, sid: str = SID, origin: str = "https://shop
 
 
 def spans(sid: str, tool: str, first_seq: int, n: int, wall: float = 12.0, at: float = 1000.0, **kw: Any) -> dict[str, Any]:
-    return synth.spans_frame(sid, [synth.span(sid, first_seq + i, tool, at + i * 100, wall + i, gap=50.0 if first_seq + i else None, **kw) for i in range(n)])
+    return synth.spans_frame(
+        sid, [synth.span(sid, first_seq + i, tool, at + i * 100, wall + i, gap=50.0 if first_seq + i else None, **kw) for i in range(n)]
+    )
 
 
 async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> float:
@@ -121,6 +130,7 @@ async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = 5.0, 
 
 
 # The dashboard's internals are reached from here only.
+
 
 def has_tab(app: WmcpTopApp, sid: str = SID) -> bool:
     """Whether session `sid` has its tab on the dashboard."""

@@ -38,8 +38,7 @@ def test_spark_bars_draw_what_textuals_sparkline_draws() -> None:
     cases = [[], [5.0], [1.0, 1.0, 1.0], [0.0, 10.0]] + [[rng.uniform(0, 500) for _ in range(rng.randrange(2, 90))] for _ in range(40)]
     for data in cases:
         for width, height in ((7, 1), (40, 2), (61, 2), (100, 3)):
-            ours = [[(ch, tuple(blend(low, high, r).triplet) if r is not None else None) for ch, r in line]
-                    for line in bar_rows(data, width, height)]
+            ours = [[(ch, tuple(blend(low, high, r).triplet) if r is not None else None) for ch, r in line] for line in bar_rows(data, width, height)]
             assert ours == _textual_cells(data, width, height), (data, width, height)
 
 
@@ -136,8 +135,7 @@ async def test_a_row_that_only_moved_is_not_filtered_again(tmp_path: Path) -> No
         def shown() -> dict[str, object]:
             strips = table.render_lines(crop)
             top = table.scroll_offset.y
-            return {key: strips[1 + i - top] for i, key in enumerate(table.order)
-                    if top <= i < top + crop.height - 1 and i != table.cursor_row}
+            return {key: strips[1 + i - top] for i, key in enumerate(table.order) if top <= i < top + crop.height - 1 and i != table.cursor_row}
 
         before = shown()
         moved = 0

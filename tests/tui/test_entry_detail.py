@@ -49,7 +49,9 @@ async def test_payloads_shown_only_with_both_opt_ins_and_never_written(tmp_path:
         bar = app.query_one(TopBar)
         assert bar.query_one("#payloads").has_class("on"), "a PAYLOADS badge while payloads are shown"
         await page.send({"type": "payload", "session": SID, "seq": 0, "arguments": json.dumps({"q": CANARY}), "result": f"found {CANARY}\nline two"})
-        await page.send(synth.spans_frame(SID, [synth.span(SID, 0, "search", 100.0, 12.5, result_bytes=2048), synth.span(SID, 1, "search", 200.0, 3.0, gap=87.5)]))
+        await page.send(
+            synth.spans_frame(SID, [synth.span(SID, 0, "search", 100.0, 12.5, result_bytes=2048), synth.span(SID, 1, "search", 200.0, 3.0, gap=87.5)])
+        )
         await until(pilot, lambda: SID in app.store.sessions and app.store.sessions[SID].stats.totals.calls == 2, what="spans stored")
         timeline = await open_timeline(app, pilot)
         await open_entry(app, pilot, timeline, "settle", 0)
@@ -64,9 +66,22 @@ async def test_payloads_shown_only_with_both_opt_ins_and_never_written(tmp_path:
         await pilot.press("escape")
         # A Prompt API step: the prompt and the answer, from the page's payload frame for that step.
         ps = f"{SID}-1"
-        await page.send({"type": "prompt", "session": SID, "promptSession": ps, "kind": "prompt", "at": 300.0, "seq": 0,
-                         "totalMs": 40.0, "charsIn": 9, "charsOut": 14})
-        await page.send({"type": "payload", "session": SID, "seq": 0, "promptSession": ps, "arguments": f"Say hi {CANARY}", "result": "Bonjour, world"})
+        await page.send(
+            {
+                "type": "prompt",
+                "session": SID,
+                "promptSession": ps,
+                "kind": "prompt",
+                "at": 300.0,
+                "seq": 0,
+                "totalMs": 40.0,
+                "charsIn": 9,
+                "charsOut": 14,
+            }
+        )
+        await page.send(
+            {"type": "payload", "session": SID, "seq": 0, "promptSession": ps, "arguments": f"Say hi {CANARY}", "result": "Bonjour, world"}
+        )
         await until(pilot, lambda: ("prompt", "0") in rows_of(timeline), what="the prompt step listed")
         await open_entry(app, pilot, timeline, "prompt", 0)
         await until(pilot, lambda: "Bonjour, world" in screen_text(app), what="the answer shown")
@@ -89,7 +104,9 @@ async def test_without_show_payloads_the_detail_has_facts_and_says_how_to_see_pa
         assert app.relay.payloads is None
         assert not app.query_one(TopBar).query_one("#payloads").has_class("on")
         await page.send({"type": "payload", "session": SID, "seq": 0, "result": f"found {CANARY}"})
-        await page.send(synth.spans_frame(SID, [synth.span(SID, 0, "search", 100.0, 12.5, is_error=True, error="card declined") | {"errorType": "TypeError"}]))
+        await page.send(
+            synth.spans_frame(SID, [synth.span(SID, 0, "search", 100.0, 12.5, is_error=True, error="card declined") | {"errorType": "TypeError"}])
+        )
         await until(pilot, lambda: SID in app.store.sessions and app.store.sessions[SID].stats.totals.calls == 1, what="span stored")
         timeline = await open_timeline(app, pilot)
         await open_entry(app, pilot, timeline, "error", 0)
@@ -125,8 +142,13 @@ async def test_calls_from_the_terminal_are_marked_and_not_in_the_agents_totals(t
     async with app.run_test(size=(160, 40)) as pilot:
         page = await open_page(app, tools=("search",))
         terminal = synth.span(SID, 1, "search", 150.0, 400.0, synthetic=True) | {"invokedBy": "terminal"}
-        await page.send(synth.start_frame(SID, [(1, "search", 150.0)]) | {"calls": [{"seq": 1, "tool": "search", "invokedAt": 150.0, "depth": 0, "parent": None, "invokedBy": "terminal"}]})
-        await page.send(synth.spans_frame(SID, [synth.span(SID, 0, "search", 100.0, 10.0), terminal, synth.span(SID, 2, "search", 700.0, 10.0, gap=590.0)]))
+        await page.send(
+            synth.start_frame(SID, [(1, "search", 150.0)])
+            | {"calls": [{"seq": 1, "tool": "search", "invokedAt": 150.0, "depth": 0, "parent": None, "invokedBy": "terminal"}]}
+        )
+        await page.send(
+            synth.spans_frame(SID, [synth.span(SID, 0, "search", 100.0, 10.0), terminal, synth.span(SID, 2, "search", 700.0, 10.0, gap=590.0)])
+        )
         await until(pilot, lambda: SID in app.store.sessions and app.store.sessions[SID].acked == 2, what="spans stored")
         totals = app.store.sessions[SID].stats.totals
         assert totals.calls == 2 and totals.wallMs == 20.0 and totals.hostGapMs == 590.0

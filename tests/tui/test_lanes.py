@@ -22,6 +22,8 @@ from tui.screens.status import StatusScreen
 from .helpers import cell, has_tab, screen_text, table, tabs, until
 
 pytestmark = pytest.mark.browser
+
+
 def _cdp_session(app):
     return next((s for s in app.store.sessions.values() if s.agent.startswith("cdp/") and len(s.tools) == 12), None)
 
@@ -43,8 +45,7 @@ def test_routing_ui_and_headless_forms() -> None:
 
 
 async def test_attach_shows_cdp_sessions_in_the_dashboard(debug_browser: DebugBrowser, site: SiteServer, tmp_path: Path) -> None:
-    args = build_parser().parse_args(["attach", "--cdp", debug_browser.endpoint, "--port", "0", "--no-log",
-                                      "--export-dir", str(tmp_path)])
+    args = build_parser().parse_args(["attach", "--cdp", debug_browser.endpoint, "--port", "0", "--no-log", "--export-dir", str(tmp_path)])
     app = build_app(args)
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: app.lane_state is not None and app.lane_state.startswith("connected"), timeout=20, what="attached")
@@ -59,8 +60,11 @@ async def test_attach_shows_cdp_sessions_in_the_dashboard(debug_browser: DebugBr
             await driver.close()
         await until(pilot, lambda: has_tab(app, session.id), what="its tab")
         tabs(app).active = f"s-{session.id}"
-        await until(pilot, lambda: cell(app, "get_price", "calls", session.id) == "1"
-                    and cell(app, "ping_empty", "calls", session.id) == "1", what="both calls in their rows")
+        await until(
+            pilot,
+            lambda: cell(app, "get_price", "calls", session.id) == "1" and cell(app, "ping_empty", "calls", session.id) == "1",
+            what="both calls in their rows",
+        )
         label = tabs(app).get_tab(f"s-{session.id}").label
         assert str(label).startswith("cdp ")
         await pilot.press("d")
@@ -82,12 +86,17 @@ async def test_attach_to_nothing_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 
 async def test_open_shows_the_page_and_closing_the_browser_quits(chromium: str, site: SiteServer, tmp_path: Path) -> None:
-    args = build_parser().parse_args(["open", site.url, "--headless", "--browser", chromium, "--port", "0", "--no-log",
-                                      "--export-dir", str(tmp_path)])
+    args = build_parser().parse_args(
+        ["open", site.url, "--headless", "--browser", chromium, "--port", "0", "--no-log", "--export-dir", str(tmp_path)]
+    )
     app = build_app(args)
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(pilot, lambda: app.open_handle is not None and any(len(s.tools) == 12 for s in app.store.sessions.values()),
-                    timeout=30, what="the page's tools")
+        await until(
+            pilot,
+            lambda: app.open_handle is not None and any(len(s.tools) == 12 for s in app.store.sessions.values()),
+            timeout=30,
+            what="the page's tools",
+        )
         [session] = [s for s in app.store.sessions.values() if len(s.tools) == 12]
         assert session.agent.startswith("wmcp-top-agent")
         handle = app.open_handle

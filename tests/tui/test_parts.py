@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # -- sanitize -------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("raw", "shown"),
     [
@@ -50,6 +51,7 @@ def test_inert_limits_and_keeps_our_own_newlines() -> None:
 
 
 # -- themes ---------------------------------------------------------------------------------------------------
+
 
 def test_builtin_themes_load_with_app_variables() -> None:
     loaded = load_themes()
@@ -112,14 +114,32 @@ async def test_no_color_env_is_respected(tmp_path: Path, monkeypatch: pytest.Mon
 
 # -- keymap ---------------------------------------------------------------------------------------------------
 
+
 def test_every_binding_has_a_unique_id_and_the_design_keys() -> None:
     ids = [a.id for a in keys.ACTIONS]
     assert len(ids) == len(set(ids))
     by_key = {k: a.action for a in keys.ACTIONS if a.scope in ("app", "dashboard") for k in a.key.split(",")}
-    for key, action in {"q": "quit", "ctrl+c": "quit", "j": "list_key('down')", "k": "list_key('up')", "o": "sort_by", "question_mark": "help", "slash": "filter", "s": "sort", "S": "sort_reverse",
-                        "p": "pause", "tab": "next_session", "e": "export_report", "E": "export_capture",
-                        "t": "export_trace", "d": "status", "l": "timeline", "i": "inspect", "c": "copy_snippet",
-                        "ctrl+s": "screenshot"}.items():
+    for key, action in {
+        "q": "quit",
+        "ctrl+c": "quit",
+        "j": "list_key('down')",
+        "k": "list_key('up')",
+        "o": "sort_by",
+        "question_mark": "help",
+        "slash": "filter",
+        "s": "sort",
+        "S": "sort_reverse",
+        "p": "pause",
+        "tab": "next_session",
+        "e": "export_report",
+        "E": "export_capture",
+        "t": "export_trace",
+        "d": "status",
+        "l": "timeline",
+        "i": "inspect",
+        "c": "copy_snippet",
+        "ctrl+s": "screenshot",
+    }.items():
         assert by_key[key] == action
 
 
@@ -131,9 +151,19 @@ def test_every_key_of_every_view_is_in_the_one_table_and_the_help() -> None:
     from tui.screens import entry_detail, help, inspector, invoke, prompts, schemas, sort_picker, status, timeline
     from tui.screens.dashboard import DashboardScreen
 
-    screens = [DashboardScreen, timeline.TimelineScreen, prompts.PromptsScreen, schemas.SchemasScreen, status.StatusScreen,
-               inspector.InspectorScreen, invoke.InvokeScreen, invoke.ConfirmCall, entry_detail.EntryDetailScreen,
-               help.HelpScreen, sort_picker.SortPicker]
+    screens = [
+        DashboardScreen,
+        timeline.TimelineScreen,
+        prompts.PromptsScreen,
+        schemas.SchemasScreen,
+        status.StatusScreen,
+        inspector.InspectorScreen,
+        invoke.InvokeScreen,
+        invoke.ConfirmCall,
+        entry_detail.EntryDetailScreen,
+        help.HelpScreen,
+        sort_picker.SortPicker,
+    ]
     known = {a.id for a in keys.ACTIONS}
     for screen in screens:
         for binding in screen.BINDINGS:
@@ -159,6 +189,7 @@ def test_keymap_file(tmp_path: Path) -> None:
 
 
 # -- the demo -------------------------------------------------------------------------------------------------
+
 
 def test_demo_scenario_is_deterministic_valid_and_has_every_case() -> None:
     first = demo.frames_until(45.0)
@@ -235,6 +266,7 @@ def test_the_demo_keeps_time_with_its_pages_clocks(monkeypatch: pytest.MonkeyPat
 
 
 # -- screenshots ----------------------------------------------------------------------------------------------
+
 
 def test_screenshots_are_current() -> None:
     """screenshots/*.svg are what scripts/screenshots.py draws now (run it after a visible change)."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import jsonschema
 
@@ -15,11 +15,13 @@ from tui.app import WmcpTopApp
 from tui.widgets.inflight import InFlightPane
 from tui.widgets.topbar import TopBar
 
-from .helpers import ORIGIN_MS, SID, SID2, TOKEN, Heard, cell, has_tab, live_app, open_page, row_keys, spans, tab_text, table, tabs, until
+from .helpers import ORIGIN_MS, SID, SID2, TOKEN, Heard, cell, has_tab, live_app, open_page, row_keys, spans, tab_text, table, until
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "relay_bridge" / "schema" / "report.v2.json").read_text())
-FINDINGS = jsonschema.Draft202012Validator(json.loads((Path(__file__).resolve().parents[2] / "relay_bridge" / "schema" / "findings.v1.json").read_text()),
-                                           format_checker=jsonschema.FormatChecker())
+FINDINGS = jsonschema.Draft202012Validator(
+    json.loads((Path(__file__).resolve().parents[2] / "relay_bridge" / "schema" / "findings.v1.json").read_text()),
+    format_checker=jsonschema.FormatChecker(),
+)
 
 
 async def test_first_screen_says_where_the_relay_listens_and_what_to_paste(tmp_path: Path) -> None:
@@ -212,7 +214,9 @@ async def test_untrusted_names_render_literally(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         page = await open_page(app, origin="https://[red]o[/red].example", tools=(HOSTILE_MARKUP, HOSTILE_ESC))
         await page.send(spans(SID, HOSTILE_MARKUP, 0, 1, is_error=True, error="[blink]E[/] \x1b[2J"))
-        await page.send({"type": "status", "session": SID, "phase": "measuring", "message": "[reverse]m[/]\x1b[5m", "hints": ["[link=http://x]h[/link]"]})
+        await page.send(
+            {"type": "status", "session": SID, "phase": "measuring", "message": "[reverse]m[/]\x1b[5m", "hints": ["[link=http://x]h[/link]"]}
+        )
         await until(pilot, lambda: has_tab(app, SID) and len(row_keys(app)) == 2)
         await pilot.pause()
         svg = app.export_screenshot()

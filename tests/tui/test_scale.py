@@ -47,8 +47,12 @@ async def test_ten_thousand_tool_names_show_the_top_rows_and_the_filter_reaches_
         kept = 10_000
         assert kept <= MAX_TOOL_ROWS
         session = lambda: app.store.sessions.get(SID)  # noqa: E731
-        await until(pilot, lambda: session() is not None and session().counters.spans >= kept and len(session().stats.tools) == kept,
-                    timeout=20, what="the tool rows the relay keeps")
+        await until(
+            pilot,
+            lambda: session() is not None and session().counters.spans >= kept and len(session().stats.tools) == kept,
+            timeout=20,
+            what="the tool rows the relay keeps",
+        )
         await until(pilot, lambda: shown(app) and f"of {kept:,} by tool" in screen_text(app), timeout=20, what="the hidden-rows line")
         assert table(app).row_count == ROWS_MAX
         text = screen_text(app)
@@ -58,7 +62,7 @@ async def test_ten_thousand_tool_names_show_the_top_rows_and_the_filter_reaches_
         await pilot.press("s", "s", "s")  # p50: the slowest first, among the spans still in the 500-span ring
         ring = {span.tool for span in session().stats.ring.values()}
         slowest = {name for name in ring if int(name[5:]) % 97 == 96}  # wall 97 ms
-        await until(pilot, lambda: app.dashboard.sort_key == "p50" and set(row_keys(app)[:len(slowest)]) == slowest, what="re-sorted top rows")
+        await until(pilot, lambda: app.dashboard.sort_key == "p50" and set(row_keys(app)[: len(slowest)]) == slowest, what="re-sorted top rows")
         assert cell(app, row_keys(app)[0], "p50") == "97ms"
         last = f"tool_{kept - 1:05d}"
         await pilot.press("slash", *last, "enter")

@@ -21,8 +21,14 @@ async def test_a_refilled_table_is_as_wide_as_its_cells_before_any_idle_turn() -
         tables.fill(table, [("kind", "kind"), (Text("out", justify="right"), "out")], [([Text("prompt"), Text("2.2K", justify="right")], None)])
         # Refilled again, as a view does on every change, with no turn of the app in between.
         columns: list[tables.Column] = [("kind", "kind"), (Text("out", justify="right"), "out"), ("error", "error")]
-        tables.fill(table, columns, [([Text("stream"), Text("12.5K", justify="right"), Text("AbortError")], "a"),
-                                     ([Text("prompt"), Text("20", justify="right"), Text("")], "b")])
+        tables.fill(
+            table,
+            columns,
+            [
+                ([Text("stream"), Text("12.5K", justify="right"), Text("AbortError")], "a"),
+                ([Text("prompt"), Text("20", justify="right"), Text("")], "b"),
+            ],
+        )
         assert [(c.width, c.auto_width) for c in table.ordered_columns] == [(6, False), (5, False), (10, False)]
         assert table.row_count == 2 and table.get_row_index("b") == 1
         await pilot.pause()

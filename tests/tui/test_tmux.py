@@ -28,8 +28,7 @@ TOKEN = "fedcba9876543210fedcba9876543210"
 
 def test_demo_in_a_real_terminal_and_q_restores_it(tmux: Tmux) -> None:
     tmux.type(cmd("--demo --port 0"))
-    screen = tmux.wait(lambda s: "tool" in s and "calls" in s and "p95" in s and "schemas " in s and "host gaps" in s,
-                       what="table and summary line")
+    screen = tmux.wait(lambda s: "tool" in s and "calls" in s and "p95" in s and "schemas " in s and "host gaps" in s, what="table and summary line")
     assert tmux.alternate_on()
     assert "relay 127.0.0.1:" in screen and "shop.example 3f2a9c01" in screen
     tmux.wait(lambda s: "search_products" in s or "get_product" in s, what="a tool row")
@@ -39,7 +38,7 @@ def test_demo_in_a_real_terminal_and_q_restores_it(tmux: Tmux) -> None:
     assert not tmux.alternate_on()
     assert "schemas " not in screen and "Traceback" not in screen
     tmux.type("tput cols; stty -a | head -1")  # the shell is usable again, at the size we gave it
-    screen = tmux.wait(lambda s: "\n120\n" in s or s.count("120") >= 1 and "speed" in s, what="shell answers")
+    screen = tmux.wait(lambda s: "\n120\n" in s or (s.count("120") >= 1 and "speed" in s), what="shell answers")
     assert "120" in screen
 
 

@@ -53,13 +53,20 @@ async def test_two_exports_in_one_second_write_two_files(tmp_path: Path) -> None
             await pilot.press(key)
         await pilot.pause()
         files = sorted(p.name for p in (tmp_path / "exports").iterdir())
-        assert files == sorted([
-            f"report-{SID}-20260101-000000.json", f"report-{SID}-20260101-000000-2.json",
-            f"findings-{SID}-20260101-000000.json", f"findings-{SID}-20260101-000000-2.json",  # beside each report
-            "capture-20260101-000000.json", "capture-20260101-000000-2.json",
-            "trace-20260101-000000.json", "trace-20260101-000000-2.json",
-            "wmcp-top-20260101-000000.svg", "wmcp-top-20260101-000000-2.svg",
-        ]), files
+        assert files == sorted(
+            [
+                f"report-{SID}-20260101-000000.json",
+                f"report-{SID}-20260101-000000-2.json",
+                f"findings-{SID}-20260101-000000.json",
+                f"findings-{SID}-20260101-000000-2.json",  # beside each report
+                "capture-20260101-000000.json",
+                "capture-20260101-000000-2.json",
+                "trace-20260101-000000.json",
+                "trace-20260101-000000-2.json",
+                "wmcp-top-20260101-000000.svg",
+                "wmcp-top-20260101-000000-2.svg",
+            ]
+        ), files
         await page.close()
 
 
@@ -163,6 +170,7 @@ async def test_the_sort_arrow_is_always_on_the_sorted_column_with_one_meaning(tm
                     label = {"err": "err", "tokens": "tokens"}.get(app.dashboard.sort_key, app.dashboard.sort_key)
                     order = row_keys(app)
                     first, last = order[0], order[-1]
+
                     # The arrow follows its label: after a space when the column has room, else in the gap after it
                     # (a sort press never widens a column).
                     def beside(arrow: str, label: str = label, seen: str = seen) -> bool:
@@ -192,6 +200,7 @@ async def test_the_palette_has_one_working_entry_per_action(tmp_path: Path) -> N
         # the one Screenshot entry, chosen in the real palette, writes the file
         await pilot.press("ctrl+p")
         await pilot.press(*"screenshot")
+
         def found() -> bool:
             palette: Any = app.screen  # Screen[object] and CommandPalette's Screen[...] do not overlap for mypy
             return isinstance(palette, CommandPalette) and palette.query_one(CommandList).option_count > 0
@@ -278,8 +287,20 @@ async def test_help_status_and_inspector_scroll_by_keyboard(tmp_path: Path) -> N
             await page.close()
 
 
-LOOKALIKES = ["se\u00adarch", "\u115fsearch", "search\u3164", "sea\u180erch", "se\u034farch", "search\ufe0f", "\ufff9search\ufffb",
-              "search\U000e0041", "\u0301search", "search \u0301", "search\u00a0", "sea\u2028rch"]
+LOOKALIKES = [
+    "se\u00adarch",
+    "\u115fsearch",
+    "search\u3164",
+    "sea\u180erch",
+    "se\u034farch",
+    "search\ufe0f",
+    "\ufff9search\ufffb",
+    "search\U000e0041",
+    "\u0301search",
+    "search \u0301",
+    "search\u00a0",
+    "sea\u2028rch",
+]
 
 
 def test_every_invisible_or_ignorable_character_shows_on_screen() -> None:
@@ -289,7 +310,7 @@ def test_every_invisible_or_ignorable_character_shows_on_screen() -> None:
     assert len(seen) == len(LOOKALIKES) and "search" not in seen
     for name in LOOKALIKES:
         text = inert_str(name)
-        assert all(ch.isprintable() and not ch.isspace() or ch == " " for ch in text), (name, text)
+        assert all((ch.isprintable() and not ch.isspace()) or ch == " " for ch in text), (name, text)
     for fine in ("naïve", "e\u0301", "こんにちは", "क्षि", "Ünïcödé ✓"):
         assert inert_str(fine) == fine  # real letters, accents (composed or not) and scripts pass
 
@@ -457,8 +478,13 @@ async def test_the_trace_carries_error_text_and_calls_still_in_flight(tmp_path: 
         await page.send(synth.start_frame(SID, [(1, "search", 5_000.0)]))  # still running at export
         await other.send(synth.start_frame(SID2, [(0, "lookup", 2_000.0)]))
         await other.send({"type": "bye", "session": SID2, "reason": "pagehide"})  # ended unsettled
-        await until(pilot, lambda: app.store.sessions[SID].inflight and app.store.sessions[SID2].state == "ended"
-                    and app.store.sessions[SID].stats.totals.calls == 1, what="state")
+        await until(
+            pilot,
+            lambda: (
+                app.store.sessions[SID].inflight and app.store.sessions[SID2].state == "ended" and app.store.sessions[SID].stats.totals.calls == 1
+            ),
+            what="state",
+        )
         await pilot.press("t")
         await until(pilot, lambda: (tmp_path / "exports").is_dir() and any((tmp_path / "exports").glob("trace-*.json")), what="trace")
         trace = json.loads(next((tmp_path / "exports").glob("trace-*.json")).read_text())
@@ -525,8 +551,9 @@ async def test_hints_offer_the_terminal_action_before_the_console(tmp_path: Path
     app = live_app(tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         page = await open_page(app)
-        await page.send(synth.status(SID, "measuring", "Measuring tool calls.",
-                                     hints=["__webmcpPerf.summary() prints the split; .report() returns the document"]))
+        await page.send(
+            synth.status(SID, "measuring", "Measuring tool calls.", hints=["__webmcpPerf.summary() prints the split; .report() returns the document"])
+        )
         await until(pilot, lambda: "__webmcpPerf.summary()" in screen_text(app), what="hints")
         lines = screen_text(app).splitlines()
         ours = next(i for i, line in enumerate(lines) if "e writes this session's report" in line)

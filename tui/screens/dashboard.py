@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -39,7 +39,7 @@ from ..widgets.waiting import WaitingPanel, waiting_text
 from .live import LiveView
 
 if TYPE_CHECKING:
-    from ..app import WmcpTopApp
+    pass
 
 MARKER_WIDTH = 7  # `+NN ›` and its padding, beside the tabs when some are out of sight
 TICK_INTERVAL = 0.5  # calls in flight: their running time ticks on screen (a timer only while there are some)
@@ -48,7 +48,7 @@ TICK_INTERVAL = 0.5  # calls in flight: their running time ticks on screen (a ti
 def origin_host(origin: str) -> str:
     for prefix in ("https://", "http://"):
         if origin.startswith(prefix):
-            return origin[len(prefix):]
+            return origin[len(prefix) :]
     return origin
 
 
@@ -83,8 +83,7 @@ def tab_label(session: Session, compact: bool = False, with_title: bool = False)
 
 def label_key(session: Session, compact: bool, with_title: bool = False) -> tuple[Any, ...]:
     """Everything a tab label is made of: the label is rebuilt only when this changes."""
-    return (session_state_word(session), session.agent, session.info.origin,
-            session.info.context, compact, with_title and session.info.title)
+    return (session_state_word(session), session.agent, session.info.origin, session.info.context, compact, with_title and session.info.title)
 
 
 def shared_origins(sessions: Any) -> set[str]:
@@ -286,8 +285,15 @@ class DashboardScreen(LiveView[None]):
         table = view.table
         if (table.sort_key, table.sort_reverse) != (self.sort_key, self.sort_reverse):
             table.set_sort(self.sort_key, self.sort_reverse)
-        view.show(session, app.palette, app.view_clock_ms, text_filter=self.text_filter, compact=app.compact,
-                  layout=app.table_layout, sort=(self.sort_key, self.sort_reverse))
+        view.show(
+            session,
+            app.palette,
+            app.view_clock_ms,
+            text_filter=self.text_filter,
+            compact=app.compact,
+            layout=app.table_layout,
+            sort=(self.sort_key, self.sort_reverse),
+        )
         remembered = self._cursor.pop(sid, None)
         if remembered is not None:
             table.move_to(remembered)
@@ -325,8 +331,7 @@ class DashboardScreen(LiveView[None]):
         otlp = app.relay.otlp.stats if app.relay is not None and app.relay.otlp is not None else None
         if otlp is not None and otlp.state == "unreachable":
             text.append(" · ")
-            text.append(f"OTLP down, {otlp.dropped} dropped" if not app.compact else f"OTLP✗{otlp.dropped}",
-                        style=app.palette.style("error"))
+            text.append(f"OTLP down, {otlp.dropped} dropped" if not app.compact else f"OTLP✗{otlp.dropped}", style=app.palette.style("error"))
         if self.text_filter:
             text.append(" · filter ")
             text.append_text(inert(self.text_filter, limit=20))
@@ -337,8 +342,7 @@ class DashboardScreen(LiveView[None]):
         bar.set_payloads(app.relay is not None and app.relay.payloads is not None)
         waiting = self.query_one("#waiting", WaitingPanel)
         if waiting.display:
-            waiting.update(waiting_text(app.relay.snippet if app.relay else None, app.source_label, app.size.width - 4,
-                                        app.store.token_refusals))
+            waiting.update(waiting_text(app.relay.snippet if app.relay else None, app.source_label, app.size.width - 4, app.store.token_refusals))
 
     def _shown_inflight(self) -> Session | None:
         """The shown session while it has calls in flight whose running time ticks on screen, else None."""
@@ -479,8 +483,13 @@ class DashboardScreen(LiveView[None]):
             tabs, marker = self.tabs, self.query_one("#more-tabs", Static)
         except NoMatches:
             return
-        left, right = overflow_counts([(tab.region.x, tab.region.right) for tab in tabs.query(Tab)], tabs.region.x,
-                                      tabs.region.right, self.query_one("#tabrow").region.right, marker.display)
+        left, right = overflow_counts(
+            [(tab.region.x, tab.region.right) for tab in tabs.query(Tab)],
+            tabs.region.x,
+            tabs.region.right,
+            self.query_one("#tabrow").region.right,
+            marker.display,
+        )
         marker.update(overflow_marker(left, right))
         shown = bool(left or right)
         if shown and not marker.display:  # the tabs are narrower with it: count again against the real edge

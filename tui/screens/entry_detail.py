@@ -30,12 +30,32 @@ PAYLOAD_SHOWN = 64 * 1024  # characters of one text drawn (the page already cut 
 
 # Span facts in the order they are listed, with how each is written.
 _SPAN_FACTS: tuple[tuple[str, str], ...] = (
-    ("wallMs", "ms"), ("blockingMs", "ms"), ("gapSincePrevCallMs", "ms"), ("inputBytes", "bytes"),
-    ("resultBytes", "bytes"), ("imageBytes", "bytes"), ("estTokens", "n"), ("estInputTokens", "n"),
-    ("estTextTokens", "n"), ("estImageTokens", "n"), ("contentTypes", "v"), ("resultType", "v"), ("envelope", "v"),
-    ("substituted", "v"), ("serializable", "v"), ("isError", "v"), ("errorType", "v"), ("error", "v"),
-    ("refusal", "v"), ("consent", "v"), ("consentMismatch", "v"), ("overlapped", "v"), ("depth", "v"),
-    ("parent", "v"), ("synthetic", "v"), ("invokedBy", "v"),
+    ("wallMs", "ms"),
+    ("blockingMs", "ms"),
+    ("gapSincePrevCallMs", "ms"),
+    ("inputBytes", "bytes"),
+    ("resultBytes", "bytes"),
+    ("imageBytes", "bytes"),
+    ("estTokens", "n"),
+    ("estInputTokens", "n"),
+    ("estTextTokens", "n"),
+    ("estImageTokens", "n"),
+    ("contentTypes", "v"),
+    ("resultType", "v"),
+    ("envelope", "v"),
+    ("substituted", "v"),
+    ("serializable", "v"),
+    ("isError", "v"),
+    ("errorType", "v"),
+    ("error", "v"),
+    ("refusal", "v"),
+    ("consent", "v"),
+    ("consentMismatch", "v"),
+    ("overlapped", "v"),
+    ("depth", "v"),
+    ("parent", "v"),
+    ("synthetic", "v"),
+    ("invokedBy", "v"),
 )
 
 
@@ -105,15 +125,22 @@ def payload_text(entry: TimelineEntry, view: PayloadView | None, held: Held | No
     out = Text()
     prompt = entry.kind in PROMPT_STEPS
     if view is None:
-        out.append("payloads are off: start wmcp-top with --show-payloads, and let the page send them "
-                   "(capturePayloads: true in its agent config)", style="dim")
+        out.append(
+            "payloads are off: start wmcp-top with --show-payloads, and let the page send them (capturePayloads: true in its agent config)",
+            style="dim",
+        )
         return out
     if held is None:
-        out.append("no payload held for this entry: the page does not send them (capturePayloads), or it is older "
-                   f"than the {view.max_entries} newest held", style="dim")
+        out.append(
+            f"no payload held for this entry: the page does not send them (capturePayloads), or it is older than the {view.max_entries} newest held",
+            style="dim",
+        )
         return out
-    parts = (("prompt", held.arguments), ("answer", held.result)) if prompt else (
-        ("arguments", held.arguments), ("result (as the agent read it)", held.result), ("error message", held.error))
+    parts = (
+        (("prompt", held.arguments), ("answer", held.result))
+        if prompt
+        else (("arguments", held.arguments), ("result (as the agent read it)", held.result), ("error message", held.error))
+    )
     for label, text in parts:
         if text is None:
             continue

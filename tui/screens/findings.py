@@ -24,8 +24,8 @@ from relay_bridge.units import fmt_bytes, fmt_count
 
 from .. import tables
 from ..changes import Changes
-from .live import LiveView
 from ..sanitize import inert
+from .live import LiveView
 from .schemas import catalog_signature
 
 MIN_DO_WIDTH = 16  # the table's "what to do" column takes the width left; the detail below has the whole line
@@ -100,8 +100,11 @@ class FindingsScreen(LiveView[None]):
             out.append(f"{n} finding{'s' if n != 1 else ''} in {sessions} session{'s' if sessions != 1 else ''}")
             out.append(f" · together ~{fmt_count(total_tokens(self.findings))} tok", style=palette.style("slow"))
         if not self.compact:
-            out.append(f"\ntokens: ceil(bytes / 4); images ranked by that byte rule, with ceil(w x h / {PIXELS_PER_TOKEN}) "
-                       f"beside it (JPEG q{QUALITY}, long side <= {MAX_SIDE} px) · docs/diagnosis.md", style=palette.style("muted"))
+            out.append(
+                f"\ntokens: ceil(bytes / 4); images ranked by that byte rule, with ceil(w x h / {PIXELS_PER_TOKEN}) "
+                f"beside it (JPEG q{QUALITY}, long side <= {MAX_SIDE} px) · docs/diagnosis.md",
+                style=palette.style("muted"),
+            )
         self.query_one("#summary", Static).update(out)
 
     def _show_table(self) -> None:
@@ -128,8 +131,10 @@ class FindingsScreen(LiveView[None]):
                 cells.append(Text(f.session))
             rows.append((cells, str(n)))
         # what is left of the width goes to "what to do" (cells are padded by one column each side)
-        used = sum(max([Text(c[0]).cell_len if isinstance(c[0], str) else c[0].cell_len]
-                       + [r[0][i].cell_len for r in rows]) + 2 for i, c in enumerate(columns))
+        used = sum(
+            max([Text(c[0]).cell_len if isinstance(c[0], str) else c[0].cell_len] + [r[0][i].cell_len for r in rows]) + 2
+            for i, c in enumerate(columns)
+        )
         width = max(MIN_DO_WIDTH, self.size.width - used - 5)  # and a vertical scrollbar
         columns.append(("what to do", "do"))
         for (cells, _), f in zip(rows, self.findings):

@@ -48,4 +48,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text("wmcp-top keys", style="bold"))
             yield Static(help_renderable(self.app))
             path = keys.keymap_path()
-            yield Static(Text(f"\nRemap any key by its id in {path}:\n\n  [keys]\n  \"wmcp.pause\" = \"space\"\n\nThemes: --theme NAME, or ctrl+p → Theme. Your own theme files go in {path.parent / 'themes'}."))
+            yield Static(
+                Text(
+                    f'\nRemap any key by its id in {path}:\n\n  [keys]\n  "wmcp.pause" = "space"\n\nThemes: --theme NAME, or ctrl+p → Theme. Your own theme files go in {path.parent / "themes"}.'
+                )
+            )

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from relay_bridge.stats import quantile
 from relay_bridge.store import Session, ToolRecord
@@ -18,9 +18,9 @@ from relay_bridge.units import fmt_bytes, fmt_count
 
 from .. import keys
 from ..changes import Changes
-from .live import LiveView
 from ..sanitize import inert
 from ..widgets.keys_footer import KeysFooter
+from .live import LiveView
 
 
 def annotations_table(sent: dict | None, kept: dict | None) -> Table | Text:
@@ -48,8 +48,11 @@ def result_facts(session: Session, tool: str) -> Text:
     out = Text()
     counted = session.counted_only()
     if tool in counted:
-        out.append(f"  counted, not measured: {counted[tool]} calls seen through toolactivated (no timing, no bytes);\n"
-                   "  the tool was registered before the agent loaded (d: how to measure it)\n", style="bold")
+        out.append(
+            f"  counted, not measured: {counted[tool]} calls seen through toolactivated (no timing, no bytes);\n"
+            "  the tool was registered before the agent loaded (d: how to measure it)\n",
+            style="bold",
+        )
     if not spans:
         out.append("  no calls in the buffer yet", style="dim")
         return out
@@ -98,8 +101,15 @@ def form_sources(rec: ToolRecord | None) -> Text:
             out.append("(no name: feeds no parameter)", style="dim")
         out.append("  ← ")
         out.append_text(inert(field.element, limit=80))
-        notes = [n for n, bad in (("required", field.required), ("no toolparamdescription", field.param and not field.described),
-                                  ("no label", not field.labeled)) if bad]
+        notes = [
+            n
+            for n, bad in (
+                ("required", field.required),
+                ("no toolparamdescription", field.param and not field.described),
+                ("no label", not field.labeled),
+            )
+            if bad
+        ]
         if notes:
             out.append("  " + " · ".join(notes), style="dim")
     return out
@@ -160,7 +170,9 @@ class InspectorScreen(LiveView[None]):
         if rec is None:
             schema.append("  not registered in this session (calls only)", style="dim")
         else:
-            schema.append(f"  {fmt_bytes(rec.schemaBytes)} (~{fmt_count(math.ceil(rec.schemaBytes / 4))} tok), paid in every conversation while registered\n")
+            schema.append(
+                f"  {fmt_bytes(rec.schemaBytes)} (~{fmt_count(math.ceil(rec.schemaBytes / 4))} tok), paid in every conversation while registered\n"
+            )
             state = "registered" if rec.registered else ("rejected by the host: " if rec.rejected else "unregistered")
             schema.append(f"  {state}")
             if rec.rejected:
@@ -172,8 +184,7 @@ class InspectorScreen(LiveView[None]):
         form = self.query_one("#form", Static)
         form.display = rec is not None and rec.form is not None
         form.update(form_sources(rec))
-        self.query_one("#annotations", Static).update(
-            annotations_table(rec.annotationsSent if rec else None, rec.annotationsKept if rec else None))
+        self.query_one("#annotations", Static).update(annotations_table(rec.annotationsSent if rec else None, rec.annotationsKept if rec else None))
         self.query_one("#facts", Static).update(result_facts(session, self.tool))
         if rec is not None and rec.descriptor:
             try:

@@ -51,7 +51,7 @@ def prefill(schema: dict[str, Any] | None, tool: str) -> str:
         return "{}"
     try:
         value = generate(schema, 1, seed=0, salt=tool)[0]
-    except Exception:  # noqa: BLE001 - a schema the generator cannot follow: start empty, validation will say why
+    except Exception:
         value = {}
     return json.dumps(value, indent=2, ensure_ascii=False)
 
@@ -105,8 +105,7 @@ class ConfirmCall(AppModal[bool]):
     def compose(self) -> ComposeResult:
         text = Text()
         text.append_text(inert(self.tool, limit=60))
-        text.append(" is not marked readOnlyHint: calling it may change the page's state (a cart, a form, a "
-                    "message sent). Call it?")
+        text.append(" is not marked readOnlyHint: calling it may change the page's state (a cart, a form, a message sent). Call it?")
         with Vertical():
             yield Static(text)
             with Horizontal():
@@ -162,8 +161,7 @@ class InvokeScreen(AppModal[None]):
 
     def _hint(self) -> Text:
         where = "the tool's inputSchema" if self.schema is not None else "no inputSchema recorded (any object)"
-        return Text(f"input checked against {where} · ctrl+r call · ctrl+g reset · esc close (the result is never kept)",
-                    style="dim")
+        return Text(f"input checked against {where} · ctrl+r call · ctrl+g reset · esc close (the result is never kept)", style="dim")
 
     def on_mount(self) -> None:
         self.query_one("#input", TextArea).focus()

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from relay_bridge.stats import quantile
 from relay_bridge.store import PromptSession, Session
@@ -18,9 +17,9 @@ from relay_bridge.units import fmt_count, fmt_ms
 
 from .. import keys, tables
 from ..changes import Changes
-from .live import LiveView
 from ..sanitize import inert
 from ..widgets.keys_footer import KeysFooter
+from .live import LiveView
 
 MAX_ROWS = 400
 
@@ -103,8 +102,9 @@ class PromptsScreen(LiveView[None]):
         palette = self.app.palette
         head = Text()
         if not session.prompts:
-            head.append("no Prompt API sessions yet: the page has not called LanguageModel.create() "
-                        "(or has no LanguageModel)", style=palette.style("muted"))
+            head.append(
+                "no Prompt API sessions yet: the page has not called LanguageModel.create() (or has no LanguageModel)", style=palette.style("muted")
+            )
         for i, ps in enumerate(session.prompts.values()):
             if i:
                 head.append("\n")
@@ -113,9 +113,14 @@ class PromptsScreen(LiveView[None]):
         columns: list[tables.Column] = [("session", "ps"), (Text("#", justify="right"), "seq"), ("kind", "kind")]
         if not compact:
             columns.append((Text("at", justify="right"), "at"))
-        columns += [(Text("first", justify="right"), "first"), (Text("total", justify="right"), "total"),
-                    (Text("chunks", justify="right"), "chunks"), (Text("in", justify="right"), "in"),
-                    (Text("out", justify="right"), "out"), ("error", "error")]
+        columns += [
+            (Text("first", justify="right"), "first"),
+            (Text("total", justify="right"), "total"),
+            (Text("chunks", justify="right"), "chunks"),
+            (Text("in", justify="right"), "in"),
+            (Text("out", justify="right"), "out"),
+            ("error", "error"),
+        ]
         rows = [(ps, call) for ps in session.prompts.values() for call in ps.calls]
         rows.sort(key=lambda r: r[1].at)
         rows = rows[-MAX_ROWS:]

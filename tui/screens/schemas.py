@@ -18,7 +18,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from relay_bridge.footprint.errors import FootprintError
 from relay_bridge.footprint.live import analyze_sessions
@@ -26,8 +26,8 @@ from relay_bridge.footprint.live import analyze_sessions
 from .. import keys, tables
 from ..changes import Changes
 from ..sanitize import inert
-from .live import LiveView
 from ..widgets.keys_footer import KeysFooter
+from .live import LiveView
 
 PART_LABELS = {
     "description": "description",
@@ -55,8 +55,7 @@ def bar(share: float, width: int) -> str:
 def catalog_signature(store: Any) -> tuple:
     """Changes whenever the registered tools (or their descriptors) change: cheap, O(tools), no JSON work."""
     return tuple(
-        (s.id, s.info.origin, tuple((r.name, r.registered, r.registeredAt, r.unregisteredAt, len(r.descriptor or b""))
-                                    for r in s.tools.values()))
+        (s.id, s.info.origin, tuple((r.name, r.registered, r.registeredAt, r.unregisteredAt, len(r.descriptor or b"")) for r in s.tools.values()))
         for s in store.sessions.values()
     )
 
@@ -162,8 +161,7 @@ class SchemasScreen(LiveView[None]):
             out.append(f"{s['tools']} tool{'s' if s['tools'] != 1 else ''} in {with_tools} session{'s' if with_tools != 1 else ''}")
             if without:
                 out.append(f" ({without} more with none)", style=palette.style("muted"))
-            out.append(f" · {defs} B of definitions + {envelope} B envelope = catalog {catalog} B · "
-                       f"~{s['roughTokens']} tok (rough)")
+            out.append(f" · {defs} B of definitions + {envelope} B envelope = catalog {catalog} B · ~{s['roughTokens']} tok (rough)")
         by = s["pairsByLabel"]
         dup = [f"{LABEL_MARKS[k]} {n} {k}" for k, n in by.items() if n]
         out.append("\nrepeated: " if not self.compact else "\n")
@@ -181,8 +179,7 @@ class SchemasScreen(LiveView[None]):
         if report["pairs"]["truncated"]:
             out.append(f" · pairs kept {report['pairs']['kept']} of {report['pairs']['found']}", style=palette.style("slow"))
         if not report["similarity"]["complete"]:
-            out.append(f" · similarity scan incomplete ({report['similarity']['notExamined']} pairs not examined)",
-                       style=palette.style("slow"))
+            out.append(f" · similarity scan incomplete ({report['similarity']['notExamined']} pairs not examined)", style=palette.style("slow"))
         if report["notes"]:
             out.append(f" · {len(report['notes'])} not measured (see below)", style=palette.style("muted"))
         self.query_one("#summary", Static).update(out)
@@ -193,7 +190,7 @@ class SchemasScreen(LiveView[None]):
         if table.row_count:
             try:
                 keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-            except Exception:  # noqa: BLE001 - no cursor yet
+            except Exception:
                 keep = None
         compact = self.compact
         palette = self.app.palette
@@ -210,8 +207,9 @@ class SchemasScreen(LiveView[None]):
             if not compact:
                 session.append(" ")
                 session.append_text(inert(_host(origin), style="dim", limit=24))
-            marks = sorted({LABEL_MARKS[label] for _, _, labels in self._pairs.get((t["server"], t["name"]), []) for label in labels},
-                           key="=≠≈".index)
+            marks = sorted(
+                {LABEL_MARKS[label] for _, _, labels in self._pairs.get((t["server"], t["name"]), []) for label in labels}, key="=≠≈".index
+            )
             dup = Text(" ".join(marks), style=palette.style("slow")) if marks else Text("")
             findings = self._findings.get((t["server"], t["name"]), [])
             worst = _worst(findings)
@@ -243,7 +241,7 @@ class SchemasScreen(LiveView[None]):
             return None
         try:
             key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        except Exception:  # noqa: BLE001
+        except Exception:
             return None
         return self._rows.get(key or "")
 
@@ -298,15 +296,17 @@ class SchemasScreen(LiveView[None]):
                 out.append_text(inert(note, limit=200))
                 out.append("\n")
         sim = report["similarity"]
-        out.append(f"similar descriptions: Jaccard >= 0.8 over word sets; {sim['examinedPairs']} of {sim['eligiblePairs']} "
-                   "eligible pairs examined", style=palette.style("muted"))
+        out.append(
+            f"similar descriptions: Jaccard >= 0.8 over word sets; {sim['examinedPairs']} of {sim['eligiblePairs']} eligible pairs examined",
+            style=palette.style("muted"),
+        )
         widget.update(out)
 
 
 def _host(origin: str) -> str:
     for prefix in ("https://", "http://"):
         if origin.startswith(prefix):
-            return origin[len(prefix):]
+            return origin[len(prefix) :]
     return origin
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from relay_bridge import __version__
 from relay_bridge.extension import STATUS_HELP as EXTENSION_HELP
@@ -13,12 +13,11 @@ from relay_bridge.extension import is_extension_agent, pairing_link
 
 from .. import keys
 from ..changes import Changes
-from .live import LiveView
 from ..sanitize import inert
 from ..widgets.keys_footer import KeysFooter
 from ..widgets.status_pane import invoke_allowed, phase_text
 from ..widgets.waiting import refused_text
-
+from .live import LiveView
 
 # Tools registered before the agent loaded: their calls are counted from `toolactivated`, never timed.
 COUNTED_HELP = (
@@ -52,8 +51,12 @@ def status_text(app) -> Text:
             out.append(str(log.path))
         out.append("\n")
     c = store.counters
-    health = [f"connections {c.get('connections', 0)}", f"frames {c.get('frames', 0)}", f"spans {c.get('spans', 0)}",
-              f"duplicates {c.get('duplicates', 0)}"]
+    health = [
+        f"connections {c.get('connections', 0)}",
+        f"frames {c.get('frames', 0)}",
+        f"spans {c.get('spans', 0)}",
+        f"duplicates {c.get('duplicates', 0)}",
+    ]
     out.append("  " + " · ".join(health) + "\n")
     problems = [f"{k} {v}" for k, v in sorted(c.items()) if v and (k.startswith(("rejected", "refused", "limit")) or k in ("lost", "evicted"))]
     if problems:

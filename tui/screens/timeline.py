@@ -12,20 +12,19 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.coordinate import Coordinate
 from textual.containers import Horizontal
-from textual.widgets import Checkbox, DataTable, Footer, Static
+from textual.coordinate import Coordinate
+from textual.widgets import Checkbox, DataTable, Static
 
 from relay_bridge.store import Session, TimelineEntry
 from relay_bridge.units import fmt_bytes, fmt_ms
 
 from .. import keys
 from ..changes import Changes
-from .live import LiveView
 from ..sanitize import inert, inert_str
 from ..widgets.keys_footer import KeysFooter
 from .entry_detail import EntryDetailScreen, held_payload
+from .live import LiveView
 
 # The store files every timeline kind under one category (relay_bridge.store.category); one box each.
 GROUPS = ("tools", "calls", "prompts", "system")
@@ -123,8 +122,9 @@ def recorded_after(session: Session, marker: TimelineEntry | None) -> set[int] |
     return None
 
 
-def timeline_window(session: Session, shown: set[str] | None = None, after: TimelineEntry | None = None,
-                    limit: int = MAX_ROWS) -> tuple[list[Row], int]:
+def timeline_window(
+    session: Session, shown: set[str] | None = None, after: TimelineEntry | None = None, limit: int = MAX_ROWS
+) -> tuple[list[Row], int]:
     """The newest `limit` rows recorded after `after` (None: all), and how many there are in all."""
     later = recorded_after(session, after)
     entries = [e for e in session.timeline_view(shown) if later is None or id(e) in later]
@@ -164,7 +164,7 @@ class TimelineScreen(LiveView[None]):
     def __init__(self, session_id: str) -> None:
         super().__init__()
         self.session_id = session_id
-        self.shown = {g: True for g in GROUPS}
+        self.shown = dict.fromkeys(GROUPS, True)
         self._sig: tuple | None = None
         self.since: TimelineEntry | None = None  # ctrl+l: list only entries recorded after this one
         self._rows: list[Row] = []
@@ -241,8 +241,9 @@ class TimelineScreen(LiveView[None]):
         if self.since is not None:
             title.append("  cleared (ctrl+l: show all)", style="dim")
         compact = bool(getattr(self.app, "compact", False))
-        title.append("  (esc · 1-4 filter · enter)" if compact else
-                     "  (enter: detail · ctrl+l: clear · 1-4: kinds · end: newest · esc: back)", style="dim")
+        title.append(
+            "  (esc · 1-4 filter · enter)" if compact else "  (enter: detail · ctrl+l: clear · 1-4: kinds · end: newest · esc: back)", style="dim"
+        )
         self.query_one("#title", Static).update(title)
         sig = (total, rows[-1].at if rows else None, rows[-1].kind if rows else None, tuple(self.shown.values()), self.since)
         if sig == self._sig:
@@ -261,9 +262,14 @@ class TimelineScreen(LiveView[None]):
         for r in rows:
             if payloads is not None and r.entry is not None and held_payload(session, r.entry, payloads) is not None:
                 r.what.append("  [payload]", style="bold")  # enter shows it
-            style = palette.style("error") if r.kind in ("error", "toolcancel", "disconnected", "rejected") or r.failed else (palette.style("muted") if r.kind in ("start", "prompt-create", "prompt-destroy") else "")
-            table.add_row(Text(f"+{r.at / 1000:.3f}s", justify="right"), Text(r.kind, style=style), r.what,
-                          key=str(id(r.entry)))  # the entry's identity while it is in the timeline
+            style = (
+                palette.style("error")
+                if r.kind in ("error", "toolcancel", "disconnected", "rejected") or r.failed
+                else (palette.style("muted") if r.kind in ("start", "prompt-create", "prompt-destroy") else "")
+            )
+            table.add_row(
+                Text(f"+{r.at / 1000:.3f}s", justify="right"), Text(r.kind, style=style), r.what, key=str(id(r.entry))
+            )  # the entry's identity while it is in the timeline
         if not rows:
             return
         if reading is not None and reading in table.rows:

@@ -4,7 +4,7 @@ a filled form waiting for the user's submit says so (that wait is not tool time)
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from rich.text import Text
 from textual.widgets import Static

@@ -6,10 +6,9 @@ on screen have no widgets at all.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rich.text import Text
-
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
@@ -17,13 +16,12 @@ from textual.widgets import Static
 from relay_bridge.store import Session
 
 from ..palette import Palette
-from ..tool_rows import Top, ToolRows
+from ..tool_rows import ToolRows, Top
 from .inflight import InFlightPane
 from .sparklines import Sparklines
 from .status_pane import StatusPane
 from .summary_line import SummaryLine
 from .tool_table import ToolTable
-
 
 ROWS_MAX = 100  # tool rows held in the table (more when the screen is taller): the rest are counted, `/` finds them
 
@@ -73,8 +71,17 @@ class SessionView(Vertical):
         self.table.forget()
         self.query_one(InFlightPane).forget()
 
-    def show(self, session: Session, palette: Palette, clock_ms: Callable[[], float], *, text_filter: str = "",
-             compact: bool = False, layout: str = "full", sort: tuple[str, bool] = ("tool", False)) -> None:
+    def show(
+        self,
+        session: Session,
+        palette: Palette,
+        clock_ms: Callable[[], float],
+        *,
+        text_filter: str = "",
+        compact: bool = False,
+        layout: str = "full",
+        sort: tuple[str, bool] = ("tool", False),
+    ) -> None:
         self.query_one(SummaryLine).show(session)
         self.query_one(StatusPane).show(session, palette, with_hints=not compact)
         table = self.table

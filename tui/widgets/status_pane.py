@@ -31,7 +31,10 @@ def phase_text(session: Session, palette: Palette, with_hints: bool = True, invo
         out.append(")")
     coverage = session.coverage
     out.append("   coverage ", style=palette.style("muted"))
-    out.append(COVERAGE_WORDS.get(coverage, coverage), style=palette.style("error" if coverage == "incomplete" else "ok" if coverage == "running" else "muted"))
+    out.append(
+        COVERAGE_WORDS.get(coverage, coverage),
+        style=palette.style("error" if coverage == "incomplete" else "ok" if coverage == "running" else "muted"),
+    )
     counters = []
     if session.lost:
         counters.append(f"lost spans {session.lost}")

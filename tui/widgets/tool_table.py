@@ -7,9 +7,9 @@ when its tool changed.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from collections.abc import Mapping
-from typing import Any, Callable
+from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
@@ -34,7 +34,7 @@ class Cell(Text):
     sort_value: Any = None
 
     @classmethod
-    def of(cls, text: str | Text, value: Any, style: str = "", justify: str = "right") -> "Cell":
+    def of(cls, text: str | Text, value: Any, style: str = "", justify: str = "right") -> Cell:
         cell = cls(justify=justify, end="", no_wrap=True)  # type: ignore[arg-type]
         if isinstance(text, Text):
             cell.append_text(text)
@@ -103,10 +103,14 @@ def make_cells(row: dict[str, Any], palette: Palette, registered: bool, counted:
         "p50": Cell.of(fmt_ms(row["p50Ms"]), _num(row["p50Ms"]), palette.for_ms(row["p50Ms"])),
         "p95": Cell.of(fmt_ms(row["p95Ms"]), _num(row["p95Ms"]), palette.for_ms(row["p95Ms"])),
         "max": Cell.of(fmt_ms(row["maxMs"]), _num(row["maxMs"]), palette.for_ms(row["maxMs"])),
-        "blocking": Cell.of(fmt_ms(row["blockingMs"]) if row["blockingMs"] else "0", row["blockingMs"], "" if row["blockingMs"] else palette.style("muted")),
+        "blocking": Cell.of(
+            fmt_ms(row["blockingMs"]) if row["blockingMs"] else "0", row["blockingMs"], "" if row["blockingMs"] else palette.style("muted")
+        ),
         "bytes": Cell.of(fmt_bytes(row["totalBytes"]), row["totalBytes"]),
         "tokens": Cell.of(fmt_count(row["estTokens"]), row["estTokens"]),
-        "schema": Cell.of(fmt_bytes(row["schemaBytes"]) if row["schemaBytes"] else "–", row["schemaBytes"], "" if row["schemaBytes"] else palette.style("muted")),
+        "schema": Cell.of(
+            fmt_bytes(row["schemaBytes"]) if row["schemaBytes"] else "–", row["schemaBytes"], "" if row["schemaBytes"] else palette.style("muted")
+        ),
     }
     return cells
 
@@ -257,8 +261,14 @@ class ToolTable(ScrollView, can_focus=True):
         row = self._cells.get(tool)
         return row.get(column) if row is not None else None
 
-    def sync(self, rows: list[dict[str, Any]], palette: Palette, registered: Callable[[str], bool],
-             changed: set[str] | None = None, counted: dict[str, int] | None = None) -> bool:
+    def sync(
+        self,
+        rows: list[dict[str, Any]],
+        palette: Palette,
+        registered: Callable[[str], bool],
+        changed: set[str] | None = None,
+        counted: dict[str, int] | None = None,
+    ) -> bool:
         """Bring the table to `rows`, in that order. `changed` names the tools whose numbers changed since the
         last call (None: any may have); other rows keep their cells and their drawn lines. `counted`: tools
         counted, not measured (Session.counted_only), marked in the name and calls cells. Returns whether
@@ -448,9 +458,14 @@ class ToolTable(ScrollView, can_focus=True):
     def _plain_box(self) -> bool:
         """Whether the styles cache would draw our lines as they are (no gutter, outline, tint or opacity)."""
         styles = self.styles
-        return (not any(styles.gutter) and not any(edge for edge, _ in styles.outline) and not styles.tint.a
-                and self.opacity == 1.0 and styles.text_opacity == 1.0
-                and not (styles.has_rule("hatch") and styles.hatch != "none"))
+        return (
+            not any(styles.gutter)
+            and not any(edge for edge, _ in styles.outline)
+            and not styles.tint.a
+            and self.opacity == 1.0
+            and styles.text_opacity == 1.0
+            and not (styles.has_rule("hatch") and styles.hatch != "none")
+        )
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
@@ -468,8 +483,11 @@ class ToolTable(ScrollView, can_focus=True):
         if index == self.cursor_row:
             cursor = self.get_component_rich_style("tool-table--cursor")
             cells = self._cells[key]
-            return self._keep("cursor", (cells, base, cursor, scroll_x, width, self._column_widths()),
-                              lambda: self._draw(cells, base, cursor).crop_extend(scroll_x, scroll_x + width, base + cursor))
+            return self._keep(
+                "cursor",
+                (cells, base, cursor, scroll_x, width, self._column_widths()),
+                lambda: self._draw(cells, base, cursor).crop_extend(scroll_x, scroll_x + width, base + cursor),
+            )
         line = self._lines.get(key)
         if line is None:
             line = self._lines[key] = self._draw(self._cells[key], base)

@@ -10,8 +10,7 @@ from relay_bridge.snippet import Snippet
 from ..sanitize import inert
 
 
-def waiting_text(snippet: Snippet | None, replay: str | None = None, width: int | None = None,
-                 refused: dict[str, int] | None = None) -> Text:
+def waiting_text(snippet: Snippet | None, replay: str | None = None, width: int | None = None, refused: dict[str, int] | None = None) -> Text:
     """The first screen's text. Under `width` columns the lines to paste are cut with an ellipsis rather than
     wrapped mid-word (a wrapped tag pastes broken): `c` copies the whole script tag. `refused`: pages the relay
     turned away for their token, by origin (the store's token_refusals)."""
