@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta, Struct, field
@@ -52,7 +52,7 @@ ToolName = Annotated[str, Meta(min_length=1, max_length=MAX_TOOL_NAME)]
 Text = Annotated[str, Meta(max_length=MAX_TEXT)]
 ShortText = Annotated[str, Meta(max_length=64)]
 ErrorText = Annotated[str, Meta(max_length=MAX_ERROR)]
-Scalar = Union[Annotated[str, Meta(max_length=MAX_ERROR)], bool, int, float, None]
+Scalar = Annotated[str, Meta(max_length=MAX_ERROR)] | bool | int | float | None
 
 Phase = Literal["inactive", "no-host", "host-found", "tools-registered", "measuring", "detached"]
 Coverage = Literal["none-observed", "running", "incomplete"]
@@ -420,7 +420,7 @@ class Bye(Struct, tag="bye", tag_field="type", forbid_unknown_fields=True):
     reason: Text = ""
 
 
-AgentFrame = Union[Hello, Start, Spans, Update, LedgerFrame, ToolChange, Status, Event, Payload, Prompt, Result, FactsFrame, Bye]
+AgentFrame = Hello | Start | Spans | Update | LedgerFrame | ToolChange | Status | Event | Payload | Prompt | Result | FactsFrame | Bye
 FRAME_TYPES = ("hello", "start", "spans", "update", "ledger", "tool", "status", "event", "payload", "prompt", "result", "facts", "bye")
 
 
@@ -517,7 +517,7 @@ _SURROGATE_ESCAPE = re.compile(rb"(\\+)u([dD][89abAB][0-9a-fA-F]{2})(?:(\\)u([dD
 
 def _replace_surrogate(match: re.Match[bytes]) -> bytes:
     if match.group(1) is not None:
-        slashes, high, low = match.group(1), match.group(2), match.group(4)
+        slashes, _high, low = match.group(1), match.group(2), match.group(4)
         if len(slashes) % 2 == 0:  # an escaped backslash followed by the letters "ud83d": plain text
             return match.group(0)
         if low is not None:

@@ -708,7 +708,7 @@ class Relay:
             idle = self._idle.pop(conn, None)
             if idle is not None:
                 idle.cancel()
-            for command_id, (owner, _, future) in list(self._pending.items()):
+            for _command_id, (owner, _, future) in list(self._pending.items()):
                 if owner == conn and not future.done():
                     future.set_exception(ConnectionClosed(None, None))
             store.disconnect(conn)

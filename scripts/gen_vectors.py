@@ -16,14 +16,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import msgspec  # noqa: E402
+import msgspec
 
-from relay_bridge import synth  # noqa: E402
-from relay_bridge.exports.trace import span_events  # noqa: E402
-from relay_bridge.measure import call_size, result_facts  # noqa: E402
-from relay_bridge.protocol import Span  # noqa: E402
-from relay_bridge.stats import SessionStats  # noqa: E402
-from relay_bridge.units import fmt_bytes, fmt_count, fmt_duration  # noqa: E402
+from relay_bridge import synth
+from relay_bridge.exports.trace import span_events
+from relay_bridge.measure import call_size, result_facts
+from relay_bridge.protocol import Span
+from relay_bridge.stats import SessionStats
+from relay_bridge.units import fmt_bytes, fmt_count, fmt_duration
 
 OUT = ROOT / "tests" / "vectors"
 SID = "0a1b2c3d"
@@ -197,7 +197,7 @@ CASES: list[tuple[str, str, int, list[dict[str, Any]]]] = [
             reg("t", 10),
             *[
                 S(i, "t", i * 100.0, float(w), gap=None if i == 0 else 100.0 - prev)
-                for i, (w, prev) in enumerate(zip([50, 1, 2, 3, 4, 5, 6], [0, 50, 1, 2, 3, 4, 5]))
+                for i, (w, prev) in enumerate(zip([50, 1, 2, 3, 4, 5, 6], [0, 50, 1, 2, 3, 4, 5], strict=False))
             ],
         ],
     ),

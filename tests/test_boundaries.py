@@ -42,8 +42,12 @@ def test_the_ui_uses_textual_through_public_modules_only() -> None:
     for path in (ROOT / "tui").rglob("*.py"):
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             words = line.split()
-            if words[:1] in (["from"], ["import"]) and len(words) > 1 and words[1].startswith("textual"):
-                if any(part.startswith("_") for part in words[1].split(".")):
-                    if PRIVATE_ALLOWED.get(path.relative_to(ROOT).as_posix()) != words[1]:
-                        private.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+            if (
+                words[:1] in (["from"], ["import"])
+                and len(words) > 1
+                and words[1].startswith("textual")
+                and any(part.startswith("_") for part in words[1].split("."))
+                and PRIVATE_ALLOWED.get(path.relative_to(ROOT).as_posix()) != words[1]
+            ):
+                private.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
     assert not private, "\n".join(private)

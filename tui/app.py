@@ -293,9 +293,8 @@ class WmcpTopApp(App[int]):
     # -- actions ------------------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in self.NOT_WHILE_CALLING and self._invoke_open():
-            return False  # the dialog may hold a tool's result: it goes into no file and no other view
-        return True
+        # the dialog may hold a tool's result: it goes into no file and no other view
+        return not (action in self.NOT_WHILE_CALLING and self._invoke_open())
 
     NOT_WHILE_CALLING = frozenset(
         {

@@ -24,7 +24,7 @@ def fill(table: DataTable, columns: Sequence[Column], rows: Sequence[Row]) -> No
         for i, cell in enumerate(cells):
             widths[i] = max(widths[i], cell.cell_len)
     table.clear(columns=True)
-    for (label, key), width in zip(columns, widths):
+    for (label, key), width in zip(columns, widths, strict=False):
         table.add_column(label, key=key, width=width)
     for cells, row_key in rows:
         table.add_row(*cells, key=row_key)

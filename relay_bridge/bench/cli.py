@@ -119,19 +119,19 @@ async def _main(args: argparse.Namespace, progress: Any = None) -> int:
     budget = load_budget(Path(args.budget)) if args.budget else None
     progress = progress or ProgressPrinter(sys.stderr)
     allow = {name.strip() for arg in args.allow_mutating for name in arg.split(",") if name.strip()}
-    common = dict(
-        runs=args.runs,
-        seed=args.seed,
-        allow_mutating=allow,
-        cases=cases,
-        only=only,
-        port=args.port,
-        browser=args.browser,
-        headless=not args.headed,
-        error_policy=args.error_policy,
-        progress=progress,
-        param=args.param or None,
-    )
+    common = {
+        "runs": args.runs,
+        "seed": args.seed,
+        "allow_mutating": allow,
+        "cases": cases,
+        "only": only,
+        "port": args.port,
+        "browser": args.browser,
+        "headless": not args.headed,
+        "error_policy": args.error_policy,
+        "progress": progress,
+        "param": args.param or None,
+    }
     result = await run_bench(args.url, armed=not args.no_agent, **common)
     report = result.report
     if args.write_cases:

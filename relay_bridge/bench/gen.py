@@ -75,7 +75,7 @@ _FORMATS = {
     "uri": lambda i, r: f"https://example.com/item/{i}/{''.join(r.choice(ALPHABET) for _ in range(5))}",
     "url": lambda i, r: f"https://example.com/item/{i}",
     "uuid": lambda i, r: (
-        "%08x-%04x-4%03x-8%03x-%012x" % (r.getrandbits(32), r.getrandbits(16), r.getrandbits(12), r.getrandbits(12), r.getrandbits(48))
+        f"{r.getrandbits(32):08x}-{r.getrandbits(16):04x}-4{r.getrandbits(12):03x}-8{r.getrandbits(12):03x}-{r.getrandbits(48):012x}"
     ),
     "ipv4": lambda i, r: f"192.0.2.{i % 254 + 1}",
     "hostname": lambda i, r: f"host{i}.example.com",

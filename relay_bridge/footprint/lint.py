@@ -120,12 +120,12 @@ def _strings(value: Any, path: list[str | int]) -> Iterator[tuple[list[str | int
             yield at, node, False
         elif isinstance(node, dict):
             for key in reversed(list(node)):
-                stack.append((node[key], at + [key]))
+                stack.append((node[key], [*at, key]))
             for key in node:
-                yield at + [key], key, True
+                yield [*at, key], key, True
         elif isinstance(node, list):
             for i in range(len(node) - 1, -1, -1):
-                stack.append((node[i], at + [i]))
+                stack.append((node[i], [*at, i]))
 
 
 def _describe(cp: int) -> str:
@@ -181,14 +181,14 @@ def _untyped(schema: Any, at: list[str | int]) -> Iterator[dict[str, str]]:
     while stack:
         node, here = stack.pop()
         if isinstance(node, list):
-            stack.extend((item, here + [i]) for i, item in reversed(list(enumerate(node))))
+            stack.extend((item, [*here, i]) for i, item in reversed(list(enumerate(node))))
             continue
         if not isinstance(node, dict):
             continue
         props = node.get("properties")
         if isinstance(props, dict):
             for name, sub in props.items():
-                where = here + ["properties", name]
+                where = [*here, "properties", name]
                 if sub is True or (isinstance(sub, dict) and not any(k in sub for k in _UNTYPED_OK)):
                     yield {
                         "code": "untyped-property",
@@ -198,10 +198,10 @@ def _untyped(schema: Any, at: list[str | int]) -> Iterator[dict[str, str]]:
                     }
         for key in ("properties", "$defs", "definitions", "patternProperties"):
             if isinstance(node.get(key), dict):
-                stack.extend((v, here + [key, k]) for k, v in reversed(list(node[key].items())))
+                stack.extend((v, [*here, key, k]) for k, v in reversed(list(node[key].items())))
         for key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf", "prefixItems", "not"):
             if key in node:
-                stack.append((node[key], here + [key]))
+                stack.append((node[key], [*here, key]))
 
 
 def lint_tool(tool: dict[str, Any]) -> list[dict[str, str]]:

@@ -38,7 +38,7 @@ def squarify(values: list[float], width: float = 100.0, height: float = 100.0) -
     row: list[tuple[int, float]] = []
     while areas:
         side = min(w, h)
-        candidate = row + [areas[0]]
+        candidate = [*row, areas[0]]
         if not row or _worst([a for _, a in candidate], side) <= _worst([a for _, a in row], side):
             row = candidate
             areas.pop(0)

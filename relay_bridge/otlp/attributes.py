@@ -63,7 +63,7 @@ def span_id(session_id: str, seq: int | str) -> int:
 
 
 def _ns(epoch_ms: float) -> int:
-    return int(round(epoch_ms * 1_000_000))
+    return round(epoch_ms * 1_000_000)
 
 
 def cut(text: str, limit: int = PAYLOAD_MAX) -> str:

@@ -83,7 +83,7 @@ def test_an_agent_survives_a_flood_a_hijack_and_a_restart_with_every_span_once(b
     page.evaluate(RUN, 5)  # seq 10..14
     snap = relay_server.wait_for(lambda s: seqs_at_relay(s, sid) == list(range(15)), timeout=20)
     session = session_of(snap, sid)
-    assert [s["seq"] for s in session["spans"]] == sorted(set(s["seq"] for s in session["spans"])), "each span once"
+    assert [s["seq"] for s in session["spans"]] == sorted({s["seq"] for s in session["spans"]}), "each span once"
     assert session["counters"]["duplicates"] == 0 and session["lost"] == 0
     page.wait_for_function("(sid) => __webmcpPerf.relay().acked[sid] === 14", arg=sid)
     assert errors == []

@@ -84,10 +84,11 @@ async def spender(url: str, stop: float, n: Counter[str]) -> None:
 
 async def hellos(url: str, stop: float, n: Counter[str]) -> None:
     sockets = []
+    drains = []  # held: a task nobody references may be collected mid-run
     for c in range(4):
         ws = await page(url)
         sockets.append(ws)
-        asyncio.ensure_future(drain(ws))
+        drains.append(asyncio.ensure_future(drain(ws)))
         for i in range(16):
             await ws.send(json.dumps(synth.hello(f"4e{c:02x}{i:04x}", ORIGIN)))
     while time.monotonic() < stop:

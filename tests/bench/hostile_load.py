@@ -89,7 +89,7 @@ async def flood_socket(url: str, kind: str, socket: int, stop: float, codes: Cou
     counter = 0
     big = "d" * (64 * 1024 - 200)
     garbage = "[" + "1," * (500 * 1024) + "1"  # 1 MiB that never closes: not JSON
-    names = [json.dumps(synth.span("SID", 0, "T", 1.0, 1.0)) for _ in range(1)][0]
+    names = json.dumps(synth.span("SID", 0, "T", 1.0, 1.0))
     try:
         for sid in sids:
             await ws.send(json.dumps(synth.hello(sid, title="x" * 500)))

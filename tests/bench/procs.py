@@ -184,7 +184,7 @@ def wmcp(run_dir: Path, *, headless: bool, probe: Path | None = None, size: tupl
                 break
             except OSError:
                 if time.monotonic() > deadline or proc.poll() is not None:
-                    raise AssertionError(f"{cmd} did not start: {bytes(handle.output[-2000:])!r}")
+                    raise AssertionError(f"{cmd} did not start: {bytes(handle.output[-2000:])!r}") from None
                 time.sleep(0.1)
         yield handle
         if headless:

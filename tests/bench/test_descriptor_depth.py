@@ -108,7 +108,7 @@ def test_the_depth_check_costs_less_than_a_loop_over_the_brackets() -> None:
     print("  descriptor                            bytes  refused   decode, no check     check   Python loop")
     for name, size, deeper, _, best in rows:
         print(f"  {name:<34} {size:8,d}  {'yes' if deeper else 'no':>7} {best['decode']:17.1f} {best['check']:9.1f} {best['loop']:13.1f}")
-    for name, size, deeper, reference, best in rows:
+    for name, _size, deeper, reference, _best in rows:
         assert deeper == reference, f"{name}: the check says {deeper}, the loop {reference}"
         assert deeper == name.endswith("(refused)"), name
     # a refused one ends the loop at its 65th bracket, a small one the count: the large ones are timed

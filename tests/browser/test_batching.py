@@ -8,6 +8,7 @@ core). The accounting runs on the same window too: a window's calls sized and tu
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -84,7 +85,7 @@ def test_the_channel_posts_every_span_in_order_in_a_few_bursts(browser, pages, r
     assert spans == [(sid, i) for i in range(CALLS)], "every span, once, in order"
     arrivals = [t for t, m in zip(at, log) if m["kind"] == "span"]
     # One post per span arrives every 10 ms (100 bursts); a window's posts arrive back to back.
-    bursts = 1 + sum(1 for a, b in zip(arrivals, arrivals[1:]) if b - a > 5)
+    bursts = 1 + sum(1 for a, b in itertools.pairwise(arrivals) if b - a > 5)
     print(f"{CALLS} spans on the channel in {bursts} bursts over {elapsed_ms:.0f} ms")
     assert bursts <= CALLS // 4, f"{bursts} bursts for {CALLS} spans in {elapsed_ms:.0f} ms: not batched"
     assert errors == []
@@ -107,7 +108,7 @@ def test_a_busy_page_s_calls_are_accounted_in_a_few_batches(browser, pages, rela
     page.wait_for_function(f"__accountedAt.length >= {CALLS}")
     at = page.evaluate("__accountedAt")
     # one batch: spans accounted within a millisecond of each other (a window's calls take well under that)
-    batches = 1 + sum(1 for a, b in zip(at, at[1:]) if b - a > 1)
+    batches = 1 + sum(1 for a, b in itertools.pairwise(at) if b - a > 1)
     print(f"{CALLS} calls accounted in {batches} batches over {elapsed_ms:.0f} ms")
     # the first window 50 ms, then 250 ms ones, the last maybe held a moment for a call's answer: call by call
     # this was CALLS

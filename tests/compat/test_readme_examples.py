@@ -156,7 +156,7 @@ def test_the_gate(browser, pages, query: str, active: bool, stored: str | None, 
 
 
 def test_off_closes_the_agent_even_when_served_by_the_relay(browser, pages, relay_server) -> None:
-    page, errors = open_page(browser, pages.url("native.html", relay_server) + "&perf=off")
+    page, _errors = open_page(browser, pages.url("native.html", relay_server) + "&perf=off")
     page.evaluate("window.registered")
     assert page.evaluate("__webmcpPerf.active") is False
     assert page.evaluate("__webmcpPerf.status().phase") == "inactive"

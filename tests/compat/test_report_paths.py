@@ -41,7 +41,7 @@ def test_every_path_writes_one_valid_report(browser, pages, relay_server, tmp_pa
     page.evaluate("window.registered")
     sid = page.evaluate("__webmcpPerf.sessionId")
     assert page.evaluate("__webmcpPerf.registerReportTool()") is True
-    page.evaluate(RUN_ALL, {"names": TOOLS + ["obj", "get_perf_report"], "input": {"q": "x"}, "stringInput": False})
+    page.evaluate(RUN_ALL, {"names": [*TOOLS, "obj", "get_perf_report"], "input": {"q": "x"}, "stringInput": False})
 
     # the page
     doc = page.evaluate("__webmcpPerf.report()")

@@ -49,7 +49,7 @@ def unused_heavy_session() -> list[dict]:
         synth.tool(SID, "bulk_import", 1.0, description="Import orders from a spreadsheet. " * 90),
     ]
     spans = [synth.span(SID, i, "search", 10.0 + i * 3000, 4.0, gap=None if i == 0 else 2996.0) for i in range(12)]
-    return frames + [synth.spans_frame(SID, spans)]
+    return [*frames, synth.spans_frame(SID, spans)]
 
 
 def test_a_real_relays_session_log_diagnosed_with_exit_codes(tmp_path: Path) -> None:

@@ -92,14 +92,14 @@ def test_the_table_prints_the_readme_units(tmp_path: Path) -> None:
     base = report(row("search", p50=950, p95=2400, total_bytes=300_000, tokens=60_000))
     head = report(row("search", p50=1200, p95=2500, total_bytes=308_000, tokens=62_000))
     out = run_cli(tmp_path, base, head)
-    line = next(l for l in out.stdout.splitlines() if l.startswith("search"))
+    line = next(x for x in out.stdout.splitlines() if x.startswith("search"))
     assert "950ms→1.20s" in line and "2.40s→2.50s" in line and "15KB→15KB" in line and "3.0K→3.1K" in line, line
 
 
 def test_a_change_in_milliseconds_reads_as_a_change(tmp_path: Path) -> None:
     """Issue 34: 100 ms -> 140 ms printed `0.1s→0.1s`; three significant digits tell them apart."""
     out = run_cli(tmp_path, report(row("search", p50=100, p95=127)), report(row("search", p50=140, p95=160)))
-    line = next(l for l in out.stdout.splitlines() if l.startswith("search"))
+    line = next(x for x in out.stdout.splitlines() if x.startswith("search"))
     assert "100ms→140ms" in line and "127ms→160ms" in line, line
 
 

@@ -83,7 +83,7 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
                 assert time.monotonic() < deadline, "the keyboard exports were not all written"
                 await pilot.pause(0.05)
             socket_log = await page.evaluate("window.__socketLog")
-            store_bytes = pickle.dumps({k: v for k, v in relay.store.sessions.items()})
+            store_bytes = pickle.dumps(dict(relay.store.sessions.items()))
             relay.session_log.flush()
             await browser.close()
     finally:

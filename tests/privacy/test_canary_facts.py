@@ -83,7 +83,7 @@ async def test_the_canary_is_in_no_fact_frame_log_export_or_screen(tmp_path: Pat
                 assert time.monotonic() < deadline, "the keyboard exports were not all written"
                 await pilot.pause(0.05)
             socket_log = await page.evaluate("window.__socketLog")
-            store_bytes = pickle.dumps({k: v for k, v in relay.store.sessions.items()})
+            store_bytes = pickle.dumps(dict(relay.store.sessions.items()))
             relay.session_log.flush()  # type: ignore[union-attr]
             await browser.close()
     finally:

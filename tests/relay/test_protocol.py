@@ -77,7 +77,7 @@ frames = st.recursive(
     max_leaves=20,
 )
 frame_like = st.fixed_dictionaries(
-    {"type": st.sampled_from(list(p.FRAME_TYPES) + ["nope"]), "session": st.sampled_from([SID, "zz", "0a1b2c3e"])},
+    {"type": st.sampled_from([*list(p.FRAME_TYPES), "nope"]), "session": st.sampled_from([SID, "zz", "0a1b2c3e"])},
     optional={
         "spans": st.lists(frames, max_size=3),
         "seq": frames,

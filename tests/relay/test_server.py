@@ -295,7 +295,7 @@ async def test_sixty_four_live_sessions_then_oldest_ended_evicted(relay: Relay) 
     assert (await recv_json(ws5))["type"] == "ack"
     assert "00000000" not in relay.store.sessions  # the oldest ended session made room
     assert relay.store.counters["evicted"] == 1
-    for ws in sockets[1:] + [ws5]:
+    for ws in [*sockets[1:], ws5]:
         await ws.close()
 
 

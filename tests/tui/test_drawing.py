@@ -51,7 +51,7 @@ async def test_spark_bars_keep_their_lines_until_the_data_moves(tmp_path: Path) 
         assert bars.render_line(0) is drawn, "a repaint of the same data is the kept line"
         bars.set_data(bars.data)
         assert bars.render_line(0) is drawn, "the same data again draws nothing"
-        bars.set_data(bars.data + (bars.data[-1] * 10 + 1,))
+        bars.set_data((*bars.data, bars.data[-1] * 10 + 1))
         assert bars.render_line(0) is not drawn
 
 

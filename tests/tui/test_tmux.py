@@ -73,7 +73,7 @@ def test_untrusted_names_reach_the_terminal_inert(tmux: Tmux, tmp_path: Path) ->
         screen = tmux.wait(lambda s: "[bold red]x[/]" in s and "␛[31mred␛[0m␛[2J" in s, what="literal names")
         styled = tmux.screen(escapes=True)
         # The name's characters carry the table's own colours only: no red/bold opened by the page.
-        line = next(l for l in styled.splitlines() if "[bold red]x[/]" in l)
+        line = next(x for x in styled.splitlines() if "[bold red]x[/]" in x)
         assert "\x1b[31m" not in line and "\x1b[1;31m" not in line
         assert "red" in screen and "\x1b" not in screen
     finally:

@@ -163,7 +163,7 @@ async def test_the_sort_arrow_is_always_on_the_sorted_column_with_one_meaning(tm
             await until(pilot, lambda: shown(app) and cell(app, "gamma", "calls") == "2", what="rows")
             columns = table(app).column_keys
             for _ in range(len(columns) + 1):
-                for reverse in (False, True):
+                for _reverse in (False, True):
                     await pilot.pause()
                     seen = header_line(app)
                     assert seen.count("▲") + seen.count("▼") == 1, (size, app.dashboard.sort_key, seen)

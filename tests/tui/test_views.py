@@ -175,7 +175,7 @@ async def test_refusal_is_shown_in_the_dialog(tmp_path: Path) -> None:
         page = await open_page(app, tools=())
         await page.send(register(SID, "search", read_only=True))
         await until(pilot, lambda: has_tab(app, SID) and "search" in row_keys(app), what="tool row")
-        dialog = await open_invoke(app, pilot, "search")
+        await open_invoke(app, pilot, "search")
         await page.close()  # the page goes away before the call
         await until(pilot, lambda: app.store.sessions[SID].state != "live", what="disconnected")
         await pilot.press("ctrl+r")

@@ -137,7 +137,7 @@ class FindingsScreen(LiveView[None]):
         )
         width = max(MIN_DO_WIDTH, self.size.width - used - 5)  # and a vertical scrollbar
         columns.append(("what to do", "do"))
-        for (cells, _), f in zip(rows, self.findings):
+        for (cells, _), f in zip(rows, self.findings, strict=False):
             cells.append(Text(f.do if len(f.do) <= width else f.do[: width - 1] + "…"))
         tables.fill(table, columns, rows)
         if rows:
