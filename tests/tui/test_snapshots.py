@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tui import keys
 from tui.feed import frozen_demo_app
 
 SIZES = {"full": (120, 36), "small": (80, 24), "compact": (60, 20)}
@@ -24,6 +25,13 @@ VIEWS = {
     "help": ["question_mark"],  # every view's keys, from tui/keys.py
     "sort": ["o"],  # the column picker
 }
+
+
+@pytest.fixture(autouse=True)
+def _fixed_keymap_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Help prints where the keymap lives; the suite's home is a temporary directory whose name changes with the
+    run's number and the xdist worker, which would rewrap the help's last lines."""
+    monkeypatch.setattr(keys, "keymap_path", lambda: Path("/home/you/.config/wmcp-top/keymap.toml"))
 
 
 @pytest.mark.parametrize("size", list(SIZES))
