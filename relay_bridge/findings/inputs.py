@@ -54,11 +54,18 @@ class RefusedFacts(Protocol):
 
 
 class Facts(Protocol):
-    image: ImageFacts | None
-    bloat: BloatFacts | None
-    schema: SchemaFacts | None
-    repeat: RepeatFacts | None
-    refused: RefusedFacts | None
+    # read-only: the engine never writes a fact, so any object with these parts (the store's structs, a test's
+    # dataclasses) is one
+    @property
+    def image(self) -> ImageFacts | None: ...
+    @property
+    def bloat(self) -> BloatFacts | None: ...
+    @property
+    def schema(self) -> SchemaFacts | None: ...
+    @property
+    def repeat(self) -> RepeatFacts | None: ...
+    @property
+    def refused(self) -> RefusedFacts | None: ...
 
 
 def facts_of(session: Any) -> Mapping[int, Facts]:

@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from relay_bridge import protocol as p
 from relay_bridge import synth
 from relay_bridge.cli import write_json
 from relay_bridge.exports.capture import build_capture
@@ -20,7 +19,8 @@ from relay_bridge.findings import diagnose, from_session
 from relay_bridge.findings.document import session_findings
 from relay_bridge.findings.errors import MAX_AT, MAX_SCHEMA_GROUPS
 from relay_bridge.store import Store
-from tests.findings.builders import Facts, ImageFacts, RepeatFacts, SchemaFacts
+from tests.findings.builders import Facts, ImageFacts, RepeatFacts, SchemaFacts, attach
+from tests.frames import frame
 
 SID = "bad0bad0"
 EVIL = "\x1b]52;c;cHduZWQ=\x07\x1b[2Jwipe\u202e"  # an OSC 52 clipboard write, a screen clear, a bidi override
@@ -29,11 +29,11 @@ EVIL = "\x1b]52;c;cHduZWQ=\x07\x1b[2Jwipe\u202e"  # an OSC 52 clipboard write, a
 def hostile_store(calls: int = 40) -> Store:
     store = Store()
     store.connect(1)
-    store.apply(1, p.decode(json.dumps(synth.hello(SID, "https://evil.test"))))
-    store.apply(1, p.decode(json.dumps(synth.tool(SID, EVIL, 1.0, description="x " * 2000))))  # heavy, never called
-    store.apply(1, p.decode(json.dumps(synth.tool(SID, "add", 1.0))))
+    store.apply(1, frame(synth.hello(SID, "https://evil.test")))
+    store.apply(1, frame(synth.tool(SID, EVIL, 1.0, description="x " * 2000)))  # heavy, never called
+    store.apply(1, frame(synth.tool(SID, "add", 1.0)))
     spans = [synth.span(SID, i, "add", 10.0 + i * 2000, 3.0, gap=None if i == 0 else 1997.0) for i in range(calls)]
-    store.apply(1, p.decode(json.dumps(synth.spans_frame(SID, spans))))
+    store.apply(1, frame(synth.spans_frame(SID, spans)))
     return store
 
 
@@ -59,7 +59,7 @@ def test_facts_cannot_flood_the_findings_or_carry_long_text() -> None:
     store = hostile_store()
     session = store.sessions[SID]
     # Every call breaks "its own" constraint at its own pointer, a kilobyte long.
-    session.facts = {i: Facts(schema=SchemaFacts(1, f"k{i}", "/" + "p" * 1000 + str(i))) for i in range(40)}  # type: ignore[attr-defined]
+    attach(session, {i: Facts(schema=SchemaFacts(1, f"k{i}", "/" + "p" * 1000 + str(i))) for i in range(40)})
     found = [f for f in diagnose([from_session(session)]) if f.rule == "errors.schema"]
     assert len(found) == MAX_SCHEMA_GROUPS
     assert all(len(f.at["path"]) <= MAX_AT and len(f.at["constraint"]) <= MAX_AT for f in found)
@@ -69,11 +69,14 @@ def test_facts_cannot_flood_the_findings_or_carry_long_text() -> None:
 def test_absurd_numbers_and_stray_seqs_give_sane_savings() -> None:
     store = hostile_store()
     session = store.sessions[SID]
-    session.facts = {  # type: ignore[attr-defined]
-        0: Facts(image=ImageFacts("image/png", 10**9, 10**9, 10, 10**12, 10**12, 0, -5)),  # "fitted" bigger than the original
-        1: Facts(repeat=RepeatFacts(10**12)),  # repeats a call that never was
-        10**9: Facts(image=ImageFacts("text/html", 1, 1, 10**12, 1, 1, 1, 1)),  # a seq no span has
-    }
+    attach(
+        session,
+        {
+            0: Facts(image=ImageFacts("image/png", 10**9, 10**9, 10, 10**12, 10**12, 0, -5)),  # "fitted" bigger than the original
+            1: Facts(repeat=RepeatFacts(10**12)),  # repeats a call that never was
+            10**9: Facts(image=ImageFacts("text/html", 1, 1, 10**12, 1, 1, 1, 1)),  # a seq no span has
+        },
+    )
     findings = diagnose([from_session(session)])
     assert all(f.saving.tokens >= 0 and (f.saving.bytes or 0) >= 0 and (f.saving.ms or 0) >= 0 for f in findings)
     assert not any(f.rule == "images.reencode" for f in findings)  # nothing to save; the stray seq is never read
@@ -85,6 +88,6 @@ def test_schema_facts_without_a_constraint_or_pointer_are_counted() -> None:
     """The page may send only a count (diag's SchemaFacts makes constraint and path optional)."""
     store = hostile_store()
     session = store.sessions[SID]
-    session.facts = {i: Facts(schema=SchemaFacts(2)) for i in range(3)}  # type: ignore[attr-defined]
+    attach(session, {i: Facts(schema=SchemaFacts(2)) for i in range(3)})
     [f] = [f for f in diagnose([from_session(session)]) if f.rule == "errors.schema"]
     assert f.evidence["calls"] == 3 and f.evidence["violations"] == 6 and f.at == {"constraint": "", "path": ""}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
@@ -35,7 +36,7 @@ def link(sid: str, at: float, detail: dict) -> str:
     return json.dumps({"type": "event", "session": sid, "at": at, "kind": "navigated-from", "detail": detail})
 
 
-async def hello(ws: ClientConnection, sid: str, **kw: object) -> dict:
+async def hello(ws: ClientConnection, sid: str, **kw: Any) -> dict:
     await ws.send(json.dumps(synth.hello(sid, **kw)))
     return await recv_json(ws)
 

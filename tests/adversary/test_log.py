@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 from websockets.sync.client import connect
+from websockets.typing import Origin
 
 from relay_bridge import synth
 from relay_bridge.exports.capture import build_capture
@@ -161,12 +162,12 @@ async def test_a_log_flood_from_one_origin_loses_no_line_of_another_pages_200_ca
     evil, good = "http://flood.example", "https://victim.example"
     floods = []
     for c in range(4):
-        ws = await aconnect(f"ws://127.0.0.1:{relay.port}/relay?t={TOKEN}", origin=evil, max_size=None, max_queue=None)
+        ws = await aconnect(f"ws://127.0.0.1:{relay.port}/relay?t={TOKEN}", origin=Origin(evil), max_size=None, max_queue=None)
         await recv_json(ws)
         await ws.send(json.dumps(synth.hello(f"f100d{c:03x}", evil)))
         assert (await recv_json(ws))["type"] == "ack"
         floods.append(ws)
-    victim = await aconnect(f"ws://127.0.0.1:{relay.port}/relay?t={TOKEN}", origin=good, max_size=None)
+    victim = await aconnect(f"ws://127.0.0.1:{relay.port}/relay?t={TOKEN}", origin=Origin(good), max_size=None)
     await recv_json(victim)
     await victim.send(json.dumps(synth.hello(SID, good)))
     assert (await recv_json(victim))["type"] == "ack"

@@ -11,19 +11,18 @@ only what noise cannot flip: the findings are right and the same on every run; t
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable
 
 import pytest
 
-from relay_bridge import protocol as p
 from relay_bridge import synth
 from relay_bridge.findings import diagnose, from_session
 from relay_bridge.findings.schema import find_duplicates
 from relay_bridge.store import Store
-from tests.findings.builders import BloatFacts, Facts, RepeatFacts
+from tests.findings.builders import BloatFacts, Facts, RepeatFacts, attach
+from tests.frames import frame
 
 SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "3"))
 SID, TOOLS, SPANS, SESSIONS = "be000000", 50, 500, 8
@@ -34,18 +33,18 @@ def _store() -> Store:
     for n in range(SESSIONS):
         sid = f"{0xBE000000 + n:08x}"
         store.connect(n + 1)
-        store.apply(n + 1, p.decode(json.dumps(synth.hello(sid, f"https://s{n}.example"))))
+        store.apply(n + 1, frame(synth.hello(sid, f"https://s{n}.example")))
         for i in range(TOOLS):
-            store.apply(n + 1, p.decode(json.dumps(synth.tool(sid, f"tool_{i:02d}", 1.0, description=f"Tool {i} does one thing. " * 12))))
+            store.apply(n + 1, frame(synth.tool(sid, f"tool_{i:02d}", 1.0, description=f"Tool {i} does one thing. " * 12)))
         spans = [
             synth.span(sid, s, f"tool_{s % TOOLS:02d}", 10.0 + s * 600, 5.0 + s % 90, result_bytes=4000, gap=None if s == 0 else 500.0)
             for s in range(SPANS)
         ]
-        store.apply(n + 1, p.decode(json.dumps(synth.spans_frame(sid, spans))))
-        store.sessions[sid].facts = {
-            s: Facts(bloat=BloatFacts(4000, 900, 1200, 20), repeat=RepeatFacts(s - 1) if s % 7 == 0 else None)  # type: ignore[attr-defined]
-            for s in range(SPANS)
-        }
+        store.apply(n + 1, frame(synth.spans_frame(sid, spans)))
+        attach(
+            store.sessions[sid],
+            {s: Facts(bloat=BloatFacts(4000, 900, 1200, 20), repeat=RepeatFacts(s - 1) if s % 7 == 0 else None) for s in range(SPANS)},
+        )
     return store
 
 

@@ -82,7 +82,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = urllib.parse.urlsplit(self.path).path
-        found = routes(self.server.server_port).get(path)
+        found = routes(int(self.server.server_address[1])).get(path)  # type: ignore[index]  # an AF_INET server: (host, port)
         if found is None:
             self.send_error(404)
             return

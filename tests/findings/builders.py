@@ -9,7 +9,7 @@ from typing import Any
 from relay_bridge.findings.inputs import SessionInput, ToolInput
 
 
-@dataclass(frozen=True)
+@dataclass
 class ImageFacts:
     mime: str
     width: int
@@ -21,7 +21,7 @@ class ImageFacts:
     fit_height: int
 
 
-@dataclass(frozen=True)
+@dataclass
 class BloatFacts:
     text_bytes: int
     whitespace_bytes: int = 0
@@ -32,24 +32,24 @@ class BloatFacts:
     truncated: bool | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class SchemaFacts:
     violations: int
     constraint: str | None = None
     path: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class RepeatFacts:
     of: int
 
 
-@dataclass(frozen=True)
+@dataclass
 class RefusedFacts:
     by: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class Facts:
     image: ImageFacts | None = None
     bloat: BloatFacts | None = None
@@ -65,7 +65,7 @@ def facts(doc: dict[str, Any]) -> Facts:
     return Facts(**{k: PARTS[k](**v) for k, v in doc.items() if v is not None})
 
 
-@dataclass(frozen=True)
+@dataclass
 class Span:
     """The fields of a wire span the rules read (relay_bridge.findings.inputs.SpanInput)."""
 
@@ -147,9 +147,15 @@ def demo_facts(seconds: float) -> dict[str, dict[int, Facts]]:
     return out
 
 
+def attach(session: Any, by_seq: dict[int, Facts]) -> None:
+    """Put facts built here where the store keeps a session's (`session.facts`): the engine reads both kinds
+    through relay_bridge.findings.inputs' protocols, so these stand in for relay_bridge.protocol.Facts."""
+    session.facts = by_seq
+
+
 def with_demo_facts(store: Any, seconds: float) -> Any:
     """`store` (tui.feed.demo_store) with the demo's facts attached where the store keeps them (`session.facts`)."""
     for sid, by_seq in demo_facts(seconds).items():
         if sid in store.sessions:
-            store.sessions[sid].facts = by_seq
+            attach(store.sessions[sid], by_seq)
     return store

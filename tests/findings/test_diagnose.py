@@ -26,6 +26,7 @@ from tests.findings.builders import (
     RefusedFacts,
     RepeatFacts,
     SchemaFacts,
+    attach,
 )
 from tests.relay_thread import RelayThread
 from tui.feed import demo_store
@@ -134,11 +135,14 @@ def test_the_facts_of_every_kind_leave_no_text_in_the_document() -> None:
     store, _ = demo_store(10.0)
     session = store.sessions["3f2a9c01"]
     seqs = [s.seq for s in session.spans()]
-    session.facts = {  # type: ignore[attr-defined]
-        seqs[0]: Facts(image=ImageFacts("image/png", 2000, 1000, 900_000, 300_000, 120_000, 1568, 784)),
-        seqs[1]: Facts(bloat=BloatFacts(6000, 2000, 1500, 30, 0, 0, False), repeat=RepeatFacts(seqs[0])),
-        seqs[2]: Facts(schema=SchemaFacts(1, "minimum", "/properties/qty"), refused=RefusedFacts("browser")),
-    }
+    attach(
+        session,
+        {
+            seqs[0]: Facts(image=ImageFacts("image/png", 2000, 1000, 900_000, 300_000, 120_000, 1568, 784)),
+            seqs[1]: Facts(bloat=BloatFacts(6000, 2000, 1500, 30, 0, 0, False), repeat=RepeatFacts(seqs[0])),
+            seqs[2]: Facts(schema=SchemaFacts(1, "minimum", "/properties/qty"), refused=RefusedFacts("browser")),
+        },
+    )
     doc = build_document([from_session(session)], diagnose([from_session(session)]))
     VALIDATOR.validate(doc)
     for f in doc["findings"]:

@@ -18,13 +18,13 @@ import random
 import msgspec
 from PIL import Image
 
-from relay_bridge import protocol as p
 from relay_bridge import synth
 from relay_bridge.findings import diagnose, from_session
 from relay_bridge.footprint.canonical import canonical_bytes
 from relay_bridge.measure import call_size, js_stringify, result_facts, utf8_len
 from relay_bridge.store import Store
-from tests.findings.builders import BloatFacts, Facts, ImageFacts, RepeatFacts
+from tests.findings.builders import BloatFacts, Facts, ImageFacts, RepeatFacts, attach
+from tests.frames import frame
 
 SID = "0a1b2c3d"
 QUALITY = 80  # the contract's JPEG quality 0.8
@@ -35,16 +35,16 @@ def store_with(calls: list[tuple[str, int, int, int]], tools: list[dict] | None 
     """A store whose session made `calls`: (tool, input bytes, result bytes, image base64 bytes) each."""
     store = Store()
     store.connect(1)
-    store.apply(1, p.decode(json.dumps(synth.hello(SID))))
+    store.apply(1, frame(synth.hello(SID)))
     names = sorted({c[0] for c in calls})
-    for frame in tools or [synth.tool(SID, name, 1.0) for name in names]:
-        store.apply(1, p.decode(json.dumps(frame)))
+    for obj in tools or [synth.tool(SID, name, 1.0) for name in names]:
+        store.apply(1, frame(obj))
     spans = []
     at = 10.0
     for seq, (tool, inp, res, img) in enumerate(calls):
         spans.append(synth.span(SID, seq, tool, at, 5.0, input_bytes=inp, result_bytes=res, image_bytes=img, gap=None if seq == 0 else 1000.0))
         at += 1005.0
-    store.apply(1, p.decode(json.dumps(synth.spans_frame(SID, spans))))
+    store.apply(1, frame(synth.spans_frame(SID, spans)))
     return store
 
 
@@ -76,13 +76,23 @@ def test_image_saving_matches_a_real_reencode() -> None:
     calls = 3
     store = store_with([("render", 30, before.resultBytes, before.imageBytes)] * calls)
     session = store.sessions[SID]
-    session.facts = {
-        0: Facts(
-            image=ImageFacts(
-                "image/png", img.width, img.height, len(png), len(encode(img, "JPEG", quality=QUALITY)), len(fit_jpeg), fitted.width, fitted.height
+    attach(
+        session,
+        {
+            0: Facts(
+                image=ImageFacts(
+                    "image/png",
+                    img.width,
+                    img.height,
+                    len(png),
+                    len(encode(img, "JPEG", quality=QUALITY)),
+                    len(fit_jpeg),
+                    fitted.width,
+                    fitted.height,
+                )
             )
-        )
-    }  # type: ignore[attr-defined]
+        },
+    )
     [finding] = [f for f in diagnose([from_session(session)]) if f.rule == "images.reencode"]
 
     # The real fix: every call returns the fitted JPEG instead; the project's own estimator prices both.
@@ -136,7 +146,7 @@ def test_whitespace_saving_matches_compacting_a_pretty_printed_array() -> None:
     calls = 4
     store = store_with([("list", 20, utf8_len(pretty), 0)] * calls)
     session = store.sessions[SID]
-    session.facts = {0: Facts(bloat=BloatFacts(utf8_len(pretty), outside_string_whitespace(pretty)))}  # type: ignore[attr-defined]
+    attach(session, {0: Facts(bloat=BloatFacts(utf8_len(pretty), outside_string_whitespace(pretty)))})
     [finding] = [f for f in diagnose([from_session(session)]) if f.rule == "bloat.whitespace"]
     real_bytes = calls * (utf8_len(pretty) - utf8_len(compact))
     real_tokens = calls * (call_size(20, utf8_len(pretty), 0).estTokens - call_size(20, utf8_len(compact), 0).estTokens)
@@ -153,7 +163,7 @@ def test_repeated_key_saving_matches_a_columnar_rewrite() -> None:
     calls = 5
     store = store_with([("list", 20, utf8_len(compact), 0)] * calls)
     session = store.sessions[SID]
-    session.facts = {0: Facts(bloat=BloatFacts(utf8_len(compact), 0, repeated_key_bytes(rows), len(rows) - 1))}  # type: ignore[attr-defined]
+    attach(session, {0: Facts(bloat=BloatFacts(utf8_len(compact), 0, repeated_key_bytes(rows), len(rows) - 1))})
     [finding] = [f for f in diagnose([from_session(session)]) if f.rule == "bloat.repeated-keys"]
     real_bytes = calls * (utf8_len(compact) - utf8_len(columnar))
     print(f"\nrepeated keys: finding {(finding.saving.bytes or 0) // calls} B a call, columnar rewrite saves {real_bytes // calls} B")
@@ -187,7 +197,7 @@ def test_repeat_saving_matches_not_making_the_call() -> None:
     calls = [("get", 40, 1200, 0), ("get", 40, 1200, 0), ("other", 10, 50, 0)]
     store = store_with(calls)
     session = store.sessions[SID]
-    session.facts = {1: Facts(repeat=RepeatFacts(0))}  # type: ignore[attr-defined]
+    attach(session, {1: Facts(repeat=RepeatFacts(0))})
     [finding] = [f for f in diagnose([from_session(session)]) if f.rule == "repeats"]
     without = store_with([calls[0], calls[2]]).sessions[SID].stats.totals.estTokens
     assert finding.saving.tokens == session.stats.totals.estTokens - without  # exact
@@ -197,7 +207,7 @@ def test_findings_are_built_from_numbers_only() -> None:
     """The struct cannot carry a body: evidence is numbers, `do` is the rule's own text."""
     store = store_with([("list", 20, 9000, 0)] * 2)
     session = store.sessions[SID]
-    session.facts = {0: Facts(bloat=BloatFacts(9000, 3000))}  # type: ignore[attr-defined]
+    attach(session, {0: Facts(bloat=BloatFacts(9000, 3000))})
     for f in diagnose([from_session(session)]):
         assert all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in f.evidence.values())
         assert msgspec.json.encode(f)

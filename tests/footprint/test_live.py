@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from relay_bridge import protocol as p
 from relay_bridge import synth
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.footprint import analyze_sessions, catalog_from_store
 from relay_bridge.store import Store
+from tests.frames import frame
 
 from .conftest import run_main, run_sub, validate
 
@@ -31,12 +31,10 @@ def _store() -> Store:
         (2, synth.hello(B, "https://shop.example")),
         (2, synth.tool(B, "search", 1.0, description="Search the product catalog by keyword and return matches.", schema=SCHEMA)),
     ]
-    for conn, frame in frames:
+    for conn, obj in frames:
         if conn not in store.connections:
             store.connect(conn)
-        decoded = p.decode(json.dumps(frame))
-        assert not isinstance(decoded, p.Rejection), decoded
-        store.apply(conn, decoded)
+        store.apply(conn, frame(obj))
     return store
 
 
@@ -132,11 +130,11 @@ def test_reloads_of_one_page_are_one_server(tmp_path: Path, capsys: pytest.Captu
     for n in range(6):  # load n: a reload ends the one before it
         sid = f"{n:07x}a"
         store.connect(n + 1)
-        store.apply(n + 1, p.decode(json.dumps(synth.hello(sid, "https://shop.example", path="/cart"))))
+        store.apply(n + 1, frame(synth.hello(sid, "https://shop.example", path="/cart")))
         for i, name in enumerate(tools):
-            store.apply(n + 1, p.decode(json.dumps(synth.tool(sid, name, float(i), description=f"The {name} tool of the shop."))))
+            store.apply(n + 1, frame(synth.tool(sid, name, float(i), description=f"The {name} tool of the shop.")))
         if n < 5:
-            store.apply(n + 1, p.decode(json.dumps({"type": "bye", "session": sid, "reason": "pagehide"})))
+            store.apply(n + 1, frame({"type": "bye", "session": sid, "reason": "pagehide"}))
     capture = tmp_path / "capture.json"
     capture.write_text(json.dumps(build_capture(store, generated_at=1.0)), encoding="utf-8")
     code, out, err = run_main(["--from-capture", str(capture)], capsys)
@@ -148,6 +146,6 @@ def test_reloads_of_one_page_are_one_server(tmp_path: Path, capsys: pytest.Captu
     assert "https://shop.example/cart: 5 earlier loads left out (reloaded: the newest counts)" in report["notes"]
     # a second tab of the same page, open at the same time, is still a server of its own
     store.connect(99)
-    store.apply(99, p.decode(json.dumps(synth.hello("fffffff9", "https://shop.example", path="/cart"))))
-    store.apply(99, p.decode(json.dumps(synth.tool("fffffff9", "search", 1.0, description="The search tool of the shop."))))
+    store.apply(99, frame(synth.hello("fffffff9", "https://shop.example", path="/cart")))
+    store.apply(99, frame(synth.tool("fffffff9", "search", 1.0, description="The search tool of the shop.")))
     assert analyze_sessions(store)["pairs"]["byLabel"]["exact match"] == 1

@@ -179,13 +179,14 @@ def test_top_level_rules_are_honoured_and_unknown_keys_refused(tmp_path: Path) -
     assert status(compare(base, head, strict)) == {"search": "regressed"}
     assert status(compare(base, head, loose)) == {"search": "same"}  # the built-in 25 % would have regressed it
     assert run_cli(tmp_path, base, head, thresholds=loose).returncode == 0
-    for bad, message in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"format": "wmcp-top-thresholds/1", "p95pct": 500}, "unknown key 'p95pct'"),
         ({"format": "wmcp-top-thresholds/1", "defaults": {"p95Pct": 1}}, "unknown key 'defaults'"),
         ({"format": "wmcp-top-thresholds/1", "p95Pct": 5, "default": {"p95Pct": 9}}, "both at the top level and under default"),
         ({"format": "wmcp-top-thresholds/1", "p95Pct": "5"}, "must be a number"),
         ({"format": "wmcp-top-thresholds/1", "tools": ["search"]}, "tools must be an object"),
-    ]:
+    ]
+    for bad, message in cases:
         out = run_cli(tmp_path, base, head, thresholds=bad)
         lines = out.stderr.strip().splitlines()
         assert out.returncode == 2 and len(lines) == 1 and message in lines[0], (bad, out.stderr)

@@ -84,7 +84,7 @@ async def test_the_canary_is_in_no_fact_frame_log_export_or_screen(tmp_path: Pat
                 await pilot.pause(0.05)
             socket_log = await page.evaluate("window.__socketLog")
             store_bytes = pickle.dumps(dict(relay.store.sessions.items()))
-            relay.session_log.flush()  # type: ignore[union-attr]
+            relay.session_log.flush()
             await browser.close()
     finally:
         pages.close()

@@ -18,6 +18,7 @@ import msgspec
 import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
+from websockets.typing import Origin
 
 from relay_bridge import synth
 from relay_bridge.protocol import Span
@@ -58,7 +59,7 @@ def flood_log(url: str, stop: threading.Event) -> None:
     """Another origin's page sending tens of MB a second of valid frames: the session log's worst day."""
     sid = "f100d000"
     frame = json.dumps(synth.spans_frame(sid, [synth.span(sid, s, "flood", s * 1.0, 1.0, error="e" * 200, is_error=True) for s in range(500)]))
-    with contextlib.suppress(ConnectionClosed, OSError), connect(url, origin="http://flood.example", max_size=None) as ws:  # type: ignore[arg-type]
+    with contextlib.suppress(ConnectionClosed, OSError), connect(url, origin=Origin("http://flood.example"), max_size=None) as ws:
         ws.recv()
         ws.send(json.dumps(synth.hello(sid, "http://flood.example")))
         while not stop.is_set():

@@ -77,7 +77,7 @@ def test_the_facts_table_is_a_bounded_window_and_budgeted() -> None:
     assert session.facts == {} and store.footprint < before - (b.FACTS_MAX - 1) * b.FACTS_BYTES, "reset releases them"
 
 
-def test_facts_over_the_relay_budget_are_refused_and_counted(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_facts_over_the_relay_budget_are_refused_and_counted(monkeypatch) -> None:
     store = session_with_spans()
     monkeypatch.setattr(b, "RELAY_BUDGET_BYTES", store.footprint + b.FACTS_BYTES)
     monkeypatch.setattr(b, "RESERVE_POOL_BYTES", 0)  # no small-origin reserve past the total in this test

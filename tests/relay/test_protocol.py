@@ -4,6 +4,7 @@ exception (property-based)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import msgspec
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 from relay_bridge import protocol as p
 from relay_bridge import synth
 from relay_bridge.store import Store
+from tests.frames import frame
 
 SID = "0a1b2c3d"
 
@@ -98,7 +100,7 @@ frame_like = st.fixed_dictionaries(
 def test_fuzz_decoder_never_raises_and_every_rejection_is_counted(data: bytes) -> None:
     store = Store()
     store.connect(1)
-    store.apply(1, p.decode(json.dumps(synth.hello(SID))))  # type: ignore[arg-type]
+    store.apply(1, frame(synth.hello(SID)))
     before = store.counters["rejected"]
     result = p.decode(data)
     if isinstance(result, p.Rejection):
@@ -115,7 +117,7 @@ def test_fuzz_decoder_never_raises_and_every_rejection_is_counted(data: bytes) -
 
 # -- diagnosis facts (docs/diagnosis-facts.md) ----------------------------------------------------------------
 
-FACTS = {
+FACTS: dict[str, Any] = {
     "image": {
         "mime": "image/png",
         "width": 2000,
@@ -162,7 +164,7 @@ def _facts(**over: object) -> str:
 
 
 def test_facts_are_validated_as_strictly_as_every_other_frame() -> None:
-    bad_image = dict(FACTS["image"])
+    bad_image: dict[str, object] = dict(FACTS["image"])
     assert code(_facts(image={**bad_image, "mime": "image/CANARY-7f3a9c"})) == p.Code.INVALID  # only sniffed formats
     assert code(_facts(image={**bad_image, "jpegBytes": -1})) == p.Code.INVALID
     assert code(_facts(image={**bad_image, "width": 1.5})) == p.Code.INVALID

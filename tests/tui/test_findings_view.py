@@ -9,7 +9,7 @@ from textual.widgets import DataTable
 
 from relay_bridge import synth
 from relay_bridge.findings import diagnose, from_session
-from tests.findings.builders import Facts, ImageFacts, with_demo_facts
+from tests.findings.builders import Facts, ImageFacts, attach, with_demo_facts
 from tui.feed import demo_store
 from tui.screens.findings import FindingsScreen
 from tui.widgets.summary_line import SummaryLine
@@ -40,7 +40,7 @@ async def test_findings_view_is_live_ranked_and_inert(tmp_path: Path) -> None:
         assert "schema.unused" in text and "tok/conversation" in text
         # Live: an image fact and its call arrive; the view ranks the image first without a key press.
         runs = screen.diagnoses
-        app.store.sessions[SID].facts = {12: Facts(image=ImageFacts("image/png", 2400, 1600, 900_000, 300_000, 150_000, 1568, 1045))}  # type: ignore[attr-defined]
+        attach(app.store.sessions[SID], {12: Facts(image=ImageFacts("image/png", 2400, 1600, 900_000, 300_000, 150_000, 1568, 1045))})
         await page.send(
             synth.spans_frame(SID, [synth.span(SID, 12, "search", 9000.0, 30.0, image_bytes=1_200_000, result_bytes=1_200_100, gap=50.0)])
         )
@@ -64,7 +64,7 @@ async def test_findings_view_compact(tmp_path: Path) -> None:
         await page.close()
 
 
-def _demo_app(tmp_path: Path):  # type: ignore[no-untyped-def]
+def _demo_app(tmp_path: Path):
     from tui.app import WmcpTopApp
 
     store, clock = demo_store(30.0)

@@ -136,7 +136,7 @@ async def test_the_invoke_hint_does_not_ask_for_what_is_on(tmp_path: Path) -> No
             await page.close()
 
 
-async def test_no_color_reverses_the_cursor_row(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_no_color_reverses_the_cursor_row(tmp_path: Path, monkeypatch) -> None:
     """Issue 34: under NO_COLOR the tool table's cursor row was not told apart (the README says reversed)."""
     monkeypatch.setenv("NO_COLOR", "1")
     app = frozen_demo_app(30.0, export_dir=tmp_path)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from textual.binding import Binding
+from textual.screen import Screen
 
 from relay_bridge import demo
 from relay_bridge import protocol as p
@@ -151,7 +152,7 @@ def test_every_key_of_every_view_is_in_the_one_table_and_the_help() -> None:
     from tui.screens import entry_detail, help, inspector, invoke, prompts, schemas, sort_picker, status, timeline
     from tui.screens.dashboard import DashboardScreen
 
-    screens = [
+    screens: list[type[Screen]] = [
         DashboardScreen,
         timeline.TimelineScreen,
         prompts.PromptsScreen,
@@ -246,7 +247,7 @@ def test_the_demo_keeps_time_with_its_pages_clocks(monkeypatch: pytest.MonkeyPat
     late: list[float] = []
     origins: dict[str, float] = {}
 
-    async def page(ws) -> None:  # type: ignore[no-untyped-def]
+    async def page(ws) -> None:
         async for message in ws:
             now = time.time() * 1000
             frame = json.loads(message)
