@@ -50,3 +50,28 @@ def test_main_high_contrast_other_session(snap_compare, tmp_path: Path) -> None:
     """The hidden agent tab: overlapping calls and a long call still in flight."""
     app = frozen_demo_app(30.0, export_dir=tmp_path, theme_name="wmcp-high-contrast")
     assert snap_compare(app, press=["tab"], terminal_size=(80, 24))
+
+
+def _push_call_dialog(tool: str, confirm: bool):  # type: ignore[no-untyped-def]
+    """The call dialog as `x` opens it on the shop tab's `tool` (the same constructor arguments as
+    WmcpTopApp.action_invoke), then, with `confirm`, the question a tool not marked read-only asks first."""
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        from tui.screens.invoke import ConfirmCall, InvokeScreen, input_schema, is_read_only
+
+        app = pilot.app
+        sid = "3f2a9c01"  # the demo's shop tab, the first
+        rec = app.store.sessions[sid].tools[tool]
+        await app.push_screen(InvokeScreen(sid, tool, input_schema(rec.descriptor), is_read_only(rec.annotationsSent, rec.annotationsKept)))
+        if confirm:
+            await app.push_screen(ConfirmCall(tool))
+        await pilot.pause()
+
+    return run_before
+
+
+@pytest.mark.parametrize("size", ["full", "small"])
+@pytest.mark.parametrize("dialog", ["call", "confirm"])
+def test_call_dialog(snap_compare, tmp_path: Path, dialog: str, size: str) -> None:
+    app = frozen_demo_app(30.0, export_dir=tmp_path)
+    assert snap_compare(app, run_before=_push_call_dialog("add_to_cart", dialog == "confirm"), terminal_size=SIZES[size])
