@@ -7,10 +7,13 @@ the pictures are the same on every run. Update after an intended change: `pytest
 
 from __future__ import annotations
 
+import difflib
+import re
 from pathlib import Path
 
 import pytest
 
+from tests.tui.helpers import until
 from tui import keys
 from tui.feed import frozen_demo_app
 
@@ -52,26 +55,59 @@ def test_main_high_contrast_other_session(snap_compare, tmp_path: Path) -> None:
     assert snap_compare(app, press=["tab"], terminal_size=(80, 24))
 
 
-def _push_call_dialog(tool: str, confirm: bool):  # type: ignore[no-untyped-def]
-    """The call dialog as `x` opens it on the shop tab's `tool` (the same constructor arguments as
-    WmcpTopApp.action_invoke), then, with `confirm`, the question a tool not marked read-only asks first."""
+DIALOGS = Path(__file__).parent / "__snapshots__" / "dialogs"
 
-    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
-        from tui.screens.invoke import ConfirmCall, InvokeScreen, input_schema, is_read_only
 
-        app = pilot.app
-        sid = "3f2a9c01"  # the demo's shop tab, the first
-        rec = app.store.sessions[sid].tools[tool]
-        await app.push_screen(InvokeScreen(sid, tool, input_schema(rec.descriptor), is_read_only(rec.annotationsSent, rec.annotationsKept)))
+async def _draw_call_dialog(app, size: tuple[int, int], confirm: bool) -> str:
+    """The call dialog as `x` opens it on the shop tab's `add_to_cart` (WmcpTopApp.action_invoke's arguments),
+    then, with `confirm`, the question a tool not marked read-only asks first: the SVG of that screen."""
+    from tui.screens.invoke import ConfirmCall, InvokeScreen, input_schema, is_read_only
+
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.selected_session_id is not None and app.dashboard.selected_tool() is not None, what="the dashboard drawn")
+        await pilot.wait_for_animation()  # the tab's underline slides under the selected tab
+        sid = app.selected_session_id
+        assert sid == "3f2a9c01", sid  # the demo's shop tab, the first
+        rec = app.store.sessions[sid].tools["add_to_cart"]
+        await app.push_screen(InvokeScreen(sid, "add_to_cart", input_schema(rec.descriptor), is_read_only(rec.annotationsSent, rec.annotationsKept)))
         if confirm:
-            await app.push_screen(ConfirmCall(tool))
-        await pilot.pause()
+            await app.push_screen(ConfirmCall("add_to_cart"))
+        shown = ConfirmCall if confirm else InvokeScreen
+        await until(pilot, lambda: isinstance(app.screen, shown) and app.screen.is_attached, what="the dialog shown")
+        # the footer recomposes for the new screen's keys on a later turn of the loop: let it
+        for _ in range(5):
+            await pilot.wait_for_animation()
+            await pilot.pause()
+        return app.export_screenshot()
 
-    return run_before
+
+def _picture(svg: str, rows: int) -> list[str]:
+    """What the SVG draws on its first `rows` rows: each text run and background with its resolved style.
+    Rich names the classes after a hash of the segments' reprs, which carry Textual's per-process style metadata,
+    so names are resolved; the footer's last rows are left out because Textual recomposes the footer under a
+    second modal on a turn of its own (sometimes the dashboard's keys show through, sometimes not)."""
+    styles = dict(re.findall(r"\.(terminal-[\w-]+) \{([^}]*)\}", svg))
+    out = []
+    for kind, attrs, body in re.findall(r"<(text|rect) ([^>]*?)/?>(?:([^<]*)</text>)?", svg):
+        y = re.search(r' y="([\d.]+)"', attrs)
+        if y is None or float(y.group(1)) >= 1.5 + rows * 24.4:
+            continue
+        cls = re.search(r'class="([\w-]+)"', attrs)
+        style = styles.get(cls.group(1), "") if cls else ""
+        place = re.sub(r'(class|clip-path)="[^"]*"', "", attrs)
+        out.append(f"{kind} {place} {style} {body}")
+    return out
 
 
 @pytest.mark.parametrize("size", ["full", "small"])
 @pytest.mark.parametrize("dialog", ["call", "confirm"])
-def test_call_dialog(snap_compare, tmp_path: Path, dialog: str, size: str) -> None:
-    app = frozen_demo_app(30.0, export_dir=tmp_path)
-    assert snap_compare(app, run_before=_push_call_dialog("add_to_cart", dialog == "confirm"), terminal_size=SIZES[size])
+async def test_call_dialog(request: pytest.FixtureRequest, tmp_path: Path, dialog: str, size: str) -> None:
+    svg = await _draw_call_dialog(frozen_demo_app(30.0, export_dir=tmp_path), SIZES[size], dialog == "confirm")
+    stored = DIALOGS / f"{dialog}-{size}.svg"
+    if request.config.getoption("--snapshot-update"):
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        stored.write_text(svg, encoding="utf-8")
+    rows = SIZES[size][1] - 2
+    want, got = (_picture(x, rows) for x in (stored.read_text(encoding="utf-8"), svg))
+    diff = list(difflib.unified_diff(want, got, str(stored), "drawn", lineterm="", n=0))
+    assert not diff, "\n".join([*diff[:40], "(pytest --snapshot-update redraws it)"])
