@@ -22,11 +22,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 from .. import __version__
 from .. import protocol as p
-from ..assets import agent_script
+from ..assets import open_script
 from ..browser import init_script, launch_playwright
 from ..exports.report import build_report
 from ..jsonfile import read_json
 from ..measure import call_size
+from ..openpipe import OpenPipes
 from ..server import Relay, RelayConfig
 from ..stats import quantile
 from ..store import Store
@@ -203,10 +204,11 @@ async def run_bench(
     error_policy: str = "message",
     progress: Progress | None = None,
     inspect: Callable[[Any], Awaitable[Any]] | None = None,
+    before_goto: Callable[[Any], Awaitable[Any]] | None = None,
     plan: Plan | None = None,
     param: str | None = "perf",
 ) -> RunResult:
-    """One bench run. `inspect(page)` (tests) runs before the browser closes. Armed, the URL gets `?{param}=1` (as
+    """One bench run. `inspect(page)` (tests) runs before the browser closes, `before_goto(page)` before it loads. Armed, the URL gets `?{param}=1` (as
     webmcp-profiler's bench does), so a page's own gate opens too; `param=None` leaves the URL alone."""
     allow = set(allow_mutating or ())
     relay_store = Store(buffer=max(500, runs * 64))
@@ -217,14 +219,19 @@ async def run_bench(
         raise BenchError(f"cannot listen on port {port}: {exc.strerror}; try --port 0") from None
     try:
         pw, b = await launch_playwright(browser=browser, headless=headless)
+        pipes: OpenPipes | None = None
         try:
             context = await b.new_context()
             if armed:
-                script = agent_script("/agent.js", relay.snippet.ws_url)
+                # the open lane's agent: its relay socket is a binding held here, so the token never enters the page
+                script = open_script()
                 if script is None:
                     raise BenchError("the page agent is not built (node page_agent/build.mjs); run with --no-agent")
-                await context.add_init_script(script=init_script(script))
+                pipes = OpenPipes(relay.snippet.ws_url)
+                await pipes.install(context, init_script(script))
             page = await context.new_page()
+            if before_goto is not None:
+                await before_goto(page)
             target = with_param(url, param) if armed and param else url
             try:
                 response = await page.goto(target, wait_until="load")
@@ -268,6 +275,8 @@ async def run_bench(
             agent_sessions = len(relay_store.sessions)
             _registered_bytes(tools, relay_store, url)
         finally:
+            if pipes is not None:
+                await pipes.close()
             await b.close()
             await pw.stop()
     finally:

@@ -218,3 +218,39 @@ async def test_schema_bytes_are_those_of_the_registered_descriptor(chromium: str
     result = await run_bench(site.url, runs=1, seed=0, browser=chromium, armed=True, only={"search_products", "get_price"})
     got = {r["tool"]: r["schemaBytes"] for r in result.report["tools"]}
     assert got == {name: truth[name] for name in got} and set(got) == {"search_products", "get_price"}
+
+
+async def test_an_armed_run_keeps_the_relay_token_out_of_the_page(chromium: str, site) -> None:
+    """Issue 31: the bench injected the script-tag agent, whose relay URL carries the token, so the page under test
+    could read it (a page that hooks `WebSocket.prototype.send` finds it in `this.url`). Now it injects the open lane's agent, whose
+    socket is a binding held in Python: the page sees no WebSocket and no token, and every call is still recorded."""
+    token = "be7c4a11" * 4
+    seen: dict[str, Any] = {}
+
+    async def inspect(page: Any) -> None:
+        seen.update(
+            await page.evaluate(
+                """() => ({
+                    html: document.documentElement.outerHTML,
+                    scripts: [...document.scripts].map((s) => s.textContent).join("\\n"),
+                    entries: performance.getEntries().map((e) => e.name).join("\\n"),
+                    perf: JSON.stringify(globalThis.__webmcpPerf?.relay?.() ?? null),
+                    sockets: globalThis.__wsOpened ?? [],
+                })"""
+            )
+        )
+
+    async def patch(page: Any) -> None:
+        # what a hostile page does: hook every socket's send, where `this.url` is the relay's URL and its token
+        await page.add_init_script(
+            "window.__wsOpened = []; const send = WebSocket.prototype.send;"
+            "WebSocket.prototype.send = function (d) { window.__wsOpened.push(String(this.url)); return send.call(this, d) }"
+        )
+
+    result = await run_bench(
+        site.url, runs=2, seed=0, browser=chromium, armed=True, only={"search_products", "get_price"}, token=token, inspect=inspect, before_goto=patch
+    )
+    assert seen and seen["sockets"] == [], seen["sockets"]
+    assert all(token not in str(v) for v in seen.values()), "the token reached the page"
+    assert {r["tool"]: r["calls"] for r in result.report["tools"]} == {"search_products": 2, "get_price": 2}
+    assert result.agent_sessions >= 1, "the agent's frames reached the relay through the binding"
