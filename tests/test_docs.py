@@ -182,6 +182,7 @@ FOREIGN_FLAGS = {
     "--disable-extensions-except",
     "--dist",
     "--durations",
+    "--fix",  # ruff's, in docs/development.md
 }
 
 
