@@ -105,7 +105,9 @@ class Span(Struct, forbid_unknown_fields=True):
     # Declarative (form) calls: how long the filled form waited for the user's submit (kept out of wallMs), and
     # "navigated" when the submission left the document (the calling document's executeTool got null).
     waitedMs: NonNeg | None = None
-    outcome: Literal["navigated"] | None = None
+    # "navigated": a form's submission left the document. "refused": the browser refused a form call before the
+    # page's code ran (its validation): a call, an error, but no page time (stats keep it out of every duration).
+    outcome: Literal["navigated", "refused"] | None = None
     # "terminal": the call was started from wmcp-top (the inspector's `x`), not by the page's agent. It is in
     # the timeline and the spans, never in the host-gap chain, the totals or the per-tool numbers.
     invokedBy: Literal["terminal"] | None = None
@@ -192,6 +194,7 @@ class LedgerTotals(Struct, forbid_unknown_fields=True):
     unsampledCalls: NonNegInt = 0
     overlappingCalls: NonNegInt = 0
     errors: NonNegInt = 0
+    refused: NonNegInt = 0  # form calls the browser refused before the page ran (in no duration)
     wallMs: NonNeg = 0.0
     blockingMs: NonNeg = 0.0
     resultBytes: NonNegInt = 0

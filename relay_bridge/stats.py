@@ -38,6 +38,7 @@ class ToolRow:
 
     calls: int = 0
     errors: int = 0
+    refused: int = 0  # calls the browser refused before the page ran (span outcome "refused"): in no duration
     blockingMs: float = 0.0
     totalBytes: int = 0
     estTokens: int = 0
@@ -54,6 +55,7 @@ class Totals:
     unsampledCalls: int = 0
     overlappingCalls: int = 0
     errors: int = 0
+    refused: int = 0
     wallMs: float = 0.0
     blockingMs: float = 0.0
     resultBytes: int = 0
@@ -97,7 +99,11 @@ class SessionStats:
         t = self.totals
         self._measured += 1
         t.calls = self._measured + t.unsampledCalls
-        t.wallMs += span.wallMs
+        if span.outcome == "refused":
+            row.refused += 1
+            t.refused += 1
+        else:
+            t.wallMs += span.wallMs
         t.blockingMs += span.blockingMs
         t.resultBytes += span.resultBytes
         t.estTokens += span.estTokens
@@ -218,7 +224,7 @@ class SessionStats:
     def wall_times(self) -> dict[str, list[float]]:
         out: dict[str, list[float]] = {}
         for span in self.ring.values():
-            if span.invokedBy != "terminal":
+            if span.invokedBy != "terminal" and span.outcome != "refused":
                 out.setdefault(span.tool, []).append(span.wallMs)
         return out
 
@@ -231,6 +237,7 @@ class SessionStats:
         """One row of `aggregates()`; `walls` is `wall_times()`, read once for many rows."""
         row = self.tools[name]
         values = sorted(walls.get(name, ()))
+        refused = {"refused": row.refused} if row.refused else {}  # present only when the browser refused a call
         return {
             "tool": name,
             "calls": row.calls,
@@ -245,6 +252,7 @@ class SessionStats:
             "estTokens": row.estTokens,
             "estInputTokens": row.estInputTokens,
             "schemaBytes": row.schemaBytes,
+            **refused,
         }
 
     def report_rows(self) -> list[dict[str, Any]]:
@@ -260,6 +268,7 @@ class SessionStats:
             "unsampledCalls": t.unsampledCalls,
             "overlappingCalls": t.overlappingCalls,
             "errors": t.errors,
+            **({"refused": t.refused} if t.refused else {}),
             "wallMs": t.wallMs,
             "blockingMs": t.blockingMs,
             "resultBytes": t.resultBytes,

@@ -284,6 +284,31 @@ CASES: list[tuple[str, str, int, list[dict[str, Any]]]] = [
             S(2, "find", 40.0, 30.0, result_bytes=300, gap=30.0),
         ],
     ),
+    (
+        "021-browser-refused",
+        "a form call the browser refused before the page ran (outcome refused) is a call and an error, counted as "
+        "refused, and in no duration: not in the tool's min/p50/p95/max nor the totals' wallMs",
+        500,
+        [
+            reg("book_table", 300),
+            S(0, "book_table", 0.0, 4.0, result_bytes=40),
+            {
+                "op": "span",
+                "span": synth.span(
+                    SID,
+                    1,
+                    "book_table",
+                    100.0,
+                    10.0,
+                    gap=96.0,
+                    is_error=True,
+                    error="refused by the browser before the page ran: Form validation failed",
+                )
+                | {"outcome": "refused"},
+            },
+            S(2, "book_table", 300.0, 6.0, result_bytes=40, gap=190.0),
+        ],
+    ),
 ]
 
 FORMATS: dict[str, list[float]] = {

@@ -123,6 +123,7 @@ const newTotals = () => ({
 const newRow = () => ({
   calls: 0,
   errors: 0,
+  refused: 0,
   blockingMs: 0,
   totalBytes: 0,
   estTokens: 0,
@@ -173,7 +174,12 @@ class SessionStats {
     const t = this.totals
     this.measured += 1
     t.calls = this.measured + t.unsampledCalls
-    t.wallMs += span.wallMs
+    // A form call the browser refused before the page ran: a call and an error, but no page time.
+    // `totals.refused` appears with the first one, as in relay_bridge/stats.py.
+    if (span.outcome === "refused") {
+      row.refused += 1
+      t.refused = (t.refused || 0) + 1
+    } else t.wallMs += span.wallMs
     t.blockingMs += span.blockingMs
     t.resultBytes += span.resultBytes
     t.estTokens += span.estTokens
@@ -266,7 +272,7 @@ class SessionStats {
   aggregates() {
     const walls = new Map()
     for (const span of this.ring.values()) {
-      if (span.invokedBy === "terminal") continue
+      if (span.invokedBy === "terminal" || span.outcome === "refused") continue
       let list = walls.get(span.tool)
       if (!list) walls.set(span.tool, (list = []))
       list.push(span.wallMs)
@@ -289,6 +295,7 @@ class SessionStats {
         estTokens: row.estTokens,
         estInputTokens: row.estInputTokens,
         schemaBytes: row.schemaBytes,
+        ...(row.refused ? { refused: row.refused } : {}),
       }
     })
   }
@@ -5366,7 +5373,10 @@ class FormTools {
         if (entry.submitted) return
         if (this.unpaired.get(name) === entry) this.unpaired.delete(name)
         const why = invalid || this.invalidSeen ? "Form validation failed" : "a value outside the form's constraints"
-        if (entry.call) entry.call.refused = true // a fact for the diagnosis (facts.js): refused by the browser
+        if (entry.call) {
+          entry.call.refused = true // a fact for the diagnosis (facts.js): refused by the browser
+          entry.call.outcome = "refused" // on the span: a call without page time (stats keep it out of durations)
+        }
         this.finish(entry, false, { name: "UnknownError", message: `refused by the browser before the page ran: ${why}` })
       }),
     )

@@ -334,7 +334,10 @@ export class FormTools {
         if (entry.submitted) return
         if (this.unpaired.get(name) === entry) this.unpaired.delete(name)
         const why = invalid || this.invalidSeen ? "Form validation failed" : "a value outside the form's constraints"
-        if (entry.call) entry.call.refused = true // a fact for the diagnosis (facts.js): refused by the browser
+        if (entry.call) {
+          entry.call.refused = true // a fact for the diagnosis (facts.js): refused by the browser
+          entry.call.outcome = "refused" // on the span: a call without page time (stats keep it out of durations)
+        }
         this.finish(entry, false, { name: "UnknownError", message: `refused by the browser before the page ran: ${why}` })
       }),
     )

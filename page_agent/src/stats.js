@@ -116,6 +116,7 @@ const newTotals = () => ({
 const newRow = () => ({
   calls: 0,
   errors: 0,
+  refused: 0,
   blockingMs: 0,
   totalBytes: 0,
   estTokens: 0,
@@ -166,7 +167,12 @@ export class SessionStats {
     const t = this.totals
     this.measured += 1
     t.calls = this.measured + t.unsampledCalls
-    t.wallMs += span.wallMs
+    // A form call the browser refused before the page ran: a call and an error, but no page time.
+    // `totals.refused` appears with the first one, as in relay_bridge/stats.py.
+    if (span.outcome === "refused") {
+      row.refused += 1
+      t.refused = (t.refused || 0) + 1
+    } else t.wallMs += span.wallMs
     t.blockingMs += span.blockingMs
     t.resultBytes += span.resultBytes
     t.estTokens += span.estTokens
@@ -259,7 +265,7 @@ export class SessionStats {
   aggregates() {
     const walls = new Map()
     for (const span of this.ring.values()) {
-      if (span.invokedBy === "terminal") continue
+      if (span.invokedBy === "terminal" || span.outcome === "refused") continue
       let list = walls.get(span.tool)
       if (!list) walls.set(span.tool, (list = []))
       list.push(span.wallMs)
@@ -282,6 +288,7 @@ export class SessionStats {
         estTokens: row.estTokens,
         estInputTokens: row.estInputTokens,
         schemaBytes: row.schemaBytes,
+        ...(row.refused ? { refused: row.refused } : {}),
       }
     })
   }

@@ -124,6 +124,13 @@ def test_every_form_call_is_one_span_with_the_bytes_the_browser_delivered(lanes_
             assert span["isError"] and span["resultBytes"] == 0, tool
     assert "validation message" in spans[3]["error"]
     assert spans[1]["error"].startswith("refused by the browser")
+    # Issue 34: the two calls the browser refused before the page ran have no page time: marked on the span, kept
+    # out of book_table's durations (its one real call is its min, p50 and max), counted as refused.
+    assert [s["outcome"] for s in spans[:3]] == [None, "refused", "refused"]
+    [book] = [r for r in snap["sessions"][sid]["aggregates"] if r["tool"] == "book_table"]
+    assert book["calls"] == 3 and book["errors"] == 2 and book["refused"] == 2, book
+    assert book["minMs"] == book["p50Ms"] == book["maxMs"] == spans[0]["wallMs"], book
+    assert snap["sessions"][sid]["totals"]["refused"] == 2
     assert "removed" in spans[6]["error"] and "cancelled" in got[6]["error"]
     assert spans[5]["wallMs"] >= 295, "the 300 ms promise given to respondWith is tool time"
     assert spans[0]["inputBytes"] > 0
