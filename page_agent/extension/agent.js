@@ -372,6 +372,7 @@ function traceEvents(spans, session) {
   const pid = session.pid || 1
   const body = spanEvents(spans, session.timeOrigin || 0, pid)
   const lanes = Math.max(1, ...body.map((e) => e.tid))
+  /** @type {Array<object>} */
   const meta = [
     { name: "process_name", ph: "M", pid, tid: 0, args: { name: `${session.origin || "page"} ${session.sessionId}` } },
     { name: "thread_name", ph: "M", pid, tid: 0, args: { name: "host + model wait" } },
@@ -555,7 +556,8 @@ function makeTaskScheduler(g = globalThis) {
       for (const f of q) safely(f)
     }
     // Node's ports keep the process alive; browsers have no unref.
-    if (typeof ch.port1.unref === "function") ch.port1.unref()
+    const port = /** @type {MessagePort & {unref?: () => void}} */ (ch.port1)
+    if (typeof port.unref === "function") port.unref()
     const post = () => ch.port2.postMessage(0)
     const schedule = (fn) => {
       queue.push(fn)
@@ -674,7 +676,9 @@ const isEnvelope = (v) => v !== null && typeof v === "object" && !Array.isArray(
 /** MCP's content types (CallToolResult.content[].type); any other page string is counted as "other". */
 const CONTENT_TYPES = ["text", "image", "audio", "resource", "resource_link"]
 
+/** @returns {[Record<string, number>, number]} the content types' counts, and the images' base64 length */
 function contentFacts(envelope) {
+  /** @type {Record<string, number>} */
   const types = {}
   let image = 0
   for (const item of envelope.content) {
@@ -717,7 +721,7 @@ function validationOf(value, f) {
 /**
  * Facts about what the agent reads for a tool that returned `value`.
  * @returns {{resultBytes:number, resultType:string, envelope:boolean, substituted:boolean,
- *   contentTypes:Object<string,number>, imageBytes:number, serializable:boolean, isError:boolean}}
+ *   contentTypes:Object<string,number>, imageBytes:number, serializable:boolean, isError:boolean, validation?:number}}
  */
 function resultFacts(value, profile = "chromium") {
   const t = typeof value
@@ -729,6 +733,7 @@ function resultFacts(value, profile = "chromium") {
   if (t === "string") {
     if (value === "") return facts(SUBSTITUTE_BYTES, "string", false, true, { text: 1 })
     let envelope = false
+    /** @type {Record<string, number>} */
     let types = { text: 1 }
     let image = 0
     let isError = false
@@ -790,6 +795,7 @@ function envelopeBytes(value) {
   // Short texts only (most results): JSON.stringify's own fast path. A replacer function sends the engine down
   // its slow path, which for a 1 KB result cost more than the copy it saves (about 9 \u00b5s a call, profiled).
   if (!hasLongText(value.content)) return jsonBytesOf(JSON.stringify(value))
+  /** @type {string[]|null} */
   let longs = null
   const text = JSON.stringify(value, (key, v) => {
     if (typeof v !== "string" || v.length < LONG_STRING) return v
@@ -1001,6 +1007,7 @@ function descriptorFingerprint(tool, withHandler) {
  *   requires (user) confirmation" ("confirm"), "Tool unavailable" / "This tool is (currently) not available".
  * A library that rewords its refusals is not recognised: give `isRefusal` then.
  */
+/** @type {Array<[string, RegExp]>} */
 const REFUSALS = [
   ["confirm", / was not confirmed\.$/],
   ["unavailable", / is not available right now\.$/],
@@ -1120,7 +1127,7 @@ const originalOf = (fn) => (typeof fn === "function" && ORIGINAL.has(fn) ? ORIGI
  * @param {import("./collector.js").Collector} collector
  * @param {string} name
  * @param {Function} original
- * @param {string|(() => string)} [profile]  how the host serialises results (measure.js PROFILES); a function
+ * @param {string|((self: any) => string)} [profile]  how the host serialises results (measure.js PROFILES); a function
  *   when that depends on the caller (asked once per call, at entry, with the call's `this`)
  */
 function wrapExecute(collector, name, original, profile) {
@@ -1306,7 +1313,7 @@ function detailed(phase, message, s) {
 }
 
 /**
- * @param {{active:boolean, inactive?:boolean, hostFound:boolean, registered:boolean, anyCall:boolean,
+ * @param {{active?:boolean, inactive?:boolean, hostFound?:boolean, registered?:boolean, anyCall?:boolean,
  *   reasons:string[], inFlight?:number, countedOnly?:boolean, hostLocation?:string|null, split?:string|null,
  *   hints?:string[]}} s  `hints`: the caller's own, ahead of the phase's
  * @returns {{phase:string, message:string, hints:string[], coverage:string|null, reasons:string[]}}
@@ -1589,7 +1596,7 @@ class ChannelMirror {
    * @param {string} o.name  channel name
    * @param {string} o.sessionId  our own session (its messages are ignored)
    * @param {boolean} [o.uplink]  announce that our session has its own uplink
-   * @param {Function} [o.BroadcastChannel]
+   * @param {new (name: string) => BroadcastChannel} [o.BroadcastChannel]
    * @param {() => number} [o.clock]  ms clock for the rate limit
    * @param {number} [o.rate]  messages a second accepted (burst = 2x)
    * @param {(span: object) => void} [o.onSpan]  a foreign span, validated
@@ -1597,6 +1604,7 @@ class ChannelMirror {
    * @param {(sessionId: string) => void} [o.onSession]  a new foreign session (within the cap)
    * @param {Function} [o.setTimeout]
    * @param {Function} [o.clearTimeout]
+   * @param {number} [o.settleMs]  how long a foreign session may stay quiet before it is taken as gone
    * @param {number} [o.flushMs]  batch window for our own spans and updates (0: post each at once)
    * @param {boolean} [o.alignQuiet]  a busy page's batch, its window over while a call is under way, waits for quiet() (pacing.js)
    * @param {() => boolean} [o.calling]  is a call under way?
@@ -2295,16 +2303,26 @@ const enqueueMicrotask = (fn) => NATIVE_THEN.call(RESOLVED, fn)
  * @property {object|null} span once emitted
  * @property {boolean} [waiting]  a form call waiting for the user's submit
  * @property {boolean} [waitingSent]  the uplink told the relay it was waiting (its submit gets a start too)
+ * @property {boolean} [ok]  execute() resolved (false: it threw or was refused)
+ * @property {any} [input]  the arguments, held only until accounting measured them
+ * @property {any} [value]  what execute() settled with, likewise
+ * @property {{consent: string, mismatch: boolean}|null} [consent]  what the page's recordConsent said of it
+ * @property {boolean} [refused]  a form call the browser refused before the page ran (forms.js)
+ * @property {"navigated"|"refused"} [outcome]  a form call's end other than an answer (forms.js)
+ * @property {number} [waitedMs]  a form's wait for the user's submit
+ * @property {boolean} [terminal]  started from wmcp-top, not by the page's agent
+ * @property {boolean} [synthetic]
+ * @property {string} [profile]
  */
 
 class Collector {
   /**
    * @param {object} o
    * @param {string} o.sessionId
-   * @param {{buffer:number, sample:number, errorPolicy:string, tokenEstimator?:Function}} o.config
+   * @param {{buffer:number, sample:number, errorPolicy:string, tokenEstimator?:Function, isErrorResult?:Function, isRefusal?:Function, capturePayloads?:boolean, maxPayloadLength?:number, fingerprintHandler?:boolean}} o.config
    * @param {object} o.sink  {start, span, update, evicted, tool, ledger, status, event}
    * @param {() => number} [o.clock]
-   * @param {(fn: Function) => void} [o.schedule]  macrotask scheduler for deferred accounting
+   * @param {((fn: Function) => void) & {close?: () => void}} [o.schedule]  macrotask scheduler for deferred accounting
    * @param {() => number} [o.random]
    * @param {object} [o.perf]  `performance` (measure/clearMeasures)
    * @param {Function} [o.setTimeout]  for the deadline of accounting held while the page awaits a call
@@ -3595,6 +3613,7 @@ class Interceptor {
 
   record(tool, internal = false) {
     const name = toolName(tool.name)
+    /** @type {Record<string, any>} */
     const rec = { name, ...describeTool(tool), annotationsKept: null, internal }
     const form = !internal && this.forms ? this.forms.formOf(tool.name) : null
     if (form) Object.assign(rec, { kind: "form", form: this.forms.factsOf(form, tool.inputSchema) })
@@ -3803,7 +3822,7 @@ class Interceptor {
    */
   async invoker(name) {
     const hosts = Array.from(this.hosts.entries()).sort((a, b) => Number(b[1].location === "document") - Number(a[1].location === "document"))
-    for (const [host, entry] of hosts) {
+    for (const [host] of hosts) {
       if (typeof host.executeTool !== "function" || typeof host.getTools !== "function") continue
       let list = null
       try {
@@ -4166,7 +4185,7 @@ class Uplink {
    * @param {object} o
    * @param {{url:string, protocol?:string}} o.relay
    * @param {string} o.agent  "name/version"
-   * @param {Function} [o.WebSocket]
+   * @param {new (url: string) => WebSocket} [o.WebSocket]
    * @param {Function} [o.setTimeout]
    * @param {Function} [o.clearTimeout]
    * @param {(fn: Function) => void} [o.schedule]  macrotask scheduler (flushes ride on it when flushMs is 0)
@@ -5178,7 +5197,8 @@ class FormTools {
     this.syncQueued = false
     this.resync = null
     /** names a host registered through registerTool (a polyfill's forms): the interceptor measures those */
-    this.wrapped = () => false
+    /** @type {(name: string) => boolean} set by the registry: is this tool already wrapped? */
+    this.wrapped = (_name) => false
   }
 
   get doc() {
@@ -6507,6 +6527,8 @@ function agentOf(api) {
  * The uplink (relay WebSocket) to dial: config.uplink (a ws:// URL; false for none), else the address the
  * relay baked in, else globalThis.__WMCP_UPLINK__. `relay` is webmcp-profiler's option and means the
  * BroadcastChannel only, never the socket.
+ * @param {{uplink?: string|false|undefined, relay?: boolean}} config
+ * @param {any} [g]  the global object the agent runs in (a test's stand-in, or `{}`: none)
  */
 function resolveUplink(config, g = globalThis) {
   const pick = (u) => {

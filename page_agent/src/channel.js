@@ -134,7 +134,7 @@ export class ChannelMirror {
    * @param {string} o.name  channel name
    * @param {string} o.sessionId  our own session (its messages are ignored)
    * @param {boolean} [o.uplink]  announce that our session has its own uplink
-   * @param {Function} [o.BroadcastChannel]
+   * @param {new (name: string) => BroadcastChannel} [o.BroadcastChannel]
    * @param {() => number} [o.clock]  ms clock for the rate limit
    * @param {number} [o.rate]  messages a second accepted (burst = 2x)
    * @param {(span: object) => void} [o.onSpan]  a foreign span, validated
@@ -142,6 +142,7 @@ export class ChannelMirror {
    * @param {(sessionId: string) => void} [o.onSession]  a new foreign session (within the cap)
    * @param {Function} [o.setTimeout]
    * @param {Function} [o.clearTimeout]
+   * @param {number} [o.settleMs]  how long a foreign session may stay quiet before it is taken as gone
    * @param {number} [o.flushMs]  batch window for our own spans and updates (0: post each at once)
    * @param {boolean} [o.alignQuiet]  a busy page's batch, its window over while a call is under way, waits for quiet() (pacing.js)
    * @param {() => boolean} [o.calling]  is a call under way?

@@ -43,16 +43,26 @@ const enqueueMicrotask = (fn) => NATIVE_THEN.call(RESOLVED, fn)
  * @property {object|null} span once emitted
  * @property {boolean} [waiting]  a form call waiting for the user's submit
  * @property {boolean} [waitingSent]  the uplink told the relay it was waiting (its submit gets a start too)
+ * @property {boolean} [ok]  execute() resolved (false: it threw or was refused)
+ * @property {any} [input]  the arguments, held only until accounting measured them
+ * @property {any} [value]  what execute() settled with, likewise
+ * @property {{consent: string, mismatch: boolean}|null} [consent]  what the page's recordConsent said of it
+ * @property {boolean} [refused]  a form call the browser refused before the page ran (forms.js)
+ * @property {"navigated"|"refused"} [outcome]  a form call's end other than an answer (forms.js)
+ * @property {number} [waitedMs]  a form's wait for the user's submit
+ * @property {boolean} [terminal]  started from wmcp-top, not by the page's agent
+ * @property {boolean} [synthetic]
+ * @property {string} [profile]
  */
 
 export class Collector {
   /**
    * @param {object} o
    * @param {string} o.sessionId
-   * @param {{buffer:number, sample:number, errorPolicy:string, tokenEstimator?:Function}} o.config
+   * @param {{buffer:number, sample:number, errorPolicy:string, tokenEstimator?:Function, isErrorResult?:Function, isRefusal?:Function, capturePayloads?:boolean, maxPayloadLength?:number, fingerprintHandler?:boolean}} o.config
    * @param {object} o.sink  {start, span, update, evicted, tool, ledger, status, event}
    * @param {() => number} [o.clock]
-   * @param {(fn: Function) => void} [o.schedule]  macrotask scheduler for deferred accounting
+   * @param {((fn: Function) => void) & {close?: () => void}} [o.schedule]  macrotask scheduler for deferred accounting
    * @param {() => number} [o.random]
    * @param {object} [o.perf]  `performance` (measure/clearMeasures)
    * @param {Function} [o.setTimeout]  for the deadline of accounting held while the page awaits a call

@@ -140,7 +140,8 @@ export class FormTools {
     this.syncQueued = false
     this.resync = null
     /** names a host registered through registerTool (a polyfill's forms): the interceptor measures those */
-    this.wrapped = () => false
+    /** @type {(name: string) => boolean} set by the registry: is this tool already wrapped? */
+    this.wrapped = (_name) => false
   }
 
   get doc() {

@@ -56,6 +56,7 @@ export function descriptorFingerprint(tool, withHandler) {
  *   requires (user) confirmation" ("confirm"), "Tool unavailable" / "This tool is (currently) not available".
  * A library that rewords its refusals is not recognised: give `isRefusal` then.
  */
+/** @type {Array<[string, RegExp]>} */
 const REFUSALS = [
   ["confirm", / was not confirmed\.$/],
   ["unavailable", / is not available right now\.$/],

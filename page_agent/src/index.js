@@ -42,6 +42,8 @@ export function agentOf(api) {
  * The uplink (relay WebSocket) to dial: config.uplink (a ws:// URL; false for none), else the address the
  * relay baked in, else globalThis.__WMCP_UPLINK__. `relay` is webmcp-profiler's option and means the
  * BroadcastChannel only, never the socket.
+ * @param {{uplink?: string|false|undefined, relay?: boolean}} config
+ * @param {any} [g]  the global object the agent runs in (a test's stand-in, or `{}`: none)
  */
 export function resolveUplink(config, g = globalThis) {
   const pick = (u) => {

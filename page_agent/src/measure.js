@@ -32,7 +32,9 @@ const isEnvelope = (v) => v !== null && typeof v === "object" && !Array.isArray(
 /** MCP's content types (CallToolResult.content[].type); any other page string is counted as "other". */
 export const CONTENT_TYPES = ["text", "image", "audio", "resource", "resource_link"]
 
+/** @returns {[Record<string, number>, number]} the content types' counts, and the images' base64 length */
 function contentFacts(envelope) {
+  /** @type {Record<string, number>} */
   const types = {}
   let image = 0
   for (const item of envelope.content) {
@@ -75,7 +77,7 @@ function validationOf(value, f) {
 /**
  * Facts about what the agent reads for a tool that returned `value`.
  * @returns {{resultBytes:number, resultType:string, envelope:boolean, substituted:boolean,
- *   contentTypes:Object<string,number>, imageBytes:number, serializable:boolean, isError:boolean}}
+ *   contentTypes:Object<string,number>, imageBytes:number, serializable:boolean, isError:boolean, validation?:number}}
  */
 export function resultFacts(value, profile = "chromium") {
   const t = typeof value
@@ -87,6 +89,7 @@ export function resultFacts(value, profile = "chromium") {
   if (t === "string") {
     if (value === "") return facts(SUBSTITUTE_BYTES, "string", false, true, { text: 1 })
     let envelope = false
+    /** @type {Record<string, number>} */
     let types = { text: 1 }
     let image = 0
     let isError = false
@@ -148,6 +151,7 @@ function envelopeBytes(value) {
   // Short texts only (most results): JSON.stringify's own fast path. A replacer function sends the engine down
   // its slow path, which for a 1 KB result cost more than the copy it saves (about 9 µs a call, profiled).
   if (!hasLongText(value.content)) return jsonBytesOf(JSON.stringify(value))
+  /** @type {string[]|null} */
   let longs = null
   const text = JSON.stringify(value, (key, v) => {
     if (typeof v !== "string" || v.length < LONG_STRING) return v

@@ -322,6 +322,7 @@ export class Interceptor {
 
   record(tool, internal = false) {
     const name = toolName(tool.name)
+    /** @type {Record<string, any>} */
     const rec = { name, ...describeTool(tool), annotationsKept: null, internal }
     const form = !internal && this.forms ? this.forms.formOf(tool.name) : null
     if (form) Object.assign(rec, { kind: "form", form: this.forms.factsOf(form, tool.inputSchema) })
@@ -530,7 +531,7 @@ export class Interceptor {
    */
   async invoker(name) {
     const hosts = Array.from(this.hosts.entries()).sort((a, b) => Number(b[1].location === "document") - Number(a[1].location === "document"))
-    for (const [host, entry] of hosts) {
+    for (const [host] of hosts) {
       if (typeof host.executeTool !== "function" || typeof host.getTools !== "function") continue
       let list = null
       try {

@@ -366,6 +366,7 @@ export function traceEvents(spans, session) {
   const pid = session.pid || 1
   const body = spanEvents(spans, session.timeOrigin || 0, pid)
   const lanes = Math.max(1, ...body.map((e) => e.tid))
+  /** @type {Array<object>} */
   const meta = [
     { name: "process_name", ph: "M", pid, tid: 0, args: { name: `${session.origin || "page"} ${session.sessionId}` } },
     { name: "thread_name", ph: "M", pid, tid: 0, args: { name: "host + model wait" } },

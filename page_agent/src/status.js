@@ -52,7 +52,7 @@ function detailed(phase, message, s) {
 }
 
 /**
- * @param {{active:boolean, inactive?:boolean, hostFound:boolean, registered:boolean, anyCall:boolean,
+ * @param {{active?:boolean, inactive?:boolean, hostFound?:boolean, registered?:boolean, anyCall?:boolean,
  *   reasons:string[], inFlight?:number, countedOnly?:boolean, hostLocation?:string|null, split?:string|null,
  *   hints?:string[]}} s  `hints`: the caller's own, ahead of the phase's
  * @returns {{phase:string, message:string, hints:string[], coverage:string|null, reasons:string[]}}

@@ -137,7 +137,7 @@ export class Uplink {
    * @param {object} o
    * @param {{url:string, protocol?:string}} o.relay
    * @param {string} o.agent  "name/version"
-   * @param {Function} [o.WebSocket]
+   * @param {new (url: string) => WebSocket} [o.WebSocket]
    * @param {Function} [o.setTimeout]
    * @param {Function} [o.clearTimeout]
    * @param {(fn: Function) => void} [o.schedule]  macrotask scheduler (flushes ride on it when flushMs is 0)

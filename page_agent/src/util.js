@@ -169,7 +169,8 @@ export function makeTaskScheduler(g = globalThis) {
       for (const f of q) safely(f)
     }
     // Node's ports keep the process alive; browsers have no unref.
-    if (typeof ch.port1.unref === "function") ch.port1.unref()
+    const port = /** @type {MessagePort & {unref?: () => void}} */ (ch.port1)
+    if (typeof port.unref === "function") port.unref()
     const post = () => ch.port2.postMessage(0)
     const schedule = (fn) => {
       queue.push(fn)

@@ -34,7 +34,7 @@ export const originalOf = (fn) => (typeof fn === "function" && ORIGINAL.has(fn) 
  * @param {import("./collector.js").Collector} collector
  * @param {string} name
  * @param {Function} original
- * @param {string|(() => string)} [profile]  how the host serialises results (measure.js PROFILES); a function
+ * @param {string|((self: any) => string)} [profile]  how the host serialises results (measure.js PROFILES); a function
  *   when that depends on the caller (asked once per call, at entry, with the call's `this`)
  */
 export function wrapExecute(collector, name, original, profile) {

@@ -78,11 +78,11 @@ test("a page that patches String.prototype.indexOf later changes no count", () =
   const s = text(70000, 5)
   const want = Buffer.byteLength(JSON.stringify(s), "utf8")
   const real = String.prototype.indexOf
-  String.prototype.indexOf = () => -1 // eslint-disable-line no-extend-native
+  String.prototype.indexOf = () => -1
   try {
     assert.equal(jsonStringBytes(s), want)
   } finally {
-    String.prototype.indexOf = real // eslint-disable-line no-extend-native
+    String.prototype.indexOf = real
   }
 })
 

@@ -2,7 +2,7 @@
 // README and published source define them. Each test names the 000 behaviour it holds this agent to.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { setup, settle, manualEnv, channelBus, FakeWebSocket, RELAY, DraftHost } from "../test-support/helpers.mjs"
+import { setup, settle, channelBus, FakeWebSocket, RELAY, DraftHost } from "../test-support/helpers.mjs"
 
 async function oneTool(ctx, name, fn, extra = {}) {
   const tool = { name, description: `the ${name} tool`, inputSchema: { type: "object" }, execute: fn, ...extra }

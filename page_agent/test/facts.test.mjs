@@ -123,7 +123,7 @@ async function calledTwice() {
     name: "search",
     description: "search",
     inputSchema: { type: "object", properties: { q: { type: "string", maxLength: 8 } }, required: ["q"], additionalProperties: false },
-    execute: async (input) => ({ content: [{ type: "text", text: JSON.stringify([{ id: 1, name: CANARY }, { id: 2, name: CANARY }], null, 2) }] }),
+    execute: async () => ({ content: [{ type: "text", text: JSON.stringify([{ id: 1, name: CANARY }, { id: 2, name: CANARY }], null, 2) }] }),
   })
   await settle()
   ctx.env.run()

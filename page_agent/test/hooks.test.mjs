@@ -2,7 +2,7 @@
 // isRefusal and the built-in English match, recordConsent, and opt-in payload capture (socket only).
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { setup, settle, FakeWebSocket, manualEnv, DraftHost, channelBus, CANARY, RELAY, connectedAgent, fullSpans } from "../test-support/helpers.mjs"
+import { settle, channelBus, CANARY, connectedAgent, fullSpans } from "../test-support/helpers.mjs"
 import { fnv1a32, descriptorFingerprint, defaultRefusal, consentMismatch, cutPayload } from "../src/hooks.js"
 
 const tool = (name, execute, extra = {}) => ({ name, description: `${name} tool`, inputSchema: { type: "object" }, execute, ...extra })

@@ -3,6 +3,10 @@
 // before use, so their shapes are left open.
 declare const chrome: any
 declare const process: any
+// V8's: how many frames a stack keeps (the agent reads its own depth with it).
+interface ErrorConstructor {
+  stackTraceLimit?: number
+}
 interface Window {
   __WMCP_CONFIG__?: Record<string, unknown>
 }
