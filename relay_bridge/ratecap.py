@@ -102,6 +102,10 @@ class SocketGate:
         self.reserve = Bucket(RESERVE_PER_SECOND, RESERVE_BURST, now, tokens=0.0)  # earned by time connected
         self.cpu_reserve = Bucket(CPU_RESERVE, CPU_RESERVE, now)
 
+    def share(self, origin: OriginShare) -> None:
+        """From now on, spend `origin`'s frame rate and loop share (the extension's socket, once its page is known)."""
+        self.token_frames, self.origin_cpu = origin.frames, origin.cpu
+
     def take(self, now: float) -> bool:
         """May this socket's next frame be read? (Refused: not decoded, counted, answered now and then.)"""
         if not self.own.take(now):

@@ -602,6 +602,25 @@ class Relay:
             return [], True, False, None
         return [], True, False, frame
 
+    def _page_share(self, conn: int, replies: list[msgspec.Struct], key: str | None, share: OriginShare | None) -> tuple[str, OriginShare] | None:
+        """The extension's socket said its first accepted hello: move it from the extension's share to its page
+        origin's (`ext <origin>`), so one tab's flood spends its own origin's rate and loop share, not every tab's."""
+        ack = next((r for r in replies if isinstance(r, p.Ack) and r.resume is not None), None)
+        session = self.store.sessions.get(ack.session) if ack is not None else None
+        if session is None:
+            return None
+        new_key = f"ext {session.info.origin}"
+        if share is not None:
+            share.sockets -= 1
+            if share.sockets <= 0 and self._origin_shares.get(key or "") is share:
+                del self._origin_shares[key or ""]
+        moved = self._origin_shares.get(new_key)
+        if moved is None:
+            moved = self._origin_shares[new_key] = OriginShare(self.config.token_rate_per_second, self.config.token_rate_burst, time.monotonic())
+        moved.sockets += 1
+        self._share_keys[conn] = new_key
+        return new_key, moved
+
     async def _handle(self, ws: ServerConnection) -> None:
         conn = next(self._conn_ids)
         store = self.store
@@ -615,6 +634,9 @@ class Relay:
                 share = self._origin_shares[origin] = OriginShare(self.config.token_rate_per_second, self.config.token_rate_burst, time.monotonic())
             share.sockets += 1
         self._share_keys[conn] = origin if origin is not None else f"socket {conn}"
+        # The extension opens one socket per page, every one with the extension's Origin: its share is the page's
+        # origin (stamped by the extension from the browser, checked by the store), found at the first hello.
+        page_share = store.kinds.get(conn) == "extension"
         if self.session_log is not None:
             self.session_log.connection(conn, True, origin)
         self._sockets[conn] = ws
@@ -679,6 +701,12 @@ class Relay:
                 if any(isinstance(r, p.Ack) and r.resume is not None for r in replies):
                     for other in list(self._sockets):
                         self._watch_idle(other)
+                if page_share:
+                    moved = self._page_share(conn, replies, origin, share)
+                    if moved is not None:
+                        origin, share = moved
+                        gate.share(share)
+                        page_share = False
                 for answer in replies:
                     await reply(answer)
                     if isinstance(answer, p.Ack) and answer.resume is not None:  # a hello's: unwatched, say so

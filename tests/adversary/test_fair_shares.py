@@ -317,3 +317,54 @@ async def test_one_mebibyte_frames_leave_the_other_page_whole(bare_relay: Relay)
 async def _until(predicate: Any) -> None:
     while not predicate():
         await asyncio.sleep(0.01)
+
+
+async def test_in_the_extension_one_tabs_flood_spends_its_own_origins_share() -> None:
+    """The extension opens one socket per page, each with the extension's Origin header. Keyed by that header, every
+    tab shared one rate and loop share, so one tab's flood got the others' frames refused. The share is the page's
+    origin (the extension stamps it from the browser): here a tab of good.example keeps every frame while four
+    sockets of an evil.example tab flood, all through the extension."""
+    ext = "chrome-extension://abcdefghijklmnopabcdefghijklmnop"
+    relay = Relay(
+        RelayConfig(
+            port=0,
+            token=TOKEN,
+            rate_per_second=200,
+            rate_burst=200,
+            token_rate_per_second=400,
+            token_rate_burst=400,
+            extension_origins=frozenset({ext}),
+        )
+    )
+    await relay.start()
+    try:
+        floods = [await page_socket(relay, ext) for _ in range(4)]
+        for i, ws in enumerate(floods):
+            assert (await hello(ws, f"e5{i:06x}", EVIL))["type"] == "ack"
+
+        async def flood(ws: ClientConnection, sid: str) -> None:
+            frame = json.dumps(synth.status(sid, "measuring"))
+            try:
+                while True:
+                    await ws.send(frame)  # never reads: what a flood does
+            except ConnectionClosed:
+                return
+
+        tasks = [asyncio.create_task(flood(ws, f"e5{i:06x}")) for i, ws in enumerate(floods)]
+        await asyncio.wait_for(_until(lambda: relay.store.counters["rejected:rate_limited"] > 0), 30)  # the evil tab's origin is spent
+        good = await page_socket(relay, ext)
+        sid = "900d0500"
+        assert (await hello(good, sid, GOOD))["type"] == "ack"
+        # 150 frames back to back: past a socket's own reserve (100, then 50 a second), within an origin's 400 a second
+        for base in range(0, 150 * 2, 2):
+            spans = [synth.span(sid, s, "t", s * 10.0, 1.0) for s in range(base, base + 2)]
+            await good.send(json.dumps(synth.spans_frame(sid, spans)))
+            reply = await answer(good)
+            assert reply == {"type": "ack", "session": sid, "seq": base + 1}, f"frame {base // 2}: {reply}"
+        # the flood's own sockets are closed for it, as on any route
+        await asyncio.wait_for(_until(lambda: relay.store.counters["refused:rate_abuse"] == 4), 30)
+        await asyncio.gather(*tasks)
+        assert relay.store.sessions[sid].stats.totals.calls == 300
+        await good.close()
+    finally:
+        await relay.stop()
