@@ -169,6 +169,10 @@ def open_stack(
         page.wait_for_function("() => { const f = document.getElementById('frame'); return f && f.contentWindow.document.readyState === 'complete' }")
         tools = next(f for f in page.frames if f != page.main_frame)
     wait_true(tools, LISTED)
+    if agent:
+        # The page lists its tools before an agent loaded after them has found the registry (its next poll): a
+        # call made in between is one no agent could see. Calls start once the agent says it has the tools.
+        wait_true(tools, AGENT_HAS_TOOLS)
     return Opened(page, tools, console, errors)
 
 
@@ -178,6 +182,12 @@ LISTED = """async () => {
   if (!mc || typeof mc.getTools !== "function") return false
   const l = await mc.getTools()
   return ["echo", "boom", "stats"].every((n) => l.some((t) => t.name === n && (t.window === undefined || t.window === window)))
+}"""
+
+
+AGENT_HAS_TOOLS = """() => {
+  const p = window.__webmcpPerf
+  return !!p && ["tools-registered", "measuring"].includes(p.status().phase)
 }"""
 
 
