@@ -238,23 +238,29 @@ async def test_held_sockets_and_handshake_churn_never_refuse_another_origins_pag
         await ws.close()
 
 
+async def status_floods(relay: Relay, socket_origin: str, page_origin: str, prefix: str) -> list[asyncio.Task[str]]:
+    """Four sockets of one page that say hello, then send status frames without ever reading (what a flood does);
+    each task ends with the close code the relay gave its socket."""
+
+    async def flood(ws: ClientConnection, sid: str) -> str:
+        frame = json.dumps(synth.status(sid, "measuring"))
+        try:
+            while True:
+                await ws.send(frame)
+        except ConnectionClosed as exc:
+            return str(exc.rcvd.code if exc.rcvd else exc)
+
+    floods = [await page_socket(relay, socket_origin) for _ in range(4)]
+    for i, ws in enumerate(floods):
+        assert (await hello(ws, f"{prefix}{i:06x}", page_origin))["type"] == "ack"
+    return [asyncio.create_task(flood(ws, f"{prefix}{i:06x}")) for i, ws in enumerate(floods)]
+
+
 async def test_a_rate_cap_flood_is_paused_then_closed_and_the_other_page_is_served() -> None:
     relay = Relay(RelayConfig(port=0, token=TOKEN, rate_per_second=200, rate_burst=200, token_rate_per_second=400, token_rate_burst=400))
     await relay.start()
     try:
-        floods = [await page_socket(relay, EVIL) for _ in range(4)]
-        for i, ws in enumerate(floods):
-            assert (await hello(ws, f"e4{i:06x}", EVIL))["type"] == "ack"
-
-        async def flood(ws: ClientConnection, sid: str) -> str:
-            frame = json.dumps(synth.status(sid, "measuring"))
-            try:
-                while True:
-                    await ws.send(frame)  # never reads: what a flood does
-            except ConnectionClosed as exc:
-                return str(exc.rcvd.code if exc.rcvd else exc)
-
-        tasks = [asyncio.create_task(flood(ws, f"e4{i:06x}")) for i, ws in enumerate(floods)]
+        tasks = await status_floods(relay, EVIL, EVIL, "e4")
         good = await page_socket(relay, GOOD)
         sid = "900d0300"
         assert (await hello(good, sid, GOOD))["type"] == "ack"
@@ -338,19 +344,7 @@ async def test_in_the_extension_one_tabs_flood_spends_its_own_origins_share() ->
     )
     await relay.start()
     try:
-        floods = [await page_socket(relay, ext) for _ in range(4)]
-        for i, ws in enumerate(floods):
-            assert (await hello(ws, f"e5{i:06x}", EVIL))["type"] == "ack"
-
-        async def flood(ws: ClientConnection, sid: str) -> None:
-            frame = json.dumps(synth.status(sid, "measuring"))
-            try:
-                while True:
-                    await ws.send(frame)  # never reads: what a flood does
-            except ConnectionClosed:
-                return
-
-        tasks = [asyncio.create_task(flood(ws, f"e5{i:06x}")) for i, ws in enumerate(floods)]
+        tasks = await status_floods(relay, ext, EVIL, "e5")
         await asyncio.wait_for(_until(lambda: relay.store.counters["rejected:rate_limited"] > 0), 30)  # the evil tab's origin is spent
         good = await page_socket(relay, ext)
         sid = "900d0500"
