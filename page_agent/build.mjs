@@ -4,7 +4,7 @@
 // becomes a function scope, its imports become reads of the modules before it. These four files are the only
 // generated ones in the tree (.gitattributes marks them); the extension's other files (manifest, popup,
 // pairing page) are hand-written and live once, in page_agent/extension/.
-// The relay serves the same file as an ES module at /agent.mjs (relay_bridge/assets.py): it fills the
+// The relay serves the same file as an ES module at /agent.mjs (relay_bridge/relay/assets.py): it fills the
 // `/*@WMCP_MODULE@*/` marker with a binding for the IIFE's result and appends the exports named on the
 // `//@WMCP_EXPORTS@` line. `--check` exits 1 when dist/ differs from what the sources build.
 //

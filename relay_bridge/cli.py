@@ -18,25 +18,21 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
-from . import __version__
-from .auth import load_token
-from .exports.capture import build_capture
-from .exports.report import build_report
-from .findings.document import session_findings
-from .identity import load_key
-from .inert import inert_str
-from .logsetup import configure as configure_logging
-from .otlp.exporter import BadEndpoint, OtlpUnavailable, traces_endpoint
-from .paths import config_dir, log_dir, state_dir
-from .replay import ReplayError, load_store
-from .server import DEFAULT_PORT, Relay, RelayConfig
-from .store import Store
+from relay_bridge import __version__
+from relay_bridge.core.inert import inert_str
+from relay_bridge.core.store import Store
+from relay_bridge.errors import UsageError
+from relay_bridge.exports.capture import build_capture
+from relay_bridge.exports.report import build_report
+from relay_bridge.findings.document import session_findings
+from relay_bridge.lanes.otlp.exporter import BadEndpoint, OtlpUnavailable, traces_endpoint
+from relay_bridge.relay.auth import load_key, load_token
+from relay_bridge.relay.logsetup import configure as configure_logging
+from relay_bridge.relay.paths import config_dir, log_dir, state_dir
+from relay_bridge.relay.replay import ReplayError, load_store
+from relay_bridge.relay.server import DEFAULT_PORT, Relay, RelayConfig
 
 SUMMARY_EVERY = 5.0
-
-
-class UsageError(Exception):
-    """A problem the user can fix; printed as one line, exit code 2."""
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -348,7 +344,7 @@ def cmd_relay(args: argparse.Namespace) -> int:
 
 
 def cmd_snippet(args: argparse.Namespace) -> int:
-    from .snippet import Snippet
+    from relay_bridge.relay.snippet import Snippet
 
     print(Snippet("127.0.0.1", args.port or DEFAULT_PORT, load_token(rotate=args.rotate_token)).text())
     return 0
@@ -365,8 +361,3 @@ def cmd_replay_report(args: argparse.Namespace) -> int:
     for path in write_reports(store, Path(args.report)):
         print(f"wrote {path}")
     return 0
-
-
-def fail(message: str) -> int:
-    print(f"wmcp-top: {message}", file=sys.stderr)
-    return 2

@@ -18,12 +18,12 @@ sys.path.insert(0, str(ROOT))
 
 import msgspec
 
-from relay_bridge import synth
+from relay_bridge.core import synth
+from relay_bridge.core.measure import call_size, result_facts
+from relay_bridge.core.protocol import Span
+from relay_bridge.core.stats import SessionStats
+from relay_bridge.core.units import fmt_bytes, fmt_count, fmt_duration
 from relay_bridge.exports.trace import span_events
-from relay_bridge.measure import call_size, result_facts
-from relay_bridge.protocol import Span
-from relay_bridge.stats import SessionStats
-from relay_bridge.units import fmt_bytes, fmt_count, fmt_duration
 
 OUT = ROOT / "tests" / "vectors"
 SID = "0a1b2c3d"
@@ -391,7 +391,7 @@ MEASURES: list[tuple[str, Any, Any]] = [
 def measure_case(name: str, inp: Any, result: Any) -> dict[str, Any]:
     value, undefined = value_of(result)
     facts = result_facts(value, undefined=undefined)
-    from relay_bridge.measure import js_stringify, utf8_len
+    from relay_bridge.core.measure import js_stringify, utf8_len
 
     size = call_size(utf8_len(js_stringify(inp)), facts.resultBytes, facts.imageBytes)
     return {

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from relay_bridge.browser import BrowserError, DebugBrowser, find_chromium, launch_debug_browser
+from relay_bridge.lanes.chromium import BrowserError, DebugBrowser, find_chromium, launch_debug_browser
 from tests.lanes.helpers import SiteServer
 from tests.relay_thread import RelayThread
 
@@ -52,7 +52,7 @@ def relay_server(tmp_path: Path) -> Iterator[RelayThread]:
 
 @pytest.fixture(params=["watched", "unwatched"])
 def relay_on_each_cadence(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[RelayThread]:
-    """The real relay, once with every session watched and once with none (relay_bridge.watching): a test of
+    """The real relay, once with every session watched and once with none (relay_bridge.core.watching): a test of
     delivery (every span once, `lost` exact) holds on both of the agent's cadences."""
     relay = RelayThread(tmp_path, watched=request.param == "watched")
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from relay_bridge import protocol as p
+from relay_bridge.core import protocol as p
 
 
 def frame(obj: dict[str, Any]) -> p.AgentFrame:

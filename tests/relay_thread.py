@@ -12,9 +12,9 @@ from typing import Any
 
 import msgspec
 
+from relay_bridge.core.store import Store
 from relay_bridge.exports.report import build_report, span_facts
-from relay_bridge.server import Relay, RelayConfig
-from relay_bridge.store import Store
+from relay_bridge.relay.server import Relay, RelayConfig
 
 TOKEN = "0123456789abcdef0123456789abcdef"
 
@@ -64,7 +64,7 @@ def session_view(session: Any) -> dict[str, Any]:
 
 class RelayThread:
     def __init__(self, tmp: Path, port: int = 0, token: str = TOKEN, watched: bool = True, **config: Any) -> None:
-        """`watched`: the test reads every session as it comes, a viewer like an exporter (relay_bridge.watching),
+        """`watched`: the test reads every session as it comes, a viewer like an exporter (relay_bridge.core.watching),
         so agents keep the watched cadence; False: nobody watches, agents send at the unwatched one."""
         self.tmp = tmp
         self.token = token

@@ -14,12 +14,12 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from relay_bridge import protocol
+from relay_bridge.core import protocol
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 PROTOCOL = (ROOT / "docs" / "protocol.md").read_text()
-DOC_FILES = sorted([ROOT / "page_agent" / "README.md", *(ROOT / "relay_bridge").glob("*/README.md"), *(ROOT / "docs").glob("*.md")])
+DOC_FILES = sorted([ROOT / "page_agent" / "README.md", *(ROOT / "relay_bridge").glob("**/README.md"), *(ROOT / "docs").glob("*.md")])
 DOCS = README + "".join(p.read_text() for p in DOC_FILES)
 
 AGENT_FRAMES = typing.get_args(protocol.AgentFrame)

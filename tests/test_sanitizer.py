@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from relay_bridge.inert import InertStream, inert_str
-from tui.sanitize import inert
+from relay_bridge.core.inert import InertStream, inert_str
+from tui.model.sanitize import inert
 
 CASES = json.loads((Path(__file__).parent / "vectors" / "inert.json").read_text(encoding="utf-8"))["cases"]
 # Default_Ignorable_Code_Point (DerivedCoreProperties.txt) outside the categories below.

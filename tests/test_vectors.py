@@ -8,11 +8,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from relay_bridge.core.measure import call_size, error_text, js_stringify, result_facts, utf8_len
+from relay_bridge.core.protocol import Span
+from relay_bridge.core.stats import SessionStats
+from relay_bridge.core.units import fmt_bytes, fmt_count, fmt_duration, fmt_ms
 from relay_bridge.exports.trace import span_events
-from relay_bridge.measure import call_size, error_text, js_stringify, result_facts, utf8_len
-from relay_bridge.protocol import Span
-from relay_bridge.stats import SessionStats
-from relay_bridge.units import fmt_bytes, fmt_count, fmt_duration, fmt_ms
 
 VECTORS = Path(__file__).parent / "vectors"
 
@@ -141,6 +141,6 @@ def test_error_vectors() -> None:
 
 @pytest.mark.parametrize("case", json.loads((VECTORS / "fingerprint.json").read_text())["cases"], ids=lambda c: c["name"])
 def test_descriptor_fingerprint(case: dict) -> None:
-    from relay_bridge.fingerprint import descriptor_fingerprint
+    from relay_bridge.core.fingerprint import descriptor_fingerprint
 
     assert descriptor_fingerprint(case["tool"], case.get("handler")) == case["expect"]

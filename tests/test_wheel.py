@@ -26,7 +26,7 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
         "schema/budget.v1.json",
         "schema/thresholds.v1.json",
         "schema/findings.v1.json",
-        "bench/harness.js",
+        "lanes/bench/harness.js",
     ):
         assert f"relay_bridge/{data}" in names, data
     assert any(re.match(r"tui/_themes/.+\.(toml|json)$", n) for n in names)

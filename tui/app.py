@@ -21,22 +21,22 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
 
-from relay_bridge.cli import UsageError, start_relay, write_json
+from relay_bridge.cli import start_relay, write_json
+from relay_bridge.core.store import Session, Store, StoreSnapshot
+from relay_bridge.errors import UsageError
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import trace_document
 from relay_bridge.findings.document import session_findings
-from relay_bridge.notify import Coalescer
-from relay_bridge.paths import data_dir
-from relay_bridge.server import Relay, RelayConfig
-from relay_bridge.store import Session, Store, StoreSnapshot
-
-from . import keys
-from .changes import Changes
-from .palette import Palette
-from .sanitize import inert_str
-from .screens.dashboard import DashboardScreen
-from .themes import APP_VARIABLES, DEFAULT_THEME, load_themes
+from relay_bridge.relay.notify import Coalescer
+from relay_bridge.relay.paths import data_dir
+from relay_bridge.relay.server import Relay, RelayConfig
+from tui import keys
+from tui.model.changes import Changes
+from tui.model.sanitize import inert_str
+from tui.palette import Palette
+from tui.screens.dashboard import DashboardScreen
+from tui.themes import APP_VARIABLES, DEFAULT_THEME, load_themes
 
 Feed = Callable[["WmcpTopApp"], Awaitable[None]]
 REFRESH_INTERVAL = 0.25  # at most 4 screen updates a second
@@ -85,7 +85,7 @@ class WmcpTopApp(App[int]):
         self.cdp_url = cdp_url  # `wmcp-top attach --cdp URL`: the status view explains how to start Chrome
         self.lane_state: str | None = None  # one line about the attach/open lane, for the status view
         self._otlp_sig: tuple | None = None
-        self.open_handle: Any = None  # `wmcp-top open`: the browser (relay_bridge.browser.OpenHandle)
+        self.open_handle: Any = None  # `wmcp-top open`: the browser (relay_bridge.lanes.open.lane.OpenHandle)
         self.compact = False
         self.table_layout = "full"  # compact / narrow / full: which tool-table columns fit
         self.palette = Palette(no_color=self.no_color)
@@ -107,7 +107,7 @@ class WmcpTopApp(App[int]):
         a driver named in TEXTUAL_DRIVER, and Windows, keep Textual's choice."""
         chosen = super().get_driver_class()
         if (chosen.__module__, chosen.__name__) == ("textual.drivers.linux_driver", "LinuxDriver"):
-            from .quiet_driver import QuietLinuxDriver
+            from tui.quiet_driver import QuietLinuxDriver
 
             return QuietLinuxDriver
         return chosen
@@ -315,12 +315,12 @@ class WmcpTopApp(App[int]):
     )
 
     def _invoke_open(self) -> bool:
-        from .screens.invoke import ConfirmCall, InvokeScreen
+        from tui.screens.invoke import ConfirmCall, InvokeScreen
 
         return any(isinstance(s, (InvokeScreen, ConfirmCall)) for s in self.screen_stack)
 
     def action_help(self) -> None:
-        from .screens.help import HelpScreen
+        from tui.screens.help import HelpScreen
 
         self.push_screen(HelpScreen())
 
@@ -415,12 +415,12 @@ class WmcpTopApp(App[int]):
         self.notify("copied the script tag to the clipboard (OSC 52)", timeout=3)
 
     def action_status(self) -> None:
-        from .screens.status import StatusScreen
+        from tui.screens.status import StatusScreen
 
         self._toggle_view(StatusScreen, lambda: StatusScreen())
 
     def action_timeline(self) -> None:
-        from .screens.timeline import TimelineScreen
+        from tui.screens.timeline import TimelineScreen
 
         sid = self.selected_session_id
         if sid is None:
@@ -429,7 +429,7 @@ class WmcpTopApp(App[int]):
         self._toggle_view(TimelineScreen, lambda: TimelineScreen(sid))
 
     def action_inspect(self) -> None:
-        from .screens.inspector import InspectorScreen
+        from tui.screens.inspector import InspectorScreen
 
         sid = self.selected_session_id
         tool = self.dashboard.selected_tool() if sid else None
@@ -439,17 +439,17 @@ class WmcpTopApp(App[int]):
         self._toggle_view(InspectorScreen, lambda: InspectorScreen(sid, tool))
 
     def action_schemas(self) -> None:
-        from .screens.schemas import SchemasScreen
+        from tui.screens.schemas import SchemasScreen
 
         self._toggle_view(SchemasScreen, lambda: SchemasScreen())
 
     def action_findings(self) -> None:
-        from .screens.findings import FindingsScreen
+        from tui.screens.findings import FindingsScreen
 
         self._toggle_view(FindingsScreen, lambda: FindingsScreen())
 
     def action_prompts(self) -> None:
-        from .screens.prompts import PromptsScreen
+        from tui.screens.prompts import PromptsScreen
 
         sid = self.selected_session_id
         if sid is None:
@@ -459,8 +459,8 @@ class WmcpTopApp(App[int]):
 
     def action_invoke(self) -> None:
         """Call a tool from the terminal: the inspector's tool, else the selected row of the tool table."""
-        from .screens.inspector import InspectorScreen
-        from .screens.invoke import InvokeScreen, input_schema, is_read_only
+        from tui.screens.inspector import InspectorScreen
+        from tui.screens.invoke import InvokeScreen, input_schema, is_read_only
 
         screen = self.screen
         sid: str | None
@@ -505,7 +505,7 @@ class WmcpTopApp(App[int]):
         self.tell_watching()
 
     def tell_watching(self) -> None:
-        """Tell the relay which sessions are on screen (relay_bridge.watching): the dashboard's tab and the
+        """Tell the relay which sessions are on screen (relay_bridge.core.watching): the dashboard's tab and the
         session of the view open on it. Their agents send at the screen's rate, every other one once a second."""
         if self.relay is None:
             return

@@ -8,9 +8,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from relay_bridge import __version__
+from relay_bridge import __version__, errors
 from relay_bridge import cli as core
-from relay_bridge.inert import inert_output
+from relay_bridge.core.inert import inert_output
 
 
 class TopParser(core.OneLineParser):
@@ -21,7 +21,7 @@ class TopParser(core.OneLineParser):
         parsed, extras = super().parse_known_args(args, namespace)
         try:
             place_top_options(self, parsed)
-        except core.UsageError as exc:
+        except errors.UsageError as exc:
             self.error(str(exc))
         return parsed, extras
 
@@ -97,10 +97,10 @@ def place_top_options(parser: argparse.ArgumentParser, args: argparse.Namespace)
         option = action.option_strings[0]
         theirs = next((a for a in target._actions if a.dest == dest), None)
         if theirs is None:
-            raise core.UsageError(f"{option} is not an option of `wmcp-top {command}`; put options after the command")
+            raise errors.UsageError(f"{option} is not an option of `wmcp-top {command}`; put options after the command")
         current = getattr(args, dest, theirs.default)
         if current not in (theirs.default, given):
-            raise core.UsageError(f"{option} is given both before and after `{command}`: give it once")
+            raise errors.UsageError(f"{option} is given both before and after `{command}`: give it once")
         setattr(args, dest, given)
 
 
@@ -140,11 +140,13 @@ def wants_ui(args: argparse.Namespace) -> bool:
 
 def headless_lanes() -> list:
     """Subcommands that live in relay_bridge and run without the UI: each has add_parser(sub) and run(args)."""
-    from relay_bridge import browser, compare, extension
-    from relay_bridge.bench import cli as bench
-    from relay_bridge.cdp import cli as attach
     from relay_bridge.findings import cli as diagnose
-    from relay_bridge.footprint import cli as footprint
+    from relay_bridge.lanes import compare
+    from relay_bridge.lanes.bench import cli as bench
+    from relay_bridge.lanes.cdp import cli as attach
+    from relay_bridge.lanes.footprint import cli as footprint
+    from relay_bridge.lanes.open import lane as browser
+    from relay_bridge.relay import extension
 
     return [footprint, compare, bench, attach, browser, extension, diagnose]
 
@@ -157,16 +159,16 @@ def main(argv: list[str] | None = None) -> int:
             core.check_state_dirs()
         headless = headless_command(args)
         if headless is None:
-            from .run import run_app  # Textual is imported only for the UI
+            from tui.run import run_app  # Textual is imported only for the UI
 
             return run_app(args)
         # What a headless command prints can hold page text (origins, tool names): never let it reach the
         # terminal as control sequences.
         with inert_output():
             return headless()
-    except core.UsageError as exc:
+    except errors.UsageError as exc:
         with inert_output():
-            return core.fail(str(exc))
+            return errors.fail(str(exc))
     except BrokenPipeError:
         # The reader went away (`wmcp-top snippet | head -1`): stop quietly, as a tool killed by SIGPIPE does, and
         # point stdout at /dev/null so the interpreter's final flush cannot complain either.
@@ -175,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         # A file-system fault the start checks could not foresee (the disk went read-only meanwhile): one line.
         with inert_output():
-            return core.fail(f"{exc.filename or 'file'}: {exc.strerror or exc}")
+            return errors.fail(f"{exc.filename or 'file'}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         return 130
 
@@ -191,9 +193,8 @@ def headless_command(args: argparse.Namespace) -> Callable[[], int] | None:
     if args.command == "bench" and sys.stderr.isatty():
         from rich.console import Console
 
-        from relay_bridge.bench import cli as bench
-
-        from .bench_progress import RichBenchProgress  # rich, not Textual: the bench has no dashboard
+        from relay_bridge.lanes.bench import cli as bench
+        from tui.widgets.bench_progress import RichBenchProgress  # rich, not Textual: the bench has no dashboard
 
         progress = RichBenchProgress(Console(file=sys.stderr))  # our own escapes: bound before stderr is made inert
         return lambda: bench.run(args, progress=progress)

@@ -14,13 +14,13 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from relay_bridge import demo
-from relay_bridge import protocol as p
-from relay_bridge.replay import ReplayError, apply_step, close_all, read_steps
-from relay_bridge.store import Store
+from relay_bridge.core import protocol as p
+from relay_bridge.core.store import Store
+from relay_bridge.lanes import demo
+from relay_bridge.relay.replay import ReplayError, apply_step, close_all, read_steps
 
 if TYPE_CHECKING:
-    from .app import WmcpTopApp
+    from tui.app import WmcpTopApp
 
 
 def demo_feed(seed: int = demo.DEFAULT_SEED, speed: float = 1.0):
@@ -52,7 +52,7 @@ def replay_feed(path: Path, speed: float = 0.0):
 
 
 class FrozenClock:
-    """A relay_bridge.store Clock that only moves when told: fixed feeds give the same pixels every run."""
+    """A relay_bridge.core.store Clock that only moves when told: fixed feeds give the same pixels every run."""
 
     def __init__(self, epoch_ms: float) -> None:
         self.epoch_ms = epoch_ms
@@ -102,7 +102,7 @@ __all__ = ["FrozenClock", "ReplayError", "demo_feed", "demo_store", "replay_feed
 def frozen_demo_app(seconds: float = 30.0, seed: int = demo.DEFAULT_SEED, **kw: Any) -> WmcpTopApp:
     """The app showing the demo's first `seconds`, every clock frozen: same pixels on every run (snapshot
     tests, `scripts/screenshots.py`)."""
-    from .app import WmcpTopApp
+    from tui.app import WmcpTopApp
 
     store, clock = demo_store(seconds, seed)
     kw.setdefault("source_label", f"demo feed, seed {seed}, at {seconds:g}s")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from textual.binding import Binding, BindingType
 
-from relay_bridge.paths import config_dir
+from relay_bridge.relay.paths import config_dir
 
 
 @dataclass(frozen=True)

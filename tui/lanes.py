@@ -2,10 +2,10 @@
 
 Each is a feed (a coroutine run by the app on its own loop, next to its relay, cancelled when the app quits):
 
-- `cdp_feed(url)`: relay_bridge.cdp.attach(url, app.store, stop_event=...) until the app quits or the browser
+- `cdp_feed(url)`: relay_bridge.lanes.cdp.attach(url, app.store, stop_event=...) until the app quits or the browser
   goes away. A DevTools endpoint that cannot be reached is a UsageError: one line, exit code 2. CDP sessions
   land in the same store as page-agent sessions (their agent is `cdp/...`, their tabs are marked `cdp`).
-- `open_feed(url, headless, browser)`: relay_bridge.browser.open_browser(url, app.relay, ...). The user closing
+- `open_feed(url, headless, browser)`: relay_bridge.lanes.open.lane.open_browser(url, app.relay, ...). The user closing
   the browser (handle.closed) quits the app cleanly; quitting the app closes the browser (the feed is cancelled
   and its `finally` closes it before the relay stops).
 """
@@ -16,16 +16,16 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from relay_bridge.cli import UsageError
-from relay_bridge.protocol import ErrorPolicy
+from relay_bridge.core.protocol import ErrorPolicy
+from relay_bridge.errors import UsageError
 
 if TYPE_CHECKING:
-    from .app import WmcpTopApp
+    from tui.app import WmcpTopApp
 
 
 def cdp_feed(url: str, error_policy: ErrorPolicy = "message"):
     async def feed(app: WmcpTopApp) -> None:
-        from relay_bridge.cdp import CDPError, attach
+        from relay_bridge.lanes.cdp import CDPError, attach
 
         stop = asyncio.Event()
         log = app.relay.session_log if app.relay is not None else None
@@ -68,7 +68,8 @@ def cdp_feed(url: str, error_policy: ErrorPolicy = "message"):
 
 def open_feed(url: str, headless: bool | None = None, browser: str | None = None):
     async def feed(app: WmcpTopApp) -> None:
-        from relay_bridge.browser import BrowserError, open_browser
+        from relay_bridge.lanes.chromium import BrowserError
+        from relay_bridge.lanes.open.lane import open_browser
 
         if app.relay is None:  # pragma: no cover - run_app always gives `open` a relay
             raise UsageError("open needs the relay")

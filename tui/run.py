@@ -12,15 +12,16 @@ import dataclasses
 import os
 from pathlib import Path
 
-from relay_bridge.cli import UsageError, preflight_port, relay_config, write_reports
-from relay_bridge.replay import ReplayError, StepClock
-from relay_bridge.store import Store
+from relay_bridge.cli import preflight_port, relay_config, write_reports
+from relay_bridge.core.store import Store
+from relay_bridge.errors import UsageError
+from relay_bridge.relay.replay import ReplayError, StepClock
 
 
 def build_app(args: argparse.Namespace):
     """The app for parsed `wmcp-top` arguments (not started). Raises UsageError for what the user can fix."""
-    from .app import WmcpTopApp
-    from .feed import demo_feed, replay_feed
+    from tui.app import WmcpTopApp
+    from tui.feed import demo_feed, replay_feed
 
     export_dir = Path(args.export_dir).expanduser() if getattr(args, "export_dir", None) else None
     theme = getattr(args, "theme", None)
@@ -28,7 +29,7 @@ def build_app(args: argparse.Namespace):
         check_theme(theme)
     probe = None
     if os.environ.get("WMCP_TOP_PROBE"):
-        from .probe import Probe
+        from tui.probes.latency import Probe
 
         probe = Probe(Path(os.environ["WMCP_TOP_PROBE"]))
     if args.command == "replay":
@@ -43,12 +44,12 @@ def build_app(args: argparse.Namespace):
     preflight_port(config)
     cdp_url = None
     if args.command == "attach":
-        from .lanes import cdp_feed
+        from tui.lanes import cdp_feed
 
         cdp_url = args.cdp
         feed = cdp_feed(args.cdp, args.error_policy)
     elif args.command == "open":
-        from .lanes import open_feed
+        from tui.lanes import open_feed
 
         feed = open_feed(args.url, True if args.headless else None, args.browser)
     elif getattr(args, "demo", False):
@@ -66,7 +67,7 @@ def check_theme(name: str) -> None:
     """An unknown --theme is a usage error at start (not a toast after the screen is up)."""
     from textual.theme import BUILTIN_THEMES
 
-    from .themes import load_themes
+    from tui.themes import load_themes
 
     known = set(BUILTIN_THEMES) | set(load_themes().themes)
     if name not in known:

@@ -20,7 +20,7 @@ from typing import Any
 
 from textual.theme import Theme
 
-from relay_bridge.paths import config_dir
+from relay_bridge.relay.paths import config_dir
 
 log = logging.getLogger("wmcp_top.tui")
 

@@ -8,7 +8,7 @@
 // does not reach the agent's copy. A page may call the binding itself; that opens a relay socket of its own
 // origin, no more than a page's own script tag could (the relay checks every hello against that origin).
 
-/** The binding's name (relay_bridge/openpipe.py exposes it under the same name). */
+/** The binding's name (relay_bridge/lanes/open/pipe.py exposes it under the same name). */
 export const OPEN_BINDING = "__wmcpTopOpen"
 /** A placeholder relay address: the Uplink needs one; Python knows the real one. */
 export const OPEN_RELAY_URL = "ws://open.wmcp-top.invalid/relay"

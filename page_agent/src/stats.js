@@ -1,6 +1,6 @@
 // PURE statistics: spans in, numbers out. No clocks, no DOM, no I/O.
 //
-// One definition with relay_bridge/stats.py and relay_bridge/units.py; tests/vectors/ holds both to the
+// One definition with relay_bridge/core/stats.py and relay_bridge/core/units.py; tests/vectors/ holds both to the
 // digit. Rounding to one decimal is Math.floor(x * 10 + 0.5) / 10, never toFixed (which rounds binary
 // halves differently from Python and from itself).
 
@@ -22,14 +22,14 @@ export function callTokens(inputBytes, resultBytes, imageBytes) {
 
 /**
  * webmcp-profiler's quantile over ascending values: sorted[min(n-1, floor(p*n))] for p in 0..1; null when
- * empty. Same in relay_bridge/stats.py, so p50/p95 of the same spans agree with 000's everywhere.
+ * empty. Same in relay_bridge/core/stats.py, so p50/p95 of the same spans agree with 000's everywhere.
  */
 export function quantile(sorted, p) {
   if (!sorted.length) return null
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
 }
 
-// ---- formatting (arithmetic-identical to relay_bridge/units.py) -------------------------------------------
+// ---- formatting (arithmetic-identical to relay_bridge/core/units.py) -------------------------------------------
 
 export const round1 = (x) => Math.floor(x * 10 + 0.5) / 10
 export const round0 = (x) => Math.floor(x + 0.5)
@@ -65,7 +65,7 @@ export function fmtCount(n) {
 }
 
 /**
- * Three significant digits (as relay_bridge/units.py): 8.5ms, 127ms, 1.27s, 12.7s, 127s, then minutes. Each step
+ * Three significant digits (as relay_bridge/core/units.py): 8.5ms, 127ms, 1.27s, 12.7s, 127s, then minutes. Each step
  * counts whole units of its last digit, so a value rounding up into the next step is written there.
  */
 export function fmtDuration(ms) {
@@ -129,7 +129,7 @@ const newRow = () => ({
 
 /**
  * The numbers of one session: a ring buffer of spans (for percentiles and export), running per-tool rows
- * and totals since attach or reset. Mirrors relay_bridge.stats.SessionStats.
+ * and totals since attach or reset. Mirrors relay_bridge.core.stats.SessionStats.
  */
 export class SessionStats {
   /**
@@ -168,7 +168,7 @@ export class SessionStats {
     this.measured += 1
     t.calls = this.measured + t.unsampledCalls
     // A form call the browser refused before the page ran: a call and an error, but no page time.
-    // `totals.refused` appears with the first one, as in relay_bridge/stats.py.
+    // `totals.refused` appears with the first one, as in relay_bridge/core/stats.py.
     if (span.outcome === "refused") {
       row.refused += 1
       t.refused = (t.refused || 0) + 1

@@ -1,6 +1,6 @@
 // Delivery under every settle order: calls that overlap and settle out of seq order, evictions, dropped
 // sockets, a restarted relay and rate limiting, against a fake relay that stores each seq once, acks its
-// contiguous prefix (plus the ranges above it, as relay_bridge/received.py does) and honours `floor`.
+// contiguous prefix (plus the ranges above it, as relay_bridge/core/received.py does) and honours `floor`.
 // Invariants: every span is stored exactly once or counted lost (never both, never neither); the agent's
 // `lost` equals what the relay is missing; the relay never stops waiting (floor) for a call still running;
 // no span goes twice to a relay that already holds it. Each runs on both cadences (pacing.js): watched, and
@@ -12,7 +12,7 @@ import { setup, settle, FakeWebSocket, manualEnv, RELAY } from "../test-support/
 import { Delivery } from "../src/uplink.js"
 import { agentOf } from "../src/index.js"
 
-/** What relay_bridge/store.py does with hello and spans frames, reduced to seqs. */
+/** What relay_bridge/core/store.py does with hello and spans frames, reduced to seqs. */
 class FakeRelay {
   constructor() {
     this.stored = new Set()

@@ -4,7 +4,7 @@ Per session: the v2 report, the session info, descriptors with annotations sent/
 measured or only counted (and its counted calls), span facts (what the
 agent received: resultType, envelope, substituted, depth, parent, overlapped), the diagnosis facts
 (`diagnosisFacts`: image, bloat, schema, repeat, refused per seq), calls still in flight, the
-timeline, the phase and coverage, and counters. `relay_bridge.replay` reads it back.
+timeline, the phase and coverage, and counters. `relay_bridge.relay.replay` reads it back.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 
 import msgspec
 
-from .. import __version__
-from ..store import Session, Store, StoreSnapshot
-from .report import build_report, span_facts
+from relay_bridge import __version__
+from relay_bridge.core.store import Session, Store, StoreSnapshot
+from relay_bridge.exports.report import build_report, span_facts
 
 FORMAT = "wmcp-top-capture/1"
 

@@ -11,9 +11,9 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from .. import __version__
-from ..protocol import Span
-from ..store import Session
+from relay_bridge import __version__
+from relay_bridge.core.protocol import Span
+from relay_bridge.core.store import Session
 
 FORMAT = "webmcp-perf-report/2"
 

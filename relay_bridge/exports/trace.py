@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..protocol import Span
+from relay_bridge.core.protocol import Span
 
 if TYPE_CHECKING:
-    from ..store import InFlight
+    from relay_bridge.core.store import InFlight
 
 GAP_TID = 0
 

@@ -5,8 +5,8 @@ Pure logic: a session's numbers and the page's facts in (relay_bridge.findings.i
 docstring: images, bloat, schema, timing, errors, repeats. docs/diagnosis.md says the same for users.
 """
 
-from .engine import diagnose, total_tokens
-from .inputs import SessionInput, SpanInput, ToolInput, facts_of, from_session
-from .model import Finding, Saving, ranked
+from relay_bridge.findings.engine import diagnose, total_tokens
+from relay_bridge.findings.inputs import SessionInput, SpanInput, ToolInput, facts_of, from_session
+from relay_bridge.findings.model import Finding, Saving, ranked
 
 __all__ = ["Finding", "Saving", "SessionInput", "SpanInput", "ToolInput", "diagnose", "facts_of", "from_session", "ranked", "total_tokens"]

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .common import mean, seen_calls, tools_by_name
-from .inputs import BloatFacts, SessionInput, SpanInput
-from .model import Finding, Saving, tokens
+from relay_bridge.findings.common import mean, seen_calls, tools_by_name
+from relay_bridge.findings.inputs import BloatFacts, SessionInput, SpanInput
+from relay_bridge.findings.model import Finding, Saving, tokens
 
 MIN_BYTES = 256
 MIN_SHARE = 0.10

@@ -2,7 +2,7 @@
 
 Wiring contract (as the other headless lanes): `add_parser(subparsers)`, `run(args)` returns the exit code:
 0, or 1 with `--fail-over TOKENS` when the findings together would save more than that (for CI); input that is
-not a report, capture or log is one line on stderr and exit 2 (relay_bridge.cli.UsageError).
+not a report, capture or log is one line on stderr and exit 2 (relay_bridge.errors.UsageError).
 """
 
 from __future__ import annotations
@@ -13,12 +13,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..cli import UsageError
-from ..exports.report import FORMAT as REPORT_FORMAT
-from ..inert import inert_str
+from relay_bridge.core.inert import inert_str
+from relay_bridge.core.store import Store
+from relay_bridge.errors import UsageError
+from relay_bridge.exports.report import FORMAT as REPORT_FORMAT
+from relay_bridge.findings.document import build_document
+from relay_bridge.findings.engine import diagnose, total_tokens
+from relay_bridge.findings.inputs import from_session
+from relay_bridge.findings.text import evidence_text, saving_text, subject
 
 # A report is replayed as the one-session capture it would be part of (replay's own capture reader).
-from ..replay import (
+from relay_bridge.relay.replay import (
     ReplayError,
     StepClock,
     _capture_steps,
@@ -26,11 +31,6 @@ from ..replay import (
     load_store,
     replay_into,
 )
-from ..store import Store
-from .document import build_document
-from .engine import diagnose, total_tokens
-from .inputs import from_session
-from .text import evidence_text, saving_text, subject
 
 COMMAND = "diagnose"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .inputs import SessionInput, SpanInput, ToolInput
+from relay_bridge.findings.inputs import SessionInput, SpanInput, ToolInput
 
 
 def spans_by_tool(s: SessionInput) -> dict[str, list[SpanInput]]:

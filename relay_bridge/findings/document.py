@@ -13,12 +13,12 @@ from typing import Any
 
 import msgspec
 
-from .. import __version__
-from ..exports.report import iso_time
-from . import images
-from .engine import diagnose, total_tokens
-from .inputs import SessionInput, from_session
-from .model import Finding
+from relay_bridge import __version__
+from relay_bridge.exports.report import iso_time
+from relay_bridge.findings import images
+from relay_bridge.findings.engine import diagnose, total_tokens
+from relay_bridge.findings.inputs import SessionInput, from_session
+from relay_bridge.findings.model import Finding
 
 FORMAT = "wmcp-top-findings/1"
 TOKEN_RULES = {
@@ -52,6 +52,6 @@ def build_document(
 
 
 def session_findings(sessions: Sequence[Any], *, source: str = "live", label: str = "", generated_at: float | None = None) -> dict[str, Any]:
-    """The findings document of store sessions (relay_bridge.store.Session): what an export writes beside its report."""
+    """The findings document of store sessions (relay_bridge.core.store.Session): what an export writes beside its report."""
     inputs = [from_session(s) for s in sessions]
     return build_document(inputs, diagnose(inputs), source=source, label=label, generated_at=generated_at)

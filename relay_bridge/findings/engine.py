@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import bloat, errors, images, repeats, schema, timing
-from .common import spans_by_tool
-from .inputs import SessionInput
-from .model import Finding, ranked
+from relay_bridge.findings import bloat, errors, images, repeats, schema, timing
+from relay_bridge.findings.common import spans_by_tool
+from relay_bridge.findings.inputs import SessionInput
+from relay_bridge.findings.model import Finding, ranked
 
 SESSION_RULES = (images.find, bloat.find, schema.find, timing.find, errors.find, repeats.find)
 

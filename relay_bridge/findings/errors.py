@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from .common import mean, tools_by_name
-from .inputs import SessionInput, SpanInput
-from .model import Finding, Saving
+from relay_bridge.findings.common import mean, tools_by_name
+from relay_bridge.findings.inputs import SessionInput, SpanInput
+from relay_bridge.findings.model import Finding, Saving
 
 MIN_ERRORS = 2
 MIN_RATE = 0.10

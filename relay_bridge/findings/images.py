@@ -25,9 +25,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from .common import mean, seen_calls, tools_by_name
-from .inputs import SessionInput, SpanInput
-from .model import Finding, Saving, tokens
+from relay_bridge.findings.common import mean, seen_calls, tools_by_name
+from relay_bridge.findings.inputs import SessionInput, SpanInput
+from relay_bridge.findings.model import Finding, Saving, tokens
 
 RULE = "images.reencode"
 QUALITY = 0.8

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..footprint.breakdown import breakdown
-from ..footprint.canonical import canonical_bytes
+from relay_bridge.lanes.footprint.breakdown import breakdown
+from relay_bridge.lanes.footprint.canonical import canonical_bytes
 
 
 class ImageFacts(Protocol):
@@ -75,7 +75,7 @@ def facts_of(session: Any) -> Mapping[int, Facts]:
 
 
 class SpanInput(Protocol):
-    """What the rules read of a span: relay_bridge.protocol.Span's own fields (the store's spans are read as they
+    """What the rules read of a span: relay_bridge.core.protocol.Span's own fields (the store's spans are read as they
     are, with no copy)."""
 
     @property
@@ -102,7 +102,7 @@ class SpanInput(Protocol):
 class Weights:
     """What a descriptor weighs, measured once per distinct descriptor (footprint's measures)."""
 
-    canonical: bytes  # the canonical definition (relay_bridge.footprint.canonical): what duplicates compare
+    canonical: bytes  # the canonical definition (relay_bridge.lanes.footprint.canonical): what duplicates compare
     description_bytes: int  # UTF-8 bytes of the tool's own description
     enum_bytes: int  # footprint's breakdown part `enums`
 
@@ -172,7 +172,7 @@ def _parsed(raw: bytes) -> tuple[dict[str, Any] | None, Weights | None]:
 
 
 def from_session(session: Any) -> SessionInput:
-    """A relay_bridge.store.Session (typed loosely: the store is not imported) as the rules' input."""
+    """A relay_bridge.core.store.Session (typed loosely: the store is not imported) as the rules' input."""
     stats = session.stats
     counted = session.counted_only()
     tools = []

@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from .common import mean
-from .inputs import SessionInput, SpanInput
-from .model import Finding, Saving
+from relay_bridge.findings.common import mean
+from relay_bridge.findings.inputs import SessionInput, SpanInput
+from relay_bridge.findings.model import Finding, Saving
 
 RULE = "repeats"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..units import fmt_bytes, fmt_count, fmt_duration
-from .model import Finding, Saving
+from relay_bridge.core.units import fmt_bytes, fmt_count, fmt_duration
+from relay_bridge.findings.model import Finding, Saving
 
 
 def saving_text(s: Saving) -> str:

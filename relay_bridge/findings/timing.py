@@ -5,7 +5,7 @@
   model's round trips. Saving: the mean host gap, for every round trip avoided (`msPer: roundTrip`): return in one
   call what the model asks for next, so it calls less often.
 - `time.slow-tool`: the TOP_SLOW tools by p95 x calls whose p95 is at least SLOW_P95_MS and whose calls spend time above their median (p95 over the ring,
-  webmcp-profiler's quantile, relay_bridge.stats.quantile). Saving: the time its calls spend above its own median,
+  webmcp-profiler's quantile, relay_bridge.core.stats.quantile). Saving: the time its calls spend above its own median,
   sum(max(0, wall - p50)) over the ring, scaled to every call: bringing slow calls down to the median. Assumes
   the median is reachable (a cache, an index, less work per call).
 - `time.long-tasks`: a tool whose calls block the page's main thread (Long Tasks, `blockingMs`) for at least
@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..stats import quantile
-from .common import tools_by_name
-from .inputs import SessionInput, SpanInput
-from .model import Finding, Saving
+from relay_bridge.core.stats import quantile
+from relay_bridge.findings.common import tools_by_name
+from relay_bridge.findings.inputs import SessionInput, SpanInput
+from relay_bridge.findings.model import Finding, Saving
 
 HOST_DOMINATES = 2.0
 MIN_HOST_MS = 1000.0

@@ -9,7 +9,7 @@ from contextlib import ExitStack
 import pytest
 from websockets.sync.client import ClientConnection, connect
 
-from relay_bridge import synth
+from relay_bridge.core import synth
 from tests.browser.conftest import browser, pages, playwright, session_of, spans_of, wait_phase  # noqa: F401
 
 pytestmark = pytest.mark.browser

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from relay_bridge import synth
-from relay_bridge.replay import MAX_LINE_BYTES
-from relay_bridge.server import Relay, RelayConfig
+from relay_bridge.core import synth
+from relay_bridge.relay.replay import MAX_LINE_BYTES
+from relay_bridge.relay.server import Relay, RelayConfig
 from tests.relay.conftest import TOKEN, open_session, send_spans
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,10 +13,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relay_bridge import protocol as p
-from relay_bridge import synth
 from relay_bridge.cli import write_reports
-from relay_bridge.server import Relay
+from relay_bridge.core import protocol as p
+from relay_bridge.core import synth
+from relay_bridge.relay.server import Relay
 from tests.relay.conftest import open_session, recv_json, send_spans
 
 SID = "de9e0001"

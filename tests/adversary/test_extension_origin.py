@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from relay_bridge import synth
-from relay_bridge.extension import is_extension_agent
+from relay_bridge.core import synth
+from relay_bridge.relay.extension import is_extension_agent
 from tests.extension.conftest import (  # noqa: F401  (fixtures)
     ext_browser,
     ext_id,

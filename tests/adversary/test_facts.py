@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from relay_bridge import budget as b
-from relay_bridge.server import Relay
+from relay_bridge.core import budget as b
+from relay_bridge.relay.server import Relay
 from tests.relay.conftest import assert_served, open_session, recv_json, send_spans
 
 VICTIM = "a1a1a1a1"

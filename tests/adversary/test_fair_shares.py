@@ -15,10 +15,10 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from relay_bridge import budget as b
-from relay_bridge import protocol as p
-from relay_bridge import synth
-from relay_bridge.server import MAX_CONNECTIONS_PER_ORIGIN, Relay, RelayConfig
+from relay_bridge.core import budget as b
+from relay_bridge.core import protocol as p
+from relay_bridge.core import synth
+from relay_bridge.relay.server import MAX_CONNECTIONS_PER_ORIGIN, Relay, RelayConfig
 from tests.relay.conftest import TOKEN, recv_json, ws_url
 
 EVIL = "http://evil.example"

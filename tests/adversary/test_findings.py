@@ -12,13 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from relay_bridge import synth
 from relay_bridge.cli import write_json
+from relay_bridge.core import synth
+from relay_bridge.core.store import Store
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.findings import diagnose, from_session
 from relay_bridge.findings.document import session_findings
 from relay_bridge.findings.errors import MAX_AT, MAX_SCHEMA_GROUPS
-from relay_bridge.store import Store
 from tests.findings.builders import Facts, ImageFacts, RepeatFacts, SchemaFacts, attach
 from tests.frames import frame
 

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import connect
 
-from relay_bridge import synth
-from relay_bridge.server import MAX_PENDING_HANDSHAKES, Relay, RelayConfig
+from relay_bridge.core import synth
+from relay_bridge.relay.server import MAX_PENDING_HANDSHAKES, Relay, RelayConfig
 from tests.lines import Lines
 from tests.relay.conftest import TOKEN, assert_served, ws_url
 
@@ -34,7 +34,7 @@ DEADLINE = 1.0  # its handshake deadline (HANDSHAKE_DEADLINE is 10 s)
 NOFILE = 1024
 ATTACKERS = 2000  # half-open handshakes: far past the cap and twice NOFILE
 # What the relay may hold for a burst beyond its idle set and the cap: 100 connections made since the last trim, and
-# asyncio's accepts in flight, 100 a loop turn for up to 3 turns (relay_bridge/server.py, MAX_PENDING_HANDSHAKES).
+# asyncio's accepts in flight, 100 a loop turn for up to 3 turns (relay_bridge/relay/server.py, MAX_PENDING_HANDSHAKES).
 BURST = 4 * 100
 PROMPT = 0.5  # seconds a well-behaved agent may wait for its hello's ack while under attack (it takes ~10 ms)
 

@@ -11,14 +11,14 @@ import json
 
 from websockets.asyncio.client import connect
 
-from relay_bridge import synth
-from relay_bridge.bench.cli import table
-from relay_bridge.browser import announce_sessions
 from relay_bridge.cli import session_line
-from relay_bridge.compare import SHOWN, render
-from relay_bridge.inert import InertStream
-from relay_bridge.lanecheck import Difference, LaneCall
-from relay_bridge.server import Relay
+from relay_bridge.core import synth
+from relay_bridge.core.inert import InertStream
+from relay_bridge.lanes.bench.cli import table
+from relay_bridge.lanes.compare import SHOWN, render
+from relay_bridge.lanes.lanecheck import Difference, LaneCall
+from relay_bridge.lanes.open.lane import announce_sessions
+from relay_bridge.relay.server import Relay
 from tests.relay.conftest import recv_json, ws_url
 
 EVIL = "http://ba\u00adnk.example\u200b\r\nwmcp-top open: browser closed\u202e"

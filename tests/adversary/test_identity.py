@@ -13,10 +13,11 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from relay_bridge import identity, synth
-from relay_bridge import protocol as p
-from relay_bridge.extension import extension_origins
-from relay_bridge.server import NOT_OWNER_CLOSE, Relay, RelayConfig
+from relay_bridge.core import identity, synth
+from relay_bridge.core import protocol as p
+from relay_bridge.relay import auth
+from relay_bridge.relay.extension import extension_origins
+from relay_bridge.relay.server import NOT_OWNER_CLOSE, Relay, RelayConfig
 from tests.relay.conftest import TOKEN, assert_served, recv_json, send_spans, ws_url
 
 VICTIM = "7e57ab1e"
@@ -181,8 +182,8 @@ async def test_after_a_restart_only_the_owners_proof_resumes_an_id_never_a_squat
 
 def test_the_resume_key_is_kept_private_and_stable(tmp_path: Path) -> None:
     path = tmp_path / "state" / "resume.key"
-    key = identity.load_key(path)
-    assert identity.load_key(path) == key and len(key) == identity.KEY_BYTES
+    key = auth.load_key(path)
+    assert auth.load_key(path) == key and len(key) == identity.KEY_BYTES
     assert path.stat().st_mode & 0o777 == 0o600
     secret = identity.issue_secret(key, VICTIM, 1_764_000_000_123)
     assert identity.verify_secret(key, VICTIM, secret) == 1_764_000_000_123

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from websockets.sync.client import connect
 
-from relay_bridge import synth
-from relay_bridge.server import Relay
+from relay_bridge.core import synth
+from relay_bridge.relay.server import Relay
 from tests.lines import Lines
 from tests.relay.conftest import open_session, send_spans
 

@@ -16,10 +16,10 @@ import msgspec
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
-from relay_bridge import synth
+from relay_bridge.core import synth
 from relay_bridge.exports.capture import build_capture
-from relay_bridge.replay import load_store
-from relay_bridge.server import Relay
+from relay_bridge.relay.replay import load_store
+from relay_bridge.relay.server import Relay
 from tests.lines import Lines
 from tests.relay.conftest import TOKEN, open_session, recv_json, send_spans
 

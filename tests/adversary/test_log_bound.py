@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from relay_bridge import synth
-from relay_bridge.replay import load_store
-from relay_bridge.server import Relay
+from relay_bridge.core import synth
+from relay_bridge.relay.replay import load_store
+from relay_bridge.relay.server import Relay
 from tests.relay.conftest import open_session, send_spans
 
 SID = "10c0ffee"

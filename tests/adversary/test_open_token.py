@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from relay_bridge.browser import open_browser
-from relay_bridge.server import Relay, RelayConfig
+from relay_bridge.lanes.open.lane import open_browser
+from relay_bridge.relay.server import Relay, RelayConfig
 from tests.lanes.helpers import SiteServer, wait_store
 
 pytestmark = pytest.mark.browser

@@ -10,9 +10,9 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from relay_bridge import protocol as p
-from relay_bridge import synth
-from relay_bridge.server import NOT_OWNER_CLOSE, Relay
+from relay_bridge.core import protocol as p
+from relay_bridge.core import synth
+from relay_bridge.relay.server import NOT_OWNER_CLOSE, Relay
 from tests.relay.conftest import assert_served, recv_json, send_spans, ws_url
 
 VICTIM = "7e57ab1e"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from websockets.asyncio.client import ClientConnection, connect
 
-from relay_bridge import synth
+from relay_bridge.core import synth
 from tests.lines import Lines
 
 ROOT = Path(__file__).resolve().parents[2]

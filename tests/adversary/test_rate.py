@@ -10,10 +10,10 @@ from pathlib import Path
 
 from websockets.asyncio.client import connect
 
-from relay_bridge import protocol as p
-from relay_bridge import synth
-from relay_bridge.ratecap import RESERVE_PER_SECOND
-from relay_bridge.server import Relay, RelayConfig
+from relay_bridge.core import protocol as p
+from relay_bridge.core import synth
+from relay_bridge.core.ratecap import RESERVE_PER_SECOND
+from relay_bridge.relay.server import Relay, RelayConfig
 from tests.relay.conftest import TOKEN, recv_json, send_spans, ws_url
 
 TOKEN_RATE, TOKEN_BURST = 20.0, 50.0

@@ -8,7 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
-from relay_bridge import synth
+from relay_bridge.core import synth
 from tests.tui.helpers import SID, live_app, open_page, screen_text, shown, spans, until
 from tui.screens.status import StatusScreen
 

@@ -33,9 +33,9 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
-from relay_bridge import protocol as p
-from relay_bridge import synth
-from relay_bridge.server import NOT_OWNER_CLOSE
+from relay_bridge.core import protocol as p
+from relay_bridge.core import synth
+from relay_bridge.relay.server import NOT_OWNER_CLOSE
 from tests.terminal import Tmux, exited, tmux, write_token  # noqa: F401  (tmux: the fixture)
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")

@@ -1,5 +1,5 @@
 """A page and the cadence (issue 33): it cannot make the relay think a session is watched or not, nor learn
-whether another page's session is watched (relay_bridge.watching: only the terminal's viewers say so)."""
+whether another page's session is watched (relay_bridge.core.watching: only the terminal's viewers say so)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 
 from websockets.asyncio.client import connect
 
-from relay_bridge import synth
-from relay_bridge.server import Relay
+from relay_bridge.core import synth
+from relay_bridge.relay.server import Relay
 from tests.relay.conftest import recv_json, ws_url
 from tests.relay.test_watching import agent, frames_until_ack
 

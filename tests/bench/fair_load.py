@@ -30,7 +30,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from relay_bridge import synth
+from relay_bridge.core import synth
 
 ORIGIN = "http://flood.example"
 KINDS = ("budget", "hellos", "churn", "rate", "big", "log")

@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from relay_bridge import synth
+from relay_bridge.core import synth
 
 GOOD = "600d600d"
 GOOD_EVERY = 0.05

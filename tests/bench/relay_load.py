@@ -16,7 +16,7 @@ import time
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import serve
 
-from relay_bridge import synth
+from relay_bridge.core import synth
 
 WINDOW = 4  # frames in flight per client, like an agent flushing while acks come back
 

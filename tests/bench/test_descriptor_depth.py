@@ -23,8 +23,8 @@ from collections.abc import Callable
 import msgspec
 import pytest
 
-from relay_bridge import protocol as p
-from relay_bridge import synth
+from relay_bridge.core import protocol as p
+from relay_bridge.core import synth
 from tests.bench import judge
 
 SECONDS = min(float(os.environ.get("WMCP_BENCH_SECONDS", "3")), 10.0)

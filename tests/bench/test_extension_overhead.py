@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import sync_playwright
 
-from relay_bridge.extension import extension_id
+from relay_bridge.relay.extension import extension_id
 from tests.bench import judge
 from tests.bench.test_agent_overhead import AGENT, ARGS, BENCH
 from tests.extension.conftest import EXT, launch, pair, wait_js

@@ -17,10 +17,10 @@ from collections.abc import Callable
 
 import pytest
 
-from relay_bridge import synth
+from relay_bridge.core import synth
+from relay_bridge.core.store import Store
 from relay_bridge.findings import diagnose, from_session
 from relay_bridge.findings.schema import find_duplicates
-from relay_bridge.store import Store
 from tests.findings.builders import BloatFacts, Facts, RepeatFacts, attach
 from tests.frames import frame
 

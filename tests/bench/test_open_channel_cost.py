@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from relay_bridge.assets import agent_script
-from relay_bridge.browser import launch_playwright, open_browser
-from relay_bridge.server import Relay, RelayConfig
+from relay_bridge.lanes.chromium import launch_playwright
+from relay_bridge.lanes.open.lane import open_browser
+from relay_bridge.relay.assets import agent_script
+from relay_bridge.relay.server import Relay, RelayConfig
 from tests.bench.test_extension_overhead import ACK_RTT, RTT_CALLS
 from tests.lanes.helpers import SiteServer
 

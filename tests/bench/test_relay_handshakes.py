@@ -24,8 +24,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.sync.client import connect
 
-from relay_bridge import synth
-from relay_bridge.server import MAX_PENDING_HANDSHAKES
+from relay_bridge.core import synth
+from relay_bridge.relay.server import MAX_PENDING_HANDSHAKES
 from tests.bench import judge
 from tests.bench.hostile_load import SLOWLORIS, SLOWLORIS_RATE
 from tests.bench.procs import run_seconds
@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "5"))
 NOFILE = 1024
 # Beyond its idle set, its agents and the cap, the relay may hold 100 connections made since the last trim, and
-# asyncio's accepts in flight, 100 a loop turn for up to 3 turns (relay_bridge/server.py, MAX_PENDING_HANDSHAKES).
+# asyncio's accepts in flight, 100 a loop turn for up to 3 turns (relay_bridge/relay/server.py, MAX_PENDING_HANDSHAKES).
 BURST = 4 * 100
 NEW_AGENTS = 5  # fresh connections timed from connect to their hello's ack
 PROMPT_MS = 500  # a new agent's hello acked within this under the flood, as in tests/adversary/test_handshakes.py

@@ -19,9 +19,9 @@ import time
 
 import pytest
 
-from relay_bridge import protocol as p
-from relay_bridge import synth
-from relay_bridge.store import Store
+from relay_bridge.core import protocol as p
+from relay_bridge.core import synth
+from relay_bridge.core.store import Store
 from tests.bench import judge
 from tui.app import WmcpTopApp
 from tui.widgets.tool_table import ToolTable

@@ -1,7 +1,7 @@
 """Benchmark: the running dashboard under load, each row against the headless relay in the same run.
 
 `wmcp-top` runs as its own process on a real pseudo-terminal (160x45), relay and UI on one event loop, with
-latency probes on (WMCP_TOP_PROBE, tui/probe.py). A load process plays page agents, one WebSocket per session,
+latency probes on (WMCP_TOP_PROBE, tui/probes/latency.py). A load process plays page agents, one WebSocket per session,
 sending a `spans` frame every 100 ms per session. The measurement starts once that load is steady (every session
 set up, held by the relay and drawn for half a second: `_wait_steady`). Meanwhile this test presses `s` (sort)
 once a second. Then the same load runs against `wmcp-top relay` (the headless relay, no screen): the baseline,
@@ -22,7 +22,7 @@ Memory is held always; the time figures are printed with the machine's load and 
 (tests/bench/judge.py).
 The 10,000-tool case (issue 11 item 6): one session gets 10,000 spans of distinct tools, then 100 calls/s over
 them; key p95 <= 100 ms and /healthz p95 <= 100 ms, polled every 100 ms. All 10,000 rows are kept
-(relay_bridge.budget.MAX_TOOL_ROWS is above that), so the table's top-rows window is what keeps it cheap.
+(relay_bridge.core.budget.MAX_TOOL_ROWS is above that), so the table's top-rows window is what keeps it cheap.
 The relay's side of a tab switch (issue 33): 64 agents that follow watch frames, the tab switched again and
 again; each switch tells exactly two agents (the tab left, the tab opened), the relay's work and the time until
 both were told are its time targets.
@@ -99,7 +99,7 @@ async def _load(url: str, seconds: float, out: Path, sessions: int, rate: float,
     from websockets.asyncio.client import connect
 
     sys.path.insert(0, str(ROOT))
-    from relay_bridge import synth
+    from relay_bridge.core import synth
 
     sids = [f"{0xBE000000 + i:08x}" for i in range(sessions)]
     names = [f"tool_{j:02d}" for j in range(tools_n)]
@@ -374,13 +374,13 @@ SHOW_COST_US = 1000.0  # the relay's own work for one switch: working out whom t
 @pytest.mark.bench
 async def test_a_tab_switch_costs_the_relay_two_frames(tmp_path: Path) -> None:
     """64 agents that follow watch frames on real sockets to the relay; the dashboard switches tabs again and
-    again (relay_bridge.watching, as tui/app.py's tell_watching does). Held always: each switch tells exactly the
+    again (relay_bridge.core.watching, as tui/app.py's tell_watching does). Held always: each switch tells exactly the
     tab left (unwatched) and the tab opened (watched), nobody else. Time targets: the relay's own work per switch
     and the time until both agents were told."""
     from websockets.asyncio.client import connect
 
-    from relay_bridge import synth
-    from relay_bridge.server import Relay, RelayConfig
+    from relay_bridge.core import synth
+    from relay_bridge.relay.server import Relay, RelayConfig
 
     relay = Relay(RelayConfig(port=0, token="ab" * 16, log_dir=None))
     await relay.start()

@@ -1,4 +1,4 @@
-"""The DevTools Protocol lane beside a Playwright page, as the tests' referee (relay_bridge.lanecheck).
+"""The DevTools Protocol lane beside a Playwright page, as the tests' referee (relay_bridge.lanes.lanecheck).
 
 Attach before the page loads: the lane opens a session per document from Page.frameNavigated, as `attach --cdp`
 does, and lands its spans in a store of its own."""
@@ -9,9 +9,9 @@ from typing import Any
 
 from playwright.sync_api import Page
 
-from relay_bridge import lanecheck
-from relay_bridge.cdp.lane import CdpLane
-from relay_bridge.store import Store
+from relay_bridge.core.store import Store
+from relay_bridge.lanes import lanecheck
+from relay_bridge.lanes.cdp.lane import CdpLane
 
 EVENTS = ("WebMCP.toolsAdded", "WebMCP.toolsRemoved", "WebMCP.toolInvoked", "WebMCP.toolResponded", "Page.frameNavigated", "Page.frameDetached")
 CDP_SESSION = "referee"
@@ -42,7 +42,7 @@ def agent_calls(snapshot: dict[str, Any], sids: list[str]) -> list[lanecheck.Lan
     """The page agent's calls of these sessions, from a relay snapshot (tests/relay_thread.py)."""
     import msgspec
 
-    from relay_bridge import protocol as p
+    from relay_bridge.core import protocol as p
 
     pairs: list[tuple[float, p.Span]] = []
     for sid in sids:

@@ -15,7 +15,7 @@ import pytest
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import trace_document
-from relay_bridge.server import InvokeRefused
+from relay_bridge.relay.server import InvokeRefused
 from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, session_where, spans_of
 from tests.otlp.receiver import Receiver
 from tests.relay_thread import RelayThread

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Playwright
 
-from relay_bridge import lanecheck
-from relay_bridge.footprint.live import analyze_sessions
+from relay_bridge.lanes import lanecheck
+from relay_bridge.lanes.footprint.live import analyze_sessions
 from tests.browser.conftest import BASE_ARGS, chromium_path, open_page, session_where, spans_of, wait_phase
 from tests.browser.referee import CdpReferee, agent_calls
 

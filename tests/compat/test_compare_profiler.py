@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from relay_bridge.compare import compare
+from relay_bridge.lanes.compare import compare
 
 
 def row(tool: str, **kw: Any) -> dict[str, Any]:

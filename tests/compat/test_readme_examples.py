@@ -190,7 +190,7 @@ def cli(module: str, *args: str, timeout: int = 240) -> subprocess.CompletedProc
 
 def test_bench_and_compare_command_lines(chromium: str, site, tmp_path: Path) -> None:
     # npx webmcp-profiler bench URL --runs 40 --json bench.json
-    first = cli("relay_bridge.bench", site.url, "--runs", "40", "--json", str(tmp_path / "base.json"), "--chromium", chromium)
+    first = cli("relay_bridge.lanes.bench", site.url, "--runs", "40", "--json", str(tmp_path / "base.json"), "--chromium", chromium)
     assert first.returncode == 0, first.stdout + first.stderr
     base = json.loads((tmp_path / "base.json").read_text())
     assert set(base) == {"rows", "boot", "report"}
@@ -216,7 +216,7 @@ def test_bench_and_compare_command_lines(chromium: str, site, tmp_path: Path) ->
     (tmp_path / "perf.cases.json").write_text(json.dumps([{"tool": "update_cart", "inputs": [{"sku": "ABC-123", "qty": 2}]}, {"tool": "get_price"}]))
     (tmp_path / "budgets.json").write_text(json.dumps({"get_price": {"p95Ms": 60000, "resultBytes": 1}, "update_cart": {"estTokens": 1000}}))
     second = cli(
-        "relay_bridge.bench",
+        "relay_bridge.lanes.bench",
         site.url,
         "--cases",
         str(tmp_path / "perf.cases.json"),
@@ -239,12 +239,12 @@ def test_bench_and_compare_command_lines(chromium: str, site, tmp_path: Path) ->
     assert "resultBytes" in second.stdout.split("budget broken", 1)[1]
 
     # npx webmcp-profiler compare base.json head.json [--thresholds thresholds.json]
-    plain = cli("relay_bridge.compare", str(tmp_path / "base.json"), str(tmp_path / "head.json"))
+    plain = cli("relay_bridge.lanes.compare", str(tmp_path / "base.json"), str(tmp_path / "head.json"))
     assert plain.returncode == 0, "no thresholds: nothing judged"
     (tmp_path / "thresholds.json").write_text(json.dumps({"p95Ms": 100000, "relative": 1000}))
     assert (
         cli(
-            "relay_bridge.compare", str(tmp_path / "base.json"), str(tmp_path / "head.json"), "--thresholds", str(tmp_path / "thresholds.json")
+            "relay_bridge.lanes.compare", str(tmp_path / "base.json"), str(tmp_path / "head.json"), "--thresholds", str(tmp_path / "thresholds.json")
         ).returncode
         == 0
     )
@@ -253,6 +253,8 @@ def test_bench_and_compare_command_lines(chromium: str, site, tmp_path: Path) ->
         r["p95Ms"] += 5.0
     (tmp_path / "slower.json").write_text(json.dumps(slower))
     (tmp_path / "tight.json").write_text(json.dumps({"p95Ms": 1}))
-    judged = cli("relay_bridge.compare", str(tmp_path / "base.json"), str(tmp_path / "slower.json"), "--thresholds", str(tmp_path / "tight.json"))
+    judged = cli(
+        "relay_bridge.lanes.compare", str(tmp_path / "base.json"), str(tmp_path / "slower.json"), "--thresholds", str(tmp_path / "tight.json")
+    )
     assert judged.returncode == 1
     assert "get_price: regressed: p95Ms" in judged.stdout and "p95Ms limit +1" in judged.stdout

@@ -12,7 +12,7 @@ import pytest
 from relay_bridge.cli import write_reports
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
-from relay_bridge.replay import load_store
+from relay_bridge.relay.replay import load_store
 from tests.browser.conftest import RUN_ALL, has_spans, spans_of
 
 from .oracle import assert_valid

@@ -8,7 +8,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from relay_bridge.assets import agent_script
+from relay_bridge.relay.assets import agent_script
 
 SCRIPT = """
 const m = await import(%s);

@@ -166,7 +166,7 @@ def test_check_lanes_names_the_path_neither_lane_sees(hosts: dict[str, Browser],
     """Only MCP-client calls, to tools @mcp-b/global took before the agent: the page agent records none, the
     DevTools lane sees none (postMessage is not the browser's WebMCP). The lanes "agree" on nothing: the
     verdict must name the path instead of reporting agreement."""
-    from relay_bridge import lanecheck
+    from relay_bridge.lanes import lanecheck
     from tests.browser.referee import CdpReferee, agent_calls
 
     referee: list[CdpReferee] = []

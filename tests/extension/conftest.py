@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page, Playwright, sync_playwright
 
-from relay_bridge.extension import extension_dir, extension_id, pairing_url
+from relay_bridge.relay.extension import extension_dir, extension_id, pairing_url
 from tests.browser.conftest import BASE_ARGS, WEBMCP_ARGS, chromium_path
 from tests.lanes.helpers import CANARY
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from websockets.sync.client import connect
 
-from relay_bridge import synth
-from relay_bridge.extension import is_extension_agent
+from relay_bridge.core import synth
+from relay_bridge.relay.extension import is_extension_agent
 from tests.extension.conftest import background_calls, badge, pair, run_tools, sid, start_background_calls, until, wait_js
 from tests.lanes.helpers import CANARY
 from tests.relay_thread import RelayThread

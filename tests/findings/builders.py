@@ -1,5 +1,5 @@
 """The contract's facts as plain Python objects, built on the test side (branch diag owns the real structs:
-relay_bridge.protocol's `Facts` with the same snake_case attributes), and vector JSON -> the engine's input."""
+relay_bridge.core.protocol's `Facts` with the same snake_case attributes), and vector JSON -> the engine's input."""
 
 from __future__ import annotations
 
@@ -133,7 +133,7 @@ def snake(doc: dict[str, Any]) -> dict[str, Any]:
 def demo_facts(seconds: float) -> dict[str, dict[int, Facts]]:
     """The facts the demo's pages send in its first `seconds` (with the `facts` frame on the wire), by session and
     seq. Facts use no random numbers, so the rest of the feed is the same with or without them."""
-    from relay_bridge import demo
+    from relay_bridge.lanes import demo
 
     saved = demo.FACTS_ON_WIRE
     demo.FACTS_ON_WIRE = True
@@ -149,7 +149,7 @@ def demo_facts(seconds: float) -> dict[str, dict[int, Facts]]:
 
 def attach(session: Any, by_seq: dict[int, Facts]) -> None:
     """Put facts built here where the store keeps a session's (`session.facts`): the engine reads both kinds
-    through relay_bridge.findings.inputs' protocols, so these stand in for relay_bridge.protocol.Facts."""
+    through relay_bridge.findings.inputs' protocols, so these stand in for relay_bridge.core.protocol.Facts."""
     session.facts = by_seq
 
 

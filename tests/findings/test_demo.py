@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from relay_bridge import demo
 from relay_bridge.findings import diagnose, from_session
+from relay_bridge.lanes import demo
 from tests.findings.builders import demo_facts, with_demo_facts
 from tui.feed import demo_store
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import jsonschema
 from websockets.sync.client import connect
 
-from relay_bridge import synth
 from relay_bridge.cli import write_json
+from relay_bridge.core import synth
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
 from relay_bridge.findings import diagnose, from_session

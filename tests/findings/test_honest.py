@@ -1,6 +1,6 @@
 """Honest numbers: each rule's saving against the real fix applied to the same input.
 
-Every test feeds a known input through a real store (synthetic spans sized by relay_bridge.measure, as the agent
+Every test feeds a known input through a real store (synthetic spans sized by relay_bridge.core.measure, as the agent
 sizes them), with the page's facts measured here the way the contract defines them (Pillow stands in for the
 page's canvas re-encode), and compares the finding's saving with what the fix really saves: the image re-encoded,
 the array compacted or made columnar, the tool dropped from the catalog, the repeated call not made. Tolerances
@@ -18,11 +18,11 @@ import random
 import msgspec
 from PIL import Image
 
-from relay_bridge import synth
+from relay_bridge.core import synth
+from relay_bridge.core.measure import call_size, js_stringify, result_facts, utf8_len
+from relay_bridge.core.store import Store
 from relay_bridge.findings import diagnose, from_session
-from relay_bridge.footprint.canonical import canonical_bytes
-from relay_bridge.measure import call_size, js_stringify, result_facts, utf8_len
-from relay_bridge.store import Store
+from relay_bridge.lanes.footprint.canonical import canonical_bytes
 from tests.findings.builders import BloatFacts, Facts, ImageFacts, RepeatFacts, attach
 from tests.frames import frame
 

@@ -30,7 +30,7 @@ def validate(report: dict[str, Any]) -> None:
 
 def run_main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """The standalone entry point in-process (fast); returns (code, stdout, stderr)."""
-    from relay_bridge.footprint.__main__ import main
+    from relay_bridge.lanes.footprint.__main__ import main
 
     try:
         code = main(args)
@@ -42,7 +42,7 @@ def run_main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
 
 def run_sub(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "relay_bridge.footprint", *args], cwd=cwd or ROOT, capture_output=True, text=True, encoding="utf-8", timeout=60
+        [sys.executable, "-m", "relay_bridge.lanes.footprint", *args], cwd=cwd or ROOT, capture_output=True, text=True, encoding="utf-8", timeout=60
     )
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from relay_bridge.footprint.breakdown import breakdown
-from relay_bridge.footprint.canonical import canonical_size
-from relay_bridge.footprint.lint import lint_tool
+from relay_bridge.lanes.footprint.breakdown import breakdown
+from relay_bridge.lanes.footprint.canonical import canonical_size
+from relay_bridge.lanes.footprint.lint import lint_tool
 
 from .conftest import FIXTURES
 
@@ -127,7 +127,7 @@ def test_poisoning_heuristics_do_not_flag_ordinary_descriptions() -> None:
 
 
 def test_form_lint_names_each_control_that_a_model_or_user_cannot_read() -> None:
-    from relay_bridge.footprint.lint import lint_form
+    from relay_bridge.lanes.footprint.lint import lint_form
 
     form = {
         "autosubmit": True,

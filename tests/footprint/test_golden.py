@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from relay_bridge.footprint.files import read_demo
+from relay_bridge.lanes.footprint.files import read_demo
 
 from .conftest import GOLDEN, ROOT, run_main, validate
 

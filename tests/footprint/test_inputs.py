@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from relay_bridge.footprint import LIMITS, FootprintError
-from relay_bridge.footprint.files import InputSpec, read_inputs
+from relay_bridge.lanes.footprint import LIMITS, FootprintError
+from relay_bridge.lanes.footprint.files import InputSpec, read_inputs
 
 from .conftest import FIXTURES, run_main, tool, validate, write_json
 

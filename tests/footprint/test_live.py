@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from relay_bridge import synth
+from relay_bridge.core import synth
+from relay_bridge.core.store import Store
 from relay_bridge.exports.capture import build_capture
-from relay_bridge.footprint import analyze_sessions, catalog_from_store
-from relay_bridge.store import Store
+from relay_bridge.lanes.footprint import analyze_sessions, catalog_from_store
 from tests.frames import frame
 
 from .conftest import run_main, run_sub, validate
@@ -111,7 +111,7 @@ def test_footprint_subprocess_demo_and_overwrite_refusal(tmp_path: Path) -> None
 def test_add_parser_wires_into_another_parser() -> None:
     import argparse
 
-    from relay_bridge.footprint.cli import add_parser
+    from relay_bridge.lanes.footprint.cli import add_parser
 
     top = argparse.ArgumentParser(prog="wmcp-top")
     top.add_argument("--demo", action="store_true")  # the dashboard's own --demo must not collide

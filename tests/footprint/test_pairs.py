@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from relay_bridge.footprint import analyze_catalog
-from relay_bridge.footprint.inputs import Server
-from relay_bridge.footprint.similarity import words
+from relay_bridge.lanes.footprint import analyze_catalog
+from relay_bridge.lanes.footprint.inputs import Server
+from relay_bridge.lanes.footprint.similarity import words
 
 from .conftest import tool, validate
 
@@ -34,7 +34,7 @@ def test_budget_running_out_marks_the_scan_incomplete_with_the_count_not_examine
     assert sim["operations"] == 2_000_000
     assert sim["eligiblePairs"] == 130 * 130
     assert sim["examinedPairs"] == 15_625 and sim["notExamined"] == 16_900 - 15_625
-    from relay_bridge.footprint.text import summary_lines
+    from relay_bridge.lanes.footprint.text import summary_lines
 
     assert any(
         line.startswith("similarity scan: INCOMPLETE") and "1275 of 16900 eligible pairs not examined" in line for line in summary_lines(report)

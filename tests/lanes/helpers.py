@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from relay_bridge.cdp.client import CDPClient, CDPError
-from relay_bridge.store import Store
+from relay_bridge.core.store import Store
+from relay_bridge.lanes.cdp.client import CDPClient, CDPError
 
 SITE = Path(__file__).resolve().parent / "site"
 CANARY = "CANARY-7f3e9b21-do-not-keep"

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from relay_bridge.cdp import attach
+from relay_bridge.core.store import Store
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
-from relay_bridge.sessionlog import SessionLog
-from relay_bridge.store import Store
+from relay_bridge.lanes.cdp import attach
+from relay_bridge.relay.sessionlog import SessionLog
 from tests.lanes.helpers import CANARY, PageDriver, wait_store
 
 pytestmark = pytest.mark.browser
@@ -120,7 +120,7 @@ def test_attach_cli_headless_prints_calls_and_writes_reports(debug_browser, site
     home = Path(env["WMCP_TOP_HOME"])
     out_dir = tmp_path / "reports"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "relay_bridge.cdp", "--cdp", debug_browser.endpoint, "--port", "0", "--report-on-exit", str(out_dir)],
+        [sys.executable, "-m", "relay_bridge.lanes.cdp", "--cdp", debug_browser.endpoint, "--port", "0", "--report-on-exit", str(out_dir)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -162,7 +162,7 @@ def test_attach_cli_headless_prints_calls_and_writes_reports(debug_browser, site
 
 def test_attach_unreachable_endpoint_says_how_to_start_chrome(tmp_path: Path) -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "relay_bridge.cdp", "--cdp", "http://127.0.0.1:9", "--port", "0", "--no-log"],
+        [sys.executable, "-m", "relay_bridge.lanes.cdp", "--cdp", "http://127.0.0.1:9", "--port", "0", "--no-log"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from relay_bridge.bench import plan_json, run_bench
+from relay_bridge.lanes.bench import plan_json, run_bench
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,7 +79,7 @@ def test_cli_budget_breach_exits_one_and_names_the_tool(chromium: str, site, tmp
         [
             sys.executable,
             "-m",
-            "relay_bridge.bench",
+            "relay_bridge.lanes.bench",
             site.url,
             "--runs",
             "2",
@@ -120,7 +120,7 @@ def test_cli_budget_breach_exits_one_and_names_the_tool(chromium: str, site, tmp
         [
             sys.executable,
             "-m",
-            "relay_bridge.bench",
+            "relay_bridge.lanes.bench",
             site.url,
             "--runs",
             "2",
@@ -144,7 +144,7 @@ def test_cli_budget_breach_exits_one_and_names_the_tool(chromium: str, site, tmp
 def test_cli_usage_errors_are_one_line(tmp_path: Path, site) -> None:
     (tmp_path / "budget.json").write_text(json.dumps({"tools": {"x": {"p99": 1}}}))
     out = subprocess.run(
-        [sys.executable, "-m", "relay_bridge.bench", site.url, "--budget", str(tmp_path / "budget.json")],
+        [sys.executable, "-m", "relay_bridge.lanes.bench", site.url, "--budget", str(tmp_path / "budget.json")],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -154,7 +154,7 @@ def test_cli_usage_errors_are_one_line(tmp_path: Path, site) -> None:
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("wmcp-top: budget") and "p99" in lines[0]
     missing = subprocess.run(
-        [sys.executable, "-m", "relay_bridge.bench", site.url, "--browser", str(tmp_path / "no-such-chromium")],
+        [sys.executable, "-m", "relay_bridge.lanes.bench", site.url, "--browser", str(tmp_path / "no-such-chromium")],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -166,7 +166,7 @@ def test_cli_usage_errors_are_one_line(tmp_path: Path, site) -> None:
 def test_progress_is_a_carriage_return_bar_on_a_terminal_and_lines_when_piped() -> None:
     import io
 
-    from relay_bridge.bench.cli import ProgressPrinter
+    from relay_bridge.lanes.bench.cli import ProgressPrinter
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from relay_bridge.bench.gen import generate
-from relay_bridge.bench.runner import make_plan, plan_json
+from relay_bridge.lanes.bench.gen import generate
+from relay_bridge.lanes.bench.runner import make_plan, plan_json
 
 SCHEMA = {
     "type": "object",

@@ -26,7 +26,7 @@ def form_pages() -> Iterator[PageServer]:
 def run_open(url: str, chromium: str) -> tuple[int, list[str]]:
     """Run the command until both lanes printed every call, then stop it as a user would (Ctrl-C)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "relay_bridge.browser", url, "--headless", "--port", "0", "--check-lanes", "--browser", chromium],
+        [sys.executable, "-m", "relay_bridge.lanes.open", url, "--headless", "--port", "0", "--check-lanes", "--browser", chromium],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from relay_bridge.compare import CompareError, compare
+from relay_bridge.lanes.compare import CompareError, compare
 
 ROOT = Path(__file__).resolve().parents[2]
 # wmcp-top's own thresholds format with every key at its default (no thresholds at all judges nothing)
@@ -58,7 +58,7 @@ def status(result: dict[str, Any]) -> dict[str, str]:
 def run_cli(tmp_path: Path, base: dict, head: dict, *extra: str, thresholds: dict | None = None) -> subprocess.CompletedProcess:
     (tmp_path / "base.json").write_text(json.dumps(base))
     (tmp_path / "head.json").write_text(json.dumps(head))
-    args = [sys.executable, "-m", "relay_bridge.compare", str(tmp_path / "base.json"), str(tmp_path / "head.json"), *extra]
+    args = [sys.executable, "-m", "relay_bridge.lanes.compare", str(tmp_path / "base.json"), str(tmp_path / "head.json"), *extra]
     if thresholds is not None:
         (tmp_path / "th.json").write_text(json.dumps(thresholds))
         args += ["--thresholds", str(tmp_path / "th.json")]
@@ -155,7 +155,7 @@ def test_bad_input_is_one_line_exit_two(tmp_path: Path, content: str, message: s
     (tmp_path / "bad.json").write_text(content)
     (tmp_path / "ok.json").write_text(json.dumps(report(row("a"))))
     out = subprocess.run(
-        [sys.executable, "-m", "relay_bridge.compare", str(tmp_path / "bad.json"), str(tmp_path / "ok.json")],
+        [sys.executable, "-m", "relay_bridge.lanes.compare", str(tmp_path / "bad.json"), str(tmp_path / "ok.json")],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -195,8 +195,8 @@ def test_top_level_rules_are_honoured_and_unknown_keys_refused(tmp_path: Path) -
 def test_shipped_schemas_agree_with_the_loaders() -> None:
     import jsonschema
 
-    from relay_bridge.bench.runner import BenchError, check_budget
-    from relay_bridge.compare import DEFAULT_THRESHOLDS, THRESHOLD_KEYS
+    from relay_bridge.lanes.bench.runner import BenchError, check_budget
+    from relay_bridge.lanes.compare import DEFAULT_THRESHOLDS, THRESHOLD_KEYS
 
     schema_dir = ROOT / "relay_bridge" / "schema"
     th_schema = json.loads((schema_dir / "thresholds.v1.json").read_text())

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from relay_bridge import protocol as p
-from relay_bridge.browser import open_browser
-from relay_bridge.server import Relay, RelayConfig
+from relay_bridge.core import protocol as p
+from relay_bridge.lanes.open.lane import open_browser
+from relay_bridge.relay.server import Relay, RelayConfig
 from tests.lanes.helpers import wait_store
 from tests.lines import Lines
 
@@ -67,7 +67,7 @@ async def test_open_injects_the_agent_before_page_scripts(chromium: str, site) -
 def test_open_cli_headless_then_sigterm_closes_both(chromium: str, site, tmp_path: Path) -> None:
     env = dict(os.environ, WMCP_CHROMIUM=chromium)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "relay_bridge.browser", site.url, "--headless", "--port", "0", "--report-on-exit", str(tmp_path)],
+        [sys.executable, "-m", "relay_bridge.lanes.open", site.url, "--headless", "--port", "0", "--report-on-exit", str(tmp_path)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -93,9 +93,9 @@ def test_open_cli_headless_then_sigterm_closes_both(chromium: str, site, tmp_pat
 async def test_a_session_that_said_hello_before_anyone_listened_is_still_announced() -> None:
     """On a loaded machine a page's agent can say hello while `open` is still launching Chromium, and then be
     quiet. Its session must still get its line (it once waited for a change that a quiet page never makes)."""
-    from relay_bridge import synth
-    from relay_bridge.browser import announce_sessions
-    from relay_bridge.store import Store
+    from relay_bridge.core import synth
+    from relay_bridge.core.store import Store
+    from relay_bridge.lanes.open.lane import announce_sessions
 
     said: list[str] = []
     heard = asyncio.Event()
@@ -155,7 +155,7 @@ def test_ctrl_c_on_open_no_ui_is_a_clean_stop(chromium: str, site, tmp_path: Pat
 def test_open_without_chromium_names_apt_get(tmp_path: Path) -> None:
     env = dict(os.environ, WMCP_CHROMIUM=str(tmp_path / "nope"))
     out = subprocess.run(
-        [sys.executable, "-m", "relay_bridge.browser", "http://127.0.0.1:9/", "--headless", "--port", "0", "--no-log"],
+        [sys.executable, "-m", "relay_bridge.lanes.open", "http://127.0.0.1:9/", "--headless", "--port", "0", "--no-log"],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
-from relay_bridge import synth
+from relay_bridge.core import synth
+from relay_bridge.core.fingerprint import descriptor_fingerprint
 from relay_bridge.exports.capture import build_capture
-from relay_bridge.fingerprint import descriptor_fingerprint
-from relay_bridge.otlp.attributes import base_resource, cut, span_id, trace_id
-from relay_bridge.otlp.exporter import traces_endpoint
-from relay_bridge.server import Relay, RelayConfig
+from relay_bridge.lanes.otlp.attributes import base_resource, cut, span_id, trace_id
+from relay_bridge.lanes.otlp.exporter import traces_endpoint
+from relay_bridge.relay.server import Relay, RelayConfig
 
 from .receiver import Receiver
 
@@ -367,7 +367,7 @@ def test_a_bad_endpoint_is_refused_at_start(tmp_path: Path, monkeypatch: pytest.
     """Issue 34: `--otlp notaurl` ran without OTLP; it is one line and exit 2, before or after the subcommand."""
     import sys
 
-    from relay_bridge.otlp.exporter import BadEndpoint
+    from relay_bridge.lanes.otlp.exporter import BadEndpoint
 
     for bad in ("notaurl", "ftp://c:4318", "http://:4318", "http://c:99999"):
         with pytest.raises(BadEndpoint):

@@ -20,7 +20,7 @@ from playwright.async_api import async_playwright
 
 from relay_bridge.findings.cli import load as diagnose_load
 from relay_bridge.findings.document import session_findings
-from relay_bridge.server import RelayConfig
+from relay_bridge.relay.server import RelayConfig
 from tests.browser.conftest import BASE_ARGS, RUN_ALL, WEBMCP_ARGS, PageServer, chromium_path
 from tui.app import WmcpTopApp
 

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 import pytest
 from playwright.async_api import async_playwright
 
-from relay_bridge.server import RelayConfig
+from relay_bridge.relay.server import RelayConfig
 from tests.browser.conftest import BASE_ARGS, WEBMCP_ARGS, PageServer, chromium_path
 from tui.app import WmcpTopApp
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from relay_bridge import synth
-from relay_bridge.server import Relay, RelayConfig
+from relay_bridge.core import synth
+from relay_bridge.relay.server import Relay, RelayConfig
 
 TOKEN = "fedcba9876543210fedcba9876543210"
 

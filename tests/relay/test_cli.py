@@ -16,8 +16,8 @@ import jsonschema
 import pytest
 from websockets.sync.client import connect
 
-from relay_bridge import synth
-from relay_bridge.auth import load_token
+from relay_bridge.core import synth
+from relay_bridge.relay.auth import load_token
 from tests.wakeups import idle_wakes
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,10 +20,10 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
-from relay_bridge import synth
-from relay_bridge.protocol import Span
-from relay_bridge.replay import load_store
-from relay_bridge.stats import SessionStats
+from relay_bridge.core import synth
+from relay_bridge.core.protocol import Span
+from relay_bridge.core.stats import SessionStats
+from relay_bridge.relay.replay import load_store
 
 SID = "c0ffee00"
 

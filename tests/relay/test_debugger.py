@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from relay_bridge import synth
+from relay_bridge.core import synth
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
-from relay_bridge.server import InvokeRefused, Relay, RelayConfig
+from relay_bridge.relay.server import InvokeRefused, Relay, RelayConfig
 
 from .conftest import TOKEN, open_session, recv_json
 

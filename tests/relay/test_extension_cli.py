@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from urllib.parse import unquote
 
-from relay_bridge.extension import extension_id
+from relay_bridge.relay.extension import extension_id
 from tests.relay.test_cli import ROOT, run
 
 

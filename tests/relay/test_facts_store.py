@@ -8,14 +8,14 @@ from pathlib import Path
 
 import jsonschema
 
-from relay_bridge import budget as b
-from relay_bridge import protocol as p
-from relay_bridge import synth
+from relay_bridge.core import budget as b
+from relay_bridge.core import protocol as p
+from relay_bridge.core import synth
+from relay_bridge.core.store import Store
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
-from relay_bridge.replay import load_store
-from relay_bridge.sessionlog import SessionLog
-from relay_bridge.store import Store
+from relay_bridge.relay.replay import load_store
+from relay_bridge.relay.sessionlog import SessionLog
 from tests.relay.test_protocol import FACTS
 
 SID = "0a1b2c3d"

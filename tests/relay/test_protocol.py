@@ -10,9 +10,9 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from relay_bridge import protocol as p
-from relay_bridge import synth
-from relay_bridge.store import Store
+from relay_bridge.core import protocol as p
+from relay_bridge.core import synth
+from relay_bridge.core.store import Store
 from tests.frames import frame
 
 SID = "0a1b2c3d"

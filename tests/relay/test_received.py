@@ -11,11 +11,11 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relay_bridge import protocol as p
-from relay_bridge import received as rc
-from relay_bridge import synth
-from relay_bridge.received import Received
-from relay_bridge.store import Store
+from relay_bridge.core import protocol as p
+from relay_bridge.core import received as rc
+from relay_bridge.core import synth
+from relay_bridge.core.received import Received
+from relay_bridge.core.store import Store
 
 SID = "0a1b2c3d"
 

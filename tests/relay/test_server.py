@@ -15,12 +15,12 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from relay_bridge import protocol as p
-from relay_bridge import synth
-from relay_bridge.assets import agent_script
+from relay_bridge.core import protocol as p
+from relay_bridge.core import synth
 from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import span_events
-from relay_bridge.server import Relay, RelayConfig
+from relay_bridge.relay.assets import agent_script
+from relay_bridge.relay.server import Relay, RelayConfig
 
 from .conftest import TOKEN, assert_served, open_session, recv_json, send_spans, ws_url
 

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import jsonschema
 
-from relay_bridge import protocol as p
-from relay_bridge import synth
+from relay_bridge.core import protocol as p
+from relay_bridge.core import synth
+from relay_bridge.core.store import Store
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import trace_document
-from relay_bridge.notify import Coalescer
-from relay_bridge.replay import load_store
-from relay_bridge.sessionlog import SessionLog
-from relay_bridge.store import Store
+from relay_bridge.relay.notify import Coalescer
+from relay_bridge.relay.replay import load_store
+from relay_bridge.relay.sessionlog import SessionLog
 
 SID = "0a1b2c3d"
 SCHEMA = json.loads((Path(__file__).parents[2] / "relay_bridge" / "schema" / "report.v2.json").read_text())

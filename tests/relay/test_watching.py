@@ -1,4 +1,4 @@
-"""Who watches which session (relay_bridge.watching), and the `watch` frames the relay sends agents that follow
+"""Who watches which session (relay_bridge.core.watching), and the `watch` frames the relay sends agents that follow
 them (issue 33, decision 2): over real sockets to the real relay."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from relay_bridge import protocol as p
-from relay_bridge import synth
-from relay_bridge.server import Relay
-from relay_bridge.watching import UNWATCHED_MS, WATCHED_MS, Watching
+from relay_bridge.core import protocol as p
+from relay_bridge.core import synth
+from relay_bridge.core.watching import UNWATCHED_MS, WATCHED_MS, Watching
+from relay_bridge.relay.server import Relay
 from tests.relay.conftest import recv_json, send_spans, ws_url
 
 

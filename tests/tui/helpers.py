@@ -14,8 +14,8 @@ from textual.notifications import Notification, Notify
 from textual.widgets import Tabs
 from websockets.asyncio.client import connect
 
-from relay_bridge import synth
-from relay_bridge.server import RelayConfig
+from relay_bridge.core import synth
+from relay_bridge.relay.server import RelayConfig
 from tui.app import WmcpTopApp
 from tui.widgets.tool_table import ToolTable
 

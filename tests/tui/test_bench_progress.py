@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from tui.bench_progress import RichBenchProgress
+from tui.widgets.bench_progress import RichBenchProgress
 
 
 def test_rich_bar_counts_calls_per_pass() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from textual.widgets import DataTable
 
-from relay_bridge import synth
+from relay_bridge.core import synth
 from tui.screens.entry_detail import EntryDetailScreen
 from tui.screens.timeline import MAX_ROWS, TimelineScreen
 from tui.widgets.topbar import TopBar

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from relay_bridge.extension import STATUS_HELP, extension_origins
+from relay_bridge.relay.extension import STATUS_HELP, extension_origins
 from tui.screens.status import StatusScreen
 
 from .helpers import SID, SID2, has_tab, live_app, open_page, screen_text, spans, tab_text, until

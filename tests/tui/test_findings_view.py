@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.widgets import DataTable
 
-from relay_bridge import synth
+from relay_bridge.core import synth
 from relay_bridge.findings import diagnose, from_session
 from tests.findings.builders import Facts, ImageFacts, attach, with_demo_facts
 from tui.feed import demo_store

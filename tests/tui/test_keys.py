@@ -122,7 +122,7 @@ async def test_the_tab_overflow_marker_counts_what_is_out_of_sight_on_each_side(
 
 async def test_the_invoke_hint_does_not_ask_for_what_is_on(tmp_path: Path) -> None:
     """Issue 34: started with --allow-invoke, the hint still said "start wmcp-top with --allow-invoke"."""
-    from relay_bridge import synth
+    from relay_bridge.core import synth
 
     from .helpers import SID, live_app, open_page, screen_text
 
@@ -205,7 +205,7 @@ async def test_a_page_refused_for_its_token_is_said_on_the_main_screen(tmp_path:
     from websockets.asyncio.client import connect
     from websockets.exceptions import InvalidStatus
 
-    from relay_bridge.store import MAX_REFUSED_ORIGINS
+    from relay_bridge.core.store import MAX_REFUSED_ORIGINS
 
     from .helpers import live_app, screen_text
 

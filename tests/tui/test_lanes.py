@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from relay_bridge.browser import DebugBrowser
-from relay_bridge.cdp import STATUS_HELP
+from relay_bridge.lanes.cdp import STATUS_HELP
+from relay_bridge.lanes.chromium import DebugBrowser
 from tests.lanes.helpers import PageDriver, SiteServer
 from tui.cli import build_parser, wants_ui
 from tui.run import build_app

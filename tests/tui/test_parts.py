@@ -14,11 +14,11 @@ import pytest
 from textual.binding import Binding
 from textual.screen import Screen
 
-from relay_bridge import demo
-from relay_bridge import protocol as p
+from relay_bridge.core import protocol as p
+from relay_bridge.lanes import demo
 from tui import keys
+from tui.model.sanitize import inert, inert_str
 from tui.palette import Palette
-from tui.sanitize import inert, inert_str
 from tui.themes import APP_VARIABLES, ThemeError, load_file, load_themes, theme_from_data
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -277,7 +277,7 @@ def test_screenshots_are_current() -> None:
 
 def test_schemas_view_names_every_part_of_the_breakdown() -> None:
     """The Schemas view lists where a tool's bytes go part by part: none of the footprint's parts is left out."""
-    from relay_bridge.footprint.breakdown import PARTS
+    from relay_bridge.lanes.footprint.breakdown import PARTS
     from tui.screens.schemas import PART_LABELS
 
     assert tuple(PART_LABELS) == PARTS

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import jsonschema
 
-from relay_bridge import synth
-from relay_bridge.server import RelayConfig
+from relay_bridge.core import synth
+from relay_bridge.relay.server import RelayConfig
 from tui.app import WmcpTopApp
 from tui.widgets.inflight import InFlightPane
 from tui.widgets.topbar import TopBar

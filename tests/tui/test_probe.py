@@ -1,4 +1,4 @@
-"""The benchmark's latency probe (tui/probe.py) times the event loop's turns without a timer of its own."""
+"""The benchmark's latency probe (tui/probes/latency.py) times the event loop's turns without a timer of its own."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from tui.probe import HOLD_NOTED, Probe
+from tui.probes.latency import HOLD_NOTED, Probe
 
 
 def _spin(seconds: float) -> None:

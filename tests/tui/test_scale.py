@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from relay_bridge import synth
-from relay_bridge.budget import MAX_TOOL_ROWS
+from relay_bridge.core import synth
+from relay_bridge.core.budget import MAX_TOOL_ROWS
 from tui.screens.dashboard import DashboardScreen
 from tui.widgets.session_pane import ROWS_MAX
 from tui.widgets.sparklines import Sparklines

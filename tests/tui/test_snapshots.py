@@ -24,7 +24,7 @@ VIEWS = {
     "inspector": ["down", "down", "down", "down", "i"],  # render_preview: the image payload (after bulk_import)
     "status": ["d"],
     "schemas": ["w"],  # search_products: the exact match across the shop and agent tabs
-    "prompts": ["m"],  # the shop tab's two LanguageModel sessions (relay_bridge.demo)
+    "prompts": ["m"],  # the shop tab's two LanguageModel sessions (relay_bridge.lanes.demo)
     "help": ["question_mark"],  # every view's keys, from tui/keys.py
     "sort": ["o"],  # the column picker
 }

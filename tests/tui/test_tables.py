@@ -1,4 +1,4 @@
-"""tui.tables.fill: a table rebuilt whole is as wide as its cells from the moment it is filled, not from
+"""tui.widgets.tables.fill: a table rebuilt whole is as wide as its cells from the moment it is filled, not from
 DataTable's next idle turn (the prompts view drew "2.2" for "2.2K" when it was painted before that turn)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable
 
-from tui import tables
+from tui.widgets import tables
 
 
 class _Table(App[None]):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from relay_bridge import synth
+from relay_bridge.core import synth
 from tests.terminal import Tmux, cmd, exited, tmux, write_token  # noqa: F401  (tmux: the fixture)
 from tests.wakeups import idle_wakes
 

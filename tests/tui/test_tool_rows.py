@@ -6,10 +6,10 @@ import random
 
 import msgspec
 
-from relay_bridge import protocol as p
-from relay_bridge import synth
-from relay_bridge.stats import SessionStats
-from tui.tool_rows import ToolRows
+from relay_bridge.core import protocol as p
+from relay_bridge.core import synth
+from relay_bridge.core.stats import SessionStats
+from tui.model.tool_rows import ToolRows
 
 SID = "a1b2c3d4"
 

@@ -11,8 +11,8 @@ from textual.command import CommandList, CommandPalette
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
-from relay_bridge import synth
-from relay_bridge.replay import load_store
+from relay_bridge.core import synth
+from relay_bridge.relay.replay import load_store
 from tui.palette import Palette
 from tui.screens.dashboard import TICK_INTERVAL
 from tui.screens.schemas import SchemasScreen
@@ -233,8 +233,8 @@ async def test_the_schemas_header_adds_up_to_its_rows(tmp_path: Path) -> None:
 
 
 async def test_the_demo_answers_a_call_from_the_terminal_at_once(tmp_path: Path) -> None:
-    from relay_bridge import demo
-    from relay_bridge.server import InvokeRefused
+    from relay_bridge.lanes import demo
+    from relay_bridge.relay.server import InvokeRefused
     from tui.feed import demo_feed
 
     app = live_app(tmp_path, relay={"allow_invoke": True}, feed=demo_feed(speed=20.0))
@@ -304,7 +304,7 @@ LOOKALIKES = [
 
 
 def test_every_invisible_or_ignorable_character_shows_on_screen() -> None:
-    from tui.sanitize import inert, inert_str
+    from tui.model.sanitize import inert, inert_str
 
     seen = {inert(name).plain for name in LOOKALIKES}
     assert len(seen) == len(LOOKALIKES) and "search" not in seen

@@ -13,8 +13,8 @@ from pathlib import Path
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, TextArea
 
-from relay_bridge import synth
-from relay_bridge.footprint.live import analyze_sessions
+from relay_bridge.core import synth
+from relay_bridge.lanes.footprint.live import analyze_sessions
 from tui.screens.inspector import InspectorScreen
 from tui.screens.invoke import ConfirmCall, InvokeScreen, prefill
 from tui.screens.prompts import PromptsScreen

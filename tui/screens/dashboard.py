@@ -25,18 +25,17 @@ from textual.timer import Timer
 from textual.widgets import Input, Static, Tab, Tabs
 
 from relay_bridge import __version__
-from relay_bridge.extension import is_extension_agent
-from relay_bridge.store import Session
-
-from .. import keys
-from ..changes import Changes
-from ..sanitize import inert
-from ..widgets.keys_footer import KeysFooter
-from ..widgets.session_pane import SessionView
-from ..widgets.tool_table import ToolTable, columns_for
-from ..widgets.topbar import TopBar
-from ..widgets.waiting import WaitingPanel, waiting_text
-from .live import LiveView
+from relay_bridge.core.store import Session
+from relay_bridge.relay.extension import is_extension_agent
+from tui import keys
+from tui.model.changes import Changes
+from tui.model.sanitize import inert
+from tui.screens.live import LiveView
+from tui.widgets.keys_footer import KeysFooter
+from tui.widgets.session_pane import SessionView
+from tui.widgets.tool_table import ToolTable, columns_for
+from tui.widgets.topbar import TopBar
+from tui.widgets.waiting import WaitingPanel, waiting_text
 
 if TYPE_CHECKING:
     pass
@@ -442,7 +441,7 @@ class DashboardScreen(LiveView[None]):
         self._set_sort(cols[(i + 1) % len(cols)], self.sort_reverse)
 
     def action_sort_by(self) -> None:
-        from .sort_picker import SortPicker
+        from tui.screens.sort_picker import SortPicker
 
         def picked(key: str | None) -> None:
             if key is not None:  # the picked column, in the direction in use (S reverses it)

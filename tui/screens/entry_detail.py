@@ -4,7 +4,7 @@ the result as the browser delivered them, when both sides opted in.
 Facts are what the relay stored: the span's numbers and what the agent received (sizes, types, timings, the
 error text errorPolicy lets out), or the call in flight. Payloads need the page's `capturePayloads: true` AND
 `wmcp-top --show-payloads`; they come from the relay's PayloadView (the shown session only, bounded, in memory)
-and are shown here and nowhere else. Page text is made inert (tui/sanitize.py).
+and are shown here and nowhere else. Page text is made inert (tui/model/sanitize.py).
 """
 
 from __future__ import annotations
@@ -17,12 +17,11 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from relay_bridge.payloads import Held, PayloadView
-from relay_bridge.store import Session, TimelineEntry
-from relay_bridge.units import fmt_bytes, fmt_ms
-
-from .. import keys
-from ..sanitize import inert, inert_str
+from relay_bridge.core.payloads import Held, PayloadView
+from relay_bridge.core.store import Session, TimelineEntry
+from relay_bridge.core.units import fmt_bytes, fmt_ms
+from tui import keys
+from tui.model.sanitize import inert, inert_str
 
 CALL_KINDS = ("start", "settle", "error", "toolcancel")
 PROMPT_STEPS = ("prompt", "prompt-stream")

@@ -15,18 +15,17 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
+from relay_bridge.core.units import fmt_bytes, fmt_count
 from relay_bridge.findings import Finding, diagnose, from_session, ranked, total_tokens
 from relay_bridge.findings.images import MAX_SIDE, PIXELS_PER_TOKEN, QUALITY
 from relay_bridge.findings.inputs import signature
 from relay_bridge.findings.schema import find_duplicates
 from relay_bridge.findings.text import evidence_text, saving_text, short_saving
-from relay_bridge.units import fmt_bytes, fmt_count
-
-from .. import tables
-from ..changes import Changes
-from ..sanitize import inert
-from .live import LiveView
-from .schemas import catalog_signature
+from tui.model.changes import Changes
+from tui.model.sanitize import inert
+from tui.screens.live import LiveView
+from tui.screens.schemas import catalog_signature
+from tui.widgets import tables
 
 MIN_DO_WIDTH = 16  # the table's "what to do" column takes the width left; the detail below has the whole line
 

@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from .. import keys
+from tui import keys
 
 
 def help_renderable(app) -> Table:

@@ -12,15 +12,14 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from relay_bridge.stats import quantile
-from relay_bridge.store import Session, ToolRecord
-from relay_bridge.units import fmt_bytes, fmt_count
-
-from .. import keys
-from ..changes import Changes
-from ..sanitize import inert
-from ..widgets.keys_footer import KeysFooter
-from .live import LiveView
+from relay_bridge.core.stats import quantile
+from relay_bridge.core.store import Session, ToolRecord
+from relay_bridge.core.units import fmt_bytes, fmt_count
+from tui import keys
+from tui.model.changes import Changes
+from tui.model.sanitize import inert
+from tui.screens.live import LiveView
+from tui.widgets.keys_footer import KeysFooter
 
 
 def annotations_table(sent: dict | None, kept: dict | None) -> Table | Text:

@@ -1,7 +1,7 @@
 """Calling a tool from the terminal (issue 8 item 3): an input editor, schema validation, confirmation, the result.
 
 Opened with `x` in the tool inspector (or on the selected row of the tool table). The editor is prefilled with
-one input generated from the tool's inputSchema by the bench's generator (relay_bridge.bench.gen.generate,
+one input generated from the tool's inputSchema by the bench's generator (relay_bridge.lanes.bench.gen.generate,
 case 0 of 1, seed 0: deterministic, every optional property present). `ctrl+r` validates the JSON against the
 schema (jsonschema), asks for confirmation when the tool is not marked readOnlyHint, then sends the `invoke`
 command through `app.relay.invoke`.
@@ -23,12 +23,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, Footer, Static, TextArea
 
-from relay_bridge.bench.gen import generate
-from relay_bridge.units import fmt_bytes, fmt_ms
-
-from .. import keys
-from ..sanitize import inert
-from .live import AppModal
+from relay_bridge.core.units import fmt_bytes, fmt_ms
+from relay_bridge.lanes.bench.gen import generate
+from tui import keys
+from tui.model.sanitize import inert
+from tui.screens.live import AppModal
 
 MAX_ERRORS = 6
 
@@ -211,7 +210,7 @@ class InvokeScreen(AppModal[None]):
 
     @work(exclusive=True, group="invoke")
     async def _call(self, value: dict[str, Any]) -> None:
-        from relay_bridge.server import InvokeRefused
+        from relay_bridge.relay.server import InvokeRefused
 
         relay = self.app.relay
         result_widget = self.query_one("#result", Static)

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, TypeVar
 from textual import events, on
 from textual.screen import ModalScreen, Screen
 
-from ..changes import Changes
+from tui.model.changes import Changes
 
 if TYPE_CHECKING:
     from textual import getters
 
-    from ..app import WmcpTopApp
+    from tui.app import WmcpTopApp
 
 ResultT = TypeVar("ResultT")
 

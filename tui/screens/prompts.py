@@ -11,15 +11,15 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
-from relay_bridge.stats import quantile
-from relay_bridge.store import PromptSession, Session
-from relay_bridge.units import fmt_count, fmt_ms
-
-from .. import keys, tables
-from ..changes import Changes
-from ..sanitize import inert
-from ..widgets.keys_footer import KeysFooter
-from .live import LiveView
+from relay_bridge.core.stats import quantile
+from relay_bridge.core.store import PromptSession, Session
+from relay_bridge.core.units import fmt_count, fmt_ms
+from tui import keys
+from tui.model.changes import Changes
+from tui.model.sanitize import inert
+from tui.screens.live import LiveView
+from tui.widgets import tables
+from tui.widgets.keys_footer import KeysFooter
 
 MAX_ROWS = 400
 

@@ -5,7 +5,7 @@ duplicates across sessions and origins (exact match / same name, different defin
 lint findings; for the selected tool, where its bytes go (description, property names, property descriptions,
 enums, nested definitions, other), its duplicates and its findings with their locations.
 
-The analysis (relay_bridge.footprint.live.analyze_sessions) is O(catalog): it runs when the set of registered
+The analysis (relay_bridge.lanes.footprint.live.analyze_sessions) is O(catalog): it runs when the set of registered
 tools changes (checked on the app's coalesced change notices, at most 4 times a second, by a cheap signature),
 never per frame. Everything from the pages (names, origins, messages, pointers) goes through sanitize.inert.
 """
@@ -20,14 +20,14 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from relay_bridge.footprint.errors import FootprintError
-from relay_bridge.footprint.live import analyze_sessions
-
-from .. import keys, tables
-from ..changes import Changes
-from ..sanitize import inert
-from ..widgets.keys_footer import KeysFooter
-from .live import LiveView
+from relay_bridge.lanes.footprint.errors import FootprintError
+from relay_bridge.lanes.footprint.live import analyze_sessions
+from tui import keys
+from tui.model.changes import Changes
+from tui.model.sanitize import inert
+from tui.screens.live import LiveView
+from tui.widgets import tables
+from tui.widgets.keys_footer import KeysFooter
 
 PART_LABELS = {
     "description": "description",

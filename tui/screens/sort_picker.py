@@ -7,7 +7,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from .. import keys
+from tui import keys
 
 
 class SortPicker(ModalScreen[str | None]):

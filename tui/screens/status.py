@@ -8,16 +8,15 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from relay_bridge import __version__
-from relay_bridge.extension import STATUS_HELP as EXTENSION_HELP
-from relay_bridge.extension import is_extension_agent, pairing_link
-
-from .. import keys
-from ..changes import Changes
-from ..sanitize import inert
-from ..widgets.keys_footer import KeysFooter
-from ..widgets.status_pane import invoke_allowed, phase_text
-from ..widgets.waiting import refused_text
-from .live import LiveView
+from relay_bridge.relay.extension import STATUS_HELP as EXTENSION_HELP
+from relay_bridge.relay.extension import is_extension_agent, pairing_link
+from tui import keys
+from tui.model.changes import Changes
+from tui.model.sanitize import inert
+from tui.screens.live import LiveView
+from tui.widgets.keys_footer import KeysFooter
+from tui.widgets.status_pane import invoke_allowed, phase_text
+from tui.widgets.waiting import refused_text
 
 # Tools registered before the agent loaded: their calls are counted from `toolactivated`, never timed.
 COUNTED_HELP = (
@@ -106,7 +105,7 @@ def status_text(app) -> Text:
             out.append(" · ")
             out.append_text(inert(app.lane_state, limit=160))
         out.append("\n")
-        from relay_bridge.cdp.client import STATUS_HELP  # only when attach is in use
+        from relay_bridge.lanes.cdp.client import STATUS_HELP  # only when attach is in use
 
         for line in STATUS_HELP:
             out.append("  › ", style=palette.style("muted"))

@@ -16,17 +16,16 @@ from textual.containers import Horizontal
 from textual.coordinate import Coordinate
 from textual.widgets import Checkbox, DataTable, Static
 
-from relay_bridge.store import Session, TimelineEntry
-from relay_bridge.units import fmt_bytes, fmt_ms
+from relay_bridge.core.store import Session, TimelineEntry
+from relay_bridge.core.units import fmt_bytes, fmt_ms
+from tui import keys
+from tui.model.changes import Changes
+from tui.model.sanitize import inert, inert_str
+from tui.screens.entry_detail import EntryDetailScreen, held_payload
+from tui.screens.live import LiveView
+from tui.widgets.keys_footer import KeysFooter
 
-from .. import keys
-from ..changes import Changes
-from ..sanitize import inert, inert_str
-from ..widgets.keys_footer import KeysFooter
-from .entry_detail import EntryDetailScreen, held_payload
-from .live import LiveView
-
-# The store files every timeline kind under one category (relay_bridge.store.category); one box each.
+# The store files every timeline kind under one category (relay_bridge.core.store.category); one box each.
 GROUPS = ("tools", "calls", "prompts", "system")
 MAX_ROWS = 400
 

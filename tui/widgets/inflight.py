@@ -9,11 +9,10 @@ from collections.abc import Callable
 from rich.text import Text
 from textual.widgets import Static
 
-from relay_bridge.store import InFlight, Session
-from relay_bridge.units import fmt_ms
-
-from ..palette import Palette
-from ..sanitize import inert
+from relay_bridge.core.store import InFlight, Session
+from relay_bridge.core.units import fmt_ms
+from tui.model.sanitize import inert
+from tui.palette import Palette
 
 MAX_SHOWN = 6
 

@@ -13,15 +13,14 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from relay_bridge.store import Session
-
-from ..palette import Palette
-from ..tool_rows import ToolRows, Top
-from .inflight import InFlightPane
-from .sparklines import Sparklines
-from .status_pane import StatusPane
-from .summary_line import SummaryLine
-from .tool_table import ToolTable
+from relay_bridge.core.store import Session
+from tui.model.tool_rows import ToolRows, Top
+from tui.palette import Palette
+from tui.widgets.inflight import InFlightPane
+from tui.widgets.sparklines import Sparklines
+from tui.widgets.status_pane import StatusPane
+from tui.widgets.summary_line import SummaryLine
+from tui.widgets.tool_table import ToolTable
 
 ROWS_MAX = 100  # tool rows held in the table (more when the screen is taller): the rest are counted, `/` finds them
 

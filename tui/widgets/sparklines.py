@@ -9,10 +9,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label
 
-from relay_bridge.store import Session
-from relay_bridge.units import fmt_duration, fmt_ms
-
-from .spark_bars import SparkBars
+from relay_bridge.core.store import Session
+from relay_bridge.core.units import fmt_duration, fmt_ms
+from tui.widgets.spark_bars import SparkBars
 
 WINDOW = 60
 

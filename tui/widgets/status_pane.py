@@ -5,10 +5,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from relay_bridge.store import Session
-
-from ..palette import Palette
-from ..sanitize import inert
+from relay_bridge.core.store import Session
+from tui.model.sanitize import inert
+from tui.palette import Palette
 
 COVERAGE_WORDS = {"none-observed": "none observed", "running": "running", "incomplete": "incomplete"}
 

@@ -7,12 +7,11 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
+from relay_bridge.core.store import Session
 from relay_bridge.findings import diagnose, from_session
 from relay_bridge.findings.inputs import signature
 from relay_bridge.findings.text import short_saving
-from relay_bridge.store import Session
-
-from ..sanitize import inert_str
+from tui.model.sanitize import inert_str
 
 
 class SummaryLine(Static):

@@ -1,6 +1,6 @@
 """The per-tool table: rows keyed by tool name, each row's line drawn again only when its cells change.
 
-It holds only the rows the dashboard chose to show (tui/tool_rows.py picks the top rows by the sort, from the
+It holds only the rows the dashboard chose to show (tui/model/tool_rows.py picks the top rows by the sort, from the
 numbers behind the cells, so `2.1s` sorts above `950ms`), in the order given; a row's cells are rebuilt only
 when its tool changed.
 """
@@ -22,10 +22,9 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from relay_bridge.units import fmt_bytes, fmt_count, fmt_ms
-
-from ..palette import Palette
-from ..sanitize import inert
+from relay_bridge.core.units import fmt_bytes, fmt_count, fmt_ms
+from tui.model.sanitize import inert
+from tui.palette import Palette
 
 
 class Cell(Text):

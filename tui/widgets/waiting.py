@@ -5,9 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from relay_bridge.snippet import Snippet
-
-from ..sanitize import inert
+from relay_bridge.relay.snippet import Snippet
+from tui.model.sanitize import inert
 
 
 def waiting_text(snippet: Snippet | None, replay: str | None = None, width: int | None = None, refused: dict[str, int] | None = None) -> Text:

@@ -1,6 +1,0 @@
-"""`wmcp-top bench`: drive a page's tools without an agent, measure, report v2; budgets; overhead."""
-
-from .gen import generate, value_for
-from .runner import BenchError, Plan, RunResult, budget_breaches, make_plan, plan_json, run_bench
-
-__all__ = ["BenchError", "Plan", "RunResult", "budget_breaches", "generate", "make_plan", "plan_json", "run_bench", "value_for"]

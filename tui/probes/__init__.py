@@ -1,0 +1,1 @@
+"""Probes the benchmarks read (enabled by environment variables; idle otherwise)."""
