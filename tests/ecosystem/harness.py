@@ -62,7 +62,15 @@ def page_html(stack: str, order: str, config: dict[str, Any] | None = None, agen
         scripts.append("agent")
     tags = [f"<script>window.__WMCP_CONFIG__ = {json.dumps(config or {})}</script>"]
     for s in scripts:
-        tags.append(f'<script src="{html.escape(agent_src, quote=True)}"></script>' if s == "agent" else f'<script src="/b/{s}.js"></script>')
+        if s == "agent" and order == "after-tools" and agent_src == "/_agent.js":
+            # React mounts (and registers) in a task of its own after its bundle ran: an agent the parser still
+            # has to fetch can lose that race on a loaded machine. Inline, it runs right after the bundle, which
+            # is what the order means (a page's tag after its app script, served from cache).
+            tags.append("<script>" + AGENT.read_text(encoding="utf-8").replace("</script", "<\\/script") + "</script>")
+        elif s == "agent":
+            tags.append(f'<script src="{html.escape(agent_src, quote=True)}"></script>')
+        else:
+            tags.append(f'<script src="/b/{s}.js"></script>')
     tags.append('<script src="/b/client.js"></script>')
     return "<!doctype html><meta charset=utf-8><title>eco</title>" + "".join(tags) + "<body>"
 
@@ -185,9 +193,12 @@ LISTED = """async () => {
 }"""
 
 
+# Every one of the three: React's hooks register as their components mount, one render after another.
 AGENT_HAS_TOOLS = """() => {
   const p = window.__webmcpPerf
-  return !!p && ["tools-registered", "measuring"].includes(p.status().phase)
+  if (!p || !["tools-registered", "measuring"].includes(p.status().phase)) return false
+  const l = p.ledger()
+  return ["echo", "boom", "stats"].every((n) => (l.registeredTools || []).includes(n))
 }"""
 
 
