@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Build page_agent/dist/agent.js (one classic script, an IIFE) and the extension's three scripts
 // (page_agent/extension/{agent,bridge,sw}.js) from the ES modules in src/, with no dependencies: each module
-// becomes a function scope, its imports become reads of the modules before it. These four files are the only
+// becomes a function scope, its imports become reads of the modules before it. A module's id is its path in src/
+// without `.js` (`page/collector`); imports are relative (`./wrap.js`, `../shared/util.js`). These four files are the only
 // generated ones in the tree (.gitattributes marks them); the extension's other files (manifest, popup,
 // pairing page) are hand-written and live once, in page_agent/extension/.
 // The relay serves the same file as an ES module at /agent.mjs (relay_bridge/relay/assets.py): it fills the
@@ -12,7 +13,7 @@
 //   node page_agent/build.mjs --check   verify dist/ is current (CI)
 
 import { readFileSync, writeFileSync, mkdirSync, readdirSync } from "node:fs"
-import { dirname, join } from "node:path"
+import { dirname, join, posix } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -20,17 +21,26 @@ const SRC = join(here, "src")
 const DIST = join(here, "dist")
 const EXT = join(here, "extension")
 // extension file -> entry module in src/
-const EXT_ENTRIES = { "agent.js": "ext_main", "bridge.js": "bridge_main", "sw.js": "sw_main" }
+const EXT_ENTRIES = { "agent.js": "page/ext_main", "bridge.js": "isolated/bridge_main", "sw.js": "worker/sw_main" }
 // The extension's hand-written files (page_agent/extension/), never touched by the build.
 const HAND_WRITTEN = ["manifest.json", "pair.html", "pair.js", "popup.html", "popup.js"]
 const PLACEHOLDER = "/*@WMCP_UPLINK@*/null"
 const MODULE_MARKER = "/*@WMCP_MODULE@*/"
 const EXPORTS_MARKER = "//@WMCP_EXPORTS@"
-const ENTRY = "index"
-const MAIN = "main"
+const ENTRY = "page/index"
+const MAIN = "page/main"
+const OPEN = "page/open_main"
 
-const IMPORT_RE = /^import\s*\{([^}]*)\}\s*from\s*"\.\/([\w-]+)\.js"\s*;?\s*$/gm
-const REEXPORT_RE = /^export\s*\{([^}]*)\}\s*from\s*"\.\/([\w-]+)\.js"\s*;?\s*$/gm
+const IMPORT_RE = /^import\s*\{([^}]*)\}\s*from\s*"(\.{1,2}\/[\w/.-]+)\.js"\s*;?\s*$/gm
+const REEXPORT_RE = /^export\s*\{([^}]*)\}\s*from\s*"(\.{1,2}\/[\w/.-]+)\.js"\s*;?\s*$/gm
+
+/** The id of the module `spec` names, imported from module `from` (both ids; a spec is relative). */
+function resolve(from, spec) {
+  const id = posix.normalize(posix.join(posix.dirname(from), spec))
+  if (id.startsWith("..")) throw new Error(`${from}.js: ${spec}.js is outside src/`)
+  return id
+}
+const NS_IMPORT_RE = /^import\s*\*\s*as\s+([A-Za-z_$][\w$]*)\s+from\s*"(\.{1,2}\/[\w/.-]+)\.js"\s*;?\s*$/gm
 const EXPORT_LIST_RE = /^export\s*\{([^}]*)\}\s*;?\s*$/gm
 const EXPORT_DECL_RE = /^export\s+(async\s+function\*?|function\*?|class|const|let)\s+([A-Za-z_$][\w$]*)/gm
 
@@ -49,11 +59,18 @@ function load(name) {
   let text = readFileSync(join(SRC, `${name}.js`), "utf8")
   const deps = []
   const exported = []
-  text = text.replace(IMPORT_RE, (_, list, dep) => {
+  text = text.replace(IMPORT_RE, (_, list, spec) => {
+    const dep = resolve(name, spec)
     deps.push(dep)
     return `const { ${names(list).map((n) => (n.from === n.to ? n.to : `${n.from}: ${n.to}`)).join(", ")} } = __m[${JSON.stringify(dep)}];`
   })
-  text = text.replace(REEXPORT_RE, (_, list, dep) => {
+  text = text.replace(NS_IMPORT_RE, (_, ns, spec) => {
+    const dep = resolve(name, spec)
+    deps.push(dep)
+    return `const ${ns} = __m[${JSON.stringify(dep)}];`
+  })
+  text = text.replace(REEXPORT_RE, (_, list, spec) => {
+    const dep = resolve(name, spec)
     deps.push(dep)
     const ns = names(list)
     for (const n of ns) exported.push(n.to)
@@ -115,10 +132,10 @@ function extension(version) {
   return out
 }
 
-/** The `open` lane's agent: no relay address, no token; its socket is a binding to Python (src/binding.js). */
+/** The `open` lane's agent: no relay address, no token; its socket is a binding to Python (src/transport/binding.js). */
 function openAgent(version) {
-  const head = `// wmcp-top page agent ${version}, the \`open\` lane's: built by page_agent/build.mjs from page_agent/src/open_main.js. Do not edit.\n`
-  const text = `${head}(function () {\n"use strict";\nconst __m = {};\n${ascii(body("open_main").code)}\n})();\n`
+  const head = `// wmcp-top page agent ${version}, the \`open\` lane's: built by page_agent/build.mjs from page_agent/src/page/open_main.js. Do not edit.\n`
+  const text = `${head}(function () {\n"use strict";\nconst __m = {};\n${ascii(body(OPEN).code)}\n})();\n`
   if (/[^\x00-\x7f]/.test(text)) throw new Error("open.js: non-ASCII text survived the build")
   return text
 }

@@ -1,6 +1,6 @@
 """Write tests/vectors/facts/bloat.json: result texts in, bloat facts out (docs/diagnosis-facts.md).
 
-The agent computes these in JavaScript with one pass over the text (page_agent/src/bloat.js). The expected
+The agent computes these in JavaScript with one pass over the text (page_agent/src/page/bloat.js). The expected
 figures here come from a second, independent reading of the same definitions in Python (parse the text, walk
 the value), so the two cannot share a mistake. The capped case is written by hand (a prefix does not parse).
 

@@ -151,13 +151,14 @@ def test_every_key_binding_is_in_the_readme_key_table() -> None:
 
 def test_every_page_agent_module_is_in_its_layout_table() -> None:
     text = (ROOT / "page_agent" / "README.md").read_text()
-    missing = [p.name for p in sorted((ROOT / "page_agent" / "src").glob("*.js")) if f"`src/{p.name}`" not in text]
+    src = ROOT / "page_agent" / "src"
+    missing = [m for m in (p.relative_to(src).as_posix() for p in sorted(src.rglob("*.js"))) if f"`src/{m}`" not in text]
     assert not missing, f"page_agent/README.md's layout table lacks {missing}"
 
 
 def test_every_event_kind_the_agent_sends_is_documented() -> None:
     """page_agent/README.md's frame list names each `event` kind the agent's sources emit."""
-    sources = "".join(p.read_text() for p in (ROOT / "page_agent" / "src").glob("*.js"))
+    sources = "".join(p.read_text() for p in (ROOT / "page_agent" / "src").rglob("*.js"))
     kinds = set(re.findall(r"\.event\(\s*\"([a-z][a-z-]*)\"", sources))
     assert {"reset", "toolactivated"} <= kinds  # the pattern still finds them
     text = (ROOT / "page_agent" / "README.md").read_text()

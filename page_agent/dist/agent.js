@@ -3,11 +3,11 @@
 /*@WMCP_MODULE@*/(function () {
 "use strict";
 const __m = {};
-// ---- stats.js ----
-__m["stats"] = (function () {
+// ---- page/stats.js ----
+__m["page/stats"] = (function () {
 // PURE statistics: spans in, numbers out. No clocks, no DOM, no I/O.
 //
-// One definition with relay_bridge/stats.py and relay_bridge/units.py; tests/vectors/ holds both to the
+// One definition with relay_bridge/core/stats.py and relay_bridge/core/units.py; tests/vectors/ holds both to the
 // digit. Rounding to one decimal is Math.floor(x * 10 + 0.5) / 10, never toFixed (which rounds binary
 // halves differently from Python and from itself).
 
@@ -29,14 +29,14 @@ function callTokens(inputBytes, resultBytes, imageBytes) {
 
 /**
  * webmcp-profiler's quantile over ascending values: sorted[min(n-1, floor(p*n))] for p in 0..1; null when
- * empty. Same in relay_bridge/stats.py, so p50/p95 of the same spans agree with 000's everywhere.
+ * empty. Same in relay_bridge/core/stats.py, so p50/p95 of the same spans agree with 000's everywhere.
  */
 function quantile(sorted, p) {
   if (!sorted.length) return null
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
 }
 
-// ---- formatting (arithmetic-identical to relay_bridge/units.py) -------------------------------------------
+// ---- formatting (arithmetic-identical to relay_bridge/core/units.py) -------------------------------------------
 
 const round1 = (x) => Math.floor(x * 10 + 0.5) / 10
 const round0 = (x) => Math.floor(x + 0.5)
@@ -72,7 +72,7 @@ function fmtCount(n) {
 }
 
 /**
- * Three significant digits (as relay_bridge/units.py): 8.5ms, 127ms, 1.27s, 12.7s, 127s, then minutes. Each step
+ * Three significant digits (as relay_bridge/core/units.py): 8.5ms, 127ms, 1.27s, 12.7s, 127s, then minutes. Each step
  * counts whole units of its last digit, so a value rounding up into the next step is written there.
  */
 function fmtDuration(ms) {
@@ -136,7 +136,7 @@ const newRow = () => ({
 
 /**
  * The numbers of one session: a ring buffer of spans (for percentiles and export), running per-tool rows
- * and totals since attach or reset. Mirrors relay_bridge.stats.SessionStats.
+ * and totals since attach or reset. Mirrors relay_bridge.core.stats.SessionStats.
  */
 class SessionStats {
   /**
@@ -175,7 +175,7 @@ class SessionStats {
     this.measured += 1
     t.calls = this.measured + t.unsampledCalls
     // A form call the browser refused before the page ran: a call and an error, but no page time.
-    // `totals.refused` appears with the first one, as in relay_bridge/stats.py.
+    // `totals.refused` appears with the first one, as in relay_bridge/core/stats.py.
     if (span.outcome === "refused") {
       row.refused += 1
       t.refused = (t.refused || 0) + 1
@@ -384,8 +384,8 @@ function traceEvents(spans, session) {
 return { tokensForBytes, imageTokens, callTokens, quantile, round1, round0, fmtBytes, fmtCount, fmtDuration, fmtMs, summaryLine, SessionStats, assignLanes, spanEvents, traceEvents };
 })();
 
-// ---- util.js ----
-__m["util"] = (function () {
+// ---- shared/util.js ----
+__m["shared/util"] = (function () {
 // Small helpers shared by every module. No page state here.
 
 // Any UTF-16 unit above ASCII, written as the range up from \x80 and not as [^\x00-\x7f]: Chromium's V8 answers
@@ -577,8 +577,8 @@ function makeTaskScheduler(g = globalThis) {
 return { utf8Length, newSessionId, now, cap, safely, listenWhile, isScalar, makeTaskScheduler };
 })();
 
-// ---- mcp_result.js ----
-__m["mcp_result"] = (function () {
+// ---- page/mcp_result.js ----
+__m["page/mcp_result"] = (function () {
 // What an MCP client receives for tools/call from @mcp-b/global's server: the CallToolResult that
 // BrowserMcpServer (@mcp-b/webmcp-ts-sdk 5.1.0) hands @modelcontextprotocol/server 2.0.0, which the transport
 // delivers as the JSON-RPC `result`. Read in those packages' dist/:
@@ -642,8 +642,8 @@ function mcpErrorResult(err) {
 return { mcpResult, mcpErrorResult };
 })();
 
-// ---- measure.js ----
-__m["measure"] = (function () {
+// ---- page/measure.js ----
+__m["page/measure"] = (function () {
 // Sizes, token estimates and result facts of one call: what the agent receives, serialised the way
 // Chromium's host does it (measured on Chromium 156, see page_agent/README.md):
 //   string            -> itself; "" becomes "Operation succeeded" (substituted)
@@ -653,9 +653,9 @@ __m["measure"] = (function () {
 //   throws while serialising (cycle, nested bigint) -> the host reports UnknownError: an error
 // Values are measured and dropped here: nothing in this module keeps a body.
 
-const { utf8Length, cap, safely } = __m["util"];
-const { mcpResult, mcpErrorResult } = __m["mcp_result"];
-const { callTokens } = __m["stats"];
+const { utf8Length, cap, safely } = __m["shared/util"];
+const { mcpResult, mcpErrorResult } = __m["page/mcp_result"];
+const { callTokens } = __m["page/stats"];
 const EMPTY_SUBSTITUTE = "Operation succeeded"
 const UNDEFINED_TEXT = "undefined"
 const SUBSTITUTE_BYTES = utf8Length(EMPTY_SUBSTITUTE)
@@ -949,12 +949,12 @@ function errorResultFacts(err, profile) {
 return { callTokens, EMPTY_SUBSTITUTE, UNDEFINED_TEXT, inputBytesOf, CONTENT_TYPES, PROFILES, resultFacts, jsonStringBytes, errorText, MAX_ERROR, cutError, resultText, inputText, errorResultFacts };
 })();
 
-// ---- hooks.js ----
-__m["hooks"] = (function () {
+// ---- page/hooks.js ----
+__m["page/hooks"] = (function () {
 // Page-supplied classifiers and the facts 001 (autotel-webmcp) adds to a call: a handler fingerprint, the
 // built-in English refusal match, the consent label check. Pure helpers; nothing here keeps a body.
 
-const { cap } = __m["util"];
+const { cap } = __m["shared/util"];
 /** FNV-1a, 32 bits, over UTF-16 code units, as 8 hex digits (001's descriptor fingerprint hash). */
 function fnv1a32(text) {
   const s = String(text)
@@ -1090,8 +1090,8 @@ function consentDetail(shown, resolved, granted, mismatch) {
 return { fnv1a32, sourceOf, descriptorFingerprint, defaultRefusal, refusalOf, cutPayload, consentMismatch, consentDetail };
 })();
 
-// ---- wrap.js ----
-__m["wrap"] = (function () {
+// ---- page/wrap.js ----
+__m["page/wrap"] = (function () {
 // The execute() wrapper: the only code on the call path. Two clock reads, a few pushes; the result goes
 // back to the caller untouched (the same value; a promise comes back as a promise of the same value, see
 // `carry`) and is measured later by the collector.
@@ -1258,8 +1258,8 @@ function carry(c, call, ret) {
 return { markInternal, isInternal, isWrapper, originalOf, wrapExecute, NATIVE_THEN, isPlainPromise };
 })();
 
-// ---- status.js ----
-__m["status"] = (function () {
+// ---- page/status.js ----
+__m["page/status"] = (function () {
 // Status phases: what the agent is doing now, in one sentence, with next steps. Pure.
 
 const PHASES = {
@@ -1342,8 +1342,8 @@ const PHASE_NAMES = Object.keys(PHASES)
 return { COUNTED_HINT, statusFor, PHASE_NAMES };
 })();
 
-// ---- pacing.js ----
-__m["pacing"] = (function () {
+// ---- transport/pacing.js ----
+__m["transport/pacing"] = (function () {
 // The batch window shared by the uplink and the channel mirror. Every message a page sends costs the browser
 // more than its script: a WebSocket send or a BroadcastChannel post is an IPC hop that wakes the renderer's
 // and the browser's IO threads (and, for the channel, the browser's main thread) once per message, and on a
@@ -1423,8 +1423,8 @@ function unwatchedWindow(intervalMs, unsent, mark) {
 return { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, batchWindow, isBusy, QUIET_WAIT_MS, UNWATCHED_MS, UNWATCHED_LEDGER_MS, readWatch, unwatchedMark, unwatchedWindow };
 })();
 
-// ---- config.js ----
-__m["config"] = (function () {
+// ---- shared/config.js ----
+__m["shared/config"] = (function () {
 // Build-time and serve-time constants.
 
 const VERSION = "0.1.0"
@@ -1460,8 +1460,8 @@ const DEFAULTS = Object.freeze({
 return { VERSION, AGENT, EXTENSION_AGENT, BAKED_UPLINK, DEFAULTS };
 })();
 
-// ---- channel.js ----
-__m["channel"] = (function () {
+// ---- page/channel.js ----
+__m["page/channel"] = (function () {
 // The BroadcastChannel mirror, compatible with webmcp-profiler's relay:
 //   posts and accepts {kind:"span", span} and {kind:"update", sessionId, seq, blockingMs}
 //   on BroadcastChannel("webmcp-perf:" + origin).
@@ -1484,9 +1484,9 @@ __m["channel"] = (function () {
 // with `relay: "read"` (terminalRoute): the channel is read, and nothing of ours is posted per span unless the
 // page says `relay: true` or `?perf=overlay`. One message per span cost more than everything else watching does.
 
-const { CONTENT_TYPES } = __m["measure"];
-const { safely } = __m["util"];
-const { FLUSH_MS, QUIET_WAIT_MS, batchWindow, isBusy } = __m["pacing"];
+const { CONTENT_TYPES } = __m["page/measure"];
+const { safely } = __m["shared/util"];
+const { FLUSH_MS, QUIET_WAIT_MS, batchWindow, isBusy } = __m["transport/pacing"];
 const MAX_FOREIGN_SESSIONS = 8
 const MAX_FOREIGN_SPANS = 500
 /** Own messages a window may hold; beyond it the oldest is dropped and counted (`outboxDropped`). */
@@ -1819,14 +1819,14 @@ class ChannelMirror {
 return { MAX_FOREIGN_SESSIONS, MAX_FOREIGN_SPANS, MAX_OUTBOX, validateSpan, PROFILER_FIELDS, READ_ONLY, terminalRoute, postsSpans, profilerSpan, ChannelMirror };
 })();
 
-// ---- console.js ----
-__m["console"] = (function () {
+// ---- page/console.js ----
+__m["page/console"] = (function () {
 // window.__webmcpPerf: the console API, the report document, and the get_perf_report tool's views.
 
-const { fmtBytes, fmtCount, fmtMs, traceEvents } = __m["stats"];
-const { VERSION } = __m["config"];
-const { safely, utf8Length } = __m["util"];
-const { PROFILER_FIELDS } = __m["channel"];
+const { fmtBytes, fmtCount, fmtMs, traceEvents } = __m["page/stats"];
+const { VERSION } = __m["shared/config"];
+const { safely, utf8Length } = __m["shared/util"];
+const { PROFILER_FIELDS } = __m["page/channel"];
 /** The 000 span fields, in order: report v2 spans carry exactly these (the objects are closed). */
 const SPAN_FIELDS = PROFILER_FIELDS
 const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch", "invokedBy"]
@@ -2258,22 +2258,22 @@ function makeApi(agent) {
 return { SPAN_FIELDS, SPAN_FACTS, MEMBERS, SPAN_DOCS, LEDGER_DOCS, CONFIG_DOCS, GATE_MODES, REPORT_VIEWS, manifest, buildReport, splitLine, buildSummary, reportView, reportToolDescriptor, helpText, overlayNotice, makeApi };
 })();
 
-// ---- collector.js ----
-__m["collector"] = (function () {
+// ---- page/collector.js ----
+__m["page/collector"] = (function () {
 // The collector: one session's calls, spans, ring buffer, ledger, Long-Task attribution, phases.
 //
 // The call path (enter/settle) does only clock reads and pushes; results are measured later, the calls of
 // one batch window together (`flush`), after the host already has its value. Everything that leaves this
 // module goes through `sink` (see index.js): the channel mirror and the uplink.
 
-const { SessionStats, callTokens, tokensForBytes, imageTokens } = __m["stats"];
-const { resultFacts, inputBytesOf, errorText, resultText, inputText, errorResultFacts } = __m["measure"];
-const { defaultRefusal, refusalOf, consentMismatch, consentDetail, cutPayload } = __m["hooks"];
-const { now, safely, cap, makeTaskScheduler } = __m["util"];
-const { NATIVE_THEN } = __m["wrap"];
-const { statusFor } = __m["status"];
-const { batchWindow, QUIET_WAIT_MS } = __m["pacing"];
-const { splitLine } = __m["console"];
+const { SessionStats, callTokens, tokensForBytes, imageTokens } = __m["page/stats"];
+const { resultFacts, inputBytesOf, errorText, resultText, inputText, errorResultFacts } = __m["page/measure"];
+const { defaultRefusal, refusalOf, consentMismatch, consentDetail, cutPayload } = __m["page/hooks"];
+const { now, safely, cap, makeTaskScheduler } = __m["shared/util"];
+const { NATIVE_THEN } = __m["page/wrap"];
+const { statusFor } = __m["page/status"];
+const { batchWindow, QUIET_WAIT_MS } = __m["transport/pacing"];
+const { splitLine } = __m["page/console"];
 const RECENT_MAX = 256
 const MAX_LEDGER_TOOLS = 1024
 const RECENT_MS = 60_000
@@ -3161,8 +3161,8 @@ function estimatorOf(fn) {
 return { Collector, measureName };
 })();
 
-// ---- traps.js ----
-__m["traps"] = (function () {
+// ---- page/traps.js ----
+__m["page/traps"] = (function () {
 // Registries (and the Prompt API's LanguageModel) that arrive after the agent started: seen at the moment they
 // are installed, before their first registration can run (the 250 ms poll alone lets a polyfill and the page's tools slip in between two ticks).
 //
@@ -3178,7 +3178,7 @@ __m["traps"] = (function () {
 // document and navigator get no accessor of ours where they have no modelContext: `"modelContext" in navigator`
 // is how pages detect WebMCP, and it must keep answering false there.
 
-const { safely } = __m["util"];
+const { safely } = __m["shared/util"];
 const KEY = "modelContext"
 // The Prompt API's factories (prompt.js) installed late the same way: defined on window, not assigned to a
 // setter of ours (`"LanguageModel" in window` is how pages detect the Prompt API: no accessor there).
@@ -3289,16 +3289,16 @@ function isNativeFunction(fn) {
 return { watchRegistries, isNativeFunction };
 })();
 
-// ---- registry.js ----
-__m["registry"] = (function () {
+// ---- page/interceptor.js ----
+__m["page/interceptor"] = (function () {
 // The interceptor: find modelContext registries (document, navigator, window), however late; patch
 // registerTool / unregisterTool / provideContext / clearContext / executeTool on the instance; wrap each tool's execute
 // in place before the host sees it (Chromium captures execute at registration). detach() restores all.
 
-const { wrapExecute, isWrapper, originalOf, isInternal, isPlainPromise, NATIVE_THEN } = __m["wrap"];
-const { descriptorFingerprint, fnv1a32, sourceOf } = __m["hooks"];
-const { utf8Length, safely, cap, isScalar, listenWhile } = __m["util"];
-const { watchRegistries, isNativeFunction } = __m["traps"];
+const { wrapExecute, isWrapper, originalOf, isInternal, isPlainPromise, NATIVE_THEN } = __m["page/wrap"];
+const { descriptorFingerprint, fnv1a32, sourceOf } = __m["page/hooks"];
+const { utf8Length, safely, cap, isScalar, listenWhile } = __m["shared/util"];
+const { watchRegistries, isNativeFunction } = __m["page/traps"];
 const LOCATIONS = ["document", "navigator", "window"]
 const METHODS = ["registerTool", "unregisterTool", "provideContext", "clearContext", "executeTool"]
 const MAX_DESCRIPTOR = 64 * 1024
@@ -4046,8 +4046,123 @@ function mcpServerOf(host) {
 return { describeTool, scalars, toolName, profileOf, Interceptor };
 })();
 
-// ---- uplink.js ----
-__m["uplink"] = (function () {
+// ---- transport/frames.js ----
+__m["transport/frames"] = (function () {
+// @ts-check
+// The wire protocol `wmcp-relay/1`, the agent's side: every frame it sends is built here, one constructor per
+// frame, and every frame the relay sends is named here. It mirrors relay_bridge/core/protocol.py (the fields,
+// their order, the optional ones left out rather than sent as null where protocol.py omits them);
+// tests/relay/test_frames_mirror.py holds the two lists of frame types together. docs/protocol.md describes
+// each field.
+
+const PROTOCOL = "wmcp-relay/1"
+
+/** What an agent sends (protocol.py's AgentFrame union), in the order protocol.py lists them. */
+const AGENT_FRAMES = ["hello", "start", "spans", "update", "ledger", "tool", "status", "event", "payload", "prompt", "result", "facts", "bye"]
+/** What the relay sends (protocol.py's Welcome, Ack, Command, Watch, ErrorFrame). */
+const RELAY_FRAMES = ["welcome", "ack", "command", "watch", "error"]
+
+/** The first frame of a session on a socket, again on every reconnect. */
+function hello({ protocol = PROTOCOL, agent, session, config, lost, cadence = true }) {
+  return { type: "hello", protocol, agent, session, config, lost, cadence }
+}
+
+/** Calls that began and have not settled (at most 500 a frame). */
+function start(session, calls) {
+  return { type: "start", session, calls }
+}
+
+/** Settled calls' spans; `lost` is the exact count the agent could not keep. */
+function spans(session, list, lost) {
+  return { type: "spans", session, spans: list, lost }
+}
+
+/** A span's Long-Task blocking time, known after the span left. */
+function update(session, seq, blockingMs) {
+  return { type: "update", session, seq, blockingMs }
+}
+
+function ledger(session, rev, body) {
+  return { type: "ledger", session, rev, ledger: body }
+}
+
+/**
+ * A tool registered or unregistered, from the collector's record: its descriptor and facts ride along when
+ * known (optional fields are left out, as protocol.py's defaults are).
+ */
+function tool(session, rec, change, at) {
+  const f = {
+    type: "tool",
+    session,
+    change,
+    name: rec.name,
+    at,
+    schemaBytes: rec.schemaBytes || 0,
+    annotationsSent: rec.annotationsSent ?? null,
+    annotationsKept: rec.annotationsKept ?? null,
+    internal: !!rec.internal,
+  }
+  if (rec.descriptor) {
+    try {
+      f.descriptor = JSON.parse(rec.descriptor)
+    } catch {
+      f.descriptor = null
+    }
+  }
+  if (rec.rejected) f.rejected = rec.rejected
+  if (rec.fingerprint) f.fingerprint = rec.fingerprint
+  if (rec.kind) f.kind = rec.kind
+  if (rec.form) f.form = rec.form
+  return f
+}
+
+/** The session's phase, its sentence and hints, and coverage (status.js). */
+function status(session, s) {
+  return { type: "status", session, phase: s.phase, message: s.message, hints: s.hints, coverage: s.coverage, reasons: s.reasons }
+}
+
+function event(session, at, kind, detail) {
+  return { type: "event", session, at, kind, detail }
+}
+
+/** Opt-in only (capturePayloads, and a relay that asked for payloads): a call's or a prompt's bodies. */
+function payload(session, p) {
+  return { type: "payload", session, ...p }
+}
+
+/** One Prompt API step (prompt.js): counts and times, never text. */
+function prompt(session, step) {
+  return { type: "prompt", session, ...step }
+}
+
+/** The answer to a terminal's `command` (an invoke), with the command's id. */
+function result(session, id, fields) {
+  return { type: "result", id, session, ...fields }
+}
+
+/** Diagnosis facts: one span's (`{seq, facts}`) or several (`items`) in one frame. */
+function facts(session, seq, body) {
+  return { type: "facts", session, seq, facts: body }
+}
+
+function factsItems(session, items) {
+  return { type: "facts", session, items }
+}
+
+/** The session ends on this socket (tab hidden for good, detach, navigation). */
+function bye(session, reason) {
+  return { type: "bye", session, reason }
+}
+
+/** A relay-shaped error, for the extension's worker when it refuses on the relay's behalf (pipes.js). */
+function error(code, message, fatal, session) {
+  return { type: "error", code, message, fatal, session }
+}
+return { PROTOCOL, AGENT_FRAMES, RELAY_FRAMES, hello, start, spans, update, ledger, tool, status, event, payload, prompt, result, facts, factsItems, bye, error };
+})();
+
+// ---- transport/uplink.js ----
+__m["transport/uplink"] = (function () {
 // The uplink: one WebSocket to the relay, carrying one or more sessions (ours, and any relayed from the
 // channel). hello first (again on every reconnect, same session id, current `lost`); the relay answers
 // `ack {session, seq, above}` with what it holds, and we send every held span it does not hold, once per
@@ -4061,9 +4176,10 @@ __m["uplink"] = (function () {
 // read) is tried again after a backoff; `unknown_session` for a session it had accepted means the relay
 // forgot it (restart): hello again at once.
 
-const { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS, UNWATCHED_LEDGER_MS, batchWindow, isBusy, readWatch, unwatchedMark, unwatchedWindow } = __m["pacing"];
-const { safely } = __m["util"];
-const PROTOCOL = "wmcp-relay/1"
+const { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS, UNWATCHED_LEDGER_MS, batchWindow, isBusy, readWatch, unwatchedMark, unwatchedWindow } = __m["transport/pacing"];
+const { safely } = __m["shared/util"];
+const frames = __m["transport/frames"];
+const { PROTOCOL } = __m["transport/frames"];
 const MAX_SPANS_PER_FRAME = 500
 const BACKOFF = [250, 500, 1000, 2000, 4000, 5000]
 // The ledger (totals, registered tools, schema bytes) changes with every call but is read by a person: once a
@@ -4316,7 +4432,7 @@ class Uplink {
     // What the batch window still holds leaves first: nothing said before the bye is dropped.
     this.flush()
     for (const [id, s] of this.feeds) {
-      if (this.open && s.helloSent && !s.said) this.write({ type: "bye", session: id, reason })
+      if (this.open && s.helloSent && !s.said) this.write(frames.bye(id, reason))
       s.said = true
       s.queue = []
     }
@@ -4345,7 +4461,7 @@ class Uplink {
   removeFeed(id, reason) {
     const s = this.feeds.get(id)
     if (!s) return
-    if (this.open && s.helloSent) this.write({ type: "bye", session: id, reason })
+    if (this.open && s.helloSent) this.write(frames.bye(id, reason))
     if (s.ledgerTimer !== null) this.ct(s.ledgerTimer)
     if (s.helloTimer !== null) this.ct(s.helloTimer)
     this.feeds.delete(id)
@@ -4484,7 +4600,7 @@ class Uplink {
       if (!s.helloSent) {
         if (s.helloTimer !== null) continue // refused a moment ago: the retry timer sends it again
         const h = s.feed.hello()
-        const hello = { type: "hello", protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost, cadence: true }
+        const hello = frames.hello({ protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost })
         if (s.resume) hello.resume = s.resume
         if (!this.write(hello)) return
         s.helloSent = true
@@ -4528,7 +4644,7 @@ class Uplink {
     }
     for (let i = 0; i === 0 || i < pending.length; i += MAX_SPANS_PER_FRAME) {
       const chunk = pending.slice(i, i + MAX_SPANS_PER_FRAME)
-      const frame = { type: "spans", session: s.feed.id, spans: chunk, lost: d.lost }
+      const frame = frames.spans(s.feed.id, chunk, d.lost)
       if (floor !== null) frame.floor = floor
       if (!this.write(frame)) return
       s.toldLost = d.lost
@@ -4553,7 +4669,7 @@ class Uplink {
     s.late = wait
     for (let i = 0; i < ready.length; i += MAX_SPANS_PER_FRAME) {
       const chunk = ready.slice(i, i + MAX_SPANS_PER_FRAME)
-      const frame = chunk.length === 1 ? chunk[0] : { type: "facts", session: s.feed.id, items: chunk.map((f) => ({ seq: f.seq, facts: f.facts })) }
+      const frame = chunk.length === 1 ? chunk[0] : frames.factsItems(s.feed.id, chunk.map((f) => ({ seq: f.seq, facts: f.facts })))
       if (!this.write(frame)) return
     }
   }
@@ -4700,11 +4816,11 @@ class Uplink {
     return { state: this.state, url, ...this.counters, lastError: this.lastError, lastRefusal: this.lastRefusal, sessions: Array.from(this.feeds.keys()), acked, lost, watched: this.cadence() === null }
   }
 }
-return { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, PROTOCOL, MAX_SPANS_PER_FRAME, LEDGER_EVERY_MS, Delivery, MAX_ACK_RANGES, Uplink };
+return { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, MAX_SPANS_PER_FRAME, LEDGER_EVERY_MS, Delivery, MAX_ACK_RANGES, Uplink };
 })();
 
-// ---- prompt.js ----
-__m["prompt"] = (function () {
+// ---- page/prompt.js ----
+__m["page/prompt"] = (function () {
 // The Prompt API lane (issue 8): wrap LanguageModel.create (and the older ai.languageModel.create,
 // ai.createTextSession), then each session's prompt, promptStreaming, clone and destroy. Every step becomes
 // one `prompt` frame with timings and CHARACTER COUNTS; the text itself is never kept or sent, except under the
@@ -4713,9 +4829,9 @@ __m["prompt"] = (function () {
 // promptStreaming hands the page a pull-through stream: each original chunk is passed on as it is read,
 // nothing is read ahead or buffered, and the chunk values are the original ones.
 
-const { safely, cap } = __m["util"];
-const { errorText } = __m["measure"];
-const { cutPayload } = __m["hooks"];
+const { safely, cap } = __m["shared/util"];
+const { errorText } = __m["page/measure"];
+const { cutPayload } = __m["page/hooks"];
 const MAX_SESSIONS = 64
 const MAX_STEPS = 200
 const SURROGATE_PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g
@@ -5055,8 +5171,8 @@ class PromptWatcher {
 return { countChars, countInput, PromptWatcher };
 })();
 
-// ---- forms.js ----
-__m["forms"] = (function () {
+// ---- page/forms.js ----
+__m["page/forms"] = (function () {
 // Declarative (form) tools: `<form toolname tooldescription>` is a tool too. The host lists it in getTools()
 // with a schema it generates from the form; executeTool fills the form and fires `submit` with
 // `agentInvoked === true`; the page answers with SubmitEvent.respondWith(value | promise). Measured here:
@@ -5074,8 +5190,8 @@ __m["forms"] = (function () {
 //
 // Values are read only to count bytes (inputBytes) and dropped; the page's answer is measured by the collector.
 
-const { describeTool, toolName } = __m["registry"];
-const { safely, cap, listenWhile } = __m["util"];
+const { describeTool, toolName } = __m["page/interceptor"];
+const { safely, cap, listenWhile } = __m["shared/util"];
 const MAX_FIELDS = 64
 const FIELD_TAGS = new Set(["INPUT", "SELECT", "TEXTAREA"])
 const NOT_PARAMS = new Set(["submit", "button", "reset", "image"])
@@ -5479,8 +5595,8 @@ class FormTools {
 return { elementLabel, formFacts, filledValues, FormTools };
 })();
 
-// ---- bloat.js ----
-__m["bloat"] = (function () {
+// ---- page/bloat.js ----
+__m["page/bloat"] = (function () {
 // @ts-check
 // Result bloat: how much of a text/JSON result is insignificant whitespace, keys repeated across the rows of
 // an array of objects, and base64 inside strings. Counts and byte totals only: the text never leaves.
@@ -5498,7 +5614,7 @@ __m["bloat"] = (function () {
 // Text that is not JSON (prose, a truncated or broken document) is counted as one string value: no
 // whitespace or key figures, only its base64 runs.
 
-const { utf8Length } = __m["util"];
+const { utf8Length } = __m["shared/util"];
 const BLOAT_MAX_CHARS = 262144
 const BASE64_MIN_RUN = 256
 
@@ -5727,8 +5843,8 @@ function addBloat(into, b) {
 return { emptyBloat: empty, BLOAT_MAX_CHARS, BASE64_MIN_RUN, bloatOf, addBloat };
 })();
 
-// ---- schema_check.js ----
-__m["schema_check"] = (function () {
+// ---- page/schema_check.js ----
+__m["page/schema_check"] = (function () {
 // @ts-check
 // Does a call's input keep to its tool's own inputSchema? A small JSON-Schema subset, run off the call path:
 // Chromium 156 validates form tools only, so a model's bad input to an imperative tool runs unnoticed.
@@ -5911,8 +6027,8 @@ function walk(s, v, at, depth, st) {
 return { MAX_NODES, MAX_DEPTH, checkInput };
 })();
 
-// ---- images.js ----
-__m["images"] = (function () {
+// ---- page/images.js ----
+__m["page/images"] = (function () {
 // @ts-check
 // Image facts: the format, pixel size and bytes of a result's largest image, and what the same pixels weigh
 // re-encoded as JPEG (quality JPEG_QUALITY), as they are and scaled so the longer side is at most FIT_MAX_SIDE
@@ -6142,8 +6258,8 @@ async function measureImage(data, o = {}) {
 return { JPEG_QUALITY, FIT_MAX_SIDE, MAX_IMAGE_BASE64, MAX_PIXELS, largestImage, sniffMime, reencode, measureImage };
 })();
 
-// ---- facts.js ----
-__m["facts"] = (function () {
+// ---- page/facts.js ----
+__m["page/facts"] = (function () {
 // @ts-check
 // Facts about each call, for the diagnosis (docs/diagnosis-facts.md): result bloat, the input against the
 // tool's inputSchema, a repeat of an earlier call, a refusal by the browser, and (sampled) the largest image
@@ -6151,10 +6267,10 @@ __m["facts"] = (function () {
 // the work runs in an idle callback later; at most one `facts` frame per span leaves, after the span. Only
 // numbers, a keyword, a pointer into the schema and an earlier seq leave: never an input, a result or an image.
 
-const { bloatOf, addBloat, emptyBloat } = __m["bloat"];
-const { checkInput } = __m["schema_check"];
-const { largestImage, measureImage } = __m["images"];
-const { safely } = __m["util"];
+const { bloatOf, addBloat, emptyBloat } = __m["page/bloat"];
+const { checkInput } = __m["page/schema_check"];
+const { largestImage, measureImage } = __m["page/images"];
+const { safely } = __m["shared/util"];
 const IMAGE_EVERY_MS = 30_000 // at most one image re-encoded per tool in this interval
 const MAX_QUEUED = 64 // calls awaiting facts; beyond this a call gets none (counted in `dropped`)
 const MAX_REPEAT_KEYS = 4096 // remembered (tool, input) hashes per session, oldest forgotten first
@@ -6410,14 +6526,14 @@ class FactsTaker {
 return { IMAGE_EVERY_MS, MAX_QUEUED, MAX_REPEAT_KEYS, canonical, keyedHash, textsOf, FactsTaker };
 })();
 
-// ---- gate.js ----
-__m["gate"] = (function () {
+// ---- page/gate.js ----
+__m["page/gate"] = (function () {
 // The ?perf= gate, with webmcp-profiler's values: `1|on|true` and `overlay` are remembered per origin in
 // localStorage under `webmcp-perf:mode`, `0|off|false` switch off and forget. allow() has the last word: false
 // keeps the agent off and clears a remembered mode. With no query and nothing remembered, `defaultOn`
 // decides: true when the script came from the relay (the user pasted the tag on purpose), false otherwise.
 
-const { safely } = __m["util"];
+const { safely } = __m["shared/util"];
 /** The first value of `name` in a query string ("?a=1&perf=0"), or null. No URL API needed. */
 function queryParam(search, name) {
   const s = String(search || "").replace(/^\?/, "")
@@ -6484,28 +6600,30 @@ function gate({ search = "", storage = null, param = "perf", storageKey = "webmc
 return { queryParam, gate };
 })();
 
-// ---- index.js ----
-__m["index"] = (function () {
+// ---- page/index.js ----
+__m["page/index"] = (function () {
 // attach(): compose the collector, interceptor, channel and uplink for this context, and expose the
 // console API. maybeAttach(): the same behind the ?perf= gate. Nothing here throws into the page.
 
-const { Collector } = __m["collector"];
-const { Interceptor } = __m["registry"];
-const { ChannelMirror, postsSpans } = __m["channel"];
-const { Uplink, Delivery, PROTOCOL, FLUSH_MS } = __m["uplink"];
-const { unwatchedMark } = __m["pacing"];
-const { PromptWatcher } = __m["prompt"];
-const { FormTools } = __m["forms"];
-const { FactsTaker } = __m["facts"];
-const { resultText, errorText } = __m["measure"];
-const { gate } = __m["gate"];
-const { makeApi, reportView, reportToolDescriptor, manifest, helpText, overlayNotice } = __m["console"];
-const { markInternal } = __m["wrap"];
-const { statusFor } = __m["status"];
-const { DEFAULTS, BAKED_UPLINK, AGENT, VERSION } = __m["config"];
-const { newSessionId, cap, safely, makeTaskScheduler, utf8Length, now } = __m["util"];
+const { Collector } = __m["page/collector"];
+const { Interceptor } = __m["page/interceptor"];
+const { ChannelMirror, postsSpans } = __m["page/channel"];
+const { Uplink, Delivery, FLUSH_MS } = __m["transport/uplink"];
+const { unwatchedMark } = __m["transport/pacing"];
+const frames = __m["transport/frames"];
+const { PROTOCOL } = __m["transport/frames"];
+const { PromptWatcher } = __m["page/prompt"];
+const { FormTools } = __m["page/forms"];
+const { FactsTaker } = __m["page/facts"];
+const { resultText, errorText } = __m["page/measure"];
+const { gate } = __m["page/gate"];
+const { makeApi, reportView, reportToolDescriptor, manifest, helpText, overlayNotice } = __m["page/console"];
+const { markInternal } = __m["page/wrap"];
+const { statusFor } = __m["page/status"];
+const { DEFAULTS, BAKED_UPLINK, AGENT, VERSION } = __m["shared/config"];
+const { newSessionId, cap, safely, makeTaskScheduler, utf8Length, now } = __m["shared/util"];
 
-const { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents } = __m["stats"];
+const { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents } = __m["page/stats"];
 const MAX_FOREIGN_SPANS = 500
 const MAX_RESULT_TEXT = 256 * 1024 // characters of an invoked tool's result text (the relay's cap)
 const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
@@ -6594,16 +6712,16 @@ class Agent {
         tool: (rec, change) => self.onTool(rec, change),
         ledger: () => self.uplink && self.uplink.ledgerDirty(sessionId),
         status: () => self.onStatus(),
-        event: (e) => self.uplink && self.uplink.send(sessionId, { type: "event", session: sessionId, at: e.at, kind: e.kind, detail: e.detail }),
+        event: (e) => self.uplink && self.uplink.send(sessionId, frames.event(sessionId, e.at, e.kind, e.detail)),
         // Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel.
-        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }),
+        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, frames.payload(sessionId, { seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) })),
       },
     })
     // Diagnosis facts (facts.js): computed in idle callbacks, sent to the relay only (never the channel).
     if (config.facts !== false) {
       this.collector.facts = new FactsTaker({
         global: g,
-        send: (seq, facts) => self.uplink && self.uplink.send(sessionId, { type: "facts", session: sessionId, seq, facts }),
+        send: (seq, facts) => self.uplink && self.uplink.send(sessionId, frames.facts(sessionId, seq, facts)),
         schemaOf: (tool) => self.schemaOf(tool),
         setTimeout: timers.setTimeout,
         clock: config.clock,
@@ -6635,11 +6753,11 @@ class Agent {
             clock: config.clock || now,
             sessionId,
             errorPolicy: config.errorPolicy,
-            send: (step) => self.uplink && self.uplink.send(sessionId, { type: "prompt", session: sessionId, ...step }),
+            send: (step) => self.uplink && self.uplink.send(sessionId, frames.prompt(sessionId, step)),
             // Opt-in (capturePayloads) and only to a relay that wants payloads: the prompt's and the answer's text.
             payload:
               config.capturePayloads === true
-                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, ...p })
+                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, frames.payload(sessionId, p))
                 : null,
             maxPayload: config.maxPayloadLength,
           })
@@ -6818,7 +6936,7 @@ class Agent {
     for (const c of running) if (c.waiting) c.waitingSent = true
     while (running.length) {
       const calls = running.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}), ...(c.waiting ? { waiting: true } : {}) }))
-      this.uplink.send(id, { type: "start", session: id, calls })
+      this.uplink.send(id, frames.start(id, calls))
     }
   }
 
@@ -6830,27 +6948,12 @@ class Agent {
   onUpdate(seq, blockingMs) {
     const id = this.collector.sessionId
     if (this.channel) this.channel.update(id, seq, blockingMs)
-    if (this.uplink) this.uplink.send(id, { type: "update", session: id, seq, blockingMs })
+    if (this.uplink) this.uplink.send(id, frames.update(id, seq, blockingMs))
   }
 
   toolFrame(rec, change) {
-    const f = {
-      type: "tool",
-      session: this.collector.sessionId,
-      change,
-      name: rec.name,
-      at: (change === "unregistered" ? rec.unregisteredAt : rec.registeredAt) ?? this.collector.clock(),
-      schemaBytes: rec.schemaBytes || 0,
-      annotationsSent: rec.annotationsSent ?? null,
-      annotationsKept: rec.annotationsKept ?? null,
-      internal: !!rec.internal,
-    }
-    if (rec.descriptor) f.descriptor = safely(() => JSON.parse(rec.descriptor), null)
-    if (rec.rejected) f.rejected = rec.rejected
-    if (rec.fingerprint) f.fingerprint = rec.fingerprint
-    if (rec.kind) f.kind = rec.kind
-    if (rec.form) f.form = rec.form
-    return f
+    const at = (change === "unregistered" ? rec.unregisteredAt : rec.registeredAt) ?? this.collector.clock()
+    return frames.tool(this.collector.sessionId, rec, change, at)
   }
 
   onTool(rec, change) {
@@ -6859,7 +6962,7 @@ class Agent {
 
   statusFrame() {
     const s = this.collector.status(false)
-    return { type: "status", session: this.collector.sessionId, phase: s.phase, message: s.message, hints: s.hints, coverage: s.coverage, reasons: s.reasons }
+    return frames.status(this.collector.sessionId, s)
   }
 
   onStatus() {
@@ -6898,18 +7001,18 @@ class Agent {
       seqs: () => c.openSeqs(),
       drain: () => this.sendStarts(),
       replay: () => {
-        const frames = []
-        for (const rec of c.tools.values()) if (rec.registered) frames.push(this.toolFrame(rec, "registered"))
+        const out = []
+        for (const rec of c.tools.values()) if (rec.registered) out.push(this.toolFrame(rec, "registered"))
         const st = this.statusFrame()
         this.lastStatus = JSON.stringify(st)
-        frames.push(st)
-        frames.push({ type: "ledger", session: id, rev: c.ledgerRev, ledger: c.ledger() })
+        out.push(st)
+        out.push(frames.ledger(id, c.ledgerRev, c.ledger()))
         this.pendingStarts = []
         const calls = Array.from(c.inFlight.values()).map((x) => ({ seq: x.seq, tool: x.tool, invokedAt: x.invokedAt, depth: x.depth, parent: x.parent, ...(x.waiting ? { waiting: true } : {}) }))
-        if (calls.length) frames.push({ type: "start", session: id, calls: calls.slice(0, 500) })
-        return frames
+        if (calls.length) out.push(frames.start(id, calls.slice(0, 500)))
+        return out
       },
-      ledgerFrame: () => ({ type: "ledger", session: id, rev: c.ledgerRev, ledger: c.ledger() }),
+      ledgerFrame: () => frames.ledger(id, c.ledgerRev, c.ledger()),
     }
   }
 
@@ -6948,7 +7051,7 @@ class Agent {
     const span = feed && feed.ring.get(u.seq)
     if (!span) return
     span.blockingMs = u.blockingMs
-    this.uplink.send(u.sessionId, { type: "update", session: u.sessionId, seq: u.seq, blockingMs: u.blockingMs })
+    this.uplink.send(u.sessionId, frames.update(u.sessionId, u.seq, u.blockingMs))
   }
 
   // ---- commands from the terminal (relay socket only) ------------------------------------------------
@@ -6962,7 +7065,7 @@ class Agent {
     const c = this.collector
     const id = c.sessionId
     if (!this.uplink || !c.active || !msg || typeof msg.id !== "string" || !COMMAND_ID.test(msg.id) || msg.session !== id) return
-    const answer = (f) => this.uplink.send(id, { type: "result", id: msg.id, session: id, ...f })
+    const answer = (f) => this.uplink.send(id, frames.result(id, msg.id, f))
     if (msg.name !== "invoke") return answer({ ok: false, error: cap(`unknown command: ${String(msg.name)}`, 200) })
     const args = msg.args && typeof msg.args === "object" ? msg.args : {}
     const tool = typeof args.tool === "string" ? args.tool : ""
@@ -7266,12 +7369,12 @@ function detach(globalName = DEFAULTS.globalName, g = globalThis) {
 return { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents, VERSION, gate, attachProfiler: attach, maybeAttachProfiler: maybeAttach, agentOf, resolveUplink, attach, LATE_CONFIG_HINT, watchLateConfig, maybeAttach, profilerTool, detach };
 })();
 
-// ---- main.js ----
+// ---- page/main.js ----
 (function () {
 // Entry of the classic script (dist/agent.js): run the gate on load, expose window.__webmcpPerf, and, as
 // webmcp-profiler's script tag does, window.WebMCPProfiler (its entry points) unless the page already has one.
-const { maybeAttach, attach, profilerTool, detach, watchLateConfig, VERSION } = __m["index"];
-const { terminalRoute } = __m["channel"];
+const { maybeAttach, attach, profilerTool, detach, watchLateConfig, VERSION } = __m["page/index"];
+const { terminalRoute } = __m["page/channel"];
 try {
   if (typeof window !== "undefined") {
     if (!("WebMCPProfiler" in window)) {
@@ -7291,6 +7394,6 @@ try {
   /* never throw into the page */
 }
 })();
-return __m["index"];
+return __m["page/index"];
 })();
 //@WMCP_EXPORTS@ SessionStats,summaryLine,fmtBytes,fmtCount,fmtDuration,fmtMs,traceEvents,VERSION,gate,attachProfiler,maybeAttachProfiler,agentOf,resolveUplink,attach,LATE_CONFIG_HINT,watchLateConfig,maybeAttach,profilerTool,detach

@@ -1,9 +1,9 @@
-// wmcp-top extension 0.1.0: bridge.js built by page_agent/build.mjs from page_agent/src/bridge_main.js. Do not edit.
+// wmcp-top extension 0.1.0: bridge.js built by page_agent/build.mjs from page_agent/src/isolated/bridge_main.js. Do not edit.
 (function () {
 "use strict";
 const __m = {};
-// ---- port.js ----
-__m["port"] = (function () {
+// ---- transport/port.js ----
+__m["transport/port"] = (function () {
 // The extension's transport, main-world side: a class shaped like WebSocket (what the Uplink needs of one:
 // constructor(url), send, close, readyState, onopen/onmessage/onclose/onerror) that carries the relay's
 // frames over a MessagePort to the extension's isolated-world bridge (extension/bridge.js), which carries
@@ -113,14 +113,14 @@ function portSocketClass(g, hooks = {}) {
 return { BRIDGE_KEY, EXTENSION_RELAY_URL, PIPE_PORT_NAME, portSocketClass };
 })();
 
-// ---- bridge_main.js ----
+// ---- isolated/bridge_main.js ----
 (function () {
 // Entry of the extension's isolated-world script (extension/bridge.js), injected at document_start in every
 // frame just before the main-world agent. It takes the agent's one handshake message (a window message from
 // this same window carrying a MessagePort), hides it from the page's own listeners, and carries frames
 // between that MessagePort and a chrome.runtime port to the service worker. It holds no address, no token
 // and no state: the page world can reach the relay only through it, and only as one more page agent would.
-const { BRIDGE_KEY, PIPE_PORT_NAME } = __m["port"];
+const { BRIDGE_KEY, PIPE_PORT_NAME } = __m["transport/port"];
 const MAX_FRAME_CHARS = 1 << 20
 const MAX_PORTS = 16 // per frame: a page that opens more gets no more
 let ports = 0

@@ -1,9 +1,9 @@
-// wmcp-top extension 0.1.0: sw.js built by page_agent/build.mjs from page_agent/src/sw_main.js. Do not edit.
+// wmcp-top extension 0.1.0: sw.js built by page_agent/build.mjs from page_agent/src/worker/sw_main.js. Do not edit.
 (function () {
 "use strict";
 const __m = {};
-// ---- config.js ----
-__m["config"] = (function () {
+// ---- shared/config.js ----
+__m["shared/config"] = (function () {
 // Build-time and serve-time constants.
 
 const VERSION = "0.1.0"
@@ -39,8 +39,8 @@ const DEFAULTS = Object.freeze({
 return { VERSION, AGENT, EXTENSION_AGENT, BAKED_UPLINK, DEFAULTS };
 })();
 
-// ---- port.js ----
-__m["port"] = (function () {
+// ---- transport/port.js ----
+__m["transport/port"] = (function () {
 // The extension's transport, main-world side: a class shaped like WebSocket (what the Uplink needs of one:
 // constructor(url), send, close, readyState, onopen/onmessage/onclose/onerror) that carries the relay's
 // frames over a MessagePort to the extension's isolated-world bridge (extension/bridge.js), which carries
@@ -150,8 +150,123 @@ function portSocketClass(g, hooks = {}) {
 return { BRIDGE_KEY, EXTENSION_RELAY_URL, PIPE_PORT_NAME, portSocketClass };
 })();
 
-// ---- pipes.js ----
-__m["pipes"] = (function () {
+// ---- transport/frames.js ----
+__m["transport/frames"] = (function () {
+// @ts-check
+// The wire protocol `wmcp-relay/1`, the agent's side: every frame it sends is built here, one constructor per
+// frame, and every frame the relay sends is named here. It mirrors relay_bridge/core/protocol.py (the fields,
+// their order, the optional ones left out rather than sent as null where protocol.py omits them);
+// tests/relay/test_frames_mirror.py holds the two lists of frame types together. docs/protocol.md describes
+// each field.
+
+const PROTOCOL = "wmcp-relay/1"
+
+/** What an agent sends (protocol.py's AgentFrame union), in the order protocol.py lists them. */
+const AGENT_FRAMES = ["hello", "start", "spans", "update", "ledger", "tool", "status", "event", "payload", "prompt", "result", "facts", "bye"]
+/** What the relay sends (protocol.py's Welcome, Ack, Command, Watch, ErrorFrame). */
+const RELAY_FRAMES = ["welcome", "ack", "command", "watch", "error"]
+
+/** The first frame of a session on a socket, again on every reconnect. */
+function hello({ protocol = PROTOCOL, agent, session, config, lost, cadence = true }) {
+  return { type: "hello", protocol, agent, session, config, lost, cadence }
+}
+
+/** Calls that began and have not settled (at most 500 a frame). */
+function start(session, calls) {
+  return { type: "start", session, calls }
+}
+
+/** Settled calls' spans; `lost` is the exact count the agent could not keep. */
+function spans(session, list, lost) {
+  return { type: "spans", session, spans: list, lost }
+}
+
+/** A span's Long-Task blocking time, known after the span left. */
+function update(session, seq, blockingMs) {
+  return { type: "update", session, seq, blockingMs }
+}
+
+function ledger(session, rev, body) {
+  return { type: "ledger", session, rev, ledger: body }
+}
+
+/**
+ * A tool registered or unregistered, from the collector's record: its descriptor and facts ride along when
+ * known (optional fields are left out, as protocol.py's defaults are).
+ */
+function tool(session, rec, change, at) {
+  const f = {
+    type: "tool",
+    session,
+    change,
+    name: rec.name,
+    at,
+    schemaBytes: rec.schemaBytes || 0,
+    annotationsSent: rec.annotationsSent ?? null,
+    annotationsKept: rec.annotationsKept ?? null,
+    internal: !!rec.internal,
+  }
+  if (rec.descriptor) {
+    try {
+      f.descriptor = JSON.parse(rec.descriptor)
+    } catch {
+      f.descriptor = null
+    }
+  }
+  if (rec.rejected) f.rejected = rec.rejected
+  if (rec.fingerprint) f.fingerprint = rec.fingerprint
+  if (rec.kind) f.kind = rec.kind
+  if (rec.form) f.form = rec.form
+  return f
+}
+
+/** The session's phase, its sentence and hints, and coverage (status.js). */
+function status(session, s) {
+  return { type: "status", session, phase: s.phase, message: s.message, hints: s.hints, coverage: s.coverage, reasons: s.reasons }
+}
+
+function event(session, at, kind, detail) {
+  return { type: "event", session, at, kind, detail }
+}
+
+/** Opt-in only (capturePayloads, and a relay that asked for payloads): a call's or a prompt's bodies. */
+function payload(session, p) {
+  return { type: "payload", session, ...p }
+}
+
+/** One Prompt API step (prompt.js): counts and times, never text. */
+function prompt(session, step) {
+  return { type: "prompt", session, ...step }
+}
+
+/** The answer to a terminal's `command` (an invoke), with the command's id. */
+function result(session, id, fields) {
+  return { type: "result", id, session, ...fields }
+}
+
+/** Diagnosis facts: one span's (`{seq, facts}`) or several (`items`) in one frame. */
+function facts(session, seq, body) {
+  return { type: "facts", session, seq, facts: body }
+}
+
+function factsItems(session, items) {
+  return { type: "facts", session, items }
+}
+
+/** The session ends on this socket (tab hidden for good, detach, navigation). */
+function bye(session, reason) {
+  return { type: "bye", session, reason }
+}
+
+/** A relay-shaped error, for the extension's worker when it refuses on the relay's behalf (pipes.js). */
+function error(code, message, fatal, session) {
+  return { type: "error", code, message, fatal, session }
+}
+return { PROTOCOL, AGENT_FRAMES, RELAY_FRAMES, hello, start, spans, update, ledger, tool, status, event, payload, prompt, result, facts, factsItems, bye, error };
+})();
+
+// ---- worker/pipes.js ----
+__m["worker/pipes"] = (function () {
 // The extension's service worker, its logic without chrome.* (sw_main.js wires it): one relay WebSocket per
 // page-agent connection (a chrome.runtime port from a frame's bridge), frames carried both ways unchanged
 // except one: a `hello` is stamped by the worker from what the browser says of the port's sender (its origin,
@@ -164,8 +279,9 @@ __m["pipes"] = (function () {
 // close, each page's Uplink reconnects (which wakes the worker again) and replays. What the worker keeps in
 // memory (session ids, phases, acked seqs for the badge) is rebuilt from the frames of the new connection.
 
-const { EXTENSION_AGENT } = __m["config"];
-const { PIPE_PORT_NAME } = __m["port"];
+const { EXTENSION_AGENT } = __m["shared/config"];
+const { PIPE_PORT_NAME } = __m["transport/port"];
+const frames = __m["transport/frames"];
 
 const MAX_FRAME_CHARS = 1 << 20 // the relay's frame cap; a bigger one is dropped here
 const MAX_PIPES_PER_TAB = 64
@@ -364,7 +480,7 @@ class Pipe {
 
   /** Answer the page as the relay would, without troubling it: the agent backs off and tries again later. */
   refuse(id, message) {
-    this.post({ t: "msg", d: JSON.stringify({ type: "error", code: "session_limit", message, fatal: false, session: id }) })
+    this.post({ t: "msg", d: JSON.stringify(frames.error("session_limit", message, false, id)) })
   }
 
   /** Acks from the relay give this tab's call count: the highest contiguous seq stored, plus one. */
@@ -567,13 +683,13 @@ function badgeFor(v) {
 return { PIPE_PORT_NAME, validRelay, validToken, pairingFrom, senderOrigin, siteOf, badgeCount, PipeHub, agentScript, badgeFor };
 })();
 
-// ---- sw_main.js ----
+// ---- worker/sw_main.js ----
 (function () {
 // Entry of the extension's service worker (extension/sw.js): chrome.* wiring around PipeHub (pipes.js).
 // Settings live in chrome.storage.local under "pairing" ({relay, token}, written by the pairing page) and
 // "off" (hosts the user switched off in the popup). Content scripts can read storage.local, but only the
 // isolated world has chrome.* at all; the page's main world never sees the token.
-const { PipeHub, PIPE_PORT_NAME, badgeFor, pairingFrom, validRelay, validToken, agentScript } = __m["pipes"];
+const { PipeHub, PIPE_PORT_NAME, badgeFor, pairingFrom, validRelay, validToken, agentScript } = __m["worker/pipes"];
 const BADGE_EVERY_MS = 200
 
 const badgeTimers = new Map()

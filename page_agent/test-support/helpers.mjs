@@ -1,7 +1,7 @@
 // Test doubles: a draft-shaped host that behaves like Chromium 156's (measured), a legacy navigator host,
 // a fake WebSocket, an in-process BroadcastChannel, manual clocks, timers and task queues.
 
-import { attach, agentOf } from "../src/index.js"
+import { attach, agentOf } from "../src/page/index.js"
 
 /** Serialise a tool's return value the way Chromium's executeTool does (see page_agent/README.md). */
 export function chromiumText(value) {

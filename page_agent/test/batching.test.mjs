@@ -5,9 +5,9 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { connectedAgent, settle, fakeWindow, DraftHost, watchAccounting } from "../test-support/helpers.mjs"
-import { agentOf } from "../src/index.js"
-import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS } from "../src/uplink.js"
-import { QUIET_WAIT_MS } from "../src/pacing.js"
+import { agentOf } from "../src/page/index.js"
+import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS } from "../src/transport/uplink.js"
+import { QUIET_WAIT_MS } from "../src/transport/pacing.js"
 
 async function batched(g, host) {
   const ctx = await connectedAgent({ g, host, config: { flushMs: FLUSH_MS } })

@@ -3,8 +3,8 @@
 // Node's own Buffer.byteLength (lone surrogates as U+FFFD, 3 bytes) is the reference.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { utf8Length } from "../src/util.js"
-import { resultFacts, jsonStringBytes } from "../src/measure.js"
+import { utf8Length } from "../src/shared/util.js"
+import { resultFacts, jsonStringBytes } from "../src/page/measure.js"
 
 const PIECES = ["a", "\"", "é", "€", "😀", "\ud800", "\udc00", "\n", "\u0000"]
 const ESCAPES = ['"', "\\", "\b", "\f", "\n", "\r", "\t", "\u0000", "\u0007", "\u000b", "\u000e", "\u001f", "\u007f", "é", "€", "😀", "\ud800", "\udc00", "\udbff\udfff", "/", "<"]
@@ -44,7 +44,7 @@ test("a page that broke TextEncoder still gets exact sizes", async () => {
   const saved = globalThis.TextEncoder
   globalThis.TextEncoder = class { encodeInto() { throw new Error("broken by the page") } }
   try {
-    const { utf8Length: fresh } = await import("../src/util.js?broken-encoder") // a module instance of its own
+    const { utf8Length: fresh } = await import("../src/shared/util.js?broken-encoder") // a module instance of its own
     const s = "é".repeat(10000)
     assert.equal(fresh(s), 20000)
   } finally {
@@ -118,7 +118,7 @@ test("the scratch buffer grows to fit a long string, never past 1 MiB, however l
     }
   }
   try {
-    const { utf8Length: fresh } = await import("../src/util.js?scratch-bound") // a module instance of its own
+    const { utf8Length: fresh } = await import("../src/shared/util.js?scratch-bound") // a module instance of its own
     const cjk = "漢".repeat(100000) // 300,000 bytes: one 512 KiB buffer holds it whole
     assert.equal(fresh(cjk), 300000)
     const huge = "é".repeat(3_000_000) // 6 MB: counted a megabyte at a time

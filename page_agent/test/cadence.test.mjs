@@ -4,9 +4,9 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { connectedAgent, settle } from "../test-support/helpers.mjs"
-import { agentOf } from "../src/index.js"
-import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS } from "../src/uplink.js"
-import { QUIET_WAIT_MS, UNWATCHED_MS, UNWATCHED_LEDGER_MS, readWatch, unwatchedMark } from "../src/pacing.js"
+import { agentOf } from "../src/page/index.js"
+import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS } from "../src/transport/uplink.js"
+import { QUIET_WAIT_MS, UNWATCHED_MS, UNWATCHED_LEDGER_MS, readWatch, unwatchedMark } from "../src/transport/pacing.js"
 
 async function agent(config = {}, watch = { watched: false, intervalMs: UNWATCHED_MS }) {
   const ctx = await connectedAgent({ config: { flushMs: FLUSH_MS, ...config } })

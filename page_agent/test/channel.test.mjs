@@ -1,10 +1,10 @@
 // The BroadcastChannel mirror: validation, caps, rate limit, own messages, forwarding to the uplink.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { ChannelMirror, validateSpan, MAX_FOREIGN_SESSIONS, MAX_OUTBOX, PROFILER_FIELDS, READ_ONLY, postsSpans, terminalRoute } from "../src/channel.js"
+import { ChannelMirror, validateSpan, MAX_FOREIGN_SESSIONS, MAX_OUTBOX, PROFILER_FIELDS, READ_ONLY, postsSpans, terminalRoute } from "../src/page/channel.js"
 import { channelBus, setup, settle, FakeWebSocket, manualEnv, fakeWindow, DraftHost } from "../test-support/helpers.mjs"
-import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS } from "../src/pacing.js"
-import { agentOf, attach } from "../src/index.js"
+import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS } from "../src/transport/pacing.js"
+import { agentOf, attach } from "../src/page/index.js"
 
 const span = (sessionId, seq, extra = {}) => ({
   sessionId, seq, tool: "search", invokedAt: seq * 10, settledAt: seq * 10 + 2, wallMs: 2, blockingMs: 0,

@@ -112,7 +112,7 @@ test("get_perf_report: 000's name, input schema and result shape; spans newest f
 })
 
 test("profilerTool(profiler): the page registers 000's factory itself; listed as internal, never measured", async () => {
-  const { profilerTool } = await import("../src/index.js")
+  const { profilerTool } = await import("../src/page/index.js")
   const ctx = setup()
   await oneTool(ctx, "a", () => ({ x: 1 }))
   await ctx.host.registerTool(profilerTool(ctx.api))
@@ -152,7 +152,7 @@ test("000's quick start: await tool.execute(x); summary() counts the call, with 
 // ---- 8. the gate -----------------------------------------------------------------------------------------
 
 async function gated(search, { stored, defaultOn = false } = {}) {
-  const { maybeAttach } = await import("../src/index.js")
+  const { maybeAttach } = await import("../src/page/index.js")
   const { fakeWindow } = await import("../test-support/helpers.mjs")
   const g = fakeWindow({ search })
   const logs = []
@@ -197,7 +197,7 @@ test("gate: a stored overlay mode is honoured; an unknown value warns once and c
 // ---- 9. options and methods 000 users call ---------------------------------------------------------------
 
 test("overlay: true and overlay() print one console line pointing to the terminal instead of throwing", async () => {
-  const { attach } = await import("../src/index.js")
+  const { attach } = await import("../src/page/index.js")
   const { fakeWindow } = await import("../test-support/helpers.mjs")
   const g = fakeWindow({ host: new DraftHost() })
   const lines = []
@@ -293,7 +293,7 @@ test("describe().config documents every option the page agent README names, rela
 // ---- 10. channel interop ---------------------------------------------------------------------------------
 
 test("a 000 page's error span (200 characters and an ellipsis) is accepted from the channel", async () => {
-  const { validateSpan } = await import("../src/channel.js")
+  const { validateSpan } = await import("../src/page/channel.js")
   const span = {
     sessionId: "bbbbbbbb", seq: 0, tool: "t", invokedAt: 1, settledAt: 2, wallMs: 1, blockingMs: 0, inputBytes: 2,
     resultBytes: 0, contentTypes: {}, imageBytes: 0, estInputTokens: 1, estTextTokens: 0, estImageTokens: 0,

@@ -3,7 +3,7 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { DraftHost, setup, settle, connectedAgent, CANARY } from "../test-support/helpers.mjs"
-import { LEDGER_EVERY_MS } from "../src/uplink.js"
+import { LEDGER_EVERY_MS } from "../src/transport/uplink.js"
 
 async function earlyHost() {
   const host = new DraftHost()

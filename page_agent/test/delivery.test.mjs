@@ -9,8 +9,8 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { setup, settle, FakeWebSocket, manualEnv, RELAY } from "../test-support/helpers.mjs"
-import { Delivery } from "../src/uplink.js"
-import { agentOf } from "../src/index.js"
+import { Delivery } from "../src/transport/uplink.js"
+import { agentOf } from "../src/page/index.js"
 
 /** What relay_bridge/core/store.py does with hello and spans frames, reduced to seqs. */
 class FakeRelay {

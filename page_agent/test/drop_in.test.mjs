@@ -2,8 +2,8 @@
 // published source (src/index.ts, core/interceptor.ts, core/text.ts) has it, held against this agent.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { attach, maybeAttach, agentOf, watchLateConfig, LATE_CONFIG_HINT } from "../src/index.js"
-import { SPAN_FIELDS, splitLine } from "../src/console.js"
+import { attach, maybeAttach, agentOf, watchLateConfig, LATE_CONFIG_HINT } from "../src/page/index.js"
+import { SPAN_FIELDS, splitLine } from "../src/page/console.js"
 import { setup, settle, fakeWindow, legacyHost, DraftHost, connectedAgent, manualEnv } from "../test-support/helpers.mjs"
 
 const tool = (name, execute, extra = {}) => ({ name, description: `the ${name} tool`, inputSchema: { type: "object" }, execute, ...extra })

@@ -4,9 +4,9 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import vm from "node:vm"
-import { mcpResult, mcpErrorResult } from "../src/mcp_result.js"
-import { resultFacts, errorResultFacts } from "../src/measure.js"
-import { watchRegistries, isNativeFunction } from "../src/traps.js"
+import { mcpResult, mcpErrorResult } from "../src/page/mcp_result.js"
+import { resultFacts, errorResultFacts } from "../src/page/measure.js"
+import { watchRegistries, isNativeFunction } from "../src/page/traps.js"
 
 const bytes = (v) => Buffer.byteLength(JSON.stringify(v), "utf8")
 

@@ -3,9 +3,9 @@
 // socket, fake chrome.runtime ports and manual timers.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
-import { portSocketClass, BRIDGE_KEY } from "../src/port.js"
-import { PipeHub, badgeFor, badgeCount, pairingFrom, validRelay, siteOf, agentScript } from "../src/pipes.js"
-import { EXTENSION_AGENT } from "../src/config.js"
+import { portSocketClass, BRIDGE_KEY } from "../src/transport/port.js"
+import { PipeHub, badgeFor, badgeCount, pairingFrom, validRelay, siteOf, agentScript } from "../src/worker/pipes.js"
+import { EXTENSION_AGENT } from "../src/shared/config.js"
 import { FakeWebSocket } from "../test-support/helpers.mjs"
 
 const TOKEN = "0123456789abcdef0123456789abcdef"

@@ -1,4 +1,4 @@
-// Diagnosis facts (src/facts.js, bloat.js, schema_check.js): the shared vectors (tests/vectors/facts/), the
+// Diagnosis facts (src/page/facts.js, bloat.js, schema_check.js): the shared vectors (tests/vectors/facts/), the
 // whitespace figure against the real fix (compact the same text with JSON.stringify), repeats through a keyed
 // hash, and the `facts` frame on the wire: after its span, at most one per span, batched, no body in it.
 import { test } from "node:test"
@@ -7,10 +7,10 @@ import { readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { connectedAgent, settle, utf8, CANARY } from "../test-support/helpers.mjs"
-import { bloatOf, BLOAT_MAX_CHARS } from "../src/bloat.js"
-import { checkInput } from "../src/schema_check.js"
-import { canonical, keyedHash, textsOf, FactsTaker, MAX_QUEUED } from "../src/facts.js"
-import { sniffMime, largestImage } from "../src/images.js"
+import { bloatOf, BLOAT_MAX_CHARS } from "../src/page/bloat.js"
+import { checkInput } from "../src/page/schema_check.js"
+import { canonical, keyedHash, textsOf, FactsTaker, MAX_QUEUED } from "../src/page/facts.js"
+import { sniffMime, largestImage } from "../src/page/images.js"
 
 const VECTORS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "tests", "vectors", "facts")
 const load = (name) => JSON.parse(readFileSync(join(VECTORS, name), "utf8"))

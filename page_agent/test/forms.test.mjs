@@ -2,8 +2,8 @@
 // values), and the values as filled (for inputBytes). The whole flow runs in Chromium: tests/browser/test_forms.py.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { resultFacts, resultText } from "../src/measure.js"
-import { formFacts, filledValues, elementLabel } from "../src/forms.js"
+import { resultFacts, resultText } from "../src/page/measure.js"
+import { formFacts, filledValues, elementLabel } from "../src/page/forms.js"
 
 test("a form's answer: \"\" stays empty, an array of strings is validation messages (an error)", () => {
   assert.equal(resultFacts("", "form").resultBytes, 0)

@@ -1,8 +1,8 @@
 // The ?perf= gate: query, persistence, allow() with the last word, the relay default.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { gate, queryParam } from "../src/gate.js"
-import { maybeAttach } from "../src/index.js"
+import { gate, queryParam } from "../src/page/gate.js"
+import { maybeAttach } from "../src/page/index.js"
 import { fakeWindow } from "../test-support/helpers.mjs"
 
 function store(initial = {}) {

@@ -3,7 +3,7 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { settle, channelBus, CANARY, connectedAgent, fullSpans } from "../test-support/helpers.mjs"
-import { fnv1a32, descriptorFingerprint, defaultRefusal, consentMismatch, cutPayload } from "../src/hooks.js"
+import { fnv1a32, descriptorFingerprint, defaultRefusal, consentMismatch, cutPayload } from "../src/page/hooks.js"
 
 const tool = (name, execute, extra = {}) => ({ name, description: `${name} tool`, inputSchema: { type: "object" }, execute, ...extra })
 

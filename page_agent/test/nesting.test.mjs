@@ -4,7 +4,7 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { setup, settle, fullSpans } from "../test-support/helpers.mjs"
-import { agentOf } from "../src/index.js"
+import { agentOf } from "../src/page/index.js"
 
 const tick = () => new Promise((r) => setTimeout(r, 1))
 

@@ -3,7 +3,7 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { setup, settle, FakeWebSocket, manualEnv, fakeWindow, DraftHost, CANARY, RELAY } from "../test-support/helpers.mjs"
-import { countChars, countInput } from "../src/prompt.js"
+import { countChars, countInput } from "../src/page/prompt.js"
 
 /** A stand-in for Chromium's LanguageModel: answers are scripted, time is the test's manual clock. */
 function fakeLanguageModel(env, { chunks = ["Hel", "lo ", "😀", CANARY], answer = "Bonjour " + CANARY, failStream = false } = {}) {

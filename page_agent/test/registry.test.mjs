@@ -4,7 +4,7 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { setup, settle, DraftHost, legacyHost, fakeWindow, manualEnv, utf8 } from "../test-support/helpers.mjs"
-import { agentOf } from "../src/index.js"
+import { agentOf } from "../src/page/index.js"
 
 const tool = (name, extra = {}) => ({ name, description: `${name} tool`, inputSchema: { type: "object", properties: { q: { type: "string" } } }, execute: () => `${name}!`, ...extra })
 

@@ -2,7 +2,7 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { setup, settle, utf8, CANARY, DraftHost, fullSpans } from "../test-support/helpers.mjs"
-import { agentOf } from "../src/index.js"
+import { agentOf } from "../src/page/index.js"
 
 const SPAN_KEYS = [
   "sessionId", "seq", "tool", "invokedAt", "settledAt", "wallMs", "blockingMs", "inputBytes", "resultBytes",

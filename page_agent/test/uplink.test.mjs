@@ -3,8 +3,8 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { setup, settle, fakeWindow, connectedAgent, DraftHost, FakeWebSocket, manualEnv, CANARY, RELAY } from "../test-support/helpers.mjs"
-import { Delivery, Uplink, LEDGER_EVERY_MS } from "../src/uplink.js"
-import { agentOf } from "../src/index.js"
+import { Delivery, Uplink, LEDGER_EVERY_MS } from "../src/transport/uplink.js"
+import { agentOf } from "../src/page/index.js"
 
 async function connected(config = {}) {
   FakeWebSocket.instances = []

@@ -5,8 +5,8 @@ import assert from "node:assert/strict"
 import { readFileSync, readdirSync } from "node:fs"
 import { join, dirname } from "node:path"
 import { fileURLToPath } from "node:url"
-import { SessionStats, spanEvents, fmtBytes, fmtCount, fmtDuration, fmtMs } from "../src/stats.js"
-import { resultFacts, inputBytesOf, errorText, callTokens } from "../src/measure.js"
+import { SessionStats, spanEvents, fmtBytes, fmtCount, fmtDuration, fmtMs } from "../src/page/stats.js"
+import { resultFacts, inputBytesOf, errorText, callTokens } from "../src/page/measure.js"
 
 const VECTORS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "tests", "vectors")
 const read = (p) => JSON.parse(readFileSync(join(VECTORS, p), "utf8"))
@@ -110,7 +110,7 @@ test("error vectors", () => {
 })
 
 test("descriptor fingerprint (001's webmcp.tool.descriptor), with and without the handler's source", async () => {
-  const { descriptorFingerprint } = await import("../src/hooks.js")
+  const { descriptorFingerprint } = await import("../src/page/hooks.js")
   for (const c of read("fingerprint.json").cases) {
     const tool = c.handler ? { ...c.tool, execute: new Function(`return ${c.handler}`)() } : c.tool
     assert.equal(descriptorFingerprint(tool, !!c.handler), c.expect, c.name)

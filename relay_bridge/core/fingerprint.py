@@ -1,5 +1,5 @@
 """The descriptor fingerprint autotel-webmcp (001) puts on `webmcp.tool.descriptor`, computed the same way here
-and in the page agent (`page_agent/src/hooks.js`, held together by `tests/vectors/fingerprint.json`).
+and in the page agent (`page_agent/src/page/hooks.js`, held together by `tests/vectors/fingerprint.json`).
 
 FNV-1a (32 bits, over UTF-16 code units) of the JSON text, as JavaScript writes it, of
 `[name, title or "", description as a string or "", inputSchema or null, annotations or null, handler or null]`.

@@ -1,6 +1,6 @@
 """Sizes, token estimates and result facts of one call, from the values the host saw.
 
-The page agent measures in the page (page_agent/src/measure.js); this is the same definition for the lanes
+The page agent measures in the page (page_agent/src/page/measure.js); this is the same definition for the lanes
 that see values outside the page (the DevTools Protocol lane gets the host's own input and output strings).
 Both read tests/vectors/measure.json. Values are measured and dropped: nothing here keeps a body.
 """

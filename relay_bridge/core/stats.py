@@ -1,7 +1,7 @@
 """Per-session statistics: the ring buffer, per-tool aggregates, ledger totals and the summary line.
 
 Pure: spans and registry changes in, numbers out. The definitions (design section 3) are shared with
-page_agent/src/stats.js through tests/vectors/, so the two implementations cannot drift:
+page_agent/src/page/stats.js through tests/vectors/, so the two implementations cannot drift:
 
 - `calls`/`errors` count every measured call since attach or reset; percentiles (webmcp-profiler's
   `sorted[min(n-1, floor(p*n))]`), min and max are over the spans still in the ring buffer.

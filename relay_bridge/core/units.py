@@ -1,6 +1,6 @@
 """Human units: bytes, counts, durations and the one-line cost split.
 
-These are arithmetic-identical to page_agent/src/stats.js (tests/vectors/format.json holds both to the
+These are arithmetic-identical to page_agent/src/page/stats.js (tests/vectors/format.json holds both to the
 digit): one decimal is `floor(x * 10 + 0.5) / 10`, never Python's banker's `round` or JavaScript's `toFixed`.
 """
 

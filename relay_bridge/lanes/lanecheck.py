@@ -100,7 +100,7 @@ def store_calls(sessions: Iterable[object], *, cdp: bool) -> list[LaneCall]:
     return lane_calls(pairs)
 
 
-# The page agent's status names a call path it cannot see with this phrase (page_agent/src/registry.js,
+# The page agent's status names a call path it cannot see with this phrase (page_agent/src/page/interceptor.js,
 # Interceptor.unseenPath): an MCP client's tools/call to tools @mcp-b/global's server took before the agent.
 # The DevTools lane never sees those either (postMessage, not the browser's WebMCP), so agreement on the rest
 # says nothing about them.

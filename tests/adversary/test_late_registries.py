@@ -1,4 +1,4 @@
-"""Registries installed after the agent (issue 30): the traps that see them (page_agent/src/traps.js) against
+"""Registries installed after the agent (issue 30): the traps that see them (page_agent/src/page/traps.js) against
 pages that fight them. Each page is hostile in one way; the agent must keep measuring, never throw into the
 page, never run a page getter it has no need of, and leave the page's feature detection as it found it."""
 

@@ -1,8 +1,8 @@
-// Sizing a long text as JSON (page_agent/src/measure.js jsonStringBytes) against building the JSON text and
+// Sizing a long text as JSON (page_agent/src/page/measure.js jsonStringBytes) against building the JSON text and
 // measuring it (the baseline: JSON.stringify, then its UTF-8 bytes), over texts a tool returns. `run` gives one
 // row per text: µs per call both ways, and whether both agree. The same module runs in node and in Chromium
 // (tests/bench/test_text_sizing.py), whose TextEncoder costs far more than node's.
-import { jsonStringBytes } from "../../page_agent/src/measure.js"
+import { jsonStringBytes } from "../../page_agent/src/page/measure.js"
 
 export const TEXTS = {
   "128 KB, nothing to escape": "x".repeat(131072),

@@ -1,7 +1,7 @@
 """Benchmark: what one BroadcastChannel message costs the browser (why issue 16's 5 % is out of reach at 1 KB).
 
 webmcp-profiler's readers take one `{kind: "span", span}` message per span, so the agent's channel mirror posts
-one per call (page_agent/src/channel.js; posted together once per window, but each its own message). This
+one per call (page_agent/src/page/channel.js; posted together once per window, but each its own message). This
 measures what a message costs Chromium, whatever script posts it: a page posts 25 spans every 5 ms, four ways
 taking turns in rounds, against the same loop posting nothing (the baseline, in the same run):
 

@@ -1,4 +1,4 @@
-"""Benchmark: what the agent's define trap (page_agent/src/traps.js) costs a page's own Object.defineProperty.
+"""Benchmark: what the agent's define trap (page_agent/src/page/traps.js) costs a page's own Object.defineProperty.
 
 The agent wraps Object.defineProperty so that a registry defined after it (@mcp-b/global, the polyfill) is
 patched before its first registration. Every define the page makes then passes one comparison of ours. A page

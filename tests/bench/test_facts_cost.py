@@ -30,8 +30,8 @@ IMAGES = 5  # re-encodings per size
 
 PAGE = b"""<!doctype html><meta charset="utf-8"><title>facts cost</title><body>bench
 <script type="module">
-import { FactsTaker } from "/src/facts.js"
-import { measureImage } from "/src/images.js"
+import { FactsTaker } from "/src/page/facts.js"
+import { measureImage } from "/src/page/images.js"
 window.facts = async ({ rows, calls }) => {
   const text = JSON.stringify(Array.from({ length: rows }, (_, i) => ({ id: i, name: `item ${i}`, price: i * 1.25, ok: i % 2 === 0 })), null, 2)
   const value = { content: [{ type: "text", text }] }

@@ -1,4 +1,4 @@
-"""Benchmark: what sizing a long tool result costs the page (page_agent/src/measure.js `jsonStringBytes`).
+"""Benchmark: what sizing a long tool result costs the page (page_agent/src/page/measure.js `jsonStringBytes`).
 
 The agent counts a long text's JSON bytes (UTF-8, quotes, escapes) where the text is, instead of building the
 JSON text and measuring that: no copy of a 128 KB result per call for the page's garbage collector. The

@@ -24,7 +24,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import WebSocketException
 from websockets.typing import Origin
 
-OPEN_BINDING = "__wmcpTopOpen"  # page_agent/src/binding.js
+OPEN_BINDING = "__wmcpTopOpen"  # page_agent/src/transport/binding.js
 MAX_PER_FRAME = 16  # sockets one document may hold (the bridge's and the extension's own cap per frame)
 MAX_PIPES = 256
 MAX_FRAME_CHARS = 1 << 20  # the relay's frame cap; bigger is dropped here

@@ -4,7 +4,7 @@
 
 import { wrapExecute, isWrapper, originalOf, isInternal, isPlainPromise, NATIVE_THEN } from "./wrap.js"
 import { descriptorFingerprint, fnv1a32, sourceOf } from "./hooks.js"
-import { utf8Length, safely, cap, isScalar, listenWhile } from "./util.js"
+import { utf8Length, safely, cap, isScalar, listenWhile } from "../shared/util.js"
 import { watchRegistries, isNativeFunction } from "./traps.js"
 
 const LOCATIONS = ["document", "navigator", "window"]

@@ -7,10 +7,10 @@
 import { SessionStats, callTokens, tokensForBytes, imageTokens } from "./stats.js"
 import { resultFacts, inputBytesOf, errorText, resultText, inputText, errorResultFacts } from "./measure.js"
 import { defaultRefusal, refusalOf, consentMismatch, consentDetail, cutPayload } from "./hooks.js"
-import { now, safely, cap, makeTaskScheduler } from "./util.js"
+import { now, safely, cap, makeTaskScheduler } from "../shared/util.js"
 import { NATIVE_THEN } from "./wrap.js"
 import { statusFor } from "./status.js"
-import { batchWindow, QUIET_WAIT_MS } from "./pacing.js"
+import { batchWindow, QUIET_WAIT_MS } from "../transport/pacing.js"
 import { splitLine } from "./console.js"
 
 const RECENT_MAX = 256

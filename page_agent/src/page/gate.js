@@ -3,7 +3,7 @@
 // keeps the agent off and clears a remembered mode. With no query and nothing remembered, `defaultOn`
 // decides: true when the script came from the relay (the user pasted the tag on purpose), false otherwise.
 
-import { safely } from "./util.js"
+import { safely } from "../shared/util.js"
 
 /** The first value of `name` in a query string ("?a=1&perf=0"), or null. No URL API needed. */
 export function queryParam(search, name) {

@@ -6,7 +6,7 @@
 // promptStreaming hands the page a pull-through stream: each original chunk is passed on as it is read,
 // nothing is read ahead or buffered, and the chunk values are the original ones.
 
-import { safely, cap } from "./util.js"
+import { safely, cap } from "../shared/util.js"
 import { errorText } from "./measure.js"
 import { cutPayload } from "./hooks.js"
 

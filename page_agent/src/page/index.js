@@ -2,10 +2,12 @@
 // console API. maybeAttach(): the same behind the ?perf= gate. Nothing here throws into the page.
 
 import { Collector } from "./collector.js"
-import { Interceptor } from "./registry.js"
+import { Interceptor } from "./interceptor.js"
 import { ChannelMirror, postsSpans } from "./channel.js"
-import { Uplink, Delivery, PROTOCOL, FLUSH_MS } from "./uplink.js"
-import { unwatchedMark } from "./pacing.js"
+import { Uplink, Delivery, FLUSH_MS } from "../transport/uplink.js"
+import { unwatchedMark } from "../transport/pacing.js"
+import * as frames from "../transport/frames.js"
+import { PROTOCOL } from "../transport/frames.js"
 import { PromptWatcher } from "./prompt.js"
 import { FormTools } from "./forms.js"
 import { FactsTaker } from "./facts.js"
@@ -14,8 +16,8 @@ import { gate } from "./gate.js"
 import { makeApi, reportView, reportToolDescriptor, manifest, helpText, overlayNotice } from "./console.js"
 import { markInternal } from "./wrap.js"
 import { statusFor } from "./status.js"
-import { DEFAULTS, BAKED_UPLINK, AGENT, VERSION } from "./config.js"
-import { newSessionId, cap, safely, makeTaskScheduler, utf8Length, now } from "./util.js"
+import { DEFAULTS, BAKED_UPLINK, AGENT, VERSION } from "../shared/config.js"
+import { newSessionId, cap, safely, makeTaskScheduler, utf8Length, now } from "../shared/util.js"
 
 export { VERSION, gate }
 export { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents } from "./stats.js"
@@ -108,16 +110,16 @@ class Agent {
         tool: (rec, change) => self.onTool(rec, change),
         ledger: () => self.uplink && self.uplink.ledgerDirty(sessionId),
         status: () => self.onStatus(),
-        event: (e) => self.uplink && self.uplink.send(sessionId, { type: "event", session: sessionId, at: e.at, kind: e.kind, detail: e.detail }),
+        event: (e) => self.uplink && self.uplink.send(sessionId, frames.event(sessionId, e.at, e.kind, e.detail)),
         // Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel.
-        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }),
+        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, frames.payload(sessionId, { seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) })),
       },
     })
     // Diagnosis facts (facts.js): computed in idle callbacks, sent to the relay only (never the channel).
     if (config.facts !== false) {
       this.collector.facts = new FactsTaker({
         global: g,
-        send: (seq, facts) => self.uplink && self.uplink.send(sessionId, { type: "facts", session: sessionId, seq, facts }),
+        send: (seq, facts) => self.uplink && self.uplink.send(sessionId, frames.facts(sessionId, seq, facts)),
         schemaOf: (tool) => self.schemaOf(tool),
         setTimeout: timers.setTimeout,
         clock: config.clock,
@@ -149,11 +151,11 @@ class Agent {
             clock: config.clock || now,
             sessionId,
             errorPolicy: config.errorPolicy,
-            send: (step) => self.uplink && self.uplink.send(sessionId, { type: "prompt", session: sessionId, ...step }),
+            send: (step) => self.uplink && self.uplink.send(sessionId, frames.prompt(sessionId, step)),
             // Opt-in (capturePayloads) and only to a relay that wants payloads: the prompt's and the answer's text.
             payload:
               config.capturePayloads === true
-                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, { type: "payload", session: sessionId, ...p })
+                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, frames.payload(sessionId, p))
                 : null,
             maxPayload: config.maxPayloadLength,
           })
@@ -332,7 +334,7 @@ class Agent {
     for (const c of running) if (c.waiting) c.waitingSent = true
     while (running.length) {
       const calls = running.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}), ...(c.waiting ? { waiting: true } : {}) }))
-      this.uplink.send(id, { type: "start", session: id, calls })
+      this.uplink.send(id, frames.start(id, calls))
     }
   }
 
@@ -344,27 +346,12 @@ class Agent {
   onUpdate(seq, blockingMs) {
     const id = this.collector.sessionId
     if (this.channel) this.channel.update(id, seq, blockingMs)
-    if (this.uplink) this.uplink.send(id, { type: "update", session: id, seq, blockingMs })
+    if (this.uplink) this.uplink.send(id, frames.update(id, seq, blockingMs))
   }
 
   toolFrame(rec, change) {
-    const f = {
-      type: "tool",
-      session: this.collector.sessionId,
-      change,
-      name: rec.name,
-      at: (change === "unregistered" ? rec.unregisteredAt : rec.registeredAt) ?? this.collector.clock(),
-      schemaBytes: rec.schemaBytes || 0,
-      annotationsSent: rec.annotationsSent ?? null,
-      annotationsKept: rec.annotationsKept ?? null,
-      internal: !!rec.internal,
-    }
-    if (rec.descriptor) f.descriptor = safely(() => JSON.parse(rec.descriptor), null)
-    if (rec.rejected) f.rejected = rec.rejected
-    if (rec.fingerprint) f.fingerprint = rec.fingerprint
-    if (rec.kind) f.kind = rec.kind
-    if (rec.form) f.form = rec.form
-    return f
+    const at = (change === "unregistered" ? rec.unregisteredAt : rec.registeredAt) ?? this.collector.clock()
+    return frames.tool(this.collector.sessionId, rec, change, at)
   }
 
   onTool(rec, change) {
@@ -373,7 +360,7 @@ class Agent {
 
   statusFrame() {
     const s = this.collector.status(false)
-    return { type: "status", session: this.collector.sessionId, phase: s.phase, message: s.message, hints: s.hints, coverage: s.coverage, reasons: s.reasons }
+    return frames.status(this.collector.sessionId, s)
   }
 
   onStatus() {
@@ -412,18 +399,18 @@ class Agent {
       seqs: () => c.openSeqs(),
       drain: () => this.sendStarts(),
       replay: () => {
-        const frames = []
-        for (const rec of c.tools.values()) if (rec.registered) frames.push(this.toolFrame(rec, "registered"))
+        const out = []
+        for (const rec of c.tools.values()) if (rec.registered) out.push(this.toolFrame(rec, "registered"))
         const st = this.statusFrame()
         this.lastStatus = JSON.stringify(st)
-        frames.push(st)
-        frames.push({ type: "ledger", session: id, rev: c.ledgerRev, ledger: c.ledger() })
+        out.push(st)
+        out.push(frames.ledger(id, c.ledgerRev, c.ledger()))
         this.pendingStarts = []
         const calls = Array.from(c.inFlight.values()).map((x) => ({ seq: x.seq, tool: x.tool, invokedAt: x.invokedAt, depth: x.depth, parent: x.parent, ...(x.waiting ? { waiting: true } : {}) }))
-        if (calls.length) frames.push({ type: "start", session: id, calls: calls.slice(0, 500) })
-        return frames
+        if (calls.length) out.push(frames.start(id, calls.slice(0, 500)))
+        return out
       },
-      ledgerFrame: () => ({ type: "ledger", session: id, rev: c.ledgerRev, ledger: c.ledger() }),
+      ledgerFrame: () => frames.ledger(id, c.ledgerRev, c.ledger()),
     }
   }
 
@@ -462,7 +449,7 @@ class Agent {
     const span = feed && feed.ring.get(u.seq)
     if (!span) return
     span.blockingMs = u.blockingMs
-    this.uplink.send(u.sessionId, { type: "update", session: u.sessionId, seq: u.seq, blockingMs: u.blockingMs })
+    this.uplink.send(u.sessionId, frames.update(u.sessionId, u.seq, u.blockingMs))
   }
 
   // ---- commands from the terminal (relay socket only) ------------------------------------------------
@@ -476,7 +463,7 @@ class Agent {
     const c = this.collector
     const id = c.sessionId
     if (!this.uplink || !c.active || !msg || typeof msg.id !== "string" || !COMMAND_ID.test(msg.id) || msg.session !== id) return
-    const answer = (f) => this.uplink.send(id, { type: "result", id: msg.id, session: id, ...f })
+    const answer = (f) => this.uplink.send(id, frames.result(id, msg.id, f))
     if (msg.name !== "invoke") return answer({ ok: false, error: cap(`unknown command: ${String(msg.name)}`, 200) })
     const args = msg.args && typeof msg.args === "object" ? msg.args : {}
     const tool = typeof args.tool === "string" ? args.tool : ""

@@ -3,7 +3,7 @@
 // this same window carrying a MessagePort), hides it from the page's own listeners, and carries frames
 // between that MessagePort and a chrome.runtime port to the service worker. It holds no address, no token
 // and no state: the page world can reach the relay only through it, and only as one more page agent would.
-import { BRIDGE_KEY, PIPE_PORT_NAME } from "./port.js"
+import { BRIDGE_KEY, PIPE_PORT_NAME } from "../transport/port.js"
 
 
 const MAX_FRAME_CHARS = 1 << 20

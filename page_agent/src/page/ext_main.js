@@ -4,8 +4,8 @@
 // worker, which holds the relay connection). The page's own __WMCP_CONFIG__ is not read: the page does not
 // configure the user's extension.
 import { maybeAttach } from "./index.js"
-import { portSocketClass, EXTENSION_RELAY_URL } from "./port.js"
-import { EXTENSION_AGENT } from "./config.js"
+import { portSocketClass, EXTENSION_RELAY_URL } from "../transport/port.js"
+import { EXTENSION_AGENT } from "../shared/config.js"
 import { terminalRoute } from "./channel.js"
 
 try {

@@ -1,8 +1,8 @@
 // window.__webmcpPerf: the console API, the report document, and the get_perf_report tool's views.
 
 import { fmtBytes, fmtCount, fmtMs, traceEvents } from "./stats.js"
-import { VERSION } from "./config.js"
-import { safely, utf8Length } from "./util.js"
+import { VERSION } from "../shared/config.js"
+import { safely, utf8Length } from "../shared/util.js"
 import { PROFILER_FIELDS } from "./channel.js"
 
 /** The 000 span fields, in order: report v2 spans carry exactly these (the objects are closed). */

@@ -2,7 +2,7 @@
 // address and no token in it; its socket is a Playwright binding whose other end (Python) holds both
 // (binding.js). The agent is otherwise the script tag's, reading the page's __WMCP_CONFIG__ as that one does.
 import { maybeAttach } from "./index.js"
-import { bindingSocketClass, OPEN_RELAY_URL } from "./binding.js"
+import { bindingSocketClass, OPEN_RELAY_URL } from "../transport/binding.js"
 
 try {
   if (typeof window !== "undefined") {

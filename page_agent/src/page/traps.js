@@ -13,7 +13,7 @@
 // document and navigator get no accessor of ours where they have no modelContext: `"modelContext" in navigator`
 // is how pages detect WebMCP, and it must keep answering false there.
 
-import { safely } from "./util.js"
+import { safely } from "../shared/util.js"
 
 const KEY = "modelContext"
 // The Prompt API's factories (prompt.js) installed late the same way: defined on window, not assigned to a

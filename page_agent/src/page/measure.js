@@ -7,7 +7,7 @@
 //   throws while serialising (cycle, nested bigint) -> the host reports UnknownError: an error
 // Values are measured and dropped here: nothing in this module keeps a body.
 
-import { utf8Length, cap, safely } from "./util.js"
+import { utf8Length, cap, safely } from "../shared/util.js"
 import { mcpResult, mcpErrorResult } from "./mcp_result.js"
 import { callTokens } from "./stats.js"
 

@@ -15,7 +15,7 @@
 // Text that is not JSON (prose, a truncated or broken document) is counted as one string value: no
 // whitespace or key figures, only its base64 runs.
 
-import { utf8Length } from "./util.js"
+import { utf8Length } from "../shared/util.js"
 
 export const BLOAT_MAX_CHARS = 262144
 export const BASE64_MIN_RUN = 256

@@ -12,9 +12,10 @@
 // forgot it (restart): hello again at once.
 
 import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS, UNWATCHED_LEDGER_MS, batchWindow, isBusy, readWatch, unwatchedMark, unwatchedWindow } from "./pacing.js"
-import { safely } from "./util.js"
+import { safely } from "../shared/util.js"
+import * as frames from "./frames.js"
+import { PROTOCOL } from "./frames.js"
 
-export const PROTOCOL = "wmcp-relay/1"
 export const MAX_SPANS_PER_FRAME = 500
 const BACKOFF = [250, 500, 1000, 2000, 4000, 5000]
 // The ledger (totals, registered tools, schema bytes) changes with every call but is read by a person: once a
@@ -267,7 +268,7 @@ export class Uplink {
     // What the batch window still holds leaves first: nothing said before the bye is dropped.
     this.flush()
     for (const [id, s] of this.feeds) {
-      if (this.open && s.helloSent && !s.said) this.write({ type: "bye", session: id, reason })
+      if (this.open && s.helloSent && !s.said) this.write(frames.bye(id, reason))
       s.said = true
       s.queue = []
     }
@@ -296,7 +297,7 @@ export class Uplink {
   removeFeed(id, reason) {
     const s = this.feeds.get(id)
     if (!s) return
-    if (this.open && s.helloSent) this.write({ type: "bye", session: id, reason })
+    if (this.open && s.helloSent) this.write(frames.bye(id, reason))
     if (s.ledgerTimer !== null) this.ct(s.ledgerTimer)
     if (s.helloTimer !== null) this.ct(s.helloTimer)
     this.feeds.delete(id)
@@ -435,7 +436,7 @@ export class Uplink {
       if (!s.helloSent) {
         if (s.helloTimer !== null) continue // refused a moment ago: the retry timer sends it again
         const h = s.feed.hello()
-        const hello = { type: "hello", protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost, cadence: true }
+        const hello = frames.hello({ protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost })
         if (s.resume) hello.resume = s.resume
         if (!this.write(hello)) return
         s.helloSent = true
@@ -479,7 +480,7 @@ export class Uplink {
     }
     for (let i = 0; i === 0 || i < pending.length; i += MAX_SPANS_PER_FRAME) {
       const chunk = pending.slice(i, i + MAX_SPANS_PER_FRAME)
-      const frame = { type: "spans", session: s.feed.id, spans: chunk, lost: d.lost }
+      const frame = frames.spans(s.feed.id, chunk, d.lost)
       if (floor !== null) frame.floor = floor
       if (!this.write(frame)) return
       s.toldLost = d.lost
@@ -504,7 +505,7 @@ export class Uplink {
     s.late = wait
     for (let i = 0; i < ready.length; i += MAX_SPANS_PER_FRAME) {
       const chunk = ready.slice(i, i + MAX_SPANS_PER_FRAME)
-      const frame = chunk.length === 1 ? chunk[0] : { type: "facts", session: s.feed.id, items: chunk.map((f) => ({ seq: f.seq, facts: f.facts })) }
+      const frame = chunk.length === 1 ? chunk[0] : frames.factsItems(s.feed.id, chunk.map((f) => ({ seq: f.seq, facts: f.facts })))
       if (!this.write(frame)) return
     }
   }

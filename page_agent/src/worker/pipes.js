@@ -10,8 +10,9 @@
 // close, each page's Uplink reconnects (which wakes the worker again) and replays. What the worker keeps in
 // memory (session ids, phases, acked seqs for the badge) is rebuilt from the frames of the new connection.
 
-import { EXTENSION_AGENT } from "./config.js"
-import { PIPE_PORT_NAME } from "./port.js"
+import { EXTENSION_AGENT } from "../shared/config.js"
+import { PIPE_PORT_NAME } from "../transport/port.js"
+import * as frames from "../transport/frames.js"
 
 export { PIPE_PORT_NAME }
 
@@ -213,7 +214,7 @@ class Pipe {
 
   /** Answer the page as the relay would, without troubling it: the agent backs off and tries again later. */
   refuse(id, message) {
-    this.post({ t: "msg", d: JSON.stringify({ type: "error", code: "session_limit", message, fatal: false, session: id }) })
+    this.post({ t: "msg", d: JSON.stringify(frames.error("session_limit", message, false, id)) })
   }
 
   /** Acks from the relay give this tab's call count: the highest contiguous seq stored, plus one. */

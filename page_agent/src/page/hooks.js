@@ -1,7 +1,7 @@
 // Page-supplied classifiers and the facts 001 (autotel-webmcp) adds to a call: a handler fingerprint, the
 // built-in English refusal match, the consent label check. Pure helpers; nothing here keeps a body.
 
-import { cap } from "./util.js"
+import { cap } from "../shared/util.js"
 
 /** FNV-1a, 32 bits, over UTF-16 code units, as 8 hex digits (001's descriptor fingerprint hash). */
 export function fnv1a32(text) {

@@ -21,8 +21,8 @@
 // page says `relay: true` or `?perf=overlay`. One message per span cost more than everything else watching does.
 
 import { CONTENT_TYPES } from "./measure.js"
-import { safely } from "./util.js"
-import { FLUSH_MS, QUIET_WAIT_MS, batchWindow, isBusy } from "./pacing.js"
+import { safely } from "../shared/util.js"
+import { FLUSH_MS, QUIET_WAIT_MS, batchWindow, isBusy } from "../transport/pacing.js"
 
 export const MAX_FOREIGN_SESSIONS = 8
 export const MAX_FOREIGN_SPANS = 500

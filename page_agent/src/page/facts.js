@@ -8,7 +8,7 @@
 import { bloatOf, addBloat, emptyBloat } from "./bloat.js"
 import { checkInput } from "./schema_check.js"
 import { largestImage, measureImage } from "./images.js"
-import { safely } from "./util.js"
+import { safely } from "../shared/util.js"
 
 export const IMAGE_EVERY_MS = 30_000 // at most one image re-encoded per tool in this interval
 export const MAX_QUEUED = 64 // calls awaiting facts; beyond this a call gets none (counted in `dropped`)

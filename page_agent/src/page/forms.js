@@ -15,8 +15,8 @@
 //
 // Values are read only to count bytes (inputBytes) and dropped; the page's answer is measured by the collector.
 
-import { describeTool, toolName } from "./registry.js"
-import { safely, cap, listenWhile } from "./util.js"
+import { describeTool, toolName } from "./interceptor.js"
+import { safely, cap, listenWhile } from "../shared/util.js"
 
 const MAX_FIELDS = 64
 const FIELD_TAGS = new Set(["INPUT", "SELECT", "TEXTAREA"])
