@@ -506,58 +506,7 @@ class Store:
             return [self.reject(conn, p.Rejection(p.Code.UNKNOWN_SESSION, "send hello for this session on this socket first"), frame.session)]
         session.counters.frames += 0 if more else 1
         session.last_seen = self.clock.monotonic()
-        replies: list[msgspec.Struct] = []
-        match frame:
-            case p.Spans():
-                replies = self._spans(conn, session, frame)
-            case p.Start():
-                replies = self._start(conn, session, frame)
-            case p.Update():
-                if session.stats.update_blocking(frame.seq, frame.blockingMs):
-                    self.counters["updates"] += 1
-                else:
-                    session.counters.late_updates += 1
-            case p.LedgerFrame():
-                self._ledger(session, frame)
-            case p.ToolChange():
-                replies = self._tool(conn, session, frame)
-            case p.Status():
-                session.status = frame
-                self._timeline(session, "phase", {"phase": frame.phase})
-            case p.Event():
-                if frame.kind == "reset":
-                    session.stats.reset()
-                    session.inflight.clear()
-                    self._grow(session, -b.FACTS_BYTES * len(session.facts))
-                    session.facts.clear()
-                if frame.kind == "toolcancel":
-                    seq = frame.detail.get("seq")
-                    call = session.inflight.get(seq) if isinstance(seq, int) else None
-                    if call is not None:
-                        call.cancelled_at = self.clock.monotonic()
-                if frame.kind == "navigated-from":
-                    self._navigated_from(session, frame)
-                if frame.kind == "visibility" and isinstance(frame.detail.get("state"), str):
-                    session.info.visibility = str(frame.detail["state"])[:16]
-                self._timeline(session, frame.kind, dict(frame.detail), frame.at)
-                for observer in self.observers:
-                    on_event = getattr(observer, "on_event", None)
-                    if on_event is not None:
-                        on_event(session, frame.kind, frame.detail, frame.at)
-            case p.Prompt():
-                replies = self._prompt(conn, session, frame)
-            case p.FactsFrame():
-                replies = self._facts(conn, session, frame)
-            case p.Payload() | p.Result():
-                pass  # never stored: the server hands these to the OpenTelemetry lane / the waiting dialog
-            case p.Bye():
-                self._release(session)
-                session.state = "ended"
-                session.bye_reason = frame.reason
-                session.conn = None
-                self._end_calls(session)
-                self.connections.get(conn, set()).discard(session.id)
-                self._timeline(session, "bye", {"reason": frame.reason})
+        replies = _HANDLERS[type(frame)](self, conn, session, frame)
         self._touch(session.id)
         return replies
 
@@ -730,6 +679,55 @@ class Store:
             return "tool_rows"
         return self._over(session, b.ROW_OVERHEAD + len(tool))
 
+    # -- one handler per frame kind (apply dispatches through _HANDLERS) --------------------------------------
+
+    def _update(self, conn: int, session: Session, frame: p.Update) -> list[msgspec.Struct]:
+        if session.stats.update_blocking(frame.seq, frame.blockingMs):
+            self.counters["updates"] += 1
+        else:
+            session.counters.late_updates += 1
+        return []
+
+    def _status(self, conn: int, session: Session, frame: p.Status) -> list[msgspec.Struct]:
+        session.status = frame
+        self._timeline(session, "phase", {"phase": frame.phase})
+        return []
+
+    def _event(self, conn: int, session: Session, frame: p.Event) -> list[msgspec.Struct]:
+        if frame.kind == "reset":
+            session.stats.reset()
+            session.inflight.clear()
+            self._grow(session, -b.FACTS_BYTES * len(session.facts))
+            session.facts.clear()
+        if frame.kind == "toolcancel":
+            seq = frame.detail.get("seq")
+            call = session.inflight.get(seq) if isinstance(seq, int) else None
+            if call is not None:
+                call.cancelled_at = self.clock.monotonic()
+        if frame.kind == "navigated-from":
+            self._navigated_from(session, frame)
+        if frame.kind == "visibility" and isinstance(frame.detail.get("state"), str):
+            session.info.visibility = str(frame.detail["state"])[:16]
+        self._timeline(session, frame.kind, dict(frame.detail), frame.at)
+        for observer in self.observers:
+            on_event = getattr(observer, "on_event", None)
+            if on_event is not None:
+                on_event(session, frame.kind, frame.detail, frame.at)
+        return []
+
+    def _unstored(self, conn: int, session: Session, frame: p.Payload | p.Result) -> list[msgspec.Struct]:
+        return []  # never stored: the server hands these to the OpenTelemetry lane / the waiting dialog
+
+    def _bye(self, conn: int, session: Session, frame: p.Bye) -> list[msgspec.Struct]:
+        self._release(session)
+        session.state = "ended"
+        session.bye_reason = frame.reason
+        session.conn = None
+        self._end_calls(session)
+        self.connections.get(conn, set()).discard(session.id)
+        self._timeline(session, "bye", {"reason": frame.reason})
+        return []
+
     def _spans(self, conn: int, session: Session, frame: p.Spans) -> list[msgspec.Struct]:
         if frame.lost is not None:
             self._set_lost(session, frame.lost)
@@ -879,12 +877,13 @@ class Store:
         self._timeline(session, kind, detail, frame.at)
         return []
 
-    def _ledger(self, session: Session, frame: p.LedgerFrame) -> None:
+    def _ledger(self, conn: int, session: Session, frame: p.LedgerFrame) -> list[msgspec.Struct]:
         if frame.rev <= session.ledger_rev:
-            return
+            return []
         session.ledger_rev = frame.rev
         session.ledger = frame.ledger
         session.stats.set_unsampled(frame.ledger.totals.unsampledCalls)
+        return []
 
     def _tool(self, conn: int, session: Session, frame: p.ToolChange) -> list[msgspec.Struct]:
         if frame.change == "registered":
@@ -1037,3 +1036,20 @@ def _content_types(types: dict[str, int]) -> dict[str, int]:
         key = key if key in CONTENT_TYPES else "other"
         out[key] = out.get(key, 0) + n
     return out
+
+
+# Store.apply's dispatch: each frame kind after `hello` to the one method that applies it.
+_HANDLERS: dict[type, Callable[[Store, int, Session, Any], list[msgspec.Struct]]] = {
+    p.Spans: Store._spans,
+    p.Start: Store._start,
+    p.Update: Store._update,
+    p.LedgerFrame: Store._ledger,
+    p.ToolChange: Store._tool,
+    p.Status: Store._status,
+    p.Event: Store._event,
+    p.Prompt: Store._prompt,
+    p.FactsFrame: Store._facts,
+    p.Payload: Store._unstored,
+    p.Result: Store._unstored,
+    p.Bye: Store._bye,
+}

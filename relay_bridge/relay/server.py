@@ -13,7 +13,6 @@ import http
 import ipaddress
 import itertools
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -31,8 +30,9 @@ from websockets.protocol import Event, State
 
 from relay_bridge import __version__
 from relay_bridge.core import protocol as p
+from relay_bridge.core.connection import Connection, session_hint
 from relay_bridge.core.payloads import PayloadView
-from relay_bridge.core.ratecap import REFUSED_PAUSE, WIRE_SECONDS_PER_BYTE, Bucket, OriginShare, SocketGate, token_buckets
+from relay_bridge.core.ratecap import Bucket, OriginShare, SocketGate, token_buckets
 from relay_bridge.core.store import Store
 from relay_bridge.core.watching import UNWATCHED_MS, Watching
 from relay_bridge.relay.assets import agent_script
@@ -74,22 +74,13 @@ MAX_CONNECTIONS_PER_ORIGIN = 32
 ORIGIN_CONNECTS_PER_SECOND = 4.0
 ORIGIN_CONNECTS_BURST = 16.0
 ORIGIN_CONNECT_BUCKETS = 1024  # origins whose connect bucket is remembered (the least recent is forgotten)
-# A socket over its rate cap gets at most one `rate_limited` error this often (the rest are counted only):
-# answering every refused frame would cost the loop what the cap saves.
-RATE_REPLY_EVERY = 0.1
 # Spans of one batch applied at a time before the loop is let go (see Relay._frame).
 APPLY_SLICE = 50
-# A socket lets go of the loop once its frames took this long since it last did (seconds).
-YIELD_AFTER = 0.002
 # Frames websockets reads ahead for a socket whose handler is busy (its `max_queue`). Each may be 1 MiB: at
 # websockets' 16, 64 sessions sending full frames faster than the loop applies them grew the relay past 1.1 GB
 # (tests/adversary/test_queues.py); at 1, with frames read as bytes (_messages), 257 to 277 MB. An agent sends a
 # batch per window and waits on nothing, so one frame read ahead costs it nothing (tests/bench/test_relay_memory.py).
 MAX_QUEUED_FRAMES = 1
-# A connection that keeps sending frames the relay cannot use is closed with 1008.
-INVALID_STREAK_CLOSE = 16
-# A connection that keeps naming sessions other sockets own (probing for one to spoil) is closed with 1008.
-NOT_OWNER_CLOSE = 64
 # A socket that owns no session this long after it opened (or after its last session said bye, or was taken
 # over by a reconnect) is closed with 1008 and counted (`refused:no_session`): otherwise idle sockets, kept alive
 # by keepalive pings their client answers, could hold every one of the MAX_CONNECTIONS slots. The agent says
@@ -546,7 +537,7 @@ class Relay:
             # The log cannot take it yet (a page outpacing the disk, or a disk refusing): refused before the store,
             # so nothing is kept that the log does not hold, and never acked (the agent sends it again).
             message = "the session log is behind; not stored, not acked: send again after a backoff"
-            return [store.reject(conn, p.Rejection(p.Code.LOG_FULL, message), _session_hint(raw))], False, False, cost
+            return [store.reject(conn, p.Rejection(p.Code.LOG_FULL, message), session_hint(raw))], False, False, cost
         if isinstance(frame, p.Spans) and len(frame.spans) > APPLY_SLICE:
             # A big batch is applied in slices with the loop free in between: no socket holds the loop for a
             # whole 500-span batch while a well-behaved agent's ack waits. Only the last slice carries the
@@ -583,7 +574,7 @@ class Relay:
         store = self.store
         frame = p.decode(raw)
         if isinstance(frame, p.Rejection):
-            return [store.reject(conn, frame, _session_hint(raw))], False, True, None
+            return [store.reject(conn, frame, session_hint(raw))], False, True, None
         if isinstance(frame, p.Result):
             self._take_result(conn, frame)  # to the waiting dialog only: not stored, not logged
             return [], True, False, None
@@ -642,10 +633,8 @@ class Relay:
         self._sockets[conn] = ws
         self._watch_idle(conn)
         gate = SocketGate(self._token_buckets, self.config.rate_per_second, self.config.rate_burst, time.monotonic(), share)
-        streak = 0
+        policy = Connection(conn, store, gate)  # what to refuse, close and pause: decided there, carried out here
         closed = False
-        last_refusal_reply = -RATE_REPLY_EVERY
-        held = 0.0  # the loop's time this socket's frames took since it last let go of the loop
 
         async def reply(frame: msgspec.Struct) -> None:
             # After the peer closes, frames it sent before closing are still queued here: keep applying them
@@ -664,36 +653,23 @@ class Relay:
             await reply(p.Welcome(p.PROTOCOL, f"wmcp-top/{__version__}", payloads=self.otlp is not None or self.payloads is not None))
             async for message in _messages(ws):
                 # The caps come first and cost nothing per byte: a refused frame is neither decoded nor scanned.
-                now = time.monotonic()
-                if not gate.take(now):
-                    started = time.perf_counter()
-                    store.count_refusal(conn, p.Code.RATE_LIMITED, None, False, None)
-                    if not gate.refused(now):
-                        # Refused again and again without slowing down: a flood, not an agent (which backs off).
-                        store.counters["refused:rate_abuse"] += 1
-                        await ws.close(1008, "over the rate cap without slowing down")
+                started = time.perf_counter()
+                refusal = policy.receive(time.monotonic(), message)
+                if refusal is not None:
+                    for answer in refusal.replies:
+                        await reply(answer)
+                    if refusal.close is not None:
+                        await ws.close(refusal.close.code, refusal.close.reason)
                         break
-                    if now - last_refusal_reply >= RATE_REPLY_EVERY:  # one error a moment is enough to slow an agent
-                        last_refusal_reply = now
-                        hint = _session_hint(message[:4096])
-                        await reply(p.ErrorFrame(p.Code.RATE_LIMITED, "too many frames; slow down and re-send unacked spans", False, hint))
-                    # The refusal costs the sender, not the loop: its loop time is charged, and the socket is not
-                    # read for a moment, so what it sends meanwhile waits in the kernel (relay_bridge.core.ratecap).
-                    wait = gate.charge(time.monotonic(), time.perf_counter() - started + len(message) * WIRE_SECONDS_PER_BYTE)
-                    held = 0.0
-                    await asyncio.sleep(max(REFUSED_PAUSE, wait))
+                    await asyncio.sleep(policy.refusal_pause(time.monotonic(), time.perf_counter() - started, len(message)))
                     continue
-                raw = message
                 # `cost`: the loop's time for this frame (its slices; sending the answers back is I/O)
-                replies, accepted, unreadable, cost = await self._frame(conn, raw)
-                streak = 0 if accepted else streak + 1
-                if unreadable and streak >= INVALID_STREAK_CLOSE:
-                    replies[-1].fatal = True
-                    await reply(replies[-1])
-                    await ws.close(1008, "too many invalid frames")
-                    break
-                if store.refused_by_conn.get(conn, 0) >= NOT_OWNER_CLOSE:
-                    await ws.close(1008, "frames for sessions this socket does not own")
+                replies, accepted, unreadable, cost = await self._frame(conn, message)
+                step = policy.applied(time.monotonic(), replies, accepted, unreadable, cost, len(message))
+                if step.close is not None:
+                    for answer in step.replies:
+                        await reply(answer)
+                    await ws.close(step.close.code, step.close.reason)
                     break
                 # A hello or bye may have given this socket its first session or ended its last; an accepted
                 # hello (its ack carries the secret) may have taken a session over from another socket.
@@ -707,21 +683,14 @@ class Relay:
                         origin, share = moved
                         gate.share(share)
                         page_share = False
-                for answer in replies:
+                for answer in step.replies:
                     await reply(answer)
                     if isinstance(answer, p.Ack) and answer.resume is not None:  # a hello's: unwatched, say so
                         news = self._watch_news(conn, answer.session)
                         if news is not None:
                             await reply(news)
-                # Pace this socket by what its frames cost the loop (relay_bridge.core.ratecap). Even at no wait, yield
-                # once its frames took a moment: the frames other sockets sent meanwhile go next, not this
-                # socket's queue (cheap frames are not worth a loop turn each).
-                cost += len(message) * WIRE_SECONDS_PER_BYTE
-                wait = gate.charge(time.monotonic(), cost)
-                held += cost
-                if wait > 0 or held >= YIELD_AFTER:
-                    held = 0.0
-                    await asyncio.sleep(wait)
+                if step.pause is not None:
+                    await asyncio.sleep(step.pause)
         except ConnectionClosed as exc:
             if (exc.rcvd is not None and exc.rcvd.code == 1009) or (exc.sent is not None and exc.sent.code == 1009):
                 store.reject(conn, p.Rejection(p.Code.LIMIT, f"frame over {p.MAX_FRAME_BYTES} bytes"))
@@ -744,9 +713,6 @@ class Relay:
                 self.session_log.connection(conn, False)
 
 
-_SESSION_HINT = re.compile(rb'"session":\s*(?:\{\s*"id":\s*)?"([0-9a-f]{8})"')
-
-
 async def _messages(ws: ServerConnection) -> AsyncIterator[bytes]:
     """Every message as websockets received it, text frames included: not decoded to str only to be encoded back
     (two more copies of a frame of up to 1 MiB, for every socket at once under a flood: tests/adversary/
@@ -754,10 +720,3 @@ async def _messages(ws: ServerConnection) -> AsyncIterator[bytes]:
     with contextlib.suppress(ConnectionClosedOK):
         while True:
             yield await ws.recv(decode=False)
-
-
-def _session_hint(raw: bytes) -> str | None:
-    """Which session a refused frame named (`"session":"…"`, or a hello's `"session":{"id":"…"`), so the error
-    can name it; the store counts it against that session only if the socket owns it. Best effort."""
-    match = _SESSION_HINT.search(raw, 0, 4096)
-    return match.group(1).decode("ascii") if match else None

@@ -15,9 +15,10 @@ from websockets.exceptions import ConnectionClosed
 
 from relay_bridge.core import identity, synth
 from relay_bridge.core import protocol as p
+from relay_bridge.core.connection import NOT_OWNER_CLOSE
 from relay_bridge.relay import auth
 from relay_bridge.relay.extension import extension_origins
-from relay_bridge.relay.server import NOT_OWNER_CLOSE, Relay, RelayConfig
+from relay_bridge.relay.server import Relay, RelayConfig
 from tests.relay.conftest import TOKEN, assert_served, recv_json, send_spans, ws_url
 
 VICTIM = "7e57ab1e"

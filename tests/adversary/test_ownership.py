@@ -12,7 +12,8 @@ from websockets.exceptions import ConnectionClosed
 
 from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
-from relay_bridge.relay.server import NOT_OWNER_CLOSE, Relay
+from relay_bridge.core.connection import NOT_OWNER_CLOSE
+from relay_bridge.relay.server import Relay
 from tests.relay.conftest import assert_served, recv_json, send_spans, ws_url
 
 VICTIM = "7e57ab1e"

@@ -35,7 +35,7 @@ from websockets.sync.client import ClientConnection, connect
 
 from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
-from relay_bridge.relay.server import NOT_OWNER_CLOSE
+from relay_bridge.core.connection import NOT_OWNER_CLOSE
 from tests.terminal import Tmux, exited, tmux, write_token  # noqa: F401  (tmux: the fixture)
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")

@@ -322,3 +322,11 @@ def test_a_snapshot_keeps_the_change_log_its_readers_use() -> None:
     store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, 1, "fetch", 20.0, 5.0)])))
     assert live.version > frozen.version and "fetch" in live.changed_since(frozen.version)
     assert frozen.changed_since(frozen.version) == []
+
+
+def test_every_frame_kind_after_hello_has_one_handler() -> None:
+    import typing
+
+    from relay_bridge.core.store import _HANDLERS
+
+    assert set(_HANDLERS) == set(typing.get_args(p.AgentFrame)) - {p.Hello}
