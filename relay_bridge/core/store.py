@@ -320,6 +320,9 @@ class Store:
         self.footprint = 0
         # Told of every refusal (the session log writes them, so a replay rebuilds the counts).
         self.on_refusal: Callable[[int, str, str | None, bool, str | None, int], None] | None = None
+        # A squatter's copy of a session dropped for its owner (conn of the squatter, session id): the session log
+        # writes it down, so a replay drops the same copy (the log holds no secret to judge the claim by).
+        self.on_squat: Callable[[int, str], None] | None = None
         # A replayed log holds only frames the live relay accepted, ownership already checked; its hellos carry
         # no secret (the log never stores one), so replay turns the check off.
         self.check_resume = True
@@ -633,7 +636,15 @@ class Store:
         held = identity.verify_secret(self.resume_key, session.id, session.resume)
         return theirs is not None and held is not None and theirs < held
 
+    def drop_squat(self, session_id: str) -> None:
+        """A replayed log's squat line: the live relay dropped this copy of the session for its owner."""
+        session = self.sessions.get(session_id)
+        if session is not None:
+            self._drop_squat(session)
+
     def _drop_squat(self, session: Session) -> None:
+        if self.on_squat is not None and session.conn is not None:
+            self.on_squat(session.conn, session.id)
         del self.sessions[session.id]
         self.footprint -= session.footprint
         if session.conn is not None:

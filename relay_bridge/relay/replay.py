@@ -49,6 +49,7 @@ class Step:
     opened: bool | None = None
     origin: str | None = None  # an opened socket's Origin header, as the live relay had it (its shares)
     refusal: tuple[str, str | None, bool, str | None, int] | None = None  # code, session, not owner, cap, count
+    squat: str | None = None  # a session whose squatter's copy the live relay dropped for its owner
     note: str | None = None  # something the reader should be told (a torn line skipped)
 
 
@@ -64,6 +65,7 @@ class _LogLine(msgspec.Struct):
     s: str | None = None
     x: int = 0
     lim: str | None = None
+    squat: str | None = None
 
 
 _line_decoder = msgspec.json.Decoder(_LogLine)
@@ -189,6 +191,8 @@ def _log_steps(path: Path, lines: Iterable[bytes]) -> Iterator[Step]:
             yield Step(rec.t, rec.c, opened=bool(rec.open), origin=rec.o)
         elif rec.rej is not None:
             yield Step(rec.t, rec.c, refusal=(rec.rej, rec.s, bool(rec.x), rec.lim, rec.n))
+        elif rec.squat is not None:
+            yield Step(rec.t, rec.c, squat=rec.squat)
         elif len(rec.f):
             frame = p.decode(bytes(rec.f))  # the bytes as they arrived: measured exactly as live
             if isinstance(frame, p.Rejection):
@@ -304,6 +308,8 @@ def apply_step(store: Store, step: Step) -> str | None:
     if step.refusal is not None:
         code, session, not_owner, cap, n = step.refusal
         store.count_refusal(step.conn, code, session, not_owner, cap, n)
+    elif step.squat is not None:
+        store.drop_squat(step.squat)
     elif step.opened is True:
         store.connect(step.conn, step.origin)
     elif step.opened is False:

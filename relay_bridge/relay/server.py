@@ -294,6 +294,7 @@ class Relay:
         self.session_log = SessionLog(config.log_dir) if config.log_dir is not None else None
         if self.session_log is not None:
             self.store.on_refusal = self.session_log.refusal
+            self.store.on_squat = self.session_log.squat
             self.session_log.on_health = self.store.touch_relay
         self._server: Server | None = None
         self._conn_ids = itertools.count(1)

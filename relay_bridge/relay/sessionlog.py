@@ -216,6 +216,11 @@ class SessionLog:
         line = b'{"t":%.3f,"c":%d,"%s":true' % (time.time() * 1000, conn, b"open" if opened else b"close")
         self._append(line + (b',"o":' + _enc.encode(origin) if origin is not None else b"") + b"}\n")
 
+    def squat(self, conn: int, session: str) -> None:
+        """The squatter on `conn` lost its copy of `session` to the owner (written before the owner's hello)."""
+        self._emit_refusals()
+        self._append(b'{"t":%.3f,"c":%d,"squat":' % (time.time() * 1000, conn) + _enc.encode(session) + b"}\n")
+
     def refusal(self, conn: int, code: str, session: str | None, not_owner: bool, cap: str | None, n: int = 1) -> None:
         """Count a refused frame; written as one line per kind at the next flush."""
         self._refusals[(conn, code, session, not_owner, cap)] += n

@@ -18,6 +18,7 @@ from relay_bridge.core import protocol as p
 from relay_bridge.core.connection import NOT_OWNER_CLOSE
 from relay_bridge.relay import auth
 from relay_bridge.relay.extension import extension_origins
+from relay_bridge.relay.replay import load_store
 from relay_bridge.relay.server import Relay, RelayConfig
 from tests.relay.conftest import TOKEN, assert_served, recv_json, send_spans, ws_url
 
@@ -179,6 +180,11 @@ async def test_after_a_restart_only_the_owners_proof_resumes_an_id_never_a_squat
         await back.close()
     finally:
         await relay.stop()
+    # The second relay's log replays to what it had: the owner's ten calls, none of the squatter's thirty.
+    log = max((tmp_path / "logs").glob("session-*.jsonl"), key=lambda f: f.stat().st_mtime_ns)
+    replayed = load_store(log).sessions[VICTIM]
+    assert sorted(sp.tool for sp in replayed.spans()) == ["search"] * 10 and replayed.stats.totals.calls == 10
+    assert replayed.info.title == "Victim's inbox"
 
 
 def test_the_resume_key_is_kept_private_and_stable(tmp_path: Path) -> None:
