@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -51,3 +52,16 @@ def test_the_ui_uses_textual_through_public_modules_only() -> None:
             ):
                 private.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
     assert not private, "\n".join(private)
+
+
+def test_every_type_ignore_says_why() -> None:
+    """A `type: ignore` names its error code and, after it, the reason (pyproject's mypy section says so)."""
+    bare = re.compile(r"type: ignore(?!\[[^\]]+\]\s+#\s*\S)")
+    found = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for folder in ("relay_bridge", "tui", "tests", "scripts")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if bare.search(line) and path != Path(__file__).resolve()
+    ]
+    assert not found, f"type: ignore without a code and a reason: {found}"

@@ -223,6 +223,8 @@ class _Sim:
         self.pending: list[_Ev] = []
         self.order = 0
         self.next_call_s = attach_s + 1.0
+        self.long_call = False  # the agent's one long export has begun
+        self.cancelled = False  # the host's one cancellation has happened
         self.ended = False
         # The diagnosis facts' own state: when the next image is sampled, the agent tab's reads of get_product.
         self.next_image_s = 0.0
@@ -455,9 +457,9 @@ class _Scenario:
                 tool = rng.choices(["search_products", "get_product", "add_to_cart", "render_preview", "checkout"], [5, 4, 2, 1.5, 1])[0]
                 end = sim.call(t, tool)
                 sim.next_call_s = end + rng.uniform(0.4, 2.6)
-            elif sim.sid == AGENT and t >= 8.0 and not getattr(sim, "long_call", False):
+            elif sim.sid == AGENT and t >= 8.0 and not sim.long_call:
                 # One export that stays in flight for about 25 s while the agent goes on calling.
-                sim.long_call = True  # type: ignore[attr-defined]
+                sim.long_call = True
                 sim.call(t, "export_catalog", wall_ms=25_400.0)
                 sim.next_call_s = t + rng.uniform(0.8, 2.0)
             elif sim.sid == AGENT:
@@ -472,8 +474,8 @@ class _Scenario:
                 if t >= DISCONNECT_AT - 1.5:
                     sim.ended = True
                     break
-                if t > 12.2 and not getattr(sim, "cancelled", False):
-                    sim.cancelled = True  # type: ignore[attr-defined]
+                if t > 12.2 and not sim.cancelled:
+                    sim.cancelled = True
                     end = sim.call(t, "summarize_page", wall_ms=2_600.0, error=True, cancel_after_s=2.0)
                 else:
                     choices = ["search_docs", "get_page"] + (["summarize_page"] if t > 12.2 else [])

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from relay_bridge.core import protocol as p
 from relay_bridge.core.inert import inert_str
+from relay_bridge.core.store import Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,15 +89,15 @@ def compare(agent: list[LaneCall], cdp: list[LaneCall]) -> list[Difference]:
     return out
 
 
-def store_calls(sessions: Iterable[object], *, cdp: bool) -> list[LaneCall]:
+def store_calls(sessions: Iterable[Session], *, cdp: bool) -> list[LaneCall]:
     """The calls of a store's sessions of one lane (`cdp`: the sessions whose agent is `cdp/...`)."""
     pairs: list[tuple[float, p.Span]] = []
     for session in sessions:
         agent = str(getattr(session, "agent", ""))
         if agent.startswith("cdp/") != cdp:
             continue
-        origin = float(session.info.timeOrigin)  # type: ignore[attr-defined]
-        pairs.extend((origin, span) for span in session.spans())  # type: ignore[attr-defined]
+        origin = float(session.info.timeOrigin)
+        pairs.extend((origin, span) for span in session.spans())
     return lane_calls(pairs)
 
 

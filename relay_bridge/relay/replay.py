@@ -217,8 +217,10 @@ def _capture_steps(path: Path, doc: dict[str, Any]) -> Iterator[Step]:
                 raise ReplayError(f"{path}: session {conn}: {frame.message}")
             yield Step(t, conn, frame)
         if sess.get("state") == "ended":
-            frame = p.decode(msgspec.json.encode({"type": "bye", "session": sess["info"]["id"], "reason": "captured"}))
-            yield Step(t, conn, frame)  # type: ignore[arg-type]
+            bye = p.decode(msgspec.json.encode({"type": "bye", "session": sess["info"]["id"], "reason": "captured"}))
+            if isinstance(bye, p.Rejection):  # a session id the capture's own frames were accepted with: never
+                raise ReplayError(f"{path}: session {conn}: {bye.message}")
+            yield Step(t, conn, bye)
         elif sess.get("state") != "live":
             yield Step(t, conn, opened=False)
 

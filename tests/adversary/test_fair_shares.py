@@ -39,7 +39,7 @@ async def bare_relay() -> AsyncIterator[Relay]:
 
 async def page_socket(relay: Relay, origin: str, **options: Any) -> ClientConnection:
     """A socket as a page's script opens it: the browser sets Origin."""
-    ws = await connect(ws_url(relay), origin=origin, max_size=None, **options)  # type: ignore[arg-type]
+    ws = await connect(ws_url(relay), origin=origin, max_size=None, **options)  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
     assert (await recv_json(ws))["type"] == "welcome"
     return ws
 

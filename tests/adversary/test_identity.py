@@ -29,7 +29,7 @@ PAGE = "http://localhost:8000"
 
 
 async def socket(relay: Relay, origin: str | None = None) -> ClientConnection:
-    ws = await connect(ws_url(relay), max_size=None, origin=origin)  # type: ignore[arg-type]
+    ws = await connect(ws_url(relay), max_size=None, origin=origin)  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
     assert (await recv_json(ws))["type"] == "welcome"
     return ws
 

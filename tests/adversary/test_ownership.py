@@ -146,7 +146,7 @@ async def test_lone_surrogates_are_replaced_never_refused(relay: Relay) -> None:
 
 
 async def test_a_hello_must_claim_the_origin_of_the_page_that_opened_the_socket(relay: Relay) -> None:
-    ws = await connect(ws_url(relay), origin="http://127.0.0.1:8000")  # type: ignore[arg-type]
+    ws = await connect(ws_url(relay), origin="http://127.0.0.1:8000")  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
     await recv_json(ws)
     lie = await hello(ws, VICTIM, origin="https://bank.example")
     assert (lie["type"], lie["code"], lie["session"]) == ("error", p.Code.FORBIDDEN_ORIGIN, VICTIM)

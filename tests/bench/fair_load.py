@@ -38,7 +38,7 @@ PAD = "x" * (63 * 1024)
 
 
 async def page(url: str) -> ClientConnection:
-    ws = await connect(url, origin=ORIGIN, max_size=None, max_queue=None, compression=None)  # type: ignore[arg-type]
+    ws = await connect(url, origin=ORIGIN, max_size=None, max_queue=None, compression=None)  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
     await ws.recv()
     return ws
 

@@ -177,8 +177,8 @@ async def test_origin_outside_allow_list_refused(tmp_path: Path) -> None:
     await relay.start()
     try:
         with pytest.raises(InvalidStatus):
-            await connect(ws_url(relay), origin="https://evil.example")  # type: ignore[arg-type]
-        ws = await connect(ws_url(relay), origin="http://127.0.0.1:8000")  # type: ignore[arg-type]
+            await connect(ws_url(relay), origin="https://evil.example")  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
+        ws = await connect(ws_url(relay), origin="http://127.0.0.1:8000")  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
         assert (await recv_json(ws))["type"] == "welcome"
         await ws.close()
         assert relay.store.counters["refused:origin"] == 1

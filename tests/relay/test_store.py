@@ -167,7 +167,7 @@ async def test_the_session_log_writes_within_its_flush_time_and_schedules_nothin
     log = SessionLog(tmp_path)
     log.start()
     await asyncio.sleep(0)
-    assert log._timer is None and not loop._scheduled  # type: ignore[attr-defined]
+    assert log._timer is None and not loop._scheduled  # type: ignore[attr-defined]  # asyncio's private timer list: what the test counts
     log.frame(1, json.dumps(synth.hello(SID)).encode())
     log.refusal(1, "rate_limited", SID, False, None)
     assert log._timer is not None

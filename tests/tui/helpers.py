@@ -105,7 +105,7 @@ async def open_page(
 ) -> Page:
     """`ws_origin`: the handshake's Origin header (the browser's word for the socket: the extension's own, a page's)."""
     assert app.relay is not None
-    ws = await connect(f"ws://127.0.0.1:{app.relay.port}/relay?t={TOKEN}", origin=ws_origin)  # type: ignore[arg-type]
+    ws = await connect(f"ws://127.0.0.1:{app.relay.port}/relay?t={TOKEN}", origin=ws_origin)  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
     page = Page(ws)
     await page.send(synth.hello(sid, origin, time_origin=ORIGIN_MS, **hello))
     for i, name in enumerate(tools):

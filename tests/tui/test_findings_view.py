@@ -30,7 +30,7 @@ async def test_findings_view_is_live_ranked_and_inert(tmp_path: Path) -> None:
         await until(pilot, lambda: "fix first (f)" in str(app.dashboard.query_one(SummaryLine).render()), what="summary line")
         await pilot.press("f")
         await until(pilot, lambda: isinstance(app.screen, FindingsScreen), what="findings view")
-        screen: FindingsScreen = app.screen  # type: ignore[assignment]
+        screen: FindingsScreen = app.screen  # type: ignore[assignment]  # app.screen is typed Screen; the test opened this one
         table = screen.query_one("#findings", DataTable)
         expected = diagnose([from_session(s) for s in app.store.sessions.values()])
         assert table.row_count == len(expected) and [f.rule for f in screen.findings] == [f.rule for f in expected]

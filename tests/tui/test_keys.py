@@ -215,7 +215,7 @@ async def test_a_page_refused_for_its_token_is_said_on_the_main_screen(tmp_path:
         url = f"ws://127.0.0.1:{app.relay.port}/relay?t={'0' * 32}"  # the token before a rotation
         for _ in range(2):
             try:
-                async with connect(url, origin="https://shop.example"):  # type: ignore[arg-type]
+                async with connect(url, origin="https://shop.example"):  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
                     raise AssertionError("an old token was accepted")
             except InvalidStatus as exc:
                 assert exc.response.status_code == 403
@@ -226,7 +226,7 @@ async def test_a_page_refused_for_its_token_is_said_on_the_main_screen(tmp_path:
         # hostile pages inventing origins cannot grow the table: the rest are counted together
         for i in range(MAX_REFUSED_ORIGINS + 5):
             try:
-                async with connect(url, origin=f"https://x{i}.example"):  # type: ignore[arg-type]
+                async with connect(url, origin=f"https://x{i}.example"):  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
                     pass
             except InvalidStatus:
                 pass

@@ -207,7 +207,7 @@ async def test_schemas_view_weights_duplicates_and_lint(tmp_path: Path) -> None:
         await until(pilot, lambda: has_tab(app, SID2) and len(app.store.sessions[SID].tools) == 2, what="tools")
         await pilot.press("w")
         await until(pilot, lambda: isinstance(app.screen, SchemasScreen), what="schemas view")
-        screen: SchemasScreen = app.screen  # type: ignore[assignment]
+        screen: SchemasScreen = app.screen  # type: ignore[assignment]  # app.screen is typed Screen; the test opened this one
         report = analyze_sessions(app.store)
         table = screen.query_one("#tools", DataTable)
         assert table.row_count == report["summary"]["tools"] == 3

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rich.console import JustifyMethod
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -33,8 +34,8 @@ class Cell(Text):
     sort_value: Any = None
 
     @classmethod
-    def of(cls, text: str | Text, value: Any, style: str = "", justify: str = "right") -> Cell:
-        cell = cls(justify=justify, end="", no_wrap=True)  # type: ignore[arg-type]
+    def of(cls, text: str | Text, value: Any, style: str = "", justify: JustifyMethod = "right") -> Cell:
+        cell = cls(justify=justify, end="", no_wrap=True)
         if isinstance(text, Text):
             cell.append_text(text)
         else:
@@ -425,7 +426,7 @@ class ToolTable(ScrollView, can_focus=True):
         else:
             segments = list(Segment.apply_style(text.render(self.app.console), style))
         try:
-            text._segments = (style, segments)  # type: ignore[attr-defined]
+            text._segments = (style, segments)  # type: ignore[attr-defined]  # the cell's drawn line, cached on the Text (rich has no slot for it)
         except AttributeError:
             pass
         return segments
