@@ -65,3 +65,19 @@ def test_every_type_ignore_says_why() -> None:
         if bare.search(line) and path != Path(__file__).resolve()
     ]
     assert not found, f"type: ignore without a code and a reason: {found}"
+
+
+def test_no_import_circles() -> None:
+    """No module imports one that (directly or not) imports it back, top-level or lazy (grimp, import-linter's
+    graph, sees both). Imports for the type checker only are left out: the screens name the app's class for
+    their typed `app` (tui/screens/live.py), as Textual's own MessagePump does."""
+    import grimp
+
+    circles = set()
+    for package in ("relay_bridge", "tui"):
+        graph = grimp.build_graph(package, exclude_type_checking_imports=True)
+        for module in graph.modules:
+            for imported in graph.find_modules_directly_imported_by(module):
+                if imported != module and graph.chain_exists(imported, module):
+                    circles.add(" <-> ".join(sorted((module, imported))))
+    assert not circles, sorted(circles)

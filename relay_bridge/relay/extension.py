@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 from relay_bridge.core.identity import EXTENSION_AGENT_PREFIX
 from relay_bridge.relay.auth import load_token
-from relay_bridge.relay.server import DEFAULT_PORT, LOOPBACK
+from relay_bridge.relay.snippet import DEFAULT_PORT, LOOPBACK
 
 COMMAND = "extension"
 # EXTENSION_AGENT_PREFIX: the agent name the extension's service worker stamps on every hello, the dashboard's

@@ -37,8 +37,9 @@ from relay_bridge.core.store import Store
 from relay_bridge.core.watching import UNWATCHED_MS, Watching
 from relay_bridge.relay.assets import agent_script
 from relay_bridge.relay.auth import token_matches
+from relay_bridge.relay.extension import extension_origins
 from relay_bridge.relay.sessionlog import SessionLog
-from relay_bridge.relay.snippet import Snippet
+from relay_bridge.relay.snippet import DEFAULT_PORT, LOOPBACK, Snippet
 
 log = logging.getLogger("wmcp_top.relay")
 # Until a front end points these at a file (logsetup.configure), they go nowhere: never to the terminal.
@@ -47,8 +48,6 @@ if not _root_log.handlers:
     _root_log.addHandler(logging.NullHandler())
 _root_log.propagate = False
 
-DEFAULT_PORT = 7420
-LOOPBACK = "127.0.0.1"
 
 # Rate caps (relay_bridge.core.ratecap): per connection, and per token across all connections (one token serves
 # the whole relay). Frames over them get a non-fatal `rate_limited` error and are not stored (nor acked, so a
@@ -286,8 +285,6 @@ class Relay:
         if config.resume_key is not None:
             self.store.resume_key = config.resume_key
         if config.extension_origins is None:
-            from relay_bridge.relay.extension import extension_origins  # imports this module: looked up here, not at import
-
             self.store.extension_origins = extension_origins()
         else:
             self.store.extension_origins = config.extension_origins

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Where the relay listens unless told otherwise: what every pasted line, the extension's pairing link and the
+# commands' --port default name.
+DEFAULT_PORT = 7420
+LOOPBACK = "127.0.0.1"
+
 
 @dataclass(frozen=True, slots=True)
 class Snippet:

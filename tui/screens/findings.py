@@ -43,7 +43,6 @@ class FindingsScreen(LiveView[None]):
         super().__init__()
         self._sig: tuple | None = None
         self.findings: list[Finding] = []
-        self.diagnoses = 0  # how many times the rules ran (tests read it)
         self._origins: dict[str, str] = {}
         self._catalog: tuple | None = None  # the registered tools the duplicates below were found in
         self._duplicates: list[Finding] = []
@@ -81,7 +80,6 @@ class FindingsScreen(LiveView[None]):
         if catalog != self._catalog:
             self._catalog, self._duplicates = catalog, find_duplicates(inputs)
         self.findings = ranked(diagnose(inputs, duplicates=False) + self._duplicates)
-        self.diagnoses += 1
         title = Text("findings  ")
         title.append("(esc: back)" if self.compact else "what to fix first, ranked by what each fix saves (esc: back)", style="dim")
         self.query_one("#title", Static).update(title)
