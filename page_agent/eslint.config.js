@@ -21,5 +21,16 @@ export default [
       "no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none", ignoreRestSiblings: true }],
     },
   },
+  // The worlds (docs/architecture.md): only the page's world knows the page's code; transport, the extension's
+  // isolated world and its service worker import transport and shared only; shared imports nothing.
+  ...[
+    ["src/transport/**", ["../page/*", "../isolated/*", "../worker/*"]],
+    ["src/isolated/**", ["../page/*", "../worker/*", "../shared/*"]],
+    ["src/worker/**", ["../page/*", "../isolated/*"]],
+    ["src/shared/**", ["../page/*", "../transport/*", "../isolated/*", "../worker/*"]],
+  ].map(([files, group]) => ({
+    files: [files],
+    rules: { "no-restricted-imports": ["error", { patterns: [{ group, message: "this world does not import that one (docs/architecture.md)" }] }] },
+  })),
   { ignores: ["dist/**", "extension/**", "node_modules/**"] },
 ]
