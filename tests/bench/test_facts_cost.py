@@ -98,7 +98,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if path == "/":
             body, ctype = PAGE, "text/html; charset=utf-8"
-        elif path.startswith("/src/") and path.endswith(".js") and "/" not in path[5:] and (SRC / path[5:]).is_file():
+        elif path.startswith("/src/") and path.endswith(".js") and ".." not in path and (SRC / path[5:]).is_file():
             body, ctype = (SRC / path[5:]).read_bytes(), "text/javascript; charset=utf-8"
         else:
             self.send_error(404)
