@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url"
 import { connectedAgent, settle, utf8, CANARY } from "../test-support/helpers.mjs"
 import { bloatOf, BLOAT_MAX_CHARS } from "../src/page/bloat.js"
 import { checkInput } from "../src/page/schema_check.js"
-import { canonical, keyedHash, textsOf, FactsTaker, MAX_QUEUED } from "../src/page/facts.js"
+import { canonical, keyedHash, textsOf, FactsTaker, MAX_QUEUED, BLOAT_ALWAYS_CHARS, BLOAT_EVERY_MS } from "../src/page/facts.js"
 import { sniffMime, largestImage } from "../src/page/images.js"
 
 const VECTORS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "tests", "vectors", "facts")
@@ -219,4 +219,32 @@ test("after a reset, repeats count afresh (the relay dropped the facts with the 
   assert.deepEqual(bySeq.get(1).repeat, { of: 0 })
   assert.equal(bySeq.get(2).repeat, undefined)
   ctx.api.detach()
+})
+
+test("a long result is measured for bloat once a tool a second; short ones every call", () => {
+  let now = 0
+  const sent = []
+  const taker = new FactsTaker({ global: {}, send: (seq, facts) => sent.push([seq, facts]), schemaOf: () => undefined, clock: () => now, setTimeout: (fn) => fn() })
+  const text = JSON.stringify(Array.from({ length: 800 }, (_, i) => ({ id: i, name: `item ${i}` })), null, 2)
+  assert.ok(text.length > BLOAT_ALWAYS_CHARS)
+  const long = { content: [{ type: "text", text }] }
+  const short = { content: [{ type: "text", text: "a  b" }] }
+  const call = (seq, tool, value) => {
+    taker.take({ seq, tool, input: { n: seq }, value, ok: true, profile: "chromium", refused: false })
+    taker.run()
+  }
+  call(0, "big", long)
+  now = 10
+  call(1, "big", long)
+  call(2, "other", long) // another tool: its own interval
+  call(3, "small", short)
+  call(4, "small", short)
+  now = 10 + BLOAT_EVERY_MS
+  call(5, "big", long)
+  const bloated = sent.filter(([, f]) => f.bloat).map(([seq]) => seq)
+  assert.deepEqual(bloated, [0, 2, 3, 4, 5])
+  assert.equal(taker.cost.bloatSkipped, 1)
+  const measured = sent.find(([seq]) => seq === 0)[1].bloat
+  assert.equal(measured.textBytes, utf8(text), "the sampled call is measured whole")
+  assert.equal(measured.whitespaceBytes, utf8(text) - utf8(JSON.stringify(JSON.parse(text))))
 })
