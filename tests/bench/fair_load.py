@@ -93,8 +93,17 @@ async def hellos(url: str, stop: float, n: Counter[str]) -> None:
             await ws.send(json.dumps(synth.hello(f"4e{c:02x}{i:04x}", ORIGIN)))
     while time.monotonic() < stop:
         for c, ws in enumerate(sockets):
-            await ws.send(json.dumps(synth.hello(f"4f{c:02x}{n['frames'] % 0xFFFF:04x}", ORIGIN)))
-            n["frames"] += 1
+            try:
+                await ws.send(json.dumps(synth.hello(f"4f{c:02x}{n['frames'] % 0xFFFF:04x}", ORIGIN)))
+                n["frames"] += 1
+            except ConnectionClosed:
+                # A socket that owns no session is closed after 10 s (the relay's idle rule): open another.
+                n["closed"] += 1
+                try:
+                    sockets[c] = await page(url)
+                    drains.append(asyncio.ensure_future(drain(sockets[c])))
+                except (InvalidStatus, OSError):
+                    n["refused"] += 1
         await asyncio.sleep(0.05)
 
 
