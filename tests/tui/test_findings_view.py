@@ -3,6 +3,7 @@ hostile tool names shown inert; and its snapshots at 80x24 and 160x45 (the demo 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from textual.widgets import DataTable
@@ -76,3 +77,34 @@ def test_findings_snapshot_80x24(snap_compare, tmp_path: Path) -> None:
 
 def test_findings_snapshot_160x45(snap_compare, tmp_path: Path) -> None:
     assert snap_compare(_demo_app(tmp_path), press=["f"], terminal_size=(160, 45))
+
+
+async def test_the_summary_line_diagnoses_at_most_once_a_second_and_catches_up(tmp_path: Path, monkeypatch) -> None:
+    """A session whose numbers move with every frame is not diagnosed with every frame (the costliest update the
+    dashboard makes), and the line still ends on the finding of what arrived last."""
+    import tui.widgets.summary_line as summary_line
+
+    runs: list[float] = []
+    real = summary_line.diagnose
+
+    def counted(*args, **kw):
+        runs.append(time.monotonic())
+        return real(*args, **kw)
+
+    monkeypatch.setattr(summary_line, "diagnose", counted)
+    app = live_app(tmp_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        page = await open_page(app, tools=("search",))
+        await page.send(synth.tool(SID, "import_orders", 20.0, description="Import orders from a spreadsheet. " * 90))
+        started = time.monotonic()
+        for i in range(80):  # two seconds of frames, each moving the numbers (the store wakes views 4 times a second)
+            await page.send(spans(SID, "search", i, 1))
+            await pilot.pause(0.025)
+        last = time.monotonic()
+        await until(pilot, lambda: app.store.sessions[SID].stats.totals.calls == 80, what="calls")
+        during = [t for t in runs if t < last]
+        assert 2 <= len(during) <= 3 + (last - started - 2.0), f"diagnosed {len(during)} times in {last - started:.1f} s of changes"
+        # What changed after the last diagnosis is diagnosed when its interval ends: the line ends current.
+        await until(pilot, lambda: runs[-1] >= last - 0.1, what="the catch-up diagnosis")
+        assert "fix first (f)" in str(app.dashboard.query_one(SummaryLine).render())
+        await page.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.text import Text
@@ -12,6 +13,11 @@ from relay_bridge.findings import diagnose, from_session
 from relay_bridge.findings.inputs import signature
 from relay_bridge.findings.text import short_saving
 from tui.model.sanitize import inert_str
+
+# The top finding follows the numbers at most this often (seconds). Diagnosing a full session is most of what the
+# dashboard does per change (a profile under a flood, 2026-12-02: 8 of every 11 of its samples); the numbers on the
+# line itself still move with every change.
+DIAGNOSE_EVERY = 1.0
 
 
 class SummaryLine(Static):
@@ -24,12 +30,18 @@ class SummaryLine(Static):
         self._last = ""
         self._sig: tuple[Any, ...] | None = None
         self._top = ""
+        self._top_of: str | None = None  # the session the top finding is of
+        self._diagnosed_at = float("-inf")
+        self._session: Session | None = None
+        self._later: Any = None  # the timer that diagnoses what changed within DIAGNOSE_EVERY
 
     def forget(self) -> None:
         self._last = ""
         self._sig = None
+        self._top_of = None
 
     def show(self, session: Session) -> None:
+        self._session = session
         line = session.stats.summary() + self._top_finding(session)  # numbers, and a tool name made inert
         if line != self._last:
             relayout = len(line) != len(self._last)  # same length, same wrapping: no layout pass needed
@@ -41,7 +53,13 @@ class SummaryLine(Static):
         cross-session duplicates are in the findings view), diagnosed again only when its inputs moved."""
         sig = signature(session)
         if sig != self._sig:
-            self._sig = sig
+            wait = self._diagnosed_at + DIAGNOSE_EVERY - time.monotonic()
+            if session.id == self._top_of and wait > 0:
+                # Changed again within the interval: diagnosed when it ends (the line shows the last top till then).
+                if self._later is None:
+                    self._later = self.set_timer(wait, self._diagnose_later)
+                return self._top
+            self._sig, self._top_of, self._diagnosed_at = sig, session.id, time.monotonic()
             found = diagnose([from_session(session)], duplicates=False)
             top = found[0] if found else None
             if top is None:
@@ -50,6 +68,11 @@ class SummaryLine(Static):
                 what = inert_str(" + ".join(top.tools), 32) if top.tools else top.rule
                 self._top = f" · fix first (f): {short_saving(top.saving)} {what}"
         return self._top
+
+    def _diagnose_later(self) -> None:
+        self._later = None
+        if self._session is not None:
+            self.show(self._session)
 
     def on_resize(self) -> None:
         if self._last:
