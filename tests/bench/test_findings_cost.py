@@ -1,6 +1,6 @@
 """Benchmark: what diagnosing costs, beside a control, on the largest session a store keeps.
 
-The dashboard's summary line diagnoses the shown session again whenever its numbers moved (at most 4 times a
+The dashboard's summary line diagnoses the shown session again when its numbers moved (at most once a
 second); the findings view diagnoses every session, and runs footprint's duplicate scan when the catalog changed. This times both on a full
 ring (500 spans) over 50 tools with 300-byte descriptions, every span carrying facts, against the control of
 reading the same session's aggregates (what the tool table does on every refresh anyway). The short pass asserts
