@@ -4,6 +4,10 @@ process's share of a core), beside a well-behaved agent of another origin (tests
 
   python -m tests.bench.fair_load URL KIND SECONDS READY_FILE
 
+`ext-KIND` sends the same flood the way the wmcp-top extension carries a page's frames: a socket per page with
+the extension's Origin header, every hello stamped with the page's origin and the extension's agent name (what
+the service worker does to whatever the page sends, page_agent/src/worker/pipes.js).
+
 Kinds:
   budget  one socket spends its share (64 KiB descriptors, then spans under ever new tool names), then leaves;
           again with new sessions
@@ -31,14 +35,41 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from relay_bridge.core import synth
+from relay_bridge.core.identity import EXTENSION_AGENT_PREFIX
+from relay_bridge.relay.extension import extension_origins
+
+EXTENSION_AGENT = EXTENSION_AGENT_PREFIX + "0.1.0"
 
 ORIGIN = "http://flood.example"
 KINDS = ("budget", "hellos", "churn", "rate", "big", "log")
+# The floods a page can send through the extension (its worker caps a tab at 16 sessions and drops frames over
+# 1 MiB, so the hellos flood there is one tab's share, and churn is the worker's, not the page's, to do).
+EXT_KINDS = ("ext-budget", "ext-hellos", "ext-rate", "ext-log")
+
+
+class Route:
+    """How the flood reaches the relay: a web page's own socket (its browser sets Origin), or the extension's."""
+
+    header = ORIGIN
+    agent = "wmcp-top-agent/0.1.0"
+
+
+def extension_route() -> None:
+    origins = extension_origins()
+    assert origins, "the extension is not built (page_agent/extension/manifest.json)"
+    Route.header = next(iter(origins))
+    Route.agent = EXTENSION_AGENT
+
+
+def hello(sid: str) -> str:
+    return json.dumps(synth.hello(sid, ORIGIN, agent=Route.agent))
+
+
 PAD = "x" * (63 * 1024)
 
 
 async def page(url: str) -> ClientConnection:
-    ws = await connect(url, origin=ORIGIN, max_size=None, max_queue=None, compression=None)  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
+    ws = await connect(url, origin=Route.header, max_size=None, max_queue=None, compression=None)  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
     await ws.recv()
     return ws
 
@@ -65,7 +96,7 @@ async def spender(url: str, stop: float, n: Counter[str]) -> None:
         try:
             sids = [f"b{generation % 0xFFF:03x}{i:04x}" for i in range(4)]
             for sid in sids:
-                await ws.send(json.dumps(synth.hello(sid, ORIGIN)))
+                await ws.send(hello(sid))
                 for t in range(16):
                     await ws.send(json.dumps(synth.tool(sid, f"pad{t}", 1.0, description=PAD)))
                     n["frames"] += 1
@@ -90,11 +121,11 @@ async def hellos(url: str, stop: float, n: Counter[str]) -> None:
         sockets.append(ws)
         drains.append(asyncio.ensure_future(drain(ws)))
         for i in range(16):
-            await ws.send(json.dumps(synth.hello(f"4e{c:02x}{i:04x}", ORIGIN)))
+            await ws.send(hello(f"4e{c:02x}{i:04x}"))
     while time.monotonic() < stop:
         for c, ws in enumerate(sockets):
             try:
-                await ws.send(json.dumps(synth.hello(f"4f{c:02x}{n['frames'] % 0xFFFF:04x}", ORIGIN)))
+                await ws.send(hello(f"4f{c:02x}{n['frames'] % 0xFFFF:04x}"))
                 n["frames"] += 1
             except ConnectionClosed:
                 # A socket that owns no session is closed after 10 s (the relay's idle rule): open another.
@@ -134,7 +165,7 @@ async def sender(url: str, stop: float, n: Counter[str], sid: str, frame: bytes 
         try:
             ws = await page(url)
             rx = asyncio.create_task(drain(ws))
-            await ws.send(json.dumps(synth.hello(sid, ORIGIN)))
+            await ws.send(hello(sid))
             while time.monotonic() < stop:
                 await ws.send(frame)
                 n["frames"] += 1
@@ -191,4 +222,7 @@ async def run(url: str, kind: str, seconds: float, ready: Path) -> dict[str, Any
 if __name__ == "__main__":
     os.nice(19)
     url, kind, seconds, ready = sys.argv[1], sys.argv[2], float(sys.argv[3]), Path(sys.argv[4])
+    if kind.startswith("ext-"):
+        extension_route()
+        kind = kind.removeprefix("ext-")
     print(json.dumps(asyncio.run(run(url, kind, seconds, ready))))

@@ -4,6 +4,7 @@ relay under test has a core to itself.
 
   python -m tests.bench.hostile_load good URL --seconds 5     # the well-behaved agent: prints its ack times
   python -m tests.bench.hostile_load flood URL --seconds 5    # every flood at once: prints what it sent
+  python -m tests.bench.hostile_load good URL --via-extension  # the agent of a page the extension carries
 
 The two run as separate processes: the floods keep their own loop busy, which must not be charged to the
 relay's ack time.
@@ -38,15 +39,24 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from relay_bridge.core import synth
+from relay_bridge.core.identity import EXTENSION_AGENT_PREFIX
+from relay_bridge.relay.extension import extension_origins
 
 GOOD = "600d600d"
 GOOD_EVERY = 0.05
 
 
-async def good_client(url: str, stop: float, latencies: list[float], sid: str = GOOD) -> int:
-    async with connect(url, compression=None, max_size=None) as ws:
+# A page the extension carries: its worker's socket has the extension's Origin, its hello the page's origin.
+GOOD_PAGE = "http://good.example"
+
+
+async def good_client(url: str, stop: float, latencies: list[float], sid: str = GOOD, extension: str | None = None) -> int:
+    """`extension`: the extension's Origin header, to be carried as its worker carries a page's agent."""
+    # websockets types `origin` as its Origin NewType; a str is what it sends
+    async with connect(url, compression=None, max_size=None, origin=extension) as ws:  # type: ignore[arg-type]
         await ws.recv()
-        await ws.send(json.dumps(synth.hello(sid)))
+        hello = synth.hello(sid, GOOD_PAGE, agent=EXTENSION_AGENT_PREFIX + "0.1.0") if extension else synth.hello(sid)
+        await ws.send(json.dumps(hello))
         await ws.recv()
         seq = 0
         while time.perf_counter() < stop:
@@ -196,9 +206,14 @@ async def slowloris(url: str, stop: float, codes: Counter[str], sent: Counter[st
     await asyncio.gather(*(hold(n) for n in range(SLOWLORIS)))
 
 
-async def good(url: str, seconds: float, sid: str = GOOD) -> dict[str, Any]:
+async def good(url: str, seconds: float, sid: str = GOOD, via_extension: bool = False) -> dict[str, Any]:
     latencies: list[float] = []
-    stored = await good_client(url, time.perf_counter() + seconds, latencies, sid)
+    extension = None
+    if via_extension:
+        origins = extension_origins()
+        assert origins, "the extension is not built (page_agent/extension/manifest.json)"
+        extension = next(iter(origins))
+    stored = await good_client(url, time.perf_counter() + seconds, latencies, sid, extension)
     latencies.sort()
     n = len(latencies)
     return {
@@ -232,6 +247,7 @@ def main() -> None:
     parser.add_argument("url")
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--session", default=GOOD)
+    parser.add_argument("--via-extension", action="store_true", help="good: as the extension carries a page's agent")
     parser.add_argument("--only", help="one flood (tools, names, timeline, prompts, garbage, reconnect, slowloris)")
     args = parser.parse_args()
     if args.role == "flood":
@@ -243,7 +259,13 @@ def main() -> None:
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         need = SLOWLORIS + 1024
         resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, need if hard == resource.RLIM_INFINITY else min(hard, need)), hard))
-    print(json.dumps(asyncio.run(good(args.url, args.seconds, args.session) if args.role == "good" else flood(args.url, args.seconds, args.only))))
+    print(
+        json.dumps(
+            asyncio.run(
+                good(args.url, args.seconds, args.session, args.via_extension) if args.role == "good" else flood(args.url, args.seconds, args.only)
+            )
+        )
+    )
 
 
 if __name__ == "__main__":

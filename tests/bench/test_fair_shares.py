@@ -1,6 +1,9 @@
 """Benchmark: a legitimate agent's ack p95, and the dashboard's key -> repaint, under each flood one web origin
 can send (tests/bench/fair_load.py: budget, hellos, churn, rate, big, log), beside a control with no flood, same
-run. The agent (tests/bench/hostile_load.py `good`: 20 spans every 50 ms) is of another origin.
+run. The agent (tests/bench/hostile_load.py `good`: 20 spans every 50 ms) is of another origin. The `ext-` rows
+send the floods the way the extension carries a page (fair_load.py: the extension's Origin on every socket, the
+page's origin stamped in each hello), beside an agent the extension carries too, and its own control: every tab
+the extension carries shares its Origin header, so these rows hold the relay to the page origin's share.
 
 Targets (issue 31): the agent's ack p95 within 50 ms of the control, the dashboard's key p95 within 200 ms, under
 every flood. The short CI pass (WMCP_BENCH_SECONDS < 20) holds only what noise cannot flip: the agent is never
@@ -24,7 +27,7 @@ from typing import Any
 import pytest
 
 from tests.bench import procs
-from tests.bench.fair_load import KINDS
+from tests.bench.fair_load import EXT_KINDS, KINDS
 from tests.bench.test_tui_load import p95
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,9 +52,14 @@ def _flood(url: str, kind: str, seconds: float, ready: Path) -> subprocess.Popen
     return proc
 
 
-def _good(url: str, seconds: float, sid: str) -> dict[str, Any]:
+def _via(kind: str) -> list[str]:
+    """The legitimate agent's route for a row: the extension's for the `ext-` rows."""
+    return ["--via-extension"] if kind.startswith("ext") else []
+
+
+def _good(url: str, seconds: float, sid: str, kind: str) -> dict[str, Any]:
     run = subprocess.run(
-        [sys.executable, "-m", "tests.bench.hostile_load", "good", url, "--seconds", str(seconds), "--session", sid],
+        [sys.executable, "-m", "tests.bench.hostile_load", "good", url, "--seconds", str(seconds), "--session", sid, *_via(kind)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -60,6 +68,10 @@ def _good(url: str, seconds: float, sid: str) -> dict[str, Any]:
     )
     assert run.returncode == 0, f"the legitimate agent was refused or lost an ack: {run.stderr[-2000:]}"
     return json.loads(run.stdout)
+
+
+def _route(kind: str) -> str:
+    return "ext-" if kind.startswith("ext") else ""
 
 
 def _relay(home: Path) -> tuple[subprocess.Popen[str], str]:
@@ -81,9 +93,9 @@ def test_ack_p95_under_each_flood_beside_a_control(tmp_path: Path) -> None:
     relay, url = _relay(tmp_path / "home")  # with its session log, as a user runs it
     rows: dict[str, dict[str, Any]] = {}
     try:
-        for i, kind in enumerate(("control", *KINDS)):
-            flood = None if kind == "control" else _flood(url, kind, SECONDS + 2, tmp_path / f"{kind}.ready")
-            rows[kind] = _good(url, SECONDS, f"600d{i:04x}")
+        for i, kind in enumerate(("control", *KINDS, "ext-control", *EXT_KINDS)):
+            flood = None if kind.endswith("control") else _flood(url, kind, SECONDS + 2, tmp_path / f"{kind}.ready")
+            rows[kind] = _good(url, SECONDS, f"600d{i:04x}", kind)
             if flood is not None:
                 out, err = flood.communicate(timeout=SECONDS * 10 + 60)
                 assert flood.returncode == 0, err[-2000:]
@@ -91,31 +103,42 @@ def test_ack_p95_under_each_flood_beside_a_control(tmp_path: Path) -> None:
     finally:
         relay.send_signal(signal.SIGINT)
         relay.wait(30)
-    control = rows["control"]["ack_p95_ms"]
+    controls = {route: rows[f"{route}control"]["ack_p95_ms"] for route in ("", "ext-")}
     print(f"\nlegitimate agent's ack times under floods from another origin ({SECONDS:g} s a row)")
     for kind, row in rows.items():
         print(
-            f"  {kind:8s} ack p95 {row['ack_p95_ms']:7.1f} ms  p50 {row['ack_p50_ms']:6.1f}  max {row['ack_max_ms']:7.1f}"
+            f"  {kind:11s} ack p95 {row['ack_p95_ms']:7.1f} ms  p50 {row['ack_p50_ms']:6.1f}  max {row['ack_max_ms']:7.1f}"
             f"  ({row['good_batches']} batches)  flood {row.get('flood', {})}"
         )
     for kind, row in rows.items():
         assert row["good_batches"] > 0 and row["good_spans"] == 20 * row["good_batches"], f"{kind}: every batch acked"
     if SECONDS >= 20:
-        over = {k: r["ack_p95_ms"] for k, r in rows.items() if r["ack_p95_ms"] > control + ACK_OVER_CONTROL_MS}
-        assert not over, f"ack p95 more than {ACK_OVER_CONTROL_MS:g} ms over the control ({control:.1f} ms): {over}"
+        over = {k: r["ack_p95_ms"] for k, r in rows.items() if r["ack_p95_ms"] > controls[_route(k)] + ACK_OVER_CONTROL_MS}
+        assert not over, f"ack p95 more than {ACK_OVER_CONTROL_MS:g} ms over its route's control ({controls}): {over}"
 
 
 @pytest.mark.bench
 def test_dashboard_key_to_repaint_under_each_flood(tmp_path: Path) -> None:
     rows: dict[str, list[float]] = {}
-    for i, kind in enumerate(("control", *KINDS)):
+    for i, kind in enumerate(("control", *KINDS, *EXT_KINDS)):
         run = tmp_path / kind
         run.mkdir()
         probe = run / "probe.txt"
         with procs.wmcp(run, headless=False, probe=probe) as app:
             flood = None if kind == "control" else _flood(app.ws_url, kind, SECONDS + 2, run / "ready")
             agent = subprocess.Popen(
-                [sys.executable, "-m", "tests.bench.hostile_load", "good", app.ws_url, "--seconds", str(SECONDS), "--session", f"d00d{i:04x}"],
+                [
+                    sys.executable,
+                    "-m",
+                    "tests.bench.hostile_load",
+                    "good",
+                    app.ws_url,
+                    "--seconds",
+                    str(SECONDS),
+                    "--session",
+                    f"d00d{i:04x}",
+                    *_via(kind),
+                ],
                 cwd=ROOT,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -143,7 +166,7 @@ def test_dashboard_key_to_repaint_under_each_flood(tmp_path: Path) -> None:
         rows[kind] = latencies
     print(f"\ndashboard key -> repaint under floods from another origin ({SECONDS:g} s a row, one press a second)")
     for kind, latencies in rows.items():
-        print(f"  {kind:8s} key p95 {p95(latencies):7.0f} ms  max {max(latencies, default=float('nan')):7.0f} ms  ({len(latencies)} presses)")
+        print(f"  {kind:11s} key p95 {p95(latencies):7.0f} ms  max {max(latencies, default=float('nan')):7.0f} ms  ({len(latencies)} presses)")
     for kind, latencies in rows.items():
         assert latencies, f"{kind}: no key press was painted"
     if SECONDS >= 20:
