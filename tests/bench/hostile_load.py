@@ -52,8 +52,7 @@ GOOD_PAGE = "http://good.example"
 
 async def good_client(url: str, stop: float, latencies: list[float], sid: str = GOOD, extension: str | None = None) -> int:
     """`extension`: the extension's Origin header, to be carried as its worker carries a page's agent."""
-    # websockets types `origin` as its Origin NewType; a str is what it sends
-    async with connect(url, compression=None, max_size=None, origin=extension) as ws:  # type: ignore[arg-type]
+    async with connect(url, compression=None, max_size=None, origin=extension) as ws:  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
         await ws.recv()
         hello = synth.hello(sid, GOOD_PAGE, agent=EXTENSION_AGENT_PREFIX + "0.1.0") if extension else synth.hello(sid)
         await ws.send(json.dumps(hello))
