@@ -35,10 +35,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from relay_bridge.core import synth
-from relay_bridge.core.identity import EXTENSION_AGENT_PREFIX
-from relay_bridge.relay.extension import extension_origins
-
-EXTENSION_AGENT = EXTENSION_AGENT_PREFIX + "0.1.0"
+from tests.bench.hostile_load import EXTENSION_AGENT, extension_header
 
 ORIGIN = "http://flood.example"
 KINDS = ("budget", "hellos", "churn", "rate", "big", "log")
@@ -55,9 +52,7 @@ class Route:
 
 
 def extension_route() -> None:
-    origins = extension_origins()
-    assert origins, "the extension is not built (page_agent/extension/manifest.json)"
-    Route.header = next(iter(origins))
+    Route.header = extension_header()
     Route.agent = EXTENSION_AGENT
 
 

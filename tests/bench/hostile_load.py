@@ -42,6 +42,16 @@ from relay_bridge.core import synth
 from relay_bridge.core.identity import EXTENSION_AGENT_PREFIX
 from relay_bridge.relay.extension import extension_origins
 
+EXTENSION_AGENT = EXTENSION_AGENT_PREFIX + "0.1.0"
+
+
+def extension_header() -> str:
+    """The Origin header of the built extension's sockets (what its worker's socket for each page carries)."""
+    origins = extension_origins()
+    assert origins, "the extension is not built (page_agent/extension/manifest.json)"
+    return next(iter(origins))
+
+
 GOOD = "600d600d"
 GOOD_EVERY = 0.05
 
@@ -54,7 +64,7 @@ async def good_client(url: str, stop: float, latencies: list[float], sid: str = 
     """`extension`: the extension's Origin header, to be carried as its worker carries a page's agent."""
     async with connect(url, compression=None, max_size=None, origin=extension) as ws:  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
         await ws.recv()
-        hello = synth.hello(sid, GOOD_PAGE, agent=EXTENSION_AGENT_PREFIX + "0.1.0") if extension else synth.hello(sid)
+        hello = synth.hello(sid, GOOD_PAGE, agent=EXTENSION_AGENT) if extension else synth.hello(sid)
         await ws.send(json.dumps(hello))
         await ws.recv()
         seq = 0
@@ -207,11 +217,7 @@ async def slowloris(url: str, stop: float, codes: Counter[str], sent: Counter[st
 
 async def good(url: str, seconds: float, sid: str = GOOD, via_extension: bool = False) -> dict[str, Any]:
     latencies: list[float] = []
-    extension = None
-    if via_extension:
-        origins = extension_origins()
-        assert origins, "the extension is not built (page_agent/extension/manifest.json)"
-        extension = next(iter(origins))
+    extension = extension_header() if via_extension else None
     stored = await good_client(url, time.perf_counter() + seconds, latencies, sid, extension)
     latencies.sort()
     n = len(latencies)

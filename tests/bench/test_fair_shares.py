@@ -54,7 +54,7 @@ def _flood(url: str, kind: str, seconds: float, ready: Path) -> subprocess.Popen
 
 def _via(kind: str) -> list[str]:
     """The legitimate agent's route for a row: the extension's for the `ext-` rows."""
-    return ["--via-extension"] if kind.startswith("ext") else []
+    return ["--via-extension"] if _route(kind) else []
 
 
 def _good(url: str, seconds: float, sid: str, kind: str) -> dict[str, Any]:
