@@ -2333,6 +2333,9 @@ class Collector {
    */
   constructor({ sessionId, config, sink, clock, schedule, random, perf = globalThis.performance, setTimeout: st, clearTimeout: ct, microtask, windowMs = 0 }) {
     this.sessionId = sessionId
+    // The id in async frame names (wrap.js `carry`): fixed for the page's life, so a call still running when the
+    // session takes a new id (rename) is still found; never on the wire.
+    this.frameId = sessionId
     this.config = config
     this.sink = sink
     this.clock = clock || now
@@ -2481,7 +2484,7 @@ class Collector {
 
   /** The name of the async frame that carries a call's promise (wrap.js `carry`). */
   frameName(seq) {
-    return `__wmcp_${this.sessionId}_${seq}`
+    return `__wmcp_${this.frameId}_${seq}`
   }
 
   /**
@@ -3010,6 +3013,16 @@ class Collector {
    * Finish pending accounting now, so a read right after `await tool.execute(x)` counts that call (000's
    * quick start). The call path stays as it is: accounting still runs off it, only earlier when someone reads.
    */
+  /**
+   * The session goes on under a new id (the relay refused the first hello: another socket holds this one).
+   * Every held span is re-stamped, so what the relay did not have yet goes under the new id.
+   * @param {string} id
+   */
+  rename(id) {
+    this.sessionId = id
+    for (const span of this.stats.ring.values()) span.sessionId = id
+  }
+
   current() {
     if (this.pending.length) this.flush()
     return this
@@ -4073,8 +4086,11 @@ function start(session, calls) {
 }
 
 /** Settled calls' spans; `lost` is the exact count the agent could not keep. */
-function spans(session, list, lost) {
-  return { type: "spans", session, spans: list, lost }
+/** A batch of spans; `facts` ({seq, facts} items ready when it left) ride along, applied after the spans. */
+function spans(session, list, lost, facts) {
+  const f = { type: "spans", session, spans: list, lost }
+  if (facts && facts.length) f.facts = facts
+  return f
 }
 
 /** A span's Long-Task blocking time, known after the span left. */
@@ -4291,6 +4307,8 @@ function ranges(above, acked) {
  * @property {() => Iterable<object>} spans  held spans, oldest first
  * @property {() => object[]} replay  frames that restate the session after a (re)connect
  * @property {Delivery} delivery
+ * @property {() => string} [rename]  the relay refused our first hello as taken: go on under a new id (returned),
+ *   re-stamping what the feed holds. Without it such a hello is tried again after a backoff.
  * @property {() => void} [drain]  called at the start of each flush: queue what the feed has gathered since
  *   (the agent's batched `start` frames), so it goes out in the same flush
  * @property {() => {open: number|null, next: number}} [seqs]  the lowest seq still running or awaiting
@@ -4342,7 +4360,7 @@ class Uplink {
     this.resuming = false // a resume ack came: what the relay lacks goes on the next task, whatever the cadence
     this.mark = mark
     this.closed = false
-    this.counters = { connects: 0, disconnects: 0, framesSent: 0, spansSent: 0, acks: 0, errors: 0, rateLimited: 0, refused: 0 }
+    this.counters = { connects: 0, disconnects: 0, framesSent: 0, spansSent: 0, acks: 0, errors: 0, rateLimited: 0, refused: 0, renamed: 0 }
     this.lastRefusal = null
     this.warnedAt = -Infinity
     this.warn = warn || ((text) => { const c = globalThis.console; if (c && c.warn) c.warn(text) })
@@ -4644,9 +4662,13 @@ class Uplink {
     }
     for (let i = 0; i === 0 || i < pending.length; i += MAX_SPANS_PER_FRAME) {
       const chunk = pending.slice(i, i + MAX_SPANS_PER_FRAME)
-      const frame = frames.spans(s.feed.id, chunk, d.lost)
+      const last = i + MAX_SPANS_PER_FRAME >= pending.length
+      // The last frame of the batch carries the facts that are ready (their span sent, or in it): one send, not two.
+      const ride = last && s.late.length ? this.readyFacts(s, chunk) : null
+      const frame = frames.spans(s.feed.id, chunk, d.lost, ride && ride.items)
       if (floor !== null) frame.floor = floor
       if (!this.write(frame)) return
+      if (ride) s.late = ride.wait
       s.toldLost = d.lost
       for (const span of chunk) {
         s.sent.add(span.seq)
@@ -4655,6 +4677,24 @@ class Uplink {
       this.counters.spansSent += chunk.length
       if (chunk.length) this.lastSpansAt = this.clock()
     }
+  }
+
+  /**
+   * The facts that may ride on a spans frame carrying `chunk`: those whose span is in it, was carried on this
+   * connection or is held by the relay (at most MAX_SPANS_PER_FRAME); `wait` is what stays queued.
+   * @param {any} s
+   * @param {object[]} chunk
+   */
+  readyFacts(s, chunk) {
+    const d = s.feed.delivery
+    const here = new Set(chunk.map((span) => span.seq))
+    const items = []
+    const wait = []
+    for (const f of s.late) {
+      if (items.length < MAX_SPANS_PER_FRAME && (here.has(f.seq) || s.sent.has(f.seq) || d.has(f.seq))) items.push({ seq: f.seq, facts: f.facts })
+      else wait.push(f)
+    }
+    return { items, wait }
   }
 
   /**
@@ -4717,7 +4757,8 @@ class Uplink {
       const s = typeof msg.session === "string" ? this.feeds.get(msg.session) : undefined
       if (s && s.said) {
         // said bye: a refusal now is of something sent before it, never a reason to say hello again
-      } else if (s && s.helloSent && !s.resumed) this.helloRefused(s)
+      } else if (s && s.helloSent && !s.resumed && msg.code === "session_taken" && s.resume === null && typeof s.feed.rename === "function") this.renameFeed(s)
+      else if (s && s.helloSent && !s.resumed) this.helloRefused(s)
       else if (s && s.resumed && msg.code === "unknown_session") {
         // The relay accepted this session once and no longer knows it (it restarted): hello again now.
         this.resetLink(s)
@@ -4755,6 +4796,28 @@ class Uplink {
       this.resetLink(s)
       safely(() => this.flush())
     }, delay)
+  }
+
+  /**
+   * Our first hello was refused as `session_taken`: another socket holds that id, and this feed never had it (no
+   * resume secret yet). The feed takes a new id (feed.rename re-stamps what it holds) and says hello at once;
+   * what waits in its queue goes under the new id.
+   * @param {any} s
+   */
+  renameFeed(s) {
+    const old = s.feed.id
+    const id = s.feed.rename()
+    if (typeof id !== "string" || id === old || this.feeds.has(id)) return this.helloRefused(s)
+    s.feed.id = id
+    this.feeds.delete(old)
+    this.feeds.set(id, s)
+    this.watch.delete(old)
+    for (const f of s.queue) if (f.session === old) f.session = id
+    for (const f of s.late) if (f.session === old) f.session = id
+    this.counters.renamed++
+    safely(() => this.warn(`[wmcp-top] session ${old} is held by another socket; this page goes on as session ${id}`))
+    this.resetLink(s)
+    safely(() => this.flush())
   }
 
   /**
@@ -6736,18 +6799,18 @@ class Agent {
         evicted: (span) => self.feed && self.feed.delivery.evicted(span.seq),
         beforeReset: () => self.uplink && safely(() => self.uplink.flush()),
         tool: (rec, change) => self.onTool(rec, change),
-        ledger: () => self.uplink && self.uplink.ledgerDirty(sessionId),
+        ledger: () => self.uplink && self.uplink.ledgerDirty(self.collector.sessionId),
         status: () => self.onStatus(),
-        event: (e) => self.uplink && self.uplink.send(sessionId, frames.event(sessionId, e.at, e.kind, e.detail)),
+        event: (e) => self.uplink && self.send(frames.event(self.collector.sessionId, e.at, e.kind, e.detail)),
         // Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel.
-        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, frames.payload(sessionId, { seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) })),
+        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.send(frames.payload(self.collector.sessionId, { seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) })),
       },
     })
     // Diagnosis facts (facts.js): computed in idle callbacks, sent to the relay only (never the channel).
     if (config.facts !== false) {
       this.collector.facts = new FactsTaker({
         global: g,
-        send: (seq, facts) => self.uplink && self.uplink.send(sessionId, frames.facts(sessionId, seq, facts)),
+        send: (seq, facts) => self.uplink && self.send(frames.facts(self.collector.sessionId, seq, facts)),
         schemaOf: (tool) => self.schemaOf(tool),
         setTimeout: timers.setTimeout,
         clock: config.clock,
@@ -6779,11 +6842,11 @@ class Agent {
             clock: config.clock || now,
             sessionId,
             errorPolicy: config.errorPolicy,
-            send: (step) => self.uplink && self.uplink.send(sessionId, frames.prompt(sessionId, step)),
+            send: (step) => self.uplink && self.send(frames.prompt(self.collector.sessionId, step)),
             // Opt-in (capturePayloads) and only to a relay that wants payloads: the prompt's and the answer's text.
             payload:
               config.capturePayloads === true
-                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, frames.payload(sessionId, p))
+                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.send(frames.payload(self.collector.sessionId, p))
                 : null,
             maxPayload: config.maxPayloadLength,
           })
@@ -6971,6 +7034,31 @@ class Agent {
     if (this.uplink) this.uplink.spansReady()
   }
 
+  /** A frame of our own session: its `session` is the one the frame names (frames.js stamps it). */
+  send(frame) {
+    this.uplink.send(frame.session, frame)
+  }
+
+  /**
+   * The relay refused our first hello: another socket holds this session id (a page that says it is us, or a
+   * rare collision). The session carries on under a new id, never under the other's.
+   * @returns {string} the new id
+   */
+  renameSession() {
+    const c = this.collector
+    const old = c.sessionId
+    let id = newSessionId()
+    while (id === old) id = newSessionId()
+    c.rename(id)
+    if (this.prompts) this.prompts.sessionId = id
+    this.lastStatus = null
+    if (this.channel) {
+      this.channel.sessionId = id
+      safely(() => this.channel.announce())
+    }
+    return id
+  }
+
   onUpdate(seq, blockingMs) {
     const id = this.collector.sessionId
     if (this.channel) this.channel.update(id, seq, blockingMs)
@@ -7005,13 +7093,13 @@ class Agent {
   ownFeed() {
     const c = this.collector
     const g = this.g
-    const id = c.sessionId
     return {
-      id,
+      id: c.sessionId,
+      rename: () => this.renameSession(),
       delivery: new Delivery(),
       hello: () => ({
         session: {
-          id,
+          id: c.sessionId,
           origin: this.env.origin,
           path: this.env.path,
           title: cap(safely(() => g.document.title, "") || "", 512),
@@ -7032,13 +7120,13 @@ class Agent {
         const st = this.statusFrame()
         this.lastStatus = JSON.stringify(st)
         out.push(st)
-        out.push(frames.ledger(id, c.ledgerRev, c.ledger()))
+        out.push(frames.ledger(c.sessionId, c.ledgerRev, c.ledger()))
         this.pendingStarts = []
         const calls = Array.from(c.inFlight.values()).map((x) => ({ seq: x.seq, tool: x.tool, invokedAt: x.invokedAt, depth: x.depth, parent: x.parent, ...(x.waiting ? { waiting: true } : {}) }))
-        if (calls.length) out.push(frames.start(id, calls.slice(0, 500)))
+        if (calls.length) out.push(frames.start(c.sessionId, calls.slice(0, 500)))
         return out
       },
-      ledgerFrame: () => frames.ledger(id, c.ledgerRev, c.ledger()),
+      ledgerFrame: () => frames.ledger(c.sessionId, c.ledgerRev, c.ledger()),
     }
   }
 

@@ -177,8 +177,11 @@ function start(session, calls) {
 }
 
 /** Settled calls' spans; `lost` is the exact count the agent could not keep. */
-function spans(session, list, lost) {
-  return { type: "spans", session, spans: list, lost }
+/** A batch of spans; `facts` ({seq, facts} items ready when it left) ride along, applied after the spans. */
+function spans(session, list, lost, facts) {
+  const f = { type: "spans", session, spans: list, lost }
+  if (facts && facts.length) f.facts = facts
+  return f
 }
 
 /** A span's Long-Task blocking time, known after the span left. */
@@ -485,7 +488,8 @@ class Pipe {
 
   /** Acks from the relay give this tab's call count: the highest contiguous seq stored, plus one. */
   fromRelay(text) {
-    if (!text.startsWith('{"type":"ack"')) return
+    const taken = text.startsWith('{"type":"error","code":"session_taken"')
+    if (!taken && !text.startsWith('{"type":"ack"')) return
     let msg
     try {
       msg = JSON.parse(text)
@@ -493,6 +497,11 @@ class Pipe {
       return
     }
     const s = this.sessions.get(msg.session)
+    if (taken) {
+      // Not this pipe's: its place is free for the agent's next hello (under a new id, or again after a backoff).
+      if (s) this.sessions.delete(msg.session)
+      return
+    }
     if (s && typeof msg.seq === "number" && msg.seq > s.acked) {
       s.acked = msg.seq
       this.hub.changed(this.tabId)

@@ -265,3 +265,21 @@ test("the agent's registration: every frame at document_start in the main world,
   // A host no match pattern can hold is left out rather than breaking the registration for every site.
   assert.deepEqual(agentScript(["shop.example", "[::1]", "bad/host*", "", 7]).excludeMatches, ["*://shop.example/*", "*://[::1]/*"])
 })
+
+test("pipes: a hello the relay refuses as taken gives its place back, so the agent's renamed hello goes through", () => {
+  const { h } = hub()
+  h.configure(PAIRED)
+  const port = fakePort()
+  h.connect(port, { tabId: 5, frameId: 0, url: "http://localhost:8000/" })
+  const ws = FakeWebSocket.last()
+  ws.accept()
+  const hello = (id) => port.fromPage({ t: "send", d: JSON.stringify({ type: "hello", session: { id, origin: "x" } }) })
+  for (let i = 0; i < 8; i++) hello(`b000000${i}`)
+  assert.equal(h.sessionCount(5), 8, "the frame's share is full")
+  ws.deliver({ type: "error", code: "session_taken", message: "another socket owns this session", fatal: false, session: "b0000007" })
+  assert.ok(port.posted.some((m) => m.t === "msg" && JSON.parse(m.d).code === "session_taken"), "the page hears the refusal")
+  assert.equal(h.sessionCount(5), 7)
+  hello("c0000007")
+  assert.equal(ws.sent.at(-1).session.id, "c0000007", "the new id reaches the relay")
+  assert.equal(h.sessionCount(5), 8)
+})

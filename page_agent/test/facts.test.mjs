@@ -165,6 +165,35 @@ test("facts leave after their span, one per span, batched, with no body", async 
   ctx.api.detach()
 })
 
+test("facts ready when a batch leaves ride on its spans frame: one send, not two", async () => {
+  // An unwatched session: spans wait for the relay's interval, time enough for the idle callback's facts.
+  const ctx = await connectedAgent()
+  ctx.ws.deliver({ type: "watch", session: ctx.id, watched: false, intervalMs: 1000 })
+  ctx.env.run()
+  await ctx.host.registerTool({ name: "t", description: "t", inputSchema: { type: "object" }, execute: () => "plain" })
+  await settle()
+  ctx.env.run()
+  const before = ctx.ws.sent.length
+  for (let i = 0; i < 3; i++) {
+    await ctx.host.executeTool({ name: "t" }, { i })
+    await settle()
+    ctx.env.run()
+  }
+  ctx.env.advance(60) // the facts are taken
+  ctx.env.run()
+  assert.equal(ctx.ws.sent.length, before, "nothing left before the interval")
+  ctx.env.advance(1000)
+  ctx.env.run()
+  const after = ctx.ws.sent.slice(before)
+  assert.deepEqual(after.filter((f) => f.type === "facts"), [], "no facts frame of its own")
+  const [frame] = after.filter((f) => f.type === "spans")
+  assert.deepEqual(frame.spans.map((x) => x.seq), [0, 1, 2])
+  assert.deepEqual(frame.facts.map((x) => x.seq), [0, 1, 2])
+  assert.deepEqual(Object.keys(frame.facts[0]).sort(), ["facts", "seq"])
+  assert.deepEqual(frame.facts[0].facts.bloat.textBytes, 5)
+  ctx.api.detach()
+})
+
 test("a single fact goes as {seq, facts}; facts without a span yet wait for it", async () => {
   const ctx = await connectedAgent()
   await ctx.host.registerTool({ name: "t", description: "t", inputSchema: { type: "object" }, execute: () => "plain" })

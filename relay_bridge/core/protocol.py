@@ -170,6 +170,9 @@ class Spans(Struct, tag="spans", tag_field="type", forbid_unknown_fields=True):
     # will never fill, and never past a call that is still running.
     floor: NonNegInt | None = None
     lost: NonNegInt | None = None
+    # Facts (late, as in a `facts` frame) that were ready when this batch left: one frame instead of two.
+    # Applied after the frame's spans.
+    facts: Annotated[list[FactsItem], Meta(max_length=MAX_FACTS_PER_FRAME)] | None = None
 
 
 class Update(Struct, tag="update", tag_field="type", forbid_unknown_fields=True):

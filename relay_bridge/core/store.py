@@ -802,13 +802,18 @@ class Store:
                     n=refused_n,
                 )
             )
+        if frame.facts:
+            replies.extend(self._store_facts(conn, session, frame.facts))
         replies.append(session.ack())
         return replies
 
     def _facts(self, conn: int, session: Session, frame: p.FactsFrame) -> list[msgspec.Struct]:
+        return self._store_facts(conn, session, frame.entries())
+
+    def _store_facts(self, conn: int, session: Session, items: list[p.FactsItem]) -> list[msgspec.Struct]:
         """Store each call's facts once. A window of FACTS_MAX entries (the oldest leaves); the relay budget refuses."""
         refused = 0
-        for item in frame.entries():
+        for item in items:
             if item.seq in session.facts:
                 session.counters.facts_duplicates += 1
                 self.counters["facts_duplicates"] += 1

@@ -539,11 +539,17 @@ class Relay:
         if isinstance(frame, p.Spans) and len(frame.spans) > APPLY_SLICE:
             # A big batch is applied in slices with the loop free in between: no socket holds the loop for a
             # whole 500-span batch while a well-behaved agent's ack waits. Only the last slice carries the
-            # frame's floor and lost (they apply after its spans) and answers with the ack.
+            # frame's floor, lost and facts (they apply after its spans) and answers with the ack.
             n = len(frame.spans)
             for i in range(0, n, APPLY_SLICE):
                 last = i + APPLY_SLICE >= n
-                part = p.Spans(frame.session, frame.spans[i : i + APPLY_SLICE], frame.floor if last else None, frame.lost if last else None)
+                part = p.Spans(
+                    frame.session,
+                    frame.spans[i : i + APPLY_SLICE],
+                    frame.floor if last else None,
+                    frame.lost if last else None,
+                    frame.facts if last else None,
+                )
                 started = time.perf_counter()
                 out = store.apply(conn, part, more=i > 0)
                 cost += time.perf_counter() - started

@@ -89,3 +89,49 @@ def test_an_agent_survives_a_flood_a_hijack_and_a_restart_with_every_span_once(b
     assert errors == []
     context.close()
     stack.close()
+
+
+# The agent's first session id is drawn from crypto.getRandomValues (4 bytes): this makes the first draw the
+# squatter's id, as a collision or a page that copied it would.
+TAKEN = "5badf00d"
+FIRST_ID = """() => {
+  const real = crypto.getRandomValues.bind(crypto)
+  let first = true
+  crypto.getRandomValues = (a) => {
+    if (first && a instanceof Uint8Array && a.length === 4) {
+      first = false
+      a.set([0x5b, 0xad, 0xf0, 0x0d])
+      return a
+    }
+    return real(a)
+  }
+}"""
+
+
+def test_a_page_whose_id_another_socket_holds_goes_on_under_a_new_one(browser, pages, relay_server) -> None:
+    with connect(relay_server.ws_url) as squatter:
+        squatter.recv()
+        squatter.send(json.dumps(synth.hello(TAKEN, title="held by another socket")))
+        assert json.loads(squatter.recv())["type"] == "ack"
+        squatter.send(json.dumps(synth.spans_frame(TAKEN, [synth.span(TAKEN, i, "theirs", 1.0 + i, 1.0) for i in range(3)])))
+        assert json.loads(squatter.recv())["type"] == "ack"
+        context = browser.new_context()
+        context.add_init_script(script=f"({FIRST_ID})()")
+        page = context.new_page()
+        warnings: list[str] = []
+        page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
+        page.goto(pages.url("native.html", relay_server))
+        page.evaluate("window.registered")
+        page.evaluate(RUN, 5)  # measured under whatever id it holds; held until the relay takes them
+        page.wait_for_function("(taken) => __webmcpPerf.sessionId !== taken", arg=TAKEN, timeout=15_000)
+        sid = page.evaluate("__webmcpPerf.sessionId")
+        snap = relay_server.wait_for(lambda s: seqs_at_relay(s, sid) == list(range(5)), timeout=15)
+        mine = session_of(snap, sid)
+        assert mine["state"] == "live" and mine["info"]["title"] == page.title() and mine["lost"] == 0
+        assert {s["sessionId"] for s in mine["spans"]} == {sid}
+        theirs = session_of(snap, TAKEN)
+        assert theirs["info"]["title"] == "held by another socket"
+        assert [(s["seq"], s["tool"]) for s in theirs["spans"]] == [(0, "theirs"), (1, "theirs"), (2, "theirs")], "nothing of the page's"
+        assert page.evaluate("__webmcpPerf.relay().renamed") == 1
+        assert any(TAKEN in w and sid in w for w in warnings), warnings
+        context.close()

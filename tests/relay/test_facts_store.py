@@ -15,7 +15,9 @@ from relay_bridge.core.store import Store
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
 from relay_bridge.relay.replay import load_store
+from relay_bridge.relay.server import APPLY_SLICE, Relay, RelayConfig
 from relay_bridge.relay.sessionlog import SessionLog
+from tests.relay.conftest import TOKEN, open_session, recv_json
 from tests.relay.test_protocol import FACTS
 
 SID = "0a1b2c3d"
@@ -124,3 +126,46 @@ def test_facts_go_to_the_session_log_and_a_replay_rebuilds_them(tmp_path: Path) 
     again = load_store(log.path).sessions[SID]
     assert again.facts == store.sessions[SID].facts
     assert again.facts[0].bloat is not None and again.facts[0].bloat.whitespace_bytes == 300
+
+
+def test_facts_riding_on_a_spans_frame_are_stored_after_its_spans() -> None:
+    store = Store()
+    store.connect(1)
+    store.apply(1, frame(synth.hello(SID)))
+    spans = [synth.span(SID, s, "snap", s * 10.0, 1.0) for s in range(3)]
+    riding = [{"seq": 0, "facts": {"repeat": {"of": 0}}}, {"seq": 2, "facts": FACTS}]
+    [ack] = store.apply(1, frame(synth.spans_frame(SID, spans, facts=riding)))
+    assert isinstance(ack, p.Ack) and ack.seq == 2
+    session = store.sessions[SID]
+    assert sorted(session.facts) == [0, 2] and session.counters.facts == 2
+    assert session.facts[2].image is not None and session.facts[2].image.fit_bytes == 22000
+    # the same facts again (a re-sent batch): counted as duplicates, the spans' ack unchanged
+    replies = store.apply(1, frame(synth.spans_frame(SID, spans, facts=riding)))
+    assert [type(r) for r in replies] == [p.Ack] and session.counters.facts_duplicates == 2
+
+
+def test_a_spans_frame_carries_at_most_a_frames_worth_of_facts() -> None:
+    too_many = [{"seq": s, "facts": {}} for s in range(p.MAX_FACTS_PER_FRAME + 1)]
+    assert isinstance(p.decode(json.dumps(synth.spans_frame(SID, [], facts=too_many))), p.Rejection)
+    assert isinstance(p.decode(json.dumps(synth.spans_frame(SID, [], facts=[{"seq": -1, "facts": {}}]))), p.Rejection)
+
+
+async def test_a_sliced_batch_keeps_its_facts_and_the_log_replays_them(tmp_path: Path) -> None:
+    """A batch above the server's slice is applied in parts: the facts go with the last, and are logged."""
+    relay = Relay(RelayConfig(port=0, token=TOKEN, log_dir=tmp_path / "logs"))
+    await relay.start()
+    try:
+        ws = await open_session(relay, SID)
+        n = APPLY_SLICE * 2 + 7
+        spans = [synth.span(SID, s, "snap", s * 10.0, 1.0) for s in range(n)]
+        riding = [{"seq": s, "facts": {"repeat": {"of": 0}}} for s in range(1, n)]
+        await ws.send(json.dumps(synth.spans_frame(SID, spans, facts=riding)))
+        ack = await recv_json(ws)
+        assert (ack["type"], ack["seq"]) == ("ack", n - 1)
+        live = relay.store.sessions[SID]
+        assert sorted(live.facts) == list(range(1, n)) and live.counters.facts == n - 1
+        await ws.close()
+    finally:
+        await relay.stop()
+    [part] = sorted((tmp_path / "logs").rglob("*.jsonl*"))
+    assert load_store(part).sessions[SID].facts == live.facts

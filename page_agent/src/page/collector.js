@@ -72,6 +72,9 @@ export class Collector {
    */
   constructor({ sessionId, config, sink, clock, schedule, random, perf = globalThis.performance, setTimeout: st, clearTimeout: ct, microtask, windowMs = 0 }) {
     this.sessionId = sessionId
+    // The id in async frame names (wrap.js `carry`): fixed for the page's life, so a call still running when the
+    // session takes a new id (rename) is still found; never on the wire.
+    this.frameId = sessionId
     this.config = config
     this.sink = sink
     this.clock = clock || now
@@ -220,7 +223,7 @@ export class Collector {
 
   /** The name of the async frame that carries a call's promise (wrap.js `carry`). */
   frameName(seq) {
-    return `__wmcp_${this.sessionId}_${seq}`
+    return `__wmcp_${this.frameId}_${seq}`
   }
 
   /**
@@ -749,6 +752,16 @@ export class Collector {
    * Finish pending accounting now, so a read right after `await tool.execute(x)` counts that call (000's
    * quick start). The call path stays as it is: accounting still runs off it, only earlier when someone reads.
    */
+  /**
+   * The session goes on under a new id (the relay refused the first hello: another socket holds this one).
+   * Every held span is re-stamped, so what the relay did not have yet goes under the new id.
+   * @param {string} id
+   */
+  rename(id) {
+    this.sessionId = id
+    for (const span of this.stats.ring.values()) span.sessionId = id
+  }
+
   current() {
     if (this.pending.length) this.flush()
     return this

@@ -108,18 +108,18 @@ class Agent {
         evicted: (span) => self.feed && self.feed.delivery.evicted(span.seq),
         beforeReset: () => self.uplink && safely(() => self.uplink.flush()),
         tool: (rec, change) => self.onTool(rec, change),
-        ledger: () => self.uplink && self.uplink.ledgerDirty(sessionId),
+        ledger: () => self.uplink && self.uplink.ledgerDirty(self.collector.sessionId),
         status: () => self.onStatus(),
-        event: (e) => self.uplink && self.uplink.send(sessionId, frames.event(sessionId, e.at, e.kind, e.detail)),
+        event: (e) => self.uplink && self.send(frames.event(self.collector.sessionId, e.at, e.kind, e.detail)),
         // Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel.
-        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, frames.payload(sessionId, { seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) })),
+        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.send(frames.payload(self.collector.sessionId, { seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) })),
       },
     })
     // Diagnosis facts (facts.js): computed in idle callbacks, sent to the relay only (never the channel).
     if (config.facts !== false) {
       this.collector.facts = new FactsTaker({
         global: g,
-        send: (seq, facts) => self.uplink && self.uplink.send(sessionId, frames.facts(sessionId, seq, facts)),
+        send: (seq, facts) => self.uplink && self.send(frames.facts(self.collector.sessionId, seq, facts)),
         schemaOf: (tool) => self.schemaOf(tool),
         setTimeout: timers.setTimeout,
         clock: config.clock,
@@ -151,11 +151,11 @@ class Agent {
             clock: config.clock || now,
             sessionId,
             errorPolicy: config.errorPolicy,
-            send: (step) => self.uplink && self.uplink.send(sessionId, frames.prompt(sessionId, step)),
+            send: (step) => self.uplink && self.send(frames.prompt(self.collector.sessionId, step)),
             // Opt-in (capturePayloads) and only to a relay that wants payloads: the prompt's and the answer's text.
             payload:
               config.capturePayloads === true
-                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.uplink.send(sessionId, frames.payload(sessionId, p))
+                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.send(frames.payload(self.collector.sessionId, p))
                 : null,
             maxPayload: config.maxPayloadLength,
           })
@@ -343,6 +343,31 @@ class Agent {
     if (this.uplink) this.uplink.spansReady()
   }
 
+  /** A frame of our own session: its `session` is the one the frame names (frames.js stamps it). */
+  send(frame) {
+    this.uplink.send(frame.session, frame)
+  }
+
+  /**
+   * The relay refused our first hello: another socket holds this session id (a page that says it is us, or a
+   * rare collision). The session carries on under a new id, never under the other's.
+   * @returns {string} the new id
+   */
+  renameSession() {
+    const c = this.collector
+    const old = c.sessionId
+    let id = newSessionId()
+    while (id === old) id = newSessionId()
+    c.rename(id)
+    if (this.prompts) this.prompts.sessionId = id
+    this.lastStatus = null
+    if (this.channel) {
+      this.channel.sessionId = id
+      safely(() => this.channel.announce())
+    }
+    return id
+  }
+
   onUpdate(seq, blockingMs) {
     const id = this.collector.sessionId
     if (this.channel) this.channel.update(id, seq, blockingMs)
@@ -377,13 +402,13 @@ class Agent {
   ownFeed() {
     const c = this.collector
     const g = this.g
-    const id = c.sessionId
     return {
-      id,
+      id: c.sessionId,
+      rename: () => this.renameSession(),
       delivery: new Delivery(),
       hello: () => ({
         session: {
-          id,
+          id: c.sessionId,
           origin: this.env.origin,
           path: this.env.path,
           title: cap(safely(() => g.document.title, "") || "", 512),
@@ -404,13 +429,13 @@ class Agent {
         const st = this.statusFrame()
         this.lastStatus = JSON.stringify(st)
         out.push(st)
-        out.push(frames.ledger(id, c.ledgerRev, c.ledger()))
+        out.push(frames.ledger(c.sessionId, c.ledgerRev, c.ledger()))
         this.pendingStarts = []
         const calls = Array.from(c.inFlight.values()).map((x) => ({ seq: x.seq, tool: x.tool, invokedAt: x.invokedAt, depth: x.depth, parent: x.parent, ...(x.waiting ? { waiting: true } : {}) }))
-        if (calls.length) out.push(frames.start(id, calls.slice(0, 500)))
+        if (calls.length) out.push(frames.start(c.sessionId, calls.slice(0, 500)))
         return out
       },
-      ledgerFrame: () => frames.ledger(id, c.ledgerRev, c.ledger()),
+      ledgerFrame: () => frames.ledger(c.sessionId, c.ledgerRev, c.ledger()),
     }
   }
 

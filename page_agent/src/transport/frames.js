@@ -23,8 +23,11 @@ export function start(session, calls) {
 }
 
 /** Settled calls' spans; `lost` is the exact count the agent could not keep. */
-export function spans(session, list, lost) {
-  return { type: "spans", session, spans: list, lost }
+/** A batch of spans; `facts` ({seq, facts} items ready when it left) ride along, applied after the spans. */
+export function spans(session, list, lost, facts) {
+  const f = { type: "spans", session, spans: list, lost }
+  if (facts && facts.length) f.facts = facts
+  return f
 }
 
 /** A span's Long-Task blocking time, known after the span left. */

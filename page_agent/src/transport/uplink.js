@@ -127,6 +127,8 @@ function ranges(above, acked) {
  * @property {() => Iterable<object>} spans  held spans, oldest first
  * @property {() => object[]} replay  frames that restate the session after a (re)connect
  * @property {Delivery} delivery
+ * @property {() => string} [rename]  the relay refused our first hello as taken: go on under a new id (returned),
+ *   re-stamping what the feed holds. Without it such a hello is tried again after a backoff.
  * @property {() => void} [drain]  called at the start of each flush: queue what the feed has gathered since
  *   (the agent's batched `start` frames), so it goes out in the same flush
  * @property {() => {open: number|null, next: number}} [seqs]  the lowest seq still running or awaiting
@@ -178,7 +180,7 @@ export class Uplink {
     this.resuming = false // a resume ack came: what the relay lacks goes on the next task, whatever the cadence
     this.mark = mark
     this.closed = false
-    this.counters = { connects: 0, disconnects: 0, framesSent: 0, spansSent: 0, acks: 0, errors: 0, rateLimited: 0, refused: 0 }
+    this.counters = { connects: 0, disconnects: 0, framesSent: 0, spansSent: 0, acks: 0, errors: 0, rateLimited: 0, refused: 0, renamed: 0 }
     this.lastRefusal = null
     this.warnedAt = -Infinity
     this.warn = warn || ((text) => { const c = globalThis.console; if (c && c.warn) c.warn(text) })
@@ -480,9 +482,13 @@ export class Uplink {
     }
     for (let i = 0; i === 0 || i < pending.length; i += MAX_SPANS_PER_FRAME) {
       const chunk = pending.slice(i, i + MAX_SPANS_PER_FRAME)
-      const frame = frames.spans(s.feed.id, chunk, d.lost)
+      const last = i + MAX_SPANS_PER_FRAME >= pending.length
+      // The last frame of the batch carries the facts that are ready (their span sent, or in it): one send, not two.
+      const ride = last && s.late.length ? this.readyFacts(s, chunk) : null
+      const frame = frames.spans(s.feed.id, chunk, d.lost, ride && ride.items)
       if (floor !== null) frame.floor = floor
       if (!this.write(frame)) return
+      if (ride) s.late = ride.wait
       s.toldLost = d.lost
       for (const span of chunk) {
         s.sent.add(span.seq)
@@ -491,6 +497,24 @@ export class Uplink {
       this.counters.spansSent += chunk.length
       if (chunk.length) this.lastSpansAt = this.clock()
     }
+  }
+
+  /**
+   * The facts that may ride on a spans frame carrying `chunk`: those whose span is in it, was carried on this
+   * connection or is held by the relay (at most MAX_SPANS_PER_FRAME); `wait` is what stays queued.
+   * @param {any} s
+   * @param {object[]} chunk
+   */
+  readyFacts(s, chunk) {
+    const d = s.feed.delivery
+    const here = new Set(chunk.map((span) => span.seq))
+    const items = []
+    const wait = []
+    for (const f of s.late) {
+      if (items.length < MAX_SPANS_PER_FRAME && (here.has(f.seq) || s.sent.has(f.seq) || d.has(f.seq))) items.push({ seq: f.seq, facts: f.facts })
+      else wait.push(f)
+    }
+    return { items, wait }
   }
 
   /**
@@ -553,7 +577,8 @@ export class Uplink {
       const s = typeof msg.session === "string" ? this.feeds.get(msg.session) : undefined
       if (s && s.said) {
         // said bye: a refusal now is of something sent before it, never a reason to say hello again
-      } else if (s && s.helloSent && !s.resumed) this.helloRefused(s)
+      } else if (s && s.helloSent && !s.resumed && msg.code === "session_taken" && s.resume === null && typeof s.feed.rename === "function") this.renameFeed(s)
+      else if (s && s.helloSent && !s.resumed) this.helloRefused(s)
       else if (s && s.resumed && msg.code === "unknown_session") {
         // The relay accepted this session once and no longer knows it (it restarted): hello again now.
         this.resetLink(s)
@@ -591,6 +616,28 @@ export class Uplink {
       this.resetLink(s)
       safely(() => this.flush())
     }, delay)
+  }
+
+  /**
+   * Our first hello was refused as `session_taken`: another socket holds that id, and this feed never had it (no
+   * resume secret yet). The feed takes a new id (feed.rename re-stamps what it holds) and says hello at once;
+   * what waits in its queue goes under the new id.
+   * @param {any} s
+   */
+  renameFeed(s) {
+    const old = s.feed.id
+    const id = s.feed.rename()
+    if (typeof id !== "string" || id === old || this.feeds.has(id)) return this.helloRefused(s)
+    s.feed.id = id
+    this.feeds.delete(old)
+    this.feeds.set(id, s)
+    this.watch.delete(old)
+    for (const f of s.queue) if (f.session === old) f.session = id
+    for (const f of s.late) if (f.session === old) f.session = id
+    this.counters.renamed++
+    safely(() => this.warn(`[wmcp-top] session ${old} is held by another socket; this page goes on as session ${id}`))
+    this.resetLink(s)
+    safely(() => this.flush())
   }
 
   /**

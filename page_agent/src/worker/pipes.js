@@ -219,7 +219,8 @@ class Pipe {
 
   /** Acks from the relay give this tab's call count: the highest contiguous seq stored, plus one. */
   fromRelay(text) {
-    if (!text.startsWith('{"type":"ack"')) return
+    const taken = text.startsWith('{"type":"error","code":"session_taken"')
+    if (!taken && !text.startsWith('{"type":"ack"')) return
     let msg
     try {
       msg = JSON.parse(text)
@@ -227,6 +228,11 @@ class Pipe {
       return
     }
     const s = this.sessions.get(msg.session)
+    if (taken) {
+      // Not this pipe's: its place is free for the agent's next hello (under a new id, or again after a backoff).
+      if (s) this.sessions.delete(msg.session)
+      return
+    }
     if (s && typeof msg.seq === "number" && msg.seq > s.acked) {
       s.acked = msg.seq
       this.hub.changed(this.tabId)
