@@ -32,7 +32,7 @@ from relay_bridge.relay.paths import config_dir, log_dir, state_dir
 from relay_bridge.relay.replay import ReplayError, load_store
 from relay_bridge.relay.server import DEFAULT_PORT, Relay, RelayConfig
 
-SUMMARY_EVERY = 5.0
+SUMMARY_EVERY = 5.0  # seconds between the headless relay's summaries (relay --summary-every)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -283,7 +283,8 @@ async def _relay_main(args: argparse.Namespace) -> int:
     log_said: str | None = None
     capped_said = False  # the run's log cap is said once, with the summary after it first deletes a part
     otlp_said = "ok"  # the collector's state is said when it changes, not every summary
-    next_summary = loop.time() + SUMMARY_EVERY
+    every = args.summary_every
+    next_summary = loop.time() + every
     try:
         while not stop.is_set():
             waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(health.wait())]
@@ -295,7 +296,7 @@ async def _relay_main(args: argparse.Namespace) -> int:
                 log_said = _say_log_health(relay, log_said)
             if loop.time() < next_summary:
                 continue
-            next_summary = loop.time() + SUMMARY_EVERY
+            next_summary = loop.time() + every
             for session in relay.store.live_sessions():
                 print(session_line(session), flush=True)
             if not capped_said and relay.session_log is not None and relay.session_log.capped is not None:

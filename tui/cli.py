@@ -44,6 +44,13 @@ def build_parser() -> argparse.ArgumentParser:
     relay = sub.add_parser("relay", help="run the relay headless, print one summary line per session")
     core.add_relay_options(relay)
     relay.add_argument("--report-on-exit", metavar="DIR", help="on Ctrl-C/SIGTERM write DIR/<session>.json and DIR/capture.json")
+    relay.add_argument(
+        "--summary-every",
+        metavar="SECONDS",
+        type=core.positive_float,
+        default=core.SUMMARY_EVERY,
+        help=f"print the summary lines every SECONDS (above 0; default {core.SUMMARY_EVERY:g})",
+    )
 
     snippet = sub.add_parser("snippet", help="print the script tag, console import() and bookmarklet")
     snippet.add_argument("--port", type=core.port_type, default=None, help="the relay's port the snippet points at (default: the usual port)")

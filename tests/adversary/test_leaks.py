@@ -33,7 +33,12 @@ async def test_content_type_keys_are_mcp_types_never_page_strings(relay: Relay) 
 def test_headless_relay_output_shows_page_line_breaks_inert(tmp_path: Path) -> None:
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "relay", "--port", "0"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--summary-every", "0.2"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None
     out = Lines(proc.stdout)

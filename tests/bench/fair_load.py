@@ -4,6 +4,9 @@ process's share of a core), beside a well-behaved agent of another origin (tests
 
   python -m tests.bench.fair_load URL KIND SECONDS READY_FILE
 
+It floods for SECONDS at most; SIGTERM ends it sooner (the benchmark sends it once the agent beside it is done),
+and either way it prints what it sent as one JSON line.
+
 `ext-KIND` sends the same flood the way the wmcp-top extension carries a page's frames: a socket per page with
 the extension's Origin header, every hello stamped with the page's origin and the extension's agent name (what
 the service worker does to whatever the page sends, page_agent/src/worker/pipes.js).
@@ -23,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 import time
 from collections import Counter
@@ -209,8 +213,12 @@ async def run(url: str, kind: str, seconds: float, ready: Path) -> dict[str, Any
     task = asyncio.ensure_future(job)
     while not task.done() and sum(n.values()) < 8:  # the flood is under way before the agent is timed
         await asyncio.sleep(0.01)
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
     ready.write_text("1")
-    await task
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass  # told to stop: the agent beside it is done
     return dict(n)
 
 

@@ -395,7 +395,7 @@ def test_a_collector_that_is_down_is_one_line_then_a_count(tmp_path: Path) -> No
         dead = s.getsockname()[1]
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--no-log", "--otlp", f"http://127.0.0.1:{dead}"],
+        [sys.executable, "-m", "tui.cli", "relay", "--port", "0", "--no-log", "--otlp", f"http://127.0.0.1:{dead}", "--summary-every", "0.2"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

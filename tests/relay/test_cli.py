@@ -94,7 +94,7 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_relay_prints_snippet_and_summaries_then_writes_reports_on_sigterm(tmp_path: Path) -> None:
     out_dir = tmp_path / "reports"
-    proc, port, token = start_relay(tmp_path, "--report-on-exit", str(out_dir))
+    proc, port, token = start_relay(tmp_path, "--report-on-exit", str(out_dir), "--summary-every", "0.2")
     assert proc.stdout is not None
     try:
         lines = [proc.stdout.readline() for _ in range(4)]
@@ -167,7 +167,7 @@ def test_an_idle_headless_relay_sleeps_and_still_serves(tmp_path: Path) -> None:
 
 def test_headless_output_never_carries_a_page_escape_sequence(tmp_path: Path) -> None:
     """`wmcp-top relay` prints origins and summaries: a page's control characters show, never act."""
-    proc, port, token = start_relay(tmp_path, "--no-log")
+    proc, port, token = start_relay(tmp_path, "--no-log", "--summary-every", "0.2")
     assert proc.stdout is not None
     try:
         with connect(f"ws://127.0.0.1:{port}/relay?t={token}") as ws:
@@ -205,6 +205,8 @@ def test_invalid_option_values_are_one_line_and_exit_2(tmp_path: Path) -> None:
         (("relay", "--port", "99999"), "port"),
         (("--theme", "nosuch", "--port", "0"), "unknown theme 'nosuch'"),
         (("relay", "--nosuch"), "unrecognized arguments"),
+        (("relay", "--summary-every", "0"), "above 0"),
+        (("relay", "--summary-every", "nan"), "not a finite number"),
     ]:
         assert word in one_line_exit_2(run(tmp_path, *args, timeout=20)), args
 

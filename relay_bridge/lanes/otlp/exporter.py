@@ -167,7 +167,14 @@ class OtlpExport:
         if self._thread.is_alive():
             self._thread.join(EXPORT_TIMEOUT * 2 if flush else 0.5)
         self._exporter.shutdown()
-        logging.getLogger("opentelemetry").removeHandler(self._library_log)
+        if self._thread.is_alive():
+            self._thread.join(0.5)  # an export still retrying stops at shutdown, and says so in the library's log
+        # What the library logs after this (a retry's "Shutdown in progress") goes nowhere: without a handler of
+        # its own, Python's last-resort handler would print it on the terminal.
+        library = logging.getLogger("opentelemetry")
+        library.removeHandler(self._library_log)
+        if not any(isinstance(h, logging.NullHandler) for h in library.handlers):
+            library.addHandler(logging.NullHandler())
 
     def _run(self) -> None:
         while True:
