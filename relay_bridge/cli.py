@@ -27,6 +27,7 @@ from relay_bridge.exports.report import build_report
 from relay_bridge.findings.document import session_findings
 from relay_bridge.lanes.otlp.exporter import BadEndpoint, OtlpUnavailable, traces_endpoint
 from relay_bridge.relay.auth import load_key, load_token
+from relay_bridge.relay.heap import freeze_startup_heap
 from relay_bridge.relay.logsetup import configure as configure_logging
 from relay_bridge.relay.paths import config_dir, log_dir, state_dir
 from relay_bridge.relay.replay import ReplayError, load_store
@@ -341,6 +342,7 @@ def _say_log_health(relay: Relay, said: str | None) -> str | None:
 
 
 def cmd_relay(args: argparse.Namespace) -> int:
+    freeze_startup_heap()
     return asyncio.run(_relay_main(args))
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from relay_bridge.cli import preflight_port, relay_config, write_reports
 from relay_bridge.core.store import Store
 from relay_bridge.errors import UsageError
+from relay_bridge.relay.heap import freeze_startup_heap
 from relay_bridge.relay.replay import ReplayError, StepClock
 
 
@@ -76,6 +77,7 @@ def check_theme(name: str) -> None:
 
 def run_app(args: argparse.Namespace) -> int:
     app = build_app(args)
+    freeze_startup_heap()
     app.run()
     if app.startup_error:
         raise UsageError(app.startup_error)

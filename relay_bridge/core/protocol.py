@@ -61,9 +61,10 @@ ErrorPolicy = Literal["message", "name", "none"]
 ResultType = Literal["object", "array", "string", "number", "boolean", "null", "undefined", "error", "unserializable"]
 
 
-class Span(Struct, forbid_unknown_fields=True):
+class Span(Struct, forbid_unknown_fields=True, gc=False):
     """One measured execute() call: exactly the field names of webmcp-profiler's span, plus the optional
-    facts about what the agent received."""
+    facts about what the agent received. Untracked by the cycle collector (gc=False: only scalars and a dict of
+    counts, never in a cycle): the store holds thousands, and each decoded frame adds up to 500."""
 
     sessionId: SessionId
     seq: NonNegInt

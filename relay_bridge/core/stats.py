@@ -12,10 +12,8 @@ page_agent/src/page/stats.js through tests/vectors/, so the two implementations 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -32,8 +30,10 @@ def quantile(sorted_values: list[float], p: float) -> float | None:
     return sorted_values[min(n - 1, math.floor(p * n))]
 
 
-@dataclass(slots=True)
-class ToolRow:
+# Rows and totals hold only numbers, so the cycle collector need not visit them (gc=False): a session may hold
+# a row for every tool name its spans used, and a full collection over tens of thousands of tracked rows stalled
+# the dashboard's loop for 100-280 ms (docs/limits.md, the budget flood).
+class ToolRow(msgspec.Struct, gc=False):
     """Running per-tool counters; percentiles come from the ring buffer when asked."""
 
     calls: int = 0
@@ -49,8 +49,7 @@ class ToolRow:
     internal: bool = False
 
 
-@dataclass(slots=True)
-class Totals:
+class Totals(msgspec.Struct, gc=False):
     calls: int = 0
     unsampledCalls: int = 0
     overlappingCalls: int = 0
@@ -78,7 +77,9 @@ class SessionStats:
         # since a version, found without scanning every tool. `epoch` moves when every row may have changed.
         self.version = 0
         self.epoch = 0
-        self._touched: OrderedDict[str, int] = OrderedDict()  # tool -> version of its last change, oldest first
+        # tool -> version of its last change, oldest first. A plain dict of str -> int, which the cycle collector
+        # leaves untracked (an OrderedDict it walks on every full collection: 16,384 entries a session)
+        self._touched: dict[str, int] = {}
 
     # -- ingest -------------------------------------------------------------------------------------------
 
@@ -179,14 +180,14 @@ class SessionStats:
 
     def _touch(self, name: str) -> None:
         self.version += 1
+        self._touched.pop(name, None)  # to the end: the newest change last
         self._touched[name] = self.version
-        self._touched.move_to_end(name)
         if len(self._touched) > 2 * len(self.tools) + 1024:
             self._new_epoch()  # names come and go (unregistered, never called): forget the gone ones
 
     def _new_epoch(self) -> None:
         self.epoch += 1
-        self._touched = OrderedDict((name, self.version) for name in self.tools)
+        self._touched = dict.fromkeys(self.tools, self.version)
 
     def changed_since(self, version: int) -> list[str]:
         """Tools whose row changed after `version` (a value of `self.version` read earlier in this epoch),
@@ -210,9 +211,9 @@ class SessionStats:
         copy = SessionStats.__new__(SessionStats)
         copy.__dict__.update(self.__dict__)  # counts, version and epoch as they are now
         copy.ring = OrderedDict(self.ring)
-        copy.tools = {name: dataclasses.replace(row) for name, row in self.tools.items()}
-        copy.totals = dataclasses.replace(self.totals)
-        copy._touched = OrderedDict()  # nothing changes in a copy: readers rebuild from it once (it is another object)
+        copy.tools = {name: msgspec.structs.replace(row) for name, row in self.tools.items()}
+        copy.totals = msgspec.structs.replace(self.totals)
+        copy._touched = {}  # nothing changes in a copy: readers rebuild from it once (it is another object)
         return copy
 
     # -- read ---------------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ import os
 import resource
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -60,13 +61,16 @@ GOOD_EVERY = 0.05
 GOOD_PAGE = "http://good.example"
 
 
-async def good_client(url: str, stop: float, latencies: list[float], sid: str = GOOD, extension: str | None = None) -> int:
-    """`extension`: the extension's Origin header, to be carried as its worker carries a page's agent."""
+async def good_client(url: str, stop: float, latencies: list[float], sid: str = GOOD, extension: str | None = None, ready: Path | None = None) -> int:
+    """`extension`: the extension's Origin header, to be carried as its worker carries a page's agent; `ready`: a
+    file written once its hello is acked (a benchmark times the dashboard from then, not from this process's start)."""
     async with connect(url, compression=None, max_size=None, origin=extension) as ws:  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
         await ws.recv()
         hello = synth.hello(sid, GOOD_PAGE, agent=EXTENSION_AGENT) if extension else synth.hello(sid)
         await ws.send(json.dumps(hello))
         await ws.recv()
+        if ready is not None:
+            ready.write_text("1")
         seq = 0
         while time.perf_counter() < stop:
             frame = json.dumps(synth.spans_frame(sid, [synth.span(sid, s, f"tool{s % 5}", s * 2.0, 1.0) for s in range(seq, seq + 20)]))
@@ -215,10 +219,10 @@ async def slowloris(url: str, stop: float, codes: Counter[str], sent: Counter[st
     await asyncio.gather(*(hold(n) for n in range(SLOWLORIS)))
 
 
-async def good(url: str, seconds: float, sid: str = GOOD, via_extension: bool = False) -> dict[str, Any]:
+async def good(url: str, seconds: float, sid: str = GOOD, via_extension: bool = False, ready: Path | None = None) -> dict[str, Any]:
     latencies: list[float] = []
     extension = extension_header() if via_extension else None
-    stored = await good_client(url, time.perf_counter() + seconds, latencies, sid, extension)
+    stored = await good_client(url, time.perf_counter() + seconds, latencies, sid, extension, ready)
     latencies.sort()
     n = len(latencies)
     return {
@@ -253,6 +257,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--session", default=GOOD)
     parser.add_argument("--via-extension", action="store_true", help="good: as the extension carries a page's agent")
+    parser.add_argument("--ready", type=Path, help="good: a file written once its hello is acked")
     parser.add_argument("--only", help="one flood (tools, names, timeline, prompts, garbage, reconnect, slowloris)")
     args = parser.parse_args()
     if args.role == "flood":
@@ -267,7 +272,9 @@ def main() -> None:
     print(
         json.dumps(
             asyncio.run(
-                good(args.url, args.seconds, args.session, args.via_extension) if args.role == "good" else flood(args.url, args.seconds, args.only)
+                good(args.url, args.seconds, args.session, args.via_extension, args.ready)
+                if args.role == "good"
+                else flood(args.url, args.seconds, args.only)
             )
         )
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import time
@@ -330,3 +331,25 @@ def test_every_frame_kind_after_hello_has_one_handler() -> None:
     from relay_bridge.core.store import _HANDLERS
 
     assert set(_HANDLERS) == set(typing.get_args(p.AgentFrame)) - {p.Hello}
+
+
+def test_what_a_session_holds_per_span_and_per_tool_is_left_out_of_the_cycle_collector() -> None:
+    """A flood of spans under ever new tool names (tests/bench/fair_load.py `budget`) filled a session with 16,384
+    rows: every full collection walked them all, and the dashboard's keys waited 100-280 ms behind it. Spans, rows,
+    totals and the change log hold only numbers and text, so the collector is never to visit them."""
+    store = live_store()
+    spans = [synth.span(SID, s, f"tool-{s:05d}", s * 1.0, 1.0) for s in range(2000)]
+    for at in range(0, 2000, 500):
+        store.apply(1, frame(synth.spans_frame(SID, spans[at : at + 500])))
+    stats = store.sessions[SID].stats
+    assert len(stats.tools) == 2000
+    gc.collect()  # a full collection untracks the dicts that hold nothing it could need to visit
+    assert not any(gc.is_tracked(span) for span in stats.ring.values())
+    assert not any(gc.is_tracked(row) for row in stats.tools.values())
+    assert not gc.is_tracked(stats.totals)
+    assert not gc.is_tracked(stats.tools), "the rows' dict is walked on every full collection"
+    assert not gc.is_tracked(stats._touched), "the change log is walked on every full collection"
+    before, oldest = stats.version, next(iter(stats.ring.values())).tool
+    stats.add(p.decode(json.dumps(synth.spans_frame(SID, [synth.span(SID, 2000, "tool-new", 1.0, 1.0)]))).spans[0])  # type: ignore[union-attr]  # a spans frame decodes to Spans
+    assert not gc.is_tracked(stats.tools) and not gc.is_tracked(stats._touched), "a new row must not make them tracked again"
+    assert stats.changed_since(before) == [oldest, "tool-new"], "newest first: the evicted span's row changed last"
