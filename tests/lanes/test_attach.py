@@ -184,9 +184,10 @@ async def test_calls_open_when_the_page_navigates_are_canceled(debug_browser, si
         await driver.wait_ready()
         await wait_store(store, lambda st: any(len(s.tools) == 12 for s in cdp_sessions(st)))
         [first] = [s for s in cdp_sessions(store) if len(s.tools) == 12]
-        # start the slow call and leave it running
+        # start the slow call and leave it running (held for a minute: at 60 ms a loaded machine saw it settle
+        # before the navigation began, and nothing was canceled)
         await driver.evaluate(
-            "(async () => { const mc = document.modelContext; const t = (await mc.getTools()).find(t => t.name === 'slow_report'); mc.executeTool(t, {}); return 1; })()"
+            "(async () => { window.__slowReportMs = 60000; const mc = document.modelContext; const t = (await mc.getTools()).find(t => t.name === 'slow_report'); mc.executeTool(t, {}); return 1; })()"
         )
         await wait_store(store, lambda st: bool(first.inflight))
         await driver.navigate(site.url + "?again")

@@ -74,6 +74,10 @@ async def _draw_call_dialog(app, size: tuple[int, int], confirm: bool) -> str:
             await app.push_screen(ConfirmCall("add_to_cart"))
         shown = ConfirmCall if confirm else InvokeScreen
         await until(pilot, lambda: isinstance(app.screen, shown) and app.screen.is_attached, what="the dialog shown")
+        if not confirm:
+            # the arguments box takes focus (and draws its cursor) in the screen's mount: on a loaded machine the
+            # picture was once taken before it had
+            await until(pilot, lambda: app.focused is not None and app.focused.id == "input", what="the arguments box focused")
         # the footer recomposes for the new screen's keys on a later turn of the loop: let it
         for _ in range(5):
             await pilot.wait_for_animation()

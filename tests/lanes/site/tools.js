@@ -90,7 +90,8 @@
       description: "The slow one: about 60 ms.",
       inputSchema: { type: "object", properties: { detail: { type: "string", enum: ["short", "full"] } } },
       annotations: ro,
-      execute: (input) => new Promise((resolve) => setTimeout(() => resolve(text(`report ${input.detail || "short"}`)), 60)),
+      // A test that needs a call still open (navigating away from it) holds it with window.__slowReportMs.
+      execute: (input) => new Promise((resolve) => setTimeout(() => resolve(text(`report ${input.detail || "short"}`)), window.__slowReportMs || 60)),
     },
     {
       name: "flaky_lookup",
