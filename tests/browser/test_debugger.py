@@ -160,6 +160,9 @@ def test_invoke_round_trip_and_refusal(browser, pages, relay_server, tmp_path) -
 def test_classifiers_redefinition_and_consent_reach_timeline_and_spans(browser, pages, relay_server) -> None:
     page, errors = open_page(browser, pages.url("debugger.html", relay_server, config={"fingerprintHandler": True}))
     sid = page.evaluate("__webmcpPerf.sessionId")
+    # Registered once the uplink is open: changes made before it are restated as the registry stands when it
+    # opens (one `register` for `reply`, not three), which a loaded machine once reached
+    page.wait_for_function("__webmcpPerf.relay().state === 'open'")
     page.evaluate("""async () => {
       const mc = document.modelContext
       const reply = { name: "reply", title: "Reply", description: "Answer with what you were given", inputSchema: { type: "object" }, execute: (i) => i.v }
