@@ -75,9 +75,10 @@ async def _draw_call_dialog(app, size: tuple[int, int], confirm: bool) -> str:
         shown = ConfirmCall if confirm else InvokeScreen
         await until(pilot, lambda: isinstance(app.screen, shown) and app.screen.is_attached, what="the dialog shown")
         if not confirm:
-            # the arguments box takes focus (and draws its cursor) in the screen's mount: on a loaded machine the
-            # picture was once taken before it had
+            # The arguments box draws its cursor once focused, and blinks it: a loaded check twice drew the box
+            # without it. Focused and held on, the picture does not depend on when it is taken.
             await until(pilot, lambda: app.focused is not None and app.focused.id == "input", what="the arguments box focused")
+            app.focused.cursor_blink = False  # the TextArea just found by its id
         # the footer recomposes for the new screen's keys on a later turn of the loop: let it
         for _ in range(5):
             await pilot.wait_for_animation()
