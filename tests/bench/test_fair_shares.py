@@ -44,19 +44,16 @@ def _flood(url: str, kind: str, seconds: float, ready: Path) -> subprocess.Popen
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 30
-    while not ready.exists():
-        assert proc.poll() is None, proc.communicate()[1][-2000:]
-        assert time.monotonic() < deadline, f"the {kind} flood never started"
-        time.sleep(0.02)  # polling the ready file, not standing in for it
+    _wait_for(ready, proc, f"the {kind} flood never started")
     return proc
 
 
-def _wait_for(ready: Path, proc: subprocess.Popen[str], kind: str) -> None:
+def _wait_for(ready: Path, proc: subprocess.Popen[str], never: str) -> None:
+    """Until `proc` writes its `ready` file; `never` says what failed if it exits or takes 30 s."""
     deadline = time.monotonic() + 30
     while not ready.exists():
-        assert proc.poll() is None, f"{kind}: {proc.communicate()[1][-2000:]}"
-        assert time.monotonic() < deadline, f"{kind}: the agent never got its hello acked"
+        assert proc.poll() is None, f"{never}: {proc.communicate()[1][-2000:]}"
+        assert time.monotonic() < deadline, never
         time.sleep(0.02)  # polling the ready file, not standing in for it
 
 
@@ -179,7 +176,7 @@ def test_dashboard_key_to_repaint_under_each_flood(tmp_path: Path, route: str) -
             # Python process importing) and the dashboard's (the first tab's styles, modules imported on first use,
             # 0.1-0.3 s of its loop) fell on the first press of a row, in the control too; the flood's cost is
             # what follows.
-            _wait_for(run / "agent-ready", agent, kind)
+            _wait_for(run / "agent-ready", agent, f"{kind}: the agent never got its hello acked")
             _warm_up(app, probe, kind)
             keys: list[float] = []
             started = time.monotonic()
