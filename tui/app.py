@@ -99,6 +99,7 @@ class WmcpTopApp(App[int]):
         self.theme_errors: list[str] = []
         self._no_color = NoColor()
         self.keymap_problems: list[str] = []
+        self.on_first_paint: Callable[[], None] | None = None  # once the first screen is drawn (tui/run.py)
 
     # -- setup --------------------------------------------------------------------------------------------
 
@@ -158,6 +159,8 @@ class WmcpTopApp(App[int]):
             self.probe.watch_loop(asyncio.get_running_loop())
         if self.feed is not None:
             self._feed_task = asyncio.create_task(self._run_feed())
+        if self.on_first_paint is not None:
+            self.call_after_refresh(self.on_first_paint)
 
     async def _run_feed(self) -> None:
         assert self.feed is not None
@@ -215,6 +218,26 @@ class WmcpTopApp(App[int]):
             await relay.stop()
         if self.probe is not None:
             self.probe.close()
+
+    # -- input first -------------------------------------------------------------------------------------
+
+    def input_arrived(self) -> None:
+        """A key or click, told from the terminal's input thread (tui/quiet_driver.py): the relay holds page
+        frames until its answer is painted, or for a fifth of a second (relay_bridge/relay/hold.py)."""
+        relay = self.relay
+        if relay is not None:
+            relay.frames.hold()
+
+    async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
+        try:
+            return await super().run_action(action, default_namespace, namespaces)
+        finally:
+            if self.relay is not None and self.relay.frames.held:
+                self.call_after_refresh(self._input_answered)  # after the paint that shows what the action did
+
+    def _input_answered(self) -> None:
+        if self.relay is not None:
+            self.relay.frames.release()
 
     # -- store -> views -----------------------------------------------------------------------------------
 

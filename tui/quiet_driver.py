@@ -19,6 +19,7 @@ import time
 from codecs import getincrementaldecoder
 from typing import Any
 
+from textual import events
 from textual._xterm_parser import XTermParser  # private: allowed here only (tests/test_boundaries.py)
 from textual.drivers.linux_driver import LinuxDriver
 
@@ -81,9 +82,18 @@ class QuietLinuxDriver(LinuxDriver):
             due = parser._timeout_time
             return None if due is None else max(0.0, due - time.monotonic())
 
+        # The app hears of a key or click here, in this thread, before the event waits its turn on the loop: the
+        # relay it runs holds page frames until the answer is painted (relay_bridge/relay/hold.py).
+        arrived = getattr(self._app, "input_arrived", None)
+
+        def hand_over(event: Any) -> None:
+            if arrived is not None and isinstance(event, (events.Key, events.MouseDown)):
+                arrived()
+            self.process_message(event)
+
         def feed(text: str) -> None:
             for event in parser.feed(text):
-                self.process_message(event)
+                hand_over(event)
 
         try:
             reading = True
@@ -99,7 +109,7 @@ class QuietLinuxDriver(LinuxDriver):
                         selector.unregister(fileno)
                         reading = False
                 for event in parser.tick():
-                    self.process_message(event)
+                    hand_over(event)
             if reading:  # what was typed right before the exit still reaches the app, as with Textual's thread
                 selector.unregister(wake)
                 for _ in selector.select(0):

@@ -78,6 +78,7 @@ def check_theme(name: str) -> None:
 def run_app(args: argparse.Namespace) -> int:
     app = build_app(args)
     freeze_startup_heap()
+    app.on_first_paint = freeze_startup_heap  # and the screen's own objects, once drawn
     app.run()
     if app.startup_error:
         raise UsageError(app.startup_error)

@@ -98,8 +98,9 @@ class ToolRecord:
         return self.unregisteredAt is None and self.rejected is None
 
 
-@dataclass(slots=True)
-class TimelineEntry:
+# Untracked by the cycle collector (gc=False; it refers to nothing that refers back): a session keeps thousands,
+# and under a flood they were the largest kind of object a full collection walked (docs/limits.md).
+class TimelineEntry(msgspec.Struct, gc=False):
     at: float  # page clock (performance.now()) when known, else relative to timeOrigin from the relay clock
     kind: str
     detail: dict[str, Any]

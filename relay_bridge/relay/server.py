@@ -38,6 +38,7 @@ from relay_bridge.core.watching import UNWATCHED_MS, Watching
 from relay_bridge.relay.assets import agent_script
 from relay_bridge.relay.auth import token_matches
 from relay_bridge.relay.extension import extension_origins
+from relay_bridge.relay.hold import FrameHold
 from relay_bridge.relay.sessionlog import SessionLog
 from relay_bridge.relay.snippet import DEFAULT_PORT, LOOPBACK, Snippet
 
@@ -319,6 +320,8 @@ class Relay:
         # Who shows which session (relay_bridge.core.watching): each agent is told with a `watch` frame.
         self.watching = Watching(config.unwatched_ms)
         self.watching.on_change = self._tell_watching
+        # A viewer in this process holds page frames while a key waits for its answer (relay_bridge.relay.hold).
+        self.frames = FrameHold()
         # conn -> session -> whether its agent was last told it is watched; only agents that follow watch frames
         self._told: dict[int, dict[str, bool]] = {}
         self._telling: set[asyncio.Task[None]] = set()
@@ -556,6 +559,7 @@ class Relay:
                 replies.extend(r for r in out if last or isinstance(r, p.ErrorFrame))
                 if not last:
                     await asyncio.sleep(0)
+                    await self.frames.wait()
         else:
             started = time.perf_counter()
             replies = store.apply(conn, frame)
@@ -656,6 +660,7 @@ class Relay:
         try:
             await reply(p.Welcome(p.PROTOCOL, f"wmcp-top/{__version__}", payloads=self.otlp is not None or self.payloads is not None))
             async for message in _messages(ws):
+                await self.frames.wait()
                 # The caps come first and cost nothing per byte: a refused frame is neither decoded nor scanned.
                 started = time.perf_counter()
                 refusal = policy.receive(time.monotonic(), message)

@@ -127,6 +127,7 @@ class DashboardScreen(LiveView[None]):
         self.sort_key = "tool"
         self.sort_reverse = False
         self._labels: dict[str, tuple[Any, ...]] = {}  # session id -> label_key shown on its tab
+        self._overflow_text = ""  # what the #more-tabs marker shows
         self._cursor: dict[str, str] = {}  # session id -> the tool row the cursor was on when it was left
         self._pending = Changes()  # merged while another view covers this one
         self._lock = asyncio.Lock()
@@ -489,7 +490,10 @@ class DashboardScreen(LiveView[None]):
             self.query_one("#tabrow").region.right,
             marker.display,
         )
-        marker.update(overflow_marker(left, right))
+        text = overflow_marker(left, right)
+        if text != self._overflow_text:  # an update is a layout pass of the whole screen: only when it changes
+            self._overflow_text = text
+            marker.update(text)
         shown = bool(left or right)
         if shown and not marker.display:  # the tabs are narrower with it: count again against the real edge
             self.call_after_refresh(self._mark_overflow)

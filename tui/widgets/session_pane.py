@@ -110,10 +110,12 @@ class SessionView(Vertical):
         text = hidden_text(top.hidden, top.matching, column, reverse, filtered) if top.hidden else None
         plain = text.plain if text is not None else ""
         if plain != self._hidden:
+            shown_before = bool(self._hidden)
             self._hidden = plain
             note.set_class(text is not None, "-on")
             if text is not None:
-                note.update(text)
+                # One row whatever it says (it does not wrap): a new count needs no layout pass, only showing it does.
+                note.update(text, layout=not shown_before)
 
     def tick(self, session: Session, palette: Palette, clock_ms: Callable[[], float], compact: bool) -> None:
         if session.inflight:

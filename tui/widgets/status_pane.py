@@ -8,6 +8,7 @@ from textual.widgets import Static
 from relay_bridge.core.store import Session
 from tui.model.sanitize import inert
 from tui.palette import Palette
+from tui.widgets.relayout import update_rows
 
 COVERAGE_WORDS = {"none-observed": "none observed", "running": "running", "incomplete": "incomplete"}
 
@@ -77,6 +78,7 @@ class StatusPane(Static):
     def __init__(self, **kw) -> None:
         super().__init__("", **kw)
         self._last: Text | None = None
+        self._rows = 0  # rows the text took when last drawn (0: not drawn)
 
     def forget(self) -> None:
         self._last = None
@@ -85,4 +87,4 @@ class StatusPane(Static):
         text = phase_text(session, palette, with_hints, invoke_allowed(self.app))
         if self._last is None or text.plain != self._last.plain or text.spans != self._last.spans:
             self._last = text
-            self.update(text)
+            self._rows = update_rows(self, text, self._rows)

@@ -13,6 +13,7 @@ from relay_bridge.findings import diagnose, from_session
 from relay_bridge.findings.inputs import signature
 from relay_bridge.findings.text import short_saving
 from tui.model.sanitize import inert_str
+from tui.widgets.relayout import update_rows
 
 # The top finding follows the numbers at most this often (seconds). Diagnosing a full session is most of what the
 # dashboard does per change (a profile under a flood, 2026-12-02: 8 of every 11 of its samples); the numbers on the
@@ -28,6 +29,7 @@ class SummaryLine(Static):
     def __init__(self, **kw) -> None:
         super().__init__("", **kw)
         self._last = ""
+        self._rows = 0  # rows the line took when last drawn (0: not drawn)
         self._sig: tuple[Any, ...] | None = None
         self._top = ""
         self._top_of: str | None = None  # the session the top finding is of
@@ -44,9 +46,8 @@ class SummaryLine(Static):
         self._session = session
         line = session.stats.summary() + self._top_finding(session)  # numbers, and a tool name made inert
         if line != self._last:
-            relayout = len(line) != len(self._last)  # same length, same wrapping: no layout pass needed
             self._last = line
-            self._render_line(relayout)
+            self._render_line()
 
     def _top_finding(self, session: Session) -> str:
         """` · fix first (f): ~21K tok render_preview`: this session's best-ranked finding (its own rules; the
@@ -78,8 +79,8 @@ class SummaryLine(Static):
         if self._last:
             self._render_line()
 
-    def _render_line(self, relayout: bool = True) -> None:
-        self.update(Text(break_between_parts(self._last, self.content_size.width)), layout=relayout)
+    def _render_line(self) -> None:
+        self._rows = update_rows(self, Text(break_between_parts(self._last, self.content_size.width)), self._rows)
 
 
 def break_between_parts(line: str, width: int) -> str:
