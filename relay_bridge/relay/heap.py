@@ -2,7 +2,7 @@
 generation, never visited again), so a full collection walks only what the pages sent since.
 
 Twice in the dashboard: at the entry point, after the imports (modules, classes, functions: ~45,000 objects
-counted), and once its first screen is painted (the widget tree, its styles and compiled CSS: ~40,000 more,
+counted), and once its first screen is painted (the widget tree, its styles and compiled CSS: ~11,000 more,
 counted under the budget flood, docs/limits.md). Without them every full collection walked those too, a
 pause of 50-280 ms that the dashboard's keys waited behind.
 """

@@ -37,7 +37,7 @@ async def test_a_key_is_told_to_the_app_from_the_input_thread_before_it_reaches_
     done = asyncio.Event()
     app = Heard(done, asyncio.get_running_loop())
     handlers = signal.getsignal(signal.SIGTSTP), signal.getsignal(signal.SIGCONT)
-    driver = QuietLinuxDriver(app)  # type: ignore[arg-type]  # the thread needs only what Heard has
+    driver = QuietLinuxDriver(app)  # the thread needs only what Heard has (Textual types the app loosely)
     signal.signal(signal.SIGTSTP, handlers[0])  # the driver's suspend handlers are not this test process's
     signal.signal(signal.SIGCONT, handlers[1])
     master, slave = pty.openpty()
