@@ -61,6 +61,9 @@ def everywhere_but_the_page(relay: RelayThread, sid: str) -> dict[str, str]:
 def test_timeline_and_derived_tools_on_the_native_host(browser, pages, relay_server) -> None:
     page, errors = open_page(browser, pages.url("debugger.html", relay_server))
     sid = page.evaluate("__webmcpPerf.sessionId")
+    # Each step is its own timeline entry once the uplink is open; what a page did before that is restated as
+    # its registry (one `register` a tool), and a loaded machine opened it after the first steps.
+    page.wait_for_function("__webmcpPerf.relay().state === 'open'")
     out = page.evaluate("""async () => {
       const mc = document.modelContext
       const T = (name, description) => ({ name, description: description || "the " + name + " tool", inputSchema: { type: "object" }, execute: () => name })
