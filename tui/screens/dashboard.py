@@ -242,30 +242,34 @@ class DashboardScreen(LiveView[None]):
             self.query_one("#waiting", WaitingPanel).display = not has
         labels = self._labels if changes.redraw or relabel else changes.dirty
         active = self.selected_session_id
+        relabelled = False  # a tab's new label is a new width: what is out of sight is counted again
         with app.batch_update():
             for sid in list(labels):
                 labelled = store.sessions.get(sid)
                 if labelled is not None and sid in self._labels:
-                    self._set_label(labelled)
+                    relabelled = self._set_label(labelled) or relabelled
             if active is not None and (changes.touches(active) or active in new):
                 self._show(active)
             self._update_topbar()
-        if new or gone or relabel or changes.redraw:
+        if new or gone or relabel or relabelled or changes.redraw:
             self.call_after_refresh(self._mark_overflow)
         if app.probe is not None and active is not None and active in changes.dirty:
             painted = store.sessions.get(active)
             if painted is not None:
                 self.call_after_refresh(app.probe.painted, active, painted.acked)
 
-    def _set_label(self, session: Session) -> None:
+    def _set_label(self, session: Session) -> bool:
+        """Whether the session's tab got a new label."""
         with_title = session.info.origin in self._shared
         key = label_key(session, self.app.compact, with_title)
         if self._labels.get(session.id) == key:
-            return
+            return False
         self._labels[session.id] = key
         tab = self.tabs.get_tab(pane_id(session.id))
-        if tab is not None:
-            tab.label = Content.from_text(tab_label(session, self.app.compact, with_title))
+        if tab is None:
+            return False
+        tab.label = Content.from_text(tab_label(session, self.app.compact, with_title))
+        return True
 
     def _show(self, sid: str) -> None:
         """Bring the view to session `sid` (pointing it there first when another session was shown)."""
@@ -476,13 +480,12 @@ class DashboardScreen(LiveView[None]):
     def on_resize(self) -> None:
         self.call_after_refresh(self._mark_overflow)
 
-    def _mark_overflow(self) -> None:
-        """`+N ›` beside the tabs when N of them are out of sight on the right, `‹ +N` on the left, `‹L R›` on
-        both sides (tab, shift+tab or a click reach them). A tab cut by an edge counts as out of sight."""
+    def _overflow_now(self) -> str | None:
+        """What the overflow marker should say with the tabs where they are now (None: not composed)."""
         try:
             tabs, marker = self.tabs, self.query_one("#more-tabs", Static)
         except NoMatches:
-            return
+            return None
         left, right = overflow_counts(
             [(tab.region.x, tab.region.right) for tab in tabs.query(Tab)],
             tabs.region.x,
@@ -490,14 +493,27 @@ class DashboardScreen(LiveView[None]):
             self.query_one("#tabrow").region.right,
             marker.display,
         )
-        text = overflow_marker(left, right)
+        return overflow_marker(left, right)
+
+    def overflow_settled(self) -> bool:
+        """Whether the marker says what the tabs where they are now make it (a count against the marker's own
+        edge waits for the refresh that shows it)."""
+        text = self._overflow_now()
+        return text is not None and text == self._overflow_text and bool(text) == self.query_one("#more-tabs").display
+
+    def _mark_overflow(self) -> None:
+        """`+N ›` beside the tabs when N of them are out of sight on the right, `‹ +N` on the left, `‹L R›` on
+        both sides (tab, shift+tab or a click reach them). A tab cut by an edge counts as out of sight."""
+        text = self._overflow_now()
+        if text is None:
+            return
+        marker = self.query_one("#more-tabs", Static)
         if text != self._overflow_text:  # an update is a layout pass of the whole screen: only when it changes
             self._overflow_text = text
             marker.update(text)
-        shown = bool(left or right)
-        if shown and not marker.display:  # the tabs are narrower with it: count again against the real edge
+        if text and not marker.display:  # the tabs are narrower with it: count again against the real edge
             self.call_after_refresh(self._mark_overflow)
-        marker.display = shown
+        marker.display = bool(text)
 
     def action_prev_session(self) -> None:
         self.tabs.action_previous_tab()
