@@ -194,6 +194,7 @@ class DashboardScreen(LiveView[None]):
         pending, self._pending = self._pending, Changes()
         if pending != Changes():
             await self._apply(pending)
+        self.call_after_refresh(self._mark_overflow)
         self._arm_ticker()
 
     async def _apply(self, changes: Changes) -> None:
@@ -504,6 +505,10 @@ class DashboardScreen(LiveView[None]):
     def _mark_overflow(self) -> None:
         """`+N ›` beside the tabs when N of them are out of sight on the right, `‹ +N` on the left, `‹L R›` on
         both sides (tab, shift+tab or a click reach them). A tab cut by an edge counts as out of sight."""
+        if self.app.screen is not self:
+            # Covered by a view, this screen is not laid out: its tabs' places are the last ones drawn, not the
+            # labels' now (a loaded check counted +2 for +1 there). Counted again when it is shown.
+            return
         text = self._overflow_now()
         if text is None:
             return
