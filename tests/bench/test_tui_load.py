@@ -55,6 +55,7 @@ TICK = 0.1
 COLS, LINES = 160, 45
 MANY_TOOLS = 10_000
 STEADY_PAINTS = 0.5  # seconds of the steady load the dashboard has drawn before the measurement starts
+GO_WAIT_S = 120.0  # the load's longest wait for the measurement to begin (as _wait_steady's deadline)
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,16 @@ async def _load(url: str, seconds: float, out: Path, sessions: int, rate: float,
     start = time.monotonic()
     owed = [rng.random() for _ in range(sessions)]  # spread the sessions' frames over the tick
     tick = 0
-    while time.monotonic() - start < seconds:
+    # The steady load runs until the test has seen it drawn and begins to measure (its `.go` file), then `seconds`
+    # more: counted from `ready`, a starved short pass spent them all waiting for the first paints and measured a
+    # load already over (no frame to time).
+    go = out.with_suffix(".go")
+    until = start + GO_WAIT_S
+    measuring = False
+    while time.monotonic() < until:
+        if not measuring and go.exists():
+            measuring = True
+            until = time.monotonic() + seconds
         tick += 1
         for i, (sid, ws) in enumerate(zip(sids, sockets)):
             owed[i] += rate * TICK
@@ -220,6 +230,7 @@ def run_under_load(tmp_path: Path, row: Row, *, headless: bool, many: int = 0) -
             cwd=ROOT,
         )
         _wait_steady(app, result.with_suffix(".ready"), row.sessions, None if headless else probe)
+        result.with_suffix(".go").touch()  # the load's `seconds` begin now
         cpu0, wall0, m0 = procs.cpu_seconds(app.proc.pid), time.monotonic(), procs.machine()
         load0 = os.getloadavg()[0]
         keys: list[float] = []
