@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,17 +38,6 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ.pop("WMCP_TOP_HOME", None)
     else:
         os.environ["WMCP_TOP_HOME"] = old
-
-
-@pytest.fixture(autouse=True)
-def _still_screens(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
-    """Apps a test runs in-process draw no animation frames (Textual's TEXTUAL_ANIMATIONS=none, read when an app is
-    made): the tabs' sliding underline and smooth scrolls end where they would have, and the suite spends a tenth
-    less of its cores on the dashboard's tests. Benchmarks, and every app a test starts as a process (tmux, the
-    benchmarks' dashboards), keep the animations a user sees."""
-    constants = sys.modules.get("textual.constants")
-    if constants is not None and request.node.get_closest_marker("bench") is None:
-        monkeypatch.setattr(constants, "TEXTUAL_ANIMATIONS", "none")
 
 
 @pytest.fixture
