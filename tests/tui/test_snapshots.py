@@ -52,7 +52,20 @@ def test_main_light_theme(snap_compare, tmp_path: Path) -> None:
 def test_main_high_contrast_other_session(snap_compare, tmp_path: Path) -> None:
     """The hidden agent tab: overlapping calls and a long call still in flight."""
     app = frozen_demo_app(30.0, export_dir=tmp_path, theme_name="wmcp-high-contrast")
-    assert snap_compare(app, press=["tab"], terminal_size=(80, 24))
+
+    async def second_tab_at_rest(pilot) -> None:
+        # `tab` scrolls the tab row to the tab it selects (30 cells here): `‹1 2›`. Pressed before the row was laid
+        # out (a loaded check), nothing scrolled and the picture said `+3 ›`. Drawn and at rest first, then the press.
+        await until(pilot, lambda: app.selected_session_id is not None and app.dashboard.overflow_settled(), what="the dashboard drawn")
+        await pilot.wait_for_animation()
+        await pilot.press("tab")
+        await pilot.wait_for_scheduled_animations()
+        await until(pilot, lambda: app.dashboard.overflow_settled(), what="the tab overflow mark settled")
+        for _ in range(10):
+            await pilot.pause()
+        await until(pilot, lambda: app.dashboard.overflow_settled(), what="the tab overflow mark settled again")
+
+    assert snap_compare(app, run_before=second_tab_at_rest, terminal_size=(80, 24))
 
 
 DIALOGS = Path(__file__).parent / "__snapshots__" / "dialogs"
