@@ -44,6 +44,16 @@ def test_view(snap_compare, tmp_path: Path, view: str, size: str) -> None:
     assert snap_compare(app, press=VIEWS[view], terminal_size=SIZES[size])
 
 
+async def _overflow_at_rest(pilot, app) -> None:
+    """Until the tab row's `+N ›` says what the tabs where they are make it, a few turns later still: it is counted
+    after the refresh that places the tabs (and again once it shows), and tabs are relabelled and scrolled over
+    the first turns."""
+    await until(pilot, lambda: app.dashboard.overflow_settled(), what="the tab overflow mark settled")
+    for _ in range(10):
+        await pilot.pause()
+    await until(pilot, lambda: app.dashboard.overflow_settled(), what="the tab overflow mark settled again")
+
+
 def test_main_light_theme(snap_compare, tmp_path: Path) -> None:
     app = frozen_demo_app(30.0, export_dir=tmp_path, theme_name="wmcp-light")
     assert snap_compare(app, terminal_size=(120, 36))
@@ -60,10 +70,7 @@ def test_main_high_contrast_other_session(snap_compare, tmp_path: Path) -> None:
         await pilot.wait_for_animation()
         await pilot.press("tab")
         await pilot.wait_for_scheduled_animations()
-        await until(pilot, lambda: app.dashboard.overflow_settled(), what="the tab overflow mark settled")
-        for _ in range(10):
-            await pilot.pause()
-        await until(pilot, lambda: app.dashboard.overflow_settled(), what="the tab overflow mark settled again")
+        await _overflow_at_rest(pilot, app)
 
     assert snap_compare(app, run_before=second_tab_at_rest, terminal_size=(80, 24))
 
@@ -82,10 +89,7 @@ async def _draw_call_dialog(app, size: tuple[int, int], confirm: bool) -> str:
         # The tab row's `+N ›` is counted after the refresh that places the tabs (and again once it shows), and
         # the demo's tabs are relabelled over the first turns: a loaded check drew the count of an earlier label.
         # Settled, left a few turns, settled again: what the dialogs cover is the dashboard at rest (+2 here).
-        await until(pilot, lambda: app.dashboard.overflow_settled(), what="the tab overflow mark settled")
-        for _ in range(10):
-            await pilot.pause()
-        await until(pilot, lambda: app.dashboard.overflow_settled(), what="the tab overflow mark settled again")
+        await _overflow_at_rest(pilot, app)
         sid = app.selected_session_id
         assert sid == "3f2a9c01", sid  # the demo's shop tab, the first
         rec = app.store.sessions[sid].tools["add_to_cart"]
