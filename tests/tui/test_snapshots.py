@@ -86,10 +86,7 @@ async def _draw_call_dialog(app, size: tuple[int, int], confirm: bool) -> str:
     async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: app.selected_session_id is not None and app.dashboard.selected_tool() is not None, what="the dashboard drawn")
         await pilot.wait_for_animation()  # the tab's underline slides under the selected tab
-        # The tab row's `+N ›` is counted after the refresh that places the tabs (and again once it shows), and
-        # the demo's tabs are relabelled over the first turns: a loaded check drew the count of an earlier label.
-        # Settled, left a few turns, settled again: what the dialogs cover is the dashboard at rest (+2 here).
-        await _overflow_at_rest(pilot, app)
+        await _overflow_at_rest(pilot, app)  # what the dialogs cover is the dashboard at rest (+2 here)
         sid = app.selected_session_id
         assert sid == "3f2a9c01", sid  # the demo's shop tab, the first
         rec = app.store.sessions[sid].tools["add_to_cart"]
