@@ -153,9 +153,10 @@ def headless_lanes() -> list:
     from relay_bridge.lanes.cdp import cli as attach
     from relay_bridge.lanes.footprint import cli as footprint
     from relay_bridge.lanes.open import lane as browser
+    from relay_bridge.mcp import cli as mcp_server
     from relay_bridge.relay import extension
 
-    return [footprint, compare, bench, attach, browser, extension, diagnose]
+    return [footprint, compare, bench, attach, browser, extension, diagnose, mcp_server]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,7 @@ import ipaddress
 import itertools
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from relay_bridge.relay.extension import extension_origins
 from relay_bridge.relay.hold import FrameHold
 from relay_bridge.relay.sessionlog import SessionLog
 from relay_bridge.relay.snippet import DEFAULT_PORT, LOOPBACK, Snippet
+from relay_bridge.relay.view import View
 
 log = logging.getLogger("wmcp_top.relay")
 # Until a front end points these at a file (logsetup.configure), they go nowhere: never to the terminal.
@@ -327,6 +328,8 @@ class Relay:
         self._telling: set[asyncio.Task[None]] = set()
         if self.otlp is not None:  # the exporter reads every span of every session as it comes
             self.watching.show_every("otlp", max(int(config.otlp_interval * 1000), 50))
+        # The read-only view local programs (`wmcp-top mcp`) read the store through (relay_bridge.relay.view).
+        self.view = View(self.store)
 
     # -- lifecycle ----------------------------------------------------------------------------------------
 
@@ -442,7 +445,7 @@ class Relay:
             headers[key] = value
         return Response(status, http.HTTPStatus(status).phrase, headers, body)
 
-    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+    def _process_request(self, connection: ServerConnection, request: Request) -> Response | Awaitable[Response] | None:
         hosts = request.headers.get_all("Host")
         if len(hosts) != 1 or not _is_loopback_host(hosts[0], self.port):
             self.store.counters["refused:host"] += 1
@@ -455,6 +458,8 @@ class Relay:
         if not token_matches(self.config.token, token):
             self.store.refuse_token(_request_origin(request))
             return self._respond(403, b"forbidden: missing or wrong token (run `wmcp-top snippet`)\n")
+        if url.path.startswith("/view/"):
+            return self.view.respond(url, request, self._respond)
         origins = request.headers.get_all("Origin")
         origin = origins[0] if len(origins) == 1 else None
         if url.path == "/relay":
