@@ -202,9 +202,10 @@ def calls_answer(calls: list[dict[str, Any]], count: int, cursor: int, missed: i
 
 
 def _activity(sess: dict[str, Any]) -> float:
+    """Epoch ms of the session's latest settled call, else of its attach (`attachedAt` is epoch ms already)."""
     info = sess["info"]
-    settled = max((s["settledAt"] for s in sess["report"]["spans"]), default=info.get("attachedAt", 0.0))
-    return float(info.get("timeOrigin", 0.0)) + settled
+    settled = max((s["settledAt"] for s in sess["report"]["spans"]), default=None)
+    return float(info.get("attachedAt", 0.0)) if settled is None else float(info.get("timeOrigin", 0.0)) + settled
 
 
 def _report_of(sid: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
