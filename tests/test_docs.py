@@ -121,7 +121,7 @@ def test_every_rejection_code_is_listed() -> None:
     assert listed == codes
 
 
-COMMANDS = ["", "relay", "snippet", "replay", "footprint", "compare", "bench", "attach", "open", "extension", "diagnose"]
+COMMANDS = ["", "relay", "snippet", "replay", "footprint", "compare", "bench", "attach", "open", "extension", "diagnose", "mcp"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
