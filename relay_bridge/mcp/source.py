@@ -44,10 +44,10 @@ class OwnRelay:
         return doc
 
     async def calls(self, after: int | None, wait: float) -> dict[str, Any]:
-        journal = self.relay.view.journal
+        view = self.relay.view
         if after is None:
-            return {"cursor": journal.cursor, "calls": [], "missed": 0}
-        answer: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(await journal.wait(after, min(wait, MAX_WAIT))))
+            return {"cursor": view.journal.cursor, "calls": [], "missed": 0}
+        answer: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(await view.wait_calls(after, wait)))
         return answer
 
     async def close(self) -> None:

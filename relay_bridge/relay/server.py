@@ -329,7 +329,7 @@ class Relay:
         if self.otlp is not None:  # the exporter reads every span of every session as it comes
             self.watching.show_every("otlp", max(int(config.otlp_interval * 1000), 50))
         # The read-only view local programs (`wmcp-top mcp`) read the store through (relay_bridge.relay.view).
-        self.view = View(self.store)
+        self.view = View(self.store, self.watching)
 
     # -- lifecycle ----------------------------------------------------------------------------------------
 

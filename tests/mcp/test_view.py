@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import threading
+from pathlib import Path
 from typing import Any
 
 from relay_bridge.core import synth
@@ -76,3 +77,26 @@ def test_a_settled_call_releases_a_waiting_reader(relay_server: RelayThread) -> 
     # A reader past every call waits, then gets none.
     status, body = get(relay_server, f"/view/calls?after=2&wait=0.05&t={TOKEN}")
     assert json.loads(body) == {"cursor": 2, "calls": [], "missed": 0}
+
+
+def test_sessions_are_watched_while_a_reader_waits(tmp_path: Path) -> None:
+    """A waiting reader makes every agent send at the screen's rate; after its wait (and a short grace) they go back
+    to the unwatched cadence."""
+    relay = RelayThread(tmp_path, watched=False)
+    try:
+        feed(relay, synth.hello(SID))
+
+        def watched() -> bool:
+            return bool(relay.call(lambda: relay.relay.watching.watched(SID)))
+
+        assert not watched()
+        answers: list[int] = []
+        waiting = threading.Thread(target=lambda: answers.append(get(relay, f"/view/calls?after=0&wait=5&t={TOKEN}")[0]))
+        waiting.start()
+        relay.wait_for(lambda snap: watched())
+        feed(relay, synth.spans_frame(SID, [synth.span(SID, 0, "search", 10.0, 4.0)]))
+        waiting.join(10)
+        assert answers == [200]
+        relay.wait_for(lambda snap: not watched())
+    finally:
+        relay.close()
