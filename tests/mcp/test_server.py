@@ -4,7 +4,12 @@ makes the calls. Attached to a relay already listening, and alone (it runs the r
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
+import os
+import subprocess
+import sys
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
@@ -159,3 +164,31 @@ async def test_alone_it_runs_the_relay_a_page_connects_to(pages: PageServer, tmp
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/view/capture?t={'0' * 32}", timeout=10)
         assert refused.value.code == 403
+
+
+def test_a_port_held_by_something_else_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    class NotWmcpTop(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_error(404)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotWmcpTop)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        port = other.server_address[1]
+        env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path / "home"))
+        done = subprocess.run(
+            [sys.executable, "-m", "tui.cli", "mcp", "--port", str(port)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+    finally:
+        other.shutdown()
+        other.server_close()
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == f"wmcp-top: port {port} is in use by something that is not wmcp-top; try --port\n"
