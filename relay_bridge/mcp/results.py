@@ -94,8 +94,20 @@ def _suspicious(descriptor: Any) -> list[dict[str, str]]:
     return [f for f in lint_tool(descriptor) if f["severity"] == "suspicious"]
 
 
-EMPTY_ROW = {"calls": 0, "errors": 0, "minMs": None, "p50Ms": None, "p95Ms": None, "maxMs": None, "blockingMs": 0.0}
-EMPTY_ROW |= {"lastResultBytes": 0, "totalBytes": 0, "estTokens": 0, "estInputTokens": 0}
+# report v2's row of a tool registered and never called (report v2 itself lists only tools with spans).
+EMPTY_ROW = {
+    "calls": 0,
+    "errors": 0,
+    "minMs": None,
+    "p50Ms": None,
+    "p95Ms": None,
+    "maxMs": None,
+    "blockingMs": 0.0,
+    "lastResultBytes": 0,
+    "totalBytes": 0,
+    "estTokens": 0,
+    "estInputTokens": 0,
+}
 
 
 def tool_rows(sess: dict[str, Any]) -> list[dict[str, Any]]:

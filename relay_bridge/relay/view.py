@@ -120,7 +120,7 @@ class View:
             wait = _number(query, "wait")
             if after is None:
                 return answer(200, msgspec.json.encode({"cursor": self.journal.cursor, "calls": [], "missed": 0}), "application/json")
-            return self._calls(int(after), wait or 0.0, answer)
+            return self._calls(max(0, int(after)), wait or 0.0, answer)
         return answer(404, b"not found\n")
 
     async def _calls(self, after: int, wait: float, answer: Respond) -> Response:

@@ -100,3 +100,21 @@ def test_sessions_are_watched_while_a_reader_waits(tmp_path: Path) -> None:
         relay.wait_for(lambda snap: not watched())
     finally:
         relay.close()
+
+
+def test_nothing_but_get_reaches_the_view(relay_server: RelayThread) -> None:
+    feed(relay_server, synth.hello(SID))
+    before = json.loads(get(relay_server, f"/view/capture?t={TOKEN}")[1])
+    for method in ("POST", "PUT", "DELETE"):
+        conn = http.client.HTTPConnection("127.0.0.1", relay_server.port, timeout=10)
+        try:
+            conn.request(method, f"/view/capture?t={TOKEN}", body=b'{"sessions": []}', headers={"Content-Type": "application/json"})
+            try:
+                status = conn.getresponse().status
+            except (http.client.RemoteDisconnected, ConnectionResetError):
+                status = None  # refused without an answer
+        finally:
+            conn.close()
+        assert status != 200, method
+    after = json.loads(get(relay_server, f"/view/capture?t={TOKEN}")[1])
+    assert [s["info"] for s in after["sessions"]] == [s["info"] for s in before["sessions"]]
