@@ -184,6 +184,9 @@ FOREIGN_FLAGS = {
     "--dist",
     "--durations",
     "--fix",  # ruff's, in docs/development.md
+    # chrome-devtools-mcp's --categoryExperimentalWebmcp and --chromeArg (the pattern stops at a capital), in docs/mcp.md
+    "--category",
+    "--chrome",
 }
 
 
