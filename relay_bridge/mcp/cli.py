@@ -35,9 +35,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from relay_bridge.mcp.server import serve
+        import mcp.server.lowlevel  # noqa: F401 - the SDK (an optional extra), checked before any relay starts
     except ImportError:
         raise UsageError("`wmcp-top mcp` needs the MCP SDK: pip install 'wmcp-top[mcp]'") from None
+    from relay_bridge.mcp.server import serve
+
     return asyncio.run(_main(args, serve))
 
 
