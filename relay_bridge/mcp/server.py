@@ -1,7 +1,8 @@
 """The MCP server over stdio (the official SDK's low-level server): tool calls in, answers from a Source out.
 
-Only wiring: the tools are relay_bridge.mcp.tools, their answers relay_bridge.mcp.results, the store's reader
-relay_bridge.mcp.source. A ToolFailure (or any exception) becomes an MCP tool error holding its one line.
+`Tools` routes each call to its answer (relay_bridge.mcp.results) over the store's reader (relay_bridge.mcp.source),
+and runs wait_for_calls' loop; the tools' names and schemas are relay_bridge.mcp.tools. A ToolFailure (or any
+exception) becomes an MCP tool error holding its one line.
 
 The SDK is imported when the server is built, not with this module: it loads rich (through its own command line's
 dependencies) at import, and importing relay_bridge must load no UI toolkit (tests/test_boundaries.py).
