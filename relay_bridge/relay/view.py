@@ -10,7 +10,7 @@ a page can see.
 - `GET /view/calls?t=…&after=N&wait=S`: the calls settled after cursor N (span records as in report v2, with their
   session), at most CALLS_PER_ANSWER, waiting up to S seconds (at most MAX_WAIT) for the first one. Without
   `after`, the cursor now and no calls. While a reader waits, every session is watched (relay_bridge.core.watching):
-  its agent sends at the screen's rate, so a call reaches the reader within a quarter second, not a second.
+  its agent sends at the screen's rate, so a call reaches the reader in about a quarter second, not a second.
 """
 
 from __future__ import annotations
