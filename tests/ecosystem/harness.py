@@ -35,6 +35,10 @@ STACKS: dict[str, list[str]] = {
     "react-global": ["global", "react-hooks"],
     "usewebmcp": ["polyfill", "react-usewebmcp"],
     "polyfill": ["polyfill", "page-tools"],
+    # @mcp-b/webmcp-ts-sdk's BrowserMcpServer over a transport of its own, mirroring onto the registry
+    "ts-sdk": ["polyfill", "ts-sdk"],
+    # react-webmcp's hooks with an outputSchema on `stats`
+    "react-output": ["global", "react-output"],
 }
 ORDERS = ("head", "after-polyfill", "after-tools", "document-start")
 TOOLS = ("echo", "boom", "stats")

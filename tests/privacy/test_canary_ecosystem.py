@@ -1,6 +1,7 @@
-"""The privacy promise on an @mcp-b/global page (issue 30): a canary in an MCP client's tools/call arguments
-and in what the page's tool answers travels to the client and back, and appears nowhere the relay keeps (its
-store, its session log). The agent sizes the MCP envelope in the page and sends only the size."""
+"""The privacy promise on an @mcp-b/global page (issue 30) and an @mcp-b/webmcp-ts-sdk page, whose MCP calls the
+agent sees only on the transport (issue 46): a canary in an MCP client's tools/call arguments and in what the
+page's tool answers travels to the client and back, and appears nowhere the relay keeps (its store, its session
+log). The agent sizes the JSON-RPC result in the page and sends only the size."""
 
 from __future__ import annotations
 
@@ -19,11 +20,12 @@ pytestmark = pytest.mark.browser
 CANARY = "CANARY-eco-7d21b4"
 
 
+@pytest.mark.parametrize("stack", ["global", "ts-sdk"])
 @pytest.mark.parametrize("host", ["native", "polyfill"])
 def test_canary_in_mcp_calls_reaches_the_client_and_nothing_the_relay_keeps(
-    hosts: dict[str, Browser], eco_server: Server, relay_server: Any, host: str
+    hosts: dict[str, Browser], eco_server: Server, relay_server: Any, host: str, stack: str
 ) -> None:
-    o = open_stack(hosts[host], eco_server, "global", "head", agent_src=relay_server.http_url("/agent.js"))
+    o = open_stack(hosts[host], eco_server, stack, "head", agent_src=relay_server.http_url("/agent.js"))
     try:
         got = o.page.evaluate("(c) => mcpCalls([['echo', { text: c }], ['stats', { n: 2 }], ['echo', { text: c + c }]])", CANARY)
         assert all(r["ok"] for r in got) and CANARY in got[0]["text"], got
