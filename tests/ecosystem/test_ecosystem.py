@@ -167,10 +167,10 @@ def test_the_agent_changes_nothing_the_callers_or_the_console_see(hosts: dict[st
     assert not [m for m in runs["none"][1] if "deprecated" in m]
 
 
-def test_check_lanes_names_the_path_neither_lane_sees(hosts: dict[str, Browser], eco_server: Server, relay_server: Any) -> None:
-    """Only MCP-client calls, to tools @mcp-b/global took before the agent: the page agent records none, the
-    DevTools lane sees none (postMessage is not the browser's WebMCP). The lanes "agree" on nothing: the
-    verdict must name the path instead of reporting agreement."""
+def test_check_lanes_shows_mcp_calls_only_the_page_agent_sees(hosts: dict[str, Browser], eco_server: Server, relay_server: Any) -> None:
+    """Only MCP-client calls, to tools @mcp-b/global took before the agent: the page agent records them on the
+    transport (issue 46), the DevTools lane sees none (postMessage is not the browser's WebMCP). The lanes do
+    not "agree": each call is a difference only the page agent saw, and no path is left that neither sees."""
     from relay_bridge.lanes import lanecheck
     from tests.browser.referee import CdpReferee, agent_calls
 
@@ -184,19 +184,17 @@ def test_check_lanes_names_the_path_neither_lane_sees(hosts: dict[str, Browser],
         before=lambda p: referee.append(CdpReferee(p)),
     )
     try:
-        assert all(r["ok"] for r in mcp_calls(o))
+        got = mcp_calls(o)
+        assert all(r["ok"] for r in got)
         sid = o.tools.evaluate("() => __webmcpPerf.sessionId")
-        snap = relay_server.wait_for(
-            lambda s: sid in s["sessions"] and any(lanecheck.BLIND_MARK in r for r in (s["sessions"][sid].get("status") or {}).get("reasons", []))
-        )
+        snap = relay_server.wait_for(lambda s: sid in s["sessions"] and len(s["sessions"][sid]["spans"]) == 3)
         agent = agent_calls(snap, [sid])
         cdp = referee[0].calls()
         differences = lanecheck.compare(agent, cdp)
-        assert agent == [] and cdp == [] and differences == []
-        blind = relay_server.call(lambda: lanecheck.blind_paths(relay_server.store.sessions.values()))
-        assert len(blind) == 1 and "MCP-client calls" in blind[0], blind
-        verdict = lanecheck.summary(agent, cdp, differences, blind)
-        assert verdict.endswith("the lanes agree on what they see, but neither lane sees 1 path(s)"), verdict
+        assert cdp == [] and [(d.tool, d.kind) for d in differences] == [(t, "missing-in-cdp") for t in sorted(TOOLS)], differences
+        assert sorted((c.tool, c.resultBytes) for c in agent) == sorted((t, len(r["text"].encode())) for t, r in zip(TOOLS, got, strict=True))
+        assert relay_server.call(lambda: lanecheck.blind_paths(relay_server.store.sessions.values())) == []
+        assert lanecheck.summary(agent, cdp, differences, []).endswith("3 difference(s)")
     finally:
         o.page.context.close()
 

@@ -173,7 +173,6 @@ export class Collector {
         }
         return entry.call
       }
-      if (profile === "mcp") this.wire.unseen()
     }
     const t = this.clock()
     // A call the terminal asked for (`invoke` command) is measured, but it is not the agent's: it stays out of
@@ -221,6 +220,7 @@ export class Collector {
       }
     }
     this.inFlight.set(call.seq, call)
+    if (this.wire !== null && !call.wire) this.wire.orphan(call, profile)
     if (this.firstCallAt === null) {
       this.firstCallAt = t
       this.statusChanged()
@@ -324,6 +324,26 @@ export class Collector {
     // listener the call path stays two clock reads and the accounting waits for its batch (scheduleFlush).
     if (this.spanListeners.size) this.flush()
     else this.scheduleFlush()
+  }
+
+  /**
+   * A function-level call (already entered, maybe settled and awaiting accounting) is the tools/call the
+   * transport observer just saw arrive: it becomes that call and ends with the response.
+   */
+  adopt(call) {
+    call.wire = true
+    call.joined = true
+    const i = this.pending.indexOf(call)
+    if (i < 0) return
+    // Settled already (the server ran the tool before the observer saw the request): its outcome waits too.
+    this.pending.splice(i, 1)
+    call.fnDone = true
+    call.fnOk = call.ok
+    call.fnValue = call.value
+    call.value = undefined
+    call.settledAt = null
+    if (!call.terminal) this.open++
+    this.inFlight.set(call.seq, call)
   }
 
   /**

@@ -47,6 +47,10 @@ export class TransportObserver {
     /** referee counts, each one reason in the status while non-zero */
     this.counts = { transportOnly: 0, early: 0, unanswered: 0, blind: 0, unseen: 0, given: 0 }
     this.reasons = new Map()
+    /** function-level calls of this task the transport has not carried (yet): a listener registered after the
+     * server's sees the request only once the server's microtasks have run the tool */
+    this.orphans = []
+    this.sweepTimer = null
   }
 
   start() {
@@ -98,8 +102,18 @@ export class TransportObserver {
     const id = ID(msg.id)
     const params = msg.params
     if (id === null || !isObject(params) || typeof params.name !== "string") return
-    const call = this.c.enter(this.name(params.name), params.arguments === undefined ? {} : params.arguments, "mcp-b", { wire: true })
-    const entry = { tool: this.name(params.name), call, claimed: false }
+    const tool = this.name(params.name)
+    const k = this.orphans.findIndex((o) => o.call.tool === tool)
+    let entry
+    if (k >= 0) {
+      const call = this.orphans.splice(k, 1)[0].call
+      this.c.adopt(call)
+      if (call.fnDone && call.settledAt === null && this.c.wire === this) this.functionDone(call)
+      entry = { tool, call, claimed: true }
+    } else {
+      const call = this.c.enter(tool, params.arguments === undefined ? {} : params.arguments, "mcp-b", { wire: true })
+      entry = { tool, call, claimed: false }
+    }
     const key = `${route}|${cap(channel, 128)}|${id}`
     const list = this.open.get(key)
     if (list) list.push(entry)
@@ -150,9 +164,21 @@ export class TransportObserver {
     )
   }
 
-  /** A function-level call an MCP client made (by the host's account) with no tools/call seen to carry it. */
-  unseen() {
-    this.note("unseen")
+  /**
+   * A function-level call no request claimed: the transport may still show its request in this task. After it,
+   * one an MCP client made (by the host's account: profile "mcp") with no tools/call seen to carry it is said.
+   */
+  orphan(call, profile) {
+    this.orphans.push({ call, profile })
+    if (this.orphans.length > MAX_OPEN) this.orphans.shift()
+    if (this.sweepTimer !== null) return
+    this.sweepTimer = safely(() =>
+      this.st(() => {
+        this.sweepTimer = null
+        const left = this.orphans.splice(0)
+        if (left.some((o) => o.profile === "mcp")) this.note("unseen")
+      }, 0),
+    )
   }
 
   forget(call) {
@@ -203,9 +229,9 @@ function reasonText(kind, n) {
     case "unanswered":
       return `${n} MCP tools/call(s) ran the tool function but no response was seen on the transport within ${ANSWER_WAIT_MS / 1000} s: sized from the function's value, not from what the client received`
     case "blind":
-      return `${n} MCP tools/call(s) reached this frame from a cross-origin parent, which receives the responses out of this frame's sight: only calls through the agent's wrapper are measured; serve the frame from its parent's origin to measure every call`
+      return `${n} MCP tools/call(s) reached this frame from a cross-origin parent, which receives the responses out of the agent's sight: only calls through the agent's wrapper are measured; serve the frame from its parent's origin to measure every call`
     case "unseen":
-      return `${n} MCP-client call(s) reached a tool function with no tools/call seen on a postMessage transport (another transport carried them): sized as the MCP result the agent expects, not as carried`
+      return `${n} MCP-client call(s) reached a tool function with no tools/call seen on a postMessage transport (another transport carried them, out of the agent's sight): sized as the MCP result the agent expects, not as carried`
     default:
       return `${n} MCP tools/call(s) were still awaiting a response when more than ${MAX_OPEN} were open: given up, never measured`
   }
