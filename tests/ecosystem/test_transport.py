@@ -90,3 +90,23 @@ def test_a_call_answered_by_no_wrapped_function_is_never_running(hosts: dict[str
         assert reason.startswith("1 MCP tools/call(s)") and "register the tools on document.modelContext" in reason, reason
     finally:
         o.page.context.close()
+
+
+def test_a_cross_origin_parent_s_calls_are_named_blind_never_invented(hosts: dict[str, Browser], eco_server: Server) -> None:
+    """The parent on another origin: the frame's responses go to a window its agent cannot read. No span is
+    made up for the MCP calls; coverage is `incomplete` with that reason; executeTool is still measured.
+    Native host only: the polyfill refuses WebMCP in a cross-origin frame (no Permissions Policy to ask)."""
+    host = "native"
+    o = open_stack(hosts[host], eco_server, "ts-sdk", "head", framed=True, cross_origin=True)
+    try:
+        assert o.tools.evaluate("() => location.origin") != o.page.evaluate("() => location.origin")
+        assert all(r["ok"] for r in mcp_calls(o, True))
+        st = wait_true(o.tools, "() => { const s = __webmcpPerf.status(); return s.coverage === 'incomplete' && s }")
+        assert [r for r in st["reasons"] if r.startswith("3 MCP tools/call(s) reached this frame from a cross-origin parent")] != [], st
+        assert spans(o.tools) == []
+        execute = execute_calls(o, host)
+        got = wait_true(o.tools, "() => { const s = __webmcpPerf.spans(); return s.length >= 3 && s }")
+        assert [(s["tool"], s["resultBytes"]) for s in got] == [(t, utf8(r["text"]) if r["ok"] else 0) for t, r in zip(TOOLS, execute, strict=True)]
+        assert o.errors == []
+    finally:
+        o.page.context.close()

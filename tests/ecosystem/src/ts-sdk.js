@@ -7,7 +7,8 @@ import { makeTools, TOOL_NAMES } from "./tools.js"
 
 const server = new BrowserMcpServer({ name: "ts-sdk-page", version: "1.0.0" }, { native: document.modelContext })
 const framed = window.parent !== window
-const transport = framed ? new IframeChildTransport({ allowedOrigins: [location.origin] }) : new TabServerTransport({ allowedOrigins: [location.origin] })
+// A frame serves whichever parent embeds it (the tests put one on another origin); the tab only itself.
+const transport = framed ? new IframeChildTransport({ allowedOrigins: ["*"] }) : new TabServerTransport({ allowedOrigins: [location.origin] })
 window.pageTools = makeTools()
 window.toolsReady = (async () => {
   for (const t of window.pageTools) server.registerTool(t)
