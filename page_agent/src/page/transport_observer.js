@@ -22,6 +22,10 @@ export const ANSWER_WAIT_MS = 10_000 // a joined call whose function returned wa
 const isObject = (v) => v !== null && typeof v === "object"
 const ID = (id) => (typeof id === "string" ? `s${cap(id, 256)}` : typeof id === "number" && Number.isFinite(id) ? `n${id}` : null)
 
+/** A browser's own MessageEvent (its `data` and `source` run no page code); any event where there is none (tests).
+ * `ME`: the window's MessageEvent as it was when the observer started (a page replacing it later changes nothing). */
+const isMessageEvent = (e, ME) => typeof ME !== "function" || e instanceof ME
+
 /** The MCP-B envelope's JSON-RPC payload, when `data` is one going `direction`; else null. */
 function payloadOf(data, direction) {
   if (!isObject(data) || data.type !== "mcp" || data.direction !== direction || typeof data.channel !== "string") return null
@@ -51,6 +55,9 @@ export class TransportObserver {
      * server's sees the request only once the server's microtasks have run the tool */
     this.orphans = []
     this.sweepTimer = null
+    this.publishing = false
+    this.ownME = undefined
+    this.parentME = undefined
   }
 
   start() {
@@ -61,10 +68,14 @@ export class TransportObserver {
         this.undo.push(() => target.removeEventListener("message", fn, { capture: true }))
         return true
       }, false)
+    this.ownME = safely(() => g.MessageEvent, undefined)
     listen(g, (e) => safely(() => this.onOwnWindow(e)))
     // An iframe's server answers on its parent's window: readable from here only when same-origin.
     const parent = safely(() => (g.parent && g.parent !== g ? g.parent : null), null)
-    if (parent) this.parentWatched = listen(parent, (e) => safely(() => this.onParentWindow(e)))
+    if (parent) {
+      this.parentME = safely(() => parent.MessageEvent, undefined)
+      this.parentWatched = listen(parent, (e) => safely(() => this.onParentWindow(e)))
+    }
   }
 
   stop() {
@@ -72,6 +83,7 @@ export class TransportObserver {
   }
 
   onOwnWindow(e) {
+    if (!isMessageEvent(e, this.ownME)) return
     const src = e.source
     const data = e.data
     const g = this.g
@@ -91,7 +103,7 @@ export class TransportObserver {
   }
 
   onParentWindow(e) {
-    if (e.source !== this.g) return
+    if (!isMessageEvent(e, this.parentME) || e.source !== this.g) return
     const data = e.data
     const res = payloadOf(data, TO_CLIENT)
     if (res) this.response("frame", data.channel, res)
@@ -202,14 +214,25 @@ export class TransportObserver {
     this.note("given")
   }
 
+  /** Count one referee finding; the status is rewritten in a task of its own, off the message's dispatch. */
   note(kind) {
     this.counts[kind]++
-    const old = this.reasons.get(kind)
-    if (old) this.c.extraReasons.delete(old)
-    const text = reasonText(kind, this.counts[kind])
-    this.reasons.set(kind, text)
-    this.c.extraReasons.add(text)
-    this.c.statusChanged()
+    if (this.publishing) return
+    this.publishing = true
+    safely(() =>
+      this.c.schedule(() => {
+        this.publishing = false
+        for (const k of Object.keys(this.counts)) {
+          if (!this.counts[k]) continue
+          const old = this.reasons.get(k)
+          if (old) this.c.extraReasons.delete(old)
+          const text = reasonText(k, this.counts[k])
+          this.reasons.set(k, text)
+          this.c.extraReasons.add(text)
+        }
+        this.c.statusChanged()
+      }),
+    )
   }
 }
 
