@@ -6821,7 +6821,7 @@ class TransportObserver {
     if (k >= 0) {
       const call = this.orphans.splice(k, 1)[0].call
       this.c.adopt(call)
-      if (call.fnDone && call.settledAt === null && this.c.wire === this) this.functionDone(call)
+      if (call.fnDone && call.settledAt === null) this.functionDone(call)
       entry = { tool, call, claimed: true }
     } else {
       const call = this.c.enter(tool, params.arguments === undefined ? {} : params.arguments, "mcp-b", { wire: true })
