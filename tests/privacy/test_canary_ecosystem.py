@@ -33,6 +33,11 @@ def test_canary_in_mcp_calls_reaches_the_client_and_nothing_the_relay_keeps(
         snap = relay_server.wait_for(lambda s: sid in s["sessions"] and len(s["sessions"][sid]["spans"]) == 3)
         spans = snap["sessions"][sid]["spans"]
         assert [s["resultBytes"] for s in spans] == [len(r["text"].encode()) for r in got], "sizes of what the client got"
+        if stack == "ts-sdk":
+            # The referee's reason reaches the relay's store (the terminal's status pane): never "running" here.
+            snap = relay_server.wait_for(lambda s: (s["sessions"][sid].get("status") or {}).get("coverage") == "incomplete")
+            reasons = snap["sessions"][sid]["status"]["reasons"]
+            assert any(r.startswith("3 MCP tools/call(s) over postMessage ran no tool function the agent wraps") for r in reasons), reasons
         relay_server.call(lambda: relay_server.relay.session_log.flush())
         kept = json.dumps(snap, default=str) + "".join(p.read_text(encoding="utf-8") for p in Path(relay_server.tmp, "logs").glob("*.jsonl"))
         assert "echo" in kept and CANARY not in kept
