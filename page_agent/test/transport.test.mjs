@@ -187,3 +187,12 @@ test("messages that are not MCP-B tools/call envelopes, or come from elsewhere, 
   assert.equal(spans.length, 0)
   assert.equal(c.inFlight.size, 0)
 })
+
+test("requests that never get a response are bounded: the oldest is given up as an error, nothing stays in flight", () => {
+  const { c, g, spans, reasons } = setup()
+  for (let i = 0; i < 300; i++) post(g, g, "client-to-server", request(i, "echo", {}))
+  assert.equal(c.inFlight.size, 256)
+  assert.equal(spans.length, 44)
+  assert.ok(spans.every((s) => s.isError && s.resultBytes === 0 && /no response seen/.test(s.error)))
+  assert.ok(reasons().some((r) => r.startsWith("44 MCP tools/call(s) were still awaiting a response")), reasons())
+})

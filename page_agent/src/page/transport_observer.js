@@ -208,10 +208,15 @@ export class TransportObserver {
     const first = this.open.keys().next()
     if (first.done) return
     const list = this.open.get(first.value)
-    list.shift()
+    const entry = list.shift()
     this.size--
     if (!list.length) this.open.delete(first.value)
     this.note("given")
+    // Settled now, so nothing given up stays in flight for good: the function's outcome when it ran, else an error.
+    const call = entry.call
+    if (!call || call.settledAt !== null) return
+    if (call.fnDone) this.c.answered(call, call.fnOk, call.fnValue, call.fnProfile)
+    else this.c.answered(call, false, { name: "TransportError", message: `no response seen on the transport before ${MAX_OPEN} later requests` })
   }
 
   /** Count one referee finding; the status is rewritten in a task of its own, off the message's dispatch. */
@@ -256,6 +261,6 @@ function reasonText(kind, n) {
     case "unseen":
       return `${n} MCP-client call(s) reached a tool function with no tools/call seen on a postMessage transport (another transport carried them, out of the agent's sight): sized as the MCP result the agent expects, not as carried`
     default:
-      return `${n} MCP tools/call(s) were still awaiting a response when more than ${MAX_OPEN} were open: given up, never measured`
+      return `${n} MCP tools/call(s) were still awaiting a response when more than ${MAX_OPEN} were open: given up, recorded as errors without the client's bytes`
   }
 }
