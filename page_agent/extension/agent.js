@@ -2593,6 +2593,7 @@ class Collector {
   adopt(call) {
     call.wire = true
     call.joined = true
+    call.fnProfile = call.profile
     const i = this.pending.indexOf(call)
     if (i < 0) return
     // Settled already (the server ran the tool before the observer saw the request): its outcome waits too.
@@ -7177,7 +7178,7 @@ class Agent {
       clearInterval: config.clearInterval || ((t) => g.clearInterval(t)),
     })
     // MCP tools/call over the MCP-B postMessage transports, whatever server runs the tool (a window's only).
-    if (config.transports !== false && this.env.context !== "worker") {
+    if (this.env.context !== "worker") {
       this.collector.wire = new TransportObserver(this.collector, { global: g, name: toolName, setTimeout: timers.setTimeout })
     }
     this.forms = new FormTools(this.collector, { global: g, schedule: this.schedule, onNavigated: (entry) => this.onNavigated(entry) })

@@ -196,3 +196,16 @@ test("requests that never get a response are bounded: the oldest is given up as 
   assert.ok(spans.every((s) => s.isError && s.resultBytes === 0 && /no response seen/.test(s.error)))
   assert.ok(reasons().some((r) => r.startsWith("44 MCP tools/call(s) were still awaiting a response")), reasons())
 })
+
+test("a call the server ran before the request was seen, with no response, is sized as its caller's profile", () => {
+  const tasks = []
+  const { c, g, spans, timers } = setup(win(), tasks)
+  wrapExecute(c, "echo", () => "abc", "mcp")({})
+  post(g, g, "client-to-server", request(5, "echo", {}))
+  for (const f of tasks.splice(0)) f()
+  assert.equal(spans.length, 0, "waiting for the response")
+  for (const f of timers.splice(0)) f()
+  for (const f of tasks.splice(0)) f()
+  assert.equal(spans.length, 1)
+  assert.equal(spans[0].resultBytes, utf8(JSON.stringify({ content: [{ type: "text", text: "abc" }], structuredContent: "abc", isError: false })))
+})

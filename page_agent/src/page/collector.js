@@ -333,6 +333,7 @@ export class Collector {
   adopt(call) {
     call.wire = true
     call.joined = true
+    call.fnProfile = call.profile
     const i = this.pending.indexOf(call)
     if (i < 0) return
     // Settled already (the server ran the tool before the observer saw the request): its outcome waits too.

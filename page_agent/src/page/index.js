@@ -134,7 +134,7 @@ class Agent {
       clearInterval: config.clearInterval || ((t) => g.clearInterval(t)),
     })
     // MCP tools/call over the MCP-B postMessage transports, whatever server runs the tool (a window's only).
-    if (config.transports !== false && this.env.context !== "worker") {
+    if (this.env.context !== "worker") {
       this.collector.wire = new TransportObserver(this.collector, { global: g, name: toolName, setTimeout: timers.setTimeout })
     }
     this.forms = new FormTools(this.collector, { global: g, schedule: this.schedule, onNavigated: (entry) => this.onNavigated(entry) })
