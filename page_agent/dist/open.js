@@ -2313,6 +2313,13 @@ const enqueueMicrotask = (fn) => NATIVE_THEN.call(RESOLVED, fn)
  * @property {boolean} [terminal]  started from wmcp-top, not by the page's agent
  * @property {boolean} [synthetic]
  * @property {string} [profile]
+ * @property {boolean} [wire]  a tools/call the transport observer saw arrive: it ends with its response (answered)
+ * @property {boolean} [joined]  a wire call whose tool function passed the wrapper too
+ * @property {boolean} [fnDone]  that function returned (or threw); its outcome is held until the response
+ * @property {boolean} [fnOk]
+ * @property {any} [fnValue]  held only until the response arrives (then dropped)
+ * @property {any} [fnError]  a thrown error, for the span's error text
+ * @property {string} [fnProfile]
  */
 
 class Collector {
@@ -2405,6 +2412,8 @@ class Collector {
     this.hookFailures = {}
     /** @type {{take: (job: object) => void, reset: () => void, stop: () => void}|null} the diagnosis facts (facts.js), set by the agent */
     this.facts = null
+    /** @type {import("./transport_observer.js").TransportObserver|null} set by the agent */
+    this.wire = null
   }
 
   // ---- the call path ---------------------------------------------------------------------------------
@@ -2414,6 +2423,17 @@ class Collector {
    * unmeasured. `opts.waiting`: a filled form waiting for the user's submit (forms.js); resumed() ends the wait.
    */
   enter(tool, input, profile, opts) {
+    // The transport observer saw this call's tools/call arrive: the function's run is that call, one span.
+    if (this.wire !== null && !(opts && opts.wire)) {
+      const entry = this.wire.claim(tool)
+      if (entry) {
+        if (entry.call) {
+          entry.call.joined = true
+          entry.call.fnProfile = profile
+        }
+        return entry.call
+      }
+    }
     const t = this.clock()
     // A call the terminal asked for (`invoke` command) is measured, but it is not the agent's: it stays out of
     // the host-gap chain (no gap of its own, the next agent call's gap runs from the last agent call) and of
@@ -2451,6 +2471,7 @@ class Collector {
       terminal,
     }
     if (opts && opts.waiting) call.waiting = true
+    if (opts && opts.wire) call.wire = true
     if (this.consents.size) {
       const consent = this.consents.get(tool)
       if (consent) {
@@ -2459,6 +2480,7 @@ class Collector {
       }
     }
     this.inFlight.set(call.seq, call)
+    if (this.wire !== null && !call.wire) this.wire.orphan(call, profile)
     if (this.firstCallAt === null) {
       this.firstCallAt = t
       this.statusChanged()
@@ -2537,6 +2559,15 @@ class Collector {
 
   /** execute() settled (returned, resolved, threw or rejected). `call` may be null (unsampled). */
   settle(call, ok, value) {
+    // A call the transport carries ends with its response (answered); the function's outcome waits for it.
+    if (call && call.wire) {
+      if (call.settledAt !== null || call.fnDone) return
+      call.fnDone = true
+      call.fnOk = ok
+      call.fnValue = value
+      if (this.wire !== null) this.wire.functionDone(call)
+      return
+    }
     const t = this.clock()
     if (!call || !call.terminal) {
       this.open = Math.max(0, this.open - 1)
@@ -2551,6 +2582,53 @@ class Collector {
     // An onSpan listener has its span before the caller's `await execute()` resumes, as webmcp-profiler's
     // (an exporter reads on settle): the accounting runs here, on the call path the page chose to pay. With no
     // listener the call path stays two clock reads and the accounting waits for its batch (scheduleFlush).
+    if (this.spanListeners.size) this.flush()
+    else this.scheduleFlush()
+  }
+
+  /**
+   * A function-level call (already entered, maybe settled and awaiting accounting) is the tools/call the
+   * transport observer just saw arrive: it becomes that call and ends with the response.
+   */
+  adopt(call) {
+    call.wire = true
+    call.joined = true
+    call.fnProfile = call.profile
+    const i = this.pending.indexOf(call)
+    if (i < 0) return
+    // Settled already (the server ran the tool before the observer saw the request): its outcome waits too.
+    this.pending.splice(i, 1)
+    call.fnDone = true
+    call.fnOk = call.ok
+    call.fnValue = call.value
+    call.value = undefined
+    call.settledAt = null
+    if (!call.terminal) this.open++
+    this.inFlight.set(call.seq, call)
+  }
+
+  /**
+   * The response of a call the transport observer carried reached the client (transport_observer.js): the call
+   * settles now, sized from what the client received (`profile` "mcp-b": the CallToolResult as JSON text), or
+   * from the function's value when no response came (`profile`: the function's). `call` null: sampled out.
+   */
+  answered(call, ok, value, profile = "mcp-b") {
+    if (call && call.settledAt !== null) return
+    const t = this.clock()
+    if (!call || !call.terminal) {
+      this.open = Math.max(0, this.open - 1)
+      this.lastSettledAt = t
+    }
+    if (!call) return
+    call.settledAt = t
+    call.ok = ok
+    call.value = value
+    call.profile = profile
+    // A function that threw names the span's error (per errorPolicy), as a wrapped call's throw does.
+    call.fnError = call.fnDone && !call.fnOk ? call.fnValue : null
+    call.fnValue = undefined
+    this.inFlight.delete(call.seq)
+    this.pending.push(call)
     if (this.spanListeners.size) this.flush()
     else this.scheduleFlush()
   }
@@ -2725,6 +2803,12 @@ class Collector {
       isError = true
       error = errorText(call.value, policy)
       if (policy !== "none") errorType = errorText(call.value, "name").slice(0, 64)
+    }
+    if (call.fnError) {
+      isError = true
+      error = errorText(call.fnError, policy)
+      if (policy !== "none") errorType = errorText(call.fnError, "name").slice(0, 64)
+      call.fnError = null
     }
     const inputBytes = inputBytesOf(call.input)
     const est = this.config.tokenEstimator ? this.pageTokens(inputBytes, facts.resultBytes, facts.imageBytes) : callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
@@ -3417,7 +3501,7 @@ class Interceptor {
   unseenPath(name) {
     this.unseen.add(name)
     if (this.unseenReason) this.c.extraReasons.delete(this.unseenReason)
-    this.unseenReason = `${this.unseen.size} tool(s) on @mcp-b/global's MCP server were registered before the agent: MCP-client calls to them (tools/call over postMessage) are not seen at all; load the agent before @mcp-b/global (first in <head>), or use the extension or \`wmcp-top open URL\``
+    this.unseenReason = `${this.unseen.size} tool(s) on @mcp-b/global's MCP server were registered before the agent: MCP-client calls to them (tools/call over postMessage) reach no wrapper and are measured at the transport only; load the agent before @mcp-b/global (first in <head>), or use the extension or \`wmcp-top open URL\``
     this.c.extraReasons.add(this.unseenReason)
     this.c.statusChanged()
   }
@@ -6614,6 +6698,276 @@ class FactsTaker {
 return { IMAGE_EVERY_MS, BLOAT_ALWAYS_CHARS, BLOAT_EVERY_MS, MAX_QUEUED, MAX_REPEAT_KEYS, canonical, keyedHash, textsOf, FactsTaker };
 })();
 
+// ---- page/transport_observer.js ----
+__m["page/transport_observer"] = (function () {
+// The transport observer: MCP `tools/call` requests and their responses as the MCP-B postMessage transports
+// carry them into and out of this document (@mcp-b/transports 5.x: TabServerTransport, IframeChildTransport,
+// and the extension's, whose content script reaches the page's TabServerTransport the same way). Every one
+// of them posts `{channel, type: "mcp", direction, payload}` with the JSON-RPC message as `payload`:
+//   tab:          both directions are posted to this window (event.source === window)
+//   iframe child: the request arrives from the parent (event.source === parent); the response is posted to
+//                 the parent's window, watched there when it is same-origin (event.source === this window)
+// Whatever runs the tool (@mcp-b/global, @mcp-b/webmcp-ts-sdk's BrowserMcpServer, a hand-rolled McpServer),
+// the call is one span, timed request to response, sized from the JSON-RPC `result` the client receives.
+// Where the page function passes the agent's wrapper too, the two are one span (Collector.enter joins them)
+// and each is the other's referee: a call one path sees and the other does not marks coverage incomplete.
+// A passive capture listener reads metadata: no message is delayed, changed or swallowed, and the bodies
+// (arguments, result) are held only until the collector has sized them, exactly as a wrapped call's are.
+
+const { safely, cap } = __m["shared/util"];
+const TO_SERVER = "client-to-server"
+const TO_CLIENT = "server-to-client"
+const MAX_OPEN = 256 // requests awaiting their response; older ones are given up (and said so)
+const ANSWER_WAIT_MS = 10_000 // a joined call whose function returned waits this long for its response
+
+const isObject = (v) => v !== null && typeof v === "object"
+const ID = (id) => (typeof id === "string" ? `s${cap(id, 256)}` : typeof id === "number" && Number.isFinite(id) ? `n${id}` : null)
+
+/** A browser's own MessageEvent (its `data` and `source` run no page code); any event where there is none (tests).
+ * `ME`: the window's MessageEvent as it was when the observer started (a page replacing it later changes nothing). */
+const isMessageEvent = (e, ME) => typeof ME !== "function" || e instanceof ME
+
+/** The MCP-B envelope's JSON-RPC payload, when `data` is one going `direction`; else null. */
+function payloadOf(data, direction) {
+  if (!isObject(data) || data.type !== "mcp" || data.direction !== direction || typeof data.channel !== "string") return null
+  const p = data.payload
+  return isObject(p) && p.jsonrpc === "2.0" ? p : null
+}
+
+class TransportObserver {
+  /**
+   * @param {import("./collector.js").Collector} collector
+   * @param {{global: any, name: (n: unknown) => string, setTimeout?: Function}} opts
+   */
+  constructor(collector, { global, name, setTimeout }) {
+    this.c = collector
+    this.g = global
+    this.name = name
+    this.st = setTimeout || ((f, ms) => global.setTimeout(f, ms))
+    /** `${route}|${channel}|${id}` -> entries awaiting a response, oldest first */
+    this.open = new Map()
+    this.size = 0
+    this.parentWatched = false
+    this.undo = []
+    /** referee counts, each one reason in the status while non-zero */
+    this.counts = { transportOnly: 0, early: 0, unanswered: 0, blind: 0, unseen: 0, given: 0 }
+    this.reasons = new Map()
+    /** function-level calls of this task the transport has not carried (yet): a listener registered after the
+     * server's sees the request only once the server's microtasks have run the tool */
+    this.orphans = []
+    this.sweepTimer = null
+    this.publishing = false
+    this.ownME = undefined
+    this.parentME = undefined
+  }
+
+  start() {
+    const g = this.g
+    const listen = (target, fn) =>
+      safely(() => {
+        target.addEventListener("message", fn, { capture: true, passive: true })
+        this.undo.push(() => target.removeEventListener("message", fn, { capture: true }))
+        return true
+      }, false)
+    this.ownME = safely(() => g.MessageEvent, undefined)
+    listen(g, (e) => safely(() => this.onOwnWindow(e)))
+    // An iframe's server answers on its parent's window: readable from here only when same-origin.
+    const parent = safely(() => (g.parent && g.parent !== g ? g.parent : null), null)
+    if (parent) {
+      this.parentME = safely(() => parent.MessageEvent, undefined)
+      this.parentWatched = listen(parent, (e) => safely(() => this.onParentWindow(e)))
+    }
+  }
+
+  stop() {
+    for (const f of this.undo.splice(0)) safely(f)
+  }
+
+  onOwnWindow(e) {
+    if (!isMessageEvent(e, this.ownME)) return
+    const src = e.source
+    const data = e.data
+    const g = this.g
+    if (src === g) {
+      const req = payloadOf(data, TO_SERVER)
+      if (req) return this.request("tab", data.channel, req)
+      const res = payloadOf(data, TO_CLIENT)
+      if (res) this.response("tab", data.channel, res)
+      return
+    }
+    if (src !== null && src === safely(() => g.parent, null) && src !== g) {
+      const req = payloadOf(data, TO_SERVER)
+      if (!req) return
+      if (this.parentWatched) this.request("frame", data.channel, req)
+      else if (req.method === "tools/call") this.note("blind")
+    }
+  }
+
+  onParentWindow(e) {
+    if (!isMessageEvent(e, this.parentME) || e.source !== this.g) return
+    const data = e.data
+    const res = payloadOf(data, TO_CLIENT)
+    if (res) this.response("frame", data.channel, res)
+  }
+
+  request(route, channel, msg) {
+    if (msg.method !== "tools/call" || !this.c.active) return
+    const id = ID(msg.id)
+    const params = msg.params
+    if (id === null || !isObject(params) || typeof params.name !== "string") return
+    const tool = this.name(params.name)
+    const k = this.orphans.findIndex((o) => o.call.tool === tool)
+    let entry
+    if (k >= 0) {
+      const call = this.orphans.splice(k, 1)[0].call
+      this.c.adopt(call)
+      if (call.fnDone && call.settledAt === null) this.functionDone(call)
+      entry = { tool, call, claimed: true }
+    } else {
+      const call = this.c.enter(tool, params.arguments === undefined ? {} : params.arguments, "mcp-b", { wire: true })
+      entry = { tool, call, claimed: false }
+    }
+    const key = `${route}|${cap(channel, 128)}|${id}`
+    const list = this.open.get(key)
+    if (list) list.push(entry)
+    else this.open.set(key, [entry])
+    if (++this.size > MAX_OPEN) this.giveUpOldest()
+  }
+
+  response(route, channel, msg) {
+    const id = ID(msg.id)
+    if (id === null || "method" in msg) return
+    const key = `${route}|${cap(channel, 128)}|${id}`
+    const list = this.open.get(key)
+    if (!list) return
+    const entry = list.shift()
+    if (!list.length) this.open.delete(key)
+    this.size--
+    if (!entry.call) return this.c.answered(null)
+    if (!entry.claimed) this.note("transportOnly")
+    else if (!entry.call.fnDone) this.note("early")
+    if (isObject(msg.result)) this.c.answered(entry.call, true, msg.result)
+    else this.c.answered(entry.call, false, rpcError(msg.error))
+  }
+
+  /**
+   * The wrapper entered `tool`: the oldest request for it still awaiting its response and not yet joined is this
+   * call. Returns that entry (its `call` is null when sampling left it out), or null when the transport saw none.
+   */
+  claim(tool) {
+    for (const list of this.open.values()) {
+      for (const entry of list) {
+        if (entry.claimed || entry.tool !== tool) continue
+        entry.claimed = true
+        return entry
+      }
+    }
+    return null
+  }
+
+  /** A joined call's function returned: its response is due; one that never comes is said, not waited for. */
+  functionDone(call) {
+    safely(() =>
+      this.st(() => {
+        if (call.settledAt !== null) return
+        this.note("unanswered")
+        this.forget(call)
+        this.c.answered(call, call.fnOk, call.fnValue, call.fnProfile)
+      }, ANSWER_WAIT_MS),
+    )
+  }
+
+  /**
+   * A function-level call no request claimed: the transport may still show its request in this task. After it,
+   * one an MCP client made (by the host's account: profile "mcp") with no tools/call seen to carry it is said.
+   */
+  orphan(call, profile) {
+    this.orphans.push({ call, profile })
+    if (this.orphans.length > MAX_OPEN) this.orphans.shift()
+    if (this.sweepTimer !== null) return
+    this.sweepTimer = safely(() =>
+      this.st(() => {
+        this.sweepTimer = null
+        const left = this.orphans.splice(0)
+        if (left.some((o) => o.profile === "mcp")) this.note("unseen")
+      }, 0),
+    )
+  }
+
+  forget(call) {
+    for (const [key, list] of this.open) {
+      const i = list.findIndex((x) => x.call === call)
+      if (i < 0) continue
+      list.splice(i, 1)
+      this.size--
+      if (!list.length) this.open.delete(key)
+      return
+    }
+  }
+
+  giveUpOldest() {
+    const first = this.open.keys().next()
+    if (first.done) return
+    const list = this.open.get(first.value)
+    const entry = list.shift()
+    this.size--
+    if (!list.length) this.open.delete(first.value)
+    this.note("given")
+    // Settled now, so nothing given up stays in flight for good: the function's outcome when it ran, else an error.
+    const call = entry.call
+    if (!call || call.settledAt !== null) return
+    if (call.fnDone) this.c.answered(call, call.fnOk, call.fnValue, call.fnProfile)
+    else this.c.answered(call, false, { name: "TransportError", message: `no response seen on the transport before ${MAX_OPEN} later requests` })
+  }
+
+  /** Count one referee finding; the status is rewritten in a task of its own, off the message's dispatch. */
+  note(kind) {
+    this.counts[kind]++
+    if (this.publishing) return
+    this.publishing = true
+    safely(() =>
+      this.c.schedule(() => {
+        this.publishing = false
+        for (const k of Object.keys(this.counts)) {
+          if (!this.counts[k]) continue
+          const old = this.reasons.get(k)
+          if (old) this.c.extraReasons.delete(old)
+          const text = reasonText(k, this.counts[k])
+          this.reasons.set(k, text)
+          this.c.extraReasons.add(text)
+        }
+        this.c.statusChanged()
+      }),
+    )
+  }
+}
+
+/** The JSON-RPC error as the thrown-error shape the span's error text is taken from (per errorPolicy). */
+function rpcError(err) {
+  const message = isObject(err) && typeof err.message === "string" ? err.message : "JSON-RPC error response"
+  return { name: "McpError", message: cap(message, 400) }
+}
+
+/** The referee's reason for each kind, with the fix where there is one. */
+function reasonText(kind, n) {
+  switch (kind) {
+    case "transportOnly":
+      return `${n} MCP tools/call(s) over postMessage ran no tool function the agent wraps (the MCP server keeps its own reference to it): each is timed request to response at the transport, with the bytes the client received, but the function's own time and Long Tasks are not attributed; register the tools on document.modelContext before the server takes them, or load the agent before the MCP package (first in <head>)`
+    case "early":
+      return `${n} MCP tools/call(s) were answered on the transport while the tool function the agent measured for them was still running: the span is the transport's (request to response)`
+    case "unanswered":
+      return `${n} MCP tools/call(s) ran the tool function but no response was seen on the transport within ${ANSWER_WAIT_MS / 1000} s: sized from the function's value, not from what the client received`
+    case "blind":
+      return `${n} MCP tools/call(s) reached this frame from a cross-origin parent, which receives the responses out of the agent's sight: only calls through the agent's wrapper are measured; serve the frame from its parent's origin to measure every call`
+    case "unseen":
+      return `${n} MCP-client call(s) reached a tool function with no tools/call seen on a postMessage transport (another transport carried them, out of the agent's sight): sized as the MCP result the agent expects, not as carried`
+    default:
+      return `${n} MCP tools/call(s) were still awaiting a response when more than ${MAX_OPEN} were open: given up, recorded as errors without the client's bytes`
+  }
+}
+return { ANSWER_WAIT_MS, TransportObserver };
+})();
+
 // ---- page/gate.js ----
 __m["page/gate"] = (function () {
 // The ?perf= gate, with webmcp-profiler's values: `1|on|true` and `overlay` are remembered per origin in
@@ -6694,7 +7048,7 @@ __m["page/index"] = (function () {
 // console API. maybeAttach(): the same behind the ?perf= gate. Nothing here throws into the page.
 
 const { Collector } = __m["page/collector"];
-const { Interceptor } = __m["page/interceptor"];
+const { Interceptor, toolName } = __m["page/interceptor"];
 const { ChannelMirror, postsSpans } = __m["page/channel"];
 const { Uplink, Delivery, FLUSH_MS } = __m["transport/uplink"];
 const { unwatchedMark } = __m["transport/pacing"];
@@ -6703,6 +7057,7 @@ const { PROTOCOL } = __m["transport/frames"];
 const { PromptWatcher } = __m["page/prompt"];
 const { FormTools } = __m["page/forms"];
 const { FactsTaker } = __m["page/facts"];
+const { TransportObserver } = __m["page/transport_observer"];
 const { resultText, errorText } = __m["page/measure"];
 const { gate } = __m["page/gate"];
 const { makeApi, reportView, reportToolDescriptor, manifest, helpText, overlayNotice } = __m["page/console"];
@@ -6822,6 +7177,10 @@ class Agent {
       setInterval: config.setInterval || ((f, ms) => g.setInterval(f, ms)),
       clearInterval: config.clearInterval || ((t) => g.clearInterval(t)),
     })
+    // MCP tools/call over the MCP-B postMessage transports, whatever server runs the tool (a window's only).
+    if (this.env.context !== "worker") {
+      this.collector.wire = new TransportObserver(this.collector, { global: g, name: toolName, setTimeout: timers.setTimeout })
+    }
     this.forms = new FormTools(this.collector, { global: g, schedule: this.schedule, onNavigated: (entry) => this.onNavigated(entry) })
     this.interceptor.forms = this.forms
     this.forms.wrapped = (name) => this.interceptor.pendingNames.has(name) || !!(this.interceptor.live.get(name) || {}).wrapper
@@ -6903,6 +7262,7 @@ class Agent {
   start() {
     const c = this.collector
     const g = this.g
+    if (c.wire) c.wire.start()
     this.interceptor.start()
     if (this.prompts) safely(() => this.prompts.sweep())
     c.observeLongTasks(this.config.PerformanceObserver || g.PerformanceObserver)
@@ -7255,6 +7615,7 @@ class Agent {
     safely(() => this.unregisterReportTool())
     this.forms.restore()
     this.interceptor.restore()
+    if (c.wire) c.wire.stop()
     if (this.prompts) safely(() => this.prompts.restore())
     c.stop()
     if (this.uplink) {

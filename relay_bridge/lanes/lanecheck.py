@@ -49,7 +49,7 @@ class Difference:
         if self.kind == "outcome" and a is not None and c is not None:
             return f"{tool} call #{self.index}: outcome {a.outcome} (agent) vs {c.outcome} (DevTools)"
         if a is not None and c is not None:
-            return f"{tool} call #{self.index}: {a.resultBytes} B (agent) vs {c.resultBytes} B (DevTools)"
+            return f"{tool} call #{self.index}: {a.resultBytes} B left the page (agent) vs {c.resultBytes} B handed to the DevTools client"
         return f"{tool} call #{self.index}: {self.kind}"
 
 
@@ -101,11 +101,11 @@ def store_calls(sessions: Iterable[Session], *, cdp: bool) -> list[LaneCall]:
     return lane_calls(pairs)
 
 
-# The page agent's status names a call path it cannot see with this phrase (page_agent/src/page/interceptor.js,
-# Interceptor.unseenPath): an MCP client's tools/call to tools @mcp-b/global's server took before the agent.
-# The DevTools lane never sees those either (postMessage, not the browser's WebMCP), so agreement on the rest
-# says nothing about them.
-BLIND_MARK = "are not seen at all"
+# The page agent's status names a call path it cannot see with this phrase (page_agent/src/page/
+# transport_observer.js): MCP tools/call whose responses go to a cross-origin parent, or that reach a tool
+# function over a transport it does not watch. The DevTools lane never sees those either (they are not the
+# browser's WebMCP), so agreement on the rest says nothing about them.
+BLIND_MARK = "out of the agent's sight"
 
 
 def blind_paths(sessions: Iterable[object]) -> list[str]:

@@ -6,7 +6,7 @@ import path from "node:path"
 const here = path.dirname(fileURLToPath(import.meta.url))
 const out = process.argv[2]
 if (!out) throw new Error("usage: node build.mjs <outdir>")
-const entries = ["global", "polyfill", "page-tools", "client", "react-hooks", "react-usewebmcp"]
+const entries = ["global", "polyfill", "page-tools", "client", "react-hooks", "react-usewebmcp", "react-output", "ts-sdk"]
 await build({
   entryPoints: Object.fromEntries(entries.map((e) => [e, path.join(here, "src", e + (e.startsWith("react") ? ".jsx" : ".js"))])),
   outdir: out,

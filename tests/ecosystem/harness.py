@@ -35,6 +35,10 @@ STACKS: dict[str, list[str]] = {
     "react-global": ["global", "react-hooks"],
     "usewebmcp": ["polyfill", "react-usewebmcp"],
     "polyfill": ["polyfill", "page-tools"],
+    # @mcp-b/webmcp-ts-sdk's BrowserMcpServer over a transport of its own, mirroring onto the registry
+    "ts-sdk": ["polyfill", "ts-sdk"],
+    # react-webmcp's hooks with an outputSchema on `stats`
+    "react-output": ["global", "react-output"],
 }
 ORDERS = ("head", "after-polyfill", "after-tools", "document-start")
 TOOLS = ("echo", "boom", "stats")
@@ -75,11 +79,14 @@ def page_html(stack: str, order: str, config: dict[str, Any] | None = None, agen
     return "<!doctype html><meta charset=utf-8><title>eco</title>" + "".join(tags) + "<body>"
 
 
-def frame_html(stack: str, order: str) -> str:
-    """A parent that only holds the MCP client (and the agent first in <head>) around the tools in an iframe."""
+def frame_html(stack: str, order: str, frame_origin: str = "") -> str:
+    """A parent that only holds the MCP client (and the agent first in <head>) around the tools in an iframe
+    (served from `frame_origin` when given: a cross-origin frame)."""
     del stack
     agent = '<script src="/_agent.js"></script>' if order not in ("document-start", "none") else ""
-    return f'<!doctype html><meta charset=utf-8><title>parent</title>{agent}<script src="/b/client.js"></script><body><iframe id=frame src="/page.html?{{Q}}"></iframe>'
+    src = html.escape(frame_origin, quote=True) + "/page.html?{Q}"
+    allow = ' allow="tools"' if frame_origin else ""  # WebMCP's permissions policy: another origin's frame asks for it
+    return f'<!doctype html><meta charset=utf-8><title>parent</title>{agent}<script src="/b/client.js"></script><body><iframe id=frame{allow} src="{src}"></iframe>'
 
 
 class Server:
@@ -108,7 +115,12 @@ class Server:
                     agent_src = q.get("agent", ["/_agent.js"])[0]
                     return self.send(page_html(stack, order, config, agent_src).encode(), "text/html; charset=utf-8")
                 if url.path == "/parent.html":
-                    return self.send(frame_html(stack, order).replace("{Q}", url.query).encode(), "text/html; charset=utf-8")
+                    # the frame's own query: everything but the parent's frame_origin
+                    query = urllib.parse.urlencode([(k, v) for k, v in urllib.parse.parse_qsl(url.query) if k != "frame_origin"])
+                    frame_origin = q.get("frame_origin", [""])[0]
+                    if frame_origin and not frame_origin.startswith(("http://127.0.0.1:", "http://localhost:")):
+                        return self.send_error(400)
+                    return self.send(frame_html(stack, order, frame_origin).replace("{Q}", query).encode(), "text/html; charset=utf-8")
                 return self.send_error(404)
 
             def send(self, body: bytes, ctype: str) -> None:
@@ -155,6 +167,7 @@ def open_stack(
     stack: str,
     order: str,
     framed: bool = False,
+    cross_origin: bool = False,
     agent: bool = True,
     agent_src: str | None = None,
     before: Callable[[Page], Any] | None = None,
@@ -171,11 +184,26 @@ def open_stack(
     page.on("pageerror", lambda e: errors.append(str(e)))
     if before is not None:
         before(page)
-    page.goto(server.url("parent.html" if framed else "page.html", stack, order, agent=agent, agent_src=agent_src))
+    url = server.url("parent.html" if framed else "page.html", stack, order, agent=agent, agent_src=agent_src)
+    if cross_origin:
+        # the parent on localhost, the frame on 127.0.0.1: two origins, both secure contexts
+        url = (
+            url.replace("http://127.0.0.1:", "http://localhost:", 1)
+            + "&"
+            + urllib.parse.urlencode({"frame_origin": f"http://127.0.0.1:{server.port}"})
+        )
+    page.goto(url)
     tools = page.main_frame
     if framed:
-        page.wait_for_function("() => { const f = document.getElementById('frame'); return f && f.contentWindow.document.readyState === 'complete' }")
-        tools = next(f for f in page.frames if f != page.main_frame)
+        if cross_origin:  # the parent cannot read the frame's document: ask the frame itself
+            page.wait_for_function("() => document.getElementById('frame') !== null")
+            tools = next(f for f in page.frames if f != page.main_frame)
+            tools.wait_for_load_state("load")
+        else:
+            page.wait_for_function(
+                "() => { const f = document.getElementById('frame'); return f && f.contentWindow.document.readyState === 'complete' }"
+            )
+            tools = next(f for f in page.frames if f != page.main_frame)
     wait_true(tools, LISTED)
     if agent:
         # The page lists its tools before an agent loaded after them has found the registry (its next poll): a

@@ -53,6 +53,13 @@ const enqueueMicrotask = (fn) => NATIVE_THEN.call(RESOLVED, fn)
  * @property {boolean} [terminal]  started from wmcp-top, not by the page's agent
  * @property {boolean} [synthetic]
  * @property {string} [profile]
+ * @property {boolean} [wire]  a tools/call the transport observer saw arrive: it ends with its response (answered)
+ * @property {boolean} [joined]  a wire call whose tool function passed the wrapper too
+ * @property {boolean} [fnDone]  that function returned (or threw); its outcome is held until the response
+ * @property {boolean} [fnOk]
+ * @property {any} [fnValue]  held only until the response arrives (then dropped)
+ * @property {any} [fnError]  a thrown error, for the span's error text
+ * @property {string} [fnProfile]
  */
 
 export class Collector {
@@ -145,6 +152,8 @@ export class Collector {
     this.hookFailures = {}
     /** @type {{take: (job: object) => void, reset: () => void, stop: () => void}|null} the diagnosis facts (facts.js), set by the agent */
     this.facts = null
+    /** @type {import("./transport_observer.js").TransportObserver|null} set by the agent */
+    this.wire = null
   }
 
   // ---- the call path ---------------------------------------------------------------------------------
@@ -154,6 +163,17 @@ export class Collector {
    * unmeasured. `opts.waiting`: a filled form waiting for the user's submit (forms.js); resumed() ends the wait.
    */
   enter(tool, input, profile, opts) {
+    // The transport observer saw this call's tools/call arrive: the function's run is that call, one span.
+    if (this.wire !== null && !(opts && opts.wire)) {
+      const entry = this.wire.claim(tool)
+      if (entry) {
+        if (entry.call) {
+          entry.call.joined = true
+          entry.call.fnProfile = profile
+        }
+        return entry.call
+      }
+    }
     const t = this.clock()
     // A call the terminal asked for (`invoke` command) is measured, but it is not the agent's: it stays out of
     // the host-gap chain (no gap of its own, the next agent call's gap runs from the last agent call) and of
@@ -191,6 +211,7 @@ export class Collector {
       terminal,
     }
     if (opts && opts.waiting) call.waiting = true
+    if (opts && opts.wire) call.wire = true
     if (this.consents.size) {
       const consent = this.consents.get(tool)
       if (consent) {
@@ -199,6 +220,7 @@ export class Collector {
       }
     }
     this.inFlight.set(call.seq, call)
+    if (this.wire !== null && !call.wire) this.wire.orphan(call, profile)
     if (this.firstCallAt === null) {
       this.firstCallAt = t
       this.statusChanged()
@@ -277,6 +299,15 @@ export class Collector {
 
   /** execute() settled (returned, resolved, threw or rejected). `call` may be null (unsampled). */
   settle(call, ok, value) {
+    // A call the transport carries ends with its response (answered); the function's outcome waits for it.
+    if (call && call.wire) {
+      if (call.settledAt !== null || call.fnDone) return
+      call.fnDone = true
+      call.fnOk = ok
+      call.fnValue = value
+      if (this.wire !== null) this.wire.functionDone(call)
+      return
+    }
     const t = this.clock()
     if (!call || !call.terminal) {
       this.open = Math.max(0, this.open - 1)
@@ -291,6 +322,53 @@ export class Collector {
     // An onSpan listener has its span before the caller's `await execute()` resumes, as webmcp-profiler's
     // (an exporter reads on settle): the accounting runs here, on the call path the page chose to pay. With no
     // listener the call path stays two clock reads and the accounting waits for its batch (scheduleFlush).
+    if (this.spanListeners.size) this.flush()
+    else this.scheduleFlush()
+  }
+
+  /**
+   * A function-level call (already entered, maybe settled and awaiting accounting) is the tools/call the
+   * transport observer just saw arrive: it becomes that call and ends with the response.
+   */
+  adopt(call) {
+    call.wire = true
+    call.joined = true
+    call.fnProfile = call.profile
+    const i = this.pending.indexOf(call)
+    if (i < 0) return
+    // Settled already (the server ran the tool before the observer saw the request): its outcome waits too.
+    this.pending.splice(i, 1)
+    call.fnDone = true
+    call.fnOk = call.ok
+    call.fnValue = call.value
+    call.value = undefined
+    call.settledAt = null
+    if (!call.terminal) this.open++
+    this.inFlight.set(call.seq, call)
+  }
+
+  /**
+   * The response of a call the transport observer carried reached the client (transport_observer.js): the call
+   * settles now, sized from what the client received (`profile` "mcp-b": the CallToolResult as JSON text), or
+   * from the function's value when no response came (`profile`: the function's). `call` null: sampled out.
+   */
+  answered(call, ok, value, profile = "mcp-b") {
+    if (call && call.settledAt !== null) return
+    const t = this.clock()
+    if (!call || !call.terminal) {
+      this.open = Math.max(0, this.open - 1)
+      this.lastSettledAt = t
+    }
+    if (!call) return
+    call.settledAt = t
+    call.ok = ok
+    call.value = value
+    call.profile = profile
+    // A function that threw names the span's error (per errorPolicy), as a wrapped call's throw does.
+    call.fnError = call.fnDone && !call.fnOk ? call.fnValue : null
+    call.fnValue = undefined
+    this.inFlight.delete(call.seq)
+    this.pending.push(call)
     if (this.spanListeners.size) this.flush()
     else this.scheduleFlush()
   }
@@ -465,6 +543,12 @@ export class Collector {
       isError = true
       error = errorText(call.value, policy)
       if (policy !== "none") errorType = errorText(call.value, "name").slice(0, 64)
+    }
+    if (call.fnError) {
+      isError = true
+      error = errorText(call.fnError, policy)
+      if (policy !== "none") errorType = errorText(call.fnError, "name").slice(0, 64)
+      call.fnError = null
     }
     const inputBytes = inputBytesOf(call.input)
     const est = this.config.tokenEstimator ? this.pageTokens(inputBytes, facts.resultBytes, facts.imageBytes) : callTokens(inputBytes, facts.resultBytes, facts.imageBytes)

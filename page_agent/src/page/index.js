@@ -2,7 +2,7 @@
 // console API. maybeAttach(): the same behind the ?perf= gate. Nothing here throws into the page.
 
 import { Collector } from "./collector.js"
-import { Interceptor } from "./interceptor.js"
+import { Interceptor, toolName } from "./interceptor.js"
 import { ChannelMirror, postsSpans } from "./channel.js"
 import { Uplink, Delivery, FLUSH_MS } from "../transport/uplink.js"
 import { unwatchedMark } from "../transport/pacing.js"
@@ -11,6 +11,7 @@ import { PROTOCOL } from "../transport/frames.js"
 import { PromptWatcher } from "./prompt.js"
 import { FormTools } from "./forms.js"
 import { FactsTaker } from "./facts.js"
+import { TransportObserver } from "./transport_observer.js"
 import { resultText, errorText } from "./measure.js"
 import { gate } from "./gate.js"
 import { makeApi, reportView, reportToolDescriptor, manifest, helpText, overlayNotice } from "./console.js"
@@ -132,6 +133,10 @@ class Agent {
       setInterval: config.setInterval || ((f, ms) => g.setInterval(f, ms)),
       clearInterval: config.clearInterval || ((t) => g.clearInterval(t)),
     })
+    // MCP tools/call over the MCP-B postMessage transports, whatever server runs the tool (a window's only).
+    if (this.env.context !== "worker") {
+      this.collector.wire = new TransportObserver(this.collector, { global: g, name: toolName, setTimeout: timers.setTimeout })
+    }
     this.forms = new FormTools(this.collector, { global: g, schedule: this.schedule, onNavigated: (entry) => this.onNavigated(entry) })
     this.interceptor.forms = this.forms
     this.forms.wrapped = (name) => this.interceptor.pendingNames.has(name) || !!(this.interceptor.live.get(name) || {}).wrapper
@@ -213,6 +218,7 @@ class Agent {
   start() {
     const c = this.collector
     const g = this.g
+    if (c.wire) c.wire.start()
     this.interceptor.start()
     if (this.prompts) safely(() => this.prompts.sweep())
     c.observeLongTasks(this.config.PerformanceObserver || g.PerformanceObserver)
@@ -565,6 +571,7 @@ class Agent {
     safely(() => this.unregisterReportTool())
     this.forms.restore()
     this.interceptor.restore()
+    if (c.wire) c.wire.stop()
     if (this.prompts) safely(() => this.prompts.restore())
     c.stop()
     if (this.uplink) {

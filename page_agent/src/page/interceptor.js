@@ -113,7 +113,7 @@ export class Interceptor {
   unseenPath(name) {
     this.unseen.add(name)
     if (this.unseenReason) this.c.extraReasons.delete(this.unseenReason)
-    this.unseenReason = `${this.unseen.size} tool(s) on @mcp-b/global's MCP server were registered before the agent: MCP-client calls to them (tools/call over postMessage) are not seen at all; load the agent before @mcp-b/global (first in <head>), or use the extension or \`wmcp-top open URL\``
+    this.unseenReason = `${this.unseen.size} tool(s) on @mcp-b/global's MCP server were registered before the agent: MCP-client calls to them (tools/call over postMessage) reach no wrapper and are measured at the transport only; load the agent before @mcp-b/global (first in <head>), or use the extension or \`wmcp-top open URL\``
     this.c.extraReasons.add(this.unseenReason)
     this.c.statusChanged()
   }

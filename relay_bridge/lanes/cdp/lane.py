@@ -47,7 +47,7 @@ log = logging.getLogger("wmcp_top.cdp")
 CONN_BASE = 1_000_000_000  # pseudo-connection ids, far from the relay's own (which count from 1)
 CDP_MESSAGE = "watched over the DevTools Protocol (WebMCP domain): nothing is injected in the page"
 CDP_HINTS = [
-    "sizes are the host's own input and output, measured on arrival and dropped",
+    "sizes are what the browser handed the DevTools client (the host's input and output), measured on arrival and dropped; a bridge such as chrome-devtools-mcp re-wraps them before its own client gets them",
     "times are taken when the DevTools events arrive; blocking time is not visible over CDP",
 ]
 NO_DOMAIN_HINT = "this browser has no WebMCP domain: restart it with --enable-features=WebMCPTesting,DevToolsWebMCPSupport"

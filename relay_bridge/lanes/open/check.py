@@ -22,7 +22,10 @@ class LaneCheck:
     def __init__(self, agent_store: Any) -> None:
         self.agent_store = agent_store
         self.store = Store(buffer=agent_store.buffer)
-        self.lane = CdpLane(self.store, on_call=lambda c: print(f"call cdp {inert_str(c.tool, 128)} {c.status} {c.resultBytes} B", flush=True))
+        self.lane = CdpLane(
+            self.store,
+            on_call=lambda c: print(f"call cdp {inert_str(c.tool, 128)} {c.status} {c.resultBytes} B handed to the DevTools client", flush=True),
+        )
         agent_store.observers.append(self)
 
     # a store observer (relay_bridge.core.store.StoreObserver) for the agent's side

@@ -8,7 +8,7 @@ let client = null
 async function connect(frame) {
   if (client) return client
   const transport = frame
-    ? new IframeParentTransport({ iframe: document.getElementById("frame"), targetOrigin: location.origin })
+    ? new IframeParentTransport({ iframe: document.getElementById("frame"), targetOrigin: new URL(document.getElementById("frame").src).origin })
     : new TabClientTransport({ targetOrigin: location.origin })
   const c = new Client({ name: "ecosystem-test", version: "1.0.0" })
   await c.connect(transport)

@@ -3,9 +3,12 @@ import React from "react"
 import { createRoot } from "react-dom/client"
 import { makeTools } from "./tools.js"
 
-export function mountWith(useWebMCP) {
+// `outputs`: tools that declare an outputSchema and return their structured value itself (the hook wraps it).
+export function mountWith(useWebMCP, outputs = {}) {
   const Tool = ({ tool }) => {
-    useWebMCP({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema, execute: tool.execute })
+    const out = outputs[tool.name]
+    const execute = out ? async (input) => (await tool.execute(input)).structuredContent : tool.execute
+    useWebMCP({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema, ...(out && { outputSchema: out }), execute })
     return <li>{tool.name}</li>
   }
   const App = () => (
