@@ -112,9 +112,11 @@ function body(entry = MAIN) {
     parts.push(`// ---- ${m.name}.js ----\n__m[${JSON.stringify(m.name)}] = (function () {\n${m.text}\nreturn { ${m.exported.join(", ")} };\n})();`)
   }
   const main = mods.find((m) => m.name === entry)
-  parts.push(`// ---- ${entry}.js ----\n(function () {\n${main.text}\n})();`)
+  // An entry's own exports (page/main.js's start) join the module form's, after index.js's.
+  const own = main.exported.length ? `\nreturn { ${main.exported.join(", ")} };` : ""
+  parts.push(`// ---- ${entry}.js ----\n__m[${JSON.stringify(entry)}] = (function () {\n${main.text}${own}\n})();`)
   const index = mods.find((m) => m.name === ENTRY)
-  return { code: parts.join("\n\n"), exported: index ? index.exported : [] }
+  return { code: parts.join("\n\n"), exported: [...(index ? index.exported : []), ...main.exported] }
 }
 
 // ASCII only: a page without a charset must not garble the agent's strings (the relay may serve it raw).
@@ -147,7 +149,7 @@ export function build() {
   const head = `// wmcp-top page agent ${version}: built by page_agent/build.mjs from page_agent/src/. Do not edit.\n// MIT. No dependencies. Measures WebMCP tool calls; never keeps or sends inputs or results.\n`
   const names = exported.map((e) => e.split(":")[0].trim())
   const js =
-    `${head}${MODULE_MARKER}(function () {\n"use strict";\nconst __m = {};\n${code}\nreturn __m[${JSON.stringify(ENTRY)}];\n})();\n` +
+    `${head}${MODULE_MARKER}(function () {\n"use strict";\nconst __m = {};\n${code}\nreturn Object.assign({}, __m[${JSON.stringify(ENTRY)}], __m[${JSON.stringify(MAIN)}]);\n})();\n` +
     `${EXPORTS_MARKER} ${names.join(",")}\n`
   for (const [file, text] of [["agent.js", js]]) {
     if (/[^\x00-\x7f]/.test(text)) throw new Error(`${file}: non-ASCII text survived the build`)

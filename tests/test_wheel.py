@@ -52,8 +52,8 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
         assert health["ok"] is True and health["sessions"] == 0
         token = (home / "config" / "token").read_text().strip()
         for path in ("/agent.js", "/agent.mjs"):
-            body = urllib.request.urlopen(f"http://127.0.0.1:{port}{path}?t={token}", timeout=5).read()
-            assert f"ws://127.0.0.1:{port}/relay?t={token}".encode() in body, path
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5).read()
+            assert f'"ws://127.0.0.1:{port}/relay"'.encode() in body and token.encode() not in body, path
     finally:
         proc.terminate()
         proc.wait(10)

@@ -7483,12 +7483,89 @@ function detach(globalName = DEFAULTS.globalName, g = globalThis) {
 return { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents, VERSION, gate, attachProfiler: attach, maybeAttachProfiler: maybeAttach, agentOf, resolveUplink, attach, LATE_CONFIG_HINT, watchLateConfig, maybeAttach, profilerTool, detach };
 })();
 
+// ---- shared/token.js ----
+__m["shared/token"] = (function () {
+// How the relay's token reaches the agent and goes back to the relay, never in a URL (docs/security.md, "The
+// token"). A script URL appears in every stack through the wrapper, in resource timing and in error reports, and
+// Chromium's console line for a failed WebSocket names its URL. So the relay's script tag carries the token in a
+// data- attribute the agent reads once and removes, the import() line hands it to start(), and the agent offers
+// it to the relay as a WebSocket subprotocol, which no console line or performance entry shows.
+
+/** The tag's attribute (`<script src="\u2026/agent.js?v=HASH" data-wmcp="\u2026">`). */
+const TOKEN_ATTRIBUTE = "data-wmcp"
+/** The subprotocol the relay selects; the token rides beside it as `wmcp-top.token.<token>`, never selected. */
+const SUBPROTOCOL = "wmcp-top"
+const TOKEN_PROTOCOL_PREFIX = "wmcp-top.token."
+
+const TOKEN_RE = /^[0-9a-f]{32}$/
+
+/** @param {unknown} token */
+function validToken(token) {
+  return typeof token === "string" && TOKEN_RE.test(token)
+}
+
+/**
+ * The token on the script element running now, removed from it so nothing that reads the DOM later finds it.
+ * @param {Element|null|undefined} script  document.currentScript
+ * @returns {string|null}
+ */
+function takeToken(script) {
+  if (!script || typeof script.getAttribute !== "function") return null
+  const token = script.getAttribute(TOKEN_ATTRIBUTE)
+  if (token === null) return null
+  script.removeAttribute(TOKEN_ATTRIBUTE)
+  return validToken(token) ? token : null
+}
+
+/**
+ * A WebSocket class that offers the token as a subprotocol. `token()` is read at each dial: until it gives one
+ * (an import() whose start(token) has not run yet) the dial fails and the uplink tries again after its backoff.
+ * @param {any} WS  the page's WebSocket
+ * @param {() => string|null} token
+ */
+function tokenSocketClass(WS, token) {
+  if (typeof WS !== "function") return null
+  return class TokenSocket extends WS {
+    /** @param {string} url */
+    constructor(url) {
+      const t = token()
+      if (!validToken(t)) {
+        const e = new Error("the relay token has not been handed over yet")
+        e.name = "awaiting token"
+        throw e
+      }
+      super(url, [SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX + t])
+    }
+  }
+}
+return { TOKEN_ATTRIBUTE, SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX, validToken, takeToken, tokenSocketClass };
+})();
+
 // ---- page/main.js ----
-(function () {
-// Entry of the classic script (dist/agent.js): run the gate on load, expose window.__webmcpPerf, and, as
-// webmcp-profiler's script tag does, window.WebMCPProfiler (its entry points) unless the page already has one.
+__m["page/main"] = (function () {
+// Entry of the classic script (dist/agent.js), which the relay also serves as the module /agent.mjs: run the gate
+// on load, expose window.__webmcpPerf, and, as webmcp-profiler's script tag does, window.WebMCPProfiler (its
+// entry points) unless the page already has one. The relay's token comes from the tag's data- attribute, or, for
+// the module, from start(token) (shared/token.js); it never is in the script's URL.
 const { maybeAttach, attach, profilerTool, detach, watchLateConfig, VERSION } = __m["page/index"];
 const { terminalRoute } = __m["page/channel"];
+const { BAKED_UPLINK } = __m["shared/config"];
+const { takeToken, tokenSocketClass, validToken } = __m["shared/token"];
+const { safely } = __m["shared/util"];
+let token = null
+let api = null
+
+/**
+ * The module's way to hand over the token (the `import()` line and the bookmarklet:
+ * `import(".../agent.mjs?v=HASH").then((m) => m.start("TOKEN"))`). The agent attached on import; its uplink
+ * dials the relay once the token is here. Returns the console API.
+ * @param {string} given
+ */
+function start(given) {
+  if (token === null && validToken(given)) token = given
+  return api
+}
+
 try {
   if (typeof window !== "undefined") {
     if (!("WebMCPProfiler" in window)) {
@@ -7498,16 +7575,23 @@ try {
         writable: true,
       })
     }
+    token = takeToken(safely(() => document.currentScript, null))
     const cfg = window.__WMCP_CONFIG__
     const given = typeof cfg === "object" && cfg !== null
+    // The relay's own address (baked in when it served this file) is dialled with the handed-over token; an
+    // uplink the page names itself is the page's to authenticate.
+    const own = BAKED_UPLINK && !(given && cfg.uplink !== undefined)
+    const socket = own ? tokenSocketClass(window.WebSocket, () => token) : null
     // The relay's script tag and `wmcp-top open`: a terminal route, the channel read but not posted to per span.
-    const api = maybeAttach(terminalRoute(given ? cfg : {}))
+    const route = terminalRoute({ ...(given ? cfg : {}), ...(socket ? { WebSocket: socket } : {}) })
+    api = maybeAttach(route)
     if (!given && cfg === undefined) watchLateConfig(window, api)
   }
 } catch {
   /* never throw into the page */
 }
+return { start };
 })();
-return __m["page/index"];
+return Object.assign({}, __m["page/index"], __m["page/main"]);
 })();
-//@WMCP_EXPORTS@ SessionStats,summaryLine,fmtBytes,fmtCount,fmtDuration,fmtMs,traceEvents,VERSION,gate,attachProfiler,maybeAttachProfiler,agentOf,resolveUplink,attach,LATE_CONFIG_HINT,watchLateConfig,maybeAttach,profilerTool,detach
+//@WMCP_EXPORTS@ SessionStats,summaryLine,fmtBytes,fmtCount,fmtDuration,fmtMs,traceEvents,VERSION,gate,attachProfiler,maybeAttachProfiler,agentOf,resolveUplink,attach,LATE_CONFIG_HINT,watchLateConfig,maybeAttach,profilerTool,detach,start

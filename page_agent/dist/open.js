@@ -7572,7 +7572,7 @@ return { OPEN_BINDING, OPEN_RELAY_URL, bindingSocketClass };
 })();
 
 // ---- page/open_main.js ----
-(function () {
+__m["page/open_main"] = (function () {
 // Entry of the `open` lane's agent (dist/open.js): injected by `wmcp-top open` before any page script, with no
 // address and no token in it; its socket is a Playwright binding whose other end (Python) holds both
 // (binding.js). The agent is otherwise the script tag's, reading the page's __WMCP_CONFIG__ as that one does.

@@ -7594,7 +7594,7 @@ return { BRIDGE_KEY, EXTENSION_RELAY_URL, PIPE_PORT_NAME, portSocketClass };
 })();
 
 // ---- page/ext_main.js ----
-(function () {
+__m["page/ext_main"] = (function () {
 // Entry of the extension's main-world script (extension/agent.js): injected by the browser at
 // document_start in every frame, before any page script, through any Content-Security-Policy. The agent is
 // the same as the script tag's; only its socket differs (port.js: frames go to the extension's service

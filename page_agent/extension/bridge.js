@@ -114,7 +114,7 @@ return { BRIDGE_KEY, EXTENSION_RELAY_URL, PIPE_PORT_NAME, portSocketClass };
 })();
 
 // ---- isolated/bridge_main.js ----
-(function () {
+__m["isolated/bridge_main"] = (function () {
 // Entry of the extension's isolated-world script (extension/bridge.js), injected at document_start in every
 // frame just before the main-world agent. It takes the agent's one handshake message (a window message from
 // this same window carrying a MessagePort), hides it from the page's own listeners, and carries frames

@@ -693,7 +693,7 @@ return { PIPE_PORT_NAME, validRelay, validToken, pairingFrom, senderOrigin, site
 })();
 
 // ---- worker/sw_main.js ----
-(function () {
+__m["worker/sw_main"] = (function () {
 // Entry of the extension's service worker (extension/sw.js): chrome.* wiring around PipeHub (pipes.js).
 // Settings live in chrome.storage.local under "pairing" ({relay, token}, written by the pairing page) and
 // "off" (hosts the user switched off in the popup). Content scripts can read storage.local, but only the
