@@ -7575,12 +7575,14 @@ try {
         writable: true,
       })
     }
-    token = takeToken(safely(() => document.currentScript, null))
+    const script = safely(() => document.currentScript, null)
+    token = takeToken(script)
     const cfg = window.__WMCP_CONFIG__
     const given = typeof cfg === "object" && cfg !== null
-    // The relay's own address (baked in when it served this file) is dialled with the handed-over token; an
-    // uplink the page names itself is the page's to authenticate.
-    const own = BAKED_UPLINK && !(given && cfg.uplink !== undefined)
+    // The relay's own address (baked in when it served this file) is dialled with the handed-over token, or, for
+    // the module (no current script), once start(token) hands it over. An uplink the page names itself, and a tag
+    // with no token beside it (a harness that baked its own address), dial as they are.
+    const own = BAKED_UPLINK && !(given && cfg.uplink !== undefined) && (token !== null || !script)
     const socket = own ? tokenSocketClass(window.WebSocket, () => token) : null
     // The relay's script tag and `wmcp-top open`: a terminal route, the channel read but not posted to per span.
     const route = terminalRoute({ ...(given ? cfg : {}), ...(socket ? { WebSocket: socket } : {}) })
