@@ -7,16 +7,22 @@ import { readFileSync } from "node:fs"
 import { join, dirname } from "node:path"
 import { fileURLToPath } from "node:url"
 import vm from "node:vm"
-import { build } from "../build.mjs"
+import { build, loadSizes, GZIP_BUDGET } from "../build.mjs"
 import { fakeWindow, DraftHost, FakeWebSocket, RELAY } from "../test-support/helpers.mjs"
 
 const DIST = join(dirname(fileURLToPath(import.meta.url)), "..", "dist")
 const PLACEHOLDER = "/*@WMCP_UPLINK@*/null"
 const read = (f) => readFileSync(join(DIST, f), "utf8")
 
-test("dist/ is what the sources build (node page_agent/build.mjs --check)", () => {
+test("dist/ is what the sources build (run node page_agent/build.mjs)", () => {
   const out = build()
   assert.equal(read("agent.js"), out["dist/agent.js"])
+})
+
+test("every script a page evaluates at load is within the gzip budget", () => {
+  const sizes = loadSizes(build())
+  assert.deepEqual(Object.keys(sizes), ["dist/agent.js", "dist/open.js", "extension/agent.js"])
+  for (const [file, n] of Object.entries(sizes)) assert.ok(n > 0 && n <= GZIP_BUDGET, `${file}: ${n} B gzip, budget ${GZIP_BUDGET} B`)
 })
 
 test("each file holds the relay placeholder exactly once, is ASCII, and imports nothing", () => {
