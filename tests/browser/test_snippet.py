@@ -204,3 +204,21 @@ def test_the_token_is_in_no_stack_resource_script_or_console_line(browser, paste
     assert not [s for s in everything if TOKEN in s]
     assert errors == []
     page.context.close()
+
+
+def test_a_refused_socket_logs_no_token_in_the_console(browser, paste_server, relay_server, tmp_path) -> None:
+    """Chromium logs a WebSocket that failed to connect with its URL: with a wrong token in the tag, the relay
+    refuses the socket and that console line appears, without the token (it rides as a subprotocol)."""
+    wrong = "f" * 32
+    tag = snippet_lines(tmp_path, relay_server.port)["script tag"].replace(TOKEN, wrong)
+    console: list[str] = []
+    context = browser.new_context()
+    page = context.new_page()
+    page.on("console", lambda m: console.append(m.text))
+    _Pasted.pages["/refused.html"] = f"<!doctype html><html><head>{tag}</head><body>refused</body></html>".encode()
+    page.goto(f"http://127.0.0.1:{paste_server.server_address[1]}/refused.html")
+    page.wait_for_function("window.__webmcpPerf && __webmcpPerf.relay().disconnects >= 1")
+    failed = [line for line in console if "WebSocket connection to" in line]
+    assert failed and all(f"ws://127.0.0.1:{relay_server.port}/relay" in line for line in failed), console
+    assert not [line for line in console if wrong in line or TOKEN in line]
+    context.close()
