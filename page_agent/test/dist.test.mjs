@@ -35,6 +35,7 @@ test("each file holds the relay placeholder exactly once, is ASCII, and imports 
 })
 
 const TOKEN = "0123456789abcdef0123456789abcdef"
+const ADDRESS = "ws://127.0.0.1:7420/relay" // what the relay bakes: no token in it
 
 /** The <script> element running: its attributes, as the relay's tag writes them. */
 function scriptElement(attrs) {
@@ -50,7 +51,7 @@ function scriptElement(attrs) {
 }
 
 /** Run dist/agent.js as a classic script in a fake window, as the relay serves it (address baked in). */
-function runClassic({ baked = true, search = "", relayGlobal = null, host = new DraftHost(), script = scriptElement({ "data-wmcp": TOKEN }), code = read("agent.js"), timers = null } = {}) {
+function runClassic({ baked = true, search = "", relayGlobal = null, host = new DraftHost(), script = scriptElement({ "data-wmcp": TOKEN }), code = read("agent.js"), timers = null, address = ADDRESS } = {}) {
   FakeWebSocket.instances = []
   const g = fakeWindow({ host, search })
   g.document.currentScript = script
@@ -62,7 +63,7 @@ function runClassic({ baked = true, search = "", relayGlobal = null, host = new 
   g.window = g
   g.console = { info() {}, log() {} }
   if (relayGlobal) g.__WMCP_UPLINK__ = relayGlobal
-  if (baked) code = code.replace(PLACEHOLDER, JSON.stringify(RELAY))
+  if (baked) code = code.replace(PLACEHOLDER, JSON.stringify(address))
   vm.createContext(g)
   g.globalThis = g
   g.result = vm.runInContext(code.replace("/*@WMCP_MODULE@*/", "result = "), g)
@@ -74,7 +75,7 @@ test("served by the relay: attaches on load (default on) and dials the baked add
   const g = runClassic({ script })
   assert.equal(g.__webmcpPerf.active, true)
   assert.equal(FakeWebSocket.instances.length, 1)
-  assert.equal(FakeWebSocket.last().url, RELAY)
+  assert.equal(FakeWebSocket.last().url, ADDRESS)
   // The token goes as a subprotocol, never in the URL; the tag no longer holds it once the agent ran.
   assert.deepEqual(Array.from(FakeWebSocket.last().protocols), ["wmcp-top", `wmcp-top.token.${TOKEN}`])
   assert.deepEqual(script.attrs, { src: "http://127.0.0.1:7420/agent.js?v=0a1b2c3d" })
@@ -89,7 +90,7 @@ test("the module form (no current script) waits for start(token) before it dials
   assert.equal(g.result.start("not a token"), g.__webmcpPerf)
   assert.equal(g.result.start(TOKEN), g.__webmcpPerf)
   for (const fn of timers.splice(0)) fn() // the uplink's retry
-  assert.equal(FakeWebSocket.last().url, RELAY)
+  assert.equal(FakeWebSocket.last().url, ADDRESS)
   assert.deepEqual(Array.from(FakeWebSocket.last().protocols), ["wmcp-top", `wmcp-top.token.${TOKEN}`])
 })
 
@@ -97,6 +98,12 @@ test("a tag with a malformed token loses the attribute and dials the address as 
   const script = scriptElement({ "data-wmcp": "abc</script>" })
   runClassic({ script })
   assert.deepEqual(script.attrs, {})
+  assert.equal(FakeWebSocket.last().url, ADDRESS)
+  assert.equal(FakeWebSocket.last().protocols, undefined)
+})
+
+test("an address a harness baked with its own token (an init script: no current script) is dialled as it is", () => {
+  runClassic({ script: null, address: RELAY })
   assert.equal(FakeWebSocket.last().url, RELAY)
   assert.equal(FakeWebSocket.last().protocols, undefined)
 })
