@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import asyncio
+import html
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 import msgspec
 
@@ -60,6 +62,17 @@ def session_view(session: Any) -> dict[str, Any]:
         "status": msgspec.to_builtins(session.status) if session.status else None,
         "report": build_report(session),
     }
+
+
+def agent_tag(url: str) -> str:
+    """The script tag `wmcp-top snippet` prints, for an agent URL in the tests' shorthand (`t=` in its query, as
+    RelayThread.http_url writes it): the token moves to the tag's data-wmcp attribute, out of the URL."""
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    token = query.pop("t", [""])[0]
+    src = urlunsplit(parts._replace(query=urlencode(query, doseq=True)))
+    handed = f' data-wmcp="{html.escape(token, quote=True)}"' if token else ""
+    return f'<script src="{html.escape(src, quote=True)}"{handed}></script>'
 
 
 class RelayThread:

@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import tarfile
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -52,8 +53,8 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
         assert health["ok"] is True and health["sessions"] == 0
         token = (home / "config" / "token").read_text().strip()
         for path in ("/agent.js", "/agent.mjs"):
-            body = urllib.request.urlopen(f"http://127.0.0.1:{port}{path}?t={token}", timeout=5).read()
-            assert f"ws://127.0.0.1:{port}/relay?t={token}".encode() in body, path
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5).read()
+            assert f'"ws://127.0.0.1:{port}/relay"'.encode() in body and token.encode() not in body, path
     finally:
         proc.terminate()
         proc.wait(10)
@@ -73,3 +74,47 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
     code = "import relay_bridge, tui; print(relay_bridge.__file__, tui.__file__)"
     out = subprocess.run([str(py), "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert str(ROOT) not in out.stdout
+
+
+def test_the_sdist_carries_the_built_agent_and_installs_without_node(tmp_path: Path) -> None:
+    """Issue 47, item 4: the bundles are built when the package is, never committed. The sdist (built here with
+    Node) carries them; a wheel built from it on a PATH with no `node` serves them; a clone without Node stops
+    with one line saying what it needs."""
+    tracked = subprocess.run(["git", "ls-files", "page_agent/dist", "page_agent/extension"], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert set(tracked.stdout.split()) == {f"page_agent/extension/{f}" for f in ("manifest.json", "pair.html", "pair.js", "popup.html", "popup.js")}
+    subprocess.run([sys.executable, "-m", "build", "--sdist", "-o", str(tmp_path / "sdist"), str(ROOT)], check=True, timeout=300, capture_output=True)
+    sdist = next((tmp_path / "sdist").glob("wmcp_top-*.tar.gz"))
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    built = {
+        "page_agent/dist/agent.js",
+        "page_agent/dist/open.js",
+        "page_agent/extension/agent.js",
+        "page_agent/extension/bridge.js",
+        "page_agent/extension/sw.js",
+    }
+    assert built <= names and "hatch_build.py" in names
+    assert not [n for n in names if "node_modules" in n]
+    # No node anywhere on PATH: only this interpreter (pip runs the build backend with it).
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "python").symlink_to(sys.executable)
+    env = {"PATH": str(bare), "HOME": str(tmp_path)}
+    subprocess.run(
+        [str(bare / "python"), "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "w"), str(sdist)], check=True, timeout=300, env=env
+    )
+    wheel = next((tmp_path / "w").glob("wmcp_top-*.whl"))
+    with zipfile.ZipFile(wheel) as z:
+        served = z.read("relay_bridge/_agent/agent.js")
+        assert b"/*@WMCP_UPLINK@*/null" in served and len(z.read("relay_bridge/_extension/sw.js")) > 0
+    clone = subprocess.run(
+        [str(bare / "python"), "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "c"), str(ROOT)],
+        timeout=300,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    said = [line.strip() for line in clone.stderr.splitlines() if line.strip().startswith("wmcp-top:")]
+    assert clone.returncode != 0 and said == [
+        "wmcp-top: building from a clone needs Node 20 or newer to build the page agent (no `node` on PATH); install it, or install a built wheel or sdist, which need no Node"
+    ]

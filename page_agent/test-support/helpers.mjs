@@ -96,8 +96,9 @@ export function legacyHost() {
 
 export class FakeWebSocket {
   static instances = []
-  constructor(url) {
+  constructor(url, protocols) {
     this.url = url
+    this.protocols = protocols
     this.sent = []
     this.readyState = 0
     this.closedByAgent = false

@@ -55,7 +55,7 @@ test("bad messages are ignored and counted", () => {
     { kind: "span", span: span("bbbbbbbb", 0, { wallMs: Infinity }) },
     { kind: "span", span: span("bbbbbbbb", 0, { wallMs: NaN }) },
     { kind: "span", span: span("bbbbbbbb", 0, { resultBytes: -5 }) },
-    { kind: "span", span: span("bbbbbbbb", 0, { error: "e".repeat(202) }) },
+    { kind: "span", span: span("bbbbbbbb", 0, { error: 42 }) },
     { kind: "span", span: span("bbbbbbbb", 0, { isError: "yes" }) },
     { kind: "span", span: span("bbbbbbbb", 0, { contentTypes: [1] }) },
     { kind: "span", span: span("bbbbbbbb", 0, { gapSincePrevCallMs: -1 }) },
@@ -68,6 +68,14 @@ test("bad messages are ignored and counted", () => {
   assert.equal(got.updates.length, 0)
   assert.equal(m.counters.invalid, bad.length)
   assert.equal(m.counters.received, bad.length)
+})
+
+test("a span whose error text is over 200 characters is kept, its text cut to 200 (webmcp-profiler's reader)", () => {
+  const { m, got } = mirror()
+  m.receive({ kind: "span", span: span("bbbbbbbb", 0, { isError: true, error: "e".repeat(100_000) }) })
+  m.receive({ kind: "span", span: span("bbbbbbbb", 1, { isError: true, error: `${"f".repeat(200)}\u2026` }) })
+  assert.deepEqual(got.spans.map((s) => s.error), ["e".repeat(200), `${"f".repeat(200)}\u2026`])
+  assert.equal(m.counters.invalid, 0)
 })
 
 test("its own messages are ignored", () => {

@@ -337,3 +337,61 @@ test("the report tool's views, describe(), help() and summary() never carry an i
   const everything = JSON.stringify([views, await ctx.api.describe(), said, ctx.api.summary(), ctx.api.status(), ctx.api.table()])
   assert.ok(!everything.includes(CANARY))
 })
+
+// ---- issue 47, item 5: what webmcp-profiler's users saw differ ---------------------------------------------
+
+test("table() has numeric columns, as webmcp-profiler's: p50/p95/max/blocking (ms), bytes, tokens, schema bytes", async () => {
+  const ctx = setup()
+  const printed = []
+  ctx.g.console.table = (rows) => printed.push(rows)
+  await oneTool(ctx, "search", () => ({ content: [{ type: "text", text: "x".repeat(2000) }] }))
+  ctx.env.tick(1)
+  await ctx.host.executeTool({ name: "search" }, {})
+  await settle()
+  ctx.env.run()
+  const rows = ctx.api.table()
+  assert.deepEqual(printed, [rows])
+  assert.deepEqual(Object.keys(rows[0]), ["tool", "calls", "errors", "p50 (ms)", "p95 (ms)", "max (ms)", "blocking (ms)", "bytes", "tokens", "schema bytes"])
+  for (const [k, v] of Object.entries(rows[0])) if (k !== "tool") assert.equal(typeof v, "number", k)
+  assert.equal(rows[0].bytes, ctx.api.spans()[0].resultBytes)
+  ctx.api.detach()
+})
+
+test("a throwing onSpan listener is said in the page's console; the other listeners still get the span", async () => {
+  const ctx = setup()
+  const said = []
+  ctx.g.console.error = (...args) => said.push(args)
+  const got = []
+  ctx.api.onSpan(() => {
+    throw new Error("listener bug")
+  })
+  ctx.api.onSpan((s) => got.push(s.tool))
+  await oneTool(ctx, "search", () => "ok")
+  await ctx.host.executeTool({ name: "search" }, {})
+  await settle()
+  ctx.env.run()
+  assert.deepEqual(got, ["search"])
+  assert.equal(said.length, 1)
+  assert.match(String(said[0][0]), /onSpan listener threw/)
+  assert.equal(said[0][1].message, "listener bug")
+  ctx.api.detach()
+})
+
+test("exportTrace() marks each host gap with an instant event and names its source in metadata", async () => {
+  const ctx = setup()
+  await oneTool(ctx, "search", () => "ok")
+  for (let i = 0; i < 2; i++) {
+    ctx.env.tick(40) // the host and the model think between calls
+    await ctx.host.executeTool({ name: "search" }, {})
+    await settle()
+    ctx.env.run()
+  }
+  const t = ctx.api.exportTrace()
+  const gap = ctx.api.spans()[1].gapSincePrevCallMs
+  assert.ok(gap > 0)
+  const instants = t.traceEvents.filter((e) => e.ph === "i")
+  assert.equal(instants.length, 1)
+  assert.deepEqual({ ...instants[0], ts: Math.round(instants[0].ts) }, { name: "host gap", cat: "gap", ph: "i", s: "t", ts: Math.round((t.traceEvents.find((e) => e.ph === "X" && e.args.seq === 1).ts)), pid: 1, tid: 0, args: { beforeSeq: 1, gapMs: gap } })
+  assert.deepEqual(t.metadata, { source: "wmcp-top-agent/0.1.0", sessionId: ctx.api.sessionId, origin: "http://127.0.0.1:8000" })
+  ctx.api.detach()
+})

@@ -1,14 +1,20 @@
 """The page agent's built script, found in the wheel (relay_bridge/_agent) or the source tree (page_agent/dist).
 
-One file is built (`agent.js`, a classic script). The relay bakes its uplink address (WebSocket URL and token) into
-the file's one placeholder, and serves the same text as an ES module at /agent.mjs: the `/*@WMCP_MODULE@*/` marker before the
-IIFE becomes a binding for its result, and the names on the `//@WMCP_EXPORTS@` line are exported from it.
+One file is built (`agent.js`, a classic script). The relay bakes its uplink address (the WebSocket URL, which
+names no secret: the token reaches the agent from the tag's data- attribute or start(token), relay_bridge.relay.
+snippet) into the file's one placeholder, and serves the same text as an ES module at /agent.mjs: the
+`/*@WMCP_MODULE@*/` marker before the IIFE becomes a binding for its result, and the names on the
+`//@WMCP_EXPORTS@` line are exported from it. Each served form has a content hash (`?v=` in the pasted lines), so a
+browser may keep it for good, and a gzip copy made once.
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -16,6 +22,15 @@ PLACEHOLDER = b"/*@WMCP_UPLINK@*/null"
 MODULE_MARKER = b"/*@WMCP_MODULE@*/"
 EXPORTS_RE = re.compile(rb"^//@WMCP_EXPORTS@ ([A-Za-z0-9_$,]+)$", re.M)
 PATHS = ("/agent.js", "/agent.mjs")
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """One served form of the agent: its bytes, their gzip and a content hash (8 hex of SHA-256: it tells builds apart, it guards nothing)."""
+
+    body: bytes
+    gzipped: bytes
+    digest: str
 
 
 def _candidates() -> list[Path]:
@@ -49,7 +64,8 @@ def open_script() -> bytes | None:
 
 
 def agent_script(path: str, ws_url: str) -> bytes | None:
-    """The script for `path` with the relay address baked in, or None when the agent is not built."""
+    """The script for `path` with the relay's WebSocket address baked in, or None when the agent is not built.
+    `ws_url` names no secret: it is in the page's source for anyone to read."""
     if path not in PATHS:
         return None
     body = _read("agent.js")
@@ -57,3 +73,12 @@ def agent_script(path: str, ws_url: str) -> bytes | None:
         return None
     body = body.replace(PLACEHOLDER, json.dumps(ws_url).encode(), 1)
     return as_module(body) if path == "/agent.mjs" else body
+
+
+@lru_cache(maxsize=4)
+def served(path: str, ws_url: str) -> Script | None:
+    """`agent_script` with its gzip (level 9, made once a relay) and content hash; None when not built."""
+    body = agent_script(path, ws_url)
+    if body is None:
+        return None
+    return Script(body, gzip.compress(body, 9, mtime=0), hashlib.sha256(body).hexdigest()[:8])

@@ -9,10 +9,16 @@ import re
 import secrets
 from pathlib import Path
 
+from websockets.typing import Subprotocol
+
 from relay_bridge.core.identity import KEY_BYTES
 from relay_bridge.relay.paths import config_dir
 
 TOKEN_RE = re.compile(r"^[0-9a-f]{32}\Z")
+# A page's agent presents the token as a WebSocket subprotocol, never in a URL (page_agent/src/shared/token.js):
+# it offers SUBPROTOCOL, which the relay selects, and TOKEN_PROTOCOL_PREFIX + token, which it reads.
+SUBPROTOCOL = Subprotocol("wmcp-top")
+TOKEN_PROTOCOL_PREFIX = "wmcp-top.token."
 
 
 def token_path() -> Path:

@@ -14,7 +14,7 @@ import ipaddress
 import itertools
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
 from websockets.frames import CloseCode
 from websockets.http11 import Request, Response
 from websockets.protocol import Event, State
+from websockets.typing import Subprotocol
 
 from relay_bridge import __version__
 from relay_bridge.core import protocol as p
@@ -35,8 +36,8 @@ from relay_bridge.core.payloads import PayloadView
 from relay_bridge.core.ratecap import Bucket, OriginShare, SocketGate, token_buckets
 from relay_bridge.core.store import Store
 from relay_bridge.core.watching import UNWATCHED_MS, Watching
-from relay_bridge.relay.assets import agent_script
-from relay_bridge.relay.auth import token_matches
+from relay_bridge.relay.assets import PATHS, served
+from relay_bridge.relay.auth import SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX, token_matches
 from relay_bridge.relay.extension import extension_origins
 from relay_bridge.relay.hold import FrameHold
 from relay_bridge.relay.sessionlog import SessionLog
@@ -138,6 +139,31 @@ class RelayConfig:
     resume_key: bytes | None = None
     # The Origin headers of the wmcp-top extension's sockets; None: the built extension's (relay_bridge.relay.extension).
     extension_origins: frozenset[str] | None = None
+
+
+def _offered_token(query: str, request: Request) -> str | None:
+    """The token a request presents: a page's agent offers it as a WebSocket subprotocol (relay_bridge.relay.auth),
+    clients outside any page (the open lane, the extension's service worker) as `?t=`."""
+    for header in request.headers.get_all("Sec-WebSocket-Protocol"):
+        for offered in header.split(","):
+            offered = offered.strip()
+            if offered.startswith(TOKEN_PROTOCOL_PREFIX):
+                return offered[len(TOKEN_PROTOCOL_PREFIX) :]
+    return parse_qs(query).get("t", [None])[0]
+
+
+def _select_subprotocol(connection: ServerConnection, offered: Sequence[Subprotocol]) -> Subprotocol | None:
+    """Answer the agent's subprotocol when offered (a browser fails a handshake that offered some and got none);
+    never the token's, which stays in the request."""
+    return SUBPROTOCOL if SUBPROTOCOL in offered else None
+
+
+def _accepts_gzip(accept: str) -> bool:
+    for part in accept.split(","):
+        name, _, params = part.strip().partition(";")
+        if name.strip().lower() in ("gzip", "*"):
+            return params.replace(" ", "") not in ("q=0", "q=0.0", "q=0.00", "q=0.000")
+    return False
 
 
 def _request_origin(request: Request) -> str | None:
@@ -339,6 +365,7 @@ class Relay:
             self.config.host,
             self.config.port,
             process_request=self._process_request,
+            select_subprotocol=_select_subprotocol,
             compression=None,
             max_size=p.MAX_FRAME_BYTES,
             max_queue=MAX_QUEUED_FRAMES,
@@ -442,6 +469,8 @@ class Relay:
         headers["X-Content-Type-Options"] = "nosniff"
         headers["Connection"] = "close"
         for key, value in (extra or {}).items():
+            if key in headers:  # a multi-dict: an extra replaces a default (the agent's Cache-Control), never adds one
+                del headers[key]
             headers[key] = value
         return Response(status, http.HTTPStatus(status).phrase, headers, body)
 
@@ -454,8 +483,9 @@ class Relay:
         if url.path == "/healthz":
             body = msgspec.json.encode({"ok": True, "version": __version__, "sessions": len(self.store.live_sessions())})
             return self._respond(200, body, "application/json")
-        token = parse_qs(url.query).get("t", [None])[0]
-        if not token_matches(self.config.token, token):
+        if url.path in PATHS:
+            return self._agent_response(url.path, url.query, request)
+        if not token_matches(self.config.token, _offered_token(url.query, request)):
             self.store.refuse_token(_request_origin(request))
             return self._respond(403, b"forbidden: missing or wrong token (run `wmcp-top snippet`)\n")
         if url.path.startswith("/view/"):
@@ -475,16 +505,32 @@ class Relay:
                 self.store.counters["refused:origin"] += 1
                 return self._respond(403, b"forbidden: origin not allowed by --allow-origin\n")
             return None  # go on with the WebSocket handshake
-        if url.path in ("/agent.js", "/agent.mjs"):
-            script = agent_script(url.path, self.snippet.ws_url)
-            if script is None:
-                return self._respond(503, b"the page agent is not built: run `node page_agent/build.mjs`\n")
-            kind = "text/javascript; charset=utf-8"
-            # Any page may load the script (it is the user's own relay, token-gated): module import needs CORS,
-            # and a page that is cross-origin isolated (COEP require-corp) loads a plain <script src> only when
-            # the response says it may be embedded anywhere.
-            return self._respond(200, script, kind, {"Access-Control-Allow-Origin": "*", "Cross-Origin-Resource-Policy": "cross-origin"})
         return self._respond(404, b"not found\n")
+
+    def _agent_response(self, path: str, query: str, request: Request) -> Response:
+        """The agent's script: no secret in it or its URL, so no token is asked. `?v=` naming the current content
+        hash makes it immutable (the pasted lines say it); any other URL is revalidated by its ETag."""
+        script = served(path, self.snippet.relay_address)
+        if script is None:
+            return self._respond(503, b"the page agent is not built: run `node page_agent/build.mjs`\n")
+        etag = f'"{script.digest}"'
+        fresh = parse_qs(query).get("v", [None])[0] == script.digest
+        headers = {
+            # Any page may load the script: module import needs CORS, and a page that is cross-origin isolated
+            # (COEP require-corp) loads a plain <script src> only when the response says it may be embedded anywhere.
+            "Access-Control-Allow-Origin": "*",
+            "Cross-Origin-Resource-Policy": "cross-origin",
+            "Cache-Control": "public, max-age=31536000, immutable" if fresh else "no-cache",
+            "ETag": etag,
+            "Vary": "Accept-Encoding",
+        }
+        if etag in request.headers.get("If-None-Match", ""):
+            return self._respond(304, b"", "text/javascript; charset=utf-8", headers)
+        body = script.body
+        if _accepts_gzip(request.headers.get("Accept-Encoding", "")):
+            body = script.gzipped
+            headers["Content-Encoding"] = "gzip"
+        return self._respond(200, body, "text/javascript; charset=utf-8", headers)
 
     def _connect_refused(self, origin: str | None) -> str | None:
         """The counter of the share a new connection from `origin` would break, or None (see MAX_CONNECTIONS_PER_ORIGIN)."""

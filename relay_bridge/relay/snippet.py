@@ -1,8 +1,16 @@
-"""The lines a user pastes: a script tag, a DevTools-console import(), and a bookmarklet."""
+"""The lines a user pastes: a script tag, a DevTools-console import(), and a bookmarklet.
+
+None of their URLs names the token (a script URL shows in every stack through the agent's wrapper, in resource
+timing and in error reports): the tag hands it over in a `data-wmcp` attribute the agent reads once and
+removes, the bookmarklet's script element the same way, and the import() line in `start(token)`. Each URL carries the script's content hash
+(`?v=`), so the browser keeps it until the agent changes.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from relay_bridge.relay.assets import served
 
 # Where the relay listens unless told otherwise: what every pasted line, the extension's pairing link and the
 # commands' --port default name.
@@ -21,28 +29,41 @@ class Snippet:
         return f"http://{self.host}:{self.port}"
 
     @property
-    def script_url(self) -> str:
-        return f"{self.base}/agent.js?t={self.token}"
-
-    @property
-    def module_url(self) -> str:
-        return f"{self.base}/agent.mjs?t={self.token}"
+    def relay_address(self) -> str:
+        """The agent's uplink as baked into the served script: no token (it is handed over apart)."""
+        return f"ws://{self.host}:{self.port}/relay"
 
     @property
     def ws_url(self) -> str:
-        return f"ws://{self.host}:{self.port}/relay?t={self.token}"
+        """The uplink with the token in its query, for clients outside any page (the open lane's Python end)."""
+        return f"{self.relay_address}?t={self.token}"
+
+    def _url(self, path: str) -> str:
+        script = served(path, self.relay_address)
+        return f"{self.base}{path}" + (f"?v={script.digest}" if script is not None else "")
+
+    @property
+    def script_url(self) -> str:
+        return self._url("/agent.js")
+
+    @property
+    def module_url(self) -> str:
+        return self._url("/agent.mjs")
 
     @property
     def script_tag(self) -> str:
-        return f'<script src="{self.script_url}"></script>'
+        return f'<script src="{self.script_url}" data-wmcp="{self.token}"></script>'
 
     @property
     def console_line(self) -> str:
-        return f'import("{self.module_url}")'
+        return f'import("{self.module_url}").then(m=>m.start("{self.token}"))'
 
     @property
     def bookmarklet(self) -> str:
-        return f"javascript:(()=>{{const s=document.createElement('script');s.src='{self.script_url}';document.head.appendChild(s)}})()"
+        return (
+            "javascript:(()=>{const s=document.createElement('script');"
+            f"s.src='{self.script_url}';s.setAttribute('data-wmcp','{self.token}');document.head.appendChild(s)}})()"
+        )
 
     def text(self) -> str:
         return "\n".join(

@@ -12,6 +12,7 @@ import pytest
 
 from relay_bridge.lanes.open.lane import open_browser
 from relay_bridge.relay.server import Relay, RelayConfig
+from tests.browser.conftest import THROW_AND_LOOK
 from tests.lanes.helpers import SiteServer, wait_store
 
 pytestmark = pytest.mark.browser
@@ -119,3 +120,28 @@ async def test_a_page_hooking_every_channel_reads_no_token_and_cannot_forge_an_o
         await relay.stop()
         site.close()
     await asyncio.sleep(0)
+
+
+async def test_a_tool_throwing_through_the_open_lane_shows_no_token(chromium: str, tmp_path: Path) -> None:
+    """Issue 46, item 4, the `open` lane's route: the agent is injected with no URL and no token; its errors' stacks,
+    the page's resources and scripts and every console line hold none."""
+    (tmp_path / "plain.html").write_text("<!doctype html><html><head><title>plain</title></head><body>plain</body></html>", encoding="utf-8")
+    site = SiteServer(tmp_path)
+    relay = Relay(RelayConfig(port=0, token=TOKEN))
+    await relay.start()
+    handle = None
+    try:
+        handle = await open_browser(f"{site.base}/plain.html", relay, True, browser=chromium)
+        page = handle.page
+        console: list[str] = []
+        page.on("console", lambda m: console.append(f"{m.text} @ {m.location.get('url', '')}"))
+        seen = await page.evaluate(THROW_AND_LOOK)
+        await wait_store(relay.store, lambda st: any(s.stats.totals.calls == 2 for s in st.sessions.values()))
+        assert len(seen["stacks"]) == 2 and "tool failed" in seen["stacks"][0]  # through the wrapper (executeTool says less)
+        everything = [*seen["stacks"], *seen["resources"], *seen["scripts"], seen["current"] or "", seen["html"], *console]
+        assert not [s for s in everything if TOKEN in s]
+    finally:
+        if handle is not None:
+            await handle.close()
+        await relay.stop()
+        site.close()

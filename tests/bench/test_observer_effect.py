@@ -37,7 +37,6 @@ network service): the page's main thread, where most of the agent's cost lands, 
 
 from __future__ import annotations
 
-import html
 import http.server
 import json
 import math
@@ -56,6 +55,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 from tests.bench import judge, procs
 from tests.bench.paired import interval, verdict
 from tests.browser.conftest import BASE_ARGS, WEBMCP_ARGS, chromium_path
+from tests.relay_thread import agent_tag
 
 SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "30"))
 # The check's short pass (WMCP_BENCH_SECONDS under 10) is a smoke run: each way once, for 1 s (a hundred calls),
@@ -164,7 +164,7 @@ class _Pages(http.server.BaseHTTPRequestHandler):
             config = json.dumps(json.loads(q["cfg"][0])).replace("<", "\\u003c")
             tag += f"<script>window.__WMCP_CONFIG__ = {config}</script>"
         if agent:
-            tag += f'<script src="{html.escape(agent)}"></script>'
+            tag += agent_tag(agent)
         if "floor" in q:
             parts = set(q["floor"][0].split(",")) if q["floor"][0] else set()
             tag += FLOOR % {"measure": str("measure" in parts).lower(), "post": str("post" in parts).lower()}

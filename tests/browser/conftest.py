@@ -16,10 +16,34 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
+from tests.relay_thread import agent_tag
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ROOT / "tests" / "fixtures" / "pages"
 POLYFILL = ROOT / "page_agent" / "node_modules" / "@mcp-b" / "webmcp-polyfill" / "dist" / "index.iife.js"
 AGENT_RAW = ROOT / "page_agent" / "dist" / "agent.js"
+
+# The token's probe (issue 46, item 4), for every route: a tool that throws, called through the object the page
+# registered and through the browser's executeTool. Every error passes the agent's wrapper, so its stack names the
+# agent's script URL. Then everything a page (or an error tracker in it) can read back: resource timing, every
+# script element, the current script.
+THROW_AND_LOOK = """async () => {
+  const mc = document.modelContext
+  const tool = { name: 'thrower', description: 'throws', execute: () => { throw new Error('tool failed') } }
+  await mc.registerTool(tool)
+  const stacks = []
+  try { await tool.execute({}) } catch (e) { stacks.push(String(e && e.stack)) }
+  const listed = (await mc.getTools()).find((t) => t.name === 'thrower')
+  try { await mc.executeTool(listed, {}) } catch (e) { stacks.push(String(e && e.stack)) }
+  return {
+    stacks,
+    resources: performance.getEntriesByType('resource').map((e) => e.name),
+    scripts: [...document.scripts].map((s) => s.outerHTML),
+    current: document.currentScript && document.currentScript.outerHTML,
+    html: document.documentElement.outerHTML,
+  }
+}"""
+
 
 BASE_ARGS = [
     "--no-sandbox",
@@ -61,7 +85,8 @@ def plain_browser(playwright: Playwright) -> Iterator[Browser]:
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
-    """Serves tests/fixtures/pages; .html files are templates: {{AGENT_SRC}}, {{CONFIG}}, {{QUERY}}."""
+    """Serves tests/fixtures/pages; .html files are templates: {{AGENT_SRC}} (its tag, relay_thread.agent_tag), {{CONFIG}},
+    {{QUERY}}."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, directory=str(PAGES), **kwargs)
@@ -83,7 +108,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             agent = query.get("agent", [""])[0]
             config = json.dumps(json.loads(query.get("config", ["{}"])[0]))
             text = file.read_text(encoding="utf-8")
-            text = text.replace("{{AGENT_SRC}}", html.escape(agent, quote=True))
+            text = text.replace('<script src="{{AGENT_SRC}}"></script>', agent_tag(agent))
             text = text.replace("{{CONFIG}}", config.replace("</", "<\\/"))
             text = text.replace("{{QUERY}}", html.escape(url.query, quote=True))
             return self._send(text.encode("utf-8"), "text/html; charset=utf-8")

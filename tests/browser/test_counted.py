@@ -29,7 +29,11 @@ def test_calls_of_tools_registered_before_the_agent_are_counted_not_measured(bro
     page, errors = open_page(browser, pages.url("native.html"))
     page.evaluate("window.registered")
     assert page.evaluate("typeof window.__webmcpPerf") == "undefined"
-    page.add_script_tag(url=relay_server.http_url("/agent.js"))
+    page.evaluate(  # as the bookmarklet adds it
+        "([src, token]) => new Promise((done) => { const s = document.createElement('script'); s.src = src;"
+        " s.setAttribute('data-wmcp', token); s.onload = done; document.head.append(s) })",
+        [f"http://127.0.0.1:{relay_server.port}/agent.js", relay_server.token],
+    )
     page.wait_for_function("window.__webmcpPerf && __webmcpPerf.ledger().registeredTools.includes('obj')")
     sid = page.evaluate("__webmcpPerf.sessionId")
     texts = page.evaluate(CALL, {"name": "obj", "n": 3})

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.conftest import has_spans, session_of, wait_phase
+from tests.browser.conftest import THROW_AND_LOOK, has_spans, session_of, wait_phase
 from tests.relay_thread import TOKEN
 
 pytestmark = pytest.mark.browser
@@ -43,7 +43,8 @@ def snippet_lines(home: Path, port: int) -> dict[str, str]:
     assert out.returncode == 0, out.stderr
     lines = dict(re.findall(r"^\s+(script tag|DevTools console|bookmarklet):\s+(.+)$", out.stdout, re.M))
     assert set(lines) == {"script tag", "DevTools console", "bookmarklet"}, out.stdout
-    assert all(f"t={TOKEN}" in v for v in lines.values())
+    for line in lines.values():  # each hands the token over, and none of its URLs names it
+        assert TOKEN in line and not [u for u in re.findall(r"(?:https?|wss?)://[^'\"\s]+", line) if TOKEN in u], line
     return lines
 
 
@@ -179,3 +180,45 @@ def test_the_snippet_works_in_a_cross_origin_isolated_page(browser, paste_server
     measured(relay_server, page, "isolated")
     assert errors == []
     page.context.close()
+
+
+@pytest.mark.parametrize("line", ["script tag", "DevTools console", "bookmarklet"])
+def test_the_token_is_in_no_stack_resource_script_or_console_line(browser, paste_server, relay_server, tmp_path, line) -> None:
+    """Issue 46, item 4: the token never leaves the relay's socket and the page's first script."""
+    pasted = snippet_lines(tmp_path, relay_server.port)[line]
+    console: list[str] = []
+    page, errors, _ = blank_page(browser, paste_server, pasted if line == "script tag" else "")
+    page.on("console", lambda m: console.append(f"{m.text} @ {m.location.get('url', '')}"))
+    if line == "DevTools console":
+        page.evaluate(f"async () => {{ await {pasted} }}")
+    elif line == "bookmarklet":
+        page.evaluate("(href) => { location.href = href }", pasted)
+    page.wait_for_function("window.__webmcpPerf && __webmcpPerf.active")
+    wait_phase(page, "host-found")
+    seen = page.evaluate(THROW_AND_LOOK)
+    sid = page.evaluate("__webmcpPerf.sessionId")
+    relay_server.wait_for(has_spans(sid, 2))  # the agent reached the relay: it had the token
+    assert any("/agent." in s for s in seen["stacks"]), f"the wrapper is on the error's stack: {seen['stacks']}"
+    everything = [*seen["stacks"], *seen["resources"], *seen["scripts"], seen["current"] or "", seen["html"], *console]
+    assert any("/agent.js?v=" in r or "/agent.mjs?v=" in r for r in seen["resources"]), seen["resources"]
+    assert not [s for s in everything if TOKEN in s]
+    assert errors == []
+    page.context.close()
+
+
+def test_a_refused_socket_logs_no_token_in_the_console(browser, paste_server, relay_server, tmp_path) -> None:
+    """Chromium logs a WebSocket that failed to connect with its URL: with a wrong token in the tag, the relay
+    refuses the socket and that console line appears, without the token (it rides as a subprotocol)."""
+    wrong = "f" * 32
+    tag = snippet_lines(tmp_path, relay_server.port)["script tag"].replace(TOKEN, wrong)
+    console: list[str] = []
+    context = browser.new_context()
+    page = context.new_page()
+    page.on("console", lambda m: console.append(m.text))
+    _Pasted.pages["/refused.html"] = f"<!doctype html><html><head>{tag}</head><body>refused</body></html>".encode()
+    page.goto(f"http://127.0.0.1:{paste_server.server_address[1]}/refused.html")
+    page.wait_for_function("window.__webmcpPerf && __webmcpPerf.relay().disconnects >= 1")
+    failed = [line for line in console if "WebSocket connection to" in line]
+    assert failed and all(f"ws://127.0.0.1:{relay_server.port}/relay" in line for line in failed), console
+    assert not [line for line in console if wrong in line or TOKEN in line]
+    context.close()

@@ -5,7 +5,6 @@ issue-30 table (calls recorded by the agent of calls made) for every page x load
 
 from __future__ import annotations
 
-import html
 import http.server
 import json
 import subprocess
@@ -21,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Browser, Frame, Page, sync_playwright
+
+from tests.relay_thread import agent_tag
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -72,7 +73,7 @@ def page_html(stack: str, order: str, config: dict[str, Any] | None = None, agen
             # is what the order means (a page's tag after its app script, served from cache).
             tags.append("<script>" + AGENT.read_text(encoding="utf-8").replace("</script", "<\\/script") + "</script>")
         elif s == "agent":
-            tags.append(f'<script src="{html.escape(agent_src, quote=True)}"></script>')
+            tags.append(agent_tag(agent_src))
         else:
             tags.append(f'<script src="/b/{s}.js"></script>')
     tags.append('<script src="/b/client.js"></script>')

@@ -16,6 +16,7 @@ from websockets.sync.client import connect
 
 from relay_bridge.core import synth
 from relay_bridge.relay.extension import is_extension_agent
+from tests.browser.conftest import THROW_AND_LOOK
 from tests.extension.conftest import background_calls, badge, pair, run_tools, sid, start_background_calls, until, wait_js
 from tests.lanes.helpers import CANARY
 from tests.relay_thread import RelayThread
@@ -264,3 +265,19 @@ def test_unpaired_waits_then_pairing_connects_and_the_site_switch_detaches(ext_b
     again = ctx.new_page()
     again.goto(url)
     assert again.evaluate("window.firstSawAgent") is True
+
+
+def test_the_token_is_in_no_stack_resource_script_or_console_line(ext_browser, ext_id, ext_site, relay_server) -> None:
+    """Issue 46, item 4, the extension's route: the token lives in the extension's storage and service worker."""
+    ctx = ext_browser
+    pair(ctx, ext_id, relay_server.port, relay_server.token)
+    page = ctx.new_page()
+    console: list[str] = []
+    page.on("console", lambda m: console.append(f"{m.text} @ {m.location.get('url', '')}"))
+    page.goto(ext_site.url("/plain.html"))
+    session = sid(page)
+    seen = page.evaluate(THROW_AND_LOOK)
+    relay_server.wait_for(lambda s: len(s["sessions"].get(session, {}).get("spans", [])) == 2)
+    assert any(f"chrome-extension://{ext_id}/agent.js" in s for s in seen["stacks"]), seen["stacks"]
+    everything = [*seen["stacks"], *seen["resources"], *seen["scripts"], seen["current"] or "", seen["html"], *console]
+    assert not [s for s in everything if relay_server.token in s]

@@ -46,14 +46,15 @@ def test_version_and_snippet(tmp_path: Path) -> None:
     out = run(tmp_path, "snippet", "--port", "7777")
     token = (tmp_path / "config" / "token").read_text().strip()
     assert re.fullmatch(r"[0-9a-f]{32}", token)
-    assert f'<script src="http://127.0.0.1:7777/agent.js?t={token}"></script>' in out.stdout
-    assert f'import("http://127.0.0.1:7777/agent.mjs?t={token}")' in out.stdout
-    assert out.stdout.count(f"t={token}") == 3  # tag, import(), bookmarklet
+    # The token is handed over beside each URL, never in one (issue 46, item 4); `?v=` is the script's content hash.
+    assert re.search(rf'<script src="http://127.0.0.1:7777/agent.js\?v=[0-9a-f]{{8}}" data-wmcp="{token}"></script>', out.stdout)
+    assert re.search(rf'import\("http://127.0.0.1:7777/agent.mjs\?v=[0-9a-f]{{8}}"\).then\(m=>m.start\("{token}"\)\)', out.stdout)
+    assert out.stdout.count(token) == 3 and f"t={token}" not in out.stdout  # tag, import(), bookmarklet
     assert stat.S_IMODE((tmp_path / "config" / "token").stat().st_mode) == 0o600
     again = run(tmp_path, "snippet")
-    assert f"t={token}" in again.stdout  # kept across runs: a pasted tag keeps working
+    assert token in again.stdout  # kept across runs: a pasted tag keeps working
     rotated = run(tmp_path, "snippet", "--rotate-token")
-    assert f"t={token}" not in rotated.stdout
+    assert token not in rotated.stdout
 
 
 def test_token_file_is_private_and_rotates(tmp_path: Path) -> None:
@@ -98,7 +99,7 @@ def test_relay_prints_snippet_and_summaries_then_writes_reports_on_sigterm(tmp_p
     assert proc.stdout is not None
     try:
         lines = [proc.stdout.readline() for _ in range(4)]
-        assert any("<script src=" in line and f"t={token}" in line for line in lines)
+        assert any("<script src=" in line and f'data-wmcp="{token}"' in line for line in lines)
         with connect(f"ws://127.0.0.1:{port}/relay?t={token}") as ws:
             ws.recv()
             ws.send(json.dumps(synth.hello("abcd0123")))

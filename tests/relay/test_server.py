@@ -4,6 +4,8 @@ refused, counted and survived while a well-behaved client on another socket keep
 from __future__ import annotations
 
 import asyncio
+import gzip
+import hashlib
 import json
 import subprocess
 import urllib.error
@@ -14,6 +16,7 @@ import jsonschema
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.typing import Subprotocol
 
 from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
@@ -101,8 +104,8 @@ async def _until(predicate) -> None:
 # -- HTTP -----------------------------------------------------------------------------------------------
 
 
-def http(relay: Relay, path: str, host: str | None = None) -> tuple[int, bytes, dict[str, str]]:
-    req = urllib.request.Request(f"http://127.0.0.1:{relay.port}{path}")
+def http(relay: Relay, path: str, host: str | None = None, headers: dict[str, str] | None = None) -> tuple[int, bytes, dict[str, str]]:
+    req = urllib.request.Request(f"http://127.0.0.1:{relay.port}{path}", headers=headers or {})
     if host is not None:
         req.add_header("Host", host)
     try:
@@ -120,31 +123,57 @@ async def test_healthz_needs_no_token_and_says_nothing_private(relay: Relay) -> 
     assert TOKEN not in body.decode()
 
 
-@pytest.mark.parametrize("path", ["/agent.js", "/agent.mjs", "/relay", "/anything"])
+@pytest.mark.parametrize("path", ["/relay", "/anything"])
 async def test_token_is_required(relay: Relay, path: str) -> None:
     assert (await asyncio.to_thread(http, relay, path))[0] == 403
     assert (await asyncio.to_thread(http, relay, path + "?t=" + "0" * 32))[0] == 403
 
 
-async def test_agent_script_has_the_relay_baked_in(relay: Relay) -> None:
-    status, body, headers = await asyncio.to_thread(http, relay, f"/agent.js?t={TOKEN}")
-    if status == 503:
-        pytest.fail("page_agent/dist/agent.js is missing: run `node page_agent/build.mjs`")
-    assert status == 200 and headers["Content-Type"].startswith("text/javascript")
-    assert ws_url(relay).encode() in body and b"/*@WMCP_UPLINK@*/null" not in body
-    status, body, headers = await asyncio.to_thread(http, relay, f"/agent.mjs?t={TOKEN}")
-    assert status == 200 and ws_url(relay).encode() in body and headers["Content-Type"].startswith("text/javascript")
+async def test_the_agent_script_names_no_secret_and_is_cached_by_its_content_hash(relay: Relay) -> None:
+    """Issue 46, item 4 and issue 47, item 1: no token in the script or its URL, gzip when asked, immutable under
+    the hash the pasted lines name, revalidated (ETag) under any other URL."""
+    address = f"ws://127.0.0.1:{relay.port}/relay"
+    for path in ("/agent.js", "/agent.mjs"):
+        status, body, headers = await asyncio.to_thread(http, relay, path)
+        if status == 503:
+            pytest.fail("page_agent/dist/agent.js is missing: run `node page_agent/build.mjs`")
+        assert status == 200 and headers["Content-Type"].startswith("text/javascript")
+        assert json.dumps(address).encode() in body and b"/*@WMCP_UPLINK@*/null" not in body and TOKEN.encode() not in body
+        assert headers["Cache-Control"] == "no-cache" and headers["Vary"] == "Accept-Encoding" and "Content-Encoding" not in headers
+        pinned = relay.snippet.module_url if path == "/agent.mjs" else relay.snippet.script_url
+        digest = pinned.split("?v=")[1]
+        assert headers["ETag"] == f'"{digest}"' and hashlib.sha256(body).hexdigest()[:8] == digest
+        status, packed, headers = await asyncio.to_thread(http, relay, f"{path}?v={digest}", None, {"Accept-Encoding": "gzip, br"})
+        assert status == 200 and headers["Content-Encoding"] == "gzip" and gzip.decompress(packed) == body
+        assert headers["Cache-Control"] == "public, max-age=31536000, immutable"
+        status, _, _ = await asyncio.to_thread(http, relay, path, None, {"If-None-Match": f'"{digest}"'})
+        assert status == 304
+        status, plain, headers = await asyncio.to_thread(http, relay, path, None, {"Accept-Encoding": "gzip;q=0"})
+        assert status == 200 and plain == body and "Content-Encoding" not in headers
+
+
+async def test_a_page_agent_presents_the_token_as_a_subprotocol(relay: Relay) -> None:
+    """The page's agent offers `wmcp-top` and `wmcp-top.token.<token>`; the relay answers `wmcp-top` only."""
+    address = f"ws://127.0.0.1:{relay.port}/relay"
+    async with connect(address, subprotocols=[Subprotocol("wmcp-top"), Subprotocol(f"wmcp-top.token.{TOKEN}")]) as ws:
+        assert ws.subprotocol == "wmcp-top"
+        assert (await recv_json(ws))["type"] == "welcome"
+        await ws.send(json.dumps(synth.hello("5b0a7e11")))
+        assert (await recv_json(ws))["type"] == "ack"
+    with pytest.raises(InvalidStatus) as err:
+        await connect(address, subprotocols=[Subprotocol("wmcp-top"), Subprotocol("wmcp-top.token." + "0" * 32)])
+    assert err.value.response.status_code == 403
 
 
 def test_agent_module_imports_in_node_and_exports_the_api(tmp_path: Path) -> None:
     """/agent.mjs is derived from the one built script: import it as an ES module and use its exports."""
-    body = agent_script("/agent.mjs", "ws://127.0.0.1:1/relay?t=x")
+    body = agent_script("/agent.mjs", "ws://127.0.0.1:1/relay")
     assert body is not None, "page_agent/dist/agent.js is missing: run `node page_agent/build.mjs`"
     module = tmp_path / "agent.mjs"
     module.write_bytes(body)
     script = (
         f"const m = await import({json.dumps(module.as_uri())});"
-        "const names = ['attach','maybeAttach','detach','gate','SessionStats','summaryLine','fmtBytes','traceEvents','VERSION'];"
+        "const names = ['attach','maybeAttach','detach','gate','SessionStats','summaryLine','fmtBytes','traceEvents','VERSION','start'];"
         "const missing = names.filter((n) => !(n in m));"
         "process.stdout.write(JSON.stringify({missing, line: m.summaryLine(9800, 300, 310000, 78000, 39000), dflt: typeof m.default.attach}));"
     )
@@ -155,7 +184,7 @@ def test_agent_module_imports_in_node_and_exports_the_api(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1:1", "192.168.1.5:{port}", ""])
 async def test_dns_rebinding_host_header_refused(relay: Relay, host: str) -> None:
-    status, _, _ = await asyncio.to_thread(http, relay, f"/agent.js?t={TOKEN}", host.format(port=relay.port))
+    status, _, _ = await asyncio.to_thread(http, relay, "/agent.js", host.format(port=relay.port))
     assert status == 403
     with pytest.raises(InvalidStatus) as err:
         await connect(ws_url(relay), additional_headers={"Host": host.format(port=relay.port) or "x"})

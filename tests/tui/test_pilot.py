@@ -30,7 +30,7 @@ async def test_first_screen_says_where_the_relay_listens_and_what_to_paste(tmp_p
         await pilot.pause()
         text = str(app.query_one("#waiting").render())
         assert f"127.0.0.1:{app.relay.port}" in text
-        assert f'<script src="http://127.0.0.1:{app.relay.port}/agent.js?t={TOKEN}"></script>' in text
+        assert f'<script src="http://127.0.0.1:{app.relay.port}/agent.js?v=' in text and f'data-wmcp="{TOKEN}"></script>' in text
         assert "local-network access" in text and "connect-src" in text
         await pilot.press("c")
         assert app.clipboard == app.relay.snippet.script_tag

@@ -21,7 +21,7 @@
 // page says `relay: true` or `?perf=overlay`. One message per span cost more than everything else watching does.
 
 import { CONTENT_TYPES } from "./measure.js"
-import { safely } from "../shared/util.js"
+import { cap, safely } from "../shared/util.js"
 import { FLUSH_MS, QUIET_WAIT_MS, batchWindow, isBusy } from "../transport/pacing.js"
 
 export const MAX_FOREIGN_SESSIONS = 8
@@ -57,8 +57,9 @@ export function validateSpan(s) {
     contentTypes[key] = (contentTypes[key] || 0) + ct[k]
   }
   if (typeof s.isError !== "boolean" || typeof s.synthetic !== "boolean" || typeof s.serializable !== "boolean") return null
-  // webmcp-profiler caps a message at 200 characters and appends an ellipsis: 201.
-  if (!(s.error === null || (typeof s.error === "string" && s.error.length <= 201))) return null
+  // webmcp-profiler caps a message at 200 characters and appends an ellipsis: 201 passes as it is. A longer one
+  // (another writer) is cut to 200, as webmcp-profiler's reader does, rather than losing the span.
+  if (!(s.error === null || typeof s.error === "string")) return null
   if (!(s.gapSincePrevCallMs === null || nonNeg(s.gapSincePrevCallMs))) return null
   const out = {
     sessionId: s.sessionId,
@@ -77,7 +78,7 @@ export function validateSpan(s) {
     estImageTokens: s.estImageTokens,
     estTokens: s.estTokens,
     isError: s.isError,
-    error: s.error,
+    error: s.error === null || s.error.length <= 201 ? s.error : cap(s.error, 200),
     gapSincePrevCallMs: s.gapSincePrevCallMs,
     synthetic: s.synthetic,
     serializable: s.serializable,

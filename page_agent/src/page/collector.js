@@ -621,7 +621,13 @@ export class Collector {
       safely(() => this.perf && this.perf.clearMeasures(measureName(evicted)))
       this.sink.evicted(evicted)
     }
-    for (const fn of this.spanListeners) safely(() => fn(span))
+    for (const fn of this.spanListeners) {
+      try {
+        fn(span)
+      } catch (e) {
+        this.listenerFailed(e)
+      }
+    }
     this.sink.span(span)
   }
 
@@ -797,6 +803,14 @@ export class Collector {
     let seq = null
     for (const c of this.inFlight.values()) if (c.tool === name && (seq === null || c.seq > seq)) seq = c.seq
     this.event("toolcancel", { tool: cap(String(name), 128), seq })
+  }
+
+  /** A page's onSpan listener threw: said in the page's console, as webmcp-profiler does (at most HOOK_EVENTS_MAX
+   * times a session); the span still reaches the other listeners and the terminal. */
+  listenerFailed(err) {
+    const n = (this.hookFailures.onSpan = (this.hookFailures.onSpan || 0) + 1)
+    if (n > HOOK_EVENTS_MAX) return
+    safely(() => (/** @type {any} */ (this.config).global || globalThis).console.error("[wmcp-top] an onSpan listener threw (the span went on to the others):", err))
   }
 
   /** A page hook threw: recorded (bounded) and ignored; the call is accounted as if there were no hook. */

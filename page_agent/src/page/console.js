@@ -1,7 +1,7 @@
 // window.__webmcpPerf: the console API, the report document, and the get_perf_report tool's views.
 
 import { fmtBytes, fmtCount, fmtMs, traceEvents } from "./stats.js"
-import { VERSION } from "../shared/config.js"
+import { VERSION, AGENT } from "../shared/config.js"
 import { safely, utf8Length } from "../shared/util.js"
 import { PROFILER_FIELDS } from "./channel.js"
 
@@ -28,7 +28,7 @@ export const MEMBERS = {
   help: "print the status line and this member list to the console",
   summary: "a few lines of text: the session line, the split, then one line per tool",
   describe: "the machine-readable manifest of this API, its fields and configuration (a promise)",
-  table: "console.table of the per-tool rows, rounded for reading",
+  table: "console.table of the per-tool rows: numeric columns (p50/p95/max/blocking in ms to 0.1, bytes, tokens, schema bytes)",
   report: "the webmcp-perf-report/2 document; {spans:false} omits spans, {spans:50} keeps the newest 50, {tool} filters",
   export: "download report() as a .json file",
   exportTrace: "download the spans as Chrome trace-event JSON (Perfetto, chrome://tracing)",
@@ -43,6 +43,21 @@ export const MEMBERS = {
   channel: "the BroadcastChannel mirror's counters (received, accepted, invalid, own, rateLimited, sessionCap)",
   recordConsent: "report the host's consent dialogue: recordConsent({shown, resolved, granted}); an event now, and consent on the next span of that tool",
   prompts: "Prompt API sessions seen (LanguageModel): per-step timings and character counts, never text",
+}
+
+/**
+ * webmcp-profiler's trace marks each host gap with an instant event where the next call arrived: added beside the
+ * gap slices on lane 0 (which show its length), so its readers find the gaps where they look for them.
+ * @param {{traceEvents: any[]}} trace
+ */
+function withGapMarks(trace) {
+  const marks = []
+  for (const e of trace.traceEvents) {
+    if (e.cat !== "gap" || e.ph !== "X") continue
+    marks.push({ name: "host gap", cat: "gap", ph: "i", s: "t", ts: e.ts + e.dur, pid: e.pid, tid: 0, args: { beforeSeq: e.args.beforeSeq, gapMs: e.dur / 1000 } })
+  }
+  trace.traceEvents = trace.traceEvents.concat(marks)
+  return trace
 }
 
 /** One line per span field (describe().span). */
@@ -383,17 +398,19 @@ export function makeApi(agent) {
       ),
     overlay: () => overlayNotice(agent.config, g),
     table() {
+      // Numbers, as webmcp-profiler's table has them (its users sort and copy the columns): milliseconds to 0.1.
+      const ms = (v) => (Number.isFinite(v) ? Math.round(v * 10) / 10 : null)
       const rows = c.current().stats.reportRows().map((r) => ({
         tool: r.tool,
         calls: r.calls,
         errors: r.errors,
-        p50: fmtMs(r.p50Ms),
-        p95: fmtMs(r.p95Ms),
-        max: fmtMs(r.maxMs),
-        blocking: fmtMs(r.blockingMs),
-        bytes: fmtBytes(r.totalBytes),
-        tokens: fmtCount(r.estTokens),
-        schema: fmtBytes(r.schemaBytes),
+        "p50 (ms)": ms(r.p50Ms),
+        "p95 (ms)": ms(r.p95Ms),
+        "max (ms)": ms(r.maxMs),
+        "blocking (ms)": ms(r.blockingMs),
+        bytes: r.totalBytes,
+        tokens: r.estTokens,
+        "schema bytes": r.schemaBytes,
       }))
       if (g.console && typeof g.console.table === "function") g.console.table(rows)
       return rows
@@ -405,7 +422,8 @@ export function makeApi(agent) {
       return r
     },
     exportTrace() {
-      const t = traceEvents(c.current().stats.spans(), { sessionId: c.sessionId, origin: agent.env.origin, timeOrigin: safely(() => g.performance.timeOrigin, 0) || 0 })
+      const t = /** @type {any} */ (withGapMarks(traceEvents(c.current().stats.spans(), { sessionId: c.sessionId, origin: agent.env.origin, timeOrigin: safely(() => g.performance.timeOrigin, 0) || 0 })))
+      t.metadata = { source: AGENT, sessionId: c.sessionId, origin: agent.env.origin }
       download(g, `webmcp-perf-${c.sessionId}.trace.json`, t)
       return t
     },

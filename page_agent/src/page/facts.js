@@ -9,6 +9,7 @@ import { bloatOf, addBloat, emptyBloat } from "./bloat.js"
 import { checkInput } from "./schema_check.js"
 import { largestImage, measureImage } from "./images.js"
 import { safely } from "../shared/util.js"
+import { measuredText } from "./measure.js"
 
 export const IMAGE_EVERY_MS = 30_000 // at most one image re-encoded per tool in this interval
 // Bloat is one pass over the text: a 128 KB result took 170 us a call (0.5 ms pretty-printed), at 100 calls/s
@@ -32,6 +33,7 @@ const IDLE_FALLBACK_MS = 50
  * @property {boolean} ok
  * @property {string|undefined} profile
  * @property {boolean} refused  a form call the browser refused before the page ran
+ * @property {string} [text]  the JSON text the accounting measured of an object result (measure.js measuredText)
  */
 
 /**
@@ -108,9 +110,11 @@ function newKey(g) {
 /**
  * The texts a result's bloat is measured on: an MCP envelope's text items (the model reads each as a
  * document), a string result as itself, any other object or array as its JSON text.
- * @param {unknown} value @param {string|undefined} profile @returns {string[]|null}
+ * @param {unknown} value @param {string|undefined} profile
+ * @param {string} [measured]  the JSON text the accounting already made of an object `value`: not made again
+ * @returns {string[]|null}
  */
-export function textsOf(value, profile) {
+export function textsOf(value, profile, measured) {
   let v = value
   if (typeof v === "string") {
     if (v.charCodeAt(0) === 123 && v.includes('"content"')) {
@@ -121,7 +125,7 @@ export function textsOf(value, profile) {
   }
   if (v === null || typeof v !== "object") return null
   if (isEnvelope(v)) return envelopeTexts(v)
-  const text = safely(() => JSON.stringify(v), undefined)
+  const text = typeof measured === "string" ? measured : safely(() => JSON.stringify(v), undefined)
   return typeof text === "string" ? [text] : null
 }
 
@@ -173,6 +177,10 @@ export class FactsTaker {
       this.cost.dropped++
       return
     }
+    if (job.ok && job.value !== null && typeof job.value === "object") {
+      const text = measuredText(job.value)
+      if (text !== undefined) job.text = text
+    }
     this.queue.push(job)
     if (!this.scheduled) {
       this.scheduled = true
@@ -197,6 +205,7 @@ export class FactsTaker {
       // drop the bodies as soon as they are measured
       job.input = undefined
       job.value = undefined
+      job.text = undefined
     }
     this.cost.calls += jobs.length
     this.cost.ms += this.clock() - t0
@@ -208,7 +217,7 @@ export class FactsTaker {
     const facts = {}
     if (job.refused) facts.refused = { by: "browser" }
     if (job.ok) {
-      const texts = textsOf(job.value, job.profile)
+      const texts = textsOf(job.value, job.profile, job.text)
       if (texts && this.bloatDue(job.tool, texts)) {
         const total = emptyBloat()
         for (const t of texts) addBloat(total, bloatOf(t))

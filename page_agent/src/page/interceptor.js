@@ -57,6 +57,53 @@ export function profileOf(host) {
   return host && safely(() => host.__isWebMCPPolyfill === true, false) ? "mcp-b" : "chromium"
 }
 
+/**
+ * The registries the agent patched, by identity, held weakly: a registry the page swapped out (a package
+ * replacing document.modelContext, hundreds of times on some pages) is collected with everything the agent hung
+ * on it. Its entry is a WeakMap value, so the entry's own references to the registry (restore closures,
+ * listeners) keep nothing alive; iteration visits the registries still reachable.
+ */
+class HostTable {
+  constructor() {
+    /** @type {WeakMap<object, any>} */
+    this.map = new WeakMap()
+    /** @type {Set<{deref: () => object|undefined}>} */
+    this.refs = new Set()
+  }
+  has(host) {
+    return this.map.has(host)
+  }
+  get(host) {
+    return this.map.get(host)
+  }
+  set(host, entry) {
+    if (!this.map.has(host)) this.refs.add(weakRef(host))
+    this.map.set(host, entry)
+  }
+  *entries() {
+    for (const ref of this.refs) {
+      const host = ref.deref()
+      if (host === undefined) this.refs.delete(ref)
+      else yield [host, this.map.get(host)]
+    }
+  }
+  *values() {
+    for (const [, entry] of this.entries()) yield entry
+  }
+  [Symbol.iterator]() {
+    return this.entries()
+  }
+  clear() {
+    this.map = new WeakMap()
+    this.refs.clear()
+  }
+}
+
+/** A weak reference where the engine has them (every browser the agent targets); a strong one elsewhere. */
+function weakRef(target) {
+  return typeof WeakRef === "function" ? new WeakRef(target) : { deref: () => target }
+}
+
 export class Interceptor {
   /**
    * @param {import("./collector.js").Collector} collector
@@ -74,11 +121,11 @@ export class Interceptor {
     this.ci = ci
     this.timer = null
     /** listed: getTools() has answered; activations: the `toolactivated` listener (countActivations)
-     * @type {Map<object, {location:string, restore:Function[], names:Set<string>, listed:boolean, activations:?object}>} */
-    this.hosts = new Map()
+     * @type {HostTable} of {location:string, restore:Function[], names:Set<string>, listed:boolean, activations:?object} */
+    this.hosts = new HostTable()
     /** tool object -> {original, wrapper} for in-place wraps */
     this.wrapped = new Map()
-    /** name -> {host, tool, wrapper, passed} of the live registration */
+    /** name -> {host, tool, wrapper, passed} of the live registration; `host` a weak reference (HostTable) */
     this.live = new Map()
     this.busy = 0 // inside provideContext/clearContext: nested calls pass through
     this.gen = 0 // bumps on every accepted registration (reconcile ignores newer ones)
@@ -399,14 +446,16 @@ export class Interceptor {
     if (entry) entry.names.add(rec.name)
     // Reported to the collector once the host says which annotations it kept (getTools() can take a round trip
     // to the browser process), or at once when the tool is withdrawn before that answer.
-    const live = { host, tool, wrapper: prep.wrapper, since: ++this.gen, rec, reported: false }
+    const live = { host: weakRef(host), tool, wrapper: prep.wrapper, since: ++this.gen, rec, reported: false }
     this.live.set(rec.name, live)
     this.changed.set(rec.name, ++this.epoch)
     if (!prep.wrapper && !rec.internal) this.c.unwrappedTool(rec.name)
     else if (this.c.unwrapped.delete(rec.name)) this.c.statusChanged()
     this.countActivations()
     if (signal && typeof signal.addEventListener === "function") {
-      const onAbort = () => safely(() => this.dropName(host, rec.name, tool, true))
+      // Only while this registration is the live one: a host that allows a name again (webmcp-profiler's fake host
+      // does) keeps the newer registration when the older one's signal aborts, and so do we.
+      const onAbort = () => safely(() => this.live.get(rec.name) === live && this.dropName(host, rec.name, tool, true))
       safely(() => signal.addEventListener("abort", onAbort, { once: true }))
     }
     // Listed now, as webmcp-profiler lists it on acceptance; its tool frame waits for the annotations kept.
@@ -502,7 +551,7 @@ export class Interceptor {
   /** `unwrap`: an unregistration by the page (unregisterTool, its signal): the tool gets its execute back. */
   dropName(host, name, tool, unwrap = false) {
     const live = this.live.get(name)
-    if (!live || live.host !== host || (tool && live.tool !== tool)) return
+    if (!live || live.host.deref() !== host || (tool && live.tool !== tool)) return
     if (live.rec && !live.reported) {
       live.reported = true
       this.c.keptAnnotations(name, null)
@@ -550,7 +599,7 @@ export class Interceptor {
     if (live && live.tool && typeof live.tool.execute === "function") {
       const tool = live.tool
       const fn = live.wrapper || tool.execute
-      return { via: "execute", text: false, profile: profileOf(live.host), call: (input) => fn.call(tool, input ?? {}, {}) }
+      return { via: "execute", text: false, profile: profileOf(live.host.deref()), call: (input) => fn.call(tool, input ?? {}, {}) }
     }
     return null
   }
@@ -587,7 +636,7 @@ export class Interceptor {
           if ((this.changed.get(t.name) || 0) > epochAtCall) continue // the list predates our own news of it
           // Registered before the agent could wrap it: listed, not measured (instrument() retrofits).
           const name = toolName(t.name)
-          this.live.set(name, { host, tool: null, wrapper: null, since: ++this.gen })
+          this.live.set(name, { host: weakRef(host), tool: null, wrapper: null, since: ++this.gen })
           if (entry) entry.names.add(name)
           this.c.registered({ name, ...describeTool(t), annotationsKept: scalars(t.annotations) || {}, internal: false })
           this.c.unwrappedTool(name)

@@ -1,7 +1,26 @@
-// Entry of the classic script (dist/agent.js): run the gate on load, expose window.__webmcpPerf, and, as
-// webmcp-profiler's script tag does, window.WebMCPProfiler (its entry points) unless the page already has one.
+// Entry of the classic script (dist/agent.js), which the relay also serves as the module /agent.mjs: run the gate
+// on load, expose window.__webmcpPerf, and, as webmcp-profiler's script tag does, window.WebMCPProfiler (its
+// entry points) unless the page already has one. The relay's token comes from the tag's data- attribute, or, for
+// the module, from start(token) (shared/token.js); it never is in the script's URL.
 import { maybeAttach, attach, profilerTool, detach, watchLateConfig, VERSION } from "./index.js"
 import { terminalRoute } from "./channel.js"
+import { BAKED_UPLINK } from "../shared/config.js"
+import { takeToken, tokenSocketClass, validToken } from "../shared/token.js"
+import { safely } from "../shared/util.js"
+
+let token = null
+let api = null
+
+/**
+ * The module's way to hand over the token (the `import()` line and the bookmarklet:
+ * `import(".../agent.mjs?v=HASH").then((m) => m.start("TOKEN"))`). The agent attached on import; its uplink
+ * dials the relay once the token is here. Returns the console API.
+ * @param {string} given
+ */
+export function start(given) {
+  if (token === null && validToken(given)) token = given
+  return api
+}
 
 try {
   if (typeof window !== "undefined") {
@@ -12,10 +31,19 @@ try {
         writable: true,
       })
     }
+    const script = safely(() => document.currentScript, null)
+    token = takeToken(script)
     const cfg = window.__WMCP_CONFIG__
     const given = typeof cfg === "object" && cfg !== null
+    // The relay's own address (baked in when it served this file, no token in it) is dialled with the handed-over
+    // token, or, for the module (no current script), once start(token) hands it over. An uplink the page names
+    // itself, a tag with no token beside it, and an address a harness baked with its token dial as they are.
+    const baked = typeof BAKED_UPLINK === "string" && !/[?&]t=/.test(BAKED_UPLINK)
+    const own = baked && !(given && cfg.uplink !== undefined) && (token !== null || !script)
+    const socket = own ? tokenSocketClass(window.WebSocket, () => token) : null
     // The relay's script tag and `wmcp-top open`: a terminal route, the channel read but not posted to per span.
-    const api = maybeAttach(terminalRoute(given ? cfg : {}))
+    const route = terminalRoute({ ...(given ? cfg : {}), ...(socket ? { WebSocket: socket } : {}) })
+    api = maybeAttach(route)
     if (!given && cfg === undefined) watchLateConfig(window, api)
   }
 } catch {

@@ -10,6 +10,7 @@
 import { utf8Length, cap, safely } from "../shared/util.js"
 import { mcpResult, mcpErrorResult } from "./mcp_result.js"
 import { callTokens } from "./stats.js"
+import { NATIVE_THEN } from "./wrap.js"
 
 export const EMPTY_SUBSTITUTE = "Operation succeeded"
 export const UNDEFINED_TEXT = "undefined"
@@ -118,7 +119,12 @@ export function resultFacts(value, profile = "chromium") {
   let envelope = false
   try {
     envelope = isEnvelope(value) // a hostile getter throws here as it would in JSON.stringify
-    bytes = envelope ? envelopeBytes(value) : jsonBytesOf(JSON.stringify(value))
+    if (envelope) bytes = envelopeBytes(value)
+    else {
+      const text = JSON.stringify(value)
+      if (typeof text === "string") handOver(value, text)
+      bytes = jsonBytesOf(text)
+    }
   } catch {
     return facts(0, "unserializable", false, false, {}, 0, false, true)
   }
@@ -128,6 +134,24 @@ export function resultFacts(value, profile = "chromium") {
 }
 
 const jsonBytesOf = (text) => (typeof text === "string" ? utf8Length(text) : undefined)
+
+// The JSON text the measurement made of the last object result, handed to the diagnosis facts of the same call
+// (facts.js takes it while the collector accounts that call, in the same task): the README promises a result is
+// read twice, the host's read and one measurement, so its getters and toJSON run once for the agent, not once
+// per use. Dropped at the end of the task: no result's text outlives its accounting here.
+let handoff = null
+
+/** @param {object} value @param {string} text */
+function handOver(value, text) {
+  if (handoff === null) NATIVE_THEN.call(Promise.resolve(), () => (handoff = null)) // the engine's then: no page code runs
+  handoff = { value, text }
+}
+
+/** The JSON text measured of `value` in this task (resultFacts), or undefined. @param {unknown} value */
+export function measuredText(value) {
+  const h = handoff
+  return h !== null && h.value === value ? h.text : undefined
+}
 
 // An MCP envelope's long texts are sized where they are instead of copied into one JSON text: JSON.stringify of
 // a 128 KB result builds a 128 KB string the engine must then flatten and collect, on every call (about half of
@@ -197,6 +221,7 @@ function mcpbFacts(value) {
     text = undefined
   }
   if (text) {
+    handOver(value, text)
     const envelope = isEnvelope(value)
     const [types, image] = envelope ? contentFacts(value) : [{}, 0]
     return facts(utf8Length(text), Array.isArray(value) ? "array" : typeof value === "function" ? "undefined" : "object", envelope, false, types, image, true, envelope && value.isError === true)

@@ -1,0 +1,53 @@
+// How the relay's token reaches the agent and goes back to the relay, never in a URL (docs/security.md, "The
+// token"). A script URL appears in every stack through the wrapper, in resource timing and in error reports, and
+// Chromium's console line for a failed WebSocket names its URL. So the relay's script tag carries the token in a
+// data- attribute the agent reads once and removes, the import() line hands it to start(), and the agent offers
+// it to the relay as a WebSocket subprotocol, which no console line or performance entry shows.
+
+/** The tag's attribute (`<script src="…/agent.js?v=HASH" data-wmcp="…">`). */
+export const TOKEN_ATTRIBUTE = "data-wmcp"
+/** The subprotocol the relay selects; the token rides beside it as `wmcp-top.token.<token>`, never selected. */
+export const SUBPROTOCOL = "wmcp-top"
+export const TOKEN_PROTOCOL_PREFIX = "wmcp-top.token."
+
+const TOKEN_RE = /^[0-9a-f]{32}$/
+
+/** @param {unknown} token */
+export function validToken(token) {
+  return typeof token === "string" && TOKEN_RE.test(token)
+}
+
+/**
+ * The token on the script element running now, removed from it so nothing that reads the DOM later finds it.
+ * @param {Element|null|undefined} script  document.currentScript
+ * @returns {string|null}
+ */
+export function takeToken(script) {
+  if (!script || typeof script.getAttribute !== "function") return null
+  const token = script.getAttribute(TOKEN_ATTRIBUTE)
+  if (token === null) return null
+  script.removeAttribute(TOKEN_ATTRIBUTE)
+  return validToken(token) ? token : null
+}
+
+/**
+ * A WebSocket class that offers the token as a subprotocol. `token()` is read at each dial: until it gives one
+ * (an import() whose start(token) has not run yet) the dial fails and the uplink tries again after its backoff.
+ * @param {any} WS  the page's WebSocket
+ * @param {() => string|null} token
+ */
+export function tokenSocketClass(WS, token) {
+  if (typeof WS !== "function") return null
+  return class TokenSocket extends WS {
+    /** @param {string} url */
+    constructor(url) {
+      const t = token()
+      if (!validToken(t)) {
+        const e = new Error("the relay token has not been handed over yet")
+        e.name = "awaiting token"
+        throw e
+      }
+      super(url, [SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX + t])
+    }
+  }
+}
