@@ -33,10 +33,10 @@ const MODULE_MARKER = "/*@WMCP_MODULE@*/"
 const EXPORTS_MARKER = "//@WMCP_EXPORTS@"
 const ENTRY = "page/index"
 // What every page (or frame) evaluates at load on each route, and the most its gzip may weigh: set just above
-// the 2026-12-05 build (98,236 B for dist/agent.js). Issue 47's eager split aims at 14 KB; raise this only with
+// the 2026-12-05 build with the transport observer (102,819 B for dist/agent.js). Issue 47's eager split aims at 14 KB; raise this only with
 // a reason in the commit.
 const LOAD_SCRIPTS = ["dist/agent.js", "dist/open.js", "extension/agent.js"]
-export const GZIP_BUDGET = 98_500
+export const GZIP_BUDGET = 103_500
 const MAIN = "page/main"
 const OPEN = "page/open_main"
 
