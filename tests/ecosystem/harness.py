@@ -5,6 +5,7 @@ issue-30 table (calls recorded by the agent of calls made) for every page x load
 
 from __future__ import annotations
 
+import html
 import http.server
 import json
 import subprocess
