@@ -68,6 +68,12 @@ SQUEEZED: list[Phrase] = [
             r"whole)?(?:systemprompt|systemmessage|initialinstructions|hiddeninstructions|developerprompt)"
         ),
     ),
+    (
+        "asks to keep something from the user",
+        re.compile(
+            r"(?:donot|dont|never|mustnot)(?:tell|inform|mention|reveal|show|notify|alert|disclose|warn)(?:the|this|that|it|to)*(?:user|human)"
+        ),
+    ),
 ]
 
 _T = r"[`'\"]?"  # an optional quote around a tool name

@@ -388,17 +388,17 @@ def _text(tool: dict[str, Any]) -> list[Hit]:
                     numbers={"chars": len(found.invisible)},
                 )
             )
-        softened = soft(text)
+        shown = visible(text)
+        softened = soft(shown)
         # each kind of order once a string, whichever spelling found it first
         injected = {
-            **phrases.matches(phrases.SQUEEZED, squeezed(text)),
-            **phrases.matches(phrases.INJECTION, plain(text)),
+            **phrases.matches(phrases.SQUEEZED, squeezed(shown)),
+            **phrases.matches(phrases.INJECTION, plain(shown)),
             **phrases.matches(phrases.INJECTION, softened),
         }
         out.extend(Hit(PROMPT_INJECTION, at, why, _quote(quote)) for why, quote in sorted(injected.items()))
         poisoned = phrases.matches(phrases.POISONING, softened)
         out.extend(Hit(TOOL_POISONING, at, why, _quote(quote)) for why, quote in poisoned.items())
-        shown = visible(text)
         kind = content.endpoint(shown)
         if kind:
             out.append(Hit(DATA_ENDPOINT, at, f"names {kind}"))
@@ -416,7 +416,7 @@ def _execution(tool: dict[str, Any], params: list[tuple[list[str | int], str, An
     if runs:
         out.append(Hit(ARBITRARY_EXECUTION, "/name", "the name says it runs code or commands"))
     description = tool.get("description")
-    said = isinstance(description, str) and bool(_EXEC_TEXT.search(soft(description)))
+    said = isinstance(description, str) and bool(_EXEC_TEXT.search(soft(visible(description))))
     if said and not runs:
         out.append(Hit(ARBITRARY_EXECUTION, "/description", "the description says it runs code or commands"))
     for path, pname, sub in params:
@@ -470,7 +470,7 @@ def _hints(tool: dict[str, Any], params: list[tuple[list[str | int], str, Any]])
     fetches = (
         (bool(_FETCH_VERBS & set(ws)) and (bool(_WEB_NOUNS & set(ws)) or web_param))
         or bool({"scrape", "scraper", "crawl", "crawler"} & set(ws))
-        or (isinstance(description, str) and bool(_UNTRUSTED_TEXT.search(soft(description))))
+        or (isinstance(description, str) and bool(_UNTRUSTED_TEXT.search(soft(visible(description)))))
     )
     if fetches and annotations.get("untrustedContentHint") is not True:
         out.append(

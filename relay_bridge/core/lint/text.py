@@ -141,21 +141,24 @@ def visible(text: str) -> str:
     return unicodedata.normalize("NFKC", "".join(kept)).translate(_DOTS)
 
 
-def soft(text: str) -> str:
+# The three readings below take `visible(text)`, worked out once per string.
+
+
+def soft(shown: str) -> str:
     """Visible text, case folded, whitespace runs collapsed: what the tool-poisoning phrases read (they name
     files and tools, whose underscores and dashes must stay)."""
-    return " ".join(visible(text).casefold().split())
+    return " ".join(shown.casefold().split())
 
 
-def plain(text: str) -> str:
-    """What the phrase rules read: visible text, case folded, separators (spaces, underscores, dashes, markup
-    emphasis) collapsed to one space."""
-    return _SEPARATORS.sub(" ", visible(text).casefold()).strip()
+def plain(shown: str) -> str:
+    """Visible text, case folded, separators (spaces, underscores, dashes, markup emphasis) collapsed to one
+    space: what the injection phrases read too."""
+    return _SEPARATORS.sub(" ", shown.casefold()).strip()
 
 
-def squeezed(text: str) -> str:
+def squeezed(shown: str) -> str:
     """Letters and digits only: a phrase spelled letter by letter or split by punctuation reads as one run."""
-    return _NOT_WORD.sub("", visible(text).casefold())
+    return _NOT_WORD.sub("", shown.casefold())
 
 
 def words(name: str) -> list[str]:
