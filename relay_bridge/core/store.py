@@ -934,10 +934,10 @@ class Store:
                 self._account_tool(session, previous, record)
                 session.tools[frame.name] = record
             if frame.rejected is None:
-                self._rug_pull(session, previous, record)
                 session.stats.register(frame.name, frame.schemaBytes, frame.internal)
                 # A redefinition also gets the agent's own `redefined` event, saying what changed.
                 self._timeline(session, "register", {"tool": frame.name, "schemaBytes": frame.schemaBytes}, frame.at)
+                self._rug_pull(session, previous, record)
             else:
                 self._timeline(session, "rejected", {"tool": frame.name, "reason": frame.rejected}, frame.at)
         else:
