@@ -191,3 +191,10 @@ def test_footprint_and_the_w_view_read_the_same_rows_as_the_rule_set() -> None:
         (h.code, h.severity, h.pointer, h.rule.source) for h in lint_descriptor(t)
     ]
     assert report["summary"]["findingsBySeverity"]["high"] == 2
+
+
+def test_docs_list_every_rule_with_its_severity() -> None:
+    doc = (ROOT / "docs" / "diagnosis.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip().strip("`"): line.split("|")[2].strip() for line in doc.splitlines() if line.startswith("| `")}
+    for code, rule in RULES.items():
+        assert rows.get(code) == rule.severity, code

@@ -9,6 +9,7 @@ errors): the diagnosis (`wmcp-top diagnose`, the `f` view) lists those; footprin
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -103,7 +104,7 @@ TOOL_POISONING = _rule(
     "tool-poisoning",
     "suspicious",
     MCP_SECURITY,
-    "text aimed at the model rather than describing the tool: pseudo-tags such as <IMPORTANT>, credential and "
+    "text aimed at the model rather than describing the tool: pseudo-tags such as `<IMPORTANT>`, credential and "
     "config files, orders about other tools, addressing the assistant, passing context or secrets into a parameter",
     "say what the tool does; move anything addressed to the model out of the definition",
 )
@@ -217,7 +218,7 @@ UNLABELED_INPUT = _rule(
     "unlabeled-input",
     "warning",
     CHROME_PRACTICES,
-    "a form control without a label (<label>, aria-label or title)",
+    "a form control without a label (`<label>`, aria-label or title)",
     "label the control",
     review=False,
 )
@@ -240,6 +241,7 @@ _EXEC_TEXT = re.compile(
     r"js\s+|python\s+)?(?:commands?|code|scripts?|snippets?|statements?)\b|\b(?:arbitrary|raw)\s+sql\b|\bsql\s+(?:statements?|queries)\s+"
     r"(?:directly|as\s+given|verbatim)|\bshell\s+commands?\b"
 )
+_EXEC_NEEDLES = ("run", "execut", "eval", "interpret", "sql", "shell")  # every _EXEC_TEXT match holds one
 _BROAD_NAMES = frozenset(
     [
         "command",
@@ -356,55 +358,58 @@ def _spec(tool: dict[str, Any]) -> list[Hit]:
     return out
 
 
+# (rule, reason, quote, numbers) of one string, wherever it is: a pointer is added per place.
+Found = tuple[tuple[Rule, str, str, dict[str, int]], ...]
+_CACHED_CHARS = 512  # strings up to this long are remembered (names, keys, types, most descriptions)
+
+
+@functools.lru_cache(maxsize=8192)
+def _cached(text: str, is_key: bool) -> Found:
+    return _string(text, is_key)
+
+
+def _string(text: str, is_key: bool) -> Found:
+    """The text rules over one string: hidden characters, phrases, addresses, keys."""
+    out: list[tuple[Rule, str, str, dict[str, int]]] = []
+    where = "a key" if is_key else "text"
+    found = hidden(text)
+    if found.bidi:
+        codes = ", ".join(f"U+{cp:04X}" for cp in sorted(set(found.bidi)))
+        out.append((BIDI_CONTROL, f"{where} holds {len(found.bidi)} bidirectional control character(s): {codes}", "", {"chars": len(found.bidi)}))
+    if found.tags:
+        why = f"{where} holds {len(found.tags)} tag character(s) spelling hidden ASCII"
+        out.append((TAG_CHARACTERS, why, _quote(tag_text(text)), {"chars": len(found.tags)}))
+    if found.invisible:
+        codes = ", ".join(f"U+{cp:04X}" for cp in sorted(set(found.invisible))[:4])
+        out.append((HIDDEN_UNICODE, f"{where} holds {len(found.invisible)} invisible character(s): {codes}", "", {"chars": len(found.invisible)}))
+    shown = visible(text)
+    softened = soft(shown)
+    # each kind of order once a string, whichever spelling found it first
+    injected = {
+        **phrases.matches(phrases.SQUEEZED, squeezed(shown)),
+        **phrases.matches(phrases.INJECTION, plain(shown)),
+        **phrases.matches(phrases.INJECTION, softened),
+    }
+    out.extend((PROMPT_INJECTION, why, _quote(quote), {}) for why, quote in sorted(injected.items()))
+    out.extend((TOOL_POISONING, why, _quote(quote), {}) for why, quote in phrases.matches(phrases.POISONING, softened).items())
+    kind = content.endpoint(shown)
+    if kind:
+        out.append((DATA_ENDPOINT, f"names {kind}", "", {}))
+    key = content.secret(shown)
+    if key:
+        out.append((HARDCODED_SECRET, f"holds what looks like {key[0]} ({key[1]} characters)", "", {"chars": key[1]}))
+    return tuple(out)
+
+
 def _text(tool: dict[str, Any]) -> list[Hit]:
-    """Hidden characters, phrases, addresses and keys, in every string of the definition (keys included)."""
+    """Hidden characters, phrases, addresses and keys, in every string of the definition (keys included). A
+    string's verdict does not depend on where it is, so short ones are remembered across definitions."""
     out: list[Hit] = []
     for path, text, is_key in strings(tool, []):
-        at = pointer(path)
-        where = "a key" if is_key else "text"
-        found = hidden(text)
-        if found.bidi:
-            codes = ", ".join(f"U+{cp:04X}" for cp in sorted(set(found.bidi)))
-            why = f"{where} holds {len(found.bidi)} bidirectional control character(s): {codes}"
-            out.append(Hit(BIDI_CONTROL, at, why, numbers={"chars": len(found.bidi)}))
-        if found.tags:
-            spelled = tag_text(text)
-            out.append(
-                Hit(
-                    TAG_CHARACTERS,
-                    at,
-                    f"{where} holds {len(found.tags)} tag character(s) spelling hidden ASCII",
-                    _quote(spelled),
-                    {"chars": len(found.tags)},
-                )
-            )
-        if found.invisible:
-            codes = ", ".join(f"U+{cp:04X}" for cp in sorted(set(found.invisible))[:4])
-            out.append(
-                Hit(
-                    HIDDEN_UNICODE,
-                    at,
-                    f"{where} holds {len(found.invisible)} invisible character(s): {codes}",
-                    numbers={"chars": len(found.invisible)},
-                )
-            )
-        shown = visible(text)
-        softened = soft(shown)
-        # each kind of order once a string, whichever spelling found it first
-        injected = {
-            **phrases.matches(phrases.SQUEEZED, squeezed(shown)),
-            **phrases.matches(phrases.INJECTION, plain(shown)),
-            **phrases.matches(phrases.INJECTION, softened),
-        }
-        out.extend(Hit(PROMPT_INJECTION, at, why, _quote(quote)) for why, quote in sorted(injected.items()))
-        poisoned = phrases.matches(phrases.POISONING, softened)
-        out.extend(Hit(TOOL_POISONING, at, why, _quote(quote)) for why, quote in poisoned.items())
-        kind = content.endpoint(shown)
-        if kind:
-            out.append(Hit(DATA_ENDPOINT, at, f"names {kind}"))
-        key = content.secret(shown)
-        if key:
-            out.append(Hit(HARDCODED_SECRET, at, f"holds what looks like {key[0]} ({key[1]} characters)", numbers={"chars": key[1]}))
+        found = _cached(text, is_key) if len(text) <= _CACHED_CHARS else _string(text, is_key)
+        if found:
+            at = pointer(path)
+            out.extend(Hit(rule, at, why, quote, dict(numbers)) for rule, why, quote, numbers in found)
     return out
 
 
@@ -416,7 +421,8 @@ def _execution(tool: dict[str, Any], params: list[tuple[list[str | int], str, An
     if runs:
         out.append(Hit(ARBITRARY_EXECUTION, "/name", "the name says it runs code or commands"))
     description = tool.get("description")
-    said = isinstance(description, str) and bool(_EXEC_TEXT.search(soft(visible(description))))
+    text = soft(visible(description)) if isinstance(description, str) else ""
+    said = any(n in text for n in _EXEC_NEEDLES) and bool(_EXEC_TEXT.search(text))
     if said and not runs:
         out.append(Hit(ARBITRARY_EXECUTION, "/description", "the description says it runs code or commands"))
     for path, pname, sub in params:

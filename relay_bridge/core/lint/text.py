@@ -12,6 +12,7 @@ only, for a phrase spelled out letter by letter ("i g n o r e") or split by punc
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -33,15 +34,17 @@ _IGNORABLE = (
     (0xFFF0, 0xFFF8),
     (0xE0080, 0xE0FFF),
 )
+_IGNORABLE_SET = frozenset(cp for lo, hi in _IGNORABLE if hi < 0xE0080 for cp in range(lo, hi + 1))
 _JOINERS = frozenset([0x200B, 0x200C, 0x200D, 0x034F, *range(0x180B, 0x1810)])
 _VS = frozenset([*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)])
 
 
+@functools.lru_cache(maxsize=4096)
 def invisible(cp: int) -> bool:
     """Renders as nothing (or only steers rendering): format characters, default-ignorables, tags."""
     if cp < 0xAD:
         return False
-    if any(lo <= cp <= hi for lo, hi in _IGNORABLE) or TAG_FIRST <= cp <= TAG_LAST:
+    if cp in _IGNORABLE_SET or TAG_FIRST <= cp <= 0xE0FFF:  # tags, the VS supplement, the reserved block
         return True
     return unicodedata.category(chr(cp)) == "Cf"
 
@@ -108,6 +111,8 @@ class Hidden:
 
 def hidden(text: str) -> Hidden:
     out = Hidden()
+    if text.isascii():  # nothing invisible below U+0080 but controls, which the sanitiser shows
+        return out
     for i, ch in enumerate(text):
         cp = ord(ch)
         if cp < 0xAD or not invisible(cp):
@@ -129,8 +134,11 @@ _SEPARATORS = re.compile(r"[\s_*~`|^\\\-]+")
 _NOT_WORD = re.compile(r"[\W_]+")
 
 
+@functools.lru_cache(maxsize=64)  # one string is read by several rules
 def visible(text: str) -> str:
     """Tag characters decoded in place (what is hidden still reaches the model), other invisibles dropped, NFKC."""
+    if text.isascii():  # NFKC and the dot folding leave ASCII as it is
+        return text
     kept = []
     for ch in text:
         cp = ord(ch)
