@@ -21,6 +21,7 @@ from relay_bridge.core import synth
 from tests.tui.helpers import live_app, open_page, screen_text, until
 from tui.screens.findings import FindingsScreen
 from tui.screens.schemas import SchemasScreen
+from tui.widgets.summary_line import SummaryLine
 
 ROOT = Path(__file__).resolve().parents[2]
 SID = "e7e7e7e7"
@@ -67,6 +68,13 @@ async def test_the_w_f_and_timeline_views_name_every_problem_with_the_page_text_
         await until(
             pilot, lambda: app.store.sessions[SID].tools["weather"].registered and app.store.sessions[SID].tools["weather"].drift, what="swap"
         )
+
+        # the dashboard's summary line names the worst first: a high-severity finding, not a saving
+        def line() -> str:
+            return str(app.dashboard.query_one(SummaryLine).render())
+
+        await until(pilot, lambda: "fix first (f): high " in line(), what="the summary line's top finding")
+        assert "\x1b" not in line()
         await pilot.press("w")
         await until(pilot, lambda: isinstance(app.screen, SchemasScreen), what="schemas view")
         screen: SchemasScreen = app.screen  # type: ignore[assignment]  # app.screen is typed Screen; the test opened this one
