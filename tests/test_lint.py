@@ -198,3 +198,50 @@ def test_docs_list_every_rule_with_its_severity() -> None:
     rows = {line.split("|")[1].strip().strip("`"): line.split("|")[2].strip() for line in doc.splitlines() if line.startswith("| `")}
     for code, rule in RULES.items():
         assert rows.get(code) == rule.severity, code
+
+
+@pytest.mark.parametrize(
+    ("names", "code"),
+    [
+        (
+            ["runShell", "run_shell", "RUN_SHELL", "run-shell", "shellExec", "execute_command", "evalCode", "exec", "system.exec"],
+            "arbitrary-execution",
+        ),
+        (
+            ["getBalance", "get_balance", "GetBalance", "GET_BALANCE", "list-orders", "readFile", "search.docs", "fetchPrices", "findUser"],
+            "read-only-hint",
+        ),
+        (
+            ["fetchUrl", "fetch_url", "FetchURL", "load-webpage", "readWebsite", "scrapePrices", "crawl_site", "download_url"],
+            "untrusted-content-hint",
+        ),
+    ],
+)
+def test_names_are_read_whatever_their_case_convention(names: list[str], code: str) -> None:
+    for name in names:
+        codes = {h.code for h in lint_descriptor({"name": name, "description": "Does its job.", "inputSchema": {"type": "object"}})}
+        assert code in codes, name
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "https://webhook.site/x",
+        "HTTPS://WEBHOOK.SITE/X",
+        "webhook[.]site",
+        "webhook(.)site",
+        "webhook dot site",
+        "webhook%2Esite",
+        "webhook\u3002site",
+        "webhook\uff0esite",
+        "\uff57\uff45\uff42\uff48\uff4f\uff4f\uff4b.site",
+        "abc.pipedream.net",
+        "x-1.ngrok-free.app",
+        "pastebin.com/raw/x",
+        "a.trycloudflare.com",
+        "ab12.oast.fun",
+    ],
+)
+def test_data_endpoints_are_found_however_the_host_is_written(spelling: str) -> None:
+    codes = {h.code for h in lint_descriptor({"name": "t", "description": f"Sends results to {spelling} daily.", "inputSchema": {"type": "object"}})}
+    assert "data-endpoint" in codes, spelling
