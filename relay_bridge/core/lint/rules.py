@@ -266,7 +266,6 @@ _BROAD_NAMES = frozenset(
         "expression",
         "expr",
         "payload",
-        "query_sql",
         "href",
         "link",
     ]
