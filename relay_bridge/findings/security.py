@@ -4,13 +4,13 @@ definition, and the rug pull (a definition changed after its first registration 
 A finding carries the rule's severity and source, a JSON pointer into the definition (`at.pointer`), our reason,
 and counts only as evidence (never the page's text: the quote that matched stays in footprint's report). No
 saving: a security finding is ranked by severity (relay_bridge.findings.model.rank_key). Each distinct definition
-is linted once (cached by its canonical bytes), so a live view that diagnoses again pays for new definitions only.
+is linted once (remembered by a digest of its canonical bytes), so a live view that diagnoses again pays for new definitions only.
 """
 
 from __future__ import annotations
 
-import functools
-import json
+import hashlib
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,9 +22,10 @@ from relay_bridge.findings.model import Finding, Saving
 MAX_AT = 256  # a pointer names page keys: capped like the schema rule's
 
 
-@functools.lru_cache(maxsize=4096)
-def _hits_of(canonical: bytes) -> tuple[Hit, ...]:
-    return tuple(h for h in lint_descriptor(json.loads(canonical)) if h.rule.review)
+# Hits by a 128-bit digest of the canonical definition: the key holds none of the definition (a flood of 64 KiB
+# definitions would keep them all alive otherwise); oldest out first past REMEMBERED.
+REMEMBERED = 4096
+_seen: OrderedDict[bytes, tuple[Hit, ...]] = OrderedDict()
 
 
 def hits(t: ToolInput) -> tuple[Hit, ...]:
@@ -34,7 +35,16 @@ def hits(t: ToolInput) -> tuple[Hit, ...]:
     weights = t.weight()
     if weights is None:
         return tuple(h for h in lint_descriptor(t.descriptor) if h.rule.review)
-    return _hits_of(weights.canonical)
+    key = hashlib.blake2b(weights.canonical, digest_size=16).digest()
+    found = _seen.get(key)
+    if found is None:
+        found = tuple(h for h in lint_descriptor(t.descriptor) if h.rule.review)
+        _seen[key] = found
+        if len(_seen) > REMEMBERED:
+            _seen.popitem(last=False)
+    else:
+        _seen.move_to_end(key)
+    return found
 
 
 def _finding(session: str, tool: str, hit: Hit) -> Finding:

@@ -362,7 +362,7 @@ Found = tuple[tuple[Rule, str, str, dict[str, int]], ...]
 _CACHED_CHARS = 512  # strings up to this long are remembered (names, keys, types, most descriptions)
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=4096)  # at most 4,096 strings of 512 characters: a few MB
 def _cached(text: str, is_key: bool) -> Found:
     return _string(text, is_key)
 
