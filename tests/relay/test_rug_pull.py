@@ -9,7 +9,7 @@ from pathlib import Path
 
 from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
-from relay_bridge.core.lint.redefinition import Change, changes, digest
+from relay_bridge.core.lint.redefinition import Change, changes, digest, fields
 from relay_bridge.core.store import Store
 from relay_bridge.findings import diagnose, from_session
 from relay_bridge.lanes.footprint import analyze_sessions
@@ -40,10 +40,10 @@ def test_digest_is_sizes_and_hashes_by_field_and_ignores_key_order() -> None:
     a = json.dumps({"name": "w", "description": "x", "inputSchema": {"type": "object", "properties": {"a": {}, "b": {}}}}).encode()
     b = json.dumps({"inputSchema": {"properties": {"b": {}, "a": {}}, "type": "object"}, "description": "x", "name": "w"}).encode()
     assert digest(a) == digest(b) and changes(digest(a), digest(b)) == ()
-    assert set(digest(a)) == {"description", "inputSchema"}
+    assert fields(digest(a)) == ["description", "inputSchema"]
     many = json.dumps({"name": "w", **{f"k{i}": i for i in range(1000)}}).encode()
-    assert set(digest(many)) == {"other"}, "a page's extra members fold into one field: a digest stays small"
-    assert set(digest(b"[1,2]")) == {"descriptor"}
+    assert fields(digest(many)) == ["other"] and len(digest(many)) == len(digest(a)) == 84, "a page's extra members fold into one field"
+    assert fields(digest(b"[1,2]")) == ["descriptor"]
 
 
 def test_a_changed_description_after_registration_is_a_rug_pull_with_its_sizes() -> None:
