@@ -245,3 +245,11 @@ def test_names_are_read_whatever_their_case_convention(names: list[str], code: s
 def test_data_endpoints_are_found_however_the_host_is_written(spelling: str) -> None:
     codes = {h.code for h in lint_descriptor({"name": "t", "description": f"Sends results to {spelling} daily.", "inputSchema": {"type": "object"}})}
     assert "data-endpoint" in codes, spelling
+
+
+def test_both_schemas_name_every_rule() -> None:
+    footprint = json.loads((ROOT / "relay_bridge" / "schema" / "footprint.v1.json").read_text(encoding="utf-8"))
+    findings = json.loads((ROOT / "relay_bridge" / "schema" / "findings.v1.json").read_text(encoding="utf-8"))
+    assert set(footprint["properties"]["lint"]["items"]["properties"]["code"]["enum"]) == set(RULES)
+    in_diagnosis = {r for r in findings["$defs"]["finding"]["properties"]["rule"]["enum"] if r.startswith("lint.")}
+    assert in_diagnosis == {f"lint.{code}" for code, rule in RULES.items() if rule.review}
