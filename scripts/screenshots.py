@@ -29,7 +29,7 @@ SHOTS = [
     ("status.svg", ["d"], (120, 36), "status and troubleshooting"),
     ("schemas.svg", ["w"], (120, 36), "schema weight of every registered tool: bytes, tokens, duplicates, lint"),
     ("prompts.svg", ["m"], (120, 36), "the shop tab's Prompt API sessions and prompts"),
-    ("findings.svg", ["f"], (120, 36), "findings: what to fix first, ranked by what each fix saves"),
+    ("findings.svg", ["f"], (120, 36), "findings: what to fix first: attacks, then what each fix saves"),
     ("compact.svg", [], (60, 20), "the compact layout for a narrow split pane"),
 ]
 SECONDS = 30.0

@@ -23,6 +23,7 @@ import msgspec
 from relay_bridge.core import budget as b
 from relay_bridge.core import identity
 from relay_bridge.core import protocol as p
+from relay_bridge.core.lint import redefinition
 from relay_bridge.core.measure import CONTENT_TYPES
 from relay_bridge.core.received import Received
 from relay_bridge.core.stats import SessionStats
@@ -92,6 +93,10 @@ class ToolRecord:
     kind: str = "imperative"  # or "form": a declarative tool
     form: p.FormFacts | None = None
     redefining: bool = False  # this registration is the one that changed it (the previous one differed)
+    # The rug pull (relay_bridge.core.lint.redefinition): field digests of the first registration of this name in
+    # the session, carried from record to record, and what differs from them now.
+    first: redefinition.Digest | None = None
+    drift: tuple[redefinition.Change, ...] = ()
 
     @property
     def registered(self) -> bool:
@@ -138,6 +143,7 @@ CATEGORY = {
     "context-clear": "tools",
     "context-provide": "tools",
     "redefined": "tools",
+    "rug-pull": "tools",
     "wrap-failed": "tools",
     "start": "calls",
     "waiting": "calls",
@@ -931,6 +937,7 @@ class Store:
                 session.stats.register(frame.name, frame.schemaBytes, frame.internal)
                 # A redefinition also gets the agent's own `redefined` event, saying what changed.
                 self._timeline(session, "register", {"tool": frame.name, "schemaBytes": frame.schemaBytes}, frame.at)
+                self._rug_pull(session, previous, record)
             else:
                 self._timeline(session, "rejected", {"tool": frame.name, "reason": frame.rejected}, frame.at)
         else:
@@ -944,6 +951,18 @@ class Store:
         for observer in self.observers:
             observer.on_tool(session, record, frame.change, frame.at)
         return []
+
+    def _rug_pull(self, session: Session, previous: ToolRecord | None, record: ToolRecord) -> None:
+        """Compare a registration with the first of its name in the session; a change it brings is a timeline
+        entry (once per distinct change: a re-registration of the same changed definition adds none)."""
+        now = redefinition.digest(record.descriptor)
+        if previous is None or previous.first is None or record.internal:
+            record.first = now
+            return
+        record.first = previous.first
+        record.drift = redefinition.changes(previous.first, now)
+        if record.drift and record.drift != previous.drift:
+            self._timeline(session, "rug-pull", {"tool": record.name, "changed": redefinition.said(record.drift)}, record.registeredAt)
 
     def _tool_refused(self, session: Session, frame: p.ToolChange) -> tuple[str, str] | None:
         """Which cap a registration would break: (counter name, message), or None."""

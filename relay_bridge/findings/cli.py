@@ -142,7 +142,9 @@ def run(args: argparse.Namespace) -> int:
         for n, f in enumerate(findings, 1):
             print(f"{n:>3}. {saving_text(f.saving)}  {f.rule}  {inert_str(subject(f), 120)} [{f.session}]")
             print(f"     {f.do}")
-            where = f"  at {inert_str(f.at['path'], 80)} ({inert_str(f.at['constraint'], 40)})" if f.at else ""
+            where = f"  at {inert_str(f.at['path'], 80)} ({inert_str(f.at['constraint'], 40)})" if "path" in f.at else ""
+            if f.severity:  # a security finding: its severity, where, why and the source of the rule
+                where = f"  {f.severity} at {inert_str(f.at.get('pointer', ''), 80)}: {inert_str(f.reason, 160)} ({f.source})"
             print(f"     {evidence_text(f)}{where}")
     limit = args.diagnose_fail_over
     if limit is not None and total > limit:

@@ -30,8 +30,9 @@ TOKEN_RULES = {
 def finding_record(f: Finding, rank: int) -> dict[str, Any]:
     out: dict[str, Any] = {"rank": rank, **msgspec.to_builtins(f)}
     out["tools"] = list(f.tools)
-    if not out.get("at"):
-        out.pop("at", None)
+    for key in ("at", "severity", "source", "reason"):  # empty on the saving rules
+        if not out.get(key):
+            out.pop(key, None)
     return out
 
 

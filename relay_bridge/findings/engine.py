@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from relay_bridge.findings import bloat, errors, images, repeats, schema, timing
+from relay_bridge.findings import bloat, errors, images, repeats, schema, security, timing
 from relay_bridge.findings.common import spans_by_tool
 from relay_bridge.findings.inputs import SessionInput
 from relay_bridge.findings.model import Finding, ranked
 
-SESSION_RULES = (images.find, bloat.find, schema.find, timing.find, errors.find, repeats.find)
+SESSION_RULES = (images.find, bloat.find, schema.find, timing.find, errors.find, repeats.find, security.find)
 
 
 def diagnose(sessions: Sequence[SessionInput], duplicates: bool = True) -> list[Finding]:

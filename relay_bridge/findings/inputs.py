@@ -131,6 +131,7 @@ class ToolInput(msgspec.Struct, frozen=True, gc=False):
     counted: int = 0  # calls the page counted but could not measure (toolactivated before its agent): still used
     descriptor: dict[str, Any] | None = None  # name, title, description, inputSchema, annotations (not a body)
     weights: Weights | None = None  # of the descriptor; None: measured from `descriptor` when a rule needs it
+    drift: tuple[Any, ...] = ()  # relay_bridge.core.lint.redefinition.Change: changed since first registered
 
     def weight(self) -> Weights | None:
         if self.weights is not None:
@@ -155,7 +156,7 @@ def signature(session: Any) -> tuple[Any, ...]:
     """Changes whenever anything the rules read of `session` changes: cheap (O(tools)), no JSON work. A view
     diagnoses again only when it moves."""
     stats = session.stats
-    tools = tuple((r.name, r.registered, len(r.descriptor or b"")) for r in session.tools.values())
+    tools = tuple((r.name, r.registered, len(r.descriptor or b""), r.drift) for r in session.tools.values())
     return (session.id, stats.version, stats.epoch, stats.totals.calls, len(facts_of(session)), tools)
 
 
@@ -182,7 +183,10 @@ def from_session(session: Any) -> SessionInput:
     for name, row in stats.tools.items():
         rec = session.tools.get(name)
         descriptor, weights = _descriptor(rec.descriptor) if rec is not None else (None, None)
-        tools.append(ToolInput(name, row.calls, row.errors, row.schemaBytes, row.registered, row.internal, counted.get(name, 0), descriptor, weights))
+        drift = rec.drift if rec is not None else ()
+        tools.append(
+            ToolInput(name, row.calls, row.errors, row.schemaBytes, row.registered, row.internal, counted.get(name, 0), descriptor, weights, drift)
+        )
     # The ring's own spans, in arrival order (no rule depends on the order); calls from the terminal are no part of
     # the agent's run.
     spans = tuple(s for s in stats.ring.values() if s.invokedBy != "terminal")

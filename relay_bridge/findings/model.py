@@ -8,9 +8,11 @@ A `Saving` says what applying the finding's one-line fix would save, in the unit
 - `ms`: wall time the fix saves (time rules), where time is the point: in total, or (`msPer: roundTrip`) for every
   model round trip the fix avoids.
 
-Ranking (one total order, so the view, `diagnose` and the document agree): findings that save tokens first, most
-tokens first; then findings that save only time, most ms first; then bytes only; then the rest (evidence without a
-computable saving). Ties go by rule id, session, then tools, so the same input always ranks the same.
+Ranking (one total order, so the view, `diagnose` and the document agree): high-severity security findings
+first (relay_bridge.findings.security: an attack does not wait for a saving); then findings that save tokens,
+most tokens first; then findings that save only time, most ms first; then bytes only; then the rest (evidence
+without a computable saving: the other security findings, worst severity first). Ties go by rule id, session,
+then tools, so the same input always ranks the same.
 """
 
 from __future__ import annotations
@@ -44,18 +46,29 @@ class Finding(msgspec.Struct, frozen=True):
     # Identifiers from the tool's own descriptor (a JSON Schema keyword and a pointer into its inputSchema), never
     # a body: where a schema finding is.
     at: dict[str, str] = {}
+    # Security findings (relay_bridge.findings.security) only: the rule's severity, where it comes from, and why it
+    # fired, in our words; empty for the saving rules.
+    severity: str = ""
+    source: str = ""
+    reason: str = ""
+
+
+_SEVERITY_ORDER = {"high": 0, "error": 1, "suspicious": 2, "warning": 3}
 
 
 def rank_key(f: Finding) -> tuple[int, float, str, str, tuple[str, ...]]:
     s = f.saving
-    if s.tokens > 0:
+    if f.severity == "high":
+        tier, amount = -1, 0.0
+    elif s.tokens > 0:
         tier, amount = 0, float(s.tokens)
     elif s.ms:
         tier, amount = 1, s.ms
     elif s.bytes:
         tier, amount = 2, float(s.bytes)
     else:
-        tier, amount = 3, 0.0
+        tier, amount = 3, float(_SEVERITY_ORDER.get(f.severity, 4))
+        return (tier, amount, f.rule, f.session, f.tools)
     return (tier, -amount, f.rule, f.session, f.tools)
 
 

@@ -15,6 +15,7 @@ from websockets.sync.client import connect
 
 from relay_bridge.cli import write_json
 from relay_bridge.core import synth
+from relay_bridge.core.lint import RULES
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
 from relay_bridge.findings import diagnose, from_session
@@ -67,7 +68,8 @@ def test_a_real_relays_session_log_diagnosed_with_exit_codes(tmp_path: Path) -> 
     out = run(tmp_path, str(log))
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0].startswith("2 findings in 1 session") and "schema.unused" in lines[1] and "bulk_import" in lines[1]
+    # the saving rules' two findings, and the security review's on the same definitions (budgets, hints)
+    assert lines[0].startswith("4 findings in 1 session") and "schema.unused" in lines[1] and "bulk_import" in lines[1]
     assert "time.host-gaps" in out.stdout
     doc = json.loads(run(tmp_path, str(log), "--json").stdout)
     VALIDATOR.validate(doc)
@@ -92,7 +94,7 @@ def test_a_report_and_a_capture_are_diagnosed_too(tmp_path: Path) -> None:
     assert [s["id"] for s in rep["sessions"]] == ["3f2a9c01"] and rep["source"]["kind"] == "report"
     # The report's findings are the capture's for that session, bar what a report cannot hold: descriptors
     # (schema rules) and the page's diagnosis facts (images, bloat, repeats, schema violations, refusals).
-    needs_more = ("schema.", "images.", "bloat.", "repeats", "errors.")  # errors: a schema violation explains an error rate
+    needs_more = ("schema.", "lint.", "images.", "bloat.", "repeats", "errors.")  # errors: a schema violation explains an error rate
     shop = [(f["rule"], f["tools"], f["saving"]) for f in cap["findings"] if f["session"] == "3f2a9c01" and not f["rule"].startswith(needs_more)]
     assert shop and shop == [(f["rule"], f["tools"], f["saving"]) for f in rep["findings"] if not f["rule"].startswith(needs_more)]
     assert any(f["rule"] == "images.reencode" for f in cap["findings"]), "the capture carries the page's facts"
@@ -125,7 +127,10 @@ def test_the_document_schema_holds_every_rule_and_refuses_extras() -> None:
     sessions = [session_input(s) for p in vectors for s in json.loads(p.read_text())["sessions"]]
     doc = build_document(sessions, diagnose(sessions), source="capture", label="vectors")
     VALIDATOR.validate(doc)
-    assert {f["rule"] for f in doc["findings"]} == set(SCHEMA["$defs"]["finding"]["properties"]["rule"]["enum"])
+    # the security review's rules have vectors of their own (tests/vectors/lint, read by tests/test_lint.py)
+    review = {f"lint.{code}" for code, rule in RULES.items() if rule.review}
+    saving_rules = {f["rule"] for f in doc["findings"] if not f["rule"].startswith("lint.")}
+    assert saving_rules | review == set(SCHEMA["$defs"]["finding"]["properties"]["rule"]["enum"])
     doc["findings"][0]["body"] = "x"
     assert not VALIDATOR.is_valid(doc)
 
@@ -146,5 +151,6 @@ def test_the_facts_of_every_kind_leave_no_text_in_the_document() -> None:
     doc = build_document([from_session(session)], diagnose([from_session(session)]))
     VALIDATOR.validate(doc)
     for f in doc["findings"]:
-        assert set(f) <= {"rank", "rule", "session", "tools", "evidence", "do", "saving", "at"}
+        security = {"severity", "source", "reason"} if f["rule"].startswith("lint.") else set()
+        assert set(f) <= {"rank", "rule", "session", "tools", "evidence", "do", "saving", "at"} | security
         assert all(isinstance(v, (int, float)) for v in f["evidence"].values())

@@ -42,7 +42,8 @@ def test_vector(path: Path) -> None:
 
 def test_every_rule_has_a_vector() -> None:
     seen = {f["rule"] for path in VECTORS for f in json.loads(path.read_text(encoding="utf-8"))["expect"]}
-    assert seen == RULES
+    # the security review (lint.*) fires on these descriptors too; its own vectors are tests/vectors/lint
+    assert {r for r in seen if not r.startswith("lint.")} == RULES
 
 
 def test_vectors_pin_the_stated_arithmetic() -> None:
@@ -52,7 +53,7 @@ def test_vectors_pin_the_stated_arithmetic() -> None:
     assert (image["perCall"], image["calls"], image["tokens"], image["bytes"]) == (40500, 4, 162000, 648000)
     assert by["images"][0]["evidence"]["pixelTokens"] == 5120 and by["images"][0]["evidence"]["fitPixelTokens"] == 2185
     assert [f["saving"]["tokens"] for f in by["bloat"]] == [7500, 6250, 4500]
-    assert [f["saving"]["tokens"] for f in by["schema"]] == [775, 119, 84]
+    assert [f["saving"]["tokens"] for f in by["schema"] if not f["rule"].startswith("lint.")] == [775, 119, 84]
     assert [f["saving"].get("ms") for f in by["timing"]] == [4000.0, 2400.0, 300.0]
     assert [(f["rule"], f["saving"]["tokens"]) for f in by["errors"]] == [
         ("errors.rate", 300),

@@ -85,7 +85,7 @@ def _findings(name: str) -> list[tuple[str, str]]:
 
 
 def test_lint_rules_and_pointers() -> None:
-    assert _findings("x" * 129) == [("invalid-name", "/name")]
+    assert _findings("x" * 129) == [("invalid-name", "/name"), ("budget-name", "/name")]
     assert _findings("has space") == [("invalid-name", "/name")]
     assert _findings("no_description") == [("missing-description", "/description")]
     assert _findings("empty_description") == [("empty-description", "/description")]
@@ -95,12 +95,16 @@ def test_lint_rules_and_pointers() -> None:
         ("untyped-property", "/inputSchema/properties/b"),
         ("untyped-property", "/inputSchema/properties/c/properties/d"),
     ]
-    assert _findings("bidi") == [("hidden-unicode", "/description")]
-    assert _findings("tags") == [("hidden-unicode", "/description"), ("model-instruction", "/description")]
-    for name in ("override", "conceal", "call_other", "assistant"):
-        assert _findings(name) == [("model-instruction", "/description")], name
-    assert _findings("exfil") == [("model-instruction", "/inputSchema/properties/notes/description")]
-    assert _findings("clean_tool") == [] and _findings("multi.type-ok_1") == []
+    assert _findings("bidi") == [("bidi-control", "/description")]
+    assert _findings("tags") == [("tag-characters", "/description"), ("prompt-injection", "/description")]
+    for name in ("override", "conceal"):
+        assert _findings(name) == [("prompt-injection", "/description")], name
+    for name in ("call_other", "assistant"):
+        assert _findings(name) == [("tool-poisoning", "/description")], name
+    assert _findings("exfil") == [("tool-poisoning", "/inputSchema/properties/notes/description")]
+    # a free-text path is a payload channel: the only finding on an otherwise clean tool
+    assert _findings("clean_tool") == [("broad-parameter", "/inputSchema/properties/path")]
+    assert _findings("multi.type-ok_1") == []
 
 
 def test_pointer_escaping_and_hidden_keys() -> None:
@@ -111,7 +115,7 @@ def test_pointer_escaping_and_hidden_keys() -> None:
     }
     got = [(f["code"], f["pointer"]) for f in lint_tool(t)]
     assert ("hidden-unicode", "/inputSchema/properties/a~1b~0c\u200b") in got
-    assert ("model-instruction", "/inputSchema/properties/a~1b~0c\u200b/description") in got
+    assert ("tool-poisoning", "/inputSchema/properties/a~1b~0c\u200b/description") in got
 
 
 def test_poisoning_heuristics_do_not_flag_ordinary_descriptions() -> None:

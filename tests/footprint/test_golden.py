@@ -26,6 +26,7 @@ CASES = {
     "lint": ["--input", F + "lint.json", "--top", "3"],
     "xss": ["--input", F + "xss.json"],
     "no_schema": ["--input", F + "no_schema.json"],
+    "poisoned": ["--input", "tests/fixtures/catalogs/poisoned.json"],  # the eight tools, one problem each
 }
 UPDATE = os.environ.get("WMCP_UPDATE_GOLDEN") == "1"
 

@@ -220,7 +220,7 @@ async def test_schemas_view_weights_duplicates_and_lint(tmp_path: Path) -> None:
         table.move_cursor(row=next(i for i, k in enumerate(keys) if k.endswith("\x00" + evil)))
         await until(pilot, lambda: "invalid-name" in screen_text(app), what="the selected tool's findings")
         text = screen_text(app)
-        assert "model-instruction" in text and "untyped-property" in text and "hidden-unicode" in text
+        assert "prompt-injection" in text and "untyped-property" in text and "bidi-control" in text
         assert "where its bytes go" in text and "description" in text
         # refreshed from the coalesced change notices when tools change, not for every span
         analyses = heard.count(SchemasScreen.Analysed)

@@ -81,7 +81,10 @@ class FindingsScreen(LiveView[None]):
             self._catalog, self._duplicates = catalog, find_duplicates(inputs)
         self.findings = ranked(diagnose(inputs, duplicates=False) + self._duplicates)
         title = Text("findings  ")
-        title.append("(esc: back)" if self.compact else "what to fix first, ranked by what each fix saves (esc: back)", style="dim")
+        title.append(
+            "(esc: back)" if self.compact else "what to fix first: attacks, then what each fix saves (esc: back)",
+            style="dim",
+        )
         self.query_one("#title", Static).update(title)
         self._show_summary(len(sessions))
         self._show_table()
@@ -95,6 +98,9 @@ class FindingsScreen(LiveView[None]):
             out.append(f"no findings in {sessions} session{'s' if sessions != 1 else ''} yet", style=palette.style("muted"))
         else:
             out.append(f"{n} finding{'s' if n != 1 else ''} in {sessions} session{'s' if sessions != 1 else ''}")
+            high = sum(1 for f in self.findings if f.severity == "high")
+            if high:
+                out.append(f" · {high} high-severity", style=palette.style("error"))
             out.append(f" · together ~{fmt_count(total_tokens(self.findings))} tok", style=palette.style("slow"))
         if not self.compact:
             out.append(
@@ -118,7 +124,10 @@ class FindingsScreen(LiveView[None]):
             columns.append(("session", "session"))
         rows: list[tuple[list[Text], str]] = []
         for n, f in enumerate(self.findings, 1):
-            saves = Text(short_saving(f.saving), justify="right", style=palette.style("slow" if f.saving.tokens else "muted"))
+            if f.severity:  # a security finding: its severity where a saving would be
+                saves = Text(f.severity, justify="right", style=palette.style("error" if f.severity in ("high", "error") else "slow"))
+            else:
+                saves = Text(short_saving(f.saving), justify="right", style=palette.style("slow" if f.saving.tokens else "muted"))
             tool = inert(" + ".join(f.tools), limit=18 if layout == "compact" else 32) if f.tools else Text("(session)", style=palette.style("muted"))
             cells: list[Text] = [Text(str(n), justify="right"), saves]
             if layout != "compact":
@@ -163,11 +172,19 @@ class FindingsScreen(LiveView[None]):
             out.append_text(inert(self._origins.get(f.session, ""), limit=60))
             out.append("\n")
             out.append(f.do)
-            out.append("\nsaves ", style="bold")
-            out.append(saving_text(f.saving), style=palette.style("slow"))
-            if f.saving.bytes:
-                out.append(f" · {fmt_bytes(f.saving.bytes)}")
-            if f.at:
+            if f.severity:
+                out.append(f"\n{f.severity} ", style="bold " + palette.style("error" if f.severity in ("high", "error") else "slow"))
+                out.append(f.reason)  # our words: the rule's, never the page's text
+                out.append("\nat ", style="bold")
+                out.append_text(inert(f.at.get("pointer", "") or "(the whole definition)", limit=80))
+                out.append(" · source ", style="bold")
+                out.append(f.source, style=palette.style("muted"))
+            else:
+                out.append("\nsaves ", style="bold")
+                out.append(saving_text(f.saving), style=palette.style("slow"))
+                if f.saving.bytes:
+                    out.append(f" · {fmt_bytes(f.saving.bytes)}")
+            if "path" in f.at:
                 out.append("\nat ", style="bold")
                 out.append_text(inert(f.at.get("path", ""), limit=80))
                 out.append(" · constraint ")

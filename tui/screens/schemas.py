@@ -20,6 +20,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from relay_bridge.core.lint import SEVERITIES
 from relay_bridge.lanes.footprint.errors import FootprintError
 from relay_bridge.lanes.footprint.live import analyze_sessions
 from tui import keys
@@ -55,7 +56,11 @@ def bar(share: float, width: int) -> str:
 def catalog_signature(store: Any) -> tuple:
     """Changes whenever the registered tools (or their descriptors) change: cheap, O(tools), no JSON work."""
     return tuple(
-        (s.id, s.info.origin, tuple((r.name, r.registered, r.registeredAt, r.unregisteredAt, len(r.descriptor or b"")) for r in s.tools.values()))
+        (
+            s.id,
+            s.info.origin,
+            tuple((r.name, r.registered, r.registeredAt, r.unregisteredAt, len(r.descriptor or b""), r.drift) for r in s.tools.values()),
+        )
         for s in store.sessions.values()
     )
 
@@ -213,7 +218,7 @@ class SchemasScreen(LiveView[None]):
             dup = Text(" ".join(marks), style=palette.style("slow")) if marks else Text("")
             findings = self._findings.get((t["server"], t["name"]), [])
             worst = _worst(findings)
-            lint = Text(f"{len(findings)} {worst}" if findings else "", style=palette.style("error" if worst == "error" else "slow"))
+            lint = Text(f"{len(findings)} {worst}" if findings else "", style=palette.style("error" if worst in ("high", "error") else "slow"))
             cells: list[Text] = [] if compact else [Text(str(t["rank"]), justify="right")]
             cells += [
                 inert(t["name"], limit=20 if compact else 40),
@@ -284,10 +289,12 @@ class SchemasScreen(LiveView[None]):
             if not findings:
                 out.append("  no findings\n", style=palette.style("ok"))
             for f in findings:
-                out.append(f"  {f['severity']} {f['code']} ", style=palette.style("error" if f["severity"] == "error" else "slow"))
+                out.append(f"  {f['severity']} {f['code']} ", style=palette.style("error" if f["severity"] in ("high", "error") else "slow"))
                 out.append_text(inert(f["pointer"], limit=60))
                 out.append("  ")
                 out.append_text(inert(f["message"], limit=240))
+                if not self.compact:
+                    out.append(f"  ({f['source']})", style=palette.style("muted"))
                 out.append("\n")
         if report["notes"]:
             out.append("not measured\n", style="bold")
@@ -311,7 +318,7 @@ def _host(origin: str) -> str:
 
 
 def _worst(findings: list[dict[str, str]]) -> str:
-    for severity in ("error", "warning", "suspicious"):
+    for severity in SEVERITIES:
         if any(f["severity"] == severity for f in findings):
             return severity
     return ""

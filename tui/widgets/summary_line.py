@@ -67,7 +67,9 @@ class SummaryLine(Static):
                 self._top = ""
             else:
                 what = inert_str(" + ".join(top.tools), 32) if top.tools else top.rule
-                self._top = f" · fix first (f): {short_saving(top.saving)} {what}"
+                # a security finding has no saving: its severity and rule say why it is first
+                why = f"{top.severity} {top.rule.removeprefix('lint.')}" if top.severity else short_saving(top.saving)
+                self._top = f" · fix first (f): {why} {what}"
         return self._top
 
     def _diagnose_later(self) -> None:

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from relay_bridge.core.lint import SEVERITIES
 from relay_bridge.lanes.footprint.breakdown import PARTS, breakdown
 from relay_bridge.lanes.footprint.canonical import canonical_bytes, utf16_key
 from relay_bridge.lanes.footprint.inputs import Server, validate_catalog
 from relay_bridge.lanes.footprint.limits import LIMITS, Limits
-from relay_bridge.lanes.footprint.lint import lint_form, lint_tool
+from relay_bridge.lanes.footprint.lint import lint_form, lint_tool, rug_pull
 from relay_bridge.lanes.footprint.similarity import LABELS, Entry, find_pairs
 
 FORMAT = "wmcp-top-footprint/1"
 TOKEN_FORMULA = "ceil(bytes / 4)"
-SEVERITIES = ("error", "warning", "suspicious")
 
 
 def rough_tokens(size: int) -> int:
@@ -53,6 +53,9 @@ def analyze_catalog(
             form = server.meta.get("forms", {}).get(tool["name"])
             if form is not None:  # a declarative tool: its form's controls are linted too
                 findings += lint_form(form)
+            changed = server.meta.get("drift", {}).get(tool["name"])
+            if changed:  # a live store saw the definition change after its first registration
+                findings.insert(0, rug_pull(changed))
             for f in findings:
                 lint.append({"server": server.name, "tool": tool["name"], **f})
             entries.append(Entry(len(entries), server.name, tool["name"], canon, tool.get("description")))

@@ -62,7 +62,7 @@ tr[hidden]{display:none}
 input[type=search]{font:inherit;padding:6px 10px;width:min(480px,100%);border:1px solid var(--line);border-radius:6px;background:var(--card);color:var(--fg)}
 .v{unicode-bidi:isolate;overflow-wrap:anywhere}
 .hid{background:#e06a5b;color:#fff;border-radius:2px;padding:0 2px;font-size:11px}
-.sev-error{color:#d33}.sev-suspicious{color:#c26a00}.sev-warning{color:var(--muted)}
+.sev-high{color:#d33;font-weight:bold}.sev-error{color:#d33}.sev-suspicious{color:#c26a00}.sev-warning{color:var(--muted)}
 .warn{border-left:4px solid #c26a00;padding:4px 10px;background:var(--card)}
 code{font-size:12px}
 details summary{cursor:pointer}
@@ -212,11 +212,13 @@ def _lint(report: dict[str, Any]) -> str:
     if not report["lint"]:
         return "<p>No findings.</p>"
     rows = "".join(
-        f'<tr><td class="sev-{attr(f["severity"])}">{esc(f["severity"])}</td><td class="v">{esc(f["server"])} / {esc(f["tool"])}</td>'
-        f'<td><code class="v">{esc(f["pointer"])}</code></td><td class="v">{esc(f["message"])}</td></tr>'
+        f'<tr><td class="sev-{attr(f["severity"])}">{esc(f["severity"])}</td><td>{esc(f["code"])}</td>'
+        f'<td class="v">{esc(f["server"])} / {esc(f["tool"])}</td><td><code class="v">{esc(f["pointer"])}</code></td>'
+        f'<td class="v">{esc(f["message"])}</td><td>{esc(f["source"])}</td></tr>'
         for f in report["lint"]
     )
-    return f'<table id="lint"><thead><tr><th>severity</th><th>tool</th><th>where</th><th>finding</th></tr></thead><tbody>{rows}</tbody></table>'
+    head = "<thead><tr><th>severity</th><th>rule</th><th>tool</th><th>where</th><th>finding</th><th>source</th></tr></thead>"
+    return f'<table id="lint">{head}<tbody>{rows}</tbody></table>'
 
 
 def render_html(report: dict[str, Any]) -> str:
@@ -250,7 +252,7 @@ def render_html(report: dict[str, Any]) -> str:
 <div class="card"><b>{s["definitionBytes"]}</b>sum of definitions (envelope +{s["envelopeBytes"]})</div>
 <div class="card"><b>~{s["roughTokens"]}</b>rough tokens, {esc(s["tokenFormula"])}</div>
 <div class="card"><b>{report["pairs"]["found"]}</b>repeated-definition pairs</div>
-<div class="card"><b>{sum(sev.values())}</b>lint findings ({plural(sev["error"], "error", "errors")}, {plural(sev["warning"], "warning", "warnings")}, {sev["suspicious"]} suspicious)</div>
+<div class="card"><b>{sum(sev.values())}</b>lint findings ({sev["high"]} high, {plural(sev["error"], "error", "errors")}, {plural(sev["warning"], "warning", "warnings")}, {sev["suspicious"]} suspicious)</div>
 </div>
 <h2>Servers by bytes</h2>
 <div id="treemap" role="img" aria-label="treemap of servers by canonical bytes">{_treemap(report["servers"])}</div>

@@ -130,9 +130,16 @@ def catalog_from_store(store: Any, limits: Limits = LIMITS) -> tuple[list[Server
         }
         for s in store.sessions.values()
     }
+    # the rug pull: what changed since each tool's first registration in its session (the store's record)
+    drift = {
+        server_name(s.info.origin, s.id): {rec.name: rec.drift for rec in s.tools.values() if getattr(rec, "drift", ())}
+        for s in store.sessions.values()
+    }
     for server in servers:
         if forms.get(server.name):
             server.meta["forms"] = forms[server.name]
+        if drift.get(server.name):
+            server.meta["drift"] = drift[server.name]
     return servers, notes
 
 

@@ -22,7 +22,7 @@ PART_LABELS = {
     "structure": "schema structure",
     "other": "other",
 }
-_SEVERITY_PLURAL = {"error": "errors", "warning": "warnings", "suspicious": "suspicious"}
+_SEVERITY_PLURAL = {"high": "high", "error": "errors", "warning": "warnings", "suspicious": "suspicious"}
 _PLURAL = {
     EXACT: ("exact match", "exact matches"),
     SAME_NAME: ("same name with a different definition", "same name with different definitions"),
@@ -107,7 +107,8 @@ def summary_lines(report: dict[str, Any], top: int = 10, max_findings: int = 20)
         lines.append("findings:")
         for f in findings[:max_findings]:
             lines.append(
-                f"  {f['severity']:<10} {safe(f['server'], 30)} / {safe(f['tool'], 40)}  {safe(f['pointer'], 50)}  {safe(f['message'], 160)}"
+                f"  {f['severity']:<10} {f['code']:<24} {safe(f['server'], 30)} / {safe(f['tool'], 40)}  {safe(f['pointer'], 50)}  "
+                f"{safe(f['message'], 160)}"
             )
         if len(findings) > max_findings:
             lines.append(f"  … {len(findings) - max_findings} more in --json / --html")

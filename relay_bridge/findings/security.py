@@ -1,0 +1,93 @@
+"""The security review in the diagnosis: the review rules of relay_bridge.core.lint over every registered tool's
+definition, and the rug pull (a definition changed after its first registration in the session).
+
+A finding carries the rule's severity and source, a JSON pointer into the definition (`at.pointer`), our reason,
+and counts only as evidence (never the page's text: the quote that matched stays in footprint's report). No
+saving: a security finding is ranked by severity (relay_bridge.findings.model.rank_key). Each distinct definition
+is linted once (remembered by a digest of its canonical bytes), so a live view that diagnoses again pays for new definitions only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+from relay_bridge.core.lint import RULES, Hit, lint_descriptor
+from relay_bridge.core.lint.redefinition import said
+from relay_bridge.findings.inputs import SessionInput, SpanInput, ToolInput
+from relay_bridge.findings.model import Finding, Saving
+
+MAX_AT = 256  # a pointer names page keys: capped like the schema rule's
+
+
+# Hits by a 128-bit digest of the canonical definition: the key holds none of the definition (a flood of 64 KiB
+# definitions would keep them all alive otherwise); oldest out first past REMEMBERED.
+REMEMBERED = 4096
+_seen: OrderedDict[bytes, tuple[Hit, ...]] = OrderedDict()
+
+
+def hits(t: ToolInput) -> tuple[Hit, ...]:
+    """The review rules' hits on a tool's definition (none without one)."""
+    if t.descriptor is None or not isinstance(t.descriptor.get("name"), str):
+        return ()
+    weights = t.weight()
+    if weights is None:
+        return tuple(h for h in lint_descriptor(t.descriptor) if h.rule.review)
+    key = hashlib.blake2b(weights.canonical, digest_size=16).digest()
+    found = _seen.get(key)
+    if found is None:
+        found = tuple(h for h in lint_descriptor(t.descriptor) if h.rule.review)
+        _seen[key] = found
+        if len(_seen) > REMEMBERED:
+            _seen.popitem(last=False)
+    else:
+        _seen.move_to_end(key)
+    return found
+
+
+def _finding(session: str, tool: str, hit: Hit) -> Finding:
+    rule = hit.rule
+    return Finding(
+        f"lint.{rule.code}",
+        session,
+        (tool,),
+        dict[str, Any](hit.numbers),
+        rule.do,
+        Saving(),
+        {"pointer": hit.pointer[:MAX_AT]},
+        rule.severity,
+        rule.source,
+        hit.reason,
+    )
+
+
+def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Finding]:
+    out: list[Finding] = []
+    rug = RULES["rug-pull"]
+    for t in s.tools:
+        if not t.registered or t.internal:
+            continue
+        if t.drift:
+            evidence: dict[str, Any] = {"fieldsChanged": len(t.drift)}
+            for c in t.drift:
+                evidence[f"{c.field}BytesBefore"] = max(c.before, 0)
+                evidence[f"{c.field}BytesAfter"] = max(c.after, 0)
+            at = {"pointer": "/" + t.drift[0].field} if t.drift[0].field != "other" else {}
+            out.append(
+                Finding(
+                    "lint.rug-pull",
+                    s.id,
+                    (t.name,),
+                    evidence,
+                    rug.do,
+                    Saving(),
+                    at,
+                    rug.severity,
+                    rug.source,
+                    f"changed since first registered: {said(t.drift)}",
+                )
+            )
+        out.extend(_finding(s.id, t.name, h) for h in hits(t))
+    return out
