@@ -11,7 +11,7 @@ import json
 import pytest
 from playwright.sync_api import Browser
 
-from tests.ecosystem.harness import TOOLS, Server, execute_calls, ledger, mcp_calls, open_stack, spans, status, wait_true
+from tests.ecosystem.harness import TOOLS, Opened, Server, execute_calls, ledger, mcp_calls, open_stack, spans, status, wait_true
 
 pytestmark = pytest.mark.browser
 
@@ -22,14 +22,14 @@ def utf8(text: str) -> int:
     return len(text.encode("utf-8"))
 
 
-def made_calls(o: object, host: str, framed: bool) -> list[tuple[str, int, bool]]:
+def made_calls(o: Opened, host: str, framed: bool) -> list[tuple[str, int, bool]]:
     """tools/call of each tool from the MCP SDK client, then the registry's executeTool of each: (tool, bytes the
     caller received, isError as the caller saw it)."""
     made = []
-    for tool, r in zip(TOOLS, mcp_calls(o, framed), strict=True):  # type: ignore[arg-type]
+    for tool, r in zip(TOOLS, mcp_calls(o, framed), strict=True):
         assert r["ok"], r
         made.append((tool, utf8(r["text"]), json.loads(r["text"]).get("isError", False)))
-    for tool, r in zip(TOOLS, execute_calls(o, host), strict=True):  # type: ignore[arg-type]
+    for tool, r in zip(TOOLS, execute_calls(o, host), strict=True):
         made.append((tool, utf8(r["text"]) if r["ok"] else 0, not r["ok"] or '"isError":true' in r["text"]))
     return made
 
