@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -168,7 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         if headless is None:
             from tui.run import run_app  # Textual is imported only for the UI
 
+            started()
             return run_app(args)
+        started()
         # What a headless command prints can hold page text (origins, tool names): never let it reach the
         # terminal as control sequences.
         with inert_output():
@@ -187,6 +191,14 @@ def main(argv: list[str] | None = None) -> int:
             return errors.fail(f"{exc.filename or 'file'}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         return 130
+
+
+def started() -> None:
+    """The program is loaded: from here a Ctrl-C is the command's to handle (KeyboardInterrupt, or the handler of
+    its own event loop, which stops it cleanly), no longer tui.__main__'s exit during the imports."""
+    handler = signal.getsignal(signal.SIGINT)
+    if getattr(handler, "__qualname__", None) == "_stop_at_once" and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def headless_command(args: argparse.Namespace) -> Callable[[], int] | None:

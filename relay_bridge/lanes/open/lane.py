@@ -168,14 +168,22 @@ async def _open_main(args: Any) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):  # before the launch: a Ctrl-C while Chromium starts stops too
         loop.add_signal_handler(sig, stop.set)
-    loop.set_exception_handler(lambda lp, context: _quiet_after_stop(lp, context, stop))
+    loop.set_exception_handler(lambda lp, context: quiet_after_stop(lp, context, stop))
     try:
         try:
             handle = await open_browser(
                 args.url, relay, True if args.headless else None, browser=args.browser, before_goto=check.attach if check is not None else None
             )
-        except BrowserError as exc:
-            raise errors.UsageError(str(exc)) from None
+        except Exception as exc:
+            if await interrupted(stop):
+                print("wmcp-top open: interrupted while Chromium was starting", flush=True)
+                return 130
+            if isinstance(exc, BrowserError):
+                raise errors.UsageError(str(exc)) from None
+            raise
+        if stop.is_set():  # Ctrl-C before the driver started: it launched unharmed, and is closed below
+            print("wmcp-top open: interrupted while Chromium was starting", flush=True)
+            return 130
         print(
             f"wmcp-top open: {args.url} in Chromium, agent injected; relay on http://127.0.0.1:{relay.port}"
             + ("; DevTools lane watching too (--check-lanes)" if check is not None else ""),
@@ -194,7 +202,18 @@ async def _open_main(args: Any) -> int:
     return check.report() if check is not None else 0
 
 
-def _quiet_after_stop(loop: Any, context: dict[str, Any], stop: Any) -> None:
+async def interrupted(stop: Any) -> bool:
+    """Whether a failure while Chromium starts is a Ctrl-C's doing. The terminal sends SIGINT to the whole process
+    group: Playwright's driver and Chromium end too, and the launch fails ("Connection closed while reading from the
+    driver", "Target page, context or browser has been closed"), which is no fault of the URL or the browser. The
+    signal reached this process no later than the failure it caused; one turn of the loop runs its handler."""
+    import asyncio
+
+    await asyncio.sleep(0)
+    return bool(stop.is_set())
+
+
+def quiet_after_stop(loop: Any, context: dict[str, Any], stop: Any) -> None:
     """Ctrl-C reaches the whole process group, Playwright's driver too: it exits, and the futures of its
     pipe fail ("Connection closed while reading from the driver") with nobody left to read them. Once we are
     stopping, that is the expected end, not an error to print (asyncio's "Future exception was never retrieved")."""
