@@ -204,7 +204,7 @@ def test_invalid_option_values_are_one_line_and_exit_2(tmp_path: Path) -> None:
         (("relay", "--allow-origin", "https://shop.example/path"), "not an origin"),
         (("relay", "--port", "99999"), "port"),
         (("--theme", "nosuch", "--port", "0"), "unknown theme 'nosuch'"),
-        (("relay", "--nosuch"), "unrecognized arguments"),
+        (("relay", "--nosuch"), "unknown option --nosuch"),
         (("relay", "--summary-every", "0"), "above 0"),
         (("relay", "--summary-every", "nan"), "not a finite number"),
     ]:
