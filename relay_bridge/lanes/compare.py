@@ -1,8 +1,10 @@
 """`wmcp-top compare base.json head.json`: per-tool diff of two reports, judged against thresholds.
 
 Reads `webmcp-perf-report/1` (webmcp-profiler 0.1) and `/2`, and webmcp-profiler's bench JSON
-(`{rows, boot, report}`: its `report` is compared). Without thresholds nothing is judged and the exit code is 0,
-as in webmcp-profiler; with them, a tool regresses when any limit is exceeded.
+(`{rows, boot, report}`: its `report` is compared). A tool regresses when any limit is exceeded: the limits of
+`--thresholds FILE`, else wmcp-top's defaults (below), so `wmcp-top compare` alone exits 1 on a regression.
+`--no-judge` judges nothing and exits 0 (webmcp-profiler's compare without thresholds); so does the library's
+`compare(base, head)` without a thresholds document.
 
 Thresholds come in two shapes:
 
@@ -390,7 +392,9 @@ def render(result: dict[str, Any]) -> str:
     for note in result["notes"]:
         lines.append(f"note: {note} (· = not judged)")
     if not result["judged"]:
-        lines.append("no thresholds given: nothing judged (--thresholds FILE to judge)")
+        lines.append("--no-judge: nothing judged")
+    elif result.get("defaultThresholds"):
+        lines.append("judged by the default thresholds (docs/formats-thresholds.md); --thresholds FILE for your own, --no-judge for none")
     lines.append(
         f"{result['regressions']} regressed, {result['improvements']} improved, "
         f"{sum(t['status'] == 'added' for t in result['tools'])} added, {sum(t['status'] == 'removed' for t in result['tools'])} removed "
@@ -414,7 +418,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("base", help="the baseline report (webmcp-perf-report/1 or /2, or a bench JSON holding one)")
     parser.add_argument("head", help="the report to judge")
-    parser.add_argument("--thresholds", metavar="FILE", help="growth limits: webmcp-profiler's flat file, or wmcp-top-thresholds/1")
+    judge = parser.add_mutually_exclusive_group()
+    judge.add_argument(
+        "--thresholds", metavar="FILE", help="growth limits: webmcp-profiler's flat file, or wmcp-top-thresholds/1 (default: wmcp-top's defaults)"
+    )
+    judge.add_argument("--no-judge", action="store_true", help="only show the diff and exit 0 (webmcp-profiler's compare without thresholds)")
     parser.add_argument("--json", metavar="OUT", help="also write the comparison as JSON")
 
 
@@ -422,8 +430,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         base = load_report(Path(args.base))
         head = load_report(Path(args.head))
-        thresholds = load_thresholds(Path(args.thresholds) if args.thresholds else None)
+        if args.thresholds:
+            thresholds = load_thresholds(Path(args.thresholds))
+        else:
+            thresholds = None if args.no_judge else {"format": THRESHOLDS_FORMAT}
         result = compare(base, head, thresholds)
+        result["defaultThresholds"] = not args.thresholds and not args.no_judge
     except CompareError as exc:
         print(f"wmcp-top: {exc}", file=sys.stderr)
         return 2
