@@ -38,6 +38,7 @@ from typing import Any
 
 from relay_bridge.core.inert import inert_str
 from relay_bridge.core.units import fmt_bytes, fmt_count, fmt_ms
+from relay_bridge.exports.kinds import kind_of, wrong_kind
 from relay_bridge.relay.jsonfile import read_json
 
 FORMAT = "wmcp-top-compare/1"
@@ -107,6 +108,9 @@ def check_report(doc: Any, name: str = "report") -> str:
     if not isinstance(doc, dict):
         raise CompareError(f"{name} is not a report (expected a JSON object)")
     fmt = doc.get("format")
+    kind = kind_of(doc)
+    if fmt not in REPORT_FORMATS and kind is not None:  # another of the project's files: what it is, who reads it
+        raise CompareError(wrong_kind(name, kind, "a report or bench result"))
     if fmt not in REPORT_FORMATS:
         raise CompareError(f"{name}: unknown format {str(fmt)[:60]!r} (expected {' or '.join(REPORT_FORMATS)})")
     if not isinstance(doc.get("tools"), list):
