@@ -304,7 +304,21 @@ def session_line(session: Any) -> str:
     ctx = session.info.context
     # Page text (the origin) shows every control inert, line breaks included: a page cannot print a line of its
     # own. The stream (InertStream) passes our own CR/LF, so the page's must be made inert here.
-    return f"{session.id} {inert_str(session.info.origin, 120)} [{ctx}, {session.state}] {session.stats.summary()}"
+    line = f"{session.id} {inert_str(session.info.origin, 120)} [{ctx}, {session.state}] {session.stats.summary()}"
+    return line + no_call_hint(session)
+
+
+def no_call_hint(session: Any) -> str:
+    """What a summary of zeros means and what to do, while no call has been measured (`tools 0.0ms` alone reads
+    like a fast page)."""
+    if session.stats.totals.calls:
+        return ""
+    counted = sum(n or 0 for n in session.counted_only().values())
+    if counted:
+        return f" · {counted} call(s) counted, not measured: the tools were registered before the agent (load it first)"
+    if session.stats.schema_bytes:
+        return " · no call yet: let the agent call a tool, or call one from the page (document.modelContext.executeTool)"
+    return " · no call yet: no tool registered (the page registers its tools with document.modelContext.registerTool)"
 
 
 async def _relay_main(args: argparse.Namespace) -> int:

@@ -1299,6 +1299,9 @@ const PHASES = {
 const COUNTED_HINT =
   "tools registered before the agent are only counted: load the agent first (first in <head>), or run `wmcp-top open URL`, or watch with `wmcp-top attach --cdp`"
 
+// Calls arrived, but only counted (no measured call yet): "waiting for the first call" would be untrue.
+const COUNTING_MESSAGE = "Calls are arriving and counted, not measured: these tools were registered before the agent loaded."
+
 /** The registry's property, by the location the interceptor found it at. */
 const WHERE = { document: "document.modelContext", navigator: "navigator.modelContext", window: "window.modelContext" }
 
@@ -1308,21 +1311,23 @@ const WHERE = { document: "document.modelContext", navigator: "navigator.modelCo
  */
 function detailed(phase, message, s) {
   if (phase === "host-found" && s.hostLocation) return message.replace("Registry found", `Registry found on ${WHERE[s.hostLocation] || s.hostLocation}`)
+  if (phase === "measuring" && !s.measured) return COUNTING_MESSAGE
   if (phase === "measuring" && s.split) return `${message.slice(0, -1)}: ${s.split}`
   return message
 }
 
 /**
  * @param {{active?:boolean, inactive?:boolean, hostFound?:boolean, registered?:boolean, anyCall?:boolean,
- *   reasons:string[], inFlight?:number, countedOnly?:boolean, hostLocation?:string|null, split?:string|null,
- *   hints?:string[]}} s  `hints`: the caller's own, ahead of the phase's
+ *   countedCalls?:number, reasons:string[], inFlight?:number, countedOnly?:boolean, hostLocation?:string|null,
+ *   split?:string|null, hints?:string[]}} s  `hints`: the caller's own, ahead of the phase's; `countedCalls`:
+ *   calls seen through toolactivated only
  * @returns {{phase:string, message:string, hints:string[], coverage:string|null, reasons:string[]}}
  */
 function statusFor(s) {
   let phase
   if (s.inactive) phase = "inactive"
   else if (!s.active) phase = "detached"
-  else if (s.anyCall) phase = "measuring"
+  else if (s.anyCall || s.countedCalls) phase = "measuring"
   else if (s.registered) phase = "tools-registered"
   else if (s.hostFound) phase = "host-found"
   else phase = "no-host"
@@ -1334,7 +1339,7 @@ function statusFor(s) {
   const hints = p.hints.slice()
   if (s.countedOnly && coverage !== null) hints.unshift(COUNTED_HINT)
   if (s.hints && s.hints.length) hints.unshift(...s.hints)
-  return { phase, message: detailed(phase, p.message, s), hints: hints.slice(0, 8), coverage, reasons: s.reasons.slice(0, 8) }
+  return { phase, message: detailed(phase, p.message, { ...s, measured: !!s.anyCall }), hints: hints.slice(0, 8), coverage, reasons: s.reasons.slice(0, 8) }
 }
 
 const PHASE_NAMES = Object.keys(PHASES)
@@ -3066,6 +3071,8 @@ class Collector {
   status(split = true) {
     const reasons = []
     if (this.wrapFailures) reasons.push(`${this.wrapFailures} tool execute() could not be wrapped`)
+    let countedCalls = 0
+    for (const n of this.counted.values()) countedCalls += n
     if (this.unwrapped.size) {
       let n = 0
       for (const name of this.unwrapped) n += this.counted.get(name) || 0
@@ -3086,6 +3093,7 @@ class Collector {
       hostFound: this.hostFoundAt !== null,
       registered: own,
       anyCall: this.firstCallAt !== null || this.unsampled > 0,
+      countedCalls,
       reasons,
       inFlight: this.inFlight.size,
       countedOnly: this.unwrapped.size > 0,

@@ -97,7 +97,7 @@ def test_relay_prints_snippet_and_summaries_then_writes_reports_on_sigterm(tmp_p
     proc, port, token = start_relay(tmp_path, "--report-on-exit", str(out_dir), "--summary-every", "0.2")
     assert proc.stdout is not None
     try:
-        lines = [proc.stdout.readline() for _ in range(4)]
+        lines = [proc.stdout.readline() for _ in range(5)]
         assert any("<script src=" in line and f"t={token}" in line for line in lines)
         with connect(f"ws://127.0.0.1:{port}/relay?t={token}") as ws:
             ws.recv()
