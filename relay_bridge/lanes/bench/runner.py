@@ -23,7 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from relay_bridge import __version__
 from relay_bridge.core import protocol as p
-from relay_bridge.core.measure import call_size
+from relay_bridge.core.measure import call_size, registered_descriptor, schema_bytes
 from relay_bridge.core.stats import quantile
 from relay_bridge.core.store import Store
 from relay_bridge.exports.report import build_report
@@ -52,7 +52,7 @@ DISCOVER = """async ([settleMs, timeoutMs]) => {
       return { host: true, executeTool: typeof mc().executeTool === "function", tools: tools.map((t) => {
         let a = t.annotations || {};
         const descriptor = { name: t.name, title: t.title || undefined, description: t.description, inputSchema: typeof t.inputSchema === "string" ? JSON.parse(t.inputSchema) : t.inputSchema, annotations: t.annotations || undefined };
-        return { name: t.name, readOnly: a.readOnlyHint === true, descriptor, schemaBytes: new TextEncoder().encode(JSON.stringify(descriptor)).length };
+        return { name: t.name, readOnly: a.readOnlyHint === true, descriptor };
       }) };
     }
     if (performance.now() - t0 > timeoutMs) return { host: !!mc(), tools: tools ? [] : null };
@@ -267,6 +267,9 @@ async def run_bench(
             if not found.get("host"):
                 raise BenchError("no WebMCP host in the page (document.modelContext): is Chromium started with WebMCPTesting?")
             tools = found.get("tools") or []
+            for tool in tools:  # the host's copy, weighed as the page registered it (one definition: core.measure)
+                tool["descriptor"] = registered_descriptor(tool["descriptor"])
+                tool["schemaBytes"] = schema_bytes(tool["descriptor"])
             if not tools:
                 raise BenchError(f"no tools registered on {url} within {DISCOVER_TIMEOUT_MS // 1000}s")
             names = sorted(str(t["name"]) for t in tools)
@@ -333,9 +336,9 @@ async def _close(pipes: OpenPipes | None, b: Any, pw: Any, stop: asyncio.Event) 
 
 def _registered_bytes(tools: list[dict[str, Any]], store: Store, url: str) -> None:
     """Schema bytes have one definition (design section 3): the descriptor as the page registered it, which the
-    agent measures and the dashboard shows. getTools() lists the host's normalised copy (its generated
-    inputSchema, its own annotations: 287 B for a tool registered with 214 B), so where the agent reported a
-    tool its figure is used; without the agent (--no-agent) only the host's copy is there to measure."""
+    agent measures and the dashboard shows. The host's copy that getTools() lists is weighed as the page registered
+    it (core.measure.registered_descriptor), but annotations the host dropped cannot be seen there, so where the
+    agent reported a tool its figure is used; without the agent (--no-agent) only the host's copy is there."""
     parts = urlsplit(url)
     origin = f"{parts.scheme}://{parts.netloc}"
     reported = {
