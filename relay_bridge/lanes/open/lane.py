@@ -97,7 +97,8 @@ def add_arguments(parser: Any) -> None:
         action="store_true",
         help="also watch the page over the DevTools Protocol (WebMCP domain) and, on exit, print every call "
         "where that lane and the page agent differ (missing on one side, other bytes, other outcome); "
-        "exit 1 when any differs. No dashboard: one line per call as each lane records it",
+        "exit 1 when any differs. A string result holding JSON text is labelled 'not comparable' by bytes, not a "
+        "difference (the DevTools lane receives it parsed). No dashboard: one line per call as each lane records it",
     )
     add_relay_options(parser)
 
