@@ -43,13 +43,17 @@ class OpenHandle:
             self.closed.set()
 
 
-async def open_browser(url: str, relay: Any, headless: bool | None = None, *, browser: str | None = None, before_goto: Any = None) -> OpenHandle:
+async def open_browser(
+    url: str, relay: Any, headless: bool | None = None, *, browser: str | None = None, before_goto: Any = None, error_policy: str = "message"
+) -> OpenHandle:
     """Launch Chromium with WebMCP on and the page agent injected before any page script (add_init_script),
     so no registration is missed; navigate to `url`. `relay` is a started relay_bridge.relay.server.Relay. The agent
     holds no token: its frames reach the relay through a binding whose other end is here (relay_bridge.lanes.open.pipe),
     so a page that patches WebSocket, fetch or postMessage finds nothing to read.
     Headed when a display exists unless `headless` says otherwise. `before_goto(page)` (a coroutine function)
-    runs once the page exists, before it loads `url` (the DevTools lane of --check-lanes attaches there)."""
+    runs once the page exists, before it loads `url` (the DevTools lane of --check-lanes attaches there).
+    `error_policy` (`message`, `name`, `none`): what the agent keeps of a thrown error, as a page's own
+    `__WMCP_CONFIG__.errorPolicy` would say (a configuration the page sets itself still wins)."""
     import asyncio
 
     from relay_bridge.lanes.open.pipe import OpenPipes
@@ -65,7 +69,7 @@ async def open_browser(url: str, relay: Any, headless: bool | None = None, *, br
     try:
         context = await b.new_context()
         pipes = OpenPipes(relay.snippet.ws_url)
-        await pipes.install(context, init_script(script))
+        await pipes.install(context, config_prefix(error_policy) + init_script(script))
         page = await context.new_page()
         handle = OpenHandle(pw, b, context, page, closed, pipes)
         b.on("disconnected", lambda *_: closed.set())
@@ -82,6 +86,15 @@ async def open_browser(url: str, relay: Any, headless: bool | None = None, *, br
     return handle
 
 
+def config_prefix(error_policy: str) -> str:
+    """The agent's configuration ahead of it in the init script: only what differs from its defaults."""
+    import json
+
+    if error_policy == "message":
+        return ""
+    return f"window.__WMCP_CONFIG__ = Object.assign({{errorPolicy: {json.dumps(error_policy)}}}, window.__WMCP_CONFIG__ || {{}});\n"
+
+
 # -- `wmcp-top open URL` headless (the dashboard form is wired by the front end) -------------------------------
 
 
@@ -92,6 +105,12 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--headless", action="store_true", help="no window (the default when there is no display)")
     parser.add_argument("--browser", metavar="PATH", help="Chromium to use (default: $WMCP_CHROMIUM, then PATH)")
     parser.add_argument("--report-on-exit", metavar="DIR", help="on exit write DIR/<session>.json and DIR/capture.json")
+    parser.add_argument(
+        "--error-policy",
+        choices=("message", "name", "none"),
+        default="message",
+        help="what the agent keeps of a thrown error: its message (200 chars, the default), its name, or nothing",
+    )
     parser.add_argument(
         "--check-lanes",
         action="store_true",
@@ -173,7 +192,12 @@ async def _open_main(args: Any) -> int:
     try:
         try:
             handle = await open_browser(
-                args.url, relay, True if args.headless else None, browser=args.browser, before_goto=check.attach if check is not None else None
+                args.url,
+                relay,
+                True if args.headless else None,
+                browser=args.browser,
+                before_goto=check.attach if check is not None else None,
+                error_policy=args.error_policy,
             )
         except Exception as exc:
             if await interrupted(stop):
