@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import errno
 import json
 import os
@@ -38,10 +39,36 @@ SUMMARY_EVERY = 5.0  # seconds between the headless relay's summaries (relay --s
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse with its errors as one line on stderr and exit code 2, like every other usage error (argparse's
-    own form is a usage block plus the message). Subcommand parsers inherit the class."""
+    own form is a usage block plus the message). Subcommand parsers inherit the class. An option it does not
+    know is named, with the likeliest one meant ("unknown option --repot; did you mean --report?"), rather than
+    argparse's "unrecognized arguments" at the end of the line."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        unknown = next((a for a in extras if a.startswith("-") and a != "-"), None)
+        if unknown is not None:
+            self.error(unknown_option(unknown, option_strings(self)))
+        return parsed, extras
+
+
+def option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """The long options a parser takes (--help and --version aside: they are never the option meant)."""
+    return [o for o in parser._option_string_actions if o.startswith("--") and o not in ("--help", "--version")]
+
+
+def unknown_option(token: str, known: list[str]) -> str:
+    """What to say of an option no parser here takes: its name, and the closest known one if any is close."""
+    name = token.split("=", 1)[0]
+    near = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f"unknown option {name}" + (f"; did you mean {near[0]}?" if near else "")
+
+
+def unknown_command(word: str, known: list[str]) -> str:
+    near = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f"unknown command {word!r}; " + (f"did you mean {near[0]}?" if near else f"the commands are {', '.join(known)}")
 
 
 def positive_float(text: str) -> float:
@@ -128,6 +155,15 @@ def port_type(text: str) -> int:
     return value
 
 
+def listening_port(text: str) -> int:
+    """A port some relay already listens on (`snippet --port`): 0 picks a free port only when a relay starts, so
+    a snippet cannot point at it."""
+    value = port_type(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 picks a free port when a relay starts; give the port it printed (1..65535)")
+    return value
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -181,6 +217,17 @@ def relay_config(args: argparse.Namespace) -> RelayConfig:
         show_payloads=args.show_payloads,
         resume_key=load_key(state_dir() / "resume.key"),
     )
+
+
+def port_free(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether a relay could listen on `port` now (as the server binds: TIME_WAIT is fine)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def preflight_port(config: RelayConfig) -> None:
@@ -257,7 +304,21 @@ def session_line(session: Any) -> str:
     ctx = session.info.context
     # Page text (the origin) shows every control inert, line breaks included: a page cannot print a line of its
     # own. The stream (InertStream) passes our own CR/LF, so the page's must be made inert here.
-    return f"{session.id} {inert_str(session.info.origin, 120)} [{ctx}, {session.state}] {session.stats.summary()}"
+    line = f"{session.id} {inert_str(session.info.origin, 120)} [{ctx}, {session.state}] {session.stats.summary()}"
+    return line + no_call_hint(session)
+
+
+def no_call_hint(session: Any) -> str:
+    """What a summary of zeros means and what to do, while no call has been measured (`tools 0.0ms` alone reads
+    like a fast page)."""
+    if session.stats.totals.calls:
+        return ""
+    counted = sum(n or 0 for n in session.counted_only().values())
+    if counted:
+        return f" · {counted} call(s) counted, not measured: the tools were registered before the agent (load it first)"
+    if session.stats.schema_bytes:
+        return " · no call yet: let the agent call a tool, or call one from the page (document.modelContext.executeTool)"
+    return " · no call yet: no tool registered (the page registers its tools with document.modelContext.registerTool)"
 
 
 async def _relay_main(args: argparse.Namespace) -> int:
@@ -349,7 +410,7 @@ def cmd_relay(args: argparse.Namespace) -> int:
 def cmd_snippet(args: argparse.Namespace) -> int:
     from relay_bridge.relay.snippet import Snippet
 
-    print(Snippet("127.0.0.1", args.port or DEFAULT_PORT, load_token(rotate=args.rotate_token)).text())
+    print(Snippet("127.0.0.1", DEFAULT_PORT if args.port is None else args.port, load_token(rotate=args.rotate_token)).text())
     return 0
 
 

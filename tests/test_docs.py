@@ -187,6 +187,7 @@ FOREIGN_FLAGS = {
     # chrome-devtools-mcp's --categoryExperimentalWebmcp and --chromeArg (the pattern stops at a capital), in docs/mcp.md
     "--category",
     "--chrome",
+    "--fast",  # scripts/check's, in the README's Development section
 }
 
 
@@ -225,3 +226,69 @@ def test_the_architecture_page_names_files_that_exist() -> None:
     assert len(paths) >= 20, sorted(paths)
     missing = sorted(p for p in paths if not (ROOT / p).exists())
     assert not missing, f"docs/architecture.md names {missing}"
+
+
+# Pages for contributors; every other page of docs/ and the README are for users.
+CONTRIBUTOR_DOCS = {"architecture.md", "development.md"}
+USER_DOCS = [ROOT / "README.md", *(p for p in sorted((ROOT / "docs").glob("*.md")) if p.name not in CONTRIBUTOR_DOCS)]
+HISTORY = re.compile(r"(?<!Playwright )\bissues? \d+|\bseed 00\d|\bcommit [0-9a-f]{7}\b|this branch|this work started|\badd_parser\b")
+
+
+def test_user_docs_hold_no_project_history_or_library_api() -> None:
+    """Issue 49: the user's links led into "issue 31/33/35", "(seed 003)", a table "before/after the commit this
+    work started from" and the lanes' library API: history goes to CHANGELOG.md, the rest to CONTRIBUTING.md."""
+    found = [f"{p.relative_to(ROOT)}: {m.group(0)!r}" for p in USER_DOCS for m in HISTORY.finditer(p.read_text())]
+    assert not found, found
+    assert not list((ROOT / "relay_bridge" / "lanes").glob("**/README.md")), "the lanes' pages are docs/lanes.md and docs/footprint.md"
+
+
+def test_contributors_have_a_front_door() -> None:
+    contributing = (ROOT / "CONTRIBUTING.md").read_text()
+    assert "./scripts/check --fast" in contributing and "./scripts/check\n" in contributing
+    assert "## Layout" in contributing and (ROOT / "CHANGELOG.md").read_text().startswith("# Changelog")
+    development = README[README.index("## Development") :]
+    assert "./scripts/check --fast" in development and "(CONTRIBUTING.md)" in development and "(CHANGELOG.md)" in development
+    assert '"${1:-}" = "--fast"' in (ROOT / "scripts" / "check").read_text()
+
+
+def test_one_page_for_webmcp_profiler_users() -> None:
+    assert not (ROOT / "docs" / "webmcp-profiler.md").exists()
+    text = (ROOT / "docs" / "coming-from-webmcp-profiler.md").read_text()
+    for heading in ("## Switching", "## What behaves as webmcp-profiler's", "## What differs, and why"):
+        assert text.count(heading) == 1, heading
+
+
+def test_the_phase_table_names_every_phase() -> None:
+    """Every phase the agent says (page_agent/src/page/status.js) and the relay's own, each once."""
+    status = (ROOT / "page_agent" / "src" / "page" / "status.js").read_text()
+    table = status[status.index("const PHASES = {") : status.index("\n}\n", status.index("const PHASES = {"))]
+    agent = set(re.findall(r'^  "?([a-z-]+)"?: \{', table, re.M))
+    assert {"inactive", "no-host", "measuring", "detached"} <= agent
+    start = README.index("| phase | means |")
+    rows = [line.split(" | ")[0].strip("| `") for line in README[start : README.index("\n\n", start)].splitlines()[2:]]
+    assert sorted(rows) == sorted(agent | {"waiting", "live", "disconnected"}), rows
+
+
+def test_the_privacy_promise_says_what_leaves_by_default_and_how_to_send_less() -> None:
+    """Issue 49: "never a tool's input or result" while thrown error messages are sent by default."""
+    intro = README[: README.index("## Install")]
+    assert "error" in intro and "200 characters" in intro and "errorPolicy" in intro
+    assert 'window.__WMCP_CONFIG__ = { errorPolicy: "name" }' in intro and '"none"' in intro and "--error-policy" in intro
+    assert "It never sends a body" not in README
+
+
+def test_wmcp_top_home_is_where_users_look() -> None:
+    watch = README[README.index("## Watch your own page") : README.index("## The main screen")]
+    assert "WMCP_TOP_HOME=DIR" in watch and "shared machine" in watch
+
+
+def test_the_own_page_steps_call_a_tool_with_the_tool_object() -> None:
+    """executeTool takes a tool from getTools(), not a name (the line itself runs in tests/lanes/test_open.py)."""
+    line = readme_execute_line()
+    assert "executeTool((await mc.getTools()).find(" in line and 'executeTool("' not in line
+
+
+def readme_execute_line() -> str:
+    """The console line of the README's own-page steps that calls a tool."""
+    watch = README[README.index("## Watch your own page") : README.index("## The main screen")]
+    return next(tok for tok in _tokens(watch) if "executeTool(" in tok)

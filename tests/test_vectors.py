@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from relay_bridge.core.measure import call_size, error_text, js_stringify, result_facts, utf8_len
+from relay_bridge.core.measure import call_size, error_text, js_stringify, registered_descriptor, result_facts, schema_bytes, utf8_len
 from relay_bridge.core.protocol import Span
 from relay_bridge.core.stats import SessionStats
 from relay_bridge.core.units import fmt_bytes, fmt_count, fmt_duration, fmt_ms
@@ -144,3 +144,15 @@ def test_descriptor_fingerprint(case: dict) -> None:
     from relay_bridge.core.fingerprint import descriptor_fingerprint
 
     assert descriptor_fingerprint(case["tool"], case.get("handler")) == case["expect"]
+
+
+def test_schema_vectors() -> None:
+    """The host's copy of a tool (getTools(), DevTools toolsAdded) weighs what the page registered, in both
+    languages; the tag-first route (the page's own descriptor) weighs the same where nothing was dropped."""
+    cases = json.loads((VECTORS / "schema.json").read_text(encoding="utf-8"))["cases"]
+    assert len(cases) >= 6
+    for case in cases:
+        shape = registered_descriptor(case["listed"])
+        assert shape == case["expect"]["descriptor"], case["name"]
+        assert schema_bytes(shape) == case["expect"]["schemaBytes"], case["name"]
+        assert (schema_bytes(case["registered"]) == case["expect"]["schemaBytes"]) is case["sameByBothRoutes"], case["name"]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +20,9 @@ class TopParser(core.OneLineParser):
     so every caller of parse_args (main, tests, scripts) gets the same namespace."""
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        mistake = before_command(self, sys.argv[1:] if args is None else list(args))
+        if mistake is not None:
+            self.error(mistake)
         parsed, extras = super().parse_known_args(args, namespace)
         try:
             place_top_options(self, parsed)
@@ -35,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     core.add_relay_options(parser)
     parser.add_argument("--theme", default=None, help="theme name (built-in or a file in the config dir)")
     parser.add_argument("--export-dir", default=None, help="where e/E/t/ctrl+s write (default: user data dir)")
-    parser.add_argument("--demo", action="store_true", help="feed the dashboard a synthetic demo over a real socket")
+    parser.add_argument(
+        "--demo", action="store_true", help="feed the dashboard a synthetic demo over a real socket (on the usual port when it is free, else on any)"
+    )
     parser.add_argument("--seed", type=int, default=None, help="the demo's random seed (default 7: the same feed every run)")
     parser.add_argument("--demo-speed", type=core.positive_float, default=1.0, help="play the demo at this many times real time (above 0)")
     _hold_top_options(parser)
@@ -53,7 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     snippet = sub.add_parser("snippet", help="print the script tag, console import() and bookmarklet")
-    snippet.add_argument("--port", type=core.port_type, default=None, help="the relay's port the snippet points at (default: the usual port)")
+    snippet.add_argument(
+        "--port", type=core.listening_port, default=None, help=f"the port the relay listens on, 1..65535 (default {core.DEFAULT_PORT})"
+    )
     snippet.add_argument("--rotate-token", action="store_true", help="make a new token first (pasted snippets stop working)")
 
     replay = sub.add_parser("replay", help="open a session log or capture in the UI, or write reports with --report")
@@ -69,6 +78,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def before_command(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """The mistake in what comes before the command, named: argparse takes an unknown option's value for the
+    command (`--prot 7421` was "invalid choice: '7421'"). Walks the options up to the command word; None when
+    they and the command are all known."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    commands = list(sub.choices)
+    known = core.option_strings(parser)
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return None
+        if not word.startswith("-") or word == "-":
+            return None if word in sub.choices else core.unknown_command(word, commands)
+        name = word.split("=", 1)[0]
+        matches = [o for o in parser._option_string_actions if o == name] or [o for o in known if o.startswith(name) and len(name) > 2]
+        if len(matches) != 1:
+            owners = [c for c, p in sub.choices.items() if name in p._option_string_actions]
+            if owners and not matches:
+                return f"{name} is an option of `wmcp-top {owners[0]}`: put it after the command (wmcp-top {owners[0]} … {name})"
+            if matches:
+                return None  # ambiguous: argparse names the candidates
+            return core.unknown_option(word, known)
+        takes_value = parser._option_string_actions[matches[0]].nargs != 0
+        i += 2 if takes_value and "=" not in word else 1
+    return None
+
+
 TOP = "top:"
 TOP_DEFAULTS: dict[str, Any] = {}
 
@@ -79,6 +116,8 @@ def _hold_top_options(parser: argparse.ArgumentParser) -> None:
     for action in parser._actions:
         if action.option_strings and action.dest not in ("help", "version"):
             TOP_DEFAULTS[action.dest] = action.default
+            if action.metavar is None and action.nargs != 0:  # --help shows PORT, not the held dest's TOP:PORT
+                action.metavar = action.dest.upper()
             action.dest, action.default = TOP + action.dest, None
 
 
@@ -169,7 +208,11 @@ def main(argv: list[str] | None = None) -> int:
         if headless is None:
             from tui.run import run_app  # Textual is imported only for the UI
 
+            settle_demo_port(args)
+
+            started()
             return run_app(args)
+        started()
         # What a headless command prints can hold page text (origins, tool names): never let it reach the
         # terminal as control sequences.
         with inert_output():
@@ -188,6 +231,21 @@ def main(argv: list[str] | None = None) -> int:
             return errors.fail(f"{exc.filename or 'file'}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         return 130
+
+
+def settle_demo_port(args: argparse.Namespace, usual: int = core.DEFAULT_PORT) -> None:
+    """`--demo` feeds its own relay, so any port serves: the usual one when free, else one the system picks (a
+    wmcp-top already running there is no reason to refuse the demo). Another --port is taken as given."""
+    if args.command is None and args.demo and args.port == usual and not core.port_free(usual):
+        args.port = 0
+
+
+def started() -> None:
+    """The program is loaded: from here a Ctrl-C is the command's to handle (KeyboardInterrupt, or the handler of
+    its own event loop, which stops it cleanly), no longer tui.__main__'s exit during the imports."""
+    handler = signal.getsignal(signal.SIGINT)
+    if getattr(handler, "__qualname__", None) == "_stop_at_once" and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def headless_command(args: argparse.Namespace) -> Callable[[], int] | None:

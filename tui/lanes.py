@@ -66,7 +66,7 @@ def cdp_feed(url: str, error_policy: ErrorPolicy = "message"):
     return feed
 
 
-def open_feed(url: str, headless: bool | None = None, browser: str | None = None):
+def open_feed(url: str, headless: bool | None = None, browser: str | None = None, error_policy: str = "message"):
     async def feed(app: WmcpTopApp) -> None:
         from relay_bridge.lanes.chromium import BrowserError
         from relay_bridge.lanes.open.lane import open_browser
@@ -75,7 +75,7 @@ def open_feed(url: str, headless: bool | None = None, browser: str | None = None
             raise UsageError("open needs the relay")
         app.lane_state = f"starting Chromium for {url}"
         try:
-            handle: Any = await open_browser(url, app.relay, headless, browser=browser)
+            handle: Any = await open_browser(url, app.relay, headless, browser=browser, error_policy=error_policy)
         except BrowserError as exc:
             raise UsageError(str(exc)) from None
         app.open_handle = handle

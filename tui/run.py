@@ -52,7 +52,7 @@ def build_app(args: argparse.Namespace):
     elif args.command == "open":
         from tui.lanes import open_feed
 
-        feed = open_feed(args.url, True if args.headless else None, args.browser)
+        feed = open_feed(args.url, True if args.headless else None, args.browser, args.error_policy)
     elif getattr(args, "demo", False):
         if config.log_dir is not None:  # a demo's frames are not mixed with (or pruning) the real runs' logs
             config = dataclasses.replace(config, log_dir=config.log_dir / "demo")

@@ -120,3 +120,18 @@ test("toolactivated is listened to only while a tool is counted rather than meas
   ctx.api.detach()
   assert.equal(listeners(), 0, "detach removes it")
 })
+
+test("once counted calls arrived the phase moves on: never 'waiting for the first call'", async () => {
+  const host = await earlyHost()
+  const ctx = setup({ host })
+  await settle()
+  assert.equal(ctx.api.status().phase, "tools-registered")
+  for (let i = 0; i < 2; i++) await host.executeTool({ name: "early" }, { q: "x" })
+  ctx.env.run()
+  const status = ctx.api.status()
+  assert.equal(status.phase, "measuring")
+  assert.doesNotMatch(status.message, /waiting for the first call/)
+  assert.match(status.message, /counted, not measured: these tools were registered before the agent loaded/)
+  assert.match(status.hints[0], /only counted: load the agent first/)
+  assert.equal(status.coverage, "incomplete")
+})

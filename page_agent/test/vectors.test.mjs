@@ -7,6 +7,7 @@ import { join, dirname } from "node:path"
 import { fileURLToPath } from "node:url"
 import { SessionStats, spanEvents, fmtBytes, fmtCount, fmtDuration, fmtMs } from "../src/page/stats.js"
 import { resultFacts, inputBytesOf, errorText, callTokens } from "../src/page/measure.js"
+import { describeTool, registeredShape } from "../src/page/interceptor.js"
 
 const VECTORS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "tests", "vectors")
 const read = (p) => JSON.parse(readFileSync(join(VECTORS, p), "utf8"))
@@ -114,5 +115,17 @@ test("descriptor fingerprint (001's webmcp.tool.descriptor), with and without th
   for (const c of read("fingerprint.json").cases) {
     const tool = c.handler ? { ...c.tool, execute: new Function(`return ${c.handler}`)() } : c.tool
     assert.equal(descriptorFingerprint(tool, !!c.handler), c.expect, c.name)
+  }
+})
+
+test("schema vectors: the host's copy of a tool weighs what the page registered", () => {
+  const { cases } = read("schema.json")
+  assert.ok(cases.length >= 6)
+  for (const c of cases) {
+    const shape = registeredShape(c.listed)
+    assert.deepEqual(shape, c.expect.descriptor, c.name)
+    assert.equal(describeTool(shape).schemaBytes, c.expect.schemaBytes, c.name)
+    if (c.sameByBothRoutes) assert.equal(describeTool(c.registered).schemaBytes, c.expect.schemaBytes, c.name)
+    else assert.notEqual(describeTool(c.registered).schemaBytes, c.expect.schemaBytes, c.name)
   }
 })

@@ -148,3 +148,40 @@ def error_text(policy: str, name: str, message: str) -> str | None:
     if policy == "name" or not message:
         return cut_error(name) or "Error"
     return cut_error(message)
+
+
+# -- schema bytes ----------------------------------------------------------------------------------------------
+
+DESCRIPTOR_KEYS = ("name", "title", "description", "inputSchema", "annotations")
+
+
+def registered_descriptor(listed: dict[str, Any]) -> dict[str, Any]:
+    """The descriptor a page registered, from the host's copy of it (getTools(), the DevTools Protocol's
+    toolsAdded), so schema bytes are the same whichever route saw the tool. The host adds what the page never
+    sent: an empty `title`, and every annotation it knows at false (Chromium: consequentialHint, debugging,
+    readOnlyHint, untrustedContentHint). Those are dropped; an inputSchema the host lists as JSON text is read
+    back as the object it was. Annotations the host dropped (destructiveHint, …) cannot be recovered: a tool
+    registered with them reads their few bytes lower by this route (docs/numbers.md)."""
+    out: dict[str, Any] = {}
+    for key in DESCRIPTOR_KEYS:
+        if key not in listed or listed[key] is None:
+            continue
+        value = listed[key]
+        if key == "title" and value == "":
+            continue
+        if key == "inputSchema" and isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                pass
+        if key == "annotations" and isinstance(value, dict):
+            value = {k: v for k, v in value.items() if v is not False}
+            if not value:
+                continue
+        out[key] = value
+    return out
+
+
+def schema_bytes(descriptor: dict[str, Any]) -> int:
+    """UTF-8 bytes of JSON.stringify({name, title, description, inputSchema, annotations}) (design section 3)."""
+    return utf8_len(js_stringify({k: descriptor[k] for k in DESCRIPTOR_KEYS if k in descriptor and descriptor[k] is not None}))

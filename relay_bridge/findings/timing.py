@@ -7,7 +7,8 @@
 - `time.slow-tool`: the TOP_SLOW tools by p95 x calls whose p95 is at least SLOW_P95_MS and whose calls spend time above their median (p95 over the ring,
   webmcp-profiler's quantile, relay_bridge.core.stats.quantile). Saving: the time its calls spend above its own median,
   sum(max(0, wall - p50)) over the ring, scaled to every call: bringing slow calls down to the median. Assumes
-  the median is reachable (a cache, an index, less work per call).
+  the median is reachable (a cache, an index, less work per call). A saving under SLOW_SAVING_FLOOR_MS is no
+  finding: calls of one duration and their timer's jitter (0.4 ms "saved" on a 100 ms tool) are not slow calls.
 - `time.long-tasks`: a tool whose calls block the page's main thread (Long Tasks, `blockingMs`) for at least
   MIN_BLOCKING_MS in all and BLOCKING_SHARE of its wall time. Saving: that blocking time (scaled to every call):
   what moving the work off the main thread (a worker, chunks that yield) gives back to the page.
@@ -26,6 +27,7 @@ HOST_DOMINATES = 2.0
 MIN_HOST_MS = 1000.0
 SLOW_P95_MS = 100.0
 TOP_SLOW = 3
+SLOW_SAVING_FLOOR_MS = 50.0  # half of SLOW_P95_MS: less, in all, is noise beside a tool that slow
 MIN_BLOCKING_MS = 200.0
 BLOCKING_SHARE = 0.25
 
@@ -61,7 +63,7 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
         calls = max(len(ring), tool.calls if tool is not None else 0)
         scale = calls / len(ring)
         over = sum(max(0.0, w - p50) for w in walls) * scale if p50 is not None else 0.0
-        if p50 is not None and p95 is not None and p95 >= SLOW_P95_MS and over > 0:
+        if p50 is not None and p95 is not None and p95 >= SLOW_P95_MS and over >= SLOW_SAVING_FLOOR_MS:
             slow.append((p95 * calls, name, p50, p95, calls, sum(walls) * scale, over))
         blocking = sum(span.blockingMs for span in ring)
         wall = sum(walls)

@@ -1,8 +1,10 @@
 """`wmcp-top compare base.json head.json`: per-tool diff of two reports, judged against thresholds.
 
 Reads `webmcp-perf-report/1` (webmcp-profiler 0.1) and `/2`, and webmcp-profiler's bench JSON
-(`{rows, boot, report}`: its `report` is compared). Without thresholds nothing is judged and the exit code is 0,
-as in webmcp-profiler; with them, a tool regresses when any limit is exceeded.
+(`{rows, boot, report}`: its `report` is compared). A tool regresses when any limit is exceeded: the limits of
+`--thresholds FILE`, else wmcp-top's defaults (below), so `wmcp-top compare` alone exits 1 on a regression.
+`--no-judge` judges nothing and exits 0 (webmcp-profiler's compare without thresholds); so does the library's
+`compare(base, head)` without a thresholds document.
 
 Thresholds come in two shapes:
 
@@ -36,6 +38,7 @@ from typing import Any
 
 from relay_bridge.core.inert import inert_str
 from relay_bridge.core.units import fmt_bytes, fmt_count, fmt_ms
+from relay_bridge.exports.kinds import kind_of, wrong_kind
 from relay_bridge.relay.jsonfile import read_json
 
 FORMAT = "wmcp-top-compare/1"
@@ -105,6 +108,9 @@ def check_report(doc: Any, name: str = "report") -> str:
     if not isinstance(doc, dict):
         raise CompareError(f"{name} is not a report (expected a JSON object)")
     fmt = doc.get("format")
+    kind = kind_of(doc)
+    if fmt not in REPORT_FORMATS and kind is not None:  # another of the project's files: what it is, who reads it
+        raise CompareError(wrong_kind(name, kind, "a report or bench result"))
     if fmt not in REPORT_FORMATS:
         raise CompareError(f"{name}: unknown format {str(fmt)[:60]!r} (expected {' or '.join(REPORT_FORMATS)})")
     if not isinstance(doc.get("tools"), list):
@@ -390,7 +396,9 @@ def render(result: dict[str, Any]) -> str:
     for note in result["notes"]:
         lines.append(f"note: {note} (· = not judged)")
     if not result["judged"]:
-        lines.append("no thresholds given: nothing judged (--thresholds FILE to judge)")
+        lines.append("--no-judge: nothing judged")
+    elif result.get("defaultThresholds"):
+        lines.append("judged by the default thresholds (docs/formats-thresholds.md); --thresholds FILE for your own, --no-judge for none")
     lines.append(
         f"{result['regressions']} regressed, {result['improvements']} improved, "
         f"{sum(t['status'] == 'added' for t in result['tools'])} added, {sum(t['status'] == 'removed' for t in result['tools'])} removed "
@@ -414,7 +422,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("base", help="the baseline report (webmcp-perf-report/1 or /2, or a bench JSON holding one)")
     parser.add_argument("head", help="the report to judge")
-    parser.add_argument("--thresholds", metavar="FILE", help="growth limits: webmcp-profiler's flat file, or wmcp-top-thresholds/1")
+    judge = parser.add_mutually_exclusive_group()
+    judge.add_argument(
+        "--thresholds", metavar="FILE", help="growth limits: webmcp-profiler's flat file, or wmcp-top-thresholds/1 (default: wmcp-top's defaults)"
+    )
+    judge.add_argument("--no-judge", action="store_true", help="only show the diff and exit 0 (webmcp-profiler's compare without thresholds)")
     parser.add_argument("--json", metavar="OUT", help="also write the comparison as JSON")
 
 
@@ -422,8 +434,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         base = load_report(Path(args.base))
         head = load_report(Path(args.head))
-        thresholds = load_thresholds(Path(args.thresholds) if args.thresholds else None)
+        if args.thresholds:
+            thresholds = load_thresholds(Path(args.thresholds))
+        else:
+            thresholds = None if args.no_judge else {"format": THRESHOLDS_FORMAT}
         result = compare(base, head, thresholds)
+        result["defaultThresholds"] = not args.thresholds and not args.no_judge
     except CompareError as exc:
         print(f"wmcp-top: {exc}", file=sys.stderr)
         return 2

@@ -5,7 +5,9 @@ Pure: two lists of spans in, the calls where the lanes differ out. Each lane's c
 their outcomes differ (`ok`: the agent got an answer, `error`: the call failed or was refused or cancelled,
 `navigated`: a form's submission left the document) or, both `ok`, their resultBytes differ. A call on one side
 only is `missing`. inputBytes are not compared: the agent counts a form's values as filled (defaults included),
-the DevTools lane the JSON the model wrote.
+the DevTools lane the JSON the model wrote. Nor are the bytes of a string result the DevTools lane received
+parsed (JSON text returned as a string arrives as the value, its whitespace gone: the lane's documented limit,
+docs/limits.md): such a pair is `reserialised`, labelled, and not a difference (`differing` leaves it out).
 
 Used by `wmcp-top open URL --check-lanes` and by the tests as the referee.
 """
@@ -29,13 +31,14 @@ class LaneCall:
     resultBytes: int
     seq: int
     session: str
+    resultType: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Difference:
     tool: str
     index: int  # the n-th call of this tool, from 0
-    kind: str  # missing-in-agent | missing-in-cdp | outcome | bytes
+    kind: str  # missing-in-agent | missing-in-cdp | outcome | bytes | reserialised (not comparable)
     agent: LaneCall | None
     cdp: LaneCall | None
 
@@ -46,6 +49,11 @@ class Difference:
             return f"{tool} call #{self.index}: only the DevTools lane saw it ({c.outcome}, {c.resultBytes} B)"
         if self.kind == "missing-in-cdp" and a is not None:
             return f"{tool} call #{self.index}: only the page agent saw it ({a.outcome}, {a.resultBytes} B)"
+        if self.kind == "reserialised" and a is not None and c is not None:
+            return (
+                f"{tool} call #{self.index}: {a.resultBytes} B (agent) vs {c.resultBytes} B (DevTools), not comparable: the page "
+                f"returned JSON text as a string, which the DevTools lane receives parsed (its whitespace gone)"
+            )
         if self.kind == "outcome" and a is not None and c is not None:
             return f"{tool} call #{self.index}: outcome {a.outcome} (agent) vs {c.outcome} (DevTools)"
         if a is not None and c is not None:
@@ -61,7 +69,7 @@ def outcome_of(span: p.Span) -> str:
 
 def lane_calls(spans: Iterable[tuple[float, p.Span]]) -> list[LaneCall]:
     """(timeOrigin of its session, span) pairs -> calls in time order."""
-    calls = [LaneCall(s.tool, origin + s.invokedAt, outcome_of(s), s.resultBytes, s.seq, s.sessionId) for origin, s in spans]
+    calls = [LaneCall(s.tool, origin + s.invokedAt, outcome_of(s), s.resultBytes, s.seq, s.sessionId, s.resultType) for origin, s in spans]
     calls.sort(key=lambda c: c.at)
     return calls
 
@@ -85,8 +93,14 @@ def compare(agent: list[LaneCall], cdp: list[LaneCall]) -> list[Difference]:
             elif a.outcome != c.outcome:
                 out.append(Difference(tool, i, "outcome", a, c))
             elif a.outcome == "ok" and a.resultBytes != c.resultBytes:
-                out.append(Difference(tool, i, "bytes", a, c))
+                parsed = a.resultType == "string" and c.resultType not in (None, "string")
+                out.append(Difference(tool, i, "reserialised" if parsed else "bytes", a, c))
     return out
+
+
+def differing(differences: list[Difference]) -> list[Difference]:
+    """The differences that are differences: not the pairs whose bytes the DevTools lane cannot measure."""
+    return [d for d in differences if d.kind != "reserialised"]
 
 
 def store_calls(sessions: Iterable[Session], *, cdp: bool) -> list[LaneCall]:
@@ -122,10 +136,14 @@ def blind_paths(sessions: Iterable[object]) -> list[str]:
 
 
 def summary(agent: list[LaneCall], cdp: list[LaneCall], differences: list[Difference], blind: list[str] | None = None) -> str:
+    apart = len(differences) - len(differing(differences))
+    differences = differing(differences)
     if differences:
         verdict = f"{len(differences)} difference(s)"
     elif blind:
         verdict = f"the lanes agree on what they see, but neither lane sees {len(blind)} path(s)"
     else:
         verdict = "the lanes agree"
+    if apart:
+        verdict += f" ({apart} string result(s) not comparable by bytes: the DevTools lane re-serialises JSON text)"
     return f"check-lanes: page agent {len(agent)} call(s), DevTools lane {len(cdp)} call(s): {verdict}"

@@ -24,6 +24,7 @@ import msgspec
 
 from relay_bridge.core import protocol as p
 from relay_bridge.core.store import Store
+from relay_bridge.exports.kinds import CAPTURE, kind_of, wrong_kind
 
 
 class ReplayError(Exception):
@@ -81,6 +82,9 @@ def read_steps(path: Path) -> list[Step]:
         raise ReplayError(f"cannot read {path}: {exc.strerror}") from None
     if not _is_log_line(first):
         whole = _capture_doc(path, size)
+        if whole is not None and kind_of(whole) is not CAPTURE:
+            # another of the project's files (a report, findings, a bench result): name it and its command
+            raise ReplayError(wrong_kind(str(path), kind_of(whole), "a wmcp-top capture or session log"))
         if whole is not None:
             try:
                 return list(_capture_steps(path, whole))
@@ -125,7 +129,8 @@ def _is_log_line(line: bytes) -> bool:
 
 
 def _capture_doc(path: Path, size: int) -> dict[str, Any] | None:
-    """The file as a capture document, or None when it is not one (then it is read as a log)."""
+    """The file as a JSON object (a capture, or another kind named by kinds.kind_of), or None when it is not
+    one (then it is read as a log)."""
     if size > MAX_CAPTURE_BYTES:
         return None
     try:
@@ -140,7 +145,7 @@ def _capture_doc(path: Path, size: int) -> dict[str, Any] | None:
         whole = msgspec.json.decode(data)
     except (msgspec.DecodeError, RecursionError):
         return None
-    return whole if isinstance(whole, dict) and "format" in whole else None
+    return whole if isinstance(whole, dict) and (kind_of(whole) is not None or "format" in whole) else None
 
 
 def _capped_lines(path: Path, fh: BinaryIO) -> Iterator[bytes]:

@@ -16,6 +16,9 @@ from relay_bridge.relay.assets import served
 # commands' --port default name.
 DEFAULT_PORT = 7420
 LOOPBACK = "127.0.0.1"
+# The console line and the bookmarklet run after the page's scripts: the tools it registered at load are then
+# only counted (no time, no bytes), so on a page that registers everything at load they measure nothing.
+LATE_ROUTES = "Late, into a page already loaded: only tools registered after it are measured (earlier ones are only counted)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +71,9 @@ class Snippet:
     def text(self) -> str:
         return "\n".join(
             [
-                "Paste one of these into the page you want to watch:",
+                "Paste the script tag first in the <head> of the page you want to watch (before its tools are registered):",
                 f"  script tag:       {self.script_tag}",
+                LATE_ROUTES + ":",
                 f"  DevTools console: {self.console_line}",
                 f"  bookmarklet:      {self.bookmarklet}",
             ]

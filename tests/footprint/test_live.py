@@ -84,7 +84,11 @@ def test_from_capture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert report["tools"] == live["tools"] and report["summary"] == live["summary"]  # a capture measures as live
     (tmp_path / "not-capture.json").write_text('{"format": "webmcp-perf-report/2"}')
     code, _, err = run_main(["--from-capture", str(tmp_path / "not-capture.json")], capsys)
-    assert code == 2 and err.strip().endswith("not a wmcp-top capture (format wmcp-top-capture/1)")
+    said = err.strip()
+    assert code == 2 and said.endswith(
+        "is a report (webmcp-perf-report/2), not a wmcp-top capture (format wmcp-top-capture/1): "
+        "`wmcp-top compare BASE HEAD` or `wmcp-top diagnose FILE` reads it"
+    ), said
 
 
 def test_footprint_subprocess_demo_and_overwrite_refusal(tmp_path: Path) -> None:

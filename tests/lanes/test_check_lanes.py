@@ -71,3 +71,53 @@ def test_check_lanes_reports_calls_the_agent_missed_and_exits_1(chromium: str, f
     assert len(differs) == CALLS, lines
     assert "differs: book_table call #1: only the DevTools lane saw it (error, 0 B)" in differs
     assert lines[-1].endswith(f"page agent 0 call(s), DevTools lane {CALLS} call(s): {CALLS} difference(s)"), lines
+
+
+JSON_TEXT_PAGE = """<!doctype html><meta charset="utf-8"><title>json text</title><script>
+(async () => {
+  const mc = document.modelContext
+  const catalog = { items: Array.from({ length: 50 }, (_, i) => ({ id: i, name: "item " + i })) }
+  // JSON text returned as a string, pretty-printed: the DevTools lane receives it parsed, whitespace gone
+  await mc.registerTool({ name: "big_catalog", description: "every item", execute: () => JSON.stringify(catalog, null, 2) })
+  const tool = (await mc.getTools()).find((t) => t.name === "big_catalog")
+  await mc.executeTool(tool, {})
+})()
+</script>"""
+
+
+def test_a_string_of_json_text_is_labelled_not_comparable_and_exits_0(chromium: str, tmp_path) -> None:
+    """Issue 49: exit 1, "differs: big_catalog call #0: 300558 B (agent) vs 213550 B (DevTools)", for the DevTools
+    lane's documented limit (it re-serialises JSON text a tool returned as a string)."""
+    from tests.lanes.helpers import SiteServer
+
+    (tmp_path / "index.html").write_text(JSON_TEXT_PAGE)
+    site = SiteServer(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "relay_bridge.lanes.open", site.url, "--headless", "--port", "0", "--check-lanes", "--browser", chromium],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    guard = threading.Timer(120, proc.kill)
+    guard.start()
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if any(x.startswith("call agent big_catalog") for x in lines) and any(x.startswith("call cdp big_catalog") for x in lines):
+                break
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=60)
+        lines += rest.splitlines()
+    finally:
+        guard.cancel()
+        site.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 0, lines
+    assert not any(line.startswith("differs:") for line in lines), lines
+    label = next(line for line in lines if line.startswith("not comparable: big_catalog call #0: "))
+    assert "the page returned JSON text as a string, which the DevTools lane receives parsed" in label
+    assert lines[-1].endswith("the lanes agree (1 string result(s) not comparable by bytes: the DevTools lane re-serialises JSON text)"), lines

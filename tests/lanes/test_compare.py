@@ -217,3 +217,19 @@ def test_shipped_schemas_agree_with_the_loaders() -> None:
     assert not jsonschema.Draft202012Validator(budget_schema).is_valid(bad)
     with pytest.raises(BenchError):
         check_budget(bad)
+
+
+def test_without_thresholds_a_regression_exits_one_by_the_defaults(tmp_path: Path) -> None:
+    """Issue 49: p50 doubled and +41 % bytes reported "changed" and exit 0, though the README promises exit 1."""
+    base = report(row("search", p50=10, p95=20, total_bytes=2000))
+    head = report(row("search", p50=20, p95=22, total_bytes=2820))
+    out = run_cli(tmp_path, base, head, "--json", str(tmp_path / "out.json"))
+    assert out.returncode == 1, out.stdout
+    assert "search: regressed: p50Ms 10ms -> 20ms (+100%)" in out.stdout and "bytesPerCall" in out.stdout
+    assert "judged by the default thresholds" in out.stdout
+    written = json.loads((tmp_path / "out.json").read_text())
+    assert written["judged"] is True and written["defaultThresholds"] is True and written["thresholds"]["p50Pct"] == 20.0
+    quiet = run_cli(tmp_path, base, head, "--no-judge")  # webmcp-profiler's compare without thresholds
+    assert quiet.returncode == 0 and "search" in quiet.stdout and "nothing judged" in quiet.stdout
+    both = run_cli(tmp_path, base, head, "--no-judge", thresholds=DEFAULTS)
+    assert both.returncode == 2 and "not allowed with" in both.stderr

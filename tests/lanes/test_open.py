@@ -165,3 +165,46 @@ def test_open_without_chromium_names_apt_get(tmp_path: Path) -> None:
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("wmcp-top: ") and "apt-get install -y chromium" in lines[0]
+
+
+async def test_the_readmes_own_page_call_runs_as_written(chromium: str, site) -> None:
+    """The README's step 4 (issue 49: executeTool takes the tool object, not a name): its console line, pasted as
+    it stands, makes one measured call and moves the phase to measuring."""
+    from tests.test_docs import readme_execute_line
+
+    relay = Relay(RelayConfig(port=0, token=TOKEN))
+    await relay.start()
+    handle = None
+    try:
+        handle = await open_browser(site.url, relay, True, browser=chromium)
+        await wait_store(relay.store, lambda st: any(len([t for t in s.tools.values() if t.registered]) == 12 for s in st.sessions.values()))
+        await handle.page.evaluate(f"async () => {{ await window.__fixtureReady; {readme_execute_line()} }}")
+        await wait_store(relay.store, lambda st: any(s.stats.totals.calls == 1 and s.phase == "measuring" for s in st.sessions.values()))
+    finally:
+        if handle is not None:
+            await handle.close()
+        await relay.stop()
+
+
+@pytest.mark.parametrize(("policy", "kept"), [("name", "Error"), ("none", None)])
+async def test_open_sends_less_of_an_error_when_told(chromium: str, site, policy: str, kept: str | None) -> None:
+    """README: the error message leaves the page by default; `open --error-policy name|none` sends less."""
+    relay = Relay(RelayConfig(port=0, token=TOKEN))
+    await relay.start()
+    handle = None
+    try:
+        handle = await open_browser(site.url, relay, True, browser=chromium, error_policy=policy)
+        await wait_store(relay.store, lambda st: any(len([t for t in s.tools.values() if t.registered]) == 12 for s in st.sessions.values()))
+        await handle.page.evaluate("""async () => {
+            await window.__fixtureReady;
+            const mc = document.modelContext;
+            try { await mc.executeTool((await mc.getTools()).find((t) => t.name === "flaky_lookup"), {}) } catch {}
+        }""")
+        await wait_store(relay.store, lambda st: any(s.stats.totals.calls == 1 for s in st.sessions.values()))
+        [span] = [sp for s in relay.store.sessions.values() for sp in s.spans()]
+        assert span.isError and span.error == kept
+        assert all("backend unavailable" not in str(sp) for s in relay.store.sessions.values() for sp in s.spans())
+    finally:
+        if handle is not None:
+            await handle.close()
+        await relay.stop()

@@ -98,7 +98,7 @@ def test_relay_prints_snippet_and_summaries_then_writes_reports_on_sigterm(tmp_p
     proc, port, token = start_relay(tmp_path, "--report-on-exit", str(out_dir), "--summary-every", "0.2")
     assert proc.stdout is not None
     try:
-        lines = [proc.stdout.readline() for _ in range(4)]
+        lines = [proc.stdout.readline() for _ in range(5)]
         assert any("<script src=" in line and f'data-wmcp="{token}"' in line for line in lines)
         with connect(f"ws://127.0.0.1:{port}/relay?t={token}") as ws:
             ws.recv()
@@ -205,7 +205,7 @@ def test_invalid_option_values_are_one_line_and_exit_2(tmp_path: Path) -> None:
         (("relay", "--allow-origin", "https://shop.example/path"), "not an origin"),
         (("relay", "--port", "99999"), "port"),
         (("--theme", "nosuch", "--port", "0"), "unknown theme 'nosuch'"),
-        (("relay", "--nosuch"), "unrecognized arguments"),
+        (("relay", "--nosuch"), "unknown option --nosuch"),
         (("relay", "--summary-every", "0"), "above 0"),
         (("relay", "--summary-every", "nan"), "not a finite number"),
     ]:

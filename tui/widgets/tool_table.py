@@ -85,6 +85,12 @@ def _num(value: Any) -> float:
     return float("-inf") if value is None else float(value)
 
 
+def _err_text(row: dict[str, Any], counted: int | None) -> str:
+    if not counted:
+        return str(row["errors"])
+    return f"{row['errors']}+?" if row["calls"] else "?"
+
+
 def make_cells(row: dict[str, Any], palette: Palette, registered: bool, counted: int | None = None) -> dict[str, Cell]:
     """`counted`: the tool's calls were only counted (toolactivated), not measured: shown as `N*` with a marker."""
     err_style = palette.style("error") if row["errors"] else palette.style("muted")
@@ -98,7 +104,8 @@ def make_cells(row: dict[str, Any], palette: Palette, registered: bool, counted:
     cells = {
         "tool": Cell.of(name, row["tool"], justify="left"),
         "calls": Cell.of(fmt_count(calls) + ("*" if counted is not None else ""), calls, palette.style("slow") if counted is not None else ""),
-        "err": Cell.of(str(row["errors"]), row["errors"], err_style),
+        # a counted call's outcome is never seen (no span): `?` beside the measured errors, never a false 0
+        "err": Cell.of(_err_text(row, counted), row["errors"], err_style if not counted else palette.style("slow")),
         "min": Cell.of(fmt_ms(row["minMs"]), _num(row["minMs"]), palette.for_ms(row["minMs"])),
         "p50": Cell.of(fmt_ms(row["p50Ms"]), _num(row["p50Ms"]), palette.for_ms(row["p50Ms"])),
         "p95": Cell.of(fmt_ms(row["p95Ms"]), _num(row["p95Ms"]), palette.for_ms(row["p95Ms"])),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from relay_bridge.relay.snippet import Snippet
+from relay_bridge.relay.snippet import LATE_ROUTES, Snippet
 from tui.model.sanitize import inert
 
 
@@ -28,12 +28,12 @@ def waiting_text(snippet: Snippet | None, replay: str | None = None, width: int 
     cut = room is not None and (len(tag) > room or len(console) > room)
     out.append("Press ")
     out.append("c", style="bold")
-    out.append(" to copy the script tag" + (" (cut short below to fit)" if cut else "") + ", then paste it into the page:\n\n  ")
+    out.append(" to copy the script tag" + (" (cut short below to fit)" if cut else "") + ", then paste it first in the page's <head>:\n\n  ")
     out.append(_fit(tag, room), style="bold")
-    out.append("\n\n  or in the DevTools console:  " if not cut else "\n\n  or in the DevTools console:\n  ")
-    out.append(_fit(console, room))
+    out.append(f"\n\n  {LATE_ROUTES}, in the DevTools console:\n  ", style="dim")
+    out.append(_fit(console, room), style="dim")
     out.append("\n\nNothing arrives?\n", style="bold")
-    out.append("  › paste the line above, or load the script tag from your page's HTML\n")
+    out.append("  › put the script tag first in your page's <head> and reload\n")
     out.append("  › accept Chrome's local-network access prompt for the page (it asks before a site may reach 127.0.0.1)\n")
     out.append(f"  › under a Content-Security-Policy, allow the relay: connect-src {snippet.ws_url.split('/relay')[0]} ; script-src {snippet.base}\n")
     out.append("  › press d for status and troubleshooting, ? for keys")

@@ -904,6 +904,8 @@ export class Collector {
   status(split = true) {
     const reasons = []
     if (this.wrapFailures) reasons.push(`${this.wrapFailures} tool execute() could not be wrapped`)
+    let countedCalls = 0
+    for (const n of this.counted.values()) countedCalls += n
     if (this.unwrapped.size) {
       let n = 0
       for (const name of this.unwrapped) n += this.counted.get(name) || 0
@@ -924,6 +926,7 @@ export class Collector {
       hostFound: this.hostFoundAt !== null,
       registered: own,
       anyCall: this.firstCallAt !== null || this.unsampled > 0,
+      countedCalls,
       reasons,
       inFlight: this.inFlight.size,
       countedOnly: this.unwrapped.size > 0,

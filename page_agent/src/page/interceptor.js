@@ -34,6 +34,36 @@ export function describeTool(tool) {
   }
 }
 
+/**
+ * The descriptor a page registered, from the host's copy of it (getTools()): schema bytes are then the same
+ * whichever route saw the tool. The host adds an empty `title` and every annotation it knows at false; those are
+ * dropped, and an inputSchema listed as JSON text is read back as the object it was. Annotations the host dropped
+ * cannot be recovered. relay_bridge.core.measure.registered_descriptor is the same rule (tests/vectors/schema.json).
+ */
+export function registeredShape(listed) {
+  /** @type {Record<string, any>} */
+  const out = {}
+  for (const key of ["name", "title", "description", "inputSchema", "annotations"]) {
+    let value = listed[key]
+    if (value === undefined || value === null) continue
+    if (key === "title" && value === "") continue
+    if (key === "inputSchema" && typeof value === "string") {
+      try {
+        value = JSON.parse(value)
+      } catch {
+        // kept as the host listed it
+      }
+    }
+    if (key === "annotations" && typeof value === "object") {
+      const kept = Object.fromEntries(Object.entries(value).filter(([, v]) => v !== false))
+      if (!Object.keys(kept).length) continue
+      value = kept
+    }
+    out[key] = value
+  }
+  return out
+}
+
 /** The scalar entries of an annotations object (at most 16), or null. */
 export function scalars(obj) {
   if (!obj || typeof obj !== "object") return null
@@ -638,7 +668,7 @@ export class Interceptor {
           const name = toolName(t.name)
           this.live.set(name, { host: weakRef(host), tool: null, wrapper: null, since: ++this.gen })
           if (entry) entry.names.add(name)
-          this.c.registered({ name, ...describeTool(t), annotationsKept: scalars(t.annotations) || {}, internal: false })
+          this.c.registered({ name, ...describeTool(registeredShape(t)), annotationsKept: scalars(t.annotations) || {}, internal: false })
           this.c.unwrappedTool(name)
           if (mcpServerOf(host)) this.unseenPath(name)
         }

@@ -38,6 +38,9 @@ const PHASES = {
 export const COUNTED_HINT =
   "tools registered before the agent are only counted: load the agent first (first in <head>), or run `wmcp-top open URL`, or watch with `wmcp-top attach --cdp`"
 
+// Calls arrived, but only counted (no measured call yet): "waiting for the first call" would be untrue.
+const COUNTING_MESSAGE = "Calls are arriving and counted, not measured: these tools were registered before the agent loaded."
+
 /** The registry's property, by the location the interceptor found it at. */
 const WHERE = { document: "document.modelContext", navigator: "navigator.modelContext", window: "window.modelContext" }
 
@@ -47,21 +50,23 @@ const WHERE = { document: "document.modelContext", navigator: "navigator.modelCo
  */
 function detailed(phase, message, s) {
   if (phase === "host-found" && s.hostLocation) return message.replace("Registry found", `Registry found on ${WHERE[s.hostLocation] || s.hostLocation}`)
+  if (phase === "measuring" && !s.measured) return COUNTING_MESSAGE
   if (phase === "measuring" && s.split) return `${message.slice(0, -1)}: ${s.split}`
   return message
 }
 
 /**
  * @param {{active?:boolean, inactive?:boolean, hostFound?:boolean, registered?:boolean, anyCall?:boolean,
- *   reasons:string[], inFlight?:number, countedOnly?:boolean, hostLocation?:string|null, split?:string|null,
- *   hints?:string[]}} s  `hints`: the caller's own, ahead of the phase's
+ *   countedCalls?:number, reasons:string[], inFlight?:number, countedOnly?:boolean, hostLocation?:string|null,
+ *   split?:string|null, hints?:string[]}} s  `hints`: the caller's own, ahead of the phase's; `countedCalls`:
+ *   calls seen through toolactivated only
  * @returns {{phase:string, message:string, hints:string[], coverage:string|null, reasons:string[]}}
  */
 export function statusFor(s) {
   let phase
   if (s.inactive) phase = "inactive"
   else if (!s.active) phase = "detached"
-  else if (s.anyCall) phase = "measuring"
+  else if (s.anyCall || s.countedCalls) phase = "measuring"
   else if (s.registered) phase = "tools-registered"
   else if (s.hostFound) phase = "host-found"
   else phase = "no-host"
@@ -73,7 +78,7 @@ export function statusFor(s) {
   const hints = p.hints.slice()
   if (s.countedOnly && coverage !== null) hints.unshift(COUNTED_HINT)
   if (s.hints && s.hints.length) hints.unshift(...s.hints)
-  return { phase, message: detailed(phase, p.message, s), hints: hints.slice(0, 8), coverage, reasons: s.reasons.slice(0, 8) }
+  return { phase, message: detailed(phase, p.message, { ...s, measured: !!s.anyCall }), hints: hints.slice(0, 8), coverage, reasons: s.reasons.slice(0, 8) }
 }
 
 export const PHASE_NAMES = Object.keys(PHASES)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,8 +19,19 @@ from typing import Any, TextIO
 from relay_bridge.cli import port_type, positive_int
 from relay_bridge.core.inert import inert_str
 from relay_bridge.core.units import fmt_bytes, fmt_count, fmt_ms
-from relay_bridge.lanes.bench.runner import BenchError, bench_rows, budget_breaches, load_budget, load_cases, overhead_rows, plan_json, run_bench
+from relay_bridge.lanes.bench.runner import (
+    BenchError,
+    BenchInterrupted,
+    bench_rows,
+    budget_breaches,
+    load_budget,
+    load_cases,
+    overhead_rows,
+    plan_json,
+    run_bench,
+)
 from relay_bridge.lanes.chromium import BrowserError
+from relay_bridge.lanes.open.lane import quiet_after_stop
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,14 +82,22 @@ class ProgressPrinter:
         self.stream = stream
         self.tty = stream.isatty()
         self.label = ""
+        self.open = False  # a carriage-return bar is on the line
+
+    def close(self) -> None:
+        if self.open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.open = False
 
     def __call__(self, tool: str, done: int, total: int) -> None:
         if self.tty:
             width = 30
             filled = int(width * done / total) if total else width
             self.stream.write(f"\r{self.label}[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {tool[:40]:<40}")
+            self.open = True
             if done >= total and not tool:
-                self.stream.write("\n")
+                self.close()
         elif tool:
             self.stream.write(f"{self.label}bench: {tool} ({done}/{total} calls done)\n")
         else:
@@ -118,6 +138,11 @@ async def _main(args: argparse.Namespace, progress: Any = None) -> int:
     only = set(args.only) or listed
     budget = load_budget(Path(args.budget)) if args.budget else None
     progress = progress or ProgressPrinter(sys.stderr)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C stops after the tool under way; what was measured is kept
+        loop.add_signal_handler(sig, stop.set)
+    loop.set_exception_handler(lambda lp, context: quiet_after_stop(lp, context, stop))
     allow = {name.strip() for arg in args.allow_mutating for name in arg.split(",") if name.strip()}
     common = {
         "runs": args.runs,
@@ -131,8 +156,16 @@ async def _main(args: argparse.Namespace, progress: Any = None) -> int:
         "error_policy": args.error_policy,
         "progress": progress,
         "param": args.param or None,
+        "stop": stop,
     }
-    result = await run_bench(args.url, armed=not args.no_agent, **common)
+    try:
+        result = await run_bench(args.url, armed=not args.no_agent, **common)
+    except BenchInterrupted:
+        _end_progress(progress)
+        print(f"bench {args.url}: interrupted before any tool's calls were measured; nothing written", flush=True)
+        return 130
+    if result.interrupted:
+        _end_progress(progress)
     report = result.report
     if args.write_cases:
         _write(Path(args.write_cases), plan_json(result.plan))
@@ -140,13 +173,25 @@ async def _main(args: argparse.Namespace, progress: Any = None) -> int:
     how = "the host's executeTool" if result.via_host else "the registry's execute()"
     armed = f"agent injected ({result.agent_sessions} session(s) reached the relay)" if result.armed else "no agent"
     print(f"bench {args.url}: {calls} synthetic calls through {how}, seed {args.seed}, {args.runs} per tool; {armed}", flush=True)
+    if result.interrupted:
+        made = sum(r["calls"] for r in report["tools"])
+        lost = f"; the calls of {inert_str(result.unfinished, 80)} were under way and are not counted" if result.unfinished else ""
+        print(f"interrupted (Ctrl-C) after {made} of {calls} calls: the tools below finished{lost}", flush=True)
     print(result_table(report))
     for name, why in sorted(result.plan.skipped.items()):
         print(f"skipped {name}: {why}")
     unarmed = None
-    if args.overhead:
+    if args.overhead and not result.interrupted:
         progress.label = "unarmed "
-        unarmed = await run_bench(args.url, armed=False, plan=result.plan, **common)
+        try:
+            unarmed = await run_bench(args.url, armed=False, plan=result.plan, **common)
+        except BenchInterrupted:
+            unarmed = None
+    if unarmed is not None and unarmed.interrupted:
+        _end_progress(progress)
+        print("overhead: not measured, the run without the agent was interrupted", flush=True)
+        unarmed = None
+    if unarmed is not None:
         rows = [("tool", "p50 armed", "p50 unarmed", "delta")]
         for r in overhead_rows(result, unarmed):
             delta = "–" if r["deltaMs"] is None else f"{r['deltaMs']:+.2f}ms"
@@ -157,6 +202,11 @@ async def _main(args: argparse.Namespace, progress: Any = None) -> int:
         doc = {"rows": bench_rows(result, budget, unarmed), "boot": result.boot, "report": report}
         _write(Path(args.json), json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         print(f"wrote {args.json}")
+    if stop.is_set():
+        _end_progress(progress)
+        if budget is not None:
+            print("budget: not judged, the run was interrupted", flush=True)
+        return 130
     if budget is not None:
         broken = budget_breaches(report, budget)
         if broken:
@@ -169,6 +219,13 @@ async def _main(args: argparse.Namespace, progress: Any = None) -> int:
             return 1
         print("budget: every tool within its ceilings")
     return 0
+
+
+def _end_progress(progress: Any) -> None:
+    """Stop the progress bar where Ctrl-C left it, so the lines after it start on a line of their own."""
+    close = getattr(progress, "close", None)
+    if close is not None:
+        close()
 
 
 def _write(path: Path, text: str) -> None:

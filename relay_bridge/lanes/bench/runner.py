@@ -10,6 +10,7 @@ context without the agent and reports the per-tool p50 difference.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import secrets
@@ -22,7 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from relay_bridge import __version__
 from relay_bridge.core import protocol as p
-from relay_bridge.core.measure import call_size
+from relay_bridge.core.measure import call_size, registered_descriptor, schema_bytes
 from relay_bridge.core.stats import quantile
 from relay_bridge.core.store import Store
 from relay_bridge.exports.report import build_report
@@ -51,7 +52,7 @@ DISCOVER = """async ([settleMs, timeoutMs]) => {
       return { host: true, executeTool: typeof mc().executeTool === "function", tools: tools.map((t) => {
         let a = t.annotations || {};
         const descriptor = { name: t.name, title: t.title || undefined, description: t.description, inputSchema: typeof t.inputSchema === "string" ? JSON.parse(t.inputSchema) : t.inputSchema, annotations: t.annotations || undefined };
-        return { name: t.name, readOnly: a.readOnlyHint === true, descriptor, schemaBytes: new TextEncoder().encode(JSON.stringify(descriptor)).length };
+        return { name: t.name, readOnly: a.readOnlyHint === true, descriptor };
       }) };
     }
     if (performance.now() - t0 > timeoutMs) return { host: !!mc(), tools: tools ? [] : null };
@@ -76,6 +77,10 @@ class BenchError(Exception):
     """A problem the user can fix; one line."""
 
 
+class BenchInterrupted(Exception):
+    """Ctrl-C (or SIGTERM) before any tool's calls were measured: nothing to report."""
+
+
 @dataclass
 class Plan:
     """What to call: per tool, its inputs in order; and what was left out and why."""
@@ -94,6 +99,10 @@ class RunResult:
     store: Store
     agent_sessions: int = 0
     boot: dict[str, float] = field(default_factory=lambda: {"domContentLoaded": 0.0, "load": 0.0})
+    # Ctrl-C half-way: the report holds the tools whose calls all finished; `unfinished` names the one whose calls
+    # were under way (the harness returns a tool's rows together, so they went with the browser).
+    interrupted: bool = False
+    unfinished: str | None = None
 
 
 def load_cases(path: Path) -> tuple[dict[str, list[Any]], set[str] | None]:
@@ -207,9 +216,15 @@ async def run_bench(
     before_goto: Callable[[Any], Awaitable[Any]] | None = None,
     plan: Plan | None = None,
     param: str | None = "perf",
+    stop: asyncio.Event | None = None,
 ) -> RunResult:
     """One bench run. `inspect(page)` (tests) runs before the browser closes, `before_goto(page)` before it loads. Armed, the URL gets `?{param}=1` (as
-    webmcp-profiler's bench does), so a page's own gate opens too; `param=None` leaves the URL alone."""
+    webmcp-profiler's bench does), so a page's own gate opens too; `param=None` leaves the URL alone.
+    `stop` set (Ctrl-C): no further tool is started and the result holds the tools measured so far
+    (`interrupted`); set before any tool finished, BenchInterrupted."""
+    from relay_bridge.lanes.open.lane import interrupted
+
+    stop = stop or asyncio.Event()
     allow = set(allow_mutating or ())
     relay_store = Store(buffer=max(500, runs * 64))
     relay = Relay(RelayConfig(port=port, token=token or secrets.token_hex(16)), relay_store)
@@ -217,8 +232,15 @@ async def run_bench(
         await relay.start()
     except OSError as exc:
         raise BenchError(f"cannot listen on port {port}: {exc.strerror}; try --port 0") from None
+    measured: dict[str, list[dict[str, Any]]] = {}
+    unfinished: str | None = None
     try:
-        pw, b = await launch_playwright(browser=browser, headless=headless)
+        try:
+            pw, b = await launch_playwright(browser=browser, headless=headless)
+        except Exception:
+            if await interrupted(stop):
+                raise BenchInterrupted() from None
+            raise
         pipes: OpenPipes | None = None
         try:
             context = await b.new_context()
@@ -245,6 +267,9 @@ async def run_bench(
             if not found.get("host"):
                 raise BenchError("no WebMCP host in the page (document.modelContext): is Chromium started with WebMCPTesting?")
             tools = found.get("tools") or []
+            for tool in tools:  # the host's copy, weighed as the page registered it (one definition: core.measure)
+                tool["descriptor"] = registered_descriptor(tool["descriptor"])
+                tool["schemaBytes"] = schema_bytes(tool["descriptor"])
             if not tools:
                 raise BenchError(f"no tools registered on {url} within {DISCOVER_TIMEOUT_MS // 1000}s")
             names = sorted(str(t["name"]) for t in tools)
@@ -257,40 +282,63 @@ async def run_bench(
                 await page.evaluate("() => { const p = window.__webmcpPerf; if (p && typeof p.synthetic === 'function') p.synthetic(true); }")
             total = sum(len(v) for v in plan.inputs.values())
             done = 0
-            measured: dict[str, list[dict[str, Any]]] = {}
             via_host = bool(found.get("executeTool"))
             for name, inputs in plan.inputs.items():
+                if stop.is_set():
+                    break
                 if progress:
                     progress(name, done, total)
-                out = await page.evaluate(HARNESS, [name, inputs, error_policy])
+                try:
+                    out = await page.evaluate(HARNESS, [name, inputs, error_policy])
+                except Exception:
+                    if not await interrupted(stop):
+                        raise
+                    unfinished = name
+                    break
                 if out.get("error"):
                     raise BenchError(f"{name}: {out['error']}")
                 via_host = out["viaHost"]
                 measured[name] = out["rows"]
                 done += len(inputs)
-            if progress:
+            if progress and not stop.is_set():
                 progress("", done, total)
-            if inspect is not None:
+            if inspect is not None and not stop.is_set():
                 await inspect(page)
             agent_sessions = len(relay_store.sessions)
             _registered_bytes(tools, relay_store, url)
+        except Exception:
+            if await interrupted(stop):  # the browser went with the Ctrl-C before any tool was measured
+                raise BenchInterrupted() from None
+            raise
         finally:
-            if pipes is not None:
-                await pipes.close()
-            await b.close()
-            await pw.stop()
+            await _close(pipes, b, pw, stop)
     finally:
         await relay.stop()
+    if stop.is_set() and not measured:
+        raise BenchInterrupted()
     store, walls = _to_store(url, tools, measured, runs, user_agent)
     report = build_report(next(iter(store.sessions.values())))
-    return RunResult(report, plan, walls, via_host, armed, store, agent_sessions, boot)
+    return RunResult(report, plan, walls, via_host, armed, store, agent_sessions, boot, interrupted=stop.is_set(), unfinished=unfinished)
+
+
+async def _close(pipes: OpenPipes | None, b: Any, pw: Any, stop: asyncio.Event) -> None:
+    """Close the agent's pipes, the browser and Playwright. After a Ctrl-C the driver and Chromium are already gone
+    (the signal reached the whole process group): closing them then fails, and that failure is the expected end."""
+    try:
+        if pipes is not None:
+            await pipes.close()
+        await b.close()
+        await pw.stop()
+    except Exception:
+        if not stop.is_set():
+            raise
 
 
 def _registered_bytes(tools: list[dict[str, Any]], store: Store, url: str) -> None:
     """Schema bytes have one definition (design section 3): the descriptor as the page registered it, which the
-    agent measures and the dashboard shows. getTools() lists the host's normalised copy (its generated
-    inputSchema, its own annotations: 287 B for a tool registered with 214 B), so where the agent reported a
-    tool its figure is used; without the agent (--no-agent) only the host's copy is there to measure."""
+    agent measures and the dashboard shows. The host's copy that getTools() lists is weighed as the page registered
+    it (core.measure.registered_descriptor), but annotations the host dropped cannot be seen there, so where the
+    agent reported a tool its figure is used; without the agent (--no-agent) only the host's copy is there."""
     parts = urlsplit(url)
     origin = f"{parts.scheme}://{parts.netloc}"
     reported = {

@@ -37,7 +37,7 @@ import msgspec
 
 from relay_bridge.core import protocol as p
 from relay_bridge.core.jsjson import stringify, utf8_len
-from relay_bridge.core.measure import call_size, content_facts, error_text, result_type
+from relay_bridge.core.measure import call_size, content_facts, error_text, registered_descriptor, result_type
 from relay_bridge.core.store import Store
 from relay_bridge.lanes.cdp.client import START_HINT, CDPClient, CDPError
 from relay_bridge.lanes.chromium import chromium_major
@@ -277,6 +277,7 @@ class CdpLane:
                 descriptor[key] = tool[key]
         if annotations:
             descriptor["annotations"] = annotations
+        descriptor = registered_descriptor(descriptor)  # the page's descriptor, as the agent weighs it: one schemaBytes
         text = stringify(descriptor)
         raw = msgspec.Raw(text.encode("utf-8", "surrogatepass")) if utf8_len(text) <= p.MAX_DESCRIPTOR_BYTES else msgspec.Raw()
         kept = dict(list(annotations.items())[: p.MAX_DETAIL_KEYS]) or None

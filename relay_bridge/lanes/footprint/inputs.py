@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from relay_bridge.exports.kinds import CLIENT_CONFIG, FOOTPRINT_INPUT, kind_of, wrong_kind
 from relay_bridge.lanes.footprint.errors import FootprintError
 from relay_bridge.lanes.footprint.limits import LIMITS, Limits
 
@@ -100,6 +101,9 @@ def parse_document(doc: Any, *, label: str, name: str | None, explicit_name: boo
     """The servers one input document holds. `name` names a single-server document (the file stem by default)."""
     if not isinstance(doc, dict):
         raise FootprintError(f"{label}: expected a JSON object (a tools/list result, a JSON-RPC response or a servers aggregate)")
+    kind = kind_of(doc)
+    if kind is not None and kind not in (FOOTPRINT_INPUT, CLIENT_CONFIG):  # another of the project's files: say which
+        raise FootprintError(wrong_kind(label, kind, "a tools/list result"))
     if "mcpServers" in doc:
         raise FootprintError(
             f"{label}: this is a client configuration (mcpServers): it says how to start servers, not which tools they "

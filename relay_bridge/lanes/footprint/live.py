@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from relay_bridge.exports.kinds import CAPTURE, kind_of, wrong_kind
 from relay_bridge.lanes.footprint.analyze import analyze_catalog
 from relay_bridge.lanes.footprint.errors import FootprintError
 from relay_bridge.lanes.footprint.inputs import Server, nesting, validate_tool
@@ -152,8 +153,8 @@ def analyze_sessions(store: Any, limits: Limits = LIMITS) -> dict[str, Any]:
 
 def servers_from_capture(doc: Any, label: str, limits: Limits = LIMITS) -> tuple[list[Server], list[str]]:
     """Sessions of a `wmcp-top-capture/1` document (relay_bridge.exports.capture) as servers."""
-    if not isinstance(doc, dict) or doc.get("format") != "wmcp-top-capture/1":
-        raise FootprintError(f"{label}: not a wmcp-top capture (format wmcp-top-capture/1)")
+    if kind_of(doc) is not CAPTURE:
+        raise FootprintError(wrong_kind(label, kind_of(doc), "a wmcp-top capture (format wmcp-top-capture/1)"))
     sessions = doc.get("sessions")
     if not isinstance(sessions, list):
         raise FootprintError(f"{label}: sessions must be an array")

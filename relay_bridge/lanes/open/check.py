@@ -9,7 +9,7 @@ from relay_bridge.core.inert import inert_str
 from relay_bridge.core.store import Store
 from relay_bridge.lanes.cdp.lane import CdpLane
 from relay_bridge.lanes.chromium import BrowserError
-from relay_bridge.lanes.lanecheck import blind_paths, compare, outcome_of, store_calls, summary
+from relay_bridge.lanes.lanecheck import blind_paths, compare, differing, outcome_of, store_calls, summary
 
 
 class LaneCheck:
@@ -55,8 +55,8 @@ class LaneCheck:
         differences = compare(agent, cdp)
         blind = blind_paths(self.agent_store.sessions.values())
         for d in differences:
-            print(f"differs: {d.line()}", flush=True)
+            print(f"{'differs' if d.kind != 'reserialised' else 'not comparable'}: {d.line()}", flush=True)
         for path in blind:
             print(f"neither lane sees: {inert_str(path, 400)}", flush=True)
         print(summary(agent, cdp, differences, blind), flush=True)
-        return 1 if differences or blind else 0
+        return 1 if differing(differences) or blind else 0

@@ -43,13 +43,17 @@ class OpenHandle:
             self.closed.set()
 
 
-async def open_browser(url: str, relay: Any, headless: bool | None = None, *, browser: str | None = None, before_goto: Any = None) -> OpenHandle:
+async def open_browser(
+    url: str, relay: Any, headless: bool | None = None, *, browser: str | None = None, before_goto: Any = None, error_policy: str = "message"
+) -> OpenHandle:
     """Launch Chromium with WebMCP on and the page agent injected before any page script (add_init_script),
     so no registration is missed; navigate to `url`. `relay` is a started relay_bridge.relay.server.Relay. The agent
     holds no token: its frames reach the relay through a binding whose other end is here (relay_bridge.lanes.open.pipe),
     so a page that patches WebSocket, fetch or postMessage finds nothing to read.
     Headed when a display exists unless `headless` says otherwise. `before_goto(page)` (a coroutine function)
-    runs once the page exists, before it loads `url` (the DevTools lane of --check-lanes attaches there)."""
+    runs once the page exists, before it loads `url` (the DevTools lane of --check-lanes attaches there).
+    `error_policy` (`message`, `name`, `none`): what the agent keeps of a thrown error, as a page's own
+    `__WMCP_CONFIG__.errorPolicy` would say (a configuration the page sets itself still wins)."""
     import asyncio
 
     from relay_bridge.lanes.open.pipe import OpenPipes
@@ -65,7 +69,7 @@ async def open_browser(url: str, relay: Any, headless: bool | None = None, *, br
     try:
         context = await b.new_context()
         pipes = OpenPipes(relay.snippet.ws_url)
-        await pipes.install(context, init_script(script))
+        await pipes.install(context, config_prefix(error_policy) + init_script(script))
         page = await context.new_page()
         handle = OpenHandle(pw, b, context, page, closed, pipes)
         b.on("disconnected", lambda *_: closed.set())
@@ -82,6 +86,15 @@ async def open_browser(url: str, relay: Any, headless: bool | None = None, *, br
     return handle
 
 
+def config_prefix(error_policy: str) -> str:
+    """The agent's configuration ahead of it in the init script: only what differs from its defaults."""
+    import json
+
+    if error_policy == "message":
+        return ""
+    return f"window.__WMCP_CONFIG__ = Object.assign({{errorPolicy: {json.dumps(error_policy)}}}, window.__WMCP_CONFIG__ || {{}});\n"
+
+
 # -- `wmcp-top open URL` headless (the dashboard form is wired by the front end) -------------------------------
 
 
@@ -93,11 +106,18 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--browser", metavar="PATH", help="Chromium to use (default: $WMCP_CHROMIUM, then PATH)")
     parser.add_argument("--report-on-exit", metavar="DIR", help="on exit write DIR/<session>.json and DIR/capture.json")
     parser.add_argument(
+        "--error-policy",
+        choices=("message", "name", "none"),
+        default="message",
+        help="what the agent keeps of a thrown error: its message (200 chars, the default), its name, or nothing",
+    )
+    parser.add_argument(
         "--check-lanes",
         action="store_true",
         help="also watch the page over the DevTools Protocol (WebMCP domain) and, on exit, print every call "
         "where that lane and the page agent differ (missing on one side, other bytes, other outcome); "
-        "exit 1 when any differs. No dashboard: one line per call as each lane records it",
+        "exit 1 when any differs. A string result holding JSON text is labelled 'not comparable' by bytes, not a "
+        "difference (the DevTools lane receives it parsed). No dashboard: one line per call as each lane records it",
     )
     add_relay_options(parser)
 
@@ -168,14 +188,27 @@ async def _open_main(args: Any) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):  # before the launch: a Ctrl-C while Chromium starts stops too
         loop.add_signal_handler(sig, stop.set)
-    loop.set_exception_handler(lambda lp, context: _quiet_after_stop(lp, context, stop))
+    loop.set_exception_handler(lambda lp, context: quiet_after_stop(lp, context, stop))
     try:
         try:
             handle = await open_browser(
-                args.url, relay, True if args.headless else None, browser=args.browser, before_goto=check.attach if check is not None else None
+                args.url,
+                relay,
+                True if args.headless else None,
+                browser=args.browser,
+                before_goto=check.attach if check is not None else None,
+                error_policy=args.error_policy,
             )
-        except BrowserError as exc:
-            raise errors.UsageError(str(exc)) from None
+        except Exception as exc:
+            if await interrupted(stop):
+                print("wmcp-top open: interrupted while Chromium was starting", flush=True)
+                return 130
+            if isinstance(exc, BrowserError):
+                raise errors.UsageError(str(exc)) from None
+            raise
+        if stop.is_set():  # Ctrl-C before the driver started: it launched unharmed, and is closed below
+            print("wmcp-top open: interrupted while Chromium was starting", flush=True)
+            return 130
         print(
             f"wmcp-top open: {args.url} in Chromium, agent injected; relay on http://127.0.0.1:{relay.port}"
             + ("; DevTools lane watching too (--check-lanes)" if check is not None else ""),
@@ -194,7 +227,18 @@ async def _open_main(args: Any) -> int:
     return check.report() if check is not None else 0
 
 
-def _quiet_after_stop(loop: Any, context: dict[str, Any], stop: Any) -> None:
+async def interrupted(stop: Any) -> bool:
+    """Whether a failure while Chromium starts is a Ctrl-C's doing. The terminal sends SIGINT to the whole process
+    group: Playwright's driver and Chromium end too, and the launch fails ("Connection closed while reading from the
+    driver", "Target page, context or browser has been closed"), which is no fault of the URL or the browser. The
+    signal reached this process no later than the failure it caused; one turn of the loop runs its handler."""
+    import asyncio
+
+    await asyncio.sleep(0)
+    return bool(stop.is_set())
+
+
+def quiet_after_stop(loop: Any, context: dict[str, Any], stop: Any) -> None:
     """Ctrl-C reaches the whole process group, Playwright's driver too: it exits, and the futures of its
     pipe fail ("Connection closed while reading from the driver") with nobody left to read them. Once we are
     stopping, that is the expected end, not an error to print (asyncio's "Future exception was never retrieved")."""
