@@ -22,6 +22,7 @@ from relay_bridge.exports.report import FORMAT as REPORT_FORMAT
 from relay_bridge.findings.document import session_findings
 from relay_bridge.lanes.compare import THRESHOLDS_FORMAT, CompareError, compare
 from relay_bridge.lanes.footprint.lint import lint_tool
+from relay_bridge.mcp.tools import SECURITY
 from relay_bridge.relay.replay import ReplayError, StepClock, _capture_steps, close_all, replay_into
 
 Answer = tuple[dict[str, Any], str]
@@ -86,12 +87,12 @@ def list_sessions(capture: dict[str, Any], cursor: int) -> Answer:
 
 
 def _suspicious(descriptor: Any) -> list[dict[str, str]]:
-    """The lint's `suspicious` findings of one descriptor (hidden characters, text aimed at the model)."""
+    """The lint's security findings of one descriptor (hidden characters, text aimed at the model, secrets, data drops)."""
     if not isinstance(descriptor, dict) or not isinstance(descriptor.get("name"), str):
         return []
     if "description" in descriptor and not isinstance(descriptor["description"], str):
         return []
-    return [f for f in lint_tool(descriptor) if f["severity"] == "suspicious"]
+    return [f for f in lint_tool(descriptor) if f["severity"] in SECURITY]
 
 
 # report v2's row of a tool registered and never called (report v2 itself lists only tools with spans).

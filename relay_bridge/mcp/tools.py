@@ -12,6 +12,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+# The lint's severities a coding agent is shown beside a tool: what could turn the tool against the model or leak.
+SECURITY = ("high", "suspicious")
+
 SESSION = {"type": "string", "pattern": "^[0-9a-f]{8}$", "description": "a session id (8 hex), as list_sessions gives it"}
 MARK = {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$", "description": "a mark's name"}
 COUNT = {"type": "integer", "minimum": 0}
@@ -52,8 +55,14 @@ SESSION_ROW = _object(
     ("id", "origin", "path", "title", "context", "state", "phase", "coverage", "calls", "errors", "inflight", "split", "summary"),
 )
 LINT = _object(
-    {"code": {"type": "string"}, "severity": {"const": "suspicious"}, "pointer": {"type": "string"}, "message": {"type": "string"}},
-    ("code", "severity", "pointer", "message"),
+    {
+        "code": {"type": "string"},
+        "severity": {"enum": list(SECURITY)},
+        "source": {"type": "string"},
+        "pointer": {"type": "string"},
+        "message": {"type": "string"},
+    },
+    ("code", "severity", "source", "pointer", "message"),
 )
 TOOL_ROW = _object(
     {
@@ -74,7 +83,7 @@ TOOL_ROW = _object(
         "registered": {"type": "boolean"},
         "measured": {"type": "boolean", "description": "false: registered before the agent loaded, calls only counted"},
         "counted": COUNT,
-        "suspicious": {"type": "array", "items": LINT, "description": "the descriptor lint's suspicious findings for this tool"},
+        "suspicious": {"type": "array", "items": LINT, "description": "the descriptor lint's security findings (high or suspicious) for this tool"},
     },
     ("tool", "calls", "errors", "p50Ms", "p95Ms", "totalBytes", "estTokens", "schemaBytes", "registered", "suspicious"),
 )

@@ -82,7 +82,7 @@ def test_get_session_has_a_row_per_tool_lint_on_its_tool_and_the_calls_in_flight
     assert rows["never_called"]["calls"] == 0 and rows["never_called"]["p50Ms"] is None and rows["never_called"]["registered"]
     assert rows["search_products"]["suspicious"] == [] and rows["never_called"]["suspicious"] == []
     codes = {f["code"] for f in rows["poison_tool"]["suspicious"]}
-    assert "model-instruction" in codes and all(f["pointer"].startswith("/description") for f in rows["poison_tool"]["suspicious"])
+    assert "prompt-injection" in codes and all(f["pointer"].startswith("/description") for f in rows["poison_tool"]["suspicious"])
     assert structured["inflight"] == [{"seq": 5, "tool": "search_products", "runningMs": 60.0, "cancelled": False}]
     assert "1 in flight" in text and "1 tools with suspicious lint findings" in text
 
