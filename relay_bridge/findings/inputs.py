@@ -16,8 +16,8 @@ from typing import Any, Protocol
 
 import msgspec
 
-from relay_bridge.lanes.footprint.breakdown import breakdown
-from relay_bridge.lanes.footprint.canonical import canonical_bytes
+from relay_bridge.core.breakdown import breakdown
+from relay_bridge.core.canonical import canonical_bytes
 
 
 class ImageFacts(Protocol):
@@ -104,7 +104,7 @@ class SpanInput(Protocol):
 class Weights:
     """What a descriptor weighs, measured once per distinct descriptor (footprint's measures)."""
 
-    canonical: bytes  # the canonical definition (relay_bridge.lanes.footprint.canonical): what duplicates compare
+    canonical: bytes  # the canonical definition (relay_bridge.core.canonical): what duplicates compare
     description_bytes: int  # UTF-8 bytes of the tool's own description
     enum_bytes: int  # footprint's breakdown part `enums`
 

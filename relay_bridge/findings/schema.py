@@ -11,7 +11,7 @@
   over ENUM_MAX_BYTES in one tool. Saving: ceil((bytes - ENUM_MAX_BYTES) / 4) tokens per conversation.
   A tool reported unused is not reported again for its description or enums (its whole definition is counted).
 - `schema.similar`: two tools of one session whose descriptions footprint finds similar (Jaccard >= 0.8 over
-  word sets: relay_bridge.lanes.footprint.similarity): merging them saves the smaller definition, ceil(bytes / 4)
+  word sets: relay_bridge.core.similarity): merging them saves the smaller definition, ceil(bytes / 4)
   tokens per conversation (canonical bytes, footprint's measure).
 - `schema.diverged`: one tool name registered with different definitions in different sessions (footprint's
   "same name, different definition"): no token saving is computed (each conversation sees one page's tools); it
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from relay_bridge.core.canonical import utf16_key
+from relay_bridge.core.limits import LIMITS
+from relay_bridge.core.similarity import SAME_NAME, SIMILAR, Entry, find_pairs
 from relay_bridge.findings.inputs import SessionInput, SpanInput
 from relay_bridge.findings.model import Finding, Saving, tokens
-from relay_bridge.lanes.footprint.canonical import utf16_key
-from relay_bridge.lanes.footprint.limits import LIMITS
-from relay_bridge.lanes.footprint.similarity import SAME_NAME, SIMILAR, Entry, find_pairs
 
 MIN_CALLS = 10
 DESCRIPTION_MAX_BYTES = 1024
@@ -84,7 +84,7 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
 
 
 def find_duplicates(sessions: Sequence[SessionInput]) -> list[Finding]:
-    """Footprint's pair search (relay_bridge.lanes.footprint.similarity.find_pairs) over every session's registered tools.
+    """Footprint's pair search (relay_bridge.core.similarity.find_pairs) over every session's registered tools.
     It pairs tools of different servers only, so each tool is its own server there: a pair inside one session is
     then a pair too. Entries go in footprint's fixed (server, name) order, so the same input gives the same pairs."""
     entries: list[Entry] = []

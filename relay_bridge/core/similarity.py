@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from relay_bridge.lanes.footprint.limits import LIMITS, Limits
+from relay_bridge.core.limits import LIMITS, Limits
 
 EXACT = "exact match"
 SAME_NAME = "same name, different definition"
