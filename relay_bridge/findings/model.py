@@ -36,7 +36,7 @@ class Saving(msgspec.Struct, frozen=True, omit_defaults=True):
 
 class Finding(msgspec.Struct, frozen=True):
     rule: str  # e.g. "images.reencode": the rule's id (docs/diagnosis.md lists each with its formula)
-    session: str  # the session id
+    session: str  # the session id; "" for a finding drawn from several sessions (then `sessions` names them all)
     tools: tuple[str, ...]  # the tool(s) it is about; empty for a session-wide verdict
     evidence: dict[str, Number]  # numbers only: never page text
     do: str  # one line: what to change (our words; no page text)
@@ -44,6 +44,14 @@ class Finding(msgspec.Struct, frozen=True):
     # Identifiers from the tool's own descriptor (a JSON Schema keyword and a pointer into its inputSchema), never
     # a body: where a schema finding is.
     at: dict[str, str] = {}
+    # A cross-session finding: every session it draws on and their origins (sorted), so it is shown under those
+    # and no other. Empty for a finding about one session.
+    sessions: tuple[str, ...] = ()
+    origins: tuple[str, ...] = ()
+
+    def about(self, session: str) -> bool:
+        """Whether the finding draws on `session` (shown under it)."""
+        return session == self.session or session in self.sessions
 
 
 def rank_key(f: Finding) -> tuple[int, float, str, str, tuple[str, ...]]:

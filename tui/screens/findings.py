@@ -1,13 +1,17 @@
 """Findings (issue 35): what to fix first, ranked by what each fix saves, over every session, live.
 
-The rules are relay_bridge.findings (pure; formulas in docs/diagnosis.md). This view diagnoses again only when
-what the rules read has moved (relay_bridge.findings.inputs.signature, checked on the app's coalesced change
-notices, at most 4 times a second), and looks for duplicated definitions (footprint's pair search, O(catalog))
-only when the registered tools changed. Cost (tests/bench/test_findings_cost.py): a few ms a session of 500
-spans. Tool names and origins are page text: shown through sanitize.inert.
+The rules are relay_bridge.findings (pure; formulas in docs/diagnosis.md). This view diagnoses again only the
+sessions whose inputs moved (relay_bridge.findings.inputs.signature, O(1) a session, checked on the app's
+coalesced change notices, at most 4 times a second), and runs the cross-tool analysis (bounded and shared fairly
+between origins: relay_bridge.findings.schema.catalog) only when registered tools changed. On the loop it only
+takes immutable snapshots of the sessions that moved; when they hold more than INLINE_TOOLS tools the rules run
+in a worker thread, so no page's catalog holds the screen or another page's acks (tests/bench/
+test_findings_flood.py). Tool names and origins are page text: shown through sanitize.inert.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,18 +20,27 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
 from relay_bridge.core.units import fmt_bytes, fmt_count
-from relay_bridge.findings import Finding, diagnose, from_session, ranked, total_tokens
+from relay_bridge.findings import Finding, SessionInput, diagnose, from_session, ranked, total_tokens
 from relay_bridge.findings.images import MAX_SIDE, PIXELS_PER_TOKEN, QUALITY
-from relay_bridge.findings.inputs import signature
-from relay_bridge.findings.schema import find_duplicates
+from relay_bridge.findings.inputs import signature, tools_signature
+from relay_bridge.findings.schema import Catalog, catalog
 from relay_bridge.findings.text import evidence_text, saving_text, short_saving
 from tui.model.changes import Changes
 from tui.model.sanitize import inert
 from tui.screens.live import LiveView
-from tui.screens.schemas import catalog_signature
 from tui.widgets import tables
 
 MIN_DO_WIDTH = 16  # the table's "what to do" column takes the width left; the detail below has the whole line
+# Up to this many tools to diagnose (in the sessions that moved) the rules run on the loop (a few ms, and the view
+# shows them at once); beyond it, in a worker thread, the view saying so meanwhile.
+INLINE_TOOLS = 512
+
+
+def _diagnose(changed: list[SessionInput], everyone: list[SessionInput] | None) -> tuple[dict[str, list[Finding]], Catalog | None]:
+    """Pure and thread-safe (immutable snapshots in): the changed sessions' own findings, and the cross-tool
+    analysis of every session when `everyone` is given."""
+    own = {s.id: diagnose([s], duplicates=False) for s in changed}
+    return own, catalog(everyone) if everyone is not None else None
 
 
 class FindingsScreen(LiveView[None]):
@@ -41,11 +54,18 @@ class FindingsScreen(LiveView[None]):
 
     def __init__(self) -> None:
         super().__init__()
-        self._sig: tuple | None = None
         self.findings: list[Finding] = []
         self._origins: dict[str, str] = {}
-        self._catalog: tuple | None = None  # the registered tools the duplicates below were found in
-        self._duplicates: list[Finding] = []
+        self._layout: bool | None = None
+        # per session: its signature, the snapshot taken then, its registered tools' signature, its own findings
+        self._sigs: dict[str, tuple] = {}
+        self._inputs: dict[str, SessionInput] = {}
+        self._tool_sigs: dict[str, tuple] = {}
+        self._own: dict[str, list[Finding]] = {}
+        self._catalog: Catalog | None = None
+        self._busy = False  # a worker thread is diagnosing
+        self._again = False  # something moved while it did: diagnose again when it is done
+        self.pending = False  # the view shows earlier findings (or none yet) while the worker runs
 
     def compose(self) -> ComposeResult:
         yield Static(id="title")
@@ -68,22 +88,61 @@ class FindingsScreen(LiveView[None]):
         return bool(getattr(self.app, "compact", False))
 
     def refresh_view(self) -> None:
-        sessions = list(self.app.view_store.sessions.values())
-        sig = (tuple(signature(s) for s in sessions), self.compact)
-        if sig == self._sig:
+        if self._busy:
+            self._again = True
             return
-        self._sig = sig
+        sessions = list(self.app.view_store.sessions.values())
+        changed: list[SessionInput] = []
+        catalog_moved = set(self._inputs) != {s.id for s in sessions}
+        for s in sessions:
+            sig = signature(s)
+            if self._sigs.get(s.id) == sig:
+                continue
+            self._sigs[s.id] = sig
+            snap = from_session(s)  # immutable: safe to diagnose off the loop
+            self._inputs[s.id] = snap
+            changed.append(snap)
+            tools = tools_signature(s)
+            if self._tool_sigs.get(s.id) != tools:
+                self._tool_sigs[s.id] = tools
+                catalog_moved = True
+        for gone in set(self._inputs) - {s.id for s in sessions}:
+            for held in (self._sigs, self._inputs, self._tool_sigs, self._own):
+                held.pop(gone, None)
         self._origins = {s.id: s.info.origin for s in sessions}
-        inputs = [from_session(s) for s in sessions]
-        # Footprint's pair search is O(catalog): run again only when the registered tools changed, not per span.
-        catalog = catalog_signature(self.app.view_store)
-        if catalog != self._catalog:
-            self._catalog, self._duplicates = catalog, find_duplicates(inputs)
-        self.findings = ranked(diagnose(inputs, duplicates=False) + self._duplicates)
+        if not changed and not catalog_moved and self._layout == self.compact:
+            return
+        everyone = list(self._inputs.values()) if catalog_moved or self._catalog is None else None
+        work = sum(len(s.tools) for s in changed) + (sum(len(s.tools) for s in everyone) if everyone else 0)
+        if work <= INLINE_TOOLS:
+            self._show(*_diagnose(changed, everyone))
+            return
+        self._busy = self.pending = True
+        self._show_summary(len(self._inputs))
+        self.run_worker(self._off_loop(changed, everyone), group="findings")
+
+    async def _off_loop(self, changed: list[SessionInput], everyone: list[SessionInput] | None) -> None:
+        try:
+            own, found = await asyncio.to_thread(_diagnose, changed, everyone)
+        finally:
+            self._busy = False
+        self.pending = False
+        self._show(own, found)
+        if self._again:
+            self._again = False
+            self.refresh_view()
+
+    def _show(self, own: dict[str, list[Finding]], found: Catalog | None) -> None:
+        self._own.update(own)
+        if found is not None:
+            self._catalog = found
+        self._layout = self.compact
+        cross = [f for f in self._catalog.findings if all(sid in self._inputs for sid in f.sessions)] if self._catalog else []
+        self.findings = ranked([f for sid in self._inputs for f in self._own.get(sid, [])] + cross)
         title = Text("findings  ")
         title.append("(esc: back)" if self.compact else "what to fix first, ranked by what each fix saves (esc: back)", style="dim")
         self.query_one("#title", Static).update(title)
-        self._show_summary(len(sessions))
+        self._show_summary(len(self._inputs))
         self._show_table()
         self._show_detail()
 
@@ -91,11 +150,21 @@ class FindingsScreen(LiveView[None]):
         palette = self.app.palette
         out = Text()
         n = len(self.findings)
+        if self.pending:
+            tools = sum(len(s.tools) for s in self._inputs.values())
+            out.append(f"diagnosing {sessions} sessions ({fmt_count(tools)} tools) off the screen's path… ", style=palette.style("muted"))
         if not n:
             out.append(f"no findings in {sessions} session{'s' if sessions != 1 else ''} yet", style=palette.style("muted"))
         else:
             out.append(f"{n} finding{'s' if n != 1 else ''} in {sessions} session{'s' if sessions != 1 else ''}")
             out.append(f" · together ~{fmt_count(total_tokens(self.findings))} tok", style=palette.style("slow"))
+        cover = self._catalog.coverage if self._catalog is not None else None
+        if cover is not None and not cover["complete"]:
+            out.append(
+                f"\nduplicates: compared {fmt_count(cover['compared'])} of {fmt_count(cover['tools'])} tool definitions "
+                f"(at most {fmt_count(cover['limits']['tools'])}, shared between origins)",
+                style=palette.style("muted"),
+            )
         if not self.compact:
             out.append(
                 f"\ntokens: ceil(bytes / 4); images ranked by that byte rule, with ceil(w x h / {PIXELS_PER_TOKEN}) "
@@ -125,7 +194,7 @@ class FindingsScreen(LiveView[None]):
                 cells.append(Text(f.rule))
             cells.append(tool)
             if layout == "full":
-                cells.append(Text(f.session))
+                cells.append(Text(f.session or f"{len(f.sessions)} sessions"))
             rows.append((cells, str(n)))
         # what is left of the width goes to "what to do" (cells are padded by one column each side)
         used = sum(
@@ -159,8 +228,13 @@ class FindingsScreen(LiveView[None]):
             out.append(f.rule, style="bold")
             out.append("  ")
             out.append_text(inert(" + ".join(f.tools), limit=80) if f.tools else Text("the whole session"))
-            out.append(f"  {f.session} ")
-            out.append_text(inert(self._origins.get(f.session, ""), limit=60))
+            if f.sessions:  # drawn from several sessions: every one of them, with its origin
+                for sid in f.sessions:
+                    out.append(f"\n  {sid} ")
+                    out.append_text(inert(self._origins.get(sid, ""), limit=60))
+            else:
+                out.append(f"  {f.session} ")
+                out.append_text(inert(self._origins.get(f.session, ""), limit=60))
             out.append("\n")
             out.append(f.do)
             out.append("\nsaves ", style="bold")

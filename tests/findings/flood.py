@@ -1,0 +1,41 @@
+"""The flood of issue 48: four origins (a page and three iframes of its own domains) x 16 sessions, each registering
+the same 1,024 tool names with slightly different definitions, every byte inside the per-origin shares.
+
+Shared by the adversary test (what load cannot flip) and the benchmark (times beside a control)."""
+
+from __future__ import annotations
+
+from relay_bridge.core import synth
+from relay_bridge.core.store import Store
+from tests.frames import frame
+
+ORIGINS = ("https://shop.example", "https://cdn-a.example", "https://cdn-b.example", "https://cdn-c.example")
+SESSIONS_PER_ORIGIN = 16
+TOOLS = 1024
+WORDS = "search the catalog for items that match the query and return their names prices and stock".split()
+
+
+def flood_sid(origin: int, n: int) -> str:
+    return f"{0xF1000000 + origin * 256 + n:08x}"
+
+
+def definition(origin: int, n: int, i: int) -> dict[str, object]:
+    """Tool i of session n of origin `origin`: one word of its description and one bound differ per session."""
+    words = [*WORDS, f"v{origin}x{n}", f"t{i}"]
+    schema = {"type": "object", "properties": {"q": {"type": "string", "maxLength": 64 + n}, "limit": {"type": "integer", "minimum": origin}}}
+    return {"description": " ".join(words), "schema": schema}
+
+
+def flood_store(origins: int = len(ORIGINS), sessions: int = SESSIONS_PER_ORIGIN, tools: int = TOOLS) -> Store:
+    store = Store()
+    conn = 0
+    for o in range(origins):
+        for n in range(sessions):
+            conn += 1
+            sid = flood_sid(o, n)
+            store.connect(conn, ORIGINS[o])
+            store.apply(conn, frame(synth.hello(sid, ORIGINS[o], context="top" if o == 0 else "iframe")))
+            for i in range(tools):
+                d = definition(o, n, i)
+                store.apply(conn, frame(synth.tool(sid, f"tool_{i:04d}", 1.0 + i, description=str(d["description"]), schema=d["schema"])))  # type: ignore[arg-type]
+    return store
