@@ -116,6 +116,27 @@ def read_steps(path: Path) -> list[Step]:
     return steps
 
 
+def read_document(path: Path) -> dict[str, Any] | None:
+    """The file as one JSON document with a `format` (a capture, a report, any wmcp-top output), read under the
+    capture's caps (size, nesting); None when it is a session log or no such document (then read it as a log:
+    `read_steps`, a line at a time, each line capped). What `diagnose` reads first, the way replay does."""
+    try:
+        with path.open("rb") as fh:
+            first = fh.readline(MAX_LINE_BYTES + 1)
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ReplayError(f"cannot read {path}: {exc.strerror}") from None
+    return None if _is_log_line(first) else _capture_doc(path, size)
+
+
+def capture_steps(path: Path, doc: dict[str, Any]) -> list[Step]:
+    """The steps of a capture document already read (`read_document`)."""
+    try:
+        return list(_capture_steps(path, doc))
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+        raise ReplayError(f"{path}: not a wmcp-top capture ({type(exc).__name__}: {str(exc)[:80]})") from None
+
+
 def _is_log_line(line: bytes) -> bool:
     try:
         _line_decoder.decode(line.strip())

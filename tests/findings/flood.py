@@ -12,7 +12,7 @@ from tests.frames import frame
 ORIGINS = ("https://shop.example", "https://cdn-a.example", "https://cdn-b.example", "https://cdn-c.example")
 SESSIONS_PER_ORIGIN = 16
 TOOLS = 1024
-WORDS = "search the catalog for items that match the query and return their names prices and stock".split()
+WORDS = ["search", "the", "catalog", "for", "items", "that", "match", "the", "query", "and", "return", "their", "names", "prices", "and", "stock"]
 
 
 def flood_sid(origin: int, n: int) -> str:
