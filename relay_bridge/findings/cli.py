@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -31,12 +32,13 @@ from relay_bridge.findings.text import evidence_text, saving_text, subject
 # is replayed as the one-session capture it would be part of.
 from relay_bridge.relay.replay import (
     ReplayError,
+    Step,
     StepClock,
+    apply_step,
     capture_steps,
     close_all,
-    load_store,
+    iter_steps,
     read_document,
-    replay_into,
 )
 
 COMMAND = "diagnose"
@@ -136,10 +138,12 @@ class Loaded(NamedTuple):
     not_run: tuple[tuple[str, str], ...] = ()  # rules that could not run, and why
 
 
-def _replayed(path: Path, steps: list[Any]) -> Store:
+def _replayed(path: Path, steps: Iterable[Step]) -> Store:
+    """A store rebuilt a step at a time (never a list of the file's frames)."""
     store = Store(clock=StepClock())
     try:
-        replay_into(store, steps)
+        for step in steps:
+            apply_step(store, step)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:  # the right format, wrongly shaped
         raise UsageError(f"{path}: not a readable report, capture or session log ({type(exc).__name__})") from None
     close_all(store)
@@ -167,7 +171,7 @@ def load(path: Path) -> Loaded:
     try:
         doc = read_document(path)
         if doc is None:
-            return Loaded(list(load_store(path).sessions.values()), "log")
+            return Loaded(list(_replayed(path, iter_steps(path)).sessions.values()), "log")
         fmt = doc.get("format")
         if fmt == CAPTURE_FORMAT:
             return Loaded(list(_replayed(path, capture_steps(path, doc)).sessions.values()), "capture")

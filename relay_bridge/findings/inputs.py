@@ -120,10 +120,12 @@ class Weights:
     enum_bytes: int  # footprint's breakdown part `enums`
 
 
-def weigh(descriptor: dict[str, Any]) -> Weights | None:
+def weigh(descriptor: dict[str, Any], enums_in: bool = True) -> Weights | None:
+    """`enums_in` False: the text has no enum or const member, so footprint's breakdown (most of the cost) is
+    skipped and the enum part is 0."""
     try:
         canon = canonical_bytes(descriptor)
-        enums = breakdown(descriptor, len(canon))["enums"]
+        enums = breakdown(descriptor, len(canon))["enums"] if enums_in else 0
     except (TypeError, ValueError, RecursionError):  # not a definition footprint can measure
         return None
     desc = descriptor.get("description")
@@ -172,7 +174,9 @@ def parse_descriptor(raw: bytes) -> dict[str, Any] | None:
 
 def _weigh_raw(raw: bytes) -> Weights | None:
     value = parse_descriptor(raw)
-    return weigh(value) if value is not None else None
+    # The agent writes descriptors with JSON.stringify, which never escapes a letter: a text without the two keys
+    # spelled plainly holds neither (a page that escapes them only hides its own schema.enums finding).
+    return weigh(value, b'"enum"' in raw or b'"const"' in raw) if value is not None else None
 
 
 def _words_raw(raw: bytes) -> frozenset[str]:

@@ -5,6 +5,9 @@ Shared by the adversary test (what load cannot flip) and the benchmark (times be
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from relay_bridge.core import synth
 from relay_bridge.core.store import Store
 from tests.frames import frame
@@ -26,16 +29,30 @@ def definition(origin: int, n: int, i: int) -> dict[str, object]:
     return {"description": " ".join(words), "schema": schema}
 
 
-def flood_store(origins: int = len(ORIGINS), sessions: int = SESSIONS_PER_ORIGIN, tools: int = TOOLS) -> Store:
-    store = Store()
+def flood_frames(origins: int = len(ORIGINS), sessions: int = SESSIONS_PER_ORIGIN, tools: int = TOOLS) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(connection, origin, frame): one socket a session, as a page and its iframes open them."""
     conn = 0
     for o in range(origins):
         for n in range(sessions):
             conn += 1
             sid = flood_sid(o, n)
-            store.connect(conn, ORIGINS[o])
-            store.apply(conn, frame(synth.hello(sid, ORIGINS[o], context="top" if o == 0 else "iframe")))
+            yield conn, ORIGINS[o], synth.hello(sid, ORIGINS[o], context="top" if o == 0 else "iframe")
             for i in range(tools):
                 d = definition(o, n, i)
-                store.apply(conn, frame(synth.tool(sid, f"tool_{i:04d}", 1.0 + i, description=str(d["description"]), schema=d["schema"])))  # type: ignore[arg-type]
+                yield conn, ORIGINS[o], synth.tool(sid, f"tool_{i:04d}", 1.0 + i, description=str(d["description"]), schema=d["schema"])  # type: ignore[arg-type]
+
+
+def flood_into(store: Store, first_conn: int = 1000, **size: int) -> None:
+    """Apply the flood to a store (connections from `first_conn`, clear of a live relay's own)."""
+    seen: set[int] = set()
+    for conn, origin, f in flood_frames(**size):
+        if conn not in seen:
+            seen.add(conn)
+            store.connect(first_conn + conn, origin)
+        store.apply(first_conn + conn, frame(f))
+
+
+def flood_store(**size: int) -> Store:
+    store = Store()
+    flood_into(store, **size)
     return store

@@ -24,11 +24,13 @@ from tui.feed import demo_store
 
 SHOP = "3f2a9c01"  # the demo's session with the image finding
 # Runs the command as `wmcp-top` does and writes its peak RSS (KiB) beside, so stderr stays the command's own.
+# VmHWM, not getrusage's ru_maxrss: Linux carries that across exec, so it would be the parent's (the test's) peak.
 RSS_RUNNER = (
-    "import resource, sys\n"
+    "import re, sys\n"
     "from tui.cli import main\n"
     "code = main(sys.argv[2:])\n"
-    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+    "hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
+    "open(sys.argv[1], 'w').write(hwm)\n"
     "sys.exit(code)\n"
 )
 

@@ -12,6 +12,7 @@ test_findings_flood.py). Tool names and origins are page text: shown through san
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -34,6 +35,7 @@ MIN_DO_WIDTH = 16  # the table's "what to do" column takes the width left; the d
 # Up to this many tools to diagnose (in the sessions that moved) the rules run on the loop (a few ms, and the view
 # shows them at once); beyond it, in a worker thread, the view saying so meanwhile.
 INLINE_TOOLS = 512
+SLICE_TOOLS = 4096  # tools snapshot a turn of the loop (about 3 ms) when the work goes off the loop
 
 
 def _diagnose(changed: list[SessionInput], everyone: list[SessionInput] | None) -> tuple[dict[str, list[Finding]], Catalog | None]:
@@ -92,42 +94,65 @@ class FindingsScreen(LiveView[None]):
             self._again = True
             return
         sessions = list(self.app.view_store.sessions.values())
-        changed: list[SessionInput] = []
-        catalog_moved = set(self._inputs) != {s.id for s in sessions}
-        for s in sessions:
-            sig = signature(s)
-            if self._sigs.get(s.id) == sig:
-                continue
-            self._sigs[s.id] = sig
-            snap = from_session(s)  # immutable: safe to diagnose off the loop
-            self._inputs[s.id] = snap
-            changed.append(snap)
-            tools = tools_signature(s)
-            if self._tool_sigs.get(s.id) != tools:
-                self._tool_sigs[s.id] = tools
-                catalog_moved = True
-        for gone in set(self._inputs) - {s.id for s in sessions}:
-            for held in (self._sigs, self._inputs, self._tool_sigs, self._own):
-                held.pop(gone, None)
-        self._origins = {s.id: s.info.origin for s in sessions}
-        if not changed and not catalog_moved and self._layout == self.compact:
-            return
-        everyone = list(self._inputs.values()) if catalog_moved or self._catalog is None else None
-        work = sum(len(s.tools) for s in changed) + (sum(len(s.tools) for s in everyone) if everyone else 0)
-        if work <= INLINE_TOOLS:
-            self._show(*_diagnose(changed, everyone))
+        if sum(len(s.tools) for s in sessions) <= INLINE_TOOLS:  # small: all of it now, shown at once
+            moved = [self._take(s) for s in sessions]
+            changed, everyone = self._forget_and_plan(sessions, moved)
+            if changed is not None:
+                self._show(*_diagnose(changed, everyone))
             return
         self._busy = self.pending = True
         self._show_summary(len(self._inputs))
-        self.run_worker(self._off_loop(changed, everyone), group="findings")
+        self.run_worker(self._off_loop(sessions), group="findings")
 
-    async def _off_loop(self, changed: list[SessionInput], everyone: list[SessionInput] | None) -> None:
+    def _take(self, s: Any) -> tuple[SessionInput | None, bool]:
+        """A session's snapshot when its inputs moved (else None), and whether its registered tools did."""
+        sig = signature(s)
+        if self._sigs.get(s.id) == sig:
+            return None, False
+        self._sigs[s.id] = sig
+        snap = from_session(s)  # immutable: safe to diagnose off the loop
+        self._inputs[s.id] = snap
+        tools = tools_signature(s)
+        if self._tool_sigs.get(s.id) == tools:
+            return snap, False
+        self._tool_sigs[s.id] = tools
+        return snap, True
+
+    def _forget_and_plan(
+        self, sessions: list[Any], moved: list[tuple[SessionInput | None, bool]]
+    ) -> tuple[list[SessionInput] | None, list[SessionInput] | None]:
+        """What to diagnose: the changed sessions (None: nothing moved) and, when the catalog moved, every session."""
+        ids = {s.id for s in sessions}
+        gone = set(self._inputs) - ids
+        for sid in gone:
+            for held in (self._sigs, self._inputs, self._tool_sigs, self._own):
+                held.pop(sid, None)
+        self._origins = {s.id: s.info.origin for s in sessions}
+        changed = [snap for snap, _ in moved if snap is not None]
+        catalog_moved = bool(gone) or any(tools for _, tools in moved) or self._catalog is None
+        if not changed and not catalog_moved and self._layout == self.compact:
+            return None, None
+        return changed, list(self._inputs.values()) if catalog_moved else None
+
+    async def _off_loop(self, sessions: list[Any]) -> None:
+        """Snapshots a slice of SLICE_TOOLS tools a turn of the loop (so no turn is held long), then the rules in a
+        worker thread."""
         try:
-            own, found = await asyncio.to_thread(_diagnose, changed, everyone)
+            moved, done = [], 0
+            for s in sessions:
+                moved.append(self._take(s))
+                done += len(s.tools) if moved[-1][0] is not None else 0
+                if done >= SLICE_TOOLS:
+                    done = 0
+                    await asyncio.sleep(0)
+            changed, everyone = self._forget_and_plan(sessions, moved)
+            found = await asyncio.to_thread(_diagnose, changed, everyone) if changed is not None else None
         finally:
-            self._busy = False
-        self.pending = False
-        self._show(own, found)
+            self._busy = self.pending = False
+        if found is not None:
+            self._show(*found)
+        else:
+            self._show_summary(len(self._inputs))
         if self._again:
             self._again = False
             self.refresh_view()
