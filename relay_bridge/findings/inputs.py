@@ -20,7 +20,7 @@ import msgspec
 
 from relay_bridge.core import budget
 from relay_bridge.core.breakdown import breakdown
-from relay_bridge.core.canonical import canonical_bytes
+from relay_bridge.core.canonical import canonical_bytes, canonical_from_text
 from relay_bridge.core.limits import LIMITS
 from relay_bridge.core.similarity import words
 
@@ -120,11 +120,11 @@ class Weights:
     enum_bytes: int  # footprint's breakdown part `enums`
 
 
-def weigh(descriptor: dict[str, Any], enums_in: bool = True) -> Weights | None:
+def weigh(descriptor: dict[str, Any], enums_in: bool = True, raw: bytes | None = None) -> Weights | None:
     """`enums_in` False: the text has no enum or const member, so footprint's breakdown (most of the cost) is
-    skipped and the enum part is 0."""
+    skipped and the enum part is 0. `raw`: the text the descriptor was parsed from (canonical at C speed)."""
     try:
-        canon = canonical_bytes(descriptor)
+        canon = canonical_from_text(raw, descriptor) if raw is not None else canonical_bytes(descriptor)
         enums = breakdown(descriptor, len(canon))["enums"] if enums_in else 0
     except (TypeError, ValueError, RecursionError):  # not a definition footprint can measure
         return None
@@ -176,7 +176,7 @@ def _weigh_raw(raw: bytes) -> Weights | None:
     value = parse_descriptor(raw)
     # The agent writes descriptors with JSON.stringify, which never escapes a letter: a text without the two keys
     # spelled plainly holds neither (a page that escapes them only hides its own schema.enums finding).
-    return weigh(value, b'"enum"' in raw or b'"const"' in raw) if value is not None else None
+    return weigh(value, b'"enum"' in raw or b'"const"' in raw, raw) if value is not None else None
 
 
 def _words_raw(raw: bytes) -> frozenset[str]:
