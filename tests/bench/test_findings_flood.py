@@ -5,7 +5,7 @@ domains) x 15 sessions register the same 1,024 tool names with slightly differen
 relay holds 64 live sessions, and the pages measured beside it need theirs). `wmcp-top` runs as its own process
 on a real pseudo-terminal (tests/bench/procs.py); a well-behaved agent of another origin
 (tests/bench/hostile_load.py `good`: 20 spans every 50 ms) runs meanwhile, and this test opens the findings view
-(`f`) and leaves it (escape) again and again. Figures per row: `f` to the view painted (its title seen on the
+(`f`) and leaves it (escape) again and again. Figures per row: `f` to the view painted (its footer seen on the
 terminal), the agent's ack p95, the dashboard's peak RSS (VmHWM). Then `wmcp-top relay --report-on-exit DIR`
 under the full flood (4 x 16): the time from SIGINT to exit and its peak RSS, and `wmcp-top diagnose` on that
 relay's session log: time and peak RSS.
@@ -46,7 +46,9 @@ OPEN_MS = 300.0
 OVER_CONTROL_MS = 50.0
 RSS_MB = 300.0
 EXIT_SECONDS = 10.0
-TITLE = b"ranked by what each fix saves"  # the findings view's title, as the terminal receives it
+# The findings view's footer names its `Back` key (the dashboard's does not): drawn last, it is what the terminal
+# reader keeps of a frame (tests/bench/procs.py holds the last 8 KB), so it says the whole view was painted.
+PAINTED = b"Back"
 
 
 def _flood(url: str, sessions: int, ready: Path) -> subprocess.Popen[str]:
@@ -70,11 +72,11 @@ def _stop(flood: subprocess.Popen[str]) -> dict[str, Any]:
 
 
 def _open_view(app: procs.Wmcp, deadline_s: float = 60.0) -> float:
-    """Press `f`; ms until the findings view's title reached the terminal. Then escape back."""
+    """Press `f`; ms until the findings view was painted on the terminal. Then escape back."""
     del app.output[:]
     start = time.monotonic()
     app.key(b"f")
-    while TITLE not in bytes(app.output):
+    while PAINTED not in bytes(app.output):
         assert time.monotonic() - start < deadline_s, "the findings view never painted"
         time.sleep(0.002)  # polling the terminal's output, not standing in for it
     took = (time.monotonic() - start) * 1000
@@ -131,7 +133,8 @@ def test_the_f_view_and_other_pages_acks_under_the_flood_beside_a_control(tmp_pa
         )
     control, flood = rows["control"], rows["flood"]
     assert flood["flood"]["sent"]["frames"] == 4 * (SESSIONS_PER_ORIGIN - 1) * 1025
-    assert not set(flood["flood"]["replies"]) - {"welcome", "ack"}, f"the flood was refused: {flood['flood']['replies']}"
+    # Refused only by the relay's memory caps (`limit`: the origin's share is full), never by its rate caps.
+    assert not set(flood["flood"]["replies"]) - {"welcome", "ack", "limit"}, f"the flood was refused: {flood['flood']['replies']}"
     for kind, row in rows.items():
         good = row["good"]
         assert good["good_batches"] > 0 and good["good_spans"] == 20 * good["good_batches"], f"{kind}: every batch acked"
