@@ -163,3 +163,34 @@ async def test_the_f_view_opens_before_the_floods_rules_have_run(tmp_path: Path,
         await until(pilot, lambda: not screen.pending, timeout=120, what="the findings")
         assert any(f.rule == "schema.diverged" for f in screen.findings)
         await page.close()
+
+
+async def test_leaving_the_view_while_its_rules_run_is_safe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Escape while the worker thread diagnoses the flood: its result arrives for a view that is gone, and the
+    dashboard goes on (a view being taken down shows nothing: the benchmark's presses once ended the app with
+    `No nodes match '#title'`)."""
+    from tui.screens import findings as view
+
+    held, done = threading.Event(), threading.Event()
+    rules = view._diagnose
+
+    def spy(*args: Any) -> Any:
+        assert held.wait(60), "never released"
+        try:
+            return rules(*args)
+        finally:
+            done.set()
+
+    monkeypatch.setattr(view, "_diagnose", spy)
+    app = live_app(tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        flood_into(app.store, sessions=2, tools=300)
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, FindingsScreen) and app.screen.pending, timeout=60, what="the rules under way")  # type: ignore[attr-defined]  # narrowed by the isinstance
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, FindingsScreen), timeout=30, what="back on the dashboard")
+        held.set()
+        await until(pilot, done.is_set, timeout=60, what="the rules done")
+        await pilot.press("f")  # the app still answers, and opens the view again
+        await until(pilot, lambda: isinstance(app.screen, FindingsScreen), timeout=30, what="the view again")
+        assert app.is_running

@@ -157,11 +157,17 @@ class FindingsScreen(LiveView[None]):
             self._again = False
             self.refresh_view()
 
+    def _leaving(self) -> bool:
+        """Whether the view is being taken down (escape pressed while the worker ran): nothing left to show."""
+        return not self.is_attached or not self.query("#title")
+
     def _show(self, own: dict[str, list[Finding]], found: Catalog | None) -> None:
         self._own.update(own)
         if found is not None:
             self._catalog = found
         self._layout = self.compact
+        if self._leaving():
+            return
         cross = [f for f in self._catalog.findings if all(sid in self._inputs for sid in f.sessions)] if self._catalog else []
         self.findings = ranked([f for sid in self._inputs for f in self._own.get(sid, [])] + cross)
         title = Text("findings  ")
@@ -172,6 +178,8 @@ class FindingsScreen(LiveView[None]):
         self._show_detail()
 
     def _show_summary(self, sessions: int) -> None:
+        if self._leaving():
+            return
         palette = self.app.palette
         out = Text()
         n = len(self.findings)
