@@ -12,7 +12,8 @@ test_findings_flood.py). Tool names and origins are page text: shown through san
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import weakref
+from typing import Any, NamedTuple
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -45,6 +46,31 @@ def _diagnose(changed: list[SessionInput], everyone: list[SessionInput] | None) 
     return own, catalog(everyone) if everyone is not None else None
 
 
+class Diagnosed:
+    """What the view has worked out, kept across its openings (one per app), so pressing `f` again diagnoses only
+    what moved since. Per session: its signature, the snapshot taken then, its registered tools' signature, its
+    own findings; and the last cross-tool analysis. Written only when results are shown: a view left while its
+    worker ran leaves nothing half-done."""
+
+    def __init__(self) -> None:
+        self.sigs: dict[str, tuple] = {}
+        self.inputs: dict[str, SessionInput] = {}
+        self.tool_sigs: dict[str, tuple] = {}
+        self.own: dict[str, list[Finding]] = {}
+        self.catalog: Catalog | None = None
+
+
+_KNOWN: weakref.WeakKeyDictionary[Any, Diagnosed] = weakref.WeakKeyDictionary()
+
+
+class Taken(NamedTuple):
+    sid: str
+    sig: tuple
+    snap: SessionInput
+    tools: tuple  # its registered tools' signature
+    tools_moved: bool
+
+
 class FindingsScreen(LiveView[None]):
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
     DEFAULT_CSS = """
@@ -58,13 +84,8 @@ class FindingsScreen(LiveView[None]):
         super().__init__()
         self.findings: list[Finding] = []
         self._origins: dict[str, str] = {}
-        self._layout: bool | None = None
-        # per session: its signature, the snapshot taken then, its registered tools' signature, its own findings
-        self._sigs: dict[str, tuple] = {}
-        self._inputs: dict[str, SessionInput] = {}
-        self._tool_sigs: dict[str, tuple] = {}
-        self._own: dict[str, list[Finding]] = {}
-        self._catalog: Catalog | None = None
+        self._layout: bool | None = None  # the layout last shown; None: nothing shown yet
+        self._known = Diagnosed()  # replaced on mount by the app's own (kept across openings)
         self._busy = False  # a worker thread is diagnosing
         self._again = False  # something moved while it did: diagnose again when it is done
         self.pending = False  # the view shows earlier findings (or none yet) while the worker runs
@@ -93,66 +114,62 @@ class FindingsScreen(LiveView[None]):
         if self._busy:
             self._again = True
             return
+        self._known = _KNOWN.setdefault(self.app, self._known)
         sessions = list(self.app.view_store.sessions.values())
         if sum(len(s.tools) for s in sessions) <= INLINE_TOOLS:  # small: all of it now, shown at once
-            moved = [self._take(s) for s in sessions]
-            changed, everyone = self._forget_and_plan(sessions, moved)
-            if changed is not None:
-                self._show(*_diagnose(changed, everyone))
+            taken = [t for s in sessions if (t := self._take(s)) is not None]
+            plan = self._plan(sessions, taken)
+            if plan is not None:
+                self._show(taken, plan[2], *_diagnose(plan[0], plan[1]))
             return
         self._busy = self.pending = True
-        self._show_summary(len(self._inputs))
+        self._show_summary(len(sessions))
         self.run_worker(self._off_loop(sessions), group="findings")
 
-    def _take(self, s: Any) -> tuple[SessionInput | None, bool]:
-        """A session's snapshot when its inputs moved (else None), and whether its registered tools did."""
+    def _take(self, s: Any) -> Taken | None:
+        """A session's snapshot when its inputs moved since they were last diagnosed (else None)."""
         sig = signature(s)
-        if self._sigs.get(s.id) == sig:
-            return None, False
-        self._sigs[s.id] = sig
-        snap = from_session(s)  # immutable: safe to diagnose off the loop
-        self._inputs[s.id] = snap
+        if self._known.sigs.get(s.id) == sig:
+            return None
         tools = tools_signature(s)
-        if self._tool_sigs.get(s.id) == tools:
-            return snap, False
-        self._tool_sigs[s.id] = tools
-        return snap, True
+        return Taken(s.id, sig, from_session(s), tools, self._known.tool_sigs.get(s.id) != tools)  # immutable snapshot
 
-    def _forget_and_plan(
-        self, sessions: list[Any], moved: list[tuple[SessionInput | None, bool]]
-    ) -> tuple[list[SessionInput] | None, list[SessionInput] | None]:
-        """What to diagnose: the changed sessions (None: nothing moved) and, when the catalog moved, every session."""
-        ids = {s.id for s in sessions}
-        gone = set(self._inputs) - ids
-        for sid in gone:
-            for held in (self._sigs, self._inputs, self._tool_sigs, self._own):
-                held.pop(sid, None)
+    def _plan(self, sessions: list[Any], taken: list[Taken]) -> tuple[list[SessionInput], list[SessionInput] | None, set[str]] | None:
+        """What to diagnose: the changed sessions, every session when the catalog moved (else None), and the
+        sessions gone; None when nothing moved and the view already shows the rest."""
         self._origins = {s.id: s.info.origin for s in sessions}
-        changed = [snap for snap, _ in moved if snap is not None]
-        catalog_moved = bool(gone) or any(tools for _, tools in moved) or self._catalog is None
-        if not changed and not catalog_moved and self._layout == self.compact:
-            return None, None
-        return changed, list(self._inputs.values()) if catalog_moved else None
+        gone = set(self._known.inputs) - {s.id for s in sessions}
+        known = self._known
+        catalog_moved = bool(gone) or any(t.tools_moved for t in taken) or known.catalog is None
+        if not taken and not catalog_moved and self._layout == self.compact:
+            return None
+        everyone = None
+        if catalog_moved:
+            fresh = {t.sid: t.snap for t in taken}
+            everyone = [fresh.get(s.id) or known.inputs[s.id] for s in sessions if s.id in fresh or s.id in known.inputs]
+        return [t.snap for t in taken], everyone, gone
 
     async def _off_loop(self, sessions: list[Any]) -> None:
         """Snapshots a slice of SLICE_TOOLS tools a turn of the loop (so no turn is held long), then the rules in a
         worker thread."""
         try:
-            moved, done = [], 0
+            taken, done = [], 0
             for s in sessions:
-                moved.append(self._take(s))
-                done += len(s.tools) if moved[-1][0] is not None else 0
+                t = self._take(s)
+                if t is not None:
+                    taken.append(t)
+                    done += len(t.snap.tools)
                 if done >= SLICE_TOOLS:
                     done = 0
                     await asyncio.sleep(0)
-            changed, everyone = self._forget_and_plan(sessions, moved)
-            found = await asyncio.to_thread(_diagnose, changed, everyone) if changed is not None else None
+            plan = self._plan(sessions, taken)
+            found = await asyncio.to_thread(_diagnose, plan[0], plan[1]) if plan is not None else None
         finally:
             self._busy = self.pending = False
-        if found is not None:
-            self._show(*found)
+        if plan is not None and found is not None:
+            self._show(taken, plan[2], *found)
         else:
-            self._show_summary(len(self._inputs))
+            self._show_summary(len(self._known.inputs))
         if self._again:
             self._again = False
             self.refresh_view()
@@ -161,19 +178,26 @@ class FindingsScreen(LiveView[None]):
         """Whether the view is being taken down (escape pressed while the worker ran): nothing left to show."""
         return not self.is_attached or not self.query("#title")
 
-    def _show(self, own: dict[str, list[Finding]], found: Catalog | None) -> None:
-        self._own.update(own)
+    def _show(self, taken: list[Taken], gone: set[str], own: dict[str, list[Finding]], found: Catalog | None) -> None:
+        known = self._known
+        for sid in gone:
+            for held in (known.sigs, known.inputs, known.tool_sigs, known.own):
+                held.pop(sid, None)
+        for t in taken:
+            known.sigs[t.sid], known.inputs[t.sid], known.tool_sigs[t.sid] = t.sig, t.snap, t.tools
+        known.own.update(own)
         if found is not None:
-            self._catalog = found
-        self._layout = self.compact
+            known.catalog = found
         if self._leaving():
             return
-        cross = [f for f in self._catalog.findings if all(sid in self._inputs for sid in f.sessions)] if self._catalog else []
-        self.findings = ranked([f for sid in self._inputs for f in self._own.get(sid, [])] + cross)
+        self._layout = self.compact
+        inputs = known.inputs
+        cross = [f for f in known.catalog.findings if all(sid in inputs for sid in f.sessions)] if known.catalog else []
+        self.findings = ranked([f for sid in inputs for f in known.own.get(sid, [])] + cross)
         title = Text("findings  ")
         title.append("(esc: back)" if self.compact else "what to fix first, ranked by what each fix saves (esc: back)", style="dim")
         self.query_one("#title", Static).update(title)
-        self._show_summary(len(self._inputs))
+        self._show_summary(len(inputs))
         self._show_table()
         self._show_detail()
 
@@ -184,14 +208,14 @@ class FindingsScreen(LiveView[None]):
         out = Text()
         n = len(self.findings)
         if self.pending:
-            tools = sum(len(s.tools) for s in self._inputs.values())
+            tools = sum(len(s.tools) for s in self.app.view_store.sessions.values())
             out.append(f"diagnosing {sessions} sessions ({fmt_count(tools)} tools) off the screen's path… ", style=palette.style("muted"))
         if not n:
             out.append(f"no findings in {sessions} session{'s' if sessions != 1 else ''} yet", style=palette.style("muted"))
         else:
             out.append(f"{n} finding{'s' if n != 1 else ''} in {sessions} session{'s' if sessions != 1 else ''}")
             out.append(f" · together ~{fmt_count(total_tokens(self.findings))} tok", style=palette.style("slow"))
-        cover = self._catalog.coverage if self._catalog is not None else None
+        cover = self._known.catalog.coverage if self._known.catalog is not None else None
         if cover is not None and not cover["complete"]:
             out.append(
                 f"\nduplicates: compared {fmt_count(cover['compared'])} of {fmt_count(cover['tools'])} tool definitions "
