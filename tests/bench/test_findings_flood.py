@@ -6,7 +6,8 @@ relay holds 64 live sessions, and the pages measured beside it need theirs). `wm
 on a real pseudo-terminal (tests/bench/procs.py); a well-behaved agent of another origin
 (tests/bench/hostile_load.py `good`: 20 spans every 50 ms) runs meanwhile, and this test opens the findings view
 (`f`) and leaves it (escape) again and again. Figures per row: `f` to the view painted (its footer seen on the
-terminal), the agent's ack p95, the dashboard's peak RSS (VmHWM). Then `wmcp-top relay --report-on-exit DIR`
+terminal), the agent's ack p95, the dashboard's peak RSS (VmHWM). A third row, `flood-idle`, runs the flood
+without opening the view: what the flood costs the other page on its own. Then `wmcp-top relay --report-on-exit DIR`
 under the full flood (4 x 16): the time from SIGINT to exit and its peak RSS, and `wmcp-top diagnose` on that
 relay's session log: time and peak RSS.
 
@@ -94,7 +95,7 @@ def _row(tmp: Path, kind: str) -> dict[str, Any]:
     run = tmp / kind
     run.mkdir()
     with procs.wmcp(run, headless=False) as app:
-        flood = _flood(app.ws_url, SESSIONS_PER_ORIGIN - 1, run / "flood.ready") if kind == "flood" else None
+        flood = _flood(app.ws_url, SESSIONS_PER_ORIGIN - 1, run / "flood.ready") if kind.startswith("flood") else None
         agent = subprocess.Popen(
             [
                 sys.executable,
@@ -118,19 +119,28 @@ def _row(tmp: Path, kind: str) -> dict[str, Any]:
         opens: list[float] = []
         started = time.monotonic()
         while time.monotonic() - started < SECONDS - 1.0:
-            opens.append(_open_view(app))
+            if kind != "flood-idle":  # the flood alone: what it costs the other page without the view
+                opens.append(_open_view(app))
             time.sleep(1.0)  # one press a second, as test_tui_load does
         out, err = agent.communicate(timeout=SECONDS * 10 + 60)
         assert agent.returncode == 0, f"{kind}: the agent was refused or lost an ack: {err[-2000:]}"
         good = json.loads(out)
         rss = procs.status_kb(app.proc.pid, "VmHWM") / 1024
         sent = _stop(flood) if flood is not None else {}
-    return {"opens": opens, "open_p95": p95(opens), "first_open": opens[0], "ack_p95": good["ack_p95_ms"], "good": good, "rss_mb": rss, "flood": sent}
+    return {
+        "opens": opens,
+        "open_p95": p95(opens),
+        "first_open": opens[0] if opens else float("nan"),
+        "ack_p95": good["ack_p95_ms"],
+        "good": good,
+        "rss_mb": rss,
+        "flood": sent,
+    }
 
 
 @pytest.mark.bench
 def test_the_f_view_and_other_pages_acks_under_the_flood_beside_a_control(tmp_path: Path) -> None:
-    rows = {kind: _row(tmp_path, kind) for kind in ("control", "flood")}
+    rows = {kind: _row(tmp_path, kind) for kind in ("control", "flood-idle", "flood")}
     print(f"\nfindings under the flood of issue 48 ({SECONDS:g} s a row)")
     for kind, row in rows.items():
         print(

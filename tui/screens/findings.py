@@ -36,6 +36,9 @@ MIN_DO_WIDTH = 16  # the table's "what to do" column takes the width left; the d
 # Up to this many tools to diagnose (in the sessions that moved) the rules run on the loop (a few ms, and the view
 # shows them at once); beyond it, in a worker thread, the view saying so meanwhile.
 INLINE_TOOLS = 512
+# Rows the table shows, best first: a flood's thousand findings took a quarter second of the loop to lay out, and
+# no one reads past the first screens (the summary says how many there are; `diagnose` lists them all).
+MAX_ROWS = 200
 SLICE_TOOLS = 4096  # tools snapshot a turn of the loop (about 3 ms) when the work goes off the loop
 
 
@@ -215,6 +218,8 @@ class FindingsScreen(LiveView[None]):
         else:
             out.append(f"{n} finding{'s' if n != 1 else ''} in {sessions} session{'s' if sessions != 1 else ''}")
             out.append(f" · together ~{fmt_count(total_tokens(self.findings))} tok", style=palette.style("slow"))
+            if n > MAX_ROWS:
+                out.append(f" · the first {MAX_ROWS} shown (wmcp-top diagnose lists all)", style=palette.style("muted"))
         cover = self._known.catalog.coverage if self._known.catalog is not None else None
         if cover is not None and not cover["complete"]:
             out.append(
@@ -243,7 +248,7 @@ class FindingsScreen(LiveView[None]):
         if layout == "full":
             columns.append(("session", "session"))
         rows: list[tuple[list[Text], str]] = []
-        for n, f in enumerate(self.findings, 1):
+        for n, f in enumerate(self.findings[:MAX_ROWS], 1):
             saves = Text(short_saving(f.saving), justify="right", style=palette.style("slow" if f.saving.tokens else "muted"))
             tool = inert(" + ".join(f.tools), limit=18 if layout == "compact" else 32) if f.tools else Text("(session)", style=palette.style("muted"))
             cells: list[Text] = [Text(str(n), justify="right"), saves]
