@@ -38,7 +38,7 @@ MIN_DO_WIDTH = 16  # the table's "what to do" column takes the width left; the d
 INLINE_TOOLS = 512
 # Rows the table shows, best first: a flood's thousand findings took a quarter second of the loop to lay out, and
 # no one reads past the first screens (the summary says how many there are; `diagnose` lists them all).
-MAX_ROWS = 200
+MAX_ROWS = 100
 SLICE_TOOLS = 4096  # tools snapshot a turn of the loop (about 3 ms) when the work goes off the loop
 
 
