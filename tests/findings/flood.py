@@ -22,11 +22,11 @@ def flood_sid(origin: int, n: int) -> str:
     return f"{0xF1000000 + origin * 256 + n:08x}"
 
 
-def definition(origin: int, n: int, i: int) -> dict[str, object]:
+def definition(origin: int, n: int, i: int) -> tuple[str, dict[str, Any]]:
     """Tool i of session n of origin `origin`: one word of its description and one bound differ per session."""
     words = [*WORDS, f"v{origin}x{n}", f"t{i}"]
     schema = {"type": "object", "properties": {"q": {"type": "string", "maxLength": 64 + n}, "limit": {"type": "integer", "minimum": origin}}}
-    return {"description": " ".join(words), "schema": schema}
+    return " ".join(words), schema
 
 
 def flood_frames(origins: int = len(ORIGINS), sessions: int = SESSIONS_PER_ORIGIN, tools: int = TOOLS) -> Iterator[tuple[int, str, dict[str, Any]]]:
@@ -38,8 +38,8 @@ def flood_frames(origins: int = len(ORIGINS), sessions: int = SESSIONS_PER_ORIGI
             sid = flood_sid(o, n)
             yield conn, ORIGINS[o], synth.hello(sid, ORIGINS[o], context="top" if o == 0 else "iframe")
             for i in range(tools):
-                d = definition(o, n, i)
-                yield conn, ORIGINS[o], synth.tool(sid, f"tool_{i:04d}", 1.0 + i, description=str(d["description"]), schema=d["schema"])  # type: ignore[arg-type]
+                description, schema = definition(o, n, i)
+                yield conn, ORIGINS[o], synth.tool(sid, f"tool_{i:04d}", 1.0 + i, description=description, schema=schema)
 
 
 def flood_into(store: Store, first_conn: int = 1000, **size: int) -> None:
