@@ -15,7 +15,8 @@ The fixes and what they really save: compact JSON (`JSON.stringify(value)`, no i
 a columnar shape (`{"columns": [...], "rows": [[...], ...]}`) removes the repeated keys, less the one list of
 column names; returning a link (or an image content item) instead of base64 text removes the run.
 
-Reported when b >= MIN_BYTES and b >= MIN_SHARE x mean(text_bytes).
+Reported when b >= MIN_BYTES and b >= MIN_SHARE x mean(text_bytes). Every count is the page's claim, held to the
+span's measured `resultBytes`: no saving exceeds the bytes the calls carried.
 """
 
 from __future__ import annotations
@@ -46,13 +47,15 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
     out = []
     tools = tools_by_name(s)
     for name, ring in by_tool.items():
-        samples: list[BloatFacts] = [b for span in ring if (f := s.facts.get(span.seq)) is not None and (b := f.bloat) is not None]
-        if not samples:
+        pairs = [(span.resultBytes, b) for span in ring if (f := s.facts.get(span.seq)) is not None and (b := f.bloat) is not None]
+        if not pairs:
             continue
-        text = mean([b.text_bytes for b in samples])
+        samples: list[BloatFacts] = [b for _, b in pairs]
+        # The page's counts, held to the result bytes the span carried: a claim cannot outgrow the call.
+        text = mean([min(b.text_bytes, carried) for carried, b in pairs])
         calls = max(len(samples), seen_calls(tools.get(name), ring, lambda sp: not sp.isError))
         for rule, (attr, count, do) in KINDS.items():
-            per = mean([getattr(b, attr) for b in samples])
+            per = mean([min(getattr(b, attr), carried) for carried, b in pairs])
             if per < MIN_BYTES or per < MIN_SHARE * text:
                 continue
             evidence: dict[str, int | float] = {

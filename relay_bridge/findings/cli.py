@@ -1,8 +1,10 @@
 """`wmcp-top diagnose FILE`: the ranked findings of a report, a capture or a session log.
 
 Wiring contract (as the other headless lanes): `add_parser(subparsers)`, `run(args)` returns the exit code:
-0, or 1 with `--fail-over TOKENS` when the findings together would save more than that (for CI); input that is
-not a report, capture or log is one line on stderr and exit 2 (relay_bridge.errors.UsageError).
+0, or 1 with `--fail-over TOKENS` when the findings together would save more than that, or when rules could not
+run on the input (a report without its capture: no facts, no descriptors), so a CI gate never passes on missing
+facts; input that is not a report, capture or log (another kind of file named with the command that reads it,
+a crafted file) is one line on stderr and exit 2 (relay_bridge.errors.UsageError).
 """
 
 from __future__ import annotations
@@ -10,26 +12,33 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from relay_bridge.core.inert import inert_str
 from relay_bridge.core.store import Store
 from relay_bridge.errors import UsageError
+from relay_bridge.exports.capture import FORMAT as CAPTURE_FORMAT
 from relay_bridge.exports.report import FORMAT as REPORT_FORMAT
-from relay_bridge.findings.document import build_document
-from relay_bridge.findings.engine import diagnose, total_tokens
+from relay_bridge.findings.document import FORMAT as FINDINGS_FORMAT
+from relay_bridge.findings.document import build_document, diagnosis
+from relay_bridge.findings.engine import total_tokens
 from relay_bridge.findings.inputs import from_session
+from relay_bridge.findings.model import Finding
 from relay_bridge.findings.text import evidence_text, saving_text, subject
 
-# A report is replayed as the one-session capture it would be part of (replay's own capture reader).
+# Files are read as replay reads them (a document whole under its caps, a log a capped line at a time); a report
+# is replayed as the one-session capture it would be part of.
 from relay_bridge.relay.replay import (
     ReplayError,
+    Step,
     StepClock,
-    _capture_steps,
+    apply_step,
+    capture_steps,
     close_all,
-    load_store,
-    replay_into,
+    iter_steps,
+    read_document,
 )
 
 COMMAND = "diagnose"
@@ -64,6 +73,27 @@ def tokens_type(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more")
     return value
+
+
+# Other files wmcp-top reads or writes: what each is, and the command that reads it (said instead of "not readable").
+OTHER_KINDS = {
+    FINDINGS_FORMAT: ("a findings document", "diagnose's own output: diagnose the report, capture or session log it came from"),
+    "wmcp-top-footprint/1": ("a footprint report", "wmcp-top footprint writes it; open its HTML, or run footprint on a capture"),
+    "wmcp-top-compare/1": ("a comparison", "wmcp-top compare writes it"),
+    "wmcp-top-thresholds/1": ("a thresholds file", "wmcp-top compare --thresholds reads it"),
+    "wmcp-top-budget/1": ("a bench budget", "wmcp-top bench --budget reads it"),
+}
+# What a report (closed v2: spans and the ledger's tool sizes) cannot hold, and so which rules cannot run on it.
+NO_FACTS = "a report (webmcp-perf-report/2) carries no page facts"
+NO_DESCRIPTORS = "a report carries no tool descriptors"
+REPORT_BLIND = (
+    *(
+        (rule, NO_FACTS)
+        for rule in ("images.reencode", "bloat.whitespace", "bloat.repeated-keys", "bloat.base64", "repeats", "errors.schema", "errors.refused")
+    ),
+    *((rule, NO_DESCRIPTORS) for rule in ("schema.description", "schema.enums", "schema.similar", "schema.diverged")),
+)
+BESIDE = "capture.json"  # what `--report-on-exit DIR` and `replay --report DIR` write beside each report
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -101,53 +131,119 @@ def _report_capture(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def load(path: Path) -> tuple[Store, str]:
-    """The store the file rebuilds, and its kind (report, capture, log)."""
+class Loaded(NamedTuple):
+    sessions: list[Any]  # store sessions
+    kind: str  # report, capture, log
+    note: str = ""  # where the facts came from, when not the file itself
+    not_run: tuple[tuple[str, str], ...] = ()  # rules that could not run, and why
+
+
+def _replayed(path: Path, steps: Iterable[Step]) -> Store:
+    """A store rebuilt a step at a time (never a list of the file's frames)."""
+    store = Store(clock=StepClock())
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+        for step in steps:
+            apply_step(store, step)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:  # the right format, wrongly shaped
+        raise UsageError(f"{path}: not a readable report, capture or session log ({type(exc).__name__})") from None
+    close_all(store)
+    return store
+
+
+def _beside(path: Path, sid: str) -> Any | None:
+    """The report's session from the capture written beside it (`--report-on-exit DIR`), which holds the facts and
+    descriptors a report cannot; None when there is none, or it does not hold that session."""
+    other = path.parent / BESIDE
+    if other.resolve() == path.resolve() or not other.is_file():
+        return None
     try:
-        doc = json.loads(text)
-    except ValueError:
-        doc = None
+        doc = read_document(other)
+        if doc is None or doc.get("format") != CAPTURE_FORMAT:
+            return None
+        return _replayed(other, capture_steps(other, doc)).sessions.get(sid)
+    except (ReplayError, UsageError):
+        return None  # an unreadable neighbour: the report alone, saying what it lacks
+
+
+def load(path: Path) -> Loaded:
+    """The sessions the file rebuilds, read through replay's readers: a document whole under the capture's caps
+    (size, nesting), a log a capped line at a time; anything else is one line (UsageError)."""
     try:
-        if isinstance(doc, dict) and doc.get("format") == REPORT_FORMAT:
-            store = Store(clock=StepClock())
-            replay_into(store, list(_capture_steps(path, _report_capture(doc))))
-            close_all(store)
-            return store, "report"
-        store = load_store(path)
+        doc = read_document(path)
+        if doc is None:
+            return Loaded(list(_replayed(path, iter_steps(path)).sessions.values()), "log")
+        fmt = doc.get("format")
+        if fmt == CAPTURE_FORMAT:
+            return Loaded(list(_replayed(path, capture_steps(path, doc)).sessions.values()), "capture")
+        if fmt == REPORT_FORMAT:
+            store = _replayed(path, capture_steps(path, _report_capture(doc)))
+            sid = next(iter(store.sessions), "")
+            full = _beside(path, sid)
+            if full is not None:
+                return Loaded([full], "report", note=f"facts and descriptors from {BESIDE} beside it")
+            return Loaded(list(store.sessions.values()), "report", not_run=REPORT_BLIND)
     except ReplayError as exc:
         raise UsageError(str(exc)) from None
-    except (KeyError, TypeError, AttributeError) as exc:  # a document of the right format, wrongly shaped
-        raise UsageError(f"{path}: not a readable report, capture or session log ({type(exc).__name__})") from None
-    return store, "capture" if isinstance(doc, dict) else "log"
+    if isinstance(fmt, str) and fmt in OTHER_KINDS:
+        what, reader = OTHER_KINDS[fmt]
+        raise UsageError(f"{path} is {what} ({fmt}), not a report, capture or session log: {reader}")
+    shown = inert_str(fmt, 60) if isinstance(fmt, str) else "none"
+    raise UsageError(f"{path}: a JSON document of format {shown}, not a report, capture or session log")
+
+
+def json_text(doc: Any) -> str:
+    """The document as JSON any parser reads, whatever page text it holds: every character past ASCII escaped
+    (so no C1 control, NEL, bidi or invisible character, and no lone surrogate, reaches the stream raw, and the
+    terminal's inert stream has nothing to rewrite), DEL too (JSON leaves it raw; outside strings it cannot occur)."""
+    return json.dumps(doc, indent=1, ensure_ascii=True).replace("\x7f", "\\u007f")
+
+
+def _who(f: Finding) -> str:
+    if f.sessions:  # drawn from several sessions: every one, and their origins
+        origins = ", ".join(inert_str(o, 60) for o in f.origins)
+        return f"[{', '.join(f.sessions)}; {origins}]"
+    return f"[{f.session}]"
 
 
 def run(args: argparse.Namespace) -> int:
     path = Path(args.file)
-    store, kind = load(path)
-    sessions = [from_session(s) for s in store.sessions.values()]
-    findings = diagnose(sessions)
+    loaded = load(path)
+    sessions = [from_session(s) for s in loaded.sessions]
+    findings, coverage = diagnosis(sessions)
     total = total_tokens(findings)
     if args.diagnose_json:
-        doc = build_document(sessions, findings, source=kind, label=path.name)
-        print(json.dumps(doc, indent=1, ensure_ascii=False))
+        doc = build_document(sessions, findings, source=loaded.kind, label=path.name, coverage=coverage, not_run=loaded.not_run)
+        print(json_text(doc))
     else:
+        via = f", {loaded.note}" if loaded.note else ""
         print(
             f"{len(findings)} finding{'s' if len(findings) != 1 else ''} in {len(sessions)} session"
-            f"{'s' if len(sessions) != 1 else ''} of {inert_str(path.name, 120)} ({kind}); together ~{total} tok"
+            f"{'s' if len(sessions) != 1 else ''} of {inert_str(path.name, 120)} ({loaded.kind}{via}); together ~{total} tok"
         )
         for n, f in enumerate(findings, 1):
-            print(f"{n:>3}. {saving_text(f.saving)}  {f.rule}  {inert_str(subject(f), 120)} [{f.session}]")
+            print(f"{n:>3}. {saving_text(f.saving)}  {f.rule}  {inert_str(subject(f), 120)} {_who(f)}")
             print(f"     {f.do}")
             where = f"  at {inert_str(f.at['path'], 80)} ({inert_str(f.at['constraint'], 40)})" if "path" in f.at else ""
             if f.severity:  # a security finding: its severity, where, why and the source of the rule
                 where = f"  {f.severity} at {inert_str(f.at.get('pointer', ''), 80)}: {inert_str(f.reason, 160)} ({f.source})"
             print(f"     {evidence_text(f)}{where}")
+        for why in dict.fromkeys(why for _, why in loaded.not_run):
+            rules = ", ".join(rule for rule, reason in loaded.not_run if reason == why)
+            print(f"not run: {rules} ({why}: diagnose the capture or session log of this run)")
+        if not coverage["complete"]:
+            print(
+                f"duplicates: compared {coverage['compared']} of {coverage['tools']} tool definitions (at most {coverage['limits']['tools']}, shared between origins)"
+            )
     limit = args.diagnose_fail_over
     if limit is not None and total > limit:
         print(f"wmcp-top diagnose: the findings would save ~{total} tokens, over --fail-over {limit}", file=sys.stderr)
+        return 1
+    if limit is not None and loaded.not_run:
+        # Passing would say "under the limit" about rules that never ran: a CI gate must not pass on missing facts.
+        print(
+            f"wmcp-top diagnose: --fail-over cannot pass: {len(loaded.not_run)} rules could not run ({NO_FACTS}; "
+            f"{NO_DESCRIPTORS}): diagnose the capture or session log",
+            file=sys.stderr,
+        )
         return 1
     return 0

@@ -15,10 +15,10 @@ import msgspec
 
 from relay_bridge import __version__
 from relay_bridge.exports.report import iso_time
-from relay_bridge.findings import images
+from relay_bridge.findings import images, schema
 from relay_bridge.findings.engine import diagnose, total_tokens
 from relay_bridge.findings.inputs import SessionInput, from_session
-from relay_bridge.findings.model import Finding
+from relay_bridge.findings.model import Finding, ranked
 
 FORMAT = "wmcp-top-findings/1"
 TOKEN_RULES = {
@@ -27,20 +27,31 @@ TOKEN_RULES = {
 }
 
 
-def finding_record(f: Finding, rank: int) -> dict[str, Any]:
+def finding_record(f: Finding, rank: int, origins: dict[str, str] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"rank": rank, **msgspec.to_builtins(f)}
     out["tools"] = list(f.tools)
-    for key in ("at", "severity", "source", "reason"):  # empty on the saving rules
+    for key in ("at", "severity", "source", "reason", "sessions", "origins"):  # empty on most rules
         if not out.get(key):
             out.pop(key, None)
+    if f.sessions:  # a cross-session finding: every session it draws on, with its origin
+        out["sessions"] = [{"id": sid, "origin": (origins or {}).get(sid, "")} for sid in f.sessions]
+        out["origins"] = list(f.origins)
     return out
 
 
 def build_document(
-    sessions: Sequence[SessionInput], findings: Sequence[Finding], *, source: str = "live", label: str = "", generated_at: float | None = None
+    sessions: Sequence[SessionInput],
+    findings: Sequence[Finding],
+    *,
+    source: str = "live",
+    label: str = "",
+    generated_at: float | None = None,
+    coverage: dict[str, Any] | None = None,
+    not_run: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     ms = sum(f.saving.ms or 0.0 for f in findings if f.saving.msPer == "total")
-    return {
+    origins = {s.id: s.origin for s in sessions}
+    doc: dict[str, Any] = {
         "format": FORMAT,
         "generatedAt": iso_time(generated_at if generated_at is not None else time.time() * 1000),
         "version": f"wmcp-top/{__version__}",
@@ -48,11 +59,23 @@ def build_document(
         "tokenRules": dict(TOKEN_RULES),
         "sessions": [{"id": s.id, "origin": s.origin, "calls": s.calls} for s in sessions],
         "total": {"tokens": total_tokens(findings), "ms": round(ms, 1), "findings": len(findings)},
-        "findings": [finding_record(f, n) for n, f in enumerate(findings, 1)],
+        "findings": [finding_record(f, n, origins) for n, f in enumerate(findings, 1)],
     }
+    if coverage is not None:
+        doc["coverage"] = coverage
+    if not_run:
+        doc["notRun"] = [{"rule": rule, "reason": why} for rule, why in not_run]
+    return doc
+
+
+def diagnosis(sessions: Sequence[SessionInput]) -> tuple[list[Finding], dict[str, Any]]:
+    """Every rule over `sessions`, ranked, and what the cross-tool analysis covered (schema.catalog)."""
+    found = schema.catalog(sessions)
+    return ranked(diagnose(sessions, duplicates=False) + found.findings), found.coverage
 
 
 def session_findings(sessions: Sequence[Any], *, source: str = "live", label: str = "", generated_at: float | None = None) -> dict[str, Any]:
     """The findings document of store sessions (relay_bridge.core.store.Session): what an export writes beside its report."""
     inputs = [from_session(s) for s in sessions]
-    return build_document(inputs, diagnose(inputs), source=source, label=label, generated_at=generated_at)
+    findings, coverage = diagnosis(inputs)
+    return build_document(inputs, findings, source=source, label=label, generated_at=generated_at, coverage=coverage)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from relay_bridge.findings.common import mean, tools_by_name
+from relay_bridge.findings.common import carried_input_tokens, carried_tokens, mean, tools_by_name
 from relay_bridge.findings.inputs import SessionInput, SpanInput
 from relay_bridge.findings.model import Finding, Saving
 
@@ -31,7 +31,7 @@ MAX_AT = 128  # characters kept of a constraint keyword or pointer
 
 
 def _calls_saving(spans: list[SpanInput], calls: int, input_only: bool = False) -> Saving:
-    per_call = math.ceil(mean([s.estInputTokens if input_only else s.estTokens for s in spans]))
+    per_call = math.ceil(mean([carried_input_tokens(s) if input_only else carried_tokens(s) for s in spans]))
     return Saving(per_call * calls, "calls", per_call, calls)
 
 

@@ -15,7 +15,8 @@ ceil(width x height / 750) (Anthropic's published rule for images up to 1568 px 
 original and the fitted size. A provider that downscales large images itself charges the fitted size either way;
 the bytes are saved regardless.
 
-Reported when b >= max(MIN_SAVED_BYTES, MIN_SAVED_SHARE x mean(bytes)).
+Reported when b >= max(MIN_SAVED_BYTES, MIN_SAVED_SHARE x mean(bytes)). Each sample's bytes are the page's
+claim, held to the span's measured `imageBytes`: no saving exceeds what the calls carried.
 Assumptions: the samples stand for the tool's other image calls; a JPEG at q0.8 is acceptable for the image
 (photos, renders; not line art that needs lossless edges: then the fitted size alone, as PNG, is the fix).
 """
@@ -49,11 +50,14 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
     out = []
     tools = tools_by_name(s)
     for name, ring in by_tool.items():
-        samples = [img for span in ring if (f := s.facts.get(span.seq)) is not None and (img := f.image) is not None]
-        if not samples:
+        pairs = [(span, img) for span in ring if (f := s.facts.get(span.seq)) is not None and (img := f.image) is not None]
+        if not pairs:
             continue
-        saved = mean([max(0, i.bytes - i.fit_bytes) for i in samples])
-        size = mean([i.bytes for i in samples])
+        samples = [img for _, img in pairs]
+        # The page's claim, held to what the span carried: never more saved than the image's own text (base64,
+        # which is longer than the decoded bytes) on that call.
+        saved = mean([min(max(0, i.bytes - i.fit_bytes), span.imageBytes) for span, i in pairs])
+        size = mean([min(max(0, i.bytes), span.imageBytes) for span, i in pairs])
         if saved < max(MIN_SAVED_BYTES, MIN_SAVED_SHARE * size):
             continue
         calls = max(len(samples), seen_calls(tools.get(name), ring, lambda sp: sp.imageBytes > 0))

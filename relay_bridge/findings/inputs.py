@@ -8,16 +8,21 @@ session into a `SessionInput` without I/O, so the dashboard, `wmcp-top diagnose`
 
 from __future__ import annotations
 
-import functools
+import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import msgspec
 
-from relay_bridge.lanes.footprint.breakdown import breakdown
-from relay_bridge.lanes.footprint.canonical import canonical_bytes
+from relay_bridge.core import budget
+from relay_bridge.core.breakdown import breakdown
+from relay_bridge.core.canonical import canonical_bytes, canonical_from_text
+from relay_bridge.core.limits import LIMITS
+from relay_bridge.core.similarity import words
 
 
 class ImageFacts(Protocol):
@@ -91,6 +96,10 @@ class SpanInput(Protocol):
     @property
     def estInputTokens(self) -> int: ...
     @property
+    def inputBytes(self) -> int: ...
+    @property
+    def resultBytes(self) -> int: ...
+    @property
     def imageBytes(self) -> int: ...
     @property
     def isError(self) -> bool: ...
@@ -102,21 +111,78 @@ class SpanInput(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Weights:
-    """What a descriptor weighs, measured once per distinct descriptor (footprint's measures)."""
+    """What a descriptor weighs, measured once per distinct descriptor text (footprint's measures). Small on
+    purpose: a digest, not the canonical text, so the content cache holds every live session's tools cheaply."""
 
-    canonical: bytes  # the canonical definition (relay_bridge.lanes.footprint.canonical): what duplicates compare
+    fingerprint: bytes  # BLAKE2b-128 of the canonical definition (relay_bridge.core.canonical): what duplicates compare
+    size: int  # canonical bytes
     description_bytes: int  # UTF-8 bytes of the tool's own description
     enum_bytes: int  # footprint's breakdown part `enums`
 
 
-def weigh(descriptor: dict[str, Any]) -> Weights | None:
+def weigh(descriptor: dict[str, Any], enums_in: bool = True, raw: bytes | None = None) -> Weights | None:
+    """`enums_in` False: the text has no enum or const member, so footprint's breakdown (most of the cost) is
+    skipped and the enum part is 0. `raw`: the text the descriptor was parsed from (canonical at C speed)."""
     try:
-        canon = canonical_bytes(descriptor)
-        enums = breakdown(descriptor, len(canon))["enums"]
+        canon = canonical_from_text(raw, descriptor) if raw is not None else canonical_bytes(descriptor)
+        enums = breakdown(descriptor, len(canon))["enums"] if enums_in else 0
     except (TypeError, ValueError, RecursionError):  # not a definition footprint can measure
         return None
     desc = descriptor.get("description")
-    return Weights(canon, len(desc.encode("utf-8", "surrogatepass")) if isinstance(desc, str) else 0, enums)
+    size = len(desc.encode("utf-8", "surrogatepass")) if isinstance(desc, str) else 0
+    return Weights(hashlib.blake2b(canon, digest_size=16).digest(), len(canon), size, enums)
+
+
+class _ContentCache:
+    """Values worked out once per distinct descriptor text, keyed by its digest (never by session or name: the
+    same definition in 64 sessions is measured once), least recently used leaving first past `entries`. Safe to
+    share between the loop and the findings view's worker thread."""
+
+    def __init__(self, entries: int) -> None:
+        self.entries = entries
+        self._items: OrderedDict[bytes, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, raw: bytes, make: Any) -> Any:
+        key = hashlib.blake2b(raw, digest_size=16).digest()
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = make(raw)  # outside the lock: two threads may both measure one new text, never wrongly
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.entries:
+                self._items.popitem(last=False)
+        return value
+
+
+# Every tool record every live session may hold (budget.MAX_TOOLS x the relay's 64 live sessions): a refresh of
+# the findings view never measures a descriptor it measured before. An entry is a Weights (about 250 bytes).
+WEIGHTS = _ContentCache(budget.MAX_TOOLS * 64)
+# Word sets, only for the tools that enter the similarity scan (at most LIMITS.tools an analysis).
+WORDS = _ContentCache(2 * LIMITS.tools)
+
+
+def parse_descriptor(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _weigh_raw(raw: bytes) -> Weights | None:
+    value = parse_descriptor(raw)
+    # The agent writes descriptors with JSON.stringify, which never escapes a letter: a text without the two keys
+    # spelled plainly holds neither (a page that escapes them only hides its own schema.enums finding).
+    return weigh(value, b'"enum"' in raw or b'"const"' in raw, raw) if value is not None else None
+
+
+def _words_raw(raw: bytes) -> frozenset[str]:
+    value = parse_descriptor(raw)
+    desc = value.get("description") if value is not None else None
+    return words(desc) if isinstance(desc, str) else frozenset()
 
 
 # A Struct, not a frozen dataclass: a view diagnoses a 16,384-tool session once a second, and a frozen
@@ -130,13 +196,31 @@ class ToolInput(msgspec.Struct, frozen=True, gc=False):
     internal: bool = False
     counted: int = 0  # calls the page counted but could not measure (toolactivated before its agent): still used
     descriptor: dict[str, Any] | None = None  # name, title, description, inputSchema, annotations (not a body)
-    weights: Weights | None = None  # of the descriptor; None: measured from `descriptor` when a rule needs it
+    weights: Weights | None = None  # of the descriptor; None: measured when a rule needs it
+    raw: bytes | None = None  # the descriptor's text as the store keeps it (shared, not copied; parsed on demand)
     drift: tuple[Any, ...] = ()  # relay_bridge.core.lint.redefinition.Change: changed since first registered
 
     def weight(self) -> Weights | None:
         if self.weights is not None:
             return self.weights
+        if self.raw is not None:
+            result: Weights | None = WEIGHTS.get(self.raw, _weigh_raw)
+            return result
         return weigh(self.descriptor) if self.descriptor is not None else None
+
+    def words(self) -> frozenset[str]:
+        """The description's words (relay_bridge.core.similarity.words)."""
+        if self.raw is not None:
+            result: frozenset[str] = WORDS.get(self.raw, _words_raw)
+            return result
+        desc = self.descriptor.get("description") if self.descriptor is not None else None
+        return words(desc) if isinstance(desc, str) else frozenset()
+
+    def parsed(self) -> dict[str, Any] | None:
+        """The descriptor as JSON (parsed now from the store's text when it came from a session)."""
+        if self.descriptor is not None:
+            return self.descriptor
+        return parse_descriptor(self.raw) if self.raw is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,26 +237,17 @@ class SessionInput:
 
 
 def signature(session: Any) -> tuple[Any, ...]:
-    """Changes whenever anything the rules read of `session` changes: cheap (O(tools)), no JSON work. A view
-    diagnoses again only when it moves."""
+    """Changes whenever anything the rules read of `session` changes, in O(1): every tool row's change (a call,
+    a registration, a withdrawal, a new descriptor) moves `stats.version`; the descriptors' count and bytes are
+    the store's own sums. A view diagnoses again only when it moves."""
     stats = session.stats
-    tools = tuple((r.name, r.registered, len(r.descriptor or b""), r.drift) for r in session.tools.values())
-    return (session.id, stats.version, stats.epoch, stats.totals.calls, len(facts_of(session)), tools)
+    return (session.id, stats.version, stats.epoch, stats.totals.calls, len(facts_of(session)), len(session.tools), session.descriptor_bytes)
 
 
-def _descriptor(raw: bytes | None) -> tuple[dict[str, Any] | None, Weights | None]:
-    return _parsed(raw) if raw else (None, None)
-
-
-@functools.lru_cache(maxsize=1024)
-def _parsed(raw: bytes) -> tuple[dict[str, Any] | None, Weights | None]:
-    """A descriptor's JSON and weights, worked out once per distinct text (a live view diagnoses again on every
-    change; the rules never change what they read)."""
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None, None
-    return (value, weigh(value)) if isinstance(value, dict) else (None, None)
+def tools_signature(session: Any) -> tuple[Any, ...]:
+    """What the cross-tool analysis reads of a session: its origin and registered tools (O(tools): taken only
+    for a session whose `signature` moved)."""
+    return (session.id, session.info.origin, tuple((r.name, r.registered, len(r.descriptor or b"")) for r in session.tools.values()))
 
 
 def from_session(session: Any) -> SessionInput:
@@ -182,13 +257,13 @@ def from_session(session: Any) -> SessionInput:
     tools = []
     for name, row in stats.tools.items():
         rec = session.tools.get(name)
-        descriptor, weights = _descriptor(rec.descriptor) if rec is not None else (None, None)
+        raw = rec.descriptor or None if rec is not None else None
         drift = rec.drift if rec is not None else ()
         tools.append(
-            ToolInput(name, row.calls, row.errors, row.schemaBytes, row.registered, row.internal, counted.get(name, 0), descriptor, weights, drift)
+            ToolInput(name, row.calls, row.errors, row.schemaBytes, row.registered, row.internal, counted.get(name, 0), raw=raw, drift=drift)
         )
     # The ring's own spans, in arrival order (no rule depends on the order); calls from the terminal are no part of
     # the agent's run.
     spans = tuple(s for s in stats.ring.values() if s.invokedBy != "terminal")
     t = stats.totals
-    return SessionInput(session.id, session.info.origin, tuple(tools), spans, facts_of(session), t.wallMs, t.hostGapMs, t.blockingMs, t.calls)
+    return SessionInput(session.id, session.info.origin, tuple(tools), spans, dict(facts_of(session)), t.wallMs, t.hostGapMs, t.blockingMs, t.calls)

@@ -38,7 +38,7 @@ class Saving(msgspec.Struct, frozen=True, omit_defaults=True):
 
 class Finding(msgspec.Struct, frozen=True):
     rule: str  # e.g. "images.reencode": the rule's id (docs/diagnosis.md lists each with its formula)
-    session: str  # the session id
+    session: str  # the session id; "" for a finding drawn from several sessions (then `sessions` names them all)
     tools: tuple[str, ...]  # the tool(s) it is about; empty for a session-wide verdict
     evidence: dict[str, Number]  # numbers only: never page text
     do: str  # one line: what to change (our words; no page text)
@@ -51,6 +51,14 @@ class Finding(msgspec.Struct, frozen=True):
     severity: str = ""
     source: str = ""
     reason: str = ""
+    # A cross-session finding: every session it draws on and their origins (sorted), so it is shown under those
+    # and no other. Empty for a finding about one session.
+    sessions: tuple[str, ...] = ()
+    origins: tuple[str, ...] = ()
+
+    def about(self, session: str) -> bool:
+        """Whether the finding draws on `session` (shown under it)."""
+        return session == self.session or session in self.sessions
 
 
 _SEVERITY_ORDER = {"high": 0, "error": 1, "suspicious": 2, "warning": 3}

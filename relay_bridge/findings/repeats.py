@@ -2,7 +2,7 @@
 
 Input: the page's repeat facts (`repeat.of`, the seq of the earlier identical call), found with a per-session
 keyed hash that never leaves the page: only the fact that it repeats does.
-Saving: the repeated calls' tokens (input and result, `estTokens`): perCall = ceil(mean estTokens of the repeats),
+Saving: the repeated calls' tokens (input and result, `estTokens` no larger than the span's bytes give): perCall = ceil(mean estTokens of the repeats),
 x repeats. Fix: make the answer reusable (say in the description that it does not change within a conversation,
 or return it with the call that led to the repeat). Assumes the earlier answer was still valid.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from relay_bridge.findings.common import mean
+from relay_bridge.findings.common import carried_tokens, mean
 from relay_bridge.findings.inputs import SessionInput, SpanInput
 from relay_bridge.findings.model import Finding, Saving
 
@@ -27,12 +27,13 @@ def find(s: SessionInput, by_tool: Mapping[str, list[SpanInput]]) -> list[Findin
         repeats, firsts = [], set()
         for span in ring:
             f = s.facts.get(span.seq)
-            if f is not None and f.repeat is not None:
+            # a repeat of an earlier call only (a page's `of` is a claim: one naming a later or the same call is none)
+            if f is not None and f.repeat is not None and 0 <= f.repeat.of < span.seq:
                 repeats.append(span)
                 firsts.add(f.repeat.of)
         if not repeats:
             continue
-        per_call = math.ceil(mean([span.estTokens for span in repeats]))
+        per_call = math.ceil(mean([carried_tokens(span) for span in repeats]))
         out.append(
             Finding(
                 RULE,

@@ -9,7 +9,6 @@ is linted once (remembered by a digest of its canonical bytes), so a live view t
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
@@ -29,22 +28,27 @@ _seen: OrderedDict[bytes, tuple[Hit, ...]] = OrderedDict()
 
 
 def hits(t: ToolInput) -> tuple[Hit, ...]:
-    """The review rules' hits on a tool's definition (none without one)."""
-    if t.descriptor is None or not isinstance(t.descriptor.get("name"), str):
-        return ()
+    """The review rules' hits on a tool's definition (none without one). The definition is parsed only when its
+    digest is new."""
     weights = t.weight()
     if weights is None:
-        return tuple(h for h in lint_descriptor(t.descriptor) if h.rule.review)
-    key = hashlib.blake2b(weights.canonical, digest_size=16).digest()
+        return _review(t.parsed())
+    key = weights.fingerprint
     found = _seen.get(key)
     if found is None:
-        found = tuple(h for h in lint_descriptor(t.descriptor) if h.rule.review)
+        found = _review(t.parsed())
         _seen[key] = found
         if len(_seen) > REMEMBERED:
             _seen.popitem(last=False)
     else:
         _seen.move_to_end(key)
     return found
+
+
+def _review(descriptor: dict[str, Any] | None) -> tuple[Hit, ...]:
+    if descriptor is None or not isinstance(descriptor.get("name"), str):
+        return ()
+    return tuple(h for h in lint_descriptor(descriptor) if h.rule.review)
 
 
 def _finding(session: str, tool: str, hit: Hit) -> Finding:

@@ -74,6 +74,13 @@ _line_decoder = msgspec.json.Decoder(_LogLine)
 
 def read_steps(path: Path) -> list[Step]:
     """Steps of a capture or a session log, told apart by content, not by file name."""
+    return list(iter_steps(path))
+
+
+def iter_steps(path: Path) -> Iterator[Step]:
+    """`read_steps` one step at a time: a log is read a capped line at a time and never held whole, so a reader
+    that applies each step as it comes (`diagnose`) holds one line, not the file. Errors found at the end (an
+    empty file, nothing but a torn line) are raised after the steps before them."""
     try:
         with path.open("rb") as fh:
             first = fh.readline(MAX_LINE_BYTES + 1)
@@ -86,38 +93,67 @@ def read_steps(path: Path) -> list[Step]:
             # another of the project's files (a report, findings, a bench result): name it and its command
             raise ReplayError(wrong_kind(str(path), kind_of(whole), "a wmcp-top capture or session log"))
         if whole is not None:
-            try:
-                return list(_capture_steps(path, whole))
-            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-                raise ReplayError(f"{path}: not a wmcp-top capture ({type(exc).__name__}: {str(exc)[:80]})") from None
-    steps: list[Step] = []
+            yield from capture_steps(path, whole)
+            return
     before: int | None = None
+    last_t, any_step, any_frame = 0.0, False, False
     for part in log_parts(path):
         number = _part_number(part)
         if before is not None and number is not None and number > before + 1:
             # Parts are numbered without gaps as they are written: a gap is parts deleted (the run's size cap
             # deletes the oldest after the first). Said, so a replay never passes for the whole run.
             gone = f"{before + 1:03d}" if number == before + 2 else f"{before + 1:03d} to {number - 1:03d}"
-            t = steps[-1].t if steps else 0.0
-            steps.append(
-                Step(
-                    t,
-                    0,
-                    note=f"{part.name}: parts {gone} of this run are missing (deleted by the session "
-                    f"log's size cap, or by hand): what they held is not replayed",
-                )
+            any_step = True
+            yield Step(
+                last_t,
+                0,
+                note=f"{part.name}: parts {gone} of this run are missing (deleted by the session "
+                f"log's size cap, or by hand): what they held is not replayed",
             )
         before = number
         try:
             with part.open("rb") as fh:
-                steps.extend(_log_steps(part, _capped_lines(part, fh)))
+                for step in _log_steps(part, _capped_lines(part, fh)):
+                    any_step, last_t = True, step.t
+                    any_frame = any_frame or step.note is None
+                    yield step
         except OSError as exc:
             raise ReplayError(f"cannot read {part}: {exc.strerror}") from None
-    if not steps:
+    if not any_step:
         raise ReplayError(f"{path}: empty file (not a session log or capture)")
-    if not any(step.note is None for step in steps):  # nothing but a torn line: not a log at all
+    if not any_frame:  # nothing but a torn line: not a log at all
         raise ReplayError(f"{path}: not a wmcp-top session log or capture")
-    return steps
+
+
+def read_document(path: Path) -> dict[str, Any] | None:
+    """The file as one JSON document with a `format` (a capture, a report, any wmcp-top output), read under the
+    capture's caps (size, nesting); None when it is a session log or no such document (then read it as a log:
+    `read_steps`, a line at a time, each line capped). What `diagnose` reads first, the way replay does."""
+    try:
+        with path.open("rb") as fh:
+            first = fh.readline(MAX_LINE_BYTES + 1)
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ReplayError(f"cannot read {path}: {exc.strerror}") from None
+    return None if _is_log_line(first) else _capture_doc(path, size)
+
+
+def capture_steps(path: Path, doc: dict[str, Any]) -> Iterator[Step]:
+    """The steps of a capture document already read (`read_document`), one at a time; each session's part of the
+    document is let go once its steps are out, so a reader applying them holds the store, not the file twice."""
+    sessions = doc.get("sessions")
+    if isinstance(sessions, list):
+        sessions.reverse()
+        doc = dict(doc, sessions=_drained(sessions))
+    try:
+        yield from _capture_steps(path, doc)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+        raise ReplayError(f"{path}: not a wmcp-top capture ({type(exc).__name__}: {str(exc)[:80]})") from None
+
+
+def _drained(reversed_items: list[Any]) -> Iterator[Any]:
+    while reversed_items:
+        yield reversed_items.pop()
 
 
 def _is_log_line(line: bytes) -> bool:

@@ -74,13 +74,16 @@ def test_absurd_numbers_and_stray_seqs_give_sane_savings() -> None:
         {
             0: Facts(image=ImageFacts("image/png", 10**9, 10**9, 10, 10**12, 10**12, 0, -5)),  # "fitted" bigger than the original
             1: Facts(repeat=RepeatFacts(10**12)),  # repeats a call that never was
+            2: Facts(repeat=RepeatFacts(2)),  # repeats itself
+            3: Facts(repeat=RepeatFacts(1)),  # repeats an earlier call: the one real repeat
             10**9: Facts(image=ImageFacts("text/html", 1, 1, 10**12, 1, 1, 1, 1)),  # a seq no span has
         },
     )
     findings = diagnose([from_session(session)])
     assert all(f.saving.tokens >= 0 and (f.saving.bytes or 0) >= 0 and (f.saving.ms or 0) >= 0 for f in findings)
     assert not any(f.rule == "images.reencode" for f in findings)  # nothing to save; the stray seq is never read
-    assert [f.rule for f in findings if f.rule == "repeats"] == ["repeats"]  # counted, never followed
+    [repeat] = [f for f in findings if f.rule == "repeats"]  # only the earlier call's repeat counts, never followed
+    assert repeat.evidence["repeats"] == 1
     json.dumps(session_findings([session]), allow_nan=False)  # the document stays valid JSON
 
 

@@ -78,6 +78,8 @@ class Span:
     isError: bool = False
     gapSincePrevCallMs: float | None = None
     blockingMs: float = 0.0
+    inputBytes: int = 0
+    resultBytes: int = 0
 
 
 def session_input(doc: dict[str, Any]) -> SessionInput:
@@ -106,6 +108,9 @@ def session_input(doc: dict[str, Any]) -> SessionInput:
             s.get("isError", False),
             s.get("gapMs"),
             s.get("blockingMs", 0.0),
+            # bytes the span carried: a vector that gives only tokens carries the bytes those tokens take
+            s.get("inputBytes", 4 * s.get("estInputTokens", 0)),
+            s.get("resultBytes", 4 * (s.get("estTokens", 0) - s.get("estInputTokens", 0))),
         )
         for s in doc.get("spans", [])
     )

@@ -19,10 +19,10 @@ import msgspec
 from PIL import Image
 
 from relay_bridge.core import synth
+from relay_bridge.core.canonical import canonical_bytes
 from relay_bridge.core.measure import call_size, js_stringify, result_facts, utf8_len
 from relay_bridge.core.store import Store
 from relay_bridge.findings import diagnose, from_session
-from relay_bridge.lanes.footprint.canonical import canonical_bytes
 from tests.findings.builders import BloatFacts, Facts, ImageFacts, RepeatFacts, attach
 from tests.frames import frame
 

@@ -36,8 +36,10 @@ RULES = {
 @pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
 def test_vector(path: Path) -> None:
     doc = json.loads(path.read_text(encoding="utf-8"))
-    found = diagnose([session_input(s) for s in doc["sessions"]])
-    assert [finding_record(f, n) for n, f in enumerate(found, 1)] == doc["expect"]
+    sessions = [session_input(s) for s in doc["sessions"]]
+    origins = {s.id: s.origin for s in sessions}
+    found = diagnose(sessions)
+    assert [finding_record(f, n, origins) for n, f in enumerate(found, 1)] == doc["expect"]
 
 
 def test_every_rule_has_a_vector() -> None:

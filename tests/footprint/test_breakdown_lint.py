@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from relay_bridge.lanes.footprint.breakdown import breakdown
-from relay_bridge.lanes.footprint.canonical import canonical_size
+from relay_bridge.core.breakdown import breakdown
+from relay_bridge.core.canonical import canonical_size
 from relay_bridge.lanes.footprint.lint import lint_tool
 
 from .conftest import FIXTURES

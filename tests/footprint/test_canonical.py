@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from relay_bridge.core.canonical import canonical_bytes, canonical_json, number
 from relay_bridge.lanes.footprint.analyze import analyze_catalog, rough_tokens
-from relay_bridge.lanes.footprint.canonical import canonical_bytes, canonical_json, number
 from relay_bridge.lanes.footprint.inputs import Server
 
 from .conftest import run_main, tool, validate

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from relay_bridge.core.similarity import words
 from relay_bridge.lanes.footprint import analyze_catalog
 from relay_bridge.lanes.footprint.inputs import Server
-from relay_bridge.lanes.footprint.similarity import words
 
 from .conftest import tool, validate
 

@@ -99,8 +99,8 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
     places.update({f"log:{p.name}": p.read_text(encoding="utf-8") for p in (tmp_path / "logs").glob("*.jsonl")})
     assert any("echo" in text for name, text in places.items() if name.startswith("log:")), "the log was written"
     # `wmcp-top diagnose` on that log: its findings document (and the text it prints from the same findings).
-    logged, _ = diagnose_load(min((tmp_path / "logs").glob("*.jsonl")))
-    places["diagnose:log"] = json.dumps(session_findings(list(logged.sessions.values())), ensure_ascii=False)
+    logged = diagnose_load(min((tmp_path / "logs").glob("*.jsonl")))
+    places["diagnose:log"] = json.dumps(session_findings(logged.sessions), ensure_ascii=False)
     for where, text in places.items():
         assert CANARY not in text, f"the canary leaked into {where}"
     report = json.loads(next(p for p in exports if p.name.startswith("report")).read_text())

@@ -277,7 +277,7 @@ def test_screenshots_are_current() -> None:
 
 def test_schemas_view_names_every_part_of_the_breakdown() -> None:
     """The Schemas view lists where a tool's bytes go part by part: none of the footprint's parts is left out."""
-    from relay_bridge.lanes.footprint.breakdown import PARTS
+    from relay_bridge.core.breakdown import PARTS
     from tui.screens.schemas import PART_LABELS
 
     assert tuple(PART_LABELS) == PARTS

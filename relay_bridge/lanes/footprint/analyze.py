@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from relay_bridge.core.breakdown import PARTS, breakdown
+from relay_bridge.core.canonical import canonical_bytes, utf16_key
+from relay_bridge.core.limits import LIMITS, Limits
 from relay_bridge.core.lint import SEVERITIES
-from relay_bridge.lanes.footprint.breakdown import PARTS, breakdown
-from relay_bridge.lanes.footprint.canonical import canonical_bytes, utf16_key
+from relay_bridge.core.similarity import LABELS, Entry, find_pairs
 from relay_bridge.lanes.footprint.inputs import Server, validate_catalog
-from relay_bridge.lanes.footprint.limits import LIMITS, Limits
 from relay_bridge.lanes.footprint.lint import lint_form, lint_tool, rug_pull
-from relay_bridge.lanes.footprint.similarity import LABELS, Entry, find_pairs
 
 FORMAT = "wmcp-top-footprint/1"
 TOKEN_FORMULA = "ceil(bytes / 4)"

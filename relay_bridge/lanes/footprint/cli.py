@@ -12,8 +12,8 @@ import json
 import sys
 from typing import Any
 
+from relay_bridge.core.canonical import escape_surrogates
 from relay_bridge.lanes.footprint.analyze import analyze_catalog
-from relay_bridge.lanes.footprint.canonical import escape_surrogates
 from relay_bridge.lanes.footprint.errors import FootprintError
 from relay_bridge.lanes.footprint.files import InputSpec, check_writable, read_capture, read_demo, read_inputs, write_new
 from relay_bridge.lanes.footprint.html import render_html

@@ -15,9 +15,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from relay_bridge.core.limits import LIMITS, Limits
 from relay_bridge.lanes.footprint.errors import FootprintError
 from relay_bridge.lanes.footprint.inputs import Server, parse_document, parse_json
-from relay_bridge.lanes.footprint.limits import LIMITS, Limits
 from relay_bridge.lanes.footprint.live import servers_from_capture
 
 

@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any
 
-from relay_bridge.lanes.footprint.breakdown import PARTS
+from relay_bridge.core.breakdown import PARTS
 from relay_bridge.lanes.footprint.text import PART_LABELS, plural, repeated_line, where_bytes_go
 from relay_bridge.lanes.footprint.treemap import squarify
 

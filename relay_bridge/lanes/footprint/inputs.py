@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from relay_bridge.core.limits import LIMITS, Limits
 from relay_bridge.exports.kinds import CLIENT_CONFIG, FOOTPRINT_INPUT, kind_of, wrong_kind
 from relay_bridge.lanes.footprint.errors import FootprintError
-from relay_bridge.lanes.footprint.limits import LIMITS, Limits
 
 Tool = dict[str, Any]
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import msgspec
 
+from relay_bridge.core.limits import LIMITS, Limits
 from relay_bridge.exports.kinds import CAPTURE, kind_of, wrong_kind
 from relay_bridge.lanes.footprint.analyze import analyze_catalog
 from relay_bridge.lanes.footprint.errors import FootprintError
 from relay_bridge.lanes.footprint.inputs import Server, nesting, validate_tool
-from relay_bridge.lanes.footprint.limits import LIMITS, Limits
 
 # (name, descriptor as parsed JSON or raw bytes or None, registered now)
 ToolItem = tuple[str, Any, bool]

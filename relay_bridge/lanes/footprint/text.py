@@ -8,8 +8,8 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-from relay_bridge.lanes.footprint.breakdown import PARTS
-from relay_bridge.lanes.footprint.similarity import EXACT, SAME_NAME, SIMILAR
+from relay_bridge.core.breakdown import PARTS
+from relay_bridge.core.similarity import EXACT, SAME_NAME, SIMILAR
 
 PART_LABELS = {
     "description": "description",

@@ -115,3 +115,33 @@ def canonical_bytes(value: Any) -> bytes:
 
 def canonical_size(value: Any) -> int:
     return len(canonical_bytes(value))
+
+
+# What the C encoder would spell unlike JavaScript: a fraction or exponent (`1.0`, `1e-07`), an integer past 2**53
+# (16 digits and more), non-finite numbers, and any text past ASCII, raw or escaped (key order by code point vs
+# UTF-16 units; lone surrogates). Matched on the raw text, strings included: a false match only takes the exact
+# path. Runs of number characters are found first (one cheap class), and only those are looked into.
+_RUN = re.compile(rb"[.eE0-9]{2,}")
+_MIXED = re.compile(rb"[0-9][.eE]|[.eE][0-9]")
+
+
+def _c_unsafe(raw: bytes) -> bool:
+    if not raw.isascii() or b"\\u" in raw or b"NaN" in raw or b"Infinity" in raw:
+        return True
+    for m in _RUN.finditer(raw):
+        run = m.group()
+        if (len(run) >= 16 and run.isdigit()) or _MIXED.search(run):
+            return True
+    return False
+
+
+def canonical_from_text(raw: bytes, value: Any) -> bytes:
+    """`canonical_bytes(value)` for `value` parsed from the JSON text `raw`, at the C encoder's speed when the text
+    holds nothing the two spellings differ on (what an agent's descriptors almost always are), else the exact
+    writer above. The same bytes either way (tests/findings/test_weights.py)."""
+    if not _c_unsafe(raw):
+        try:
+            return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except (UnicodeEncodeError, ValueError):  # a lone surrogate written as an escape: the exact path escapes it
+            pass
+    return canonical_bytes(value)

@@ -17,12 +17,13 @@ Matching is pairwise: similar A~B and B~C do not make A~C.
 
 from __future__ import annotations
 
+import heapq
 import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from relay_bridge.lanes.footprint.limits import LIMITS, Limits
+from relay_bridge.core.limits import LIMITS, Limits
 
 EXACT = "exact match"
 SAME_NAME = "same name, different definition"
@@ -170,3 +171,49 @@ def _scan(entries: list[Entry], limits: Limits, mark: Any) -> dict[str, Any]:
         "examinedPairs": examined,
         "notExamined": total_pairs - examined,
     }
+
+
+def similar_within(word_sets: list[frozenset[str]], budget: int, limits: Limits = LIMITS, keep: int = 16) -> dict[str, Any]:
+    """Similar descriptions among one group's tools (the findings' `schema.similar`, inside one session).
+
+    Unlike `_scan`, every pair examined costs at least one operation (a pair the sizes rule out too), so the loop
+    itself, not only the membership tests, stops at `budget`: a group of any size costs at most `budget` steps.
+    Only the `keep` most similar pairs are held (a heap), so memory does not follow the pairs found. Sets outside
+    `min_words..max_words` do not enter. Returns `pairs` [(jaccard, i, j)] best first, `found`, `operations`,
+    `examined`, `eligiblePairs` and `complete`."""
+    eligible = [(i, ws) for i, ws in enumerate(word_sets) if limits.min_words <= len(ws) <= limits.max_words]
+    n = len(eligible)
+    ratio = Fraction(str(limits.jaccard))
+    num, den = ratio.numerator, ratio.denominator
+    best: list[tuple[float, int, int]] = []  # min-heap of (jaccard, -i, -j): the weakest kept pair on top
+    ops = examined = found = 0
+    complete = True
+    for x in range(n):
+        i, wa = eligible[x]
+        la = len(wa)
+        for y in range(x + 1, n):
+            j, wb = eligible[y]
+            lb = len(wb)
+            small, large = (la, lb) if la <= lb else (lb, la)
+            ruled_out = small * den < large * num
+            cost = 1 if ruled_out else small
+            if ops + cost > budget:
+                complete = False
+                break
+            ops += cost
+            examined += 1
+            if ruled_out:
+                continue
+            common = len(wa & wb)
+            union = la + lb - common
+            if common * den >= union * num:
+                found += 1
+                item = (round(common / union, 4), -i, -j)
+                if len(best) < keep:
+                    heapq.heappush(best, item)
+                elif item > best[0]:
+                    heapq.heapreplace(best, item)
+        if not complete:
+            break
+    pairs = [(jac, -ni, -nj) for jac, ni, nj in sorted(best, reverse=True)]
+    return {"pairs": pairs, "found": found, "operations": ops, "examined": examined, "eligiblePairs": n * (n - 1) // 2, "complete": complete}

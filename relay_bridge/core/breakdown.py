@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from relay_bridge.lanes.footprint.canonical import canonical_size, quote
+from relay_bridge.core.canonical import canonical_size, quote
 
 PARTS = ("description", "propertyNames", "propertyDescriptions", "types", "constraints", "enums", "definitions", "structure", "other")
 

@@ -1,4 +1,5 @@
-"""Limits and matching constants, in one place so the CLI, the report and the README cannot disagree.
+"""Limits and matching constants of a catalog analysis (footprint's, and the findings' duplicate search), in one
+place so the CLI, the report and the README cannot disagree.
 
 They follow mcp-footprint (seed 003): an invocation is bounded so a hostile or accidental input cannot make the
 analysis slow or the report unreadable. Each limit is inclusive: a value at the limit passes, one over is refused.
