@@ -124,7 +124,8 @@ DID = """() => [globalThis.__webmcpPerf ? [__webmcpPerf.overhead().accounted, (_
 
 class _Pages(http.server.BaseHTTPRequestHandler):
     """`/page/<way>`: the bench page with that way's script; `/frames/<way>`: FRAMES iframes of it; `/agent.js`: the
-    agent as `scripts['/agent.js']` holds it (the built file, the relay's address baked in)."""
+    agent as `scripts['/agent.js']` holds it (the built file, the relay's address baked in), and beside it, by name,
+    every other script the build put in page_agent/dist (any the agent fetches is then counted, not refused)."""
 
     scripts: dict[str, bytes] = {}
 
@@ -154,12 +155,14 @@ class _Pages(http.server.BaseHTTPRequestHandler):
 
 @contextmanager
 def served(ws_url: str) -> Iterator[int]:
-    """The bench pages and the agent (dist/agent.js with `ws_url` baked in) on 127.0.0.1: the port."""
+    """The bench pages and the agent (dist/agent.js with `ws_url` baked in, dist's other scripts as built) on
+    127.0.0.1: the port."""
     if not AGENT.is_file():
         pytest.fail(f"{AGENT} is missing: build the page agent first (node page_agent/build.mjs)", pytrace=False)
     built = AGENT.read_bytes()
     assert PLACEHOLDER in built, f"{AGENT} has no uplink placeholder: not the agent's build"
-    _Pages.scripts = {"/agent.js": built.replace(PLACEHOLDER, json.dumps(ws_url).encode(), 1)}
+    _Pages.scripts = {f"/{path.name}": path.read_bytes() for path in AGENT.parent.glob("*.js")}
+    _Pages.scripts["/agent.js"] = built.replace(PLACEHOLDER, json.dumps(ws_url).encode(), 1)
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
