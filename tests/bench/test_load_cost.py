@@ -20,8 +20,8 @@ the order reversed every other round. Per way, medians over the rounds of:
   time (`timeDomain: threadTicks`). Chosen over a trace because they are Blink's own accounting of every task of
   the page's main thread (its same-origin frames included), cost nothing to keep and need no parsing, and in
   thread time a main thread the shared machine preempts is not charged for the wait: six cold loads of one page
-  read their task time within ±12 % of the median (load average 15) while their load events ranged from 35 to
-  600 ms. The window ends when Playwright hears the load event, a few ms after it: with the relay on the same
+  read their task time within 15 % of their median (load average above 15) while their load events ranged from
+  35 to 600 ms. The window ends when Playwright hears the load event, a few ms after it: with the relay on the same
   machine the whole agent's uplink has opened and said hello by then, and that counts, as it would before the
   load event of any page that loads for longer;
 - JS heap (CDP `Runtime.getHeapUsage` after `HeapProfiler.collectGarbage`) after load, and after 500 calls of the
