@@ -21,9 +21,9 @@ the order reversed every other round. Per way, medians over the rounds of:
   the page's main thread (its same-origin frames included), cost nothing to keep and need no parsing, and in
   thread time a main thread the shared machine preempts is not charged for the wait: six cold loads of one page
   read their task time within 15 % of their median (load average above 15) while their load events ranged from
-  35 to 600 ms. The window ends when Playwright hears the load event, a few ms after it: with the relay on the same
-  machine the whole agent's uplink has opened and said hello by then, and that counts, as it would before the
-  load event of any page that loads for longer;
+  35 to 600 ms. The window ends when Playwright hears the load event, a few ms after it: a trace of three loads put
+  14-16 ms of the whole agent's script before the load event and 1-2 ms in the 500 ms after it (its socket's open
+  and first messages), part of which the window may count;
 - JS heap (CDP `Runtime.getHeapUsage` after `HeapProfiler.collectGarbage`) after load, and after 500 calls of the
   page's 1 KB tool through `document.modelContext.executeTool`;
 - a page of 10 same-origin iframes, each running the way's script: its load event (wall clock, from navigation
