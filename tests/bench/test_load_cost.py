@@ -1,0 +1,335 @@
+"""Benchmark: what the page agent costs a page at load (issue 47 item 1), in Chromium with its native WebMCP host.
+
+Three ways, side by side in one run:
+
+- `no agent`: the bench page alone (it registers one tool whose result is 1 KB of text);
+- `floor agent`: the page with tests/bench/floor.py's script inline before its own (the execute() wrapper, two clock
+  reads, one `performance.measure` a call: the least any webmcp-profiler-compatible agent does);
+- `whole agent`: the page with the agent as users load it, a classic `<script src>` before the page's own: the
+  built page_agent/dist/agent.js with a real relay's address baked in (as the relay bakes it), served by this test
+  so the benchmark does not depend on how the relay serves it; its uplink connects to that relay.
+
+Every load is cold: a fresh browser context (no HTTP or code cache) on an origin of its own (`<n>.localhost`, so
+the relay's per-origin connect budget never refuses a socket). The ways take turns, LOADS rounds of one load each,
+the order reversed every other round. Per way, medians over the rounds of:
+
+- script bytes, raw and gzip (level 9, each script alone, as a server compresses it), of every script the page
+  evaluated before its load event: its inline scripts and the scripts it fetched (resource timing);
+- main-thread script time and task time at load: Chromium's own counters (CDP `Performance.getMetrics`,
+  `ScriptDuration` and `TaskDuration`, deltas from before the navigation to its load event), kept in thread CPU
+  time (`timeDomain: threadTicks`). Chosen over a trace because they are Blink's own accounting of every task of
+  the page's main thread (its same-origin frames included), cost nothing to keep and need no parsing, and in
+  thread time a main thread the shared machine preempts is not charged for the wait: six cold loads of one page
+  read their task time within 15 % of their median (load average above 15) while their load events ranged from
+  35 to 600 ms. The window ends when Playwright hears the load event, a few ms after it: a trace of three loads put
+  14-16 ms of the whole agent's script before the load event and 1-2 ms in the 500 ms after it (its socket's open
+  and first messages), part of which the window may count;
+- JS heap (CDP `Runtime.getHeapUsage` after `HeapProfiler.collectGarbage`) after load, and after 500 calls of the
+  page's 1 KB tool through `document.modelContext.executeTool`;
+- a page of 10 same-origin iframes, each running the way's script: its load event (wall clock, from navigation
+  start), and its main-thread task time.
+
+Ratios are printed to no agent and to the floor. The time targets (tests/bench/judge.py: asserted by the full
+run, printed by the short pass): the 10-iframe page's load event with the whole agent within 1.2x its load event
+without one (issue 47; the median of the rounds' paired ratios), and the whole agent's added script time at load
+at most SCRIPT_OVER_FLOOR times the floor agent's (differences of medians; webmcp-profiler, the issue's peer, is
+not installable here, so the floor is the in-run peer: see docs/observer-cost.md). The eager script's gzip against
+the issue's 14 KB is printed, not asserted here (the build's size budget holds it). What every run asserts holds
+whatever the load: every way loaded in every frame, the agents attached and measured all 500 calls (the whole
+agent's uplink open), and the byte counts are exact (each way's scripts are exactly what the test served it).
+
+  pytest tests/bench/test_load_cost.py -m bench -s    (WMCP_BENCH_SECONDS under 10, as in the check's short pass:
+  3 rounds; otherwise 20)
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.server
+import json
+import statistics
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, CDPSession, Page, sync_playwright
+
+from relay_bridge.relay.assets import PLACEHOLDER
+from tests.bench import judge
+from tests.bench.floor import floor_js
+from tests.browser.conftest import BASE_ARGS, WEBMCP_ARGS, chromium_path
+from tests.relay_thread import RelayThread
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT = ROOT / "page_agent" / "dist" / "agent.js"
+# Twenty paired cold loads, as issue 47's table; the short pass only shows that every way loads and measures.
+LOADS = 20 if judge.judging() else 3
+CALLS = 500
+FRAMES = 10
+WAYS = {"none": "no agent", "floor": "floor agent", "agent": "whole agent"}
+FRAMES_OVER_NONE = 1.2  # issue 47: a page of 10 iframes, each running the agent, within 1.2x its load without
+# The whole agent's added script time at load over the floor agent's. Issue 47 asks for half webmcp-profiler's (+3.9 ms
+# on its machine, so about +2 ms), which is not installable here; the floor is the in-run peer. On this machine the
+# whole agent reads what the issue read (+17 ms against its +16.2), and the floor adds about 0.14 ms: +2 ms is about 14
+# floors (docs/observer-cost.md).
+SCRIPT_OVER_FLOOR = 14.0
+GZIP_TARGET = 14 * 1024  # issue 47: webmcp-profiler's whole IIFE is 14,362 B
+# The figures said as added over no agent: their name, unit and scale.
+SHOWN = {
+    "script": ("script", "ms", 1.0),
+    "task": ("tasks", "ms", 1.0),
+    "heap_load": ("heap", "KB", 1 / 1024),
+    "heap_calls": ("heap after calls", "KB", 1 / 1024),
+    "frames_load": ("10 frames' load", "ms", 1.0),
+}
+
+FLOOR_JS = floor_js(measure=True, post=False)
+# The page's own script: one tool with a 1 KB result, registered through Chromium's host, and a way to call it.
+PAGE_JS = """window.registered = (async () => {
+  const text = "x".repeat(1024)
+  await document.modelContext.registerTool({
+    name: "fetch_page", description: "returns a page of text", inputSchema: { type: "object", properties: { q: { type: "string" } } },
+    execute: async () => ({ content: [{ type: "text", text }] }),
+  })
+  return true
+})()
+window.callTool = async (n) => {
+  await window.registered
+  const mc = document.modelContext
+  const tool = (await mc.getTools()).find((t) => t.name === "fetch_page")
+  for (let i = 0; i < n; i++) await mc.executeTool(tool, { q: "bench" })
+}"""
+PAGE = '<!doctype html><meta charset="utf-8"><title>load cost</title>{way}<script>{page}</script><body>load cost</body>'
+FRAMES_PAGE = '<!doctype html><meta charset="utf-8"><title>load cost, {n} frames</title><body>{frames}</body>'
+WAY_TAGS = {"none": "", "floor": f"<script>{FLOOR_JS}</script>", "agent": '<script src="/agent.js"></script>'}
+
+# What a page evaluated before its load event: its inline scripts, and the path and decoded size of every script it
+# fetched by then (the test's server is the only one serving scripts).
+EVALUATED = """() => {
+  const loaded = performance.getEntriesByType("navigation")[0].loadEventStart
+  return {
+    inline: [...document.scripts].filter((s) => !s.src).map((s) => s.text),
+    fetched: performance.getEntriesByType("resource")
+      .filter((e) => e.initiatorType === "script" && e.responseEnd <= loaded)
+      .map((e) => [new URL(e.name).pathname, e.decodedBodySize]),
+  }
+}"""
+# What each way's script did in a page: the agent's calls accounted and uplink state, the floor's spans and measures.
+DID = """() => [globalThis.__webmcpPerf ? [__webmcpPerf.overhead().accounted, (__webmcpPerf.relay() || {}).state || null] : null,
+  globalThis.__wmcpFloor ? [__wmcpFloor.spans.length, __wmcpFloor.measured] : null]"""
+
+
+class _Pages(http.server.BaseHTTPRequestHandler):
+    """`/page/<way>`: the bench page with that way's script; `/frames/<way>`: FRAMES iframes of it; `/agent.js`: the
+    agent as `scripts['/agent.js']` holds it (the built file, the relay's address baked in), and beside it, by name,
+    every other script the build put in page_agent/dist (any the agent fetches is then counted, not refused)."""
+
+    scripts: dict[str, bytes] = {}
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        path = self.path.partition("?")[0]
+        kind, _, way = path.strip("/").partition("/")
+        if path in self.scripts:
+            body, ctype = self.scripts[path], "text/javascript; charset=utf-8"
+        elif kind == "page" and way in WAY_TAGS:
+            body, ctype = PAGE.format(way=WAY_TAGS[way], page=PAGE_JS).encode(), "text/html; charset=utf-8"
+        elif kind == "frames" and way in WAY_TAGS:
+            frames = "".join(f'<iframe src="/page/{way}?frame={i}"></iframe>' for i in range(FRAMES))
+            body, ctype = FRAMES_PAGE.format(n=FRAMES, frames=frames).encode(), "text/html; charset=utf-8"
+        else:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@contextmanager
+def served(ws_url: str) -> Iterator[int]:
+    """The bench pages and the agent (dist/agent.js with `ws_url` baked in, dist's other scripts as built) on
+    127.0.0.1: the port."""
+    if not AGENT.is_file():
+        pytest.fail(f"{AGENT} is missing: build the page agent first (node page_agent/build.mjs)", pytrace=False)
+    built = AGENT.read_bytes()
+    assert PLACEHOLDER in built, f"{AGENT} has no uplink placeholder: not the agent's build"
+    _Pages.scripts = {f"/{path.name}": path.read_bytes() for path in AGENT.parent.glob("*.js")}
+    _Pages.scripts["/agent.js"] = built.replace(PLACEHOLDER, json.dumps(ws_url).encode(), 1)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield httpd.server_address[1]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def metrics(cdp: CDPSession) -> dict[str, float]:
+    return {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+
+
+def heap(cdp: CDPSession) -> float:
+    """The page's JS heap in use after a full collection, bytes."""
+    cdp.send("HeapProfiler.collectGarbage")
+    return float(cdp.send("Runtime.getHeapUsage")["usedSize"])
+
+
+@contextmanager
+def cold(browser: Browser) -> Iterator[tuple[Page, CDPSession]]:
+    """A page in a fresh context (no cache of any kind), its main thread's counters on, in thread CPU time."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        cdp = context.new_cdp_session(page)
+        cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
+        yield page, cdp
+        assert not errors, f"the page threw: {errors}"
+    finally:
+        context.close()
+
+
+def load(page: Page, cdp: CDPSession, url: str) -> dict[str, float]:
+    """Navigate to `url`; the main thread's script and task time (ms) from before it to its load event."""
+    before = metrics(cdp)
+    page.goto(url)
+    after = metrics(cdp)
+    return {what: (after[name] - before.get(name, 0.0)) * 1000 for what, name in (("script", "ScriptDuration"), ("task", "TaskDuration"))}
+
+
+def scripts_of(page: Page, scripts: dict[str, bytes]) -> list[bytes]:
+    """Every script the page evaluated before its load event, as bytes: its inline ones, and the fetched ones as the
+    server sent them (each fetched size checked against what was sent)."""
+    seen = page.evaluate(EVALUATED)
+    out = [text.encode() for text in seen["inline"]]
+    for path, size in seen["fetched"]:
+        assert path in scripts, f"the page fetched a script the test never served: {path}"
+        assert size == len(scripts[path]), f"{path}: {size} bytes decoded, {len(scripts[path])} sent"
+        out.append(scripts[path])
+    return out
+
+
+def one_way(browser: Browser, origin: str, way: str) -> dict[str, Any]:
+    """One cold load of `way`'s page and one of its 10-frame page: every figure of one round."""
+    out: dict[str, Any] = {}
+    with cold(browser) as (page, cdp):
+        out.update(load(page, cdp, f"{origin}/page/{way}"))
+        evaluated = scripts_of(page, _Pages.scripts)
+        out["scripts"] = evaluated
+        out["heap_load"] = heap(cdp)
+        if way == "agent":  # as users load it: connected to its relay before it is called
+            page.wait_for_function("(__webmcpPerf.relay() || {}).state === 'open'", timeout=20_000)
+        page.evaluate("(n) => callTool(n)", CALLS)
+        if way == "agent":  # its accounting runs after the host has each result: wait for the last call's
+            page.wait_for_function("(n) => __webmcpPerf.overhead().accounted >= n", arg=CALLS, timeout=20_000)
+        out["heap_calls"] = heap(cdp)
+        out["did"] = page.evaluate(DID)
+    with cold(browser) as (page, cdp):
+        frames = load(page, cdp, f"{origin}/frames/{way}")
+        out["frames_task"] = frames["task"]
+        out["frames_load"] = page.evaluate('performance.getEntriesByType("navigation")[0].loadEventStart')
+        out["frames_did"] = [frame.evaluate(DID) for frame in page.main_frame.child_frames]
+    return out
+
+
+def check_ran(way: str, r: dict[str, Any]) -> None:
+    """What load cannot flip: `way`'s script attached in the page and in every frame, and measured every call."""
+    agent, floor = r["did"]
+    if way == "agent":
+        assert floor is None and agent is not None, f"{WAYS[way]}: agent {agent}, floor {floor}"
+        assert agent == [CALLS, "open"], f"{WAYS[way]}: {agent[0]} calls measured of {CALLS}, uplink {agent[1]}"
+    elif way == "floor":
+        assert agent is None and floor == [CALLS, CALLS], f"{WAYS[way]}: agent {agent}, floor {floor}"
+    else:
+        assert agent is None and floor is None, f"{WAYS[way]}: agent {agent}, floor {floor}"
+    frames = r["frames_did"]
+    assert len(frames) == FRAMES, f"{WAYS[way]}: {len(frames)} frames loaded of {FRAMES}"
+    for agent, floor in frames:
+        assert (agent is not None, floor is not None) == (way == "agent", way == "floor"), f"{WAYS[way]}: a frame ran agent {agent}, floor {floor}"
+
+
+def check_bytes(by_way: dict[str, list[bytes]]) -> None:
+    """Exact: the page's own script in every way, plus the floor's inline script, or plus the agent as served."""
+    own = [PAGE_JS.encode()]
+    assert by_way["none"] == own, f"no agent: the page evaluated {[len(s) for s in by_way['none']]} bytes, not its own {len(own[0])}"
+    assert by_way["floor"] == [FLOOR_JS.encode(), *own], f"floor agent: {[len(s) for s in by_way['floor']]} bytes"
+    assert by_way["agent"][:1] == own and _Pages.scripts["/agent.js"] in by_way["agent"], (
+        f"whole agent: {[len(s) for s in by_way['agent']]} bytes, the agent as served is {len(_Pages.scripts['/agent.js'])}"
+    )
+
+
+@pytest.mark.bench
+def test_load_cost(tmp_path: Path) -> None:
+    rounds: dict[str, list[dict[str, Any]]] = {way: [] for way in WAYS}
+    relay = RelayThread(tmp_path)
+    try:
+        with served(relay.ws_url) as port, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS + WEBMCP_ARGS)
+            order = list(WAYS)
+            for n in range(LOADS):
+                for way in order if n % 2 == 0 else order[::-1]:
+                    rounds[way].append(one_way(browser, f"http://r{n}-{way}.localhost:{port}", way))
+            browser.close()
+    finally:
+        relay.close()
+
+    for way, runs in rounds.items():
+        for r in runs:
+            check_ran(way, r)
+    evaluated = {way: runs[0]["scripts"] for way, runs in rounds.items()}
+    for way, runs in rounds.items():
+        assert all(r["scripts"] == evaluated[way] for r in runs), f"{WAYS[way]}: the scripts evaluated changed between loads"
+    check_bytes(evaluated)
+
+    # Each way's own scripts (what it adds to the page's): raw, and gzip of each alone.
+    own = {way: [s for s in scripts if s not in evaluated["none"]] for way, scripts in evaluated.items()}
+    raw = {way: sum(len(s) for s in scripts) for way, scripts in own.items()}
+    gz = {way: sum(len(gzip.compress(s, 9, mtime=0)) for s in scripts) for way, scripts in own.items()}
+    figures = ("script", "task", "heap_load", "heap_calls", "frames_load", "frames_task")
+    med = {way: {f: statistics.median([r[f] for r in runs]) for f in figures} for way, runs in rounds.items()}
+
+    def paired(way: str, base: str, figure: str) -> float:
+        """The median over rounds of `way`'s figure over `base`'s in the same round."""
+        return statistics.median([r[figure] / b[figure] for r, b in zip(rounds[way], rounds[base])])
+
+    def added(way: str, figure: str) -> float:
+        return med[way][figure] - med["none"][figure]
+
+    print()
+    print(f"load cost: {LOADS} cold loads a way taking turns (medians), Chromium native host, main thread in thread CPU time")
+    print(
+        f"  {'way':<12}  {'script bytes raw / gzip':>23}  {'script at load':>14}  {'tasks at load':>13}  {'heap at load':>12}  {'heap, 500 calls':>15}  {'10 frames: load':>15}  {'tasks':>8}"
+    )
+    for way, label in WAYS.items():
+        m = med[way]
+        print(
+            f"  {label:<12}  {raw[way]:>13,} / {gz[way]:>7,}  {m['script']:11.2f} ms  {m['task']:10.2f} ms  {m['heap_load'] / 1024:9,.0f} KB"
+            f"  {m['heap_calls'] / 1024:12,.0f} KB  {m['frames_load']:12.1f} ms  {m['frames_task']:5.1f} ms"
+        )
+    print("  added over no agent (difference of medians), and the paired ratio to no agent / to the floor agent (median of rounds):")
+    for way in ("floor", "agent"):
+        cells = []
+        for figure, (name, unit, scale) in SHOWN.items():
+            to_floor = f" / {paired(way, 'floor', figure):.2f}x" if way == "agent" else ""
+            cells.append(f"{name} {added(way, figure) * scale:+,.2f} {unit} ({paired(way, 'none', figure):.2f}x{to_floor})")
+        print(f"  {WAYS[way]:<12}  " + ", ".join(cells))
+    floor_script = added("floor", "script")
+    over_floor = added("agent", "script") / floor_script if floor_script > 0 else float("inf")
+    print(f"  the whole agent's added script time at load over the floor agent's: {over_floor:.1f}x")
+    print(f"  eager script (printed; the build's size budget holds it): {gz['agent']:,} B gzip, issue 47's target {GZIP_TARGET:,} B")
+    frames_ratio = paired("agent", "none", "frames_load")
+    judge.time_targets(
+        [
+            judge.at_most("10 frames' load event, whole agent / no agent", frames_ratio, FRAMES_OVER_NONE, ".2f"),
+            judge.at_most("added script time at load, whole agent / floor agent", over_floor, SCRIPT_OVER_FLOOR, ".1f"),
+        ]
+    )
