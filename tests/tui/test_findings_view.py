@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable
 
 from relay_bridge.core import synth
@@ -79,6 +80,7 @@ def test_findings_snapshot_160x45(snap_compare, tmp_path: Path) -> None:
     assert snap_compare(_demo_app(tmp_path), press=["f"], terminal_size=(160, 45))
 
 
+@pytest.mark.serial
 async def test_the_summary_line_diagnoses_at_most_once_a_second_and_catches_up(tmp_path: Path, monkeypatch) -> None:
     """A session whose numbers move with every frame is not diagnosed with every frame (the costliest update the
     dashboard makes), and the line still ends on the finding of what arrived last."""
