@@ -11,7 +11,9 @@ from typing import Any
 
 from textual.message import Message
 from textual.notifications import Notification, Notify
-from textual.widgets import Tabs
+from textual.widgets import Footer, Static, Tab, Tabs
+from textual.widgets._footer import FooterKey
+from textual.widgets._tabs import Underline
 from websockets.asyncio.client import connect
 
 from relay_bridge.core import synth
@@ -170,3 +172,64 @@ def cell(app: WmcpTopApp, tool: str, column: str, sid: str = SID) -> str | None:
         return None
     shown_cell = app.dashboard.view.table.cell(tool, column)
     return shown_cell.plain if shown_cell is not None else None
+
+
+def drawn_mark(app: WmcpTopApp) -> str:
+    """The overflow mark the tabs' places on screen make: what the mark must say once the row is at rest."""
+    from tui.model.tab_row import overflow_marker
+
+    row = tabs(app)
+    view = row.region
+    places = [(tab.region.x, tab.region.right) for tab in row.query("#tabs-list > Tab").results(Tab)]
+    return overflow_marker(sum(a < view.x for a, _ in places), sum(a >= view.x and b > view.right for a, b in places))
+
+
+def shown_mark(app: WmcpTopApp) -> str:
+    """What the overflow mark shows now ("" when hidden)."""
+    mark = app.dashboard.query_one("#more-tabs", Static)
+    return str(mark.render()).strip() if mark.display else ""
+
+
+def tab_row_at_rest(app: WmcpTopApp) -> bool:
+    """The tab row scrolled where it rests, drawn there, its mark saying what the tabs' places make and the
+    underline under the selected tab, nothing of it moving."""
+    dash = app.dashboard
+    row = dash.tabs
+    scroller = row.query_one("#tabs-scroll")
+    underline = row.query_one(Underline)
+    selected = row.active_tab
+    moving = any(
+        app.animator.is_being_animated(obj, name)
+        for obj, name in ((scroller, "scroll_x"), (underline, "highlight_start"), (underline, "highlight_end"))
+    )
+    if moving or scroller.scroll_x != dash.tab_row.scroll_x or selected is None:
+        return False
+    under = selected.virtual_region.shrink(selected.styles.gutter).column_span
+    return (underline.highlight_start, underline.highlight_end) == under and shown_mark(app) == dash.tab_row.mark == drawn_mark(app)
+
+
+def footers_current(app: WmcpTopApp) -> bool:
+    """Every footer shows its screen's keys now, laid out (a footer recomposes a turn or more after the keys
+    change, and its new keys are placed on a turn after that)."""
+    for screen in app.screen_stack:
+        shown = {(b.action, not enabled) for _, b, enabled, _ in screen.active_bindings.values() if b.show}
+        for footer in screen.query(Footer):
+            keys = [key for key in footer.query(FooterKey) if key.action != "command_palette"]  # the palette's own, always
+            if {(key.action, key.disabled) for key in keys} != shown:
+                return False
+            if screen is app.screen and not all(key.region for key in keys):
+                return False  # the new keys not laid out yet (a covered screen's wait for it to show again)
+    return True
+
+
+async def at_rest(pilot: Any, app: WmcpTopApp, keys: tuple[str, ...] | list[str] = ()) -> None:
+    """The one wait every picture takes before it is drawn: the dashboard shown with its tab row at rest and
+    every footer current, then `keys` pressed, then the same again (a key can scroll the row or open a view)."""
+
+    def ready() -> bool:
+        return app.selected_session_id is not None and tab_row_at_rest(app) and footers_current(app)
+
+    await until(pilot, ready, what="the dashboard drawn at rest")
+    if keys:
+        await pilot.press(*keys)
+        await until(pilot, ready, what=f"at rest after {' '.join(keys)}")
