@@ -124,9 +124,12 @@ def spans(sid: str, tool: str, first_seq: int, n: int, wall: float = 12.0, at: f
 async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> float:
     """Let the app run until `predicate()` holds; returns the seconds it took. Fails after `timeout`."""
     start = time.monotonic()
+    polls = 0
     while not predicate():
+        polls += 1
         if time.monotonic() - start > timeout:
-            raise AssertionError(f"{what} not met within {timeout}s")
+            # few polls: the app was starved of the CPU (a loaded machine); many: the condition never came
+            raise AssertionError(f"{what} not met within {timeout}s ({polls} polls)")
         await pilot.pause(0.005)
     return time.monotonic() - start
 
@@ -190,22 +193,33 @@ def shown_mark(app: WmcpTopApp) -> str:
     return str(mark.render()).strip() if mark.display else ""
 
 
-def tab_row_at_rest(app: WmcpTopApp) -> bool:
-    """The tab row scrolled where it rests, drawn there, its mark saying what the tabs' places make and the
-    underline under the selected tab, nothing of it moving."""
+def tab_row_unrest(app: WmcpTopApp) -> str:
+    """What keeps the tab row from being at rest ("" when it is): scrolled where it rests, drawn there, its mark
+    saying what the tabs' places make and the underline under the selected tab, nothing of it moving."""
     dash = app.dashboard
     row = dash.tabs
     scroller = row.query_one("#tabs-scroll")
     underline = row.query_one(Underline)
     selected = row.active_tab
-    moving = any(
+    if any(
         app.animator.is_being_animated(obj, name)
         for obj, name in ((scroller, "scroll_x"), (underline, "highlight_start"), (underline, "highlight_end"))
-    )
-    if moving or scroller.scroll_x != dash.tab_row.scroll_x or selected is None:
-        return False
+    ):
+        return "the tab row moving"
+    if scroller.scroll_x != dash.tab_row.scroll_x:
+        return f"the tab row scrolled to {scroller.scroll_x} (target {scroller.scroll_target_x}), resting at {dash.tab_row.scroll_x}"
+    if selected is None:
+        return "no tab selected"
     under = selected.virtual_region.shrink(selected.styles.gutter).column_span
-    return (underline.highlight_start, underline.highlight_end) == under and shown_mark(app) == dash.tab_row.mark == drawn_mark(app)
+    if (underline.highlight_start, underline.highlight_end) != under:
+        return f"the underline at {underline.highlight_start}-{underline.highlight_end}, the tab at {under}"
+    if not shown_mark(app) == dash.tab_row.mark == drawn_mark(app):
+        return f"the mark shown {shown_mark(app)!r}, computed {dash.tab_row.mark!r}, drawn {drawn_mark(app)!r}"
+    return ""
+
+
+def tab_row_at_rest(app: WmcpTopApp) -> bool:
+    return not tab_row_unrest(app)
 
 
 def footers_current(app: WmcpTopApp) -> bool:
@@ -224,12 +238,19 @@ def footers_current(app: WmcpTopApp) -> bool:
 
 async def at_rest(pilot: Any, app: WmcpTopApp, keys: tuple[str, ...] | list[str] = ()) -> None:
     """The one wait every picture takes before it is drawn: the dashboard shown with its tab row at rest and
-    every footer current, then `keys` pressed, then the same again (a key can scroll the row or open a view)."""
+    every footer current, then `keys` pressed, then the same again (a key can scroll the row or open a view).
+    Not met, it says what was not at rest."""
 
-    def ready() -> bool:
-        return app.selected_session_id is not None and tab_row_at_rest(app) and footers_current(app)
+    def unrest() -> str:
+        if app.selected_session_id is None:
+            return "no session selected"
+        return tab_row_unrest(app) or ("" if footers_current(app) else "a footer not showing its screen's keys")
 
-    await until(pilot, ready, what="the dashboard drawn at rest")
-    if keys:
-        await pilot.press(*keys)
-        await until(pilot, ready, what=f"at rest after {' '.join(keys)}")
+    for press in (None, keys) if keys else (None,):
+        if press is not None:
+            await pilot.press(*press)
+        what = "the dashboard drawn at rest" + (f" after {' '.join(press)}" if press else "")
+        try:
+            await until(pilot, lambda: not unrest(), what=what)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}: {unrest()}") from None
