@@ -291,15 +291,19 @@ class DashboardScreen(LiveView[None]):
         store = app.view_store
         text = Text(no_wrap=True, end="")
         text.append("wmcp-top", style="bold")
+        where = Text(no_wrap=True, end="")
+        if app.relay is not None:
+            where.append(f" · relay 127.0.0.1:{app.relay.port}")
+        elif app.source_label:
+            where.append(" · ")
+            where.append_text(inert(app.source_label, limit=40))
         if not app.compact:
             text.append(f" {__version__}")
-        if app.relay is not None:
-            text.append(f" · relay 127.0.0.1:{app.relay.port}")
-        elif app.source_label:
-            text.append(" · ")
-            text.append_text(inert(app.source_label, limit=40))
-        live = sum(1 for s in store.sessions.values() if s.state == "live")
-        n = len(store.sessions)
+            text.append_text(where)
+        # the sessions with a tab (those D closed are not on screen any more)
+        tabbed = [s for sid, s in store.sessions.items() if sid not in self._dismissed]
+        live = sum(1 for s in tabbed if s.state == "live")
+        n = len(tabbed)
         text.append(f" · {n} session{'s' if n != 1 else ''}" + (f", {live} live" if n else ""))
         shown = store.sessions.get(self.selected_session_id or "")
         if shown is not None:  # the tools the shown page offers the agent now (the internal report tool aside)
@@ -322,6 +326,8 @@ class DashboardScreen(LiveView[None]):
         if self.text_filter:
             text.append(" · filter ")
             text.append_text(inert(self.text_filter, limit=20))
+        if app.compact:  # where last: a narrow bar cuts the line's end (it cut "4 sessions" to "4")
+            text.append_text(where)
         bar = self.query_one(TopBar)
         bar.set_text(text)
         bar.set_paused(app.paused)
