@@ -55,7 +55,3 @@ class SessionTabs(Tabs):
             # after the next refresh, when the scroller knows how far it can scroll (before its layout it cannot
             # at all: the target is clipped to 0 and this runs again when its size arrives)
             scroller.scroll_to(x=self._rest_x, force=True, duration=SCROLL_SECONDS)
-
-    @property
-    def rest_x(self) -> int:
-        return self._rest_x
