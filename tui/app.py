@@ -9,17 +9,21 @@ default screen) and every pushed view subscribe to it and pull what they show fr
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.command import CommandPalette
 from textual.driver import Driver
 from textual.filter import LineFilter, Monochrome, NoColor
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
+from textual.widgets._toast import ToastRack  # the screen's notifications layer (not exported by textual.widgets)
 
 from relay_bridge.cli import start_relay, write_json
 from relay_bridge.core.store import Session, Store, StoreSnapshot
@@ -46,10 +50,28 @@ TWO_ROW_FOOTER_WIDTH = 120  # under this (and not compact) the dashboard's foote
 NARROW_WIDTH = 100  # under this the tool table drops min and max rather than scroll sideways
 
 
+async def tmux_load_buffer(text: str) -> bool:
+    """Put `text` in the paste buffer of the tmux server $TMUX names; whether that worked."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "tmux", "load-buffer", "-", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+        )
+    except OSError:
+        return False
+    try:
+        await asyncio.wait_for(proc.communicate(text.encode()), 3)
+    except TimeoutError:
+        proc.kill()
+        return False
+    return proc.returncode == 0
+
+
 class WmcpTopApp(App[int]):
     TITLE = "wmcp-top"
     CSS_PATH = "app.tcss"
-    BINDINGS = keys.bindings()
+    # ctrl+c quits from every screen; in the command palette its search box took the key (copy) and nothing
+    # happened: a priority binding that acts only while the palette is open (check_action)
+    BINDINGS = [*keys.bindings(), Binding("ctrl+c", "quit_from_palette", show=False, priority=True)]
     ENABLE_COMMAND_PALETTE = True
     AUTO_FOCUS = None  # each screen says what takes focus (the dashboard: the table, when its tab opens)
 
@@ -316,6 +338,8 @@ class WmcpTopApp(App[int]):
     # -- actions ------------------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "quit_from_palette":
+            return isinstance(self.screen, CommandPalette)  # elsewhere ctrl+c reaches the focused widget first
         # the dialog may hold a tool's result: it goes into no file and no other view
         return not (action in self.NOT_WHILE_CALLING and self._invoke_open())
 
@@ -412,30 +436,52 @@ class WmcpTopApp(App[int]):
         sessions = [(f"{s.info.origin} {s.id}", s.info.timeOrigin, s.spans(), list(s.inflight.values())) for s in self.view_store.sessions.values()]
         return self._export("trace", trace_document(sessions))
 
+    async def action_quit_from_palette(self) -> None:
+        await self.run_action("quit")
+
     def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
         """ctrl+s, and Textual's own palette entry: both go through the payload check of `export_screenshot`."""
         self.save_svg()
 
-    def save_svg(self) -> Path | None:
+    def save_svg(self) -> None:
+        """Write what the screen shows, less the notifications: they are hidden for the refresh the picture is
+        taken after (a toast such as the last export's "wrote ..." sat over the sparklines), then shown again."""
         if getattr(self.screen, "holds_payload", False):  # tui/screens/entry_detail.py: a body is on screen
             self.notify("no screenshot while a payload is shown: it would write the body to a file", severity="warning")
-            return None
+            return
+        racks = list(self.screen.query(ToastRack))
+        for rack in racks:
+            rack.display = False
+        self.screen.refresh(layout=True)
+        self.call_after_refresh(self._write_svg, racks)
+
+    def _write_svg(self, racks: list[ToastRack]) -> None:
         try:  # an unusable export dir is a toast, like e/E/t: never an exception that takes the relay down
             self.export_dir.mkdir(parents=True, exist_ok=True)
             path = self._export_path("wmcp-top", ".svg")
             saved = self.save_screenshot(path.name, str(self.export_dir))
         except OSError as exc:
             self.notify(inert_str(f"could not save the screenshot in {self.export_dir}: {exc.strerror or exc}"), severity="error", markup=False)
-            return None
+            return
+        finally:
+            for rack in racks:
+                rack.display = True
         self.notify(inert_str(f"wrote {saved}"), title="screenshot", markup=False, timeout=6)
-        return Path(saved)
 
-    def action_copy_snippet(self) -> None:
+    async def action_copy_snippet(self) -> None:
         if self.relay is None:
             self.notify("no relay in this mode: nothing to paste", severity="warning")
             return
-        self.copy_to_clipboard(self.relay.snippet.script_tag)
-        self.notify("copied the script tag to the clipboard (OSC 52)", timeout=3)
+        tag = self.relay.snippet.script_tag
+        self.copy_to_clipboard(tag)  # OSC 52: the terminal puts it on the clipboard if it allows that
+        if not os.environ.get("TMUX"):
+            self.notify("copied the script tag to the clipboard (OSC 52)", timeout=3)
+        elif await tmux_load_buffer(tag):  # tmux passes OSC 52 on only with `set-clipboard on`: its buffer too
+            self.notify("copied the script tag into tmux's paste buffer (prefix ] pastes it) and sent it by OSC 52", timeout=5)
+        else:
+            self.notify(
+                "sent the script tag by OSC 52, which tmux passes to the clipboard only with `set-clipboard on`", severity="warning", timeout=8
+            )
 
     def action_status(self) -> None:
         from tui.screens.status import StatusScreen

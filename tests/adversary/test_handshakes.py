@@ -161,6 +161,7 @@ async def test_past_the_cap_the_least_recently_heard_from_go_first(small_relay: 
     assert await until(lambda: len(relay.handshakes) == 0), "still counted after their peers left"
 
 
+@pytest.mark.serial
 async def test_stopping_does_not_wait_for_stalled_handshakes(tmp_path: Path) -> None:
     relay = Relay(RelayConfig(port=0, token=TOKEN, log_dir=tmp_path / "logs"))  # the real 10 s deadline
     await relay.start()

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
@@ -161,6 +162,7 @@ def test_session_log_rotates_at_its_size_and_prunes_only_other_runs(tmp_path: Pa
     assert all(json.loads(line)["f"]["type"] == "hello" for f in mine for line in f.read_text().splitlines())
 
 
+@pytest.mark.serial
 async def test_the_session_log_writes_within_its_flush_time_and_schedules_nothing_when_idle(tmp_path: Path) -> None:
     """A buffered line is on disk within FLUSH_SECONDS; with nothing buffered the log has no timer on the loop
     (an idle relay is not woken ten times a second), and a write that fails is tried again."""

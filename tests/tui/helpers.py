@@ -11,7 +11,9 @@ from typing import Any
 
 from textual.message import Message
 from textual.notifications import Notification, Notify
-from textual.widgets import Tabs
+from textual.widgets import Footer, Static, Tab, Tabs
+from textual.widgets._footer import FooterKey
+from textual.widgets._tabs import Underline
 from websockets.asyncio.client import connect
 
 from relay_bridge.core import synth
@@ -122,9 +124,12 @@ def spans(sid: str, tool: str, first_seq: int, n: int, wall: float = 12.0, at: f
 async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> float:
     """Let the app run until `predicate()` holds; returns the seconds it took. Fails after `timeout`."""
     start = time.monotonic()
+    polls = 0
     while not predicate():
+        polls += 1
         if time.monotonic() - start > timeout:
-            raise AssertionError(f"{what} not met within {timeout}s")
+            # few polls: the app was starved of the CPU (a loaded machine); many: the condition never came
+            raise AssertionError(f"{what} not met within {timeout}s ({polls} polls)")
         await pilot.pause(0.005)
     return time.monotonic() - start
 
@@ -170,3 +175,82 @@ def cell(app: WmcpTopApp, tool: str, column: str, sid: str = SID) -> str | None:
         return None
     shown_cell = app.dashboard.view.table.cell(tool, column)
     return shown_cell.plain if shown_cell is not None else None
+
+
+def drawn_mark(app: WmcpTopApp) -> str:
+    """The overflow mark the tabs' places on screen make: what the mark must say once the row is at rest."""
+    from tui.model.tab_row import overflow_marker
+
+    row = tabs(app)
+    view = row.region
+    places = [(tab.region.x, tab.region.right) for tab in row.query("#tabs-list > Tab").results(Tab)]
+    return overflow_marker(sum(a < view.x for a, _ in places), sum(a >= view.x and b > view.right for a, b in places))
+
+
+def shown_mark(app: WmcpTopApp) -> str:
+    """What the overflow mark shows now ("" when hidden)."""
+    mark = app.dashboard.query_one("#more-tabs", Static)
+    return str(mark.render()).strip() if mark.display else ""
+
+
+def tab_row_unrest(app: WmcpTopApp) -> str:
+    """What keeps the tab row from being at rest ("" when it is): scrolled where it rests, drawn there, its mark
+    saying what the tabs' places make and the underline under the selected tab, nothing of it moving."""
+    dash = app.dashboard
+    row = dash.tabs
+    scroller = row.query_one("#tabs-scroll")
+    underline = row.query_one(Underline)
+    selected = row.active_tab
+    if any(
+        app.animator.is_being_animated(obj, name)
+        for obj, name in ((scroller, "scroll_x"), (underline, "highlight_start"), (underline, "highlight_end"))
+    ):
+        return "the tab row moving"
+    if scroller.scroll_x != dash.tab_row.scroll_x:
+        return f"the tab row scrolled to {scroller.scroll_x} (target {scroller.scroll_target_x}), resting at {dash.tab_row.scroll_x}"
+    if selected is None:
+        return "no tab selected"
+    under = selected.virtual_region.shrink(selected.styles.gutter).column_span
+    if (underline.highlight_start, underline.highlight_end) != under:
+        return f"the underline at {underline.highlight_start}-{underline.highlight_end}, the tab at {under}"
+    if not shown_mark(app) == dash.tab_row.mark == drawn_mark(app):
+        return f"the mark shown {shown_mark(app)!r}, computed {dash.tab_row.mark!r}, drawn {drawn_mark(app)!r}"
+    return ""
+
+
+def tab_row_at_rest(app: WmcpTopApp) -> bool:
+    return not tab_row_unrest(app)
+
+
+def footers_current(app: WmcpTopApp) -> bool:
+    """Every footer shows its screen's keys now, laid out (a footer recomposes a turn or more after the keys
+    change, and its new keys are placed on a turn after that)."""
+    for screen in app.screen_stack:
+        shown = {(b.action, not enabled) for _, b, enabled, _ in screen.active_bindings.values() if b.show}
+        for footer in screen.query(Footer):
+            keys = [key for key in footer.query(FooterKey) if key.action != "command_palette"]  # the palette's own, always
+            if {(key.action, key.disabled) for key in keys} != shown:
+                return False
+            if screen is app.screen and not all(key.region for key in keys):
+                return False  # the new keys not laid out yet (a covered screen's wait for it to show again)
+    return True
+
+
+async def at_rest(pilot: Any, app: WmcpTopApp, keys: tuple[str, ...] | list[str] = ()) -> None:
+    """The one wait every picture takes before it is drawn: the dashboard shown with its tab row at rest and
+    every footer current, then `keys` pressed, then the same again (a key can scroll the row or open a view).
+    Not met, it says what was not at rest."""
+
+    def unrest() -> str:
+        if app.selected_session_id is None:
+            return "no session selected"
+        return tab_row_unrest(app) or ("" if footers_current(app) else "a footer not showing its screen's keys")
+
+    for press in (None, keys) if keys else (None,):
+        if press is not None:
+            await pilot.press(*press)
+        what = "the dashboard drawn at rest" + (f" after {' '.join(press)}" if press else "")
+        try:
+            await until(pilot, lambda: not unrest(), what=what)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}: {unrest()}") from None

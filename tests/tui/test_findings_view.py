@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable
 
 from relay_bridge.core import synth
@@ -15,7 +16,7 @@ from tui.feed import demo_store
 from tui.screens.findings import FindingsScreen
 from tui.widgets.summary_line import SummaryLine
 
-from .helpers import SID, has_tab, live_app, open_page, screen_text, spans, until
+from .helpers import SID, at_rest, has_tab, live_app, open_page, screen_text, spans, until
 
 EVIL = "[bold red]bulk[/]\x1b[2J"
 
@@ -72,13 +73,16 @@ def _demo_app(tmp_path: Path):
 
 
 def test_findings_snapshot_80x24(snap_compare, tmp_path: Path) -> None:
-    assert snap_compare(_demo_app(tmp_path), press=["f"], terminal_size=(80, 24))
+    app = _demo_app(tmp_path)
+    assert snap_compare(app, run_before=lambda pilot: at_rest(pilot, app, ["f"]), terminal_size=(80, 24))
 
 
 def test_findings_snapshot_160x45(snap_compare, tmp_path: Path) -> None:
-    assert snap_compare(_demo_app(tmp_path), press=["f"], terminal_size=(160, 45))
+    app = _demo_app(tmp_path)
+    assert snap_compare(app, run_before=lambda pilot: at_rest(pilot, app, ["f"]), terminal_size=(160, 45))
 
 
+@pytest.mark.serial
 async def test_the_summary_line_diagnoses_at_most_once_a_second_and_catches_up(tmp_path: Path, monkeypatch) -> None:
     """A session whose numbers move with every frame is not diagnosed with every frame (the costliest update the
     dashboard makes), and the line still ends on the finding of what arrived last."""

@@ -88,38 +88,6 @@ async def test_ctrl_c_quits_from_the_dashboard(tmp_path: Path) -> None:
         await until(pilot, lambda: not app.is_running, what="quit on ctrl+c")
 
 
-async def test_the_tab_overflow_marker_counts_what_is_out_of_sight_on_each_side(tmp_path: Path) -> None:
-    """Issue 34: `+4 ›` with 4 sessions, `+3 ›` with the last tab selected (nothing is to its right)."""
-    from textual.widgets import Static, Tab
-
-    from tui.screens.dashboard import overflow_counts, overflow_marker
-
-    assert overflow_counts([(0, 40), (40, 70)], 0, 80, 80, False) == (0, 0)
-    assert overflow_counts([(0, 40), (40, 92), (92, 120)], 0, 80, 80, False) == (0, 2)
-    assert overflow_counts([(-30, 11), (11, 62), (62, 90)], 0, 74, 80, True) == (1, 1)
-    assert overflow_counts([(-70, -29), (-29, 22), (22, 73)], 0, 73, 80, True) == (2, 0)
-    assert [overflow_marker(*c) for c in ((0, 3), (2, 0), (1, 2), (0, 0))] == ["+3 ›", "‹ +2", "‹1 2›", ""]
-    app = frozen_demo_app(30.0, export_dir=tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: shown(app, DEMO), what="demo shown")
-        dash = app.dashboard
-        marker = dash.query_one("#more-tabs", Static)
-
-        def truth() -> str:
-            area = dash.tabs.region
-            spans = [(t.region.x, t.region.right) for t in dash.tabs.query(Tab)]
-            return overflow_marker(sum(a < area.x for a, _ in spans), sum(a >= area.x and b > area.right for a, b in spans))
-
-        for presses in range(4):  # the first tab selected, then each next one up to the last
-            await until(pilot, lambda: str(marker.render()) == truth() != "", what=f"marker after {presses} tab presses")
-            if presses == 0:
-                assert str(marker.render()).endswith("›") and "‹" not in str(marker.render())
-            await pilot.press("tab")
-        await pilot.press("shift+tab")
-        await until(pilot, lambda: str(marker.render()).startswith("‹") and "›" not in str(marker.render()), what="last tab: all on the left")
-        assert str(marker.render()) == truth()
-
-
 async def test_the_invoke_hint_does_not_ask_for_what_is_on(tmp_path: Path) -> None:
     """Issue 34: started with --allow-invoke, the hint still said "start wmcp-top with --allow-invoke"."""
     from relay_bridge.core import synth

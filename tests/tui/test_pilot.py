@@ -167,7 +167,7 @@ async def test_exports_write_files_and_the_report_validates(tmp_path: Path) -> N
         await pilot.press("E")
         await pilot.press("t")
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await until(pilot, lambda: any(p.suffix == ".svg" for p in (tmp_path / "exports").iterdir()), what="the screenshot written")
         files = sorted(p.name for p in (tmp_path / "exports").iterdir())
         reports = [f for f in files if f.startswith(f"report-{SID}-")]
         assert len(reports) == 1 and any(f.startswith("capture-") for f in files) and any(f.startswith("trace-") for f in files)

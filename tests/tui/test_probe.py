@@ -6,6 +6,8 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
+
 from tui.probes.latency import HOLD_NOTED, Probe
 
 
@@ -16,6 +18,7 @@ def _spin(seconds: float) -> None:
         pass
 
 
+@pytest.mark.serial
 def test_a_turn_that_holds_the_loop_is_noted_with_its_cpu_and_short_turns_are_not(tmp_path: Path) -> None:
     path = tmp_path / "probe.txt"
     probe = Probe(path)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.helpers import until
+from tests.tui.helpers import at_rest, footers_current, until
 from tui import keys
 from tui.feed import frozen_demo_app
 
@@ -41,38 +41,19 @@ def _fixed_keymap_path(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("view", list(VIEWS))
 def test_view(snap_compare, tmp_path: Path, view: str, size: str) -> None:
     app = frozen_demo_app(30.0, export_dir=tmp_path)
-    assert snap_compare(app, press=VIEWS[view], terminal_size=SIZES[size])
-
-
-async def _overflow_at_rest(pilot, app) -> None:
-    """Until the tab row's `+N ›` says what the tabs where they are make it, a few turns later still: it is counted
-    after the refresh that places the tabs (and again once it shows), and tabs are relabelled and scrolled over
-    the first turns."""
-    await until(pilot, lambda: app.dashboard.overflow_settled(), what="the tab overflow mark settled")
-    for _ in range(10):
-        await pilot.pause()
-    await until(pilot, lambda: app.dashboard.overflow_settled(), what="the tab overflow mark settled again")
+    assert snap_compare(app, run_before=lambda pilot: at_rest(pilot, app, VIEWS[view]), terminal_size=SIZES[size])
 
 
 def test_main_light_theme(snap_compare, tmp_path: Path) -> None:
     app = frozen_demo_app(30.0, export_dir=tmp_path, theme_name="wmcp-light")
-    assert snap_compare(app, terminal_size=(120, 36))
+    assert snap_compare(app, run_before=lambda pilot: at_rest(pilot, app), terminal_size=(120, 36))
 
 
 def test_main_high_contrast_other_session(snap_compare, tmp_path: Path) -> None:
     """The hidden agent tab: overlapping calls and a long call still in flight."""
     app = frozen_demo_app(30.0, export_dir=tmp_path, theme_name="wmcp-high-contrast")
-
-    async def second_tab_at_rest(pilot) -> None:
-        # `tab` scrolls the tab row to the tab it selects (30 cells here): `‹1 2›`. Pressed before the row was laid
-        # out (a loaded check), nothing scrolled and the picture said `+3 ›`. Drawn and at rest first, then the press.
-        await until(pilot, lambda: app.selected_session_id is not None and app.dashboard.overflow_settled(), what="the dashboard drawn")
-        await pilot.wait_for_animation()
-        await pilot.press("tab")
-        await pilot.wait_for_scheduled_animations()
-        await _overflow_at_rest(pilot, app)
-
-    assert snap_compare(app, run_before=second_tab_at_rest, terminal_size=(80, 24))
+    # `tab` scrolls the tab row to the tab it selects (30 cells here): `‹1 2›`
+    assert snap_compare(app, run_before=lambda pilot: at_rest(pilot, app, ["tab"]), terminal_size=(80, 24))
 
 
 DIALOGS = Path(__file__).parent / "__snapshots__" / "dialogs"
@@ -84,26 +65,23 @@ async def _draw_call_dialog(app, size: tuple[int, int], confirm: bool) -> str:
     from tui.screens.invoke import ConfirmCall, InvokeScreen, input_schema, is_read_only
 
     async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: app.selected_session_id is not None and app.dashboard.selected_tool() is not None, what="the dashboard drawn")
-        await pilot.wait_for_animation()  # the tab's underline slides under the selected tab
-        await _overflow_at_rest(pilot, app)  # what the dialogs cover is the dashboard at rest (+2 here)
+        await at_rest(pilot, app)  # what the dialogs cover is the dashboard at rest (+2 here)
+        await until(pilot, lambda: app.dashboard.selected_tool() is not None, what="a tool selected")
         sid = app.selected_session_id
         assert sid == "3f2a9c01", sid  # the demo's shop tab, the first
         rec = app.store.sessions[sid].tools["add_to_cart"]
         await app.push_screen(InvokeScreen(sid, "add_to_cart", input_schema(rec.descriptor), is_read_only(rec.annotationsSent, rec.annotationsKept)))
+        # The arguments box draws its cursor once focused, and blinks it: a loaded check twice drew the box without
+        # it. Focused and held on, the picture does not depend on when it is taken. The question comes after, as
+        # enter in the focused box asks it.
+        await until(pilot, lambda: app.focused is not None and app.focused.id == "input", what="the arguments box focused")
+        app.focused.cursor_blink = False  # the TextArea just found by its id
         if confirm:
             await app.push_screen(ConfirmCall("add_to_cart"))
         shown = ConfirmCall if confirm else InvokeScreen
         await until(pilot, lambda: isinstance(app.screen, shown) and app.screen.is_attached, what="the dialog shown")
-        if not confirm:
-            # The arguments box draws its cursor once focused, and blinks it: a loaded check twice drew the box
-            # without it. Focused and held on, the picture does not depend on when it is taken.
-            await until(pilot, lambda: app.focused is not None and app.focused.id == "input", what="the arguments box focused")
-            app.focused.cursor_blink = False  # the TextArea just found by its id
-        # the footer recomposes for the new screen's keys on a later turn of the loop: let it
-        for _ in range(5):
-            await pilot.wait_for_animation()
-            await pilot.pause()
+        await until(pilot, lambda: footers_current(app), what="the footers showing the dialog's keys")
+        await pilot.wait_for_animation()
         return app.export_screenshot()
 
 

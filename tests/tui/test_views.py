@@ -118,7 +118,10 @@ async def test_invoke_round_trip_shows_the_result_in_the_dialog_only(tmp_path: P
         await pilot.press("escape")  # back to the dashboard
         await until(pilot, lambda: app.screen is app.dashboard, what="dashboard")
         assert CANARY not in screen_text(app)
-        paths = [app.action_export_report(), app.action_export_capture(), app.action_export_trace(), app.save_svg()]
+        paths = [app.action_export_report(), app.action_export_capture(), app.action_export_trace()]
+        app.save_svg()  # written after the refresh that hides the notifications
+        await until(pilot, lambda: list((tmp_path / "exports").glob("*.svg")), what="the screenshot written")
+        paths += (tmp_path / "exports").glob("*.svg")
         for path in paths:
             assert path is not None and CANARY not in path.read_text(encoding="utf-8")
         assert all(CANARY not in str(n.message) for n in heard.notifications)

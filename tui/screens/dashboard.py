@@ -12,7 +12,6 @@ and redraws only what a change touches:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -30,9 +29,11 @@ from relay_bridge.relay.extension import is_extension_agent
 from tui import keys
 from tui.model.changes import Changes
 from tui.model.sanitize import inert
+from tui.model.tab_row import TAB_GUTTER, TabRow, tab_row
 from tui.screens.live import LiveView
 from tui.widgets.keys_footer import KeysFooter
 from tui.widgets.session_pane import SessionView
+from tui.widgets.session_tabs import SessionTabs
 from tui.widgets.tool_table import ToolTable, columns_for
 from tui.widgets.topbar import TopBar
 from tui.widgets.waiting import WaitingPanel, waiting_text
@@ -40,7 +41,6 @@ from tui.widgets.waiting import WaitingPanel, waiting_text
 if TYPE_CHECKING:
     pass
 
-MARKER_WIDTH = 7  # `+NN ›` and its padding, beside the tabs when some are out of sight
 TICK_INTERVAL = 0.5  # calls in flight: their running time ticks on screen (a timer only while there are some)
 
 
@@ -98,25 +98,6 @@ def pane_id(sid: str) -> str:
     return f"s-{sid}"
 
 
-def overflow_counts(spans: list[tuple[int, int]], start: int, end: int, row_end: int, marker_shown: bool) -> tuple[int, int]:
-    """How many tabs (screen spans) are not wholly inside the tabs' visible [start, end), on the left and on the
-    right. With the marker not shown yet, the tabs will lose its width once it is: the right edge is that of the
-    row less the widest marker."""
-    if not marker_shown:
-        if all(a >= start and b <= row_end for a, b in spans):
-            return 0, 0
-        end = row_end - MARKER_WIDTH
-    return sum(1 for a, _ in spans if a < start), sum(1 for a, b in spans if a >= start and b > end)
-
-
-def overflow_marker(left: int, right: int) -> str:
-    if left and right:
-        return f"‹{left} {right}›"
-    if right:
-        return f"+{right} ›"
-    return f"‹ +{left}" if left else ""
-
-
 class DashboardScreen(LiveView[None]):
     BINDINGS = keys.bindings("dashboard")
     AUTO_FOCUS = None  # the session's table takes focus when its tab opens; the filter only when asked
@@ -127,7 +108,7 @@ class DashboardScreen(LiveView[None]):
         self.sort_key = "tool"
         self.sort_reverse = False
         self._labels: dict[str, tuple[Any, ...]] = {}  # session id -> label_key shown on its tab
-        self._overflow_text = ""  # what the #more-tabs marker shows
+        self._row = TabRow(0, 0, 0, "", 0)  # where the tab row rests and what its overflow mark says
         self._cursor: dict[str, str] = {}  # session id -> the tool row the cursor was on when it was left
         self._pending = Changes()  # merged while another view covers this one
         self._lock = asyncio.Lock()
@@ -140,7 +121,7 @@ class DashboardScreen(LiveView[None]):
         yield WaitingPanel(id="waiting")
         with Vertical(id="sessions"):
             with Horizontal(id="tabrow"):
-                yield Tabs(id="tabs")
+                yield SessionTabs(self._lay_tab_row, id="tabs")
                 yield Static("", id="more-tabs")
             yield SessionView(id="view")
         yield Input(placeholder="filter tools by name (enter keeps it, esc clears)", id="filter")
@@ -150,17 +131,18 @@ class DashboardScreen(LiveView[None]):
         self.query_one("#filter", Input).display = False
         self.query_one("#sessions").display = False
         self.watch(self.app, "paused", self._paused_changed, init=False)
-        # the tabs scroll to the active one after it changes (animated): count what is out of sight once they have
-        with contextlib.suppress(NoMatches):  # not composed when the app is leaving at start (port in use)
-            scroller = self.tabs.query_one("#tabs-scroll")  # Textual's Tabs scroll this container of theirs
-            self.watch(scroller, "scroll_x", self._scrolled, init=False)
         await self._apply(Changes(frozenset(self.app.view_store.sessions), True, True))
 
     # -- what is shown ------------------------------------------------------------------------------------
 
     @property
-    def tabs(self) -> Tabs:
-        return self.query_one("#tabs", Tabs)
+    def tabs(self) -> SessionTabs:
+        return self.query_one("#tabs", SessionTabs)
+
+    @property
+    def tab_row(self) -> TabRow:
+        """Where the tab row rests and what its overflow mark says (shown from the moment it changes)."""
+        return self._row
 
     @property
     def view(self) -> SessionView:
@@ -194,7 +176,7 @@ class DashboardScreen(LiveView[None]):
         pending, self._pending = self._pending, Changes()
         if pending != Changes():
             await self._apply(pending)
-        self.call_after_refresh(self._mark_overflow)
+        self._lay_tab_row()  # the terminal may have been resized under the view
         self._arm_ticker()
 
     async def _apply(self, changes: Changes) -> None:
@@ -243,7 +225,7 @@ class DashboardScreen(LiveView[None]):
             self.query_one("#waiting", WaitingPanel).display = not has
         labels = self._labels if changes.redraw or relabel else changes.dirty
         active = self.selected_session_id
-        relabelled = False  # a tab's new label is a new width: what is out of sight is counted again
+        relabelled = False  # a tab's new label is a new width: the row is laid out again
         with app.batch_update():
             for sid in list(labels):
                 labelled = store.sessions.get(sid)
@@ -253,7 +235,7 @@ class DashboardScreen(LiveView[None]):
                 self._show(active)
             self._update_topbar()
         if new or gone or relabel or relabelled or changes.redraw:
-            self.call_after_refresh(self._mark_overflow)
+            self._lay_tab_row()
         if app.probe is not None and active is not None and active in changes.dirty:
             painted = store.sessions.get(active)
             if painted is not None:
@@ -309,15 +291,19 @@ class DashboardScreen(LiveView[None]):
         store = app.view_store
         text = Text(no_wrap=True, end="")
         text.append("wmcp-top", style="bold")
+        where = Text(no_wrap=True, end="")
+        if app.relay is not None:
+            where.append(f" · relay 127.0.0.1:{app.relay.port}")
+        elif app.source_label:
+            where.append(" · ")
+            where.append_text(inert(app.source_label, limit=40))
         if not app.compact:
             text.append(f" {__version__}")
-        if app.relay is not None:
-            text.append(f" · relay 127.0.0.1:{app.relay.port}")
-        elif app.source_label:
-            text.append(" · ")
-            text.append_text(inert(app.source_label, limit=40))
-        live = sum(1 for s in store.sessions.values() if s.state == "live")
-        n = len(store.sessions)
+            text.append_text(where)
+        # the sessions with a tab (those D closed are not on screen any more)
+        tabbed = [s for sid, s in store.sessions.items() if sid not in self._dismissed]
+        live = sum(1 for s in tabbed if s.state == "live")
+        n = len(tabbed)
         text.append(f" · {n} session{'s' if n != 1 else ''}" + (f", {live} live" if n else ""))
         shown = store.sessions.get(self.selected_session_id or "")
         if shown is not None:  # the tools the shown page offers the agent now (the internal report tool aside)
@@ -340,6 +326,8 @@ class DashboardScreen(LiveView[None]):
         if self.text_filter:
             text.append(" · filter ")
             text.append_text(inert(self.text_filter, limit=20))
+        if app.compact:  # where last: a narrow bar cuts the line's end (it cut "4 sessions" to "4")
+            text.append_text(where)
         bar = self.query_one(TopBar)
         bar.set_text(text)
         bar.set_paused(app.paused)
@@ -371,9 +359,6 @@ class DashboardScreen(LiveView[None]):
             self.view.tick(session, app.palette, app.clock_ms, app.compact)
             self._arm_ticker()
 
-    def _scrolled(self, _scroll_x: float) -> None:
-        self.call_after_refresh(self._mark_overflow)
-
     def _paused_changed(self, paused: bool) -> None:
         self.query_one(TopBar).set_paused(paused)
         self._arm_ticker()
@@ -391,7 +376,6 @@ class DashboardScreen(LiveView[None]):
             self._update_topbar()  # it counts the shown session's tools
         if self.app.screen is self and not self.query_one("#filter", Input).has_focus:
             self.view.table.focus()
-        self.call_after_refresh(self._mark_overflow)  # the tabs may have scrolled to show this one
 
     # -- keys ---------------------------------------------------------------------------------------------
 
@@ -479,46 +463,28 @@ class DashboardScreen(LiveView[None]):
         self.app.notify(f"dismissed {len(done)} ended session{'s' if len(done) != 1 else ''}", timeout=3)
 
     def on_resize(self) -> None:
-        self.call_after_refresh(self._mark_overflow)
+        self._lay_tab_row()
 
-    def _overflow_now(self) -> str | None:
-        """What the overflow marker should say with the tabs where they are now (None: not composed)."""
+    def _lay_tab_row(self) -> None:
+        """Scroll the tab row to where it rests with the selected tab in sight, and say beside it how many tabs
+        are out of sight: `+N ›` on the right, `‹ +N` on the left, `‹L R›` on both sides (tab, shift+tab or a
+        click reach them; a tab cut by an edge counts as out of sight). Both follow from the tabs' labels, the
+        selected tab and the terminal's width (tui/model/tab_row.py), whether the row is laid out yet, moving,
+        or covered by a view: called whenever one of those changes."""
         try:
-            tabs, marker = self.tabs, self.query_one("#more-tabs", Static)
+            tabs, mark = self.tabs, self.query_one("#more-tabs", Static)
         except NoMatches:
-            return None
-        left, right = overflow_counts(
-            [(tab.region.x, tab.region.right) for tab in tabs.query(Tab)],
-            tabs.region.x,
-            tabs.region.right,
-            self.query_one("#tabrow").region.right,
-            marker.display,
-        )
-        return overflow_marker(left, right)
-
-    def overflow_settled(self) -> bool:
-        """Whether the marker says what the tabs where they are now make it (a count against the marker's own
-        edge waits for the refresh that shows it)."""
-        text = self._overflow_now()
-        return text is not None and text == self._overflow_text and bool(text) == self.query_one("#more-tabs").display
-
-    def _mark_overflow(self) -> None:
-        """`+N ›` beside the tabs when N of them are out of sight on the right, `‹ +N` on the left, `‹L R›` on
-        both sides (tab, shift+tab or a click reach them). A tab cut by an edge counts as out of sight."""
-        if self.app.screen is not self:
-            # Covered by a view, this screen is not laid out: its tabs' places are the last ones drawn, not the
-            # labels' now (a loaded check counted +2 for +1 there). Counted again when it is shown.
-            return
-        text = self._overflow_now()
-        if text is None:
-            return
-        marker = self.query_one("#more-tabs", Static)
-        if text != self._overflow_text:  # an update is a layout pass of the whole screen: only when it changes
-            self._overflow_text = text
-            marker.update(text)
-        if text and not marker.display:  # the tabs are narrower with it: count again against the real edge
-            self.call_after_refresh(self._mark_overflow)
-        marker.display = bool(text)
+            return  # not composed: the app is leaving at start (port in use)
+        shown = list(tabs.query("#tabs-list > Tab").results(Tab))
+        selected = next((i for i, tab in enumerate(shown) if tab.id == tabs.active), None)
+        row = tab_row([tab.label.cell_length + TAB_GUTTER for tab in shown], selected, self.app.size.width)
+        if row != self._row:  # an update is a layout pass of the whole screen: only when it changes
+            self._row = row
+            mark.update(row.mark)
+            if row.mark:
+                mark.styles.width = row.mark_width  # the cells the row's view was counted without
+            mark.display = bool(row.mark)
+        tabs.rest_at(row.scroll_x)
 
     def action_prev_session(self) -> None:
         self.tabs.action_previous_tab()

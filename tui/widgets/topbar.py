@@ -11,7 +11,7 @@ from textual.widgets import Label
 class TopBar(Horizontal):
     DEFAULT_CSS = """
     TopBar { height: 1; background: $panel; padding: 0 1; }
-    TopBar #where { width: 1fr; }
+    TopBar #where { width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }  /* a cut line says so */
     TopBar .badge { width: auto; padding: 0 1; margin-left: 1; text-style: bold; }
     TopBar #paused { background: $warning; color: $background; display: none; }
     TopBar #paused.on { display: block; }
