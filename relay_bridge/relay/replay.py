@@ -81,20 +81,13 @@ def iter_steps(path: Path) -> Iterator[Step]:
     """`read_steps` one step at a time: a log is read a capped line at a time and never held whole, so a reader
     that applies each step as it comes (`diagnose`) holds one line, not the file. Errors found at the end (an
     empty file, nothing but a torn line) are raised after the steps before them."""
-    try:
-        with path.open("rb") as fh:
-            first = fh.readline(MAX_LINE_BYTES + 1)
-            size = path.stat().st_size
-    except OSError as exc:
-        raise ReplayError(f"cannot read {path}: {exc.strerror}") from None
-    if not _is_log_line(first):
-        whole = _capture_doc(path, size)
-        if whole is not None and kind_of(whole) is not CAPTURE:
+    whole = read_document(path)
+    if whole is not None:
+        if kind_of(whole) is not CAPTURE:
             # another of the project's files (a report, findings, a bench result): name it and its command
             raise ReplayError(wrong_kind(str(path), kind_of(whole), "a wmcp-top capture or session log"))
-        if whole is not None:
-            yield from capture_steps(path, whole)
-            return
+        yield from capture_steps(path, whole)
+        return
     before: int | None = None
     last_t, any_step, any_frame = 0.0, False, False
     for part in log_parts(path):

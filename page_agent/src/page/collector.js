@@ -308,15 +308,29 @@ export class Collector {
       if (this.wire !== null) this.wire.functionDone(call)
       return
     }
+    if (!this.end(call, ok, value)) return
+    this.queue(call)
+  }
+
+  /**
+   * Ends a call now: the open count and the host-gap clock for every call but the terminal's, the outcome on
+   * `call`. False when there is no call to account (`call` null: sampled out).
+   */
+  end(call, ok, value) {
     const t = this.clock()
     if (!call || !call.terminal) {
       this.open = Math.max(0, this.open - 1)
       this.lastSettledAt = t
     }
-    if (!call) return
+    if (!call) return false
     call.settledAt = t
     call.ok = ok
     call.value = value
+    return true
+  }
+
+  /** A settled call waits for the accounting. */
+  queue(call) {
     this.inFlight.delete(call.seq)
     this.pending.push(call)
     // An onSpan listener has its span before the caller's `await execute()` resumes, as webmcp-profiler's
@@ -354,23 +368,12 @@ export class Collector {
    */
   answered(call, ok, value, profile = "mcp-b") {
     if (call && call.settledAt !== null) return
-    const t = this.clock()
-    if (!call || !call.terminal) {
-      this.open = Math.max(0, this.open - 1)
-      this.lastSettledAt = t
-    }
-    if (!call) return
-    call.settledAt = t
-    call.ok = ok
-    call.value = value
+    if (!this.end(call, ok, value)) return
     call.profile = profile
     // A function that threw names the span's error (per errorPolicy), as a wrapped call's throw does.
     call.fnError = call.fnDone && !call.fnOk ? call.fnValue : null
     call.fnValue = undefined
-    this.inFlight.delete(call.seq)
-    this.pending.push(call)
-    if (this.spanListeners.size) this.flush()
-    else this.scheduleFlush()
+    this.queue(call)
   }
 
   /**
