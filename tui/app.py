@@ -23,7 +23,7 @@ from textual.filter import LineFilter, Monochrome, NoColor
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
-from textual.widgets._toast import ToastRack  # the screen's notifications layer (not exported by textual.widgets)
+from textual.widget import Widget
 
 from relay_bridge.cli import start_relay, write_json
 from relay_bridge.core.store import Session, Store, StoreSnapshot
@@ -449,13 +449,13 @@ class WmcpTopApp(App[int]):
         if getattr(self.screen, "holds_payload", False):  # tui/screens/entry_detail.py: a body is on screen
             self.notify("no screenshot while a payload is shown: it would write the body to a file", severity="warning")
             return
-        racks = list(self.screen.query(ToastRack))
+        racks = list(self.screen.query("ToastRack"))  # the notifications' layer, by its type's name (Textual does not export it)
         for rack in racks:
             rack.display = False
         self.screen.refresh(layout=True)
         self.call_after_refresh(self._write_svg, racks)
 
-    def _write_svg(self, racks: list[ToastRack]) -> None:
+    def _write_svg(self, racks: list[Widget]) -> None:
         try:  # an unusable export dir is a toast, like e/E/t: never an exception that takes the relay down
             self.export_dir.mkdir(parents=True, exist_ok=True)
             path = self._export_path("wmcp-top", ".svg")
