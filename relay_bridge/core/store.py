@@ -963,8 +963,8 @@ class Store:
         drift = redefinition.changes(previous.first, now)
         if record.kind == "form":
             # A declarative tool's inputSchema is the browser's, generated from the form's controls as they are now:
-            # it grows while the document is parsed and follows a form the page builds. Its text (tooldescription,
-            # toolparamdescription) is the page's, and a change there still counts.
+            # it grows while the document is parsed and follows a form the page builds. Its description
+            # (tooldescription) is the page's own text, and a change there still counts.
             drift = tuple(c for c in drift if c.field != "inputSchema")
         record.drift = drift
         if record.drift and record.drift != previous.drift:
