@@ -89,13 +89,14 @@ async def test_the_canary_is_in_no_fact_frame_log_export_or_screen(tmp_path: Pat
     finally:
         pages.close()
 
-    assert any('"type":"facts"' in frame for frame in socket_log), "facts frames were on the socket"
+    # facts leave in a frame of their own or, when ready before their spans leave (a loaded machine), on the spans frame
+    assert any('"type":"facts"' in frame or '"facts":[' in frame for frame in socket_log), "facts were on the socket"
     exports = sorted((tmp_path / "exports").iterdir())
     places = {"socket": "\n".join(socket_log), "store": store_bytes.decode("latin-1")}
     places.update({f"screen:{name}": text for name, text in screens.items()})
     places.update({f"export:{p.name}": p.read_text(encoding="utf-8") for p in exports})
     logs = {f"log:{p.name}": p.read_text(encoding="utf-8") for p in (tmp_path / "logs").glob("*.jsonl")}
-    assert any('"type":"facts"' in text for text in logs.values()), "the facts were logged"
+    assert any('"type":"facts"' in text or '"facts":[' in text for text in logs.values()), "the facts were logged"
     assert any("diagnosisFacts" in text and "jpegBytes" in text for name, text in places.items() if name.startswith("export:")), "and exported"
     places.update(logs)
     for where, text in places.items():
