@@ -37,15 +37,21 @@ async def bare_relay() -> AsyncIterator[Relay]:
         await r.stop()
 
 
+# Hang guards, not bounds on speed: a loaded machine (two busy loops beside three workers) starved this process's
+# handshake past websockets' 10 s default while the test's own floods shared its loop.
+HANG_S = 60
+
+
 async def page_socket(relay: Relay, origin: str, **options: Any) -> ClientConnection:
     """A socket as a page's script opens it: the browser sets Origin."""
+    options.setdefault("open_timeout", HANG_S)
     ws = await connect(ws_url(relay), origin=origin, max_size=None, **options)  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
     assert (await recv_json(ws))["type"] == "welcome"
     return ws
 
 
 async def answer(ws: ClientConnection) -> dict[str, Any]:
-    return await asyncio.wait_for(recv_json(ws), 10)
+    return await asyncio.wait_for(recv_json(ws), HANG_S)
 
 
 async def hello(ws: ClientConnection, sid: str, origin: str) -> dict[str, Any]:

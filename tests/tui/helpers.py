@@ -123,20 +123,21 @@ def spans(sid: str, tool: str, first_seq: int, n: int, wall: float = 12.0, at: f
 
 # A wait fails once it has given the app both `timeout` seconds and MIN_POLLS turns of its loop, so a starved
 # process (two polls in 5 s at a load of 15 on two cores) waits on instead of failing, while a condition that
-# never comes still fails at `timeout` on a machine that runs the app; HARD_TIMEOUT ends even a starved wait.
+# never comes still fails at `timeout` on a machine that runs the app; HARD_TIMEOUT (or a longer `timeout`) ends
+# even a starved wait.
 MIN_POLLS = 200
 HARD_TIMEOUT = 90.0
 
 
 async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> float:
     """Let the app run until `predicate()` holds; returns the seconds it took. Fails after `timeout` seconds and
-    MIN_POLLS polls, or after HARD_TIMEOUT seconds."""
+    MIN_POLLS polls, or after HARD_TIMEOUT seconds (`timeout` when longer)."""
     start = time.monotonic()
     polls = 0
     while not predicate():
         polls += 1
         waited = time.monotonic() - start
-        if (waited > timeout and polls >= MIN_POLLS) or waited > HARD_TIMEOUT:
+        if (waited > timeout and polls >= MIN_POLLS) or waited > max(timeout, HARD_TIMEOUT):
             # few polls: the app was starved of the CPU for HARD_TIMEOUT; many: the condition never came
             raise AssertionError(f"{what} not met within {waited:.1f}s ({polls} polls)")
         await pilot.pause(0.005)
