@@ -78,8 +78,11 @@ class FindingsScreen(LiveView[None]):
     def on_mount(self) -> None:
         self._known = diagnosis_of(self.app)
         self._known.shown = self._show
-        self.refresh_view()
         self.query_one("#findings", DataTable).focus()
+        # What is known first (the last openings' work), then what moved since: the view's first frame waits for
+        # no diagnosis.
+        self._show()
+        self.call_after_refresh(self.refresh_view)
 
     def on_unmount(self) -> None:
         if self._known.shown == self._show:
