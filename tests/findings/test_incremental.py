@@ -77,13 +77,14 @@ async def test_a_session_that_changes_a_tool_is_diagnosed_again_never_served_sta
     d = Diagnosis(offload=InProcess())
     await settle(d, everyone(store))
     assert d.findings() == fresh(list(store.sessions.values()))
+    version = d.version
     sid = sorted(store.sessions)[1]
     conn = store.sessions[sid].conn
     assert conn is not None
     store.apply(conn, frame(synth.tool(sid, "tool_0003", 9.0, description=POISON)))
     await settle(d, everyone(store))
     now = d.findings()
-    assert now == fresh(list(store.sessions.values()))
+    assert now == fresh(list(store.sessions.values())) and d.version > version
     about = {f.rule for f in now if f.session == sid and f.tools == ("tool_0003",)}
     assert "lint.rug-pull" in about and any(r.startswith("lint.") and r != "lint.rug-pull" for r in about), about
 
@@ -146,12 +147,14 @@ async def test_unchanged_sessions_cost_nothing_and_an_identical_definition_is_re
     taken.clear()
     await settle(d, everyone(store))
     assert not taken and len(off.requests) == asked and d.version == version
-    # One session's calls move (not its tools): that session alone is taken again, the catalog is not redone.
+    # One session's calls move (not its tools): that session alone is taken again, the catalog is not redone, and
+    # as its findings are the same the view is not redrawn.
+    before = d.findings()
     sid = "5e550001"
     store.apply(2, frame(synth.spans_frame(sid, [synth.span(sid, i, "t000", 10.0 + i, 2.0) for i in range(3)])))
     await settle(d, everyone(store))
     assert taken == [sid] and [r[0] for r in off.requests[asked:]] == []
-    assert d.findings() == fresh(list(store.sessions.values()))
+    assert d.findings() == fresh(list(store.sessions.values())) == before and d.version == version
 
 
 def test_what_the_worker_reviewed_is_what_the_rules_read(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -203,8 +203,18 @@ class Diagnosis:
                 held.pop(sid, None)
         return bool(gone)
 
-    def _keep(self, t: Taken, own: list[Finding]) -> None:
+    def _keep(self, t: Taken, own: list[Finding]) -> bool:
+        """Whether what the view shows moved: a session whose numbers move with every call (an agent at work) is
+        taken again each time, but its findings rarely change, and redrawing a flood's table 4 times a second
+        for nothing was the view's largest cost."""
+        moved = t.sid not in self.own or self.own[t.sid] != own
         self.sigs[t.sid], self.inputs[t.sid], self.tool_sigs[t.sid], self.own[t.sid] = t.sig, t.snap, t.tools, own
+        return moved
+
+    def _recatalog(self, found: Catalog) -> bool:
+        moved = self.catalog is None or self.catalog.findings != found.findings
+        self.catalog = found
+        return moved
 
     def _entering(self, taken: list[Taken]) -> tuple[Entering, dict[str, int]]:
         everyone = {**self.inputs, **{t.sid: t.snap for t in taken}}
@@ -212,12 +222,12 @@ class Diagnosis:
 
     def _inline(self, sessions: list[Any]) -> None:
         taken = [t for s in sessions if (t := self._take(s)) is not None]
-        gone = self._forget_gone(sessions)
-        if gone or any(t.tools_moved for t in taken) or self.catalog is None:
-            self.catalog = analyse(*self._entering(taken))
+        moved = self._forget_gone(sessions)
+        if moved or any(t.tools_moved for t in taken) or self.catalog is None:
+            moved = self._recatalog(analyse(*self._entering(taken))) or moved
         for t in taken:
-            self._keep(t, diagnose([t.snap], duplicates=False))
-        if taken or gone:
+            moved = self._keep(t, diagnose([t.snap], duplicates=False)) or moved
+        if moved:
             self._findings = None
             self.version += 1
 
@@ -252,13 +262,13 @@ class Diagnosis:
         if gone or any(t.tools_moved for t in taken) or self.catalog is None:
             entered, demand = self._entering(taken)
             big = sum(len(tools) for group in entered.values() for _, tools in group) > INLINE_TOOLS
-            self.catalog = await self.offload(("catalog", work.plain(entered), demand)) if big else analyse(entered, demand)
-            self._changed()
+            if self._recatalog(await self.offload(("catalog", work.plain(entered), demand)) if big else analyse(entered, demand)) or gone:
+                self._changed()
         for t in fair_order(taken):
             for chunk in _chunks(pending(t.snap.tools), CHUNK):
                 learn(chunk, await self.offload(("review", chunk)))
-            self._keep(t, diagnose([t.snap], duplicates=False))  # lookups now: a few ms for 1,024 tools
-            self._changed()
+            if self._keep(t, diagnose([t.snap], duplicates=False)):  # lookups now: a few ms for 1,024 tools
+                self._changed()
             await asyncio.sleep(0)
 
     def close(self) -> None:
