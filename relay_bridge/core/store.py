@@ -77,8 +77,10 @@ class InFlight:
     terminal: bool = False  # started from wmcp-top (the inspector's `x`), not by the page's agent
 
 
-@dataclass(slots=True)
-class ToolRecord:
+# Untracked by the cycle collector, as TimelineEntry below (it refers to nothing that refers back): a flood of
+# tools (issue 48: 60 sessions x 1,024) left 60,000 of them for every full collection to walk, 80-200 ms pauses of
+# the dashboard's loop each time a view was opened (docs/limits.md, "The findings under a flood").
+class ToolRecord(msgspec.Struct, gc=False):
     name: str
     schemaBytes: int
     registeredAt: float
@@ -282,7 +284,7 @@ class Session:
             stats=self.stats.snapshot(),
             received=copy.deepcopy(self.received),  # small: at most MAX_RANGES holes
             inflight={seq: dataclasses.replace(call) for seq, call in self.inflight.items()},
-            tools={name: dataclasses.replace(rec) for name, rec in self.tools.items()},
+            tools={name: msgspec.structs.replace(rec) for name, rec in self.tools.items()},
             timeline=deque(self.timeline, maxlen=self.timeline.maxlen),
             counters=dataclasses.replace(self.counters),
             prompts={k: dataclasses.replace(ps, calls=deque(ps.calls, maxlen=ps.calls.maxlen)) for k, ps in self.prompts.items()},

@@ -109,10 +109,11 @@ class SpanInput(Protocol):
     def blockingMs(self) -> float: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Weights:
+class Weights(msgspec.Struct, frozen=True, gc=False):
     """What a descriptor weighs, measured once per distinct descriptor text (footprint's measures). Small on
-    purpose: a digest, not the canonical text, so the content cache holds every live session's tools cheaply."""
+    purpose: a digest, not the canonical text, so the content cache holds every live session's tools cheaply.
+    Untracked by the cycle collector (it holds no container): under a flood the cache holds 60,000 of them, which
+    a tracked class doubled what every full collection walks (70 ms pauses of the dashboard's loop)."""
 
     fingerprint: bytes  # BLAKE2b-128 of the canonical definition (relay_bridge.core.canonical): what duplicates compare
     size: int  # canonical bytes
@@ -133,35 +134,61 @@ def weigh(descriptor: dict[str, Any], enums_in: bool = True, raw: bytes | None =
     return Weights(hashlib.blake2b(canon, digest_size=16).digest(), len(canon), size, enums)
 
 
-class _ContentCache:
-    """Values worked out once per distinct descriptor text, keyed by its digest (never by session or name: the
-    same definition in 64 sessions is measured once), least recently used leaving first past `entries`. Safe to
-    share between the loop and the findings view's worker thread."""
+MISSING: Any = object()  # what ContentCache.lookup returns for a key it does not hold
+
+
+class ContentCache:
+    """Values worked out once per distinct content, keyed by a digest of it (never by session or name: the same
+    definition in 64 sessions is measured once), least recently used leaving first past `entries`. Safe to share
+    between the loop and a worker thread; `known` and `put` let a caller fill it with values worked out
+    elsewhere (the findings view's worker process)."""
 
     def __init__(self, entries: int) -> None:
         self.entries = entries
         self._items: OrderedDict[bytes, Any] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, raw: bytes, make: Any) -> Any:
-        key = hashlib.blake2b(raw, digest_size=16).digest()
+    @staticmethod
+    def key(raw: bytes) -> bytes:
+        return hashlib.blake2b(raw, digest_size=16).digest()
+
+    def lookup(self, key: bytes) -> Any:
+        """The value held for `key`, or `MISSING`."""
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        value = make(raw)  # outside the lock: two threads may both measure one new text, never wrongly
+        return MISSING
+
+    def known(self, key: bytes) -> bool:
+        with self._lock:
+            return key in self._items
+
+    def put(self, key: bytes, value: Any) -> None:
         with self._lock:
             self._items[key] = value
+            self._items.move_to_end(key)
             while len(self._items) > self.entries:
                 self._items.popitem(last=False)
+
+    def get(self, raw: bytes, make: Any) -> Any:
+        return self.get_by(self.key(raw), raw, make)
+
+    def get_by(self, key: bytes, arg: Any, make: Any) -> Any:
+        """The value for `key`, made from `arg` when none is held (outside the lock: two threads may both make one
+        new value, never a wrong one)."""
+        value = self.lookup(key)
+        if value is MISSING:
+            value = make(arg)
+            self.put(key, value)
         return value
 
 
 # Every tool record every live session may hold (budget.MAX_TOOLS x the relay's 64 live sessions): a refresh of
 # the findings view never measures a descriptor it measured before. An entry is a Weights (about 250 bytes).
-WEIGHTS = _ContentCache(budget.MAX_TOOLS * 64)
+WEIGHTS = ContentCache(budget.MAX_TOOLS * 64)
 # Word sets, only for the tools that enter the similarity scan (at most LIMITS.tools an analysis).
-WORDS = _ContentCache(2 * LIMITS.tools)
+WORDS = ContentCache(2 * LIMITS.tools)
 
 
 def parse_descriptor(raw: bytes) -> dict[str, Any] | None:
@@ -172,7 +199,8 @@ def parse_descriptor(raw: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _weigh_raw(raw: bytes) -> Weights | None:
+def weigh_raw(raw: bytes) -> Weights | None:
+    """A descriptor text's weights (None: not a definition footprint can measure)."""
     value = parse_descriptor(raw)
     # The agent writes descriptors with JSON.stringify, which never escapes a letter: a text without the two keys
     # spelled plainly holds neither (a page that escapes them only hides its own schema.enums finding).
@@ -204,7 +232,7 @@ class ToolInput(msgspec.Struct, frozen=True, gc=False):
         if self.weights is not None:
             return self.weights
         if self.raw is not None:
-            result: Weights | None = WEIGHTS.get(self.raw, _weigh_raw)
+            result: Weights | None = WEIGHTS.get(self.raw, weigh_raw)
             return result
         return weigh(self.descriptor) if self.descriptor is not None else None
 

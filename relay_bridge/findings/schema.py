@@ -99,16 +99,27 @@ class Catalog:
     coverage: dict[str, Any]
 
 
-def _entering(sessions: Sequence[SessionInput], limits: Limits) -> tuple[dict[str, list[tuple[SessionInput, list[ToolInput]]]], dict[str, int]]:
-    """The tools that enter the analysis, by origin and session: at most limits.tools in all, split fairly
-    between origins and, inside an origin, between its sessions (each keeps its first tools by name)."""
-    by_origin: dict[str, list[tuple[SessionInput, list[ToolInput]]]] = {}
+Entering = dict[str, list[tuple[SessionInput, list[ToolInput]]]]  # origin -> [(session, its tools that enter)]
+
+
+def candidates(s: SessionInput) -> list[ToolInput]:
+    """A session's tools the analysis may take, in the order it takes them (registered, by name)."""
+    return sorted((t for t in s.tools if t.registered and not t.internal), key=lambda t: utf16_key(t.name))
+
+
+def entering(
+    sessions: Sequence[SessionInput], limits: Limits = LIMITS, ordered: Mapping[str, list[ToolInput]] | None = None
+) -> tuple[Entering, dict[str, int]]:
+    """The tools that enter the analysis, by origin and session, and each origin's demand (its tools): at most
+    limits.tools in all, split fairly between origins and, inside an origin, between its sessions (each keeps
+    its first tools by name). `ordered`: each session's `candidates`, when the caller keeps them."""
+    by_origin: Entering = {}
     for s in sorted(sessions, key=lambda s: s.id):
-        tools = sorted((t for t in s.tools if t.registered and not t.internal), key=lambda t: utf16_key(t.name))
+        tools = ordered[s.id] if ordered is not None and s.id in ordered else candidates(s)
         by_origin.setdefault(s.origin, []).append((s, tools))
     demand = {o: sum(len(t) for _, t in group) for o, group in by_origin.items()}
     origin_share = fair_shares(demand, limits.tools)
-    out: dict[str, list[tuple[SessionInput, list[ToolInput]]]] = {}
+    out: Entering = {}
     for origin, group in by_origin.items():
         share = fair_shares({s.id: len(t) for s, t in group}, origin_share[origin])
         out[origin] = [(s, tools[: share[s.id]]) for s, tools in group]
@@ -176,12 +187,17 @@ def catalog(sessions: Sequence[SessionInput], limits: Limits = LIMITS) -> Catalo
     footprint's own limits (tools, similarity operations, pairs kept) shared fairly: an origin that registers
     more gets no more than an equal share of what the analysis may spend, so another origin's tools are still
     compared. What was cut is said in `coverage`, per origin."""
-    entering, demand = _entering(sessions, limits)
-    sims_demand = {o: sum(len(t) * (len(t) - 1) // 2 * limits.max_words for _, t in group) for o, group in entering.items()}
+    return analyse(*entering(sessions, limits), limits)
+
+
+def analyse(entered: Entering, demand: Mapping[str, int], limits: Limits = LIMITS) -> Catalog:
+    """`catalog` on the tools `entering` let in: reads only those tools and the sessions' ids (so a caller may
+    hand it sessions stripped to their id and origin, as the findings view does to its worker process)."""
+    sims_demand = {o: sum(len(t) * (len(t) - 1) // 2 * limits.max_words for _, t in group) for o, group in entered.items()}
     budget_share = fair_shares(sims_demand, limits.similarity_budget)
     findings: list[Finding] = []
     by_origin: dict[str, dict[str, Any]] = {}
-    for origin, group in entering.items():
+    for origin, group in entered.items():
         findings.extend(_diverged(origin, group))
         session_budget = fair_shares({s.id: len(t) * (len(t) - 1) // 2 * limits.max_words for s, t in group}, budget_share[origin])
         ops, complete, found = 0, True, 0

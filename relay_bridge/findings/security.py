@@ -9,43 +9,48 @@ is linted once (remembered by a digest of its canonical bytes), so a live view t
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
+from relay_bridge.core import budget
 from relay_bridge.core.lint import RULES, Hit, lint_descriptor
 from relay_bridge.core.lint.redefinition import said
-from relay_bridge.findings.inputs import SessionInput, SpanInput, ToolInput
+from relay_bridge.findings.inputs import ContentCache, SessionInput, SpanInput, ToolInput, Weights
 from relay_bridge.findings.model import Finding, Saving
 
 MAX_AT = 256  # a pointer names page keys: capped like the schema rule's
 
 
-# Hits by a 128-bit digest of the canonical definition: the key holds none of the definition (a flood of 64 KiB
-# definitions would keep them all alive otherwise); oldest out first past REMEMBERED.
-REMEMBERED = 4096
-_seen: OrderedDict[bytes, tuple[Hit, ...]] = OrderedDict()
+# Hits by a 128-bit digest of the canonical definition: the key holds none of the definition. As many as every
+# live session may register (the relay's 64 sessions x budget.MAX_TOOLS), so a refresh never reviews again a
+# definition it reviewed before: a flood of distinct definitions past a smaller cache made every refresh review
+# them all again (least recently used first out is the worst order for a scan in a loop).
+REMEMBERED = budget.MAX_TOOLS * 64
+REVIEWED = ContentCache(REMEMBERED)
+
+
+def review_key(weights: Weights | None, raw: bytes) -> bytes:
+    """What the hits on the definition of text `raw` are remembered by: its canonical digest, or for a text no
+    canonical form measures its own digest (so a page cannot have those reviewed again at every refresh)."""
+    return weights.fingerprint if weights is not None else b"text:" + ContentCache.key(raw)
 
 
 def hits(t: ToolInput) -> tuple[Hit, ...]:
     """The review rules' hits on a tool's definition (none without one). The definition is parsed only when its
     digest is new."""
     weights = t.weight()
-    if weights is None:
-        return _review(t.parsed())
-    key = weights.fingerprint
-    found = _seen.get(key)
-    if found is None:
-        found = _review(t.parsed())
-        _seen[key] = found
-        if len(_seen) > REMEMBERED:
-            _seen.popitem(last=False)
-    else:
-        _seen.move_to_end(key)
+    if weights is not None:
+        key = weights.fingerprint
+    elif t.raw is not None:
+        key = review_key(None, t.raw)
+    else:  # a definition given as a value that footprint cannot measure (tests build those): nothing to key it by
+        return review(t.parsed())
+    found: tuple[Hit, ...] = REVIEWED.get_by(key, t, lambda t: review(t.parsed()))
     return found
 
 
-def _review(descriptor: dict[str, Any] | None) -> tuple[Hit, ...]:
+def review(descriptor: dict[str, Any] | None) -> tuple[Hit, ...]:
+    """The review rules' hits on a parsed definition (uncached: `hits` remembers them by content)."""
     if descriptor is None or not isinstance(descriptor.get("name"), str):
         return ()
     return tuple(h for h in lint_descriptor(descriptor) if h.rule.review)

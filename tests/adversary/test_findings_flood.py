@@ -8,8 +8,9 @@ tests/bench/test_findings_flood.py."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-import threading
+import os
 from pathlib import Path
 from typing import Any
 
@@ -136,64 +137,68 @@ def test_diagnose_on_the_floods_capture_completes_in_bounded_memory(tmp_path: Pa
     assert rss_kib <= 300 * 1024, f"diagnose took {rss_kib // 1024} MB on the flood"
 
 
+def _held_offload(monkeypatch: pytest.MonkeyPatch) -> tuple[asyncio.Event, list[str], list[int]]:
+    """The worker process's requests held until the test releases them; what was asked, and the pid that answered
+    each (the view's work runs in another process, not in the dashboard's)."""
+    from tui.model import diagnosis
+
+    held, asked, pids = asyncio.Event(), [], []
+    real = diagnosis.Offload.__call__
+
+    async def spy(self: diagnosis.Offload, request: tuple[Any, ...]) -> Any:
+        asked.append(request[0])
+        await held.wait()
+        got = await real(self, request)
+        pids.append(self._proc.pid if self._proc is not None else os.getpid())
+        return got
+
+    monkeypatch.setattr(diagnosis.Offload, "__call__", spy)
+    return held, asked, pids
+
+
 async def test_the_f_view_opens_before_the_floods_rules_have_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The view shows at once, saying it is diagnosing; the rules run in a worker thread (held there by this test
-    until it has seen another page's frame answered: the loop is free meanwhile), then their findings arrive."""
-    from tui.screens import findings as view
-
-    held, ran_in = threading.Event(), []
-    rules = view._diagnose
-
-    def spy(*args: Any) -> Any:
-        ran_in.append(threading.current_thread())
-        assert held.wait(60), "never released"
-        return rules(*args)
-
-    monkeypatch.setattr(view, "_diagnose", spy)
+    """The view shows at once, saying it is diagnosing; the flood's work goes to the worker process (held there by
+    this test until it has seen another page's frame answered: the loop is free meanwhile), then its findings
+    arrive."""
+    held, asked, pids = _held_offload(monkeypatch)
     app = live_app(tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
         flood_into(app.store, sessions=ROOM)
         page = await open_page(app, sid="600d0001", origin="https://good.example")
         await pilot.press("f")
-        await until(pilot, lambda: isinstance(app.screen, FindingsScreen) and bool(ran_in), timeout=60, what="the rules under way")
+        await until(pilot, lambda: isinstance(app.screen, FindingsScreen) and bool(asked), timeout=60, what="the work under way")
         screen: FindingsScreen = app.screen  # type: ignore[assignment]  # the test opened this one
-        assert screen.pending and ran_in[0] is not threading.main_thread()
-        assert "diagnosing" in str(screen.query_one("#summary", Static).render())
+        assert screen.pending and "diagnosing" in str(screen.query_one("#summary", Static).render())
         acked = len(page.replies)
         await page.send(synth.spans_frame("600d0001", [synth.span("600d0001", 0, "search", 10.0, 2.0)]))
         await until(pilot, lambda: any(r.get("type") == "ack" for r in page.replies[acked:]), timeout=30, what="another page acked")
         held.set()
-        await until(pilot, lambda: not screen.pending, timeout=120, what="the findings")
+        await until(pilot, lambda: not screen.pending, timeout=180, what="the findings")
         assert any(f.rule == "schema.diverged" for f in screen.findings)
+        assert "catalog" in asked and pids and os.getpid() not in pids
         await page.close()
 
 
 async def test_leaving_the_view_while_its_rules_run_is_safe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Escape while the worker thread diagnoses the flood: its result arrives for a view that is gone, and the
-    dashboard goes on (a view being taken down shows nothing: the benchmark's presses once ended the app with
-    `No nodes match '#title'`)."""
-    from tui.screens import findings as view
+    """Escape while the flood is diagnosed: the work goes on for the app, not for the view (a view being taken
+    down shows nothing: the benchmark's presses once ended the app with `No nodes match '#title'`), and opening
+    the view again shows its result at once, without doing it again."""
+    from tui.screens.findings import diagnosis_of
 
-    held, done = threading.Event(), threading.Event()
-    rules = view._diagnose
-
-    def spy(*args: Any) -> Any:
-        assert held.wait(60), "never released"
-        try:
-            return rules(*args)
-        finally:
-            done.set()
-
-    monkeypatch.setattr(view, "_diagnose", spy)
+    held, asked, _ = _held_offload(monkeypatch)
     app = live_app(tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
         flood_into(app.store, sessions=2, tools=300)
         await pilot.press("f")
-        await until(pilot, lambda: isinstance(app.screen, FindingsScreen) and app.screen.pending, timeout=60, what="the rules under way")  # type: ignore[attr-defined]  # narrowed by the isinstance
+        await until(pilot, lambda: isinstance(app.screen, FindingsScreen) and app.screen.pending, timeout=60, what="the work under way")  # type: ignore[attr-defined]  # narrowed by the isinstance
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, FindingsScreen), timeout=30, what="back on the dashboard")
         held.set()
-        await until(pilot, done.is_set, timeout=60, what="the rules done")
-        await pilot.press("f")  # the app still answers, and opens the view again
+        await until(pilot, lambda: not diagnosis_of(app).pending, timeout=120, what="the work done with no view open")
+        requests = len(asked)
+        await pilot.press("f")  # the app still answers, and opens the view again: on what was worked out
         await until(pilot, lambda: isinstance(app.screen, FindingsScreen), timeout=30, what="the view again")
+        screen: FindingsScreen = app.screen  # type: ignore[assignment]  # the test opened this one
+        assert not screen.pending and any(f.rule == "schema.diverged" for f in screen.findings)
+        assert len(asked) == requests and asked.count("catalog") == 1
         assert app.is_running

@@ -35,6 +35,7 @@ async def test_findings_view_is_live_ranked_and_inert(tmp_path: Path) -> None:
         screen: FindingsScreen = app.screen  # type: ignore[assignment]  # app.screen is typed Screen; the test opened this one
         table = screen.query_one("#findings", DataTable)
         expected = diagnose([from_session(s) for s in app.store.sessions.values()])
+        await until(pilot, lambda: table.row_count > 0, what="the rows, a frame after the view")
         assert table.row_count == len(expected) and [f.rule for f in screen.findings] == [f.rule for f in expected]
         assert screen.findings[0].rule == "schema.unused"
         text = screen_text(app)

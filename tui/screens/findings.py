@@ -1,19 +1,17 @@
 """Findings (issue 35): what to fix first, ranked by what each fix saves, over every session, live.
 
-The rules are relay_bridge.findings (pure; formulas in docs/diagnosis.md). This view diagnoses again only the
-sessions whose inputs moved (relay_bridge.findings.inputs.signature, O(1) a session, checked on the app's
-coalesced change notices, at most 4 times a second), and runs the cross-tool analysis (bounded and shared fairly
-between origins: relay_bridge.findings.schema.catalog) only when registered tools changed. On the loop it only
-takes immutable snapshots of the sessions that moved; when they hold more than INLINE_TOOLS tools the rules run
-in a worker thread, so no page's catalog holds the screen or another page's acks (tests/bench/
-test_findings_flood.py). Tool names and origins are page text: shown through sanitize.inert.
+The rules are relay_bridge.findings (pure; formulas in docs/diagnosis.md). What the view works out is the app's
+(tui.model.diagnosis.Diagnosis, kept across openings): a session is diagnosed again only when its inputs moved,
+a definition reviewed once by content, a flood's definitions reviewed in a worker process and the rules run on
+the loop a session a turn, smallest origins first. The view paints at once with what is known and is redrawn as
+the rest fills in (tests/bench/test_findings_flood.py). Tool names and origins are page text: shown through
+sanitize.inert.
 """
 
 from __future__ import annotations
 
-import asyncio
 import weakref
-from typing import Any, NamedTuple
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,56 +20,30 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
 from relay_bridge.core.units import fmt_bytes, fmt_count
-from relay_bridge.findings import Finding, SessionInput, diagnose, from_session, ranked, total_tokens
+from relay_bridge.findings import Finding, total_tokens
 from relay_bridge.findings.images import MAX_SIDE, PIXELS_PER_TOKEN, QUALITY
-from relay_bridge.findings.inputs import signature, tools_signature
-from relay_bridge.findings.schema import Catalog, catalog
 from relay_bridge.findings.text import evidence_text, saving_text, short_saving
 from tui.model.changes import Changes
+from tui.model.diagnosis import Diagnosis
 from tui.model.sanitize import inert
 from tui.screens.live import LiveView
 from tui.widgets import tables
 
 MIN_DO_WIDTH = 16  # the table's "what to do" column takes the width left; the detail below has the whole line
-# Up to this many tools to diagnose (in the sessions that moved) the rules run on the loop (a few ms, and the view
-# shows them at once); beyond it, in a worker thread, the view saying so meanwhile.
-INLINE_TOOLS = 512
 # Rows the table shows, best first: a flood's thousand findings took a quarter second of the loop to lay out, and
 # no one reads past the first screens (the summary says how many there are; `diagnose` lists them all).
 MAX_ROWS = 100
-SLICE_TOOLS = 4096  # tools snapshot a turn of the loop (about 3 ms) when the work goes off the loop
+
+_KNOWN: weakref.WeakKeyDictionary[Any, Diagnosis] = weakref.WeakKeyDictionary()
 
 
-def _diagnose(changed: list[SessionInput], everyone: list[SessionInput] | None) -> tuple[dict[str, list[Finding]], Catalog | None]:
-    """Pure and thread-safe (immutable snapshots in): the changed sessions' own findings, and the cross-tool
-    analysis of every session when `everyone` is given."""
-    own = {s.id: diagnose([s], duplicates=False) for s in changed}
-    return own, catalog(everyone) if everyone is not None else None
-
-
-class Diagnosed:
-    """What the view has worked out, kept across its openings (one per app), so pressing `f` again diagnoses only
-    what moved since. Per session: its signature, the snapshot taken then, its registered tools' signature, its
-    own findings; and the last cross-tool analysis. Written only when results are shown: a view left while its
-    worker ran leaves nothing half-done."""
-
-    def __init__(self) -> None:
-        self.sigs: dict[str, tuple] = {}
-        self.inputs: dict[str, SessionInput] = {}
-        self.tool_sigs: dict[str, tuple] = {}
-        self.own: dict[str, list[Finding]] = {}
-        self.catalog: Catalog | None = None
-
-
-_KNOWN: weakref.WeakKeyDictionary[Any, Diagnosed] = weakref.WeakKeyDictionary()
-
-
-class Taken(NamedTuple):
-    sid: str
-    sig: tuple
-    snap: SessionInput
-    tools: tuple  # its registered tools' signature
-    tools_moved: bool
+def diagnosis_of(app: Any) -> Diagnosis:
+    """The app's diagnosis (one per app, kept across the view's openings; its worker process ends with the app)."""
+    known = _KNOWN.get(app)
+    if known is None:
+        known = _KNOWN[app] = Diagnosis()
+        weakref.finalize(app, known.close)
+    return known
 
 
 class FindingsScreen(LiveView[None]):
@@ -87,11 +59,13 @@ class FindingsScreen(LiveView[None]):
         super().__init__()
         self.findings: list[Finding] = []
         self._origins: dict[str, str] = {}
-        self._layout: bool | None = None  # the layout last shown; None: nothing shown yet
-        self._known = Diagnosed()  # replaced on mount by the app's own (kept across openings)
-        self._busy = False  # a worker thread is diagnosing
-        self._again = False  # something moved while it did: diagnose again when it is done
-        self.pending = False  # the view shows earlier findings (or none yet) while the worker runs
+        self._drawn: tuple[Any, ...] | None = None  # what the table last showed: the diagnosis's version, the layout
+        self._known = Diagnosis()  # replaced on mount by the app's own
+
+    @property
+    def pending(self) -> bool:
+        """The view shows what is known (or nothing yet) while the rest is worked out."""
+        return self._known.pending
 
     def compose(self) -> ComposeResult:
         yield Static(id="title")
@@ -102,8 +76,17 @@ class FindingsScreen(LiveView[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.refresh_view()
+        self._known = diagnosis_of(self.app)
+        self._known.shown = self._show
         self.query_one("#findings", DataTable).focus()
+        # What is known first (the last openings' work), then what moved since: the view's first frame waits for
+        # no diagnosis.
+        self._show()
+        self.call_after_refresh(self.refresh_view)
+
+    def on_unmount(self) -> None:
+        if self._known.shown == self._show:
+            self._known.shown = None
 
     def _on_changes(self, changes: Changes) -> None:
         if changes.touches(None):
@@ -114,96 +97,41 @@ class FindingsScreen(LiveView[None]):
         return bool(getattr(self.app, "compact", False))
 
     def refresh_view(self) -> None:
-        if self._busy:
-            self._again = True
-            return
-        self._known = _KNOWN.setdefault(self.app, self._known)
-        sessions = list(self.app.view_store.sessions.values())
-        if sum(len(s.tools) for s in sessions) <= INLINE_TOOLS:  # small: all of it now, shown at once
-            taken = [t for s in sessions if (t := self._take(s)) is not None]
-            plan = self._plan(sessions, taken)
-            if plan is not None:
-                self._show(taken, plan[2], *_diagnose(plan[0], plan[1]))
-            return
-        self._busy = self.pending = True
-        self._show_summary(len(sessions))
-        self.run_worker(self._off_loop(sessions), group="findings")
-
-    def _take(self, s: Any) -> Taken | None:
-        """A session's snapshot when its inputs moved since they were last diagnosed (else None)."""
-        sig = signature(s)
-        if self._known.sigs.get(s.id) == sig:
-            return None
-        tools = tools_signature(s)
-        return Taken(s.id, sig, from_session(s), tools, self._known.tool_sigs.get(s.id) != tools)  # immutable snapshot
-
-    def _plan(self, sessions: list[Any], taken: list[Taken]) -> tuple[list[SessionInput], list[SessionInput] | None, set[str]] | None:
-        """What to diagnose: the changed sessions, every session when the catalog moved (else None), and the
-        sessions gone; None when nothing moved and the view already shows the rest."""
-        self._origins = {s.id: s.info.origin for s in sessions}
-        gone = set(self._known.inputs) - {s.id for s in sessions}
-        known = self._known
-        catalog_moved = bool(gone) or any(t.tools_moved for t in taken) or known.catalog is None
-        if not taken and not catalog_moved and self._layout == self.compact:
-            return None
-        everyone = None
-        if catalog_moved:
-            fresh = {t.sid: t.snap for t in taken}
-            everyone = [fresh.get(s.id) or known.inputs[s.id] for s in sessions if s.id in fresh or s.id in known.inputs]
-        return [t.snap for t in taken], everyone, gone
-
-    async def _off_loop(self, sessions: list[Any]) -> None:
-        """Snapshots a slice of SLICE_TOOLS tools a turn of the loop (so no turn is held long), then the rules in a
-        worker thread."""
-        try:
-            taken, done = [], 0
-            for s in sessions:
-                t = self._take(s)
-                if t is not None:
-                    taken.append(t)
-                    done += len(t.snap.tools)
-                if done >= SLICE_TOOLS:
-                    done = 0
-                    await asyncio.sleep(0)
-            plan = self._plan(sessions, taken)
-            found = await asyncio.to_thread(_diagnose, plan[0], plan[1]) if plan is not None else None
-        finally:
-            self._busy = self.pending = False
-        if plan is not None and found is not None:
-            self._show(taken, plan[2], *found)
-        else:
-            self._show_summary(len(self._known.inputs))
-        if self._again:
-            self._again = False
-            self.refresh_view()
+        self._known.update(lambda: list(self.app.view_store.sessions.values()), spawn=lambda work: self.app.run_worker(work, group="findings"))
+        self._show()
 
     def _leaving(self) -> bool:
-        """Whether the view is being taken down (escape pressed while the worker ran): nothing left to show."""
+        """Whether the view is being taken down (escape pressed meanwhile): nothing left to show."""
         return not self.is_attached or not self.query("#title")
 
-    def _show(self, taken: list[Taken], gone: set[str], own: dict[str, list[Finding]], found: Catalog | None) -> None:
-        known = self._known
-        for sid in gone:
-            for held in (known.sigs, known.inputs, known.tool_sigs, known.own):
-                held.pop(sid, None)
-        for t in taken:
-            known.sigs[t.sid], known.inputs[t.sid], known.tool_sigs[t.sid] = t.sig, t.snap, t.tools
-        known.own.update(own)
-        if found is not None:
-            known.catalog = found
+    def _show(self) -> None:
+        """What is known now; the table only when it moved (a flood's table is the costliest part)."""
         if self._leaving():
             return
-        self._layout = self.compact
-        inputs = known.inputs
-        cross = [f for f in known.catalog.findings if all(sid in inputs for sid in f.sessions)] if known.catalog else []
-        self.findings = ranked([f for sid in inputs for f in known.own.get(sid, [])] + cross)
-        title = Text("findings  ")
-        title.append(
-            "(esc: back)" if self.compact else "what to fix first: attacks, then what each fix saves (esc: back)",
-            style="dim",
-        )
-        self.query_one("#title", Static).update(title)
-        self._show_summary(len(inputs))
+        known = self._known
+        drawn = (known.version, self.compact)
+        if drawn != self._drawn:
+            first = self._drawn is None
+            self._drawn = drawn
+            self.findings = known.findings()
+            self._origins = {sid: s.origin for sid, s in known.inputs.items()}
+            title = Text("findings  ")
+            title.append(
+                "(esc: back)" if self.compact else "what to fix first: attacks, then what each fix saves (esc: back)",
+                style="dim",
+            )
+            self.query_one("#title", Static).update(title)
+            if first and self.findings:
+                # The view paints first (title, summary, keys), its rows a frame later: a screenful of rows is
+                # most of what opening costs (about 50 ms under a flood's findings, none for an empty table).
+                self.call_after_refresh(self._show_rows)
+            else:
+                self._show_rows()
+        self._show_summary(len(known.inputs))
+
+    def _show_rows(self) -> None:
+        if self._leaving():
+            return
         self._show_table()
         self._show_detail()
 
@@ -214,8 +142,12 @@ class FindingsScreen(LiveView[None]):
         out = Text()
         n = len(self.findings)
         if self.pending:
-            tools = sum(len(s.tools) for s in self.app.view_store.sessions.values())
-            out.append(f"diagnosing {sessions} sessions ({fmt_count(tools)} tools) off the screen's path… ", style=palette.style("muted"))
+            live = self.app.view_store.sessions
+            tools = sum(len(s.tools) for s in live.values())
+            out.append(
+                f"diagnosing {len(live)} sessions ({fmt_count(tools)} tools) off the screen's path, {sessions} done… ",
+                style=palette.style("muted"),
+            )
         if not n:
             out.append(f"no findings in {sessions} session{'s' if sessions != 1 else ''} yet", style=palette.style("muted"))
         else:
