@@ -158,8 +158,10 @@ def _beside(path: Path, sid: str) -> Any | None:
         return None
     try:
         doc = read_document(other)
-        if doc is None or doc.get("format") != CAPTURE_FORMAT:
+        if doc is None or doc.get("format") != CAPTURE_FORMAT or not isinstance(doc.get("sessions"), list):
             return None
+        # only the report's own session is replayed: a flood's capture holds 64, each of 1,024 definitions
+        doc["sessions"] = [s for s in doc["sessions"] if isinstance(s, dict) and _object(s.get("info")).get("id") == sid]
         return _replayed(other, capture_steps(other, doc)).sessions.get(sid)
     except (ReplayError, UsageError):
         return None  # an unreadable neighbour: the report alone, saying what it lacks
