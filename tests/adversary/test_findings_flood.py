@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from textual.widgets import Static
 
-from relay_bridge.cli import write_json, write_reports
+from relay_bridge.cli import write_json
 from relay_bridge.core import synth
 from relay_bridge.core.limits import LIMITS
 from relay_bridge.core.store import Store
@@ -134,30 +134,6 @@ def test_diagnose_on_the_floods_capture_completes_in_bounded_memory(tmp_path: Pa
     assert len(doc["sessions"]) == len(ORIGINS) * SESSIONS_PER_ORIGIN
     assert doc["coverage"]["compared"] <= LIMITS.tools and len(doc["findings"]) <= LIMITS.pairs_kept + 64 * 1024
     assert rss_kib <= 300 * 1024, f"diagnose took {rss_kib // 1024} MB on the flood"
-
-
-def test_the_exit_writes_every_sessions_report_under_the_flood_and_diagnose_reads_one_beside_it(tmp_path: Path) -> None:
-    """`--report-on-exit DIR` under the full flood: a report for each of the 64 sessions, the capture and the
-    findings of them all; `diagnose` on one report decodes only its own session of the 59 MB capture beside it
-    (decoded whole, the capture took 271 MB)."""
-    store = Store()
-    flood_into(store)
-    written = write_reports(store, tmp_path / "reports")
-    assert {p.name for p in written} == {f"{sid}.json" for sid in store.sessions} | {"capture.json", "findings.json"}
-    for sid, session in store.sessions.items():
-        report = json.loads((tmp_path / "reports" / f"{sid}.json").read_text(encoding="utf-8"))
-        assert report["session"]["id"] == sid and report["ledger"]["registeredTools"] == sorted(session.tools)
-    capture = json.loads((tmp_path / "reports" / "capture.json").read_text(encoding="utf-8"))
-    assert [s["info"]["id"] for s in capture["sessions"]] == list(store.sessions)
-    del capture
-    findings = json.loads((tmp_path / "reports" / "findings.json").read_text(encoding="utf-8"))
-    assert len(findings["sessions"]) == len(ORIGINS) * SESSIONS_PER_ORIGIN and findings["findings"]
-    sid = next(iter(store.sessions))
-    out, rss_kib = run(tmp_path, str(tmp_path / "reports" / f"{sid}.json"), "--json")
-    assert out.returncode == 0, out.stderr
-    doc = json.loads(out.stdout)
-    assert [s["id"] for s in doc["sessions"]] == [sid] and "notRun" not in doc  # the capture's facts and descriptors
-    assert rss_kib <= 160 * 1024, f"diagnose took {rss_kib // 1024} MB on a report beside the flood's capture"
 
 
 async def test_the_f_view_opens_before_the_floods_rules_have_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
