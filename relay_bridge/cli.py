@@ -10,7 +10,6 @@ import argparse
 import asyncio
 import difflib
 import errno
-import json
 import os
 import signal
 import socket
@@ -24,6 +23,7 @@ from relay_bridge.core.inert import inert_str
 from relay_bridge.core.store import Store
 from relay_bridge.errors import UsageError
 from relay_bridge.exports.capture import build_capture
+from relay_bridge.exports.jsonfile import indented
 from relay_bridge.exports.report import build_report
 from relay_bridge.findings.document import session_findings
 from relay_bridge.lanes.otlp.exporter import BadEndpoint, OtlpUnavailable, traces_endpoint
@@ -266,9 +266,9 @@ def write_json(path: Path, doc: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "wb") as fh:
             # A piece at a time: a capture of 64 sessions' descriptors written as one string took 640 MB.
-            for chunk in json.JSONEncoder(indent=1, ensure_ascii=False).iterencode(doc):
+            for chunk in indented(doc):
                 fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())  # whole on disk before it takes the name
@@ -294,7 +294,7 @@ def write_reports(store: Store, directory: Path) -> list[Path]:
         write_json(path, build_report(session))
         written.append(path)
     path = directory / "capture.json"
-    write_json(path, build_capture(store))
+    write_json(path, build_capture(store, lazy=True))  # a session at a time, as it is written
     written.append(path)
     path = directory / "findings.json"  # report v2 is closed: the diagnosis of every session, beside the reports
     write_json(path, session_findings(list(store.sessions.values())))

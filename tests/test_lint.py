@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from relay_bridge.core.lint import RULES, lint_descriptor
+from relay_bridge.core.lint import RULES, content, lint_descriptor
 from relay_bridge.findings.inputs import ToolInput, weigh
 from relay_bridge.findings.security import find as security_findings
 from relay_bridge.lanes import demo
@@ -253,3 +255,31 @@ def test_both_schemas_name_every_rule() -> None:
     assert set(footprint["properties"]["lint"]["items"]["properties"]["code"]["enum"]) == set(RULES)
     in_diagnosis = {r for r in findings["$defs"]["finding"]["properties"]["rule"]["enum"] if r.startswith("lint.")}
     assert in_diagnosis == {f"lint.{code}" for code, rule in RULES.items() if rule.review}
+
+
+# Pieces of hosts and keys, every way a dot is written, and filler: what the prefilters of content.endpoint and
+# content.secret must never hide a match in.
+_PIECES = [
+    *("webhook", "site", "pastebin", "ngrok", "io", "oast", "fun", "hooks", "slack", "com", "services", "discord", "api", "ix", "file"),
+    *(".", "[.]", "(dot)", " dot ", " DoT ", "{ . }", "%2e", "%2E", "/", "-", " ", "_"),
+    *("AKIA", "IOSFODNN7EXAMPLE", "ghp_", "github_pat_", "sk-", "ant-", "proj-", "xoxb-", "AIza", "sk_live_", "rk_live_", "T0123ABCD", "B0123ABCD"),
+    *("-----BEGIN ", "RSA ", "PRIVATE KEY-----", "aB3" * 8, "Zz9" * 12, "\u017f", "\u0131", "\u212a", "\u3002", "\uff0e"),
+]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12))
+def test_the_prefilters_never_hide_an_endpoint_or_a_key(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    kind = next((k for k, pattern in content.ENDPOINTS if pattern.search(text)), None)
+    assert content.endpoint(text) == kind, text
+    key = next(
+        (
+            (k, len(m.group(0)))
+            for k, pattern in content.SECRETS
+            for m in pattern.finditer(text)
+            if k not in content._RANDOM_BODY or content._random(m.group(0)[3:])
+        ),
+        None,
+    )
+    assert content.secret(text) == key, text

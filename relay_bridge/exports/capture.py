@@ -63,11 +63,14 @@ def session_capture(session: Session, generated_at: float) -> dict[str, Any]:
     }
 
 
-def build_capture(store: Store | StoreSnapshot, generated_at: float | None = None) -> dict[str, Any]:
+def build_capture(store: Store | StoreSnapshot, generated_at: float | None = None, *, lazy: bool = False) -> dict[str, Any]:
+    """`lazy`: the sessions as an iterator, each built as it is read (relay_bridge.exports.jsonfile writes it as
+    the list), so a writer holds one session's capture at a time, not all 64 of a flood's."""
     now = generated_at if generated_at is not None else time.time() * 1000
+    sessions = (session_capture(s, now) for s in list(store.sessions.values()))
     return {
         "format": FORMAT,
         "generatedAt": now,
         "relay": {"version": f"wmcp-top/{__version__}", "counters": store.counter_view()},
-        "sessions": [session_capture(s, now) for s in store.sessions.values()],
+        "sessions": sessions if lazy else list(sessions),
     }

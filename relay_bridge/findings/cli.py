@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import msgspec
+
 from relay_bridge.core.inert import inert_str
 from relay_bridge.core.store import Store
 from relay_bridge.errors import UsageError
@@ -150,6 +152,24 @@ def _replayed(path: Path, steps: Iterable[Step]) -> Store:
     return store
 
 
+class _Info(msgspec.Struct):
+    id: Any = None
+
+
+class _Session(msgspec.Struct):
+    info: _Info = msgspec.field(default_factory=_Info)
+
+
+def _session_id(session: Any) -> Any:
+    """The id of a capture's session, as read_document left it (JSON text) or decoded; the rest is skipped unread."""
+    if isinstance(session, dict):
+        return _object(session.get("info")).get("id")
+    try:
+        return msgspec.json.decode(session, type=_Session).info.id
+    except msgspec.DecodeError:
+        return None
+
+
 def _beside(path: Path, sid: str) -> Any | None:
     """The report's session from the capture written beside it (`--report-on-exit DIR`), which holds the facts and
     descriptors a report cannot; None when there is none, or it does not hold that session."""
@@ -158,8 +178,10 @@ def _beside(path: Path, sid: str) -> Any | None:
         return None
     try:
         doc = read_document(other)
-        if doc is None or doc.get("format") != CAPTURE_FORMAT:
+        if doc is None or doc.get("format") != CAPTURE_FORMAT or not isinstance(doc.get("sessions"), list):
             return None
+        # only the report's own session is decoded and replayed: a flood's capture holds 64 of 1,024 definitions
+        doc["sessions"] = [s for s in doc["sessions"] if _session_id(s) == sid]
         return _replayed(other, capture_steps(other, doc)).sessions.get(sid)
     except (ReplayError, UsageError):
         return None  # an unreadable neighbour: the report alone, saying what it lacks

@@ -330,7 +330,7 @@ def _free_string(sub: Any) -> bool:
     return stringy and not any(k in sub for k in _CONSTRAINED)
 
 
-def _spec(tool: dict[str, Any]) -> list[Hit]:
+def _spec(tool: dict[str, Any], params: list[tuple[list[str | int], str, Any]]) -> list[Hit]:
     out: list[Hit] = []
     name = _str(tool, "name")
     if not NAME.fullmatch(name):
@@ -351,7 +351,7 @@ def _spec(tool: dict[str, Any]) -> list[Hit]:
         shown = "no type" if kind is None else f"type {kind!r}"
         where = "/inputSchema/type" if kind is not None else "/inputSchema"
         out.append(Hit(SCHEMA_NOT_OBJECT, where, f'inputSchema must be an object schema (type "object"); it has {shown}'))
-    for path, _, sub in _properties(schema, ["inputSchema"]):
+    for path, _, sub in params:  # the schema's properties (none when it is no object)
         if sub is True or (isinstance(sub, dict) and not any(k in sub for k in _UNTYPED_OK)):
             out.append(Hit(UNTYPED_PROPERTY, pointer(path), "property declares no type (nor $ref, enum, const or a combinator)"))
     return out
@@ -516,4 +516,4 @@ def lint_descriptor(tool: dict[str, Any]) -> list[Hit]:
     params = _properties(schema, ["inputSchema"]) if isinstance(schema, dict) else []
     executes = _execution(tool, params)
     taken = {h.pointer for h in executes}
-    return [*_spec(tool), *_text(tool), *executes, *_parameters(params, taken), *_hints(tool, params), *_budgets(tool)]
+    return [*_spec(tool, params), *_text(tool), *executes, *_parameters(params, taken), *_hints(tool, params), *_budgets(tool)]

@@ -169,10 +169,24 @@ def squeezed(shown: str) -> str:
     return _NOT_WORD.sub("", shown.casefold())
 
 
-def words(name: str) -> list[str]:
-    """A name's words, lowercase: camelCase, snake_case, kebab-case, dotted and slashed names split alike."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name)
-    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+_CACHED_NAME = 128  # names up to this long are remembered (the spec's longest tool name): a few hundred KB at most
+
+
+def words(name: str) -> tuple[str, ...]:
+    """A name's words, lowercase: camelCase, snake_case, kebab-case, dotted and slashed names split alike. The
+    rules split one definition's names ten times, and 64 sessions of a site register the same names."""
+    return _cached_words(name) if len(name) <= _CACHED_NAME else _words(name)
+
+
+@functools.lru_cache(maxsize=2048)
+def _cached_words(name: str) -> tuple[str, ...]:
+    return _words(name)
+
+
+def _words(name: str) -> tuple[str, ...]:
+    return tuple(w for w in _NOT_ALNUM.split(_CAMEL.sub(" ", name).lower()) if w)
 
 
 def pointer(parts: list[str | int]) -> str:
