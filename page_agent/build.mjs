@@ -127,7 +127,7 @@ function order(entry) {
 /** One module as the bundle evaluates it: into the module table, once (a rest joining an eager part skips what it has). */
 function moduleText(m, joining = false) {
   const id = JSON.stringify(m.name)
-  return `// ---- ${m.name}.js ----\n__m[${id}] = ${joining ? `__m[${id}] || ` : ""}(function () {\n${m.text}\nreturn { ${m.exported.join(", ")} };\n})();`
+  return `__m[${id}] = ${joining ? `__m[${id}] || ` : ""}(function () {\n${m.text}\nreturn { ${m.exported.join(", ")} };\n})();`
 }
 
 /** The ids of the eager part's modules (every entry that runs in a page carries them). */
@@ -174,7 +174,7 @@ function body(entry, { inline, hash }) {
   }
   const main = mods.find((m) => m.name === entry)
   const own = main.exported.length ? `\nreturn { ${main.exported.join(", ")} };` : ""
-  parts.push(`// ---- ${entry}.js ----\n__m[${JSON.stringify(entry)}] = (function () {\n${main.text}${own}\n})();`)
+  parts.push(`__m[${JSON.stringify(entry)}] = (function () {\n${main.text}${own}\n})();`)
   const pre = inline ? `const __rest = ${restFunction()};\nlet __restDone = null;\nconst __restOnce = () => __restDone || (__restDone = __rest(__m));\n` : ""
   return { code: pre + parts.join("\n\n"), exported: main.exported }
 }

@@ -224,3 +224,27 @@ test("the early buffer is bounded, and what it left out is counted in the status
   assert.ok(status.reasons.some((r) => /88 call\(s\) or event\(s\) before the agent finished loading were not measured/.test(r)), status.reasons.join(" | "))
   assert.equal(g.__webmcpPerf.ledger().totals.calls, 512)
 })
+
+test("the extension's route: agent.js hooks at document_start, rest.js hands itself over at document_idle, and a call made between is measured in full", async () => {
+  const host = new DraftHost()
+  const g = fakeWindow({ host })
+  const posted = []
+  class Channel {
+    port1 = { postMessage() {}, close() {}, onmessage: null }
+    port2 = {}
+  }
+  Object.assign(g, { window: g, URL, MessageChannel: Channel, postMessage: (m) => posted.push(m), setTimeout: () => 1, clearTimeout() {}, setInterval: () => 1, clearInterval() {}, console: { info() {}, log() {} } })
+  g.document.readyState = "loading" // document_start: the idle moment is not here yet
+  vm.createContext(g)
+  g.globalThis = g
+  vm.runInContext(read("../extension/agent.js"), g)
+  assert.equal(posted.length, 0, "no bridge handshake (no socket) at load")
+  await registerNested(host)
+  await host.executeTool({ name: "outer" }, {})
+  assert.equal(g.__webmcpPerf.spans().length, 0)
+  vm.runInContext(read("../extension/rest.js"), g)
+  const facts = g.__webmcpPerf.spanFacts()
+  assert.deepEqual(JSON.parse(JSON.stringify(g.__webmcpPerf.spans().map((s, i) => [s.tool, s.resultBytes > 300, facts[i].depth, facts[i].parent]))), [["inner", true, 1, 0], ["outer", true, 0, null]])
+  assert.equal(posted.length, 1, "the uplink's socket (the bridge handshake) once the rest is here")
+  assert.equal(read("../extension/rest.js"), read("agent-rest.js"), "one rest for every route that fetches it")
+})

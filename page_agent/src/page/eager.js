@@ -27,7 +27,7 @@ export const REST_PATH = "agent-rest.js"
 export const HAND = Symbol.for("wmcp-top/rest")
 const REPORT_KEY = Symbol.for("wmcp-top/report-tool")
 const IDLE_MS = 1000
-export const LOADING = "The agent is loading the rest of itself: calls made until then are kept and measured once it has."
+export const LOADING = "The agent is loading the rest of itself; calls made meanwhile are measured once it has."
 
 /** @type {any} rest_main.js's exports, once here */
 let rest = null
@@ -81,7 +81,7 @@ function fetchRest() {
     const s = doc.createElement("script")
     s.src = source.url
     s.async = true
-    s.onerror = () => safely(() => source.g.console.warn(`[wmcp-top] the rest of the agent did not load from ${source.url}: tool calls are kept but not measured`))
+    s.onerror = () => safely(() => source.g.console.warn(`[wmcp-top] could not load ${source.url}: calls are not measured`))
     expected = s
     ;(doc.head || doc.documentElement).appendChild(s)
     s.remove()

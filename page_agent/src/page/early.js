@@ -137,7 +137,9 @@ export class EarlyLog {
     return m ? this.running.get(Number(m[1])) || null : null
   }
 
+  /** The page calls executeTool (the first call of a declarative form's tool, too): the rest is wanted now. */
   nestedCall(tool) {
+    if (!this.real && this.onCall && !this.stack.length) safely(this.onCall)
     if (this.real) return this.real.nestedCall(tool)
     const parent = this.callerOf()
     if (!parent) return null
