@@ -184,6 +184,8 @@ export class EarlyLog {
     for (const r of this.extraReasons) c.extraReasons.add(r)
     const clock = c.clock
     const stack = c.stack
+    // Buffered calls keep their seq (their async frames name it) unless the collector has given out seqs already.
+    const keepSeq = c.seq === 0
     const events = this.events
     this.events = []
     try {
@@ -192,7 +194,7 @@ export class EarlyLog {
         if (e.name === "enter") {
           const call = e.args[0]
           c.stack = call.parent && call.parent.real ? [call.parent.real] : []
-          c.seq = call.seq
+          if (keepSeq) c.seq = call.seq
           call.real = safely(() => c.enter(call.tool, call.input, call.profile, call.opts), null)
           call.input = undefined
         } else if (e.name === "settle") {
@@ -203,7 +205,7 @@ export class EarlyLog {
     } finally {
       c.clock = clock
       c.stack = stack
-      c.seq = Math.max(c.seq, this.seq)
+      if (keepSeq) c.seq = Math.max(c.seq, this.seq)
     }
     this.stack = stack
     this.running.clear()
