@@ -56,7 +56,7 @@ function scriptElement(attrs) {
  * Run dist/agent.js as a classic script in a fake window, as the relay serves it (address baked in). The rest
  * composes at the first idle moment after load: `idle` runs it (false: the page as it is right after load).
  */
-function runClassic({ baked = true, search = "", relayGlobal = null, host = new DraftHost(), script = scriptElement({ "data-wmcp": TOKEN }), code = read("agent.js"), timers = null, address = ADDRESS, idle = true } = {}) {
+function runClassic({ baked = true, search = "", relayGlobal = null, host = new DraftHost(), script = scriptElement({ "data-wmcp": TOKEN }), code = read("agent.js"), timers = null, address = ADDRESS, idle = true, prepare = null } = {}) {
   FakeWebSocket.instances = []
   const g = fakeWindow({ host, search })
   g.document.readyState = "complete"
@@ -67,12 +67,14 @@ function runClassic({ baked = true, search = "", relayGlobal = null, host = new 
   g.WebSocket = FakeWebSocket
   g.setInterval = () => 1
   g.clearInterval = () => {}
-  g.setTimeout = timers ? (fn) => timers.push(fn) : () => 1
+  // The rest is asked for a second after the load event, at the next idle moment: both land in g.idle.
+  g.setTimeout = (fn, ms) => (ms === 1000 ? g.idle.push(fn) : timers ? timers.push(fn) : 1)
   g.clearTimeout = () => {}
   g.window = g
   g.console = { info() {}, log() {} }
   if (relayGlobal) g.__WMCP_UPLINK__ = relayGlobal
   if (baked) code = code.replace(PLACEHOLDER, JSON.stringify(address))
+  if (prepare) prepare(g)
   vm.createContext(g)
   g.globalThis = g
   g.result = vm.runInContext(code.replace("/*@WMCP_MODULE@*/", "result = "), g)
@@ -81,7 +83,7 @@ function runClassic({ baked = true, search = "", relayGlobal = null, host = new 
 }
 
 const runIdle = (g) => {
-  for (const fn of g.idle.splice(0)) fn()
+  while (g.idle.length) for (const fn of g.idle.splice(0)) fn()
 }
 
 test("served by the relay: attaches on load (default on) and dials the baked address with the tag's token", () => {
@@ -247,4 +249,25 @@ test("the extension's route: agent.js hooks at document_start, rest.js hands its
   assert.deepEqual(JSON.parse(JSON.stringify(g.__webmcpPerf.spans().map((s, i) => [s.tool, s.resultBytes > 300, facts[i].depth, facts[i].parent]))), [["inner", true, 1, 0], ["outer", true, 0, null]])
   assert.equal(posted.length, 1, "the uplink's socket (the bridge handshake) once the rest is here")
   assert.equal(read("../extension/rest.js"), read("agent-rest.js"), "one rest for every route that fetches it")
+})
+
+test("at load the relay's tag leaves localStorage closed (it cannot change the gate's answer there); a remembered overlay applies with the rest", () => {
+  let opened = 0
+  const lines = []
+  const prepare = (w) => {
+    const storage = w.localStorage
+    storage.setItem("webmcp-perf:mode", "overlay")
+    Object.defineProperty(w, "localStorage", { get: () => (opened++, storage) })
+    w.console = { info: (line) => lines.push(String(line)), log() {}, warn() {} }
+  }
+  const { g, inserted } = runEager({ prepare })
+  assert.equal(opened, 0, "no storage opened at load")
+  runIdle(g)
+  runRest(g, inserted[0])
+  assert.ok(opened > 0)
+  assert.ok(lines.some((l) => l.includes("no in-page overlay")), lines.join(" | "))
+  // With ?perf= in the URL the gate reads and writes storage at load, as before.
+  opened = 0
+  runEager({ prepare, search: "?perf=1" })
+  assert.ok(opened > 0)
 })

@@ -9,7 +9,7 @@
 
 import { Interceptor } from "./interceptor.js"
 import { EarlyLog } from "./early.js"
-import { gate } from "./gate.js"
+import { gate, queryParam } from "./gate.js"
 import { markInternal } from "./wrap.js"
 import { reportToolDescriptor } from "./report_tool.js"
 import { DEFAULTS, BAKED_UPLINK, VERSION } from "../shared/config.js"
@@ -27,6 +27,7 @@ export const REST_PATH = "agent-rest.js"
 export const HAND = Symbol.for("wmcp-top/rest")
 const REPORT_KEY = Symbol.for("wmcp-top/report-tool")
 const IDLE_MS = 1000
+const AFTER_LOAD_MS = 1000
 export const LOADING = "The agent is loading the rest of itself; calls made meanwhile are measured once it has."
 
 /** @type {any} rest_main.js's exports, once here */
@@ -88,9 +89,14 @@ function fetchRest() {
   })
 }
 
-/** At the first idle moment after the load event (at most IDLE_MS later), or at once where there is no document. */
+/**
+ * At the first idle moment once the load event is AFTER_LOAD_MS behind (at most IDLE_MS later; with no document,
+ * counted from now). The wait lets a page's other frames finish loading first: ten same-origin frames share one
+ * main thread, and the parent's load event waits for the last of them.
+ */
 function whenIdle(g, fn) {
-  const idle = () => safely(() => (typeof g.requestIdleCallback === "function" ? g.requestIdleCallback(() => safely(fn), { timeout: IDLE_MS }) : g.setTimeout(() => safely(fn), 0)))
+  const rest = () => safely(() => (typeof g.requestIdleCallback === "function" ? g.requestIdleCallback(() => safely(fn), { timeout: IDLE_MS }) : fn()))
+  const idle = () => safely(() => g.setTimeout(rest, AFTER_LOAD_MS))
   const doc = safely(() => g.document, null)
   if (!doc || safely(() => doc.readyState, "complete") === "complete") idle()
   else safely(() => g.addEventListener("load", idle, { once: true }))
@@ -140,9 +146,14 @@ export function maybeAttach(config = {}) {
   const g = cfg.global || globalThis
   if (rest || !isWindow(g)) return rest || INLINE_REST ? (rest || (rest = INLINE_REST())).maybeAttach(config) : null
   const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : typeof BAKED_UPLINK === "string" && /^wss?:\/\//.test(BAKED_UPLINK)
-  const decision = gate({ search: safely(() => g.location.search, "") || "", storage: safely(() => g.localStorage, null), param: cfg.param, storageKey: cfg.storageKey, allow: cfg.allow, defaultOn })
+  const search = safely(() => g.location.search, "") || ""
+  // Storage remembers only a mode that switches on (gate.js): where the agent is on by default and the URL says
+  // nothing, it cannot change whether to attach, and opening a page's localStorage is the dearest thing the agent
+  // would do at load (about 3 ms of a cold page's main thread). A remembered overlay is read with the rest.
+  const later = defaultOn && typeof cfg.allow !== "function" && queryParam(search, cfg.param) === null
+  const decision = gate({ search, storage: later ? null : safely(() => g.localStorage, null), param: cfg.param, storageKey: cfg.storageKey, allow: cfg.allow, defaultOn })
   if (decision.rejected !== null) safely(() => g.console.warn(`[wmcp-top] ignoring ?${cfg.param}=${cap(decision.rejected, 64)}: use 1, on, true, overlay, 0, off or false`))
-  if (decision.on) return attach(decision.mode === "overlay" ? { ...config, overlay: true } : config)
+  if (decision.on) return attach(decision.mode === "overlay" ? { ...config, overlay: true } : later ? { ...config, storedMode: true } : config)
   if (pending) return pending.api
   pending = { config: { ...config, defaultOn }, closed: true, done: false, notes: [], api: null }
   whenIdle(g, need)
@@ -223,7 +234,7 @@ function facade(p, g) {
   }
   Object.defineProperty(api, "active", { get: () => p.log.active, configurable: true, enumerable: true })
   Object.defineProperty(api, "sessionId", { get: () => p.sessionId, configurable: true, enumerable: true })
-  const status = () => ({ phase: "loading", active: p.log.active, message: LOADING, hints: [], reasons: [], hostLocation: null, hostFoundAt: null, toolCount: 0, callCount: 0, lastCallAt: null, coverage: null })
+  const status = () => ({ phase: "loading", active: p.log.active, message: LOADING, hints: [], reasons: [], toolCount: 0, callCount: 0 })
   const ready = (name) => () => new Promise((resolve) => p.waiting.push(() => resolve(api[name]())))
   p.waiting = []
   const early = {
@@ -231,10 +242,7 @@ function facade(p, g) {
     spanFacts: () => [],
     aggregates: () => [],
     prompts: () => [],
-    ledger: () => ({
-      sessionId: p.sessionId, attachedAt: p.log.attachedAt, hostFoundAt: null, hostLocation: null, firstRegistrationAt: null, registeredTools: [], tools: {}, firstCallAt: null, lastSettledAt: null,
-      totals: { calls: 0, unsampledCalls: 0, overlappingCalls: 0, errors: 0, wallMs: 0, blockingMs: 0, resultBytes: 0, estTokens: 0, estInputTokens: 0, hostGapMs: 0, schemaBytes: 0, estSchemaTokens: 0 },
-    }),
+    ledger: () => ({ sessionId: p.sessionId, attachedAt: p.log.attachedAt, hostFoundAt: null, hostLocation: null, registeredTools: [], tools: {}, totals: { calls: 0, errors: 0 } }),
     status,
     summary: () => LOADING,
     help: ready("help"),
@@ -258,7 +266,8 @@ function facade(p, g) {
     },
   }
   early.relay = () => ({ state: "loading", url: null, lastError: null })
-  for (const name of ["table", "report", "export", "exportTrace", "overlay", "reset", "overhead", "channel", "synthetic"]) early[name] = () => undefined
+  early.overhead = () => ({ accounted: 0, ms: 0, perSpanMs: 0 })
+  for (const name of ["table", "report", "export", "exportTrace", "overlay", "reset", "channel", "synthetic"]) early[name] = () => undefined
   for (const [name, fn] of Object.entries(early)) api[name] = later(name, fn)
   return api
 }

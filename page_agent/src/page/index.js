@@ -301,6 +301,7 @@ class Agent {
     // A form's tool registered before forms.js was here was recorded as any other: now it can say it is a form.
     for (const e of p.log.events) if (e.name === "registered") safely(() => this.interceptor.asForm(e.args[0], safely(() => JSON.parse(e.args[0].descriptor).inputSchema, undefined)))
     p.log.handOver(c)
+    this.interceptor.askKeptLater()
     if (p.reportTool) this.registerReportTool()
     p.done = true
     for (const f of p.waiting.splice(0)) safely(f)
@@ -680,6 +681,8 @@ export function attach(config = {}) {
  */
 export function attachEarly(p) {
   const cfg = normalise({ ...p.config, early: p })
+  // The gate at load left storage unread (eager.js): a remembered overlay takes effect now.
+  if (cfg.storedMode && safely(() => (cfg.global || globalThis).localStorage.getItem(cfg.storageKey), null) === "overlay") cfg.overlay = true
   const agent = new Agent(cfg)
   Object.defineProperties(p.api, Object.getOwnPropertyDescriptors(agent.api))
   agent.api = p.api

@@ -176,6 +176,7 @@ export class Interceptor {
       if (this.onFound) safely(() => this.onFound(host, entry.location))
       this.reconcile(host)
     }
+
     safely(() => this.sweep())
   }
 
@@ -473,10 +474,25 @@ export class Interceptor {
     }
     // Listed now, as webmcp-profiler lists it on acceptance; its tool frame waits for the annotations kept.
     this.c.registered(rec, false)
-    this.withKept(host, rec.name, (kept) => {
-      if (live.reported || this.live.get(rec.name) !== live) return
+    // Before the rest of the agent (eager.js) the host is not asked yet (a getTools() a registration): askKeptLater.
+    if (!this.early) this.askKept(host, live)
+  }
+
+  /** The registrations made before the rest of the agent, once the collector has them: ask their hosts now. */
+  askKeptLater() {
+    for (const live of this.live.values()) {
+      const host = live.rec && !live.reported ? live.host.deref() : undefined
+      if (host) safely(() => this.askKept(host, live))
+    }
+  }
+
+  /** Ask the host which annotations it kept of a live registration; its tool frame leaves with the answer. */
+  askKept(host, live) {
+    const name = live.rec.name
+    this.withKept(host, name, (kept) => {
+      if (live.reported || this.live.get(name) !== live) return
       live.reported = true
-      this.c.keptAnnotations(rec.name, kept)
+      this.c.keptAnnotations(name, kept)
     })
   }
 
