@@ -5,6 +5,7 @@ import { VERSION, AGENT } from "../shared/config.js"
 import { safely, utf8Length } from "../shared/util.js"
 import { PROFILER_FIELDS } from "./channel.js"
 import { REPORT_VIEWS, reportToolDescriptor } from "./report_tool.js"
+import { instrument } from "./listing.js"
 
 /** The 000 span fields, in order: report v2 spans carry exactly these (the objects are closed). */
 export { REPORT_VIEWS, reportToolDescriptor }
@@ -398,7 +399,7 @@ export function makeApi(agent) {
       download(g, `webmcp-perf-${c.sessionId}.trace.json`, t)
       return t
     },
-    instrument: (target) => (c.active ? agent.interceptor.instrument(target) : 0),
+    instrument: (target) => (c.active ? instrument(agent.interceptor, target) : 0),
     synthetic(on = true) {
       c.synthetic = !!on
       return c.synthetic

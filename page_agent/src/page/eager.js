@@ -111,13 +111,16 @@ const isWindow = (g) => !!safely(() => g.document, null) || !!safely(() => g.win
 export function attach(config = {}) {
   const cfg = { ...DEFAULTS, ...config }
   const g = cfg.global || globalThis
-  if (pending) {
+  // One agent a window, whichever copy of the script attached it (the /agent.mjs module beside the classic tag).
+  const named = cfg.globalName ? safely(() => g[cfg.globalName], null) : null
+  const live = pending && !pending.closed ? pending.api : named && named.active ? named : null
+  if (live) {
     safely(() => g.console.warn("[wmcp-top] already attached: this call returns the running agent; detach() it first to attach with another configuration"))
-    return pending.api
+    return live
   }
   if (rest || (INLINE_REST && !isWindow(g))) return (rest || (rest = INLINE_REST())).attach(config)
   const sessionId = newSessionId()
-  const p = { config, sessionId, done: false, closed: false, api: null, log: null, interceptor: null, spanListeners: [], updateListeners: [], notes: [], reportName: null, reportTool: false, collector: null }
+  const p = { config, sessionId, done: false, closed: false, api: null, log: null, interceptor: null, spanListeners: [], updateListeners: [], notes: [], instrumentLater: [], reportName: null, reportTool: false, collector: null }
   p.log = new EarlyLog({ sessionId, config: cfg, clock: cfg.clock, onCall: need })
   const pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
   p.interceptor = new Interceptor(p.log, {
@@ -132,7 +135,9 @@ export function attach(config = {}) {
   p.interceptor.start()
   const name = cfg.globalName
   if (name) safely(() => Object.defineProperty(g, name, { value: p.api, configurable: true, writable: true, enumerable: false }))
-  whenIdle(g, need)
+  // ?perf=overlay asks for the console's pointer to the terminal at load: the rest is wanted now.
+  if (cfg.overlay === true) need()
+  else whenIdle(g, need)
   return p.api
 }
 
@@ -155,9 +160,17 @@ export function maybeAttach(config = {}) {
   if (decision.rejected !== null) safely(() => g.console.warn(`[wmcp-top] ignoring ?${cfg.param}=${cap(decision.rejected, 64)}: use 1, on, true, overlay, 0, off or false`))
   if (decision.on) return attach(decision.mode === "overlay" ? { ...config, overlay: true } : later ? { ...config, storedMode: true } : config)
   if (pending) return pending.api
-  pending = { config: { ...config, defaultOn }, closed: true, done: false, notes: [], api: null }
+  const p = (pending = { config: { ...config, defaultOn }, closed: true, done: false, notes: [], waiting: [], api: null })
+  // The inert console API (index.js's) comes with the rest; until then its members ask for it, and say why.
+  const status = () => ({ phase: "inactive", active: false, message: LOADING, hints: [], reasons: [], reason: decision.reason, toolCount: 0, callCount: 0 })
+  const api = (p.api = { active: false, sessionId: null })
+  const ready = (name) => () => new Promise((resolve) => p.waiting.push(() => resolve(api[name]())))
+  /** @type {Record<string, (...args: any[]) => any>} */
+  const early = { status, help: ready("help"), describe: ready("describe"), overlay: () => undefined, recordConsent: () => false, prompts: () => [] }
+  for (const [name, fn] of Object.entries(early)) api[name] = (...args) => (need(), p.done ? api[name](...args) : fn(...args))
+  if (cfg.globalName && !safely(() => g[cfg.globalName], null)) safely(() => Object.defineProperty(g, cfg.globalName, { value: api, configurable: true, writable: true, enumerable: false }))
   whenIdle(g, need)
-  return null
+  return api
 }
 
 /** webmcp-profiler's report-tool factory (index.js's profilerTool once the rest is here). */
@@ -250,7 +263,8 @@ function facade(p, g) {
     onSpan: listen(p.spanListeners, "spanListeners"),
     onSpanUpdate: listen(p.updateListeners, "updateListeners"),
     recordConsent: (shown, resolved, granted) => p.log.recordConsent(shown, resolved, granted),
-    instrument: (target) => p.interceptor.instrument(target),
+    // Retrofitting tools needs the rest (listing.js): done once it is here.
+    instrument: (target) => (p.instrumentLater.push(target), 0),
     registerReportTool: () => {
       p.reportTool = true
       return false

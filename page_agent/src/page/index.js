@@ -3,7 +3,7 @@
 
 import { Collector } from "./collector.js"
 import { Interceptor, toolName } from "./interceptor.js"
-import { reconcile, invoker } from "./listing.js"
+import { reconcile, invoker, instrument } from "./listing.js"
 import { ChannelMirror, postsSpans } from "./channel.js"
 import { Uplink, Delivery, FLUSH_MS } from "../transport/uplink.js"
 import { unwatchedMark } from "../transport/pacing.js"
@@ -302,6 +302,7 @@ class Agent {
     for (const e of p.log.events) if (e.name === "registered") safely(() => this.interceptor.asForm(e.args[0], safely(() => JSON.parse(e.args[0].descriptor).inputSchema, undefined)))
     p.log.handOver(c)
     this.interceptor.askKeptLater()
+    for (const target of p.instrumentLater) safely(() => instrument(this.interceptor, target))
     if (p.reportTool) this.registerReportTool()
     p.done = true
     for (const f of p.waiting.splice(0)) safely(f)
@@ -848,11 +849,14 @@ export function maybeAttach(config = {}) {
  * @param {{name?:string, title?:string}} [options]
  */
 export function profilerTool(api, options = {}) {
-  const hook = (api && typeof api === "object" && safely(() => api[REPORT_KEY], null)) || null
+  const hookOf = () => (api && typeof api === "object" && safely(() => api[REPORT_KEY], null)) || null
+  const hook = hookOf()
   const name = typeof options.name === "string" && options.name ? options.name : "get_perf_report"
-  const execute = hook
-    ? (input) => hook.view(input)
-    : () => ({ content: [{ type: "text", text: api && typeof api.status === "function" ? api.status().message : "wmcp-top agent not attached" }], isError: false })
+  // Asked at each call: an API whose agent is still loading the rest of itself (eager.js) has its hook later.
+  const execute = (input) => {
+    const h = hookOf()
+    return h ? h.view(input) : { content: [{ type: "text", text: api && typeof api.status === "function" ? api.status().message : "wmcp-top agent not attached" }], isError: false }
+  }
   if (hook) hook.named(name)
   return markInternal(reportToolDescriptor(execute, { name, title: typeof options.title === "string" ? options.title : undefined }))
 }

@@ -617,43 +617,6 @@ export class Interceptor {
     for (const name of Array.from(entry.names)) this.dropName(host, name)
   }
 
-  /**
-   * Retrofit tools registered before the agent: a {name: tool} map, an array, or one tool. Wraps each
-   * execute in place; returns how many were newly wrapped.
-   */
-  instrument(target) {
-    if (!target || typeof target !== "object") return 0
-    let list
-    if (Array.isArray(target)) list = target.map((t) => [t && t.name, t])
-    else if (typeof target.execute === "function") list = [[target.name, target]]
-    else list = Object.keys(target).map((k) => [k, target[k]])
-    let n = 0
-    for (const [key, tool] of list) {
-      if (!tool || typeof tool !== "object" || typeof tool.execute !== "function") continue
-      const name = typeof tool.name === "string" && tool.name ? tool.name : String(key)
-      if (isWrapper(tool.execute)) continue
-      const original = tool.execute
-      const wrapper = wrapExecute(this.c, toolName(name), original)
-      try {
-        tool.execute = wrapper
-      } catch {
-        /* refused */
-      }
-      if (tool.execute !== wrapper) {
-        this.c.wrapFailed(name)
-        continue
-      }
-      this.wrapped.set(tool, { original, wrapper })
-      n++
-      const live = this.live.get(name)
-      if (live && !live.tool) live.tool = tool
-      const rec = this.c.tools.get(name)
-      this.c.wrappedTool(name)
-      if (!rec || !rec.registered) this.c.registered({ name: toolName(name), ...describeTool({ ...tool, name }), annotationsKept: null, internal: false })
-    }
-    return n
-  }
-
   /** Is this registration, made inside a patched registerTool, the outer one's copy (same name, other host)? */
   isMirror(host, tool) {
     const outer = this.mirroring[this.mirroring.length - 1]

@@ -1,8 +1,10 @@
 // The host's own list of its tools (getTools()), read once the rest of the agent is here (the registry hooks run
 // at load without it, eager.js): tools registered before the agent (listed, counted, not measured), withdrawals
-// the host made on its own, and where the terminal's `invoke` can call a tool.
+// the host made on its own, where the terminal's `invoke` can call a tool, and instrument() (retrofitting tools
+// registered before the agent).
 
 import { describeTool, scalars, toolName, weakRef, mcpServerOf, profileOf } from "./interceptor.js"
+import { wrapExecute, isWrapper } from "./wrap.js"
 import { safely } from "../shared/util.js"
 
 /**
@@ -122,4 +124,41 @@ export async function invoker(ic, name) {
     return { via: "execute", text: false, profile: profileOf(live.host.deref()), call: (input) => fn.call(tool, input ?? {}, {}) }
   }
   return null
+}
+
+/**
+ * Retrofit tools registered before the agent: a {name: tool} map, an array, or one tool. Wraps each
+ * execute in place; returns how many were newly wrapped.
+ */
+export function instrument(ic, target) {
+  if (!target || typeof target !== "object") return 0
+  let list
+  if (Array.isArray(target)) list = target.map((t) => [t && t.name, t])
+  else if (typeof target.execute === "function") list = [[target.name, target]]
+  else list = Object.keys(target).map((k) => [k, target[k]])
+  let n = 0
+  for (const [key, tool] of list) {
+    if (!tool || typeof tool !== "object" || typeof tool.execute !== "function") continue
+    const name = typeof tool.name === "string" && tool.name ? tool.name : String(key)
+    if (isWrapper(tool.execute)) continue
+    const original = tool.execute
+    const wrapper = wrapExecute(ic.c, toolName(name), original)
+    try {
+      tool.execute = wrapper
+    } catch {
+      /* refused */
+    }
+    if (tool.execute !== wrapper) {
+      ic.c.wrapFailed(name)
+      continue
+    }
+    ic.wrapped.set(tool, { original, wrapper })
+    n++
+    const live = ic.live.get(name)
+    if (live && !live.tool) live.tool = tool
+    const rec = ic.c.tools.get(name)
+    ic.c.wrappedTool(name)
+    if (!rec || !rec.registered) ic.c.registered({ name: toolName(name), ...describeTool({ ...tool, name }), annotationsKept: null, internal: false })
+  }
+  return n
 }
