@@ -48,7 +48,9 @@ let expected = null
  */
 export function restFrom(g, { script = null, handoff = false } = {}) {
   if (INLINE_REST) return
-  const src = safely(() => (script && typeof script.src === "string" ? script.src : ""), "")
+  // No element (an init script of the relay's /agent.js): the rest is beside the relay's address baked in.
+  const baked = typeof BAKED_UPLINK === "string" ? BAKED_UPLINK.replace(/^ws/, "http") : ""
+  const src = safely(() => (script && typeof script.src === "string" ? script.src : ""), "") || baked
   if (src) source = { url: safely(() => new URL(`${REST_PATH}?v=${REST_HASH}`, src).href, null), g }
   else if (handoff) source = { handoff: true, g }
   if (!source) return
