@@ -1,6 +1,6 @@
 """Build the page agent's scripts when a wheel, an editable wheel or an sdist is built (never committed).
 
-In a clone, `node page_agent/build.mjs` writes page_agent/dist/{agent,open}.js and the extension's three scripts;
+In a clone, `node page_agent/build.mjs` writes page_agent/dist/{agent,agent-eager,agent-rest,open}.js and the extension's four scripts;
 Node 20 or newer is needed, and without it the build stops with one line saying so. An sdist carries the built
 scripts (`artifacts` in pyproject.toml), so a wheel built from it, and an install from either, needs no Node.
 """
@@ -18,10 +18,13 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 NODE_MAJOR = 20
 BUILT = (
     "page_agent/dist/agent.js",
+    "page_agent/dist/agent-eager.js",
+    "page_agent/dist/agent-rest.js",
     "page_agent/dist/open.js",
     "page_agent/extension/agent.js",
     "page_agent/extension/bridge.js",
     "page_agent/extension/sw.js",
+    "page_agent/extension/rest.js",
 )
 
 

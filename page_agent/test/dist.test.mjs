@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs"
 import { join, dirname } from "node:path"
 import { fileURLToPath } from "node:url"
 import vm from "node:vm"
+import { createHash } from "node:crypto"
 import { build, loadSizes, GZIP_BUDGET } from "../build.mjs"
 import { fakeWindow, DraftHost, FakeWebSocket, RELAY } from "../test-support/helpers.mjs"
 
@@ -21,7 +22,8 @@ test("dist/ is what the sources build (run node page_agent/build.mjs)", () => {
 
 test("every script a page evaluates at load is within the gzip budget", () => {
   const sizes = loadSizes(build())
-  assert.deepEqual(Object.keys(sizes), ["dist/agent.js", "dist/open.js", "extension/agent.js"])
+  assert.deepEqual(Object.keys(sizes), ["dist/agent-eager.js", "extension/agent.js"])
+  assert.ok(GZIP_BUDGET <= 14_000, "issue 47: the eager part weighs no more than webmcp-profiler's whole IIFE (14,362 B)")
   for (const [file, n] of Object.entries(sizes)) assert.ok(n > 0 && n <= GZIP_BUDGET, `${file}: ${n} B gzip, budget ${GZIP_BUDGET} B`)
 })
 
@@ -50,24 +52,38 @@ function scriptElement(attrs) {
   }
 }
 
-/** Run dist/agent.js as a classic script in a fake window, as the relay serves it (address baked in). */
-function runClassic({ baked = true, search = "", relayGlobal = null, host = new DraftHost(), script = scriptElement({ "data-wmcp": TOKEN }), code = read("agent.js"), timers = null, address = ADDRESS } = {}) {
+/**
+ * Run dist/agent.js as a classic script in a fake window, as the relay serves it (address baked in). The rest
+ * composes at the first idle moment after load: `idle` runs it (false: the page as it is right after load).
+ */
+function runClassic({ baked = true, search = "", relayGlobal = null, host = new DraftHost(), script = scriptElement({ "data-wmcp": TOKEN }), code = read("agent.js"), timers = null, address = ADDRESS, idle = true, prepare = null } = {}) {
   FakeWebSocket.instances = []
   const g = fakeWindow({ host, search })
+  g.document.readyState = "complete"
+  g.URL = URL
+  g.idle = []
+  g.requestIdleCallback = (fn) => g.idle.push(fn)
   g.document.currentScript = script
   g.WebSocket = FakeWebSocket
   g.setInterval = () => 1
   g.clearInterval = () => {}
-  g.setTimeout = timers ? (fn) => timers.push(fn) : () => 1
+  // The rest is asked for a second after the load event, at the next idle moment: both land in g.idle.
+  g.setTimeout = (fn, ms) => (ms === 1000 ? g.idle.push(fn) : timers ? timers.push(fn) : 1)
   g.clearTimeout = () => {}
   g.window = g
   g.console = { info() {}, log() {} }
   if (relayGlobal) g.__WMCP_UPLINK__ = relayGlobal
   if (baked) code = code.replace(PLACEHOLDER, JSON.stringify(address))
+  if (prepare) prepare(g)
   vm.createContext(g)
   g.globalThis = g
   g.result = vm.runInContext(code.replace("/*@WMCP_MODULE@*/", "result = "), g)
+  if (idle) runIdle(g)
   return g
+}
+
+const runIdle = (g) => {
+  while (g.idle.length) for (const fn of g.idle.splice(0)) fn()
 }
 
 test("served by the relay: attaches on load (default on) and dials the baked address with the tag's token", () => {
@@ -123,4 +139,135 @@ test("loaded raw: off by default; ?perf=1 attaches and uses globalThis.__WMCP_UP
   const alone = runClassic({ baked: false, search: "?perf=1" })
   assert.equal(alone.__webmcpPerf.active, true)
   assert.equal(FakeWebSocket.instances.length, 0, "no relay address: runs without an uplink")
+})
+
+// ---- the eager part and the rest (issue 47: light at load) ----------------------------------------------------
+
+const REST_SRC = "http://127.0.0.1:7420/agent.js?v=0a1b2c3d"
+const restHash = () => createHash("sha256").update(read("agent-rest.js")).digest("hex").slice(0, 8)
+
+/** The relay's route: dist/agent-eager.js runs at load; the script elements it inserts are kept (not fetched). */
+function runEager(opts = {}) {
+  const inserted = []
+  const host = opts.host || new DraftHost()
+  const script = Object.assign(scriptElement({ "data-wmcp": TOKEN, src: REST_SRC }), { src: REST_SRC })
+  const g = runClassic({ ...opts, host, idle: false, code: read("agent-eager.js"), script })
+  g.document.createElement = (tag) => ({ tagName: tag, src: "", remove() {} })
+  g.document.head = { appendChild: (el) => inserted.push(el) }
+  return { g, host, inserted }
+}
+
+/** The rest arrives: dist/agent-rest.js runs as the script element `el` (or as a page's own script: `el` null). */
+function runRest(g, el) {
+  g.document.currentScript = el
+  vm.runInContext(read("agent-rest.js"), g)
+}
+
+/** A page's two tools, `outer` calling `inner` inside its own run (one nested call), registered on the host. */
+async function registerNested(host) {
+  const inner = { name: "inner", description: "d", execute: () => ({ content: [{ type: "text", text: "x".repeat(300) }] }) }
+  const outer = { name: "outer", description: "d", execute: async () => ({ content: [{ type: "text", text: `${JSON.stringify(await inner.execute({}))}y` }] }) }
+  await host.registerTool(inner)
+  await host.registerTool(outer)
+}
+
+/** What a span says of a call, timings aside: its tool, seq, bytes, nesting and outcome. */
+const shape = (api) => {
+  const facts = api.spanFacts()
+  return JSON.parse(JSON.stringify(api.spans().map((s, i) => ({ tool: s.tool, seq: s.seq, resultBytes: s.resultBytes, depth: facts[i].depth, parent: facts[i].parent, isError: s.isError }))))
+}
+
+test("at load only the eager part runs: hooks and buffer, no socket, no rest; the rest's URL is beside the agent's, pinned by its hash, token-free", async () => {
+  const { g, host, inserted } = runEager()
+  assert.equal(FakeWebSocket.instances.length, 0, "no socket at load")
+  assert.equal(g.__webmcpPerf.active, true)
+  assert.equal(inserted.length, 0, "the rest is not fetched on the critical path")
+  await registerNested(host)
+  assert.equal(inserted.length, 0, "nor by a registration")
+  assert.equal(typeof host.registry.get("outer").execute, "function")
+  assert.notEqual(host.registry.get("outer").execute.toString(), "async () => ({ content: [{ type: \"text\", text: `${JSON.stringify(await inner.execute({}))}y` }] })", "wrapped at registration")
+  runIdle(g)
+  assert.equal(inserted.length, 1, "asked for at the first idle moment after load")
+  assert.equal(g.__webmcpPerf.status().phase, "loading")
+  assert.equal(inserted[0].src, `http://127.0.0.1:7420/agent-rest.js?v=${restHash()}`)
+  assert.ok(!inserted[0].src.includes(TOKEN))
+})
+
+test("a call made before the rest arrives is measured in full once it has (same bytes, nesting, seq as the whole agent's)", async () => {
+  // The whole agent, composed before the calls: the reference.
+  const whole = runClassic({ script: scriptElement({ "data-wmcp": TOKEN }) })
+  await registerNested(whole.document.modelContext)
+  await whole.document.modelContext.executeTool({ name: "outer" }, {})
+  const want = shape(whole.__webmcpPerf)
+  assert.equal(want.length, 2)
+  assert.deepEqual(want.map((s) => [s.tool, s.depth, s.parent]), [["inner", 1, 0], ["outer", 0, null]])
+
+  const { g, host, inserted } = runEager()
+  await registerNested(host)
+  await host.executeTool({ name: "outer" }, {}) // the first call asks for the rest; it has not arrived yet
+  assert.equal(inserted.length, 1, "the first call fetched the rest at once")
+  assert.equal(g.__webmcpPerf.spans().length, 0, "nothing accounted before the rest")
+  assert.equal(FakeWebSocket.instances.length, 0)
+  runRest(g, null)
+  assert.equal(g.__webmcpPerf.status().phase, "loading", "a script the agent did not insert cannot hand in a rest")
+  runRest(g, inserted[0])
+  assert.deepEqual(shape(g.__webmcpPerf), want)
+  assert.deepEqual(Object.keys(g.__webmcpPerf.ledger().tools).sort(), ["inner", "outer"])
+  assert.equal(FakeWebSocket.instances.length, 1, "the uplink dials once the rest is here")
+  assert.deepEqual(Array.from(FakeWebSocket.last().protocols), ["wmcp-top", `wmcp-top.token.${TOKEN}`])
+})
+
+test("the early buffer is bounded, and what it left out is counted in the status", async () => {
+  const { g, host, inserted } = runEager()
+  await host.registerTool({ name: "t", description: "d", execute: () => "ok" })
+  for (let i = 0; i < 600; i++) await host.executeTool({ name: "t" }, {})
+  runRest(g, inserted[0])
+  const status = g.__webmcpPerf.status()
+  assert.ok(status.reasons.some((r) => /88 call\(s\) or event\(s\) before the agent finished loading were not measured/.test(r)), status.reasons.join(" | "))
+  assert.equal(g.__webmcpPerf.ledger().totals.calls, 512)
+})
+
+test("the extension's route: agent.js hooks at document_start, rest.js hands itself over at document_idle, and a call made between is measured in full", async () => {
+  const host = new DraftHost()
+  const g = fakeWindow({ host })
+  const posted = []
+  class Channel {
+    port1 = { postMessage() {}, close() {}, onmessage: null }
+    port2 = {}
+  }
+  Object.assign(g, { window: g, URL, MessageChannel: Channel, postMessage: (m) => posted.push(m), setTimeout: () => 1, clearTimeout() {}, setInterval: () => 1, clearInterval() {}, console: { info() {}, log() {} } })
+  g.document.readyState = "loading" // document_start: the idle moment is not here yet
+  vm.createContext(g)
+  g.globalThis = g
+  vm.runInContext(read("../extension/agent.js"), g)
+  assert.equal(posted.length, 0, "no bridge handshake (no socket) at load")
+  await registerNested(host)
+  await host.executeTool({ name: "outer" }, {})
+  assert.equal(g.__webmcpPerf.spans().length, 0)
+  vm.runInContext(read("../extension/rest.js"), g)
+  const facts = g.__webmcpPerf.spanFacts()
+  assert.deepEqual(JSON.parse(JSON.stringify(g.__webmcpPerf.spans().map((s, i) => [s.tool, s.resultBytes > 300, facts[i].depth, facts[i].parent]))), [["inner", true, 1, 0], ["outer", true, 0, null]])
+  assert.equal(posted.length, 1, "the uplink's socket (the bridge handshake) once the rest is here")
+  assert.equal(read("../extension/rest.js"), read("agent-rest.js"), "one rest for every route that fetches it")
+})
+
+test("at load the relay's tag leaves localStorage closed (it cannot change the gate's answer there); a remembered overlay applies with the rest", () => {
+  let opened = 0
+  const lines = []
+  const prepare = (w) => {
+    const storage = w.localStorage
+    storage.setItem("webmcp-perf:mode", "overlay")
+    Object.defineProperty(w, "localStorage", { get: () => (opened++, storage) })
+    w.console = { info: (line) => lines.push(String(line)), log() {}, warn() {} }
+  }
+  const { g, inserted } = runEager({ prepare })
+  assert.equal(opened, 0, "no storage opened at load")
+  runIdle(g)
+  runRest(g, inserted[0])
+  assert.ok(opened > 0)
+  assert.ok(lines.some((l) => l.includes("no in-page overlay")), lines.join(" | "))
+  // With ?perf= in the URL the gate reads and writes storage at load, as before.
+  opened = 0
+  runEager({ prepare, search: "?perf=1" })
+  assert.ok(opened > 0)
 })

@@ -7,7 +7,8 @@ import { join, dirname } from "node:path"
 import { fileURLToPath } from "node:url"
 import { SessionStats, spanEvents, fmtBytes, fmtCount, fmtDuration, fmtMs } from "../src/page/stats.js"
 import { resultFacts, inputBytesOf, errorText, callTokens } from "../src/page/measure.js"
-import { describeTool, registeredShape } from "../src/page/interceptor.js"
+import { describeTool } from "../src/page/interceptor.js"
+import { registeredShape } from "../src/page/listing.js"
 
 const VECTORS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "tests", "vectors")
 const read = (p) => JSON.parse(readFileSync(join(VECTORS, p), "utf8"))

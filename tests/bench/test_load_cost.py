@@ -6,8 +6,10 @@ Three ways, side by side in one run:
 - `floor agent`: the page with tests/bench/floor.py's script inline before its own (the execute() wrapper, two clock
   reads, one `performance.measure` a call: the least any webmcp-profiler-compatible agent does);
 - `whole agent`: the page with the agent as users load it, a classic `<script src>` before the page's own: the
-  built page_agent/dist/agent.js with a real relay's address baked in (as the relay bakes it), served by this test
-  so the benchmark does not depend on how the relay serves it; its uplink connects to that relay.
+  built page_agent/dist/agent-eager.js (what the relay serves as /agent.js: the agent's eager part) with a real
+  relay's address baked in (as the relay bakes it), and beside it /agent-rest.js (dist/agent-rest.js, the rest,
+  which the eager part fetches after the load event), both served by this test so the benchmark does not depend on
+  how the relay serves them; its uplink connects to that relay.
 
 Every load is cold: a fresh browser context (no HTTP or code cache) on an origin of its own (`<n>.localhost`, so
 the relay's per-origin connect budget never refuses a socket). The ways take turns, LOADS rounds of one load each,
@@ -64,7 +66,7 @@ from tests.browser.conftest import BASE_ARGS, WEBMCP_ARGS, chromium_path
 from tests.relay_thread import RelayThread
 
 ROOT = Path(__file__).resolve().parents[2]
-AGENT = ROOT / "page_agent" / "dist" / "agent.js"
+AGENT = ROOT / "page_agent" / "dist" / "agent-eager.js"
 # Twenty paired cold loads, as issue 47's table; the short pass only shows that every way loads and measures.
 LOADS = 20 if judge.judging() else 3
 CALLS = 500
@@ -155,8 +157,8 @@ class _Pages(http.server.BaseHTTPRequestHandler):
 
 @contextmanager
 def served(ws_url: str) -> Iterator[int]:
-    """The bench pages and the agent (dist/agent.js with `ws_url` baked in, dist's other scripts as built) on
-    127.0.0.1: the port."""
+    """The bench pages and the agent (/agent.js: dist/agent-eager.js with `ws_url` baked in; dist's other scripts,
+    the rest among them, as built) on 127.0.0.1: the port."""
     if not AGENT.is_file():
         pytest.fail(f"{AGENT} is missing: build the page agent first (node page_agent/build.mjs)", pytrace=False)
     built = AGENT.read_bytes()

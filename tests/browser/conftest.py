@@ -168,6 +168,9 @@ def open_page(browser: Browser, url: str, init_script: str | None = None) -> tup
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(url)
+    # The relay's /agent.js is the agent's eager part: the rest arrives off the page's critical path, asked for at
+    # once by the first use of the console API, and the API answers in full from then on (issue 47).
+    page.wait_for_function("() => !window.__webmcpPerf || __webmcpPerf.status().phase !== 'loading'")
     return page, errors
 
 

@@ -46,6 +46,8 @@ async def page_at(url: str) -> AsyncIterator[Page]:
             page = await browser.new_page()
             await page.goto(url)
             await page.evaluate("window.registered")
+            # The relay's /agent.js dials the relay with the rest of the agent, off the page's load (issue 47).
+            await page.wait_for_function("() => __webmcpPerf.relay().state === 'open'")
             yield page
         finally:
             await browser.close()

@@ -35,6 +35,9 @@ async def test_canary_is_in_no_answer_of_the_mcp_server(relay_server: RelayThrea
             await page.goto(f"http://127.0.0.1:{pages.port}/native.html?" + urlencode({"agent": agent, "canary": CANARY}))
             await page.evaluate("window.registered")
             sid = await page.evaluate("__webmcpPerf.sessionId")
+            # The agent's uplink is part of the rest, which the read above asked for (issue 47): the relay knows the
+            # session once it has dialled.
+            await asyncio.to_thread(relay_server.wait_for, lambda snap: sid in snap["sessions"])
             cursor = (await client.ok("list_sessions"))["cursor"]
             waiting = asyncio.create_task(client.call("wait_for_calls", count=len(NAMES), session=sid, timeout_s=60, after=cursor))
             got = await page.evaluate(RUN_ALL, {"names": NAMES, "input": {"q": CANARY}, "stringInput": False})

@@ -152,6 +152,24 @@ async def test_the_agent_script_names_no_secret_and_is_cached_by_its_content_has
         assert status == 200 and plain == body and "Content-Encoding" not in headers
 
 
+async def test_the_agents_rest_is_served_beside_it_gzip_cacheable_and_token_free(relay: Relay) -> None:
+    """Issue 47, item 1: /agent.js is the eager part, which asks for /agent-rest.js?v=HASH (the hash baked in by the
+    build); the rest is served as built (no address, no token), gzip when asked, immutable under that hash."""
+    _, eager, _ = await asyncio.to_thread(http, relay, "/agent.js")
+    status, body, headers = await asyncio.to_thread(http, relay, "/agent-rest.js")
+    if status == 503:
+        pytest.fail("page_agent/dist/agent-rest.js is missing: run `node page_agent/build.mjs`")
+    digest = hashlib.sha256(body).hexdigest()[:8]
+    assert status == 200 and headers["Content-Type"].startswith("text/javascript") and headers["ETag"] == f'"{digest}"'
+    assert b'"agent-rest.js"' in eager and f'"{digest}"'.encode() in eager, "the eager part pins the rest it was built with"
+    address = f"ws://127.0.0.1:{relay.port}/relay"
+    assert TOKEN.encode() not in body and address.encode() not in body and b"/*@WMCP_UPLINK@*/" not in body
+    assert len(eager) * 2 < len(body), "the eager part is the small one"
+    status, packed, headers = await asyncio.to_thread(http, relay, f"/agent-rest.js?v={digest}", None, {"Accept-Encoding": "gzip"})
+    assert status == 200 and headers["Content-Encoding"] == "gzip" and gzip.decompress(packed) == body
+    assert headers["Cache-Control"] == "public, max-age=31536000, immutable" and headers["Access-Control-Allow-Origin"] == "*"
+
+
 async def test_a_page_agent_presents_the_token_as_a_subprotocol(relay: Relay) -> None:
     """The page's agent offers `wmcp-top` and `wmcp-top.token.<token>`; the relay answers `wmcp-top` only."""
     address = f"ws://127.0.0.1:{relay.port}/relay"

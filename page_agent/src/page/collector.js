@@ -783,6 +783,11 @@ export class Collector {
     this.statusChanged()
   }
 
+  /** A tool listed as unwrapped is measured after all (instrument(), or registered again through the hooks). */
+  wrappedTool(name) {
+    if (this.unwrapped.delete(name)) this.statusChanged()
+  }
+
   wrapFailed(name) {
     this.wrapFailures++
     this.event("wrap-failed", { tool: cap(name, 128) })

@@ -4,8 +4,11 @@ import { fmtBytes, fmtCount, fmtMs, traceEvents } from "./stats.js"
 import { VERSION, AGENT } from "../shared/config.js"
 import { safely, utf8Length } from "../shared/util.js"
 import { PROFILER_FIELDS } from "./channel.js"
+import { REPORT_VIEWS, reportToolDescriptor } from "./report_tool.js"
+import { instrument } from "./listing.js"
 
 /** The 000 span fields, in order: report v2 spans carry exactly these (the objects are closed). */
+export { REPORT_VIEWS, reportToolDescriptor }
 export const SPAN_FIELDS = PROFILER_FIELDS
 export const SPAN_FACTS = ["resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch", "invokedBy"]
 
@@ -145,11 +148,6 @@ export const GATE_MODES = {
 }
 
 /** The get_perf_report tool's views and what each costs to read. */
-export const REPORT_VIEWS = {
-  summary: "session line, split and one line per tool; well under 1 KB",
-  tools: "summary plus every per-tool row",
-  spans: "tools plus the newest spans, newest first (limit 1..500, default 50; tool and since filter)",
-}
 
 const PRIVACY = [
   "spans hold sizes, shapes, timings, tool names and (per errorPolicy) error messages; never inputs or results",
@@ -274,32 +272,6 @@ export function reportView(agent, input) {
   return out
 }
 
-/** The report tool's descriptor (profilerTool() and registerReportTool() both use it). */
-export function reportToolDescriptor(execute, { name = "get_perf_report", title = "Performance report" } = {}) {
-  return {
-    name,
-    title,
-    description:
-      "This page's WebMCP performance, measured by wmcp-top: execute() time per tool, result bytes and estimated tokens, " +
-      "and the host + model gaps between calls. Views: " +
-      Object.entries(REPORT_VIEWS)
-        .map(([k, v]) => `${k} (${v})`)
-        .join("; ") +
-      ". Ask for summary first; spans only when single calls matter.",
-    inputSchema: {
-      type: "object",
-      properties: {
-        view: { type: "string", enum: Object.keys(REPORT_VIEWS), default: "summary", description: "how much to return" },
-        tool: { type: "string", description: "only this tool" },
-        limit: { type: "integer", minimum: 1, maximum: 500, default: 50, description: "spans view: the newest N spans" },
-        since: { type: "integer", minimum: 0, description: "spans view: only spans with a higher seq" },
-      },
-      additionalProperties: false,
-    },
-    annotations: { title, readOnlyHint: true },
-    execute,
-  }
-}
 
 function download(g, name, obj) {
   safely(() => {
@@ -427,7 +399,7 @@ export function makeApi(agent) {
       download(g, `webmcp-perf-${c.sessionId}.trace.json`, t)
       return t
     },
-    instrument: (target) => (c.active ? agent.interceptor.instrument(target) : 0),
+    instrument: (target) => (c.active ? instrument(agent.interceptor, target) : 0),
     synthetic(on = true) {
       c.synthetic = !!on
       return c.synthetic

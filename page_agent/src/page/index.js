@@ -3,6 +3,7 @@
 
 import { Collector } from "./collector.js"
 import { Interceptor, toolName } from "./interceptor.js"
+import { reconcile, invoker, instrument } from "./listing.js"
 import { ChannelMirror, postsSpans } from "./channel.js"
 import { Uplink, Delivery, FLUSH_MS } from "../transport/uplink.js"
 import { unwatchedMark } from "../transport/pacing.js"
@@ -78,7 +79,9 @@ class Agent {
       userAgent: cap(safely(() => nav.userAgent, "") || "", 512),
       context: config.context || contextOf(g),
     }
-    const sessionId = newSessionId()
+    // An agent whose hooks ran at load (eager.js) carries on their session, hooks and buffer.
+    const early = (this.early = config.early || null)
+    const sessionId = early ? early.sessionId : newSessionId()
     this.schedule = config.schedule || makeTaskScheduler(g)
     // One pair of timer functions for the collector, the uplink and the channel (tests pass manual ones).
     const timers = {
@@ -127,12 +130,20 @@ class Agent {
       })
     }
     this.schemas = new Map()
-    this.interceptor = new Interceptor(this.collector, {
-      global: g,
-      pollMs: config.pollMs,
-      setInterval: config.setInterval || ((f, ms) => g.setInterval(f, ms)),
-      clearInterval: config.clearInterval || ((t) => g.clearInterval(t)),
-    })
+    if (early) {
+      this.collector.attachedAt = early.log.attachedAt
+      this.interceptor = early.interceptor
+      this.interceptor.c = this.collector
+    } else {
+      this.interceptor = new Interceptor(this.collector, {
+        global: g,
+        pollMs: config.pollMs,
+        setInterval: config.setInterval || ((f, ms) => g.setInterval(f, ms)),
+        clearInterval: config.clearInterval || ((t) => g.clearInterval(t)),
+      })
+    }
+    const ic = this.interceptor
+    ic.lister = (host) => reconcile(ic, host)
     // MCP tools/call over the MCP-B postMessage transports, whatever server runs the tool (a window's only).
     if (this.env.context !== "worker") {
       this.collector.wire = new TransportObserver(this.collector, { global: g, name: toolName, setTimeout: timers.setTimeout })
@@ -219,7 +230,8 @@ class Agent {
     const c = this.collector
     const g = this.g
     if (c.wire) c.wire.start()
-    this.interceptor.start()
+    if (this.early) this.interceptor.resume()
+    else this.interceptor.start()
     if (this.prompts) safely(() => this.prompts.sweep())
     c.observeLongTasks(this.config.PerformanceObserver || g.PerformanceObserver)
     if (this.uplink) {
@@ -253,16 +265,47 @@ class Agent {
     )
     on(g, "popstate", () => safely(() => c.event("navigation", { kind: "popstate" })))
     on(g, "hashchange", () => safely(() => c.event("navigation", { kind: "hashchange" })))
-    this.linkNavigation()
-    const nav = safely(() => g.performance.getEntriesByType("navigation")[0], null)
-    if (nav && nav.type === "reload") c.event("reload", {})
+    // How this document began is said at the time the agent attached: for an agent whose hooks ran at load
+    // (eager.js), before what the page did until the rest arrived.
+    const clock = c.clock
+    if (this.early) c.clock = () => this.early.log.startedAt
+    try {
+      this.linkNavigation()
+      const nav = safely(() => g.performance.getEntriesByType("navigation")[0], null)
+      if (nav && nav.type === "reload") c.event("reload", {})
+    } finally {
+      c.clock = clock
+    }
     if (this.config.reportTool) this.registerReportTool()
     if (typeof this.config.onSpan === "function") c.spanListeners.add(this.config.onSpan)
     this.onStatus()
     if (this.config.overlay === true) overlayNotice(this.config, g)
+    if (this.early) this.takeOver(this.early)
     const ann = this.config.announce
     if (typeof ann === "function") safely(() => ann(this.api))
     else if (ann && g.console) safely(() => g.console.info(startLine(this)))
+  }
+
+  /**
+   * The hooks ran at load and reported to the early buffer: what the page asked of the console API meanwhile
+   * takes effect, then the buffer replays into the collector (every call then measured as if the collector had
+   * been there), and the API's waiting promises resolve.
+   */
+  takeOver(p) {
+    const c = this.collector
+    for (const fn of p.spanListeners) c.spanListeners.add(fn)
+    for (const fn of p.updateListeners) c.updateListeners.add(fn)
+    for (const hint of p.notes) c.notes.push(hint)
+    if (p.reportName) c.reportToolName = p.reportName
+    p.collector = c
+    // A form's tool registered before forms.js was here was recorded as any other: now it can say it is a form.
+    for (const e of p.log.events) if (e.name === "registered") safely(() => this.interceptor.asForm(e.args[0], safely(() => JSON.parse(e.args[0].descriptor).inputSchema, undefined)))
+    p.log.handOver(c)
+    this.interceptor.askKeptLater()
+    for (const target of p.instrumentLater) safely(() => instrument(this.interceptor, target))
+    if (p.reportTool) this.registerReportTool()
+    p.done = true
+    for (const f of p.waiting.splice(0)) safely(f)
   }
 
   // ---- calls that navigate ------------------------------------------------------------------------------
@@ -500,7 +543,7 @@ class Agent {
     const tool = typeof args.tool === "string" ? args.tool : ""
     let inv = null
     try {
-      inv = tool ? await this.interceptor.invoker(tool) : null
+      inv = tool ? await invoker(this.interceptor, tool) : null
     } catch {
       inv = null
     }
@@ -629,7 +672,33 @@ export function attach(config = {}) {
     }
     return existing
   }
+  return launch(new Agent(cfg), cfg)
+}
+
+/**
+ * Compose the rest of an agent whose hooks ran at load (eager.js): its console API becomes whole (the same
+ * object the page may already hold), and its buffer replays.
+ * @param {any} p  the early agent (eager.js)
+ */
+export function attachEarly(p) {
+  const cfg = normalise({ ...p.config, early: p })
+  // The gate at load left storage unread (eager.js): a remembered overlay takes effect now.
+  if (cfg.storedMode && safely(() => (cfg.global || globalThis).localStorage.getItem(cfg.storageKey), null) === "overlay") cfg.overlay = true
   const agent = new Agent(cfg)
+  Object.defineProperties(p.api, Object.getOwnPropertyDescriptors(agent.api))
+  agent.api = p.api
+  return launch(agent, cfg)
+}
+
+/** Add a hint of the agent's own to an API's status (eager.js's late __WMCP_CONFIG__). */
+export function addNote(api, hint) {
+  const note = NOTES.get(api)
+  if (note) safely(() => note(hint))
+}
+
+function launch(agent, cfg) {
+  const g = agent.g
+  const name = cfg.globalName
   AGENTS.set(agent.api, agent)
   LIVE.set(g, agent.api)
   NOTES.set(agent.api, (hint) => {
@@ -780,11 +849,14 @@ export function maybeAttach(config = {}) {
  * @param {{name?:string, title?:string}} [options]
  */
 export function profilerTool(api, options = {}) {
-  const hook = (api && typeof api === "object" && safely(() => api[REPORT_KEY], null)) || null
+  const hookOf = () => (api && typeof api === "object" && safely(() => api[REPORT_KEY], null)) || null
+  const hook = hookOf()
   const name = typeof options.name === "string" && options.name ? options.name : "get_perf_report"
-  const execute = hook
-    ? (input) => hook.view(input)
-    : () => ({ content: [{ type: "text", text: api && typeof api.status === "function" ? api.status().message : "wmcp-top agent not attached" }], isError: false })
+  // Asked at each call: an API whose agent is still loading the rest of itself (eager.js) has its hook later.
+  const execute = (input) => {
+    const h = hookOf()
+    return h ? h.view(input) : { content: [{ type: "text", text: api && typeof api.status === "function" ? api.status().message : "wmcp-top agent not attached" }], isError: false }
+  }
   if (hook) hook.named(name)
   return markInternal(reportToolDescriptor(execute, { name, title: typeof options.title === "string" ? options.title : undefined }))
 }

@@ -3,7 +3,7 @@
 // in place before the host sees it (Chromium captures execute at registration). detach() restores all.
 
 import { wrapExecute, isWrapper, originalOf, isInternal, isPlainPromise, NATIVE_THEN } from "./wrap.js"
-import { descriptorFingerprint, fnv1a32, sourceOf } from "./hooks.js"
+import { descriptorFingerprint, fnv1a32, sourceOf } from "./fingerprint.js"
 import { utf8Length, safely, cap, isScalar, listenWhile } from "../shared/util.js"
 import { watchRegistries, isNativeFunction } from "./traps.js"
 
@@ -32,36 +32,6 @@ export function describeTool(tool) {
     descriptor: text !== null && schemaBytes <= MAX_DESCRIPTOR ? text : null,
     annotationsSent: scalars(tool.annotations),
   }
-}
-
-/**
- * The descriptor a page registered, from the host's copy of it (getTools()): schema bytes are then the same
- * whichever route saw the tool. The host adds an empty `title` and every annotation it knows at false; those are
- * dropped, and an inputSchema listed as JSON text is read back as the object it was. Annotations the host dropped
- * cannot be recovered. relay_bridge.core.measure.registered_descriptor is the same rule (tests/vectors/schema.json).
- */
-export function registeredShape(listed) {
-  /** @type {Record<string, any>} */
-  const out = {}
-  for (const key of ["name", "title", "description", "inputSchema", "annotations"]) {
-    let value = listed[key]
-    if (value === undefined || value === null) continue
-    if (key === "title" && value === "") continue
-    if (key === "inputSchema" && typeof value === "string") {
-      try {
-        value = JSON.parse(value)
-      } catch {
-        // kept as the host listed it
-      }
-    }
-    if (key === "annotations" && typeof value === "object") {
-      const kept = Object.fromEntries(Object.entries(value).filter(([, v]) => v !== false))
-      if (!Object.keys(kept).length) continue
-      value = kept
-    }
-    out[key] = value
-  }
-  return out
 }
 
 /** The scalar entries of an annotations object (at most 16), or null. */
@@ -130,7 +100,7 @@ class HostTable {
 }
 
 /** A weak reference where the engine has them (every browser the agent targets); a strong one elsewhere. */
-function weakRef(target) {
+export function weakRef(target) {
   return typeof WeakRef === "function" ? new WeakRef(target) : { deref: () => target }
 }
 
@@ -180,19 +150,10 @@ export class Interceptor {
     /** tools on an MCP server registered before the agent: their MCP-client calls reach no wrapper */
     this.unseen = new Set()
     this.unseenReason = null
-  }
-
-  /**
-   * A tool @mcp-b/global's server took before the agent arrived: the server keeps its own copy of the page's
-   * function, out of reach, and runs it for an MCP client's tools/call without any event. Those calls are
-   * not even counted: the status says so, with what works for such a page.
-   */
-  unseenPath(name) {
-    this.unseen.add(name)
-    if (this.unseenReason) this.c.extraReasons.delete(this.unseenReason)
-    this.unseenReason = `${this.unseen.size} tool(s) on @mcp-b/global's MCP server were registered before the agent: MCP-client calls to them (tools/call over postMessage) reach no wrapper and are measured at the transport only; load the agent before @mcp-b/global (first in <head>), or use the extension or \`wmcp-top open URL\``
-    this.c.extraReasons.add(this.unseenReason)
-    this.c.statusChanged()
+    /** reporting to the early buffer (eager.js): the host's list waits for resume() */
+    this.early = false
+    /** @type {((host: any) => void)|null} reads a host's list (listing.js), set by the agent */
+    this.lister = null
   }
 
   start() {
@@ -203,6 +164,20 @@ export class Interceptor {
     })
     this.sweep()
     if (!this.hasDocumentHost()) this.timer = this.si(() => safely(() => this.sweep()), this.pollMs)
+  }
+
+  /**
+   * The rest of the agent arrived (eager.js) with its collector: what it adds to each registry found so far
+   * (forms, the report tool), a fresh look at each host's list, and a sweep.
+   */
+  resume() {
+    this.early = false
+    for (const [host, entry] of this.hosts) {
+      if (this.onFound) safely(() => this.onFound(host, entry.location))
+      this.reconcile(host)
+    }
+
+    safely(() => this.sweep())
   }
 
   hasDocumentHost() {
@@ -377,7 +352,11 @@ export class Interceptor {
     // A polyfill registers each declarative form through registerTool: its execute answers with what the page
     // gave respondWith (validation messages included), serialised the polyfill's way.
     const form = this.forms ? this.forms.formOf(tool.name) : null
-    const wrapper = wrapExecute(this.c, toolName(tool.name), current, form ? "mcp-b-form" : this.profileFor(host, tool.name))
+    const base = form ? "mcp-b-form" : this.profileFor(host, tool.name)
+    // Wrapped before forms.js loaded (eager.js): whether the tool is a form is asked at each call instead.
+    const name = tool.name
+    const profile = this.forms ? base : (self) => (this.forms && this.forms.formOf(name) ? "mcp-b-form" : typeof base === "function" ? base(self) : base)
+    const wrapper = wrapExecute(this.c, toolName(tool.name), current, profile)
     try {
       tool.execute = wrapper
     } catch {
@@ -401,8 +380,7 @@ export class Interceptor {
     const name = toolName(tool.name)
     /** @type {Record<string, any>} */
     const rec = { name, ...describeTool(tool), annotationsKept: null, internal }
-    const form = !internal && this.forms ? this.forms.formOf(tool.name) : null
-    if (form) Object.assign(rec, { kind: "form", form: this.forms.factsOf(form, tool.inputSchema) })
+    if (!internal) this.asForm(rec, tool.inputSchema)
     // 001's descriptor fingerprint (webmcp.tool.descriptor), with the handler's source folded in only under
     // `fingerprintHandler` (off by default: a bundled handler moves on every load), so a swapped function under
     // an identical descriptor still counts as a redefinition. The page's function, never our wrapper.
@@ -414,6 +392,12 @@ export class Interceptor {
       if (withHandler) rec.handlerHash = safely(() => fnv1a32(sourceOf(originalOf(tool.execute)) ?? ""), null)
     }
     return rec
+  }
+
+  /** A declarative form's tool (forms.js) says so in its record, with the form's facts. */
+  asForm(rec, inputSchema) {
+    const form = this.forms && !rec.kind ? this.forms.formOf(rec.name) : null
+    if (form) Object.assign(rec, { kind: "form", form: this.forms.factsOf(form, inputSchema) })
   }
 
   registerTool(host, original, thisArg, args, tool, options) {
@@ -480,7 +464,7 @@ export class Interceptor {
     this.live.set(rec.name, live)
     this.changed.set(rec.name, ++this.epoch)
     if (!prep.wrapper && !rec.internal) this.c.unwrappedTool(rec.name)
-    else if (this.c.unwrapped.delete(rec.name)) this.c.statusChanged()
+    else this.c.wrappedTool(rec.name)
     this.countActivations()
     if (signal && typeof signal.addEventListener === "function") {
       // Only while this registration is the live one: a host that allows a name again (webmcp-profiler's fake host
@@ -490,10 +474,25 @@ export class Interceptor {
     }
     // Listed now, as webmcp-profiler lists it on acceptance; its tool frame waits for the annotations kept.
     this.c.registered(rec, false)
-    this.withKept(host, rec.name, (kept) => {
-      if (live.reported || this.live.get(rec.name) !== live) return
+    // Before the rest of the agent (eager.js) the host is not asked yet (a getTools() a registration): askKeptLater.
+    if (!this.early) this.askKept(host, live)
+  }
+
+  /** The registrations made before the rest of the agent, once the collector has them: ask their hosts now. */
+  askKeptLater() {
+    for (const live of this.live.values()) {
+      const host = live.rec && !live.reported ? live.host.deref() : undefined
+      if (host) safely(() => this.askKept(host, live))
+    }
+  }
+
+  /** Ask the host which annotations it kept of a live registration; its tool frame leaves with the answer. */
+  askKept(host, live) {
+    const name = live.rec.name
+    this.withKept(host, name, (kept) => {
+      if (live.reported || this.live.get(name) !== live) return
       live.reported = true
-      this.c.keptAnnotations(rec.name, kept)
+      this.c.keptAnnotations(name, kept)
     })
   }
 
@@ -604,125 +603,18 @@ export class Interceptor {
   }
 
   /**
-   * Where a terminal `invoke` can call `name`: the browser's own executeTool (with the host's RegisteredTool
-   * from getTools()) when the host has one, else the tool object the page registered (its wrapped execute).
-   * Resolves to {via, call: (input) => Promise<any>, profile} or null when no host lists the tool.
+   * Read the host's list (getTools(), listing.js): tools registered before the agent, withdrawals the host made
+   * alone. Before the rest of the agent (eager.js) there are no forms to tell the page's declarative tools from
+   * tools registered before the agent: the list is read once the rest is here (resume).
    */
-  async invoker(name) {
-    const hosts = Array.from(this.hosts.entries()).sort((a, b) => Number(b[1].location === "document") - Number(a[1].location === "document"))
-    for (const [host] of hosts) {
-      if (typeof host.executeTool !== "function" || typeof host.getTools !== "function") continue
-      let list = null
-      try {
-        list = await host.getTools()
-      } catch {
-        list = null
-      }
-      const t = Array.isArray(list) ? list.find((x) => x && x.name === name && this.ownFrame(x)) : null
-      if (!t) continue
-      // @mcp-b/global's server hands executeTool to the registry behind it: that one decides the input's form.
-      const profile = profileOf(mcpServerOf(host) ? safely(() => host.native, null) || host : host)
-      // The polyfill's executeTool takes the input as JSON text; Chromium's takes the object.
-      return { via: "executeTool", text: true, call: (input) => host.executeTool(t, profile === "mcp-b" ? JSON.stringify(input ?? {}) : input ?? {}) }
-    }
-    const live = this.live.get(name)
-    if (live && live.tool && typeof live.tool.execute === "function") {
-      const tool = live.tool
-      const fn = live.wrapper || tool.execute
-      return { via: "execute", text: false, profile: profileOf(live.host.deref()), call: (input) => fn.call(tool, input ?? {}, {}) }
-    }
-    return null
+  reconcile(host) {
+    if (!this.early && this.lister) this.lister(host)
   }
 
   dropAll(host) {
     const entry = this.hosts.get(host)
     if (!entry) return
     for (const name of Array.from(entry.names)) this.dropName(host, name)
-  }
-
-  /** On toolchange: names the host no longer lists are unregistered; unknown names are flagged unwrapped. */
-  reconcile(host) {
-    if (typeof host.getTools !== "function" || !this.c.active) return
-    const genAtCall = this.gen
-    const epochAtCall = this.epoch
-    let r
-    try {
-      r = host.getTools()
-    } catch {
-      return
-    }
-    const apply = (list) =>
-      safely(() => {
-        if (!Array.isArray(list) || !this.c.active) return
-        const names = new Set()
-        const entry = this.hosts.get(host)
-        if (this.forms && this.forms.host === host) this.forms.sync(list)
-        for (const t of list) {
-          if (!t || typeof t.name !== "string" || !t.name || !this.ownFrame(t)) continue
-          names.add(t.name)
-          if (this.mirrors.get(t.name) === host) continue // our registration's copy on this host
-          if (this.forms && this.forms.owns(t.name)) continue
-          if (this.live.has(t.name) || this.pendingNames.has(t.name) || t.name === this.c.reportToolName) continue
-          if ((this.changed.get(t.name) || 0) > epochAtCall) continue // the list predates our own news of it
-          // Registered before the agent could wrap it: listed, not measured (instrument() retrofits).
-          const name = toolName(t.name)
-          this.live.set(name, { host: weakRef(host), tool: null, wrapper: null, since: ++this.gen })
-          if (entry) entry.names.add(name)
-          this.c.registered({ name, ...describeTool(registeredShape(t)), annotationsKept: scalars(t.annotations) || {}, internal: false })
-          this.c.unwrappedTool(name)
-          if (mcpServerOf(host)) this.unseenPath(name)
-        }
-        if (entry) {
-          for (const name of Array.from(entry.names)) {
-            const live = this.live.get(name)
-            if (!names.has(name) && live && live.since <= genAtCall) this.dropName(host, name)
-          }
-          entry.listed = true
-        }
-        this.countActivations()
-      })
-    if (r && typeof r.then === "function") r.then(apply, () => {})
-    else apply(r)
-  }
-
-  /**
-   * Retrofit tools registered before the agent: a {name: tool} map, an array, or one tool. Wraps each
-   * execute in place; returns how many were newly wrapped.
-   */
-  instrument(target) {
-    if (!target || typeof target !== "object") return 0
-    let list
-    if (Array.isArray(target)) list = target.map((t) => [t && t.name, t])
-    else if (typeof target.execute === "function") list = [[target.name, target]]
-    else list = Object.keys(target).map((k) => [k, target[k]])
-    let n = 0
-    for (const [key, tool] of list) {
-      if (!tool || typeof tool !== "object" || typeof tool.execute !== "function") continue
-      const name = typeof tool.name === "string" && tool.name ? tool.name : String(key)
-      if (isWrapper(tool.execute)) continue
-      const original = tool.execute
-      const wrapper = wrapExecute(this.c, toolName(name), original)
-      try {
-        tool.execute = wrapper
-      } catch {
-        /* refused */
-      }
-      if (tool.execute !== wrapper) {
-        this.c.wrapFailed(name)
-        continue
-      }
-      this.wrapped.set(tool, { original, wrapper })
-      n++
-      const live = this.live.get(name)
-      if (live && !live.tool) live.tool = tool
-      const rec = this.c.tools.get(name)
-      if (this.c.unwrapped.has(name)) {
-        this.c.unwrapped.delete(name)
-        this.c.statusChanged()
-      }
-      if (!rec || !rec.registered) this.c.registered({ name: toolName(name), ...describeTool({ ...tool, name }), annotationsKept: null, internal: false })
-    }
-    return n
   }
 
   /** Is this registration, made inside a patched registerTool, the outer one's copy (same name, other host)? */
@@ -827,6 +719,6 @@ function plainOrNative(obj, key) {
 }
 
 /** Is `host` @mcp-b/global's BrowserMcpServer (it marks its instances)? */
-function mcpServerOf(host) {
+export function mcpServerOf(host) {
   return safely(() => host.__isBrowserMcpServer === true, false)
 }

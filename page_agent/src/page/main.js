@@ -1,9 +1,10 @@
-// Entry of the classic script (dist/agent.js), which the relay also serves as the module /agent.mjs: run the gate
-// on load, expose window.__webmcpPerf, and, as webmcp-profiler's script tag does, window.WebMCPProfiler (its
-// entry points) unless the page already has one. The relay's token comes from the tag's data- attribute, or, for
-// the module, from start(token) (shared/token.js); it never is in the script's URL.
-import { maybeAttach, attach, profilerTool, detach, watchLateConfig, VERSION } from "./index.js"
-import { terminalRoute } from "./channel.js"
+// Entry of the classic script: the relay's /agent.js (dist/agent-eager.js: the eager part, its rest fetched from
+// /agent-rest.js beside it) and dist/agent.js (the same with the rest compiled in), which the relay also serves as
+// the module /agent.mjs. Runs the gate on load, exposes window.__webmcpPerf, and, as webmcp-profiler's script tag
+// does, window.WebMCPProfiler (its entry points) unless the page already has one. The relay's token comes from the
+// tag's data- attribute, or, for the module, from start(token) (shared/token.js); it never is in a script's URL.
+import { maybeAttach, attach, profilerTool, detach, watchLateConfig, restFrom, VERSION } from "./eager.js"
+import { terminalRoute } from "./route.js"
 import { BAKED_UPLINK } from "../shared/config.js"
 import { takeToken, tokenSocketClass, validToken } from "../shared/token.js"
 import { safely } from "../shared/util.js"
@@ -33,6 +34,7 @@ try {
     }
     const script = safely(() => document.currentScript, null)
     token = takeToken(script)
+    restFrom(window, { script })
     const cfg = window.__WMCP_CONFIG__
     const given = typeof cfg === "object" && cfg !== null
     // The relay's own address (baked in when it served this file, no token in it) is dialled with the handed-over

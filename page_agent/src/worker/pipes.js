@@ -391,17 +391,18 @@ export class PipeHub {
 const HOST_RE = /^(?:[a-z0-9-]+\.)*[a-z0-9-]+$|^\[[0-9a-f:.]+\]$/
 
 /**
- * The main world agent's content-script registration (chrome.scripting): every frame of every page at
- * document_start (about:blank, srcdoc and other opaque frames through matchOriginAsFallback), except the
- * hosts switched off.
+ * The main world agent's content-script registration (chrome.scripting): every frame of every page, the eager
+ * part at document_start (about:blank, srcdoc and other opaque frames through matchOriginAsFallback) and its rest
+ * at document_idle (`part` "rest"), except the hosts switched off.
  * @param {string[]} off
+ * @param {"agent"|"rest"} [part]
  */
-export function agentScript(off) {
+export function agentScript(off, part = "agent") {
   const script = {
-    id: "wmcp-top-agent",
-    js: ["agent.js"],
+    id: part === "rest" ? "wmcp-top-rest" : "wmcp-top-agent",
+    js: [part === "rest" ? "rest.js" : "agent.js"],
     matches: ["<all_urls>"],
-    runAt: "document_start",
+    runAt: part === "rest" ? "document_idle" : "document_start",
     allFrames: true,
     matchOriginAsFallback: true,
     world: "MAIN",

@@ -25,15 +25,18 @@ const hub = new PipeHub({ WebSocket, onTab: (tabId) => tabId >= 0 && paintBadge(
 
 /**
  * The main-world agent is registered here, not in the manifest, so that the sites switched off in the popup
- * are excluded from injection (excludeMatches); the isolated bridge stays in the manifest. Registered
- * scripts persist across browser restarts; this runs on every worker start to match the stored list.
+ * are excluded from injection (excludeMatches); the isolated bridge stays in the manifest. Two scripts: the
+ * eager part at document_start and the rest at document_idle (page/eager.js). Registered scripts persist across
+ * browser restarts; this runs on every worker start to match the stored list.
  */
 async function syncAgentScript(off) {
-  const script = agentScript(off)
-  const [current] = await chrome.scripting.getRegisteredContentScripts({ ids: [script.id] })
-  if (!current) return chrome.scripting.registerContentScripts([script])
-  // A worker wakes often (every reconnect): touch the registration only when the switched-off list changed.
-  if (JSON.stringify(current.excludeMatches || []) !== JSON.stringify(script.excludeMatches)) await chrome.scripting.updateContentScripts([script])
+  for (const part of /** @type {const} */ (["agent", "rest"])) {
+    const script = agentScript(off, part)
+    const [current] = await chrome.scripting.getRegisteredContentScripts({ ids: [script.id] })
+    if (!current) await chrome.scripting.registerContentScripts([script])
+    // A worker wakes often (every reconnect): touch the registration only when the switched-off list changed.
+    else if (JSON.stringify(current.excludeMatches || []) !== JSON.stringify(script.excludeMatches)) await chrome.scripting.updateContentScripts([script])
+  }
 }
 
 let scriptReady = Promise.resolve()

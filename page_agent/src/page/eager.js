@@ -1,0 +1,291 @@
+// The eager part of the agent: the least that must run before the page's own scripts. The ?perf= gate, the
+// registry hooks and the wrapper (interceptor.js, wrap.js), and the early buffer (early.js) they report to.
+// No socket, no collector, no accounting at load: the rest of the agent (index.js and everything it composes)
+// arrives off the critical path, at the first idle moment after the load event, on the first call, or on the
+// first use of the console API, whichever comes first, and replays the buffer (early.js). Where the rest comes
+// from is the route's (restFrom): compiled into the same file (dist/agent.js, open.js), a script beside this
+// one's own URL (the relay's /agent.js, whose rest is /agent-rest.js), or handed over by a second content script
+// (the extension's rest.js, at document_idle).
+
+import { Interceptor } from "./interceptor.js"
+import { EarlyLog } from "./early.js"
+import { gate, queryParam } from "./gate.js"
+import { markInternal } from "./wrap.js"
+import { reportToolDescriptor } from "./report_tool.js"
+import { DEFAULTS, BAKED_UPLINK, VERSION } from "../shared/config.js"
+import { safely, cap, newSessionId } from "../shared/util.js"
+
+/** The rest compiled into this file (the build fills it: a function returning rest_main.js's exports), or null. */
+const INLINE_REST = /*@WMCP_REST@*/ null
+/** This build's module table, which the rest's modules join (the build fills it). */
+const MODULES = /*@WMCP_MODULES@*/ null
+/** The content hash of this build's rest script (its `?v=`; the build fills it). */
+export const REST_HASH = /*@WMCP_REST_HASH@*/ ""
+/** The relay's path of the rest script, beside its /agent.js. */
+export const REST_PATH = "agent-rest.js"
+/** The rest script hands itself over through this global (a registered symbol: the rest is another script). */
+export const HAND = Symbol.for("wmcp-top/rest")
+const REPORT_KEY = Symbol.for("wmcp-top/report-tool")
+const IDLE_MS = 1000
+const AFTER_LOAD_MS = 1000
+export const LOADING = "The agent is loading the rest of itself; calls made meanwhile are measured once it has."
+
+/** @type {any} rest_main.js's exports, once here */
+let rest = null
+/** @type {any} the early agent waiting for the rest (one a window), or null */
+let pending = null
+/** where the rest comes from: {url, g} | {handoff: true, g} | null */
+let source = null
+let fetching = false
+/** @type {any} the script element this agent inserted: the only one whose hand-over counts */
+let expected = null
+
+/**
+ * Say where this route's rest comes from (its entry, before attaching). The relay route: `script` is the agent's
+ * own element, whose URL names the rest's; the extension: `handoff` (its rest is a content script of its own).
+ * @param {any} g
+ * @param {{script?: any, handoff?: boolean}} o
+ */
+export function restFrom(g, { script = null, handoff = false } = {}) {
+  if (INLINE_REST) return
+  // No element (an init script of the relay's /agent.js): the rest is beside the relay's address baked in.
+  const baked = typeof BAKED_UPLINK === "string" ? BAKED_UPLINK.replace(/^ws/, "http") : ""
+  const src = safely(() => (script && typeof script.src === "string" ? script.src : ""), "") || baked
+  if (src) source = { url: safely(() => new URL(`${REST_PATH}?v=${REST_HASH}`, src).href, null), g }
+  else if (handoff) source = { handoff: true, g }
+  if (!source) return
+  safely(() => Object.defineProperty(g, HAND, { value: receive, configurable: true }))
+}
+
+/** The rest script's hand-over: only the one this agent inserted (or, on the extension's route, the first). */
+function receive(factory) {
+  if (rest || typeof factory !== "function" || !source) return
+  if (!source.handoff && safely(() => source.g.document.currentScript, null) !== expected) return
+  rest = factory(MODULES)
+  safely(() => delete source.g[HAND])
+  need()
+}
+
+/** The rest is wanted now: compose it if it is here (or compiled in), else ask for it. */
+function need() {
+  if (!rest && INLINE_REST) rest = INLINE_REST()
+  if (!rest) return void fetchRest()
+  const p = pending
+  if (!p) return
+  pending = null
+  p.api = rest.compose(p) || p.api
+}
+
+function fetchRest() {
+  if (fetching || !source || !source.url) return
+  fetching = true
+  const doc = safely(() => source.g.document, null)
+  safely(() => {
+    const s = doc.createElement("script")
+    s.src = source.url
+    s.async = true
+    s.onerror = () => safely(() => source.g.console.warn(`[wmcp-top] could not load ${source.url}: calls are not measured`))
+    expected = s
+    ;(doc.head || doc.documentElement).appendChild(s)
+    s.remove()
+  })
+}
+
+/**
+ * At the first idle moment once the load event is AFTER_LOAD_MS behind (at most IDLE_MS later; with no document,
+ * counted from now). The wait lets a page's other frames finish loading first: ten same-origin frames share one
+ * main thread, and the parent's load event waits for the last of them.
+ */
+function whenIdle(g, fn) {
+  const rest = () => safely(() => (typeof g.requestIdleCallback === "function" ? g.requestIdleCallback(() => safely(fn), { timeout: IDLE_MS }) : fn()))
+  const idle = () => safely(() => g.setTimeout(rest, AFTER_LOAD_MS))
+  const doc = safely(() => g.document, null)
+  if (!doc || safely(() => doc.readyState, "complete") === "complete") idle()
+  else safely(() => g.addEventListener("load", idle, { once: true }))
+}
+
+const isWindow = (g) => !!safely(() => g.document, null) || !!safely(() => g.window, null)
+
+/**
+ * Attach: the hooks now, the rest off the critical path. Returns the console API (whole once the rest is here).
+ * @param {any} [config]
+ */
+export function attach(config = {}) {
+  const cfg = { ...DEFAULTS, ...config }
+  const g = cfg.global || globalThis
+  // One agent a window, whichever copy of the script attached it (the /agent.mjs module beside the classic tag).
+  const named = cfg.globalName ? safely(() => g[cfg.globalName], null) : null
+  const live = pending && !pending.closed ? pending.api : named && named.active ? named : null
+  if (live) {
+    safely(() => g.console.warn("[wmcp-top] already attached: this call returns the running agent; detach() it first to attach with another configuration"))
+    return live
+  }
+  if (rest || (INLINE_REST && !isWindow(g))) return (rest || (rest = INLINE_REST())).attach(config)
+  const sessionId = newSessionId()
+  const p = { config, sessionId, done: false, closed: false, api: null, log: null, interceptor: null, spanListeners: [], updateListeners: [], notes: [], instrumentLater: [], reportName: null, reportTool: false, collector: null }
+  p.log = new EarlyLog({ sessionId, config: cfg, clock: cfg.clock, onCall: need })
+  const pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
+  p.interceptor = new Interceptor(p.log, {
+    global: g,
+    pollMs,
+    setInterval: cfg.setInterval || ((f, ms) => g.setInterval(f, ms)),
+    clearInterval: cfg.clearInterval || ((t) => g.clearInterval(t)),
+  })
+  p.interceptor.early = true
+  p.api = facade(p, g)
+  pending = p
+  p.interceptor.start()
+  const name = cfg.globalName
+  if (name) safely(() => Object.defineProperty(g, name, { value: p.api, configurable: true, writable: true, enumerable: false }))
+  // ?perf=overlay asks for the console's pointer to the terminal at load: the rest is wanted now.
+  if (cfg.overlay === true) need()
+  else whenIdle(g, need)
+  return p.api
+}
+
+/**
+ * The ?perf= gate (index.js's maybeAttach says the same), then attach. Closed, nothing is hooked; the rest still
+ * comes at idle for the inert console API (status() says why and how to switch on).
+ * @param {any} [config]
+ */
+export function maybeAttach(config = {}) {
+  const cfg = { ...DEFAULTS, ...config }
+  const g = cfg.global || globalThis
+  if (rest || !isWindow(g)) return rest || INLINE_REST ? (rest || (rest = INLINE_REST())).maybeAttach(config) : null
+  const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : typeof BAKED_UPLINK === "string" && /^wss?:\/\//.test(BAKED_UPLINK)
+  const search = safely(() => g.location.search, "") || ""
+  // Storage remembers only a mode that switches on (gate.js): where the agent is on by default and the URL says
+  // nothing, it cannot change whether to attach, and opening a page's localStorage is the dearest thing the agent
+  // would do at load (about 3 ms of a cold page's main thread). A remembered overlay is read with the rest.
+  const later = defaultOn && typeof cfg.allow !== "function" && queryParam(search, cfg.param) === null
+  const decision = gate({ search, storage: later ? null : safely(() => g.localStorage, null), param: cfg.param, storageKey: cfg.storageKey, allow: cfg.allow, defaultOn })
+  if (decision.rejected !== null) safely(() => g.console.warn(`[wmcp-top] ignoring ?${cfg.param}=${cap(decision.rejected, 64)}: use 1, on, true, overlay, 0, off or false`))
+  if (decision.on) return attach(decision.mode === "overlay" ? { ...config, overlay: true } : later ? { ...config, storedMode: true } : config)
+  if (pending) return pending.api
+  const p = (pending = { config: { ...config, defaultOn }, closed: true, done: false, notes: [], waiting: [], api: null })
+  // The inert console API (index.js's) comes with the rest; until then its members ask for it, and say why.
+  const status = () => ({ phase: "inactive", active: false, message: LOADING, hints: [], reasons: [], reason: decision.reason, toolCount: 0, callCount: 0 })
+  const api = (p.api = { active: false, sessionId: null })
+  const ready = (name) => () => new Promise((resolve) => p.waiting.push(() => resolve(api[name]())))
+  /** @type {Record<string, (...args: any[]) => any>} */
+  const early = { status, help: ready("help"), describe: ready("describe"), overlay: () => undefined, recordConsent: () => false, prompts: () => [] }
+  for (const [name, fn] of Object.entries(early)) api[name] = (...args) => (need(), p.done ? api[name](...args) : fn(...args))
+  if (cfg.globalName && !safely(() => g[cfg.globalName], null)) safely(() => Object.defineProperty(g, cfg.globalName, { value: api, configurable: true, writable: true, enumerable: false }))
+  whenIdle(g, need)
+  return api
+}
+
+/** webmcp-profiler's report-tool factory (index.js's profilerTool once the rest is here). */
+export function profilerTool(api, options = {}) {
+  need()
+  if (rest) return rest.profilerTool(api, options)
+  const name = typeof options.name === "string" && options.name ? options.name : "get_perf_report"
+  if (pending && pending.api === api) pending.reportName = name
+  const execute = (input) => {
+    const hook = safely(() => api[REPORT_KEY], null)
+    return hook ? hook.view(input) : { content: [{ type: "text", text: LOADING }], isError: false }
+  }
+  return markInternal(reportToolDescriptor(execute, { name, title: typeof options.title === "string" ? options.title : undefined }))
+}
+
+/** Detach the agent exposed under globalName, if any. */
+export function detach(globalName = DEFAULTS.globalName, g = globalThis) {
+  const api = safely(() => g[globalName], null)
+  return api && typeof api.detach === "function" ? api.detach() : false
+}
+
+export const LATE_CONFIG_HINT = "window.__WMCP_CONFIG__ was set after the agent's script ran, so it was ignored: set it in a <script> above the agent's tag"
+
+/**
+ * The script tag read no window.__WMCP_CONFIG__: one set later would be silently ignored. Catch that assignment:
+ * the page keeps its value, the console gets one warning, and the status a hint naming the fix.
+ * @param {any} g
+ * @param {any} api  the console API the tag attached (or null: the gate is closed)
+ * @param {(api: any, hint: string) => void} [note]  adds the hint to the API's status (index.js's, once composed)
+ */
+export function watchLateConfig(g, api, note) {
+  const p = pending
+  let value
+  let told = false
+  safely(() =>
+    Object.defineProperty(g, "__WMCP_CONFIG__", {
+      configurable: true,
+      get: () => value,
+      set: (v) => {
+        value = v
+        if (told || !v || typeof v !== "object") return
+        told = true
+        safely(() => g.console.warn(`[wmcp-top] ${LATE_CONFIG_HINT}`))
+        if (note) safely(() => note(api, LATE_CONFIG_HINT))
+        else if (p && !p.done) p.notes.push(LATE_CONFIG_HINT)
+        else if (rest && p) safely(() => rest.note(p.api, LATE_CONFIG_HINT))
+      },
+    }),
+  )
+}
+
+/**
+ * The console API before the rest is here: every member, each asking for the rest first. Where the rest is
+ * compiled in, that composes it at once and the member answers in full; where it is fetched, the member answers
+ * as an agent with nothing accounted yet (lists empty, status "loading") and the buffer keeps every call.
+ * compose() then puts the whole API's members on this same object.
+ */
+function facade(p, g) {
+  /** @type {any} */
+  const api = {}
+  const later = (name, early) =>
+    function (...args) {
+      need()
+      return p.done ? api[name](...args) : early(...args)
+    }
+  const listen = (list, set) => (fn) => {
+    if (typeof fn !== "function") return () => {}
+    list.push(fn)
+    return () => {
+      if (p.collector) p.collector[set].delete(fn)
+      const i = list.indexOf(fn)
+      if (i >= 0) list.splice(i, 1)
+    }
+  }
+  Object.defineProperty(api, "active", { get: () => p.log.active, configurable: true, enumerable: true })
+  Object.defineProperty(api, "sessionId", { get: () => p.sessionId, configurable: true, enumerable: true })
+  const status = () => ({ phase: "loading", active: p.log.active, message: LOADING, hints: [], reasons: [], toolCount: 0, callCount: 0 })
+  const ready = (name) => () => new Promise((resolve) => p.waiting.push(() => resolve(api[name]())))
+  p.waiting = []
+  const early = {
+    spans: () => [],
+    spanFacts: () => [],
+    aggregates: () => [],
+    prompts: () => [],
+    ledger: () => ({ sessionId: p.sessionId, attachedAt: p.log.attachedAt, hostFoundAt: null, hostLocation: null, registeredTools: [], tools: {}, totals: { calls: 0, errors: 0 } }),
+    status,
+    summary: () => LOADING,
+    help: ready("help"),
+    describe: ready("describe"),
+    onSpan: listen(p.spanListeners, "spanListeners"),
+    onSpanUpdate: listen(p.updateListeners, "updateListeners"),
+    recordConsent: (shown, resolved, granted) => p.log.recordConsent(shown, resolved, granted),
+    // Retrofitting tools needs the rest (listing.js): done once it is here.
+    instrument: (target) => (p.instrumentLater.push(target), 0),
+    registerReportTool: () => {
+      p.reportTool = true
+      return false
+    },
+    detach: () => {
+      if (!p.log.on) return false
+      p.log.on = false
+      p.interceptor.restore()
+      if (pending === p) pending = null
+      const name = p.config.globalName === undefined ? DEFAULTS.globalName : p.config.globalName
+      if (name && safely(() => g[name], null) === api) safely(() => delete g[name])
+      return true
+    },
+  }
+  early.relay = () => ({ state: "loading", url: null, lastError: null })
+  early.overhead = () => ({ accounted: 0, ms: 0, perSpanMs: 0 })
+  for (const name of ["table", "report", "export", "exportTrace", "overlay", "reset", "channel", "synthetic"]) early[name] = () => undefined
+  for (const [name, fn] of Object.entries(early)) api[name] = later(name, fn)
+  return api
+}
+
+export { VERSION }

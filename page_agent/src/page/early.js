@@ -1,0 +1,216 @@
+// The early buffer: what the registry hooks and the wrapper report before the rest of the agent has loaded
+// (eager.js). It stands where the collector will stand, answering the call path with two clock reads and a
+// push, and keeps raw events in order: registrations, withdrawals, calls entered and settled (a settled call's
+// result held by reference until the collector measures it). handOver() replays them into the collector, with
+// each event's own time, so a call made before the rest arrived is the same span (times, bytes, nesting) it
+// would have been; the buffer then forwards to the collector and holds nothing. Bounded: past MAX_CALLS calls
+// (or MAX_EVENTS events) it measures no more and counts what it left out; the collector's coverage says so.
+
+import { now, safely } from "../shared/util.js"
+
+export const MAX_CALLS = 512
+export const MAX_EVENTS = 2048
+
+// Collector methods the hooks call with no answer expected: each is kept as an event and replayed as is.
+const EVENTS = ["hostFound", "registered", "keptAnnotations", "rejected", "unregistered", "unwrappedTool", "wrappedTool", "wrapFailed", "countedCall", "toolCancel", "event", "recordConsent"]
+
+/** A call the buffer holds: entered, maybe settled, not yet replayed. */
+class EarlyCall {
+  constructor(seq, tool, input, profile, opts, parent, at) {
+    this.seq = seq
+    this.tool = tool
+    this.input = input
+    this.profile = profile
+    this.opts = opts
+    this.parent = parent
+    this.at = at
+    /** the collector's Call once replayed (null: sampled out) */
+    this.real = undefined
+  }
+}
+
+export class EarlyLog {
+  /**
+   * @param {object} o
+   * @param {string} o.sessionId  the session the agent will have (its async frame names carry it)
+   * @param {object} o.config  the agent's configuration (the hooks read fingerprintHandler)
+   * @param {() => number} [o.clock]
+   * @param {(() => void)|null} [o.onCall]  the first call wants the rest of the agent now
+   */
+  constructor({ sessionId, config, clock, onCall = null }) {
+    this.sessionId = sessionId
+    this.config = config
+    this.clock = clock || now
+    this.onCall = onCall
+    this.attachedAt = Date.now()
+    this.startedAt = this.clock()
+    this.on = true
+    /** @type {any} the collector, once handed over */
+    this.real = null
+    this.events = []
+    this.calls = 0
+    this.lost = 0
+    this.seq = 0
+    /** @type {EarlyCall[]} */
+    this.stack = []
+    /** executeTool() calls made inside a buffered call: {tool, parent} */
+    this.expected = []
+    this.waits = 0
+    this.frameRe = new RegExp(`__wmcp_${sessionId}_(\\d+)\\b`)
+    /** buffered calls still running, by seq (for the async caller of a nested call) */
+    this.running = new Map()
+    // What the hooks read of the collector's state before it exists.
+    this.reportToolName = null
+    this.tools = new Map()
+    this.unwrapped = new Set()
+    this.extraReasons = new Set()
+    for (const name of EVENTS) {
+      /** @type {any} */ (this)[name] = (...args) => (this.real ? this.real[name](...args) : this.keep(name, args))
+    }
+  }
+
+  /** Measuring: until detach before the hand-over, then whatever the collector says. */
+  get active() {
+    return this.real ? this.real.active : this.on
+  }
+
+  keep(name, args) {
+    if (this.events.length >= MAX_EVENTS) {
+      this.lost++
+      return undefined
+    }
+    this.events.push({ name, at: this.clock(), args })
+    return undefined
+  }
+
+  statusChanged() {
+    if (this.real) this.real.statusChanged()
+  }
+
+  // ---- the call path (wrap.js) -------------------------------------------------------------------------
+
+  enter(tool, input, profile, opts) {
+    if (!this.real && this.onCall && !this.stack.length) safely(this.onCall)
+    if (this.real) return this.real.enter(tool, input, profile, opts)
+    if (this.calls >= MAX_CALLS || this.events.length >= MAX_EVENTS) {
+      this.lost++
+      return null
+    }
+    this.calls++
+    const parent = this.stack.length ? this.stack[this.stack.length - 1] : this.takeExpected(tool)
+    const call = new EarlyCall(this.seq++, tool, input, profile, opts, parent, this.clock())
+    this.running.set(call.seq, call)
+    this.events.push({ name: "enter", at: call.at, args: [call] })
+    return call
+  }
+
+  settle(call, ok, value) {
+    if (this.real) return this.real.settle(call instanceof EarlyCall ? call.real : call, ok, value)
+    if (!call) return undefined
+    this.running.delete(call.seq)
+    this.events.push({ name: "settle", at: this.clock(), args: [call, ok, value] })
+    return undefined
+  }
+
+  frameName(seq) {
+    return `__wmcp_${this.sessionId}_${seq}`
+  }
+
+  /** The buffered call the current code runs inside (the collector's callerOf, over the buffer's calls). */
+  callerOf() {
+    if (this.stack.length) return this.stack[this.stack.length - 1]
+    if (!this.running.size) return null
+    const E = Error
+    const limit = E.stackTraceLimit
+    let text = null
+    try {
+      E.stackTraceLimit = 64
+      text = new E().stack
+    } catch {
+      text = null
+    } finally {
+      safely(() => {
+        E.stackTraceLimit = limit
+      })
+    }
+    const m = typeof text === "string" ? this.frameRe.exec(text) : null
+    return m ? this.running.get(Number(m[1])) || null : null
+  }
+
+  /** The page calls executeTool (the first call of a declarative form's tool, too): the rest is wanted now. */
+  nestedCall(tool) {
+    if (!this.real && this.onCall && !this.stack.length) safely(this.onCall)
+    if (this.real) return this.real.nestedCall(tool)
+    const parent = this.callerOf()
+    if (!parent) return null
+    const e = { tool, parent }
+    this.expected.push(e)
+    if (this.expected.length > 64) this.expected.shift()
+    return () => {
+      const i = this.expected.indexOf(e)
+      if (i >= 0) this.expected.splice(i, 1)
+    }
+  }
+
+  takeExpected(tool) {
+    const i = this.expected.findIndex((e) => e.tool === tool)
+    return i < 0 ? null : this.expected.splice(i, 1)[0].parent
+  }
+
+  pageWait() {
+    if (this.real) return this.real.pageWait()
+    this.waits++
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      if (!this.real) return void this.waits--
+      if (this.real.pageWaits > 0) this.real.pageWaits--
+      this.real.scheduleFlush(true)
+    }
+  }
+
+  // ---- hand-over -----------------------------------------------------------------------------------------
+
+  /**
+   * The collector is here: replay every event at its own time (the collector's clock reads the event's), then
+   * forward. Calls still running keep their seq, so their async frames still name them.
+   * @param {any} c  the Collector
+   */
+  handOver(c) {
+    if (this.real) return
+    this.real = c
+    c.pageWaits += this.waits
+    for (const r of this.extraReasons) c.extraReasons.add(r)
+    const clock = c.clock
+    const stack = c.stack
+    // Buffered calls keep their seq (their async frames name it) unless the collector has given out seqs already.
+    const keepSeq = c.seq === 0
+    const events = this.events
+    this.events = []
+    try {
+      for (const e of events) {
+        c.clock = () => e.at
+        if (e.name === "enter") {
+          const call = e.args[0]
+          c.stack = call.parent && call.parent.real ? [call.parent.real] : []
+          if (keepSeq) c.seq = call.seq
+          call.real = safely(() => c.enter(call.tool, call.input, call.profile, call.opts), null)
+          call.input = undefined
+        } else if (e.name === "settle") {
+          const call = e.args[0]
+          if (call.real) safely(() => c.settle(call.real, e.args[1], e.args[2]))
+        } else safely(() => c[e.name](...e.args))
+      }
+    } finally {
+      c.clock = clock
+      c.stack = stack
+      if (keepSeq) c.seq = Math.max(c.seq, this.seq)
+    }
+    this.stack = stack
+    this.running.clear()
+    this.expected = []
+    if (this.lost) c.extraReasons.add(`${this.lost} call(s) or event(s) before the agent finished loading were not measured: its early buffer holds ${MAX_CALLS} calls`)
+    c.statusChanged()
+  }
+}
