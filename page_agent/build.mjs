@@ -45,9 +45,11 @@ const ENTRY = "page/index"
 // What every page (or frame) evaluates at load on each route that fetches the rest (the relay's /agent.js, the
 // extension's document_start script), and the most its gzip may weigh: issue 47's 14 KB (webmcp-profiler's whole
 // IIFE is 14,362 B). dist/agent.js and open.js carry the rest compiled in behind the same eager part (evaluated
-// only when composed); their size is printed. Raise this only with a reason in the commit.
+// only when composed); their size is printed. 14 KiB: the eager part carries the MCP-B transports' early buffer
+// (early.js watchTransport), without which a tools/call made before the rest arrives goes unmeasured. Raise this
+// only with a reason in the commit.
 const LOAD_SCRIPTS = ["dist/agent-eager.js", "extension/agent.js"]
-export const GZIP_BUDGET = 14_000
+export const GZIP_BUDGET = 14_336
 const MAIN = "page/main"
 const OPEN = "page/open_main"
 

@@ -209,3 +209,31 @@ test("a call the server ran before the request was seen, with no response, is si
   assert.equal(spans.length, 1)
   assert.equal(spans[0].resultBytes, utf8(JSON.stringify({ content: [{ type: "text", text: "abc" }], structuredContent: "abc", isError: false })))
 })
+
+test("a tools/call posted before the rest of the agent arrives is kept by the early buffer and is the same span once it has", async () => {
+  const { EarlyLog } = await import("../src/page/early.js")
+  const g = win()
+  let t = 100
+  let wanted = 0
+  const log = new EarlyLog({ sessionId: "abcd0123", config: {}, clock: () => t, onCall: () => wanted++ })
+  log.watchTransport(g)
+  const r = { content: [{ type: "text", text: "early " + CANARY }], isError: false }
+  post(g, g, "client-to-server", request(3, "echo", { text: CANARY }))
+  assert.equal(wanted, 1, "a tools/call wants the rest at once")
+  t += 9
+  post(g, g, "server-to-client", result(3, r))
+  post(g, g, "server-to-client", { jsonrpc: "2.0", method: "notifications/tools/list_changed" })
+  t += 500 // the rest arrives later
+  const { c, spans, reasons } = setup(g)
+  log.handOver(c)
+  assert.equal(spans.length, 1)
+  assert.equal(spans[0].tool, "echo")
+  assert.equal(spans[0].wallMs, 9, "timed at the request and the response, not at the hand-over")
+  assert.equal(spans[0].resultBytes, utf8(JSON.stringify(r)))
+  assert.ok(reasons().some((x) => x.startsWith("1 MCP tools/call(s) over postMessage ran no tool function")), reasons().join(" | "))
+  // Handed over, the buffer no longer listens: the observer alone sees the next call (one span, not two).
+  post(g, g, "client-to-server", request(4, "echo", {}))
+  post(g, g, "server-to-client", result(4, r))
+  assert.equal(spans.length, 2)
+  assert.ok(!JSON.stringify(spans).includes(CANARY))
+})

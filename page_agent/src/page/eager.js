@@ -132,6 +132,7 @@ export function attach(config = {}) {
     clearInterval: cfg.clearInterval || ((t) => g.clearInterval(t)),
   })
   p.interceptor.early = true
+  if (isWindow(g)) p.log.watchTransport(g)
   p.api = facade(p, g)
   pending = p
   p.interceptor.start()
@@ -274,6 +275,7 @@ function facade(p, g) {
     detach: () => {
       if (!p.log.on) return false
       p.log.on = false
+      p.log.stopWatching()
       p.interceptor.restore()
       if (pending === p) pending = null
       const name = p.config.globalName === undefined ? DEFAULTS.globalName : p.config.globalName

@@ -170,6 +170,36 @@ export class EarlyLog {
     }
   }
 
+  // ---- the MCP-B transports (transport_observer.js, with the rest) ---------------------------------------
+
+  /**
+   * Keep every MCP-B envelope posted to this window (and, from a frame, to its same-origin parent) until the
+   * transport observer arrives with the rest: a server that runs its own copy of a tool (webmcp-ts-sdk) calls no
+   * wrapper, so its tools/call is seen only here. A tools/call wants the rest now. Passive: nothing is delayed.
+   * @param {any} g
+   */
+  watchTransport(g) {
+    this.unwatch = []
+    const listen = (target, side) =>
+      safely(() => {
+        const fn = (e) => {
+          const d = this.real || !this.on ? null : safely(() => e.data, null)
+          if (!d || typeof d !== "object" || d.type !== "mcp") return
+          this.keep("message", [side, e])
+          if (d.direction === "client-to-server" && safely(() => d.payload.method, null) === "tools/call" && this.onCall) safely(this.onCall)
+        }
+        target.addEventListener("message", fn, { capture: true, passive: true })
+        this.unwatch.push(() => target.removeEventListener("message", fn, { capture: true }))
+      })
+    listen(g, "own")
+    const parent = safely(() => (g.parent && g.parent !== g && g.parent.document ? g.parent : null), null)
+    if (parent) listen(parent, "parent")
+  }
+
+  stopWatching() {
+    for (const f of (this.unwatch || []).splice(0)) safely(f)
+  }
+
   // ---- hand-over -----------------------------------------------------------------------------------------
 
   /**
@@ -180,6 +210,7 @@ export class EarlyLog {
   handOver(c) {
     if (this.real) return
     this.real = c
+    this.stopWatching()
     c.pageWaits += this.waits
     for (const r of this.extraReasons) c.extraReasons.add(r)
     const clock = c.clock
@@ -200,6 +231,9 @@ export class EarlyLog {
         } else if (e.name === "settle") {
           const call = e.args[0]
           if (call.real) safely(() => c.settle(call.real, e.args[1], e.args[2]))
+        } else if (e.name === "message") {
+          const [side, ev] = e.args
+          if (c.wire) safely(() => (side === "own" ? c.wire.onOwnWindow(ev) : c.wire.onParentWindow(ev)))
         } else safely(() => c[e.name](...e.args))
       }
     } finally {
