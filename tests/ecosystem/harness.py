@@ -173,8 +173,10 @@ def open_stack(
     agent: bool = True,
     agent_src: str | None = None,
     before: Callable[[Page], Any] | None = None,
+    wait_agent: bool = True,
 ) -> Opened:
-    """Load the page (in an iframe under a client-only parent when `framed`); waits for the tools to register."""
+    """Load the page (in an iframe under a client-only parent when `framed`); waits for the tools to register and,
+    unless `wait_agent` is false, for the agent to list them (asking its console API fetches the agent's rest)."""
     ctx = browser.new_context()
     if order == "document-start" and agent:
         # What the extension's main-world content script and `wmcp-top open` do: the agent before any page script.
@@ -207,7 +209,7 @@ def open_stack(
             )
             tools = next(f for f in page.frames if f != page.main_frame)
     wait_true(tools, LISTED)
-    if agent:
+    if agent and wait_agent:
         # The page lists its tools before an agent loaded after them has found the registry (its next poll): a
         # call made in between is one no agent could see. Calls start once the agent says it has the tools.
         wait_true(tools, AGENT_HAS_TOOLS)

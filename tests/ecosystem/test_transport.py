@@ -7,6 +7,7 @@ structuredContent as the server writes it. Each call is one span with the bytes 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser
@@ -107,6 +108,23 @@ def test_a_cross_origin_parent_s_calls_are_named_blind_never_invented(hosts: dic
         execute = execute_calls(o, host)
         got = wait_true(o.tools, "() => { const s = __webmcpPerf.spans(); return s.length >= 3 && s }")
         assert [(s["tool"], s["resultBytes"]) for s in got] == [(t, utf8(r["text"]) if r["ok"] else 0) for t, r in zip(TOOLS, execute, strict=True)]
+        assert o.errors == []
+    finally:
+        o.page.context.close()
+
+
+def test_mcp_calls_made_before_the_agents_rest_arrives_are_each_one_span(hosts: dict[str, Browser], eco_server: Server, relay_server: Any) -> None:
+    """The relay's /agent.js is the eager part; the rest comes at the first idle moment a second after load or at the
+    first call. A webmcp-ts-sdk server runs no wrapper, so its calls made right after load (nothing here asks the
+    console API for the rest) are seen only by the eager part's early buffer, and replayed once the rest is here."""
+    o = open_stack(hosts["native"], eco_server, "ts-sdk", "head", agent_src=relay_server.http_url("/agent.js"), wait_agent=False)
+    try:
+        got = mcp_calls(o)
+        assert all(r["ok"] for r in got), got
+        sid = o.tools.evaluate("() => __webmcpPerf.sessionId")
+        snap = relay_server.wait_for(lambda s: sid in s["sessions"] and len(s["sessions"][sid]["spans"]) >= len(TOOLS))
+        spans_at_relay = snap["sessions"][sid]["spans"]
+        assert [(s["tool"], s["resultBytes"]) for s in spans_at_relay] == [(t, utf8(r["text"])) for t, r in zip(TOOLS, got, strict=True)]
         assert o.errors == []
     finally:
         o.page.context.close()
