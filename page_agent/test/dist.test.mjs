@@ -204,7 +204,8 @@ test("a call made before the rest arrives is measured in full once it has (same 
 
   const { g, host, inserted } = runEager()
   await registerNested(host)
-  await host.executeTool({ name: "outer" }, {}) // the first call asks for the rest; it has not arrived yet
+  // The browser's own agent runs the tool (no page executeTool): the first call asks for the rest, not here yet.
+  await host.registry.get("outer").execute({})
   assert.equal(inserted.length, 1, "the first call fetched the rest at once")
   assert.equal(g.__webmcpPerf.spans().length, 0, "nothing accounted before the rest")
   assert.equal(FakeWebSocket.instances.length, 0)
@@ -217,10 +218,35 @@ test("a call made before the rest arrives is measured in full once it has (same 
   assert.deepEqual(Array.from(FakeWebSocket.last().protocols), ["wmcp-top", `wmcp-top.token.${TOKEN}`])
 })
 
+test("the page's executeTool before the rest arrives goes to the host once the rest listens (a form's call is measured from the submit the host fires), at most 2 s later", async () => {
+  const timers = []
+  const { g, host, inserted } = runEager({ timers })
+  await registerNested(host)
+  let done = false
+  const call = host.executeTool({ name: "outer" }, {}).then((r) => ((done = true), r))
+  await new Promise((r) => setImmediate(r))
+  assert.equal(inserted.length, 1, "the call asked for the rest at once")
+  assert.equal(done, false, "and waits for it")
+  assert.equal(host.registry.get("outer").calls || 0, 0)
+  runRest(g, inserted[0])
+  await call
+  assert.deepEqual(shape(g.__webmcpPerf).map((s) => [s.tool, s.depth]), [["inner", 1], ["outer", 0]], "measured by the whole agent")
+  // A rest that never comes holds a call no longer than the bound: the host runs it.
+  const late = runEager({ timers })
+  await registerNested(late.host)
+  let ran = false
+  const second = late.host.executeTool({ name: "outer" }, {}).then(() => (ran = true))
+  await new Promise((r) => setImmediate(r))
+  assert.equal(ran, false)
+  for (const fn of timers.splice(0)) fn()
+  await second
+  assert.equal(ran, true)
+})
+
 test("the early buffer is bounded, and what it left out is counted in the status", async () => {
   const { g, host, inserted } = runEager()
   await host.registerTool({ name: "t", description: "d", execute: () => "ok" })
-  for (let i = 0; i < 600; i++) await host.executeTool({ name: "t" }, {})
+  for (let i = 0; i < 600; i++) await host.registry.get("t").execute({})
   runRest(g, inserted[0])
   const status = g.__webmcpPerf.status()
   assert.ok(status.reasons.some((r) => /88 call\(s\) or event\(s\) before the agent finished loading were not measured/.test(r)), status.reasons.join(" | "))
@@ -242,7 +268,7 @@ test("the extension's route: agent.js hooks at document_start, rest.js hands its
   vm.runInContext(read("../extension/agent.js"), g)
   assert.equal(posted.length, 0, "no bridge handshake (no socket) at load")
   await registerNested(host)
-  await host.executeTool({ name: "outer" }, {})
+  await host.registry.get("outer").execute({})
   assert.equal(g.__webmcpPerf.spans().length, 0)
   vm.runInContext(read("../extension/rest.js"), g)
   const facts = g.__webmcpPerf.spanFacts()

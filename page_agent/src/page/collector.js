@@ -275,6 +275,11 @@ export class Collector {
     return m ? this.inFlight.get(Number(m[1])) || null : null
   }
 
+  /** The collector is the agent's rest: a call never waits for it (early.js's restWait, before it is here). */
+  restWait() {
+    return null
+  }
+
   /**
    * Page code is calling `executeTool(tool)`: when that code runs inside a measured call, the call the browser
    * is about to make of `tool` is its child. Returns a release for when executeTool settles, or null.

@@ -28,7 +28,7 @@ export const HAND = Symbol.for("wmcp-top/rest")
 const REPORT_KEY = Symbol.for("wmcp-top/report-tool")
 const IDLE_MS = 1000
 const AFTER_LOAD_MS = 1000
-export const LOADING = "The agent is loading the rest of itself; calls made meanwhile are measured once it has."
+export const LOADING = "The agent's rest is loading; calls made meanwhile are measured once it is here."
 
 /** @type {any} rest_main.js's exports, once here */
 let rest = null
@@ -84,7 +84,7 @@ function fetchRest() {
     const s = doc.createElement("script")
     s.src = source.url
     s.async = true
-    s.onerror = () => safely(() => source.g.console.warn(`[wmcp-top] could not load ${source.url}: calls are not measured`))
+    s.onerror = () => safely(() => source.g.console.warn(`[wmcp-top] could not load ${source.url}: nothing measured`))
     expected = s
     ;(doc.head || doc.documentElement).appendChild(s)
     s.remove()
@@ -117,13 +117,13 @@ export function attach(config = {}) {
   const named = cfg.globalName ? safely(() => g[cfg.globalName], null) : null
   const live = pending && !pending.closed ? pending.api : named && named.active ? named : null
   if (live) {
-    safely(() => g.console.warn("[wmcp-top] already attached: this call returns the running agent; detach() it first to attach with another configuration"))
+    safely(() => g.console.warn("[wmcp-top] already attached: detach() it first to attach with another configuration"))
     return live
   }
   if (rest || (INLINE_REST && !isWindow(g))) return (rest || (rest = INLINE_REST())).attach(config)
   const sessionId = newSessionId()
   const p = { config, sessionId, done: false, closed: false, api: null, log: null, interceptor: null, spanListeners: [], updateListeners: [], notes: [], instrumentLater: [], reportName: null, reportTool: false, collector: null }
-  p.log = new EarlyLog({ sessionId, config: cfg, clock: cfg.clock, onCall: need })
+  p.log = new EarlyLog({ sessionId, config: cfg, clock: cfg.clock, onCall: need, setTimeout: (f, ms) => g.setTimeout(f, ms) })
   const pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
   p.interceptor = new Interceptor(p.log, {
     global: g,

@@ -10,6 +10,7 @@ import { now, safely } from "../shared/util.js"
 
 export const MAX_CALLS = 512
 export const MAX_EVENTS = 2048
+export const REST_WAIT_MS = 2000
 
 // Collector methods the hooks call with no answer expected: each is kept as an event and replayed as is.
 const EVENTS = ["hostFound", "registered", "keptAnnotations", "rejected", "unregistered", "unwrappedTool", "wrappedTool", "wrapFailed", "countedCall", "toolCancel", "event", "recordConsent"]
@@ -36,8 +37,15 @@ export class EarlyLog {
    * @param {object} o.config  the agent's configuration (the hooks read fingerprintHandler)
    * @param {() => number} [o.clock]
    * @param {(() => void)|null} [o.onCall]  the first call wants the rest of the agent now
+   * @param {((fn: () => void, ms: number) => any)|null} [o.setTimeout]  bounds restWait()
    */
-  constructor({ sessionId, config, clock, onCall = null }) {
+  constructor({ sessionId, config, clock, onCall = null, setTimeout = null }) {
+    this.setTimeout = setTimeout
+    /** @type {Promise<void>|null} settles when the rest is here (or REST_WAIT_MS have passed) */
+    this.arrival = null
+    /** @type {(() => void)|null} */
+    this.arrived = null
+    this.waited = false
     this.sessionId = sessionId
     this.config = config
     this.clock = clock || now
@@ -152,6 +160,24 @@ export class EarlyLog {
     }
   }
 
+  /**
+   * The page's executeTool before the rest is here: a promise to wait on before the host runs the call, else null.
+   * A declarative form's call is measured by forms.js from the submit the host fires in it, so it waits (at most
+   * REST_WAIT_MS) for the rest to be listening; a call made inside a buffered call does not (its nesting is kept).
+   */
+  restWait() {
+    if (this.real || !this.on || this.running.size || !this.setTimeout || this.waited) return null
+    if (this.onCall) safely(this.onCall)
+    if (this.real) return null // compiled in: composed at once
+    return (this.arrival ||= new Promise((resolve) => {
+      this.arrived = resolve
+      this.setTimeout(() => {
+        this.waited = true // the rest is late: calls go on unwaited
+        resolve()
+      }, REST_WAIT_MS)
+    }))
+  }
+
   takeExpected(tool) {
     const i = this.expected.findIndex((e) => e.tool === tool)
     return i < 0 ? null : this.expected.splice(i, 1)[0].parent
@@ -211,6 +237,7 @@ export class EarlyLog {
     if (this.real) return
     this.real = c
     this.stopWatching()
+    if (this.arrived) this.arrived()
     c.pageWaits += this.waits
     for (const r of this.extraReasons) c.extraReasons.add(r)
     const clock = c.clock
@@ -244,7 +271,6 @@ export class EarlyLog {
     this.stack = stack
     this.running.clear()
     this.expected = []
-    if (this.lost) c.extraReasons.add(`${this.lost} call(s) or event(s) before the agent finished loading were not measured: its early buffer holds ${MAX_CALLS} calls`)
     c.statusChanged()
   }
 }

@@ -3,6 +3,7 @@
 
 import { Collector } from "./collector.js"
 import { Interceptor, toolName } from "./interceptor.js"
+import { MAX_CALLS } from "./early.js"
 import { reconcile, invoker, instrument } from "./listing.js"
 import { ChannelMirror, postsSpans } from "./channel.js"
 import { Uplink, Delivery, FLUSH_MS } from "../transport/uplink.js"
@@ -301,6 +302,10 @@ class Agent {
     // A form's tool registered before forms.js was here was recorded as any other: now it can say it is a form.
     for (const e of p.log.events) if (e.name === "registered") safely(() => this.interceptor.asForm(e.args[0], safely(() => JSON.parse(e.args[0].descriptor).inputSchema, undefined)))
     p.log.handOver(c)
+    if (p.log.lost) {
+      c.extraReasons.add(`${p.log.lost} call(s) or event(s) before the agent finished loading were not measured: its early buffer holds ${MAX_CALLS} calls`)
+      c.statusChanged()
+    }
     this.interceptor.askKeptLater()
     for (const target of p.instrumentLater) safely(() => instrument(this.interceptor, target))
     if (p.reportTool) this.registerReportTool()
@@ -668,7 +673,7 @@ export function attach(config = {}) {
       live.channel.posts = true
     } else {
       // webmcp-profiler's rule: one profiler a window, and a second attach says so once, in its console.
-      safely(() => g.console.warn("[wmcp-top] already attached: this call returns the running agent; detach() it first to attach with another configuration"))
+      safely(() => g.console.warn("[wmcp-top] already attached: detach() it first to attach with another configuration"))
     }
     return existing
   }

@@ -242,6 +242,9 @@ export class Interceptor {
         // the engine's own promises are watched, so no page `then` runs for our sake.
         executeTool(tool) {
           if (!self.c.active) return original.apply(this, arguments)
+          // Before the agent's rest is here (early.js): the call goes to the host once it is listening.
+          const wait = self.c.restWait()
+          if (wait) return NATIVE_THEN.call(wait, () => patched.apply(this, arguments))
           const release = safely(() => self.c.nestedCall(toolName(typeof tool === "string" ? tool : tool && tool.name)), null)
           let ret
           try {
