@@ -4,6 +4,7 @@
 import { Collector } from "./collector.js"
 import { Interceptor, toolName } from "./interceptor.js"
 import { MAX_CALLS } from "./early.js"
+import { watchLateConfig as watchLate, LATE_CONFIG_HINT } from "./eager.js"
 import { reconcile, invoker, instrument } from "./listing.js"
 import { ChannelMirror, postsSpans } from "./channel.js"
 import { Uplink, Delivery, FLUSH_MS } from "../transport/uplink.js"
@@ -796,30 +797,14 @@ function inert(cfg, decision) {
   return api
 }
 
-export const LATE_CONFIG_HINT = "window.__WMCP_CONFIG__ was set after the agent's script ran, so it was ignored: set it in a <script> above the agent's tag"
+export { LATE_CONFIG_HINT }
 
-/**
- * The script tag read no window.__WMCP_CONFIG__: one set later (the tag is meant to be first in <head>) would
- * be silently ignored. Catch that assignment: the page keeps its value, the console gets one warning, and the
- * status (console and dashboard) a hint naming the fix.
- */
+/** eager.js's watch for a late window.__WMCP_CONFIG__, its hint added to this agent's status (console and dashboard). */
 export function watchLateConfig(g, api) {
-  let value
-  let told = false
-  safely(() =>
-    Object.defineProperty(g, "__WMCP_CONFIG__", {
-      configurable: true,
-      get: () => value,
-      set: (v) => {
-        value = v
-        if (told || !v || typeof v !== "object") return
-        told = true
-        safely(() => g.console.warn(`[wmcp-top] ${LATE_CONFIG_HINT}`))
-        const note = NOTES.get(api)
-        if (note) safely(() => note(LATE_CONFIG_HINT))
-      },
-    }),
-  )
+  watchLate(g, api, (a, hint) => {
+    const note = NOTES.get(a)
+    if (note) note(hint)
+  })
 }
 
 /**
