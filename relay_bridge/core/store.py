@@ -8,13 +8,14 @@ at most a few times a second.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import hmac
 import secrets
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -46,6 +47,22 @@ class SystemClock:
 
     def monotonic(self) -> float:
         return time.monotonic()
+
+
+class HeldClock:
+    """A clock whose `time` is one reading of another, for one step (Store.held_time)."""
+
+    __slots__ = ("clock", "t")
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.t = clock.time()
+
+    def time(self) -> float:
+        return self.t
+
+    def monotonic(self) -> float:
+        return self.clock.monotonic()
 
 
 class StoreObserver(Protocol):
@@ -370,6 +387,19 @@ class Store:
         return dirty, relay
 
     # -- connections --------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def held_time(self) -> Iterator[float]:
+        """One step (a frame applied, a socket opened or closed) at one reading of the clock, yielded (epoch
+        seconds) for the session log's line: the replay then stamps what this step stamped at the same time. Two
+        reads apart could lie a preempted process's time slice apart (60 ms seen on a loaded machine)."""
+        clock = self.clock
+        held = HeldClock(clock)
+        self.clock = held
+        try:
+            yield held.t
+        finally:
+            self.clock = clock
 
     def connect(self, conn: int, origin: str | None = None, *, in_process: bool = False) -> None:
         """A socket opened. `origin` is its handshake's Origin header (a browser sets it, a page cannot): every

@@ -9,6 +9,7 @@ so `relay_bridge` itself imports without it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -168,7 +169,17 @@ async def launch_playwright(*, browser: str | None = None, headless: bool = True
         raise BrowserError(
             "Playwright for Python is needed: pip install 'wmcp-top[browser]' (it uses your Chromium; nothing is downloaded)"
         ) from None
-    pw = await async_playwright().start()
+    before = asyncio.all_tasks()
+    try:
+        pw = await async_playwright().start()
+    except Exception:
+        # The driver died while starting (a Ctrl-C reaches it too): its reader task still reaps the process and
+        # closes the pipes' transport; left to the loop's end, that transport is collected after the loop closed
+        # and prints "Exception ignored ... Event loop is closed".
+        left = asyncio.all_tasks() - before - {asyncio.current_task()}
+        if left:
+            await asyncio.wait(left, timeout=5)
+        raise
     try:
         b = await pw.chromium.launch(executable_path=path, headless=headless, args=list(CHROMIUM_FLAGS))
     except Exception as exc:

@@ -590,6 +590,7 @@ class Relay:
             # so nothing is kept that the log does not hold, and never acked (the agent sends it again).
             message = "the session log is behind; not stored, not acked: send again after a backoff"
             return [store.reject(conn, p.Rejection(p.Code.LOG_FULL, message), session_hint(raw))], False, False, cost
+        applied_at: float | None = None  # a sliced batch is applied across turns: logged at its end
         if isinstance(frame, p.Spans) and len(frame.spans) > APPLY_SLICE:
             # A big batch is applied in slices with the loop free in between: no socket holds the loop for a
             # whole 500-span batch while a well-behaved agent's ack waits. Only the last slice carries the
@@ -613,7 +614,8 @@ class Relay:
                     await self.frames.wait()
         else:
             started = time.perf_counter()
-            replies = store.apply(conn, frame)
+            with store.held_time() as applied_at:
+                replies = store.apply(conn, frame)
             cost += time.perf_counter() - started
         accepted = not all(isinstance(r, p.ErrorFrame) for r in replies) if replies else True
         if accepted and isinstance(frame, p.Hello) and frame.cadence:
@@ -625,7 +627,7 @@ class Relay:
                 raw = p.encode(frame)
             elif isinstance(frame, p.Event) and frame.kind == "navigated-from" and b'"resume"' in raw:
                 raw = p.encode(frame)  # the store took the link's proof out of the detail: logged without it
-            self.session_log.frame(conn, raw, frame, key)
+            self.session_log.frame(conn, raw, frame, key, applied_at)
         return replies, accepted, False, cost
 
     def _decoded(self, conn: int, raw: bytes) -> tuple[list[Any], bool, bool, Any]:
@@ -676,7 +678,8 @@ class Relay:
         store = self.store
         origins = ws.request.headers.get_all("Origin") if ws.request is not None else []
         origin = origins[0] if len(origins) == 1 else None
-        store.connect(conn, origin)
+        with store.held_time() as opened_at:
+            store.connect(conn, origin)
         share: OriginShare | None = None
         if origin is not None:
             share = self._origin_shares.get(origin)
@@ -688,7 +691,7 @@ class Relay:
         # origin (stamped by the extension from the browser, checked by the store), found at the first hello.
         page_share = store.kinds.get(conn) == "extension"
         if self.session_log is not None:
-            self.session_log.connection(conn, True, origin)
+            self.session_log.connection(conn, True, origin, opened_at)
         self._sockets[conn] = ws
         self._watch_idle(conn)
         gate = SocketGate(self._token_buckets, self.config.rate_per_second, self.config.rate_burst, time.monotonic(), share)
@@ -768,9 +771,10 @@ class Relay:
             for _command_id, (owner, _, future) in list(self._pending.items()):
                 if owner == conn and not future.done():
                     future.set_exception(ConnectionClosed(None, None))
-            store.disconnect(conn)
+            with store.held_time() as closed_at:
+                store.disconnect(conn)
             if self.session_log is not None:
-                self.session_log.connection(conn, False)
+                self.session_log.connection(conn, False, t=closed_at)
 
 
 async def _messages(ws: ServerConnection) -> AsyncIterator[bytes]:

@@ -204,16 +204,18 @@ class SessionLog:
             if self._unwritten[key] <= 0:
                 del self._unwritten[key]
 
-    def frame(self, conn: int, raw: bytes, frame: msgspec.Struct | None = None, key: str | None = None) -> None:
+    def frame(self, conn: int, raw: bytes, frame: msgspec.Struct | None = None, key: str | None = None, t: float | None = None) -> None:
         """Append one accepted frame (of origin `key`, admitted by `admit`). `raw` is the validated text;
-        re-encoded only if it spans lines."""
+        re-encoded only if it spans lines. `t` (epoch seconds): the time the store applied it at, when known."""
         body = raw if b"\n" not in raw and b"\r" not in raw else _enc.encode(frame)
-        self._append(b'{"t":%.3f,"c":%d,"f":' % (time.time() * 1000, conn) + body + b"}\n", key)
+        self._append(b'{"t":%.3f,"c":%d,"f":' % ((time.time() if t is None else t) * 1000, conn) + body + b"}\n", key)
 
-    def connection(self, conn: int, opened: bool, origin: str | None = None) -> None:
-        """A socket opened (with its handshake's Origin, so a replay keeps the same shares) or closed."""
+    def connection(self, conn: int, opened: bool, origin: str | None = None, t: float | None = None) -> None:
+        """A socket opened (with its handshake's Origin, so a replay keeps the same shares) or closed, at `t`
+        (epoch seconds) when the store stamped it."""
         self._emit_refusals()  # counted before the socket's close, in order
-        line = b'{"t":%.3f,"c":%d,"%s":true' % (time.time() * 1000, conn, b"open" if opened else b"close")
+        at = (time.time() if t is None else t) * 1000
+        line = b'{"t":%.3f,"c":%d,"%s":true' % (at, conn, b"open" if opened else b"close")
         self._append(line + (b',"o":' + _enc.encode(origin) if origin is not None else b"") + b"}\n")
 
     def squat(self, conn: int, session: str) -> None:
