@@ -22,6 +22,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "00112233445566778899aabbccddeeff"
+# How long a start (a relay, a flood, a page and its agent) may take before it is called broken rather than slow:
+# the check often runs on a loaded machine, where a flood of 64 sessions took over 30 s to be ready (load 23).
+LIVENESS_S = 180.0
 
 
 def free_port() -> int:
@@ -177,7 +180,7 @@ def wmcp(run_dir: Path, *, headless: bool, probe: Path | None = None, size: tupl
 
     threading.Thread(target=reader, daemon=True).start()
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + LIVENESS_S
         while True:
             try:
                 healthz_ms(port)

@@ -49,8 +49,8 @@ def _flood(url: str, kind: str, seconds: float, ready: Path) -> subprocess.Popen
 
 
 def _wait_for(ready: Path, proc: subprocess.Popen[str], never: str) -> None:
-    """Until `proc` writes its `ready` file; `never` says what failed if it exits or takes 30 s."""
-    deadline = time.monotonic() + 30
+    """Until `proc` writes its `ready` file; `never` says what failed if it exits or takes procs.LIVENESS_S."""
+    deadline = time.monotonic() + procs.LIVENESS_S
     while not ready.exists():
         assert proc.poll() is None, f"{never}: {proc.communicate()[1][-2000:]}"
         assert time.monotonic() < deadline, never
@@ -59,7 +59,7 @@ def _wait_for(ready: Path, proc: subprocess.Popen[str], never: str) -> None:
 
 def _warm_up(app: procs.Wmcp, probe: Path, kind: str) -> None:
     app.key(b"s")
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + procs.LIVENESS_S
     while not (probe.exists() and any(line.startswith("k ") for line in probe.read_text().splitlines())):
         assert time.monotonic() < deadline, f"{kind}: the dashboard never painted a key press"
         time.sleep(0.02)  # polling the probe file, not standing in for it

@@ -237,8 +237,8 @@ def open_agent_page(browser: Browser, url: str, observer: procs.Wmcp | None) -> 
     """The bench page, its agent (if any) connected to `observer` and its session held there."""
     context, page = open_page(browser, url)
     if observer is not None:
-        page.wait_for_function("globalThis.__webmcpPerf && (__webmcpPerf.relay() || {}).state === 'open'", timeout=20_000)
-        deadline = time.monotonic() + 20
+        page.wait_for_function("globalThis.__webmcpPerf && (__webmcpPerf.relay() || {}).state === 'open'", timeout=procs.LIVENESS_S * 1000)
+        deadline = time.monotonic() + procs.LIVENESS_S
         while procs.healthz_sessions(observer.port) < 1:
             assert time.monotonic() < deadline, "the agent never reached the relay"
             time.sleep(0.1)

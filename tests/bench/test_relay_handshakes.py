@@ -26,7 +26,7 @@ from websockets.sync.client import connect
 
 from relay_bridge.core import synth
 from relay_bridge.relay.server import MAX_PENDING_HANDSHAKES
-from tests.bench import judge
+from tests.bench import judge, procs
 from tests.bench.hostile_load import SLOWLORIS, SLOWLORIS_RATE
 from tests.bench.procs import run_seconds
 from tests.bench.test_relay_memory import ACK_P95_TARGET_MS, rss_mb
@@ -119,7 +119,7 @@ def test_relay_under_held_handshakes(tmp_path: Path) -> None:
             stderr=subprocess.PIPE,
             text=True,
         )
-        deadline = time.monotonic() + 4
+        deadline = time.monotonic() + procs.LIVENESS_S
         while peaks["fds"] < idle_fds + MAX_PENDING_HANDSHAKES and time.monotonic() < deadline:
             time.sleep(0.01)  # polling a condition under a deadline: the flood is on once the relay holds the cap
         assert peaks["fds"] >= idle_fds + MAX_PENDING_HANDSHAKES, "the flood never reached the relay"
