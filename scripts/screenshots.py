@@ -37,14 +37,14 @@ SEED = 7
 
 
 async def shoot(keys: list[str], size: tuple[int, int], title: str) -> str:
+    # The snapshot tests' wait (a condition, not a count of turns): a loaded machine once drew the `w` view before
+    # it was at rest.
+    from tests.tui.helpers import at_rest
     from tui.feed import frozen_demo_app
 
     app = frozen_demo_app(SECONDS, SEED, export_dir=Path(tempfile.gettempdir()))
     async with app.run_test(size=size) as pilot:
-        await pilot.pause()
-        for key in keys:
-            await pilot.press(key)
-        await pilot.pause()
+        await at_rest(pilot, app, keys)
         return app.export_screenshot(title=title)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import time
 import tomllib
 from pathlib import Path
 
@@ -30,7 +29,6 @@ def test_a_hung_test_fails_and_the_run_goes_on(tmp_path: Path) -> None:
             pass
     """)
     )
-    started = time.monotonic()
     # The project's own pytest configuration (plugins, addopts, timeout method), the timeout shortened to 2 s.
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "-o", "timeout=2", "-q", str(tmp_path / "test_hang.py")],
@@ -41,4 +39,3 @@ def test_a_hung_test_fails_and_the_run_goes_on(tmp_path: Path) -> None:
     )
     assert "Timeout (>2.0s)" in run.stdout, run.stdout[-2000:]
     assert "1 failed, 1 passed" in run.stdout, run.stdout[-2000:]
-    assert time.monotonic() - started < 60

@@ -125,6 +125,7 @@ def test_a_claimed_saving_never_exceeds_what_the_calls_carried() -> None:
     assert session_findings([session])["total"]["tokens"] <= 3 * carried  # three kinds, each held to the calls
 
 
+@pytest.mark.timeout(900)  # a flood built, written and diagnosed: past 120 s inside a whole pass at load 30-40
 def test_diagnose_on_the_floods_capture_completes_in_bounded_memory(tmp_path: Path) -> None:
     store = Store()
     flood_into(store)

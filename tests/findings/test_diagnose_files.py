@@ -39,7 +39,7 @@ def run(home: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], int]:
     env = dict(os.environ, WMCP_TOP_HOME=str(home))
     rss = home / "rss.txt"
     out = subprocess.run(
-        [sys.executable, "-c", RSS_RUNNER, str(rss), "diagnose", *args], check=False, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", RSS_RUNNER, str(rss), "diagnose", *args], check=False, env=env, capture_output=True, text=True, timeout=600
     )
     return out, int(rss.read_text()) if rss.exists() else 0
 
