@@ -9,6 +9,7 @@ default screen) and every pushed view subscribe to it and pull what they show fr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -59,9 +60,13 @@ async def tmux_load_buffer(text: str) -> bool:
     except OSError:
         return False
     try:
-        await asyncio.wait_for(proc.communicate(text.encode()), 3)
+        # Off the loop's path, so a slow tmux only delays the toast: a loaded machine took over 3 s.
+        await asyncio.wait_for(proc.communicate(text.encode()), 15)
     except TimeoutError:
-        proc.kill()
+        if proc.returncode is None:  # it may have ended as the wait ran out: killing it then raised
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        await proc.wait()
         return False
     return proc.returncode == 0
 

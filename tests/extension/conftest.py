@@ -179,10 +179,11 @@ RUN = """async ({ names, q }) => {
 
 
 BACKGROUND_RUN = (
-    """({ names, q, rounds, gapMs }) => {
+    """({ names, q, rounds, gapMs, holdAt }) => {
   window.backgroundRun = (async () => {
     const out = []
     for (let i = 0; i < rounds; i++) {
+      if (i === holdAt) await new Promise((r) => { window.releaseBackground = r })
       out.push(...(await ("""
     + RUN
     + """)({ names, q })))
@@ -195,9 +196,10 @@ BACKGROUND_RUN = (
 )
 
 
-def start_background_calls(target: Any, tag: str, rounds: int, gap_ms: int = 20, q: str = CANARY) -> None:
-    """Start `rounds` rounds of calls in the page without waiting for them; collect with `background_calls`."""
-    target.evaluate(BACKGROUND_RUN, {"names": [f"echo_{tag}", f"text_{tag}"], "q": q, "rounds": rounds, "gapMs": gap_ms})
+def start_background_calls(target: Any, tag: str, rounds: int, gap_ms: int = 20, q: str = CANARY, hold_at: int = -1) -> None:
+    """Start `rounds` rounds of calls in the page without waiting for them; collect with `background_calls`.
+    With `hold_at`, the run holds before that round until `window.releaseBackground()` is called."""
+    target.evaluate(BACKGROUND_RUN, {"names": [f"echo_{tag}", f"text_{tag}"], "q": q, "rounds": rounds, "gapMs": gap_ms, "holdAt": hold_at})
 
 
 def background_calls(target: Any) -> list[dict[str, Any]]:

@@ -97,7 +97,8 @@ async def test_c_under_tmux_puts_the_tag_in_its_buffer(tmp_path: Path, tmux_serv
     app = live_app(tmp_path)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await pilot.press("c")
-        await until(pilot, lambda: "tmux's paste buffer" in screen_text(app), what="the toast")
+        # tmux itself may take seconds on a loaded machine (tui/app.py waits up to 15 s for it)
+        await until(pilot, lambda: "tmux's paste buffer" in screen_text(app), timeout=30, what="the toast")
         assert app.relay is not None
         buffer = subprocess.run(["tmux", "-S", str(tmux_server), "show-buffer"], capture_output=True, text=True, timeout=10).stdout
         assert buffer == app.relay.snippet.script_tag
