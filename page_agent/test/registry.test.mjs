@@ -57,7 +57,7 @@ test("schemaBytes, annotations sent vs kept by the host (getTools), descriptor",
   await ctx.host.registerTool(t)
   await settle()
   const a = agentOf(ctx.api)
-  const rec = a.collector.tools.get("ann")
+  const rec = a.collector.registry.tools.get("ann")
   const text = JSON.stringify({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations })
   assert.equal(rec.schemaBytes, utf8(text))
   assert.equal(rec.descriptor, text)

@@ -1,23 +1,28 @@
-// The collector: one session's calls, spans, ring buffer, ledger, Long-Task attribution, phases.
+// The collector: one session's call path. It composes the jobs around it, each a module of its own: nesting
+// (nesting.js: caller, parent, depth), accounting (accounting.js: a settled call -> its span), the registry
+// ledger (ledger.js), Long-Task attribution (long_tasks.js); the spans it accounts go to the ring buffer
+// (stats.js) and the status phase is read from all of them (status.js).
 //
 // The call path (enter/settle) does only clock reads and pushes; results are measured later, the calls of
 // one batch window together (`flush`), after the host already has its value. Everything that leaves this
 // module goes through `sink` (see index.js): the channel mirror and the uplink.
 
-import { SessionStats, callTokens, tokensForBytes, imageTokens } from "./stats.js"
-import { resultFacts, inputBytesOf, errorText, resultText, inputText, errorResultFacts } from "./measure.js"
-import { defaultRefusal, refusalOf, consentMismatch, consentDetail, cutPayload } from "./hooks.js"
+import { SessionStats } from "./stats.js"
+import { errorText } from "./measure.js"
+import { consentMismatch, consentDetail } from "./hooks.js"
 import { now, safely, cap, makeTaskScheduler } from "../shared/util.js"
+import { spanOf, payloadOf, estimatorOf, tokensThrough } from "./accounting.js"
+import { Nesting, placeUnder } from "./nesting.js"
+import { Ledger } from "./ledger.js"
+import { attributeLongTasks } from "./long_tasks.js"
 import { NATIVE_THEN } from "./wrap.js"
 import { statusFor } from "./status.js"
 import { batchWindow, QUIET_WAIT_MS } from "../transport/pacing.js"
 import { splitLine } from "./console.js"
 
 const RECENT_MAX = 256
-const MAX_LEDGER_TOOLS = 1024
 const RECENT_MS = 60_000
 const HOOK_EVENTS_MAX = 32 // hook-failed events per hook and session; later failures are only counted
-const MAX_PAYLOAD = 65536
 // Accounting held while the page awaits an executeTool (scheduleFlush): at most this long, this many calls.
 const HOLD_MS = 500
 const HOLD_CALLS = 64
@@ -81,7 +86,7 @@ export class Collector {
     this.sessionId = sessionId
     // The id in async frame names (wrap.js `carry`): fixed for the page's life, so a call still running when the
     // session takes a new id (rename) is still found; never on the wire.
-    this.frameId = sessionId
+    this.nesting = new Nesting(sessionId)
     this.config = config
     this.sink = sink
     this.clock = clock || now
@@ -104,6 +109,8 @@ export class Collector {
     this.active = true
     this.synthetic = false
     this.estimate = estimatorOf(config.tokenEstimator)
+    // One ask per kind through the page's tokenEstimator; the built-in sums otherwise (accounting.js).
+    this.tokens = config.tokenEstimator ? tokensThrough(this.estimate) : undefined
     this.stats = new SessionStats(config.buffer, (bytes) => this.estimate("text", bytes))
     this.seq = 0
     /** @type {Map<number, Call>} */
@@ -113,30 +120,14 @@ export class Collector {
     this.open = 0
     this.lastSettledAt = null
     this.unsampled = 0
-    /** @type {Call[]} synchronous execute() stack, for depth/parent */
-    this.stack = []
-    /** @type {{tool:string, parent:Call}[]} executeTool() calls made from inside a measured call, oldest first */
-    this.expected = []
-    this.frameRe = new RegExp(`__wmcp_${sessionId}_(\\d+)\\b`)
     this.pending = []
     this.flushScheduled = false
     this.spanListeners = new Set()
     this.updateListeners = new Set()
-    // Ledger.
-    this.attachedAt = Date.now()
-    this.hostFoundAt = null
-    this.hostLocation = null
-    this.firstRegistrationAt = null
+    this.registry = new Ledger(Date.now())
     this.firstCallAt = null
-    /** @type {Map<string, object>} name -> tool record */
-    this.tools = new Map()
-    this.ledgerRev = 0
     // Coverage.
-    this.wrapFailures = 0
     this.reportToolName = null
-    this.unwrapped = new Set()
-    /** tool name -> calls counted from `toolactivated` (tools the agent could not wrap) */
-    this.counted = new Map()
     this.lostFn = () => 0
     this.extraReasons = new Set()
     /** hints of the agent's own, ahead of the phase's (a late window.__WMCP_CONFIG__, index.js) */
@@ -189,7 +180,7 @@ export class Collector {
       if (overlapped) this.stats.totals.overlappingCalls++
       return null
     }
-    const parent = this.stack.length ? this.stack[this.stack.length - 1] : this.takeExpected(tool)
+    const place = placeUnder(this.nesting.parentOf(tool))
     /** @type {Call} */
     const call = {
       seq: this.seq++,
@@ -198,8 +189,8 @@ export class Collector {
       settledAt: null,
       gap,
       overlapped,
-      depth: parent ? Math.min(parent.depth + 1, 64) : 0,
-      parent: parent ? parent.seq : null,
+      depth: place.depth,
+      parent: place.parent,
       blocking: 0,
       span: null,
       input,
@@ -241,38 +232,20 @@ export class Collector {
     this.sink.start(call)
   }
 
-  // ---- nesting across executeTool() and awaits -----------------------------------------------------------
+  // ---- nesting across executeTool() and awaits (nesting.js) ------------------------------------------------
+
+  /** The synchronous execute() stack wrap.js pushes on (early.js's hand-over sets it while it replays). */
+  get stack() {
+    return this.nesting.stack
+  }
+
+  set stack(stack) {
+    this.nesting.stack = stack
+  }
 
   /** The name of the async frame that carries a call's promise (wrap.js `carry`). */
   frameName(seq) {
-    return `__wmcp_${this.frameId}_${seq}`
-  }
-
-  /**
-   * The measured call the current code runs inside: the synchronous stack's top, else the innermost call whose
-   * carrier frame is in V8's async stack trace (code after an `await` in a tool's async function). Null when
-   * neither says (code reached through setTimeout, a plain .then chain, or no tool at all).
-   */
-  callerOf() {
-    if (this.stack.length) return this.stack[this.stack.length - 1]
-    if (!this.inFlight.size) return null
-    const E = Error
-    let text = null
-    const limit = E.stackTraceLimit
-    try {
-      E.stackTraceLimit = 64
-      text = new E().stack
-    } catch {
-      text = null
-    } finally {
-      try {
-        E.stackTraceLimit = limit
-      } catch {
-        /* a frozen Error: the page's limit stays */
-      }
-    }
-    const m = typeof text === "string" ? this.frameRe.exec(text) : null
-    return m ? this.inFlight.get(Number(m[1])) || null : null
+    return this.nesting.frameName(seq)
   }
 
   /** The collector is the agent's rest: a call never waits for it (early.js's restWait, before it is here). */
@@ -280,26 +253,9 @@ export class Collector {
     return null
   }
 
-  /**
-   * Page code is calling `executeTool(tool)`: when that code runs inside a measured call, the call the browser
-   * is about to make of `tool` is its child. Returns a release for when executeTool settles, or null.
-   */
+  /** Page code is calling `executeTool(tool)`: a release for when it settles, or null (nesting.js). */
   nestedCall(tool) {
-    const parent = this.callerOf()
-    if (!parent) return null
-    const e = { tool, parent }
-    this.expected.push(e)
-    if (this.expected.length > 64) this.expected.shift()
-    return () => {
-      const i = this.expected.indexOf(e)
-      if (i >= 0) this.expected.splice(i, 1)
-    }
-  }
-
-  takeExpected(tool) {
-    const i = this.expected.findIndex((e) => e.tool === tool)
-    if (i < 0) return null
-    return this.expected.splice(i, 1)[0].parent
+    return this.nesting.nestedCall(tool, this.inFlight)
   }
 
   /** execute() settled (returned, resolved, threw or rejected). `call` may be null (unsampled). */
@@ -506,71 +462,16 @@ export class Collector {
     if (this.onAccounted) safely(() => this.onAccounted(windowed))
   }
 
+  /** A settled call becomes its span (accounting.js), which goes to the ring, the page's listeners and the sink. */
   account(call) {
-    const policy = this.config.errorPolicy
-    let facts
-    let isError
-    let error = null
-    let errorType = null
-    let refusal = null
     const cfg = this.config
-    if (call.outcome === "navigated") {
-      // The form's submission left the document: the calling document's executeTool gets null, the agent nothing.
-      facts = { resultBytes: 0, resultType: "null", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
-      isError = false
-    } else if (call.ok) {
-      facts = resultFacts(call.value, call.profile)
-      isError = facts.isError
-      if (!facts.serializable && isError) error = errorText({ name: "TypeError", message: "result could not be serialised to JSON" }, policy)
-      else if (facts.validation) error = errorText({ name: "ValidationError", message: `the form answered with ${facts.validation} validation message(s)` }, policy)
-      else if (isError) error = errorText({ name: "Error", message: "isError result" }, policy)
-      // A failure a tool library returned as prose (001's isErrorResult): the agent still reads the value.
-      if (!isError && typeof cfg.isErrorResult === "function") {
-        let flagged = false
-        try {
-          flagged = !!cfg.isErrorResult(call.value)
-        } catch (e) {
-          this.hookFailed("isErrorResult", call, e)
-        }
-        if (flagged) {
-          isError = true
-          errorType = "tool_error"
-          error = errorText({ name: "Error", message: "the tool returned a failure (isErrorResult)" }, policy)
-        }
-      }
-      if (typeof cfg.isRefusal === "function") {
-        try {
-          refusal = refusalOf(cfg.isRefusal(call.value))
-        } catch (e) {
-          this.hookFailed("isRefusal", call, e)
-        }
-      } else refusal = safely(() => defaultRefusal(call.value), null)
-    } else {
-      // A throw reaches an MCP client as an isError result with bytes of its own; other callers get no result.
-      facts = safely(() => errorResultFacts(call.value, call.profile), null) || { resultBytes: 0, resultType: "error", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
-      isError = true
-      error = errorText(call.value, policy)
-      if (policy !== "none") errorType = errorText(call.value, "name").slice(0, 64)
-    }
-    if (call.fnError) {
-      isError = true
-      error = errorText(call.fnError, policy)
-      if (policy !== "none") errorType = errorText(call.fnError, "name").slice(0, 64)
-      call.fnError = null
-    }
-    const inputBytes = inputBytesOf(call.input)
-    const est = this.config.tokenEstimator ? this.pageTokens(inputBytes, facts.resultBytes, facts.imageBytes) : callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
+    const { span, failed } = spanOf(call, { sessionId: this.sessionId, errorPolicy: cfg.errorPolicy, isErrorResult: cfg.isErrorResult, isRefusal: cfg.isRefusal, tokens: this.tokens })
+    for (const [hook, err] of failed) this.hookFailed(hook, call, err)
+    call.fnError = null
     // Opt-in payload capture: the text goes to the relay's OpenTelemetry lane, ahead of the span.
     if (cfg.capturePayloads === true && this.sink.payload) {
-      const max = payloadMax(cfg.maxPayloadLength)
-      const args = inputText(call.input)
-      const res = call.ok ? resultText(call.value, call.profile) : null
-      // A thrown error's message rides along (001's webmcp.error.message, capture on only).
-      const err = call.ok ? null : safely(() => {
-        const v = call.value
-        return v && typeof v === "object" && typeof v.message === "string" ? v.message : String(v)
-      }, null)
-      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cutPayload(args, max), result: res === null ? null : cutPayload(res, max), error: err ? cutPayload(err, max) : null }))
+      const p = payloadOf(call, cfg.maxPayloadLength)
+      safely(() => this.sink.payload(p))
     }
     // Facts for the diagnosis (facts.js): the bodies are handed over, measured in a later idle callback.
     if (this.facts && !call.terminal) {
@@ -581,46 +482,6 @@ export class Collector {
     call.input = undefined
     call.value = undefined
     call.profile = undefined
-    const span = {
-      sessionId: this.sessionId,
-      seq: call.seq,
-      tool: call.tool,
-      invokedAt: call.invokedAt,
-      settledAt: call.settledAt,
-      wallMs: Math.max(0, call.settledAt - call.invokedAt),
-      blockingMs: call.blocking,
-      inputBytes,
-      resultBytes: facts.resultBytes,
-      contentTypes: facts.contentTypes,
-      imageBytes: facts.imageBytes,
-      estInputTokens: est.estInputTokens,
-      estTextTokens: est.estTextTokens,
-      estImageTokens: est.estImageTokens,
-      estTokens: est.estTokens,
-      isError,
-      error,
-      gapSincePrevCallMs: call.gap,
-      synthetic: call.synthetic,
-      serializable: facts.serializable,
-      resultType: facts.resultType,
-      envelope: facts.envelope,
-      substituted: facts.substituted,
-      depth: call.depth,
-      parent: call.parent,
-      overlapped: call.overlapped,
-      errorType,
-      refusal,
-      consent: call.consent ? call.consent.consent : null,
-      consentMismatch: call.consent ? call.consent.mismatch : null,
-    }
-    // Declarative (form) calls: how long the filled form waited for the user's submit (not tool time), and
-    // "navigated" when the submission left the document.
-    if (call.waitedMs !== undefined) span.waitedMs = call.waitedMs
-    if (call.outcome) span.outcome = call.outcome
-    if (call.terminal) {
-      span.invokedBy = "terminal"
-      span.synthetic = true // not a live host's call (000's meaning), also for the channel's readers
-    }
     call.span = span
     this.remember(call)
     const evicted = this.stats.add(span)
@@ -637,14 +498,6 @@ export class Collector {
       }
     }
     this.sink.span(span)
-  }
-
-  /** Tokens through the page's tokenEstimator (000's `({kind, bytes}) => number`), one ask per kind. */
-  pageTokens(inputBytes, resultBytes, imageBytes) {
-    const estInputTokens = this.estimate("input", inputBytes)
-    const estTextTokens = this.estimate("text", Math.max(0, resultBytes - imageBytes))
-    const estImageTokens = imageBytes ? this.estimate("image", imageBytes) : 0
-    return { estInputTokens, estTextTokens, estImageTokens, estTokens: estInputTokens + estTextTokens + estImageTokens }
   }
 
   remember(call) {
@@ -669,43 +522,11 @@ export class Collector {
 
   /**
    * Attribute each Long-Task millisecond to the most recently invoked call in flight at that moment, so
-   * no millisecond counts twice. Calls already emitted get a late `update`.
+   * no millisecond counts twice (long_tasks.js). Calls already emitted get a late `update`.
    * @param {{startTime:number, duration:number}[]} entries
    */
   longTasks(entries) {
-    const touched = new Map()
-    for (const e of entries) {
-      const s = e.startTime
-      const end = s + e.duration
-      const cands = []
-      const consider = (c) => {
-        const cEnd = c.settledAt === null ? Infinity : c.settledAt
-        if (c.invokedAt < end && cEnd > s) cands.push(c)
-      }
-      for (const c of this.inFlight.values()) consider(c)
-      for (const c of this.pending) consider(c)
-      for (const c of this.recent) consider(c)
-      if (!cands.length) continue
-      const cuts = new Set([s, end])
-      for (const c of cands) {
-        if (c.invokedAt > s && c.invokedAt < end) cuts.add(c.invokedAt)
-        if (c.settledAt !== null && c.settledAt > s && c.settledAt < end) cuts.add(c.settledAt)
-      }
-      const points = Array.from(cuts).sort((a, b) => a - b)
-      for (let i = 0; i + 1 < points.length; i++) {
-        const a = points[i]
-        const b = points[i + 1]
-        let best = null
-        for (const c of cands) {
-          const cEnd = c.settledAt === null ? Infinity : c.settledAt
-          if (c.invokedAt <= a && cEnd >= b && (!best || c.invokedAt > best.invokedAt || (c.invokedAt === best.invokedAt && c.seq > best.seq))) best = c
-        }
-        if (best) {
-          best.blocking += b - a
-          touched.set(best.seq, best)
-        }
-      }
-    }
+    const touched = attributeLongTasks(entries, [Array.from(this.inFlight.values()), this.pending, this.recent])
     for (const c of touched.values()) {
       if (!c.span) continue
       this.stats.updateBlocking(c.seq, c.blocking)
@@ -716,12 +537,10 @@ export class Collector {
     if (touched.size) this.ledgerChanged()
   }
 
-  // ---- registry ----------------------------------------------------------------------------------------
+  // ---- registry (the ledger, ledger.js) -----------------------------------------------------------------
 
   hostFound(location) {
-    if (this.hostFoundAt !== null) return
-    this.hostFoundAt = this.clock()
-    this.hostLocation = location
+    if (!this.registry.hostFound(location, this.clock())) return
     this.ledgerChanged()
     this.statusChanged()
   }
@@ -732,23 +551,9 @@ export class Collector {
    */
   registered(rec, frame = true) {
     const t = typeof rec.acceptedAt === "number" ? rec.acceptedAt : this.clock()
-    if (this.firstRegistrationAt === null && !rec.internal) this.firstRegistrationAt = t
-    const prev = this.tools.get(rec.name)
-    const full = { ...rec, registered: true, registeredAt: t, unregisteredAt: null }
-    if (prev && prev.registered && prev.registeredAt !== null) full.registeredAt = prev.registeredAt
-    // Redefinition (001): the same name again with another descriptor, or another handler source when the
-    // fingerprint is on. The tool frame says so by carrying the new descriptor; this event names what moved.
-    if (prev && !rec.internal) {
-      // The fingerprint covers the descriptor (and the handler under fingerprintHandler, whose own hash the
-      // record keeps in the page to say which of the two moved).
-      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null) || (!prev.handlerHash && (prev.fingerprint ?? null) !== (rec.fingerprint ?? null))
-      const handler = (prev.handlerHash ?? null) !== (rec.handlerHash ?? null)
-      if (descriptor || handler) {
-        full.redefined = true
-        this.event("redefined", { tool: rec.name, descriptor, handler })
-      } else full.redefined = !!prev.redefined
-    }
-    this.tools.set(rec.name, full)
+    const { full, redefined } = this.registry.registered(rec, t)
+    // Redefinition (001): the tool frame says so by carrying the new descriptor; this event names what moved.
+    if (redefined) this.event("redefined", { tool: rec.name, ...redefined })
     this.stats.register(rec.name, rec.schemaBytes, !!rec.internal)
     if (frame) this.sink.tool(full, "registered")
     else full.framePending = true
@@ -758,11 +563,8 @@ export class Collector {
 
   /** The host said which annotations it kept of a tool listed with registered(rec, false): its frame leaves now. */
   keptAnnotations(name, kept) {
-    const rec = this.tools.get(name)
-    if (!rec || !rec.framePending) return
-    rec.framePending = false
-    rec.annotationsKept = kept
-    this.sink.tool(rec, "registered")
+    const rec = this.registry.keptAnnotations(name, kept)
+    if (rec) this.sink.tool(rec, "registered")
   }
 
   /** Record a registration the host refused (duplicate name, invalid schema): not a tool. */
@@ -771,10 +573,8 @@ export class Collector {
   }
 
   unregistered(name) {
-    const rec = this.tools.get(name)
-    if (!rec || !rec.registered) return
-    rec.registered = false
-    rec.unregisteredAt = this.clock()
+    const rec = this.registry.unregistered(name, this.clock())
+    if (!rec) return
     this.stats.unregister(name)
     this.sink.tool(rec, "unregistered")
     this.ledgerChanged()
@@ -783,18 +583,16 @@ export class Collector {
 
   /** A tool the host lists that was registered before the agent could wrap it. */
   unwrappedTool(name) {
-    if (this.unwrapped.has(name)) return
-    this.unwrapped.add(name)
-    this.statusChanged()
+    if (this.registry.unwrappedTool(name)) this.statusChanged()
   }
 
   /** A tool listed as unwrapped is measured after all (instrument(), or registered again through the hooks). */
   wrappedTool(name) {
-    if (this.unwrapped.delete(name)) this.statusChanged()
+    if (this.registry.wrappedTool(name)) this.statusChanged()
   }
 
   wrapFailed(name) {
-    this.wrapFailures++
+    this.registry.wrapFailures++
     this.event("wrap-failed", { tool: cap(name, 128) })
     this.statusChanged()
   }
@@ -804,8 +602,7 @@ export class Collector {
    * the timeline. No span, no timing, no bytes: the tool is "counted, not measured".
    */
   countedCall(name) {
-    if (!this.counted.has(name) && this.counted.size >= MAX_LEDGER_TOOLS) return
-    this.counted.set(name, (this.counted.get(name) || 0) + 1)
+    if (!this.registry.countedCall(name)) return
     this.event("toolactivated", { tool: name, counted: true })
     this.ledgerChanged()
     this.statusChanged()
@@ -839,7 +636,7 @@ export class Collector {
    */
   recordConsent(shown, resolved, granted) {
     const name = cap(String(resolved), 128)
-    const rec = this.tools.get(name)
+    const rec = this.registry.tools.get(name)
     let descriptor = null
     if (rec && rec.descriptor) descriptor = safely(() => JSON.parse(rec.descriptor), null)
     const mismatch = consentMismatch(shown ?? "", name, descriptor)
@@ -878,35 +675,13 @@ export class Collector {
     return this
   }
 
+  /** The ledger frame's body (ledger.js), with the calls' side. */
   ledger() {
-    const tools = {}
-    const registeredTools = []
-    // The wire caps the map at 1024 tools: the registered ones first, then the withdrawn ones.
-    const all = Array.from(this.tools)
-    const ordered = all.filter(([, r]) => r.registered).concat(all.filter(([, r]) => !r.registered)).slice(0, MAX_LEDGER_TOOLS)
-    for (const [name, r] of ordered) {
-      tools[name] = { schemaBytes: r.schemaBytes, registeredAt: r.registeredAt, unregisteredAt: r.unregisteredAt, internal: !!r.internal }
-      // Counted, not measured: calls seen through `toolactivated` only (no timing, no bytes).
-      if (this.unwrapped.has(name)) tools[name].measured = false
-      if (this.counted.has(name)) tools[name].counted = this.counted.get(name)
-      if (r.registered) registeredTools.push(name)
-    }
-    return {
-      sessionId: this.sessionId,
-      attachedAt: this.attachedAt,
-      hostFoundAt: this.hostFoundAt,
-      hostLocation: this.hostLocation,
-      firstRegistrationAt: this.firstRegistrationAt,
-      registeredTools,
-      tools,
-      firstCallAt: this.firstCallAt,
-      lastSettledAt: this.lastSettledAt,
-      totals: this.stats.totalsObject(),
-    }
+    return this.registry.frame({ sessionId: this.sessionId, firstCallAt: this.firstCallAt, lastSettledAt: this.lastSettledAt, totals: this.stats.totalsObject() })
   }
 
   ledgerChanged() {
-    this.ledgerRev++
+    this.registry.rev++
     this.sink.ledger()
   }
 
@@ -915,35 +690,22 @@ export class Collector {
    * split (the console's and the report tool's); the status frame leaves it out, so it changes with the phase only.
    */
   status(split = true) {
-    const reasons = []
-    if (this.wrapFailures) reasons.push(`${this.wrapFailures} tool execute() could not be wrapped`)
-    let countedCalls = 0
-    for (const n of this.counted.values()) countedCalls += n
-    if (this.unwrapped.size) {
-      let n = 0
-      for (const name of this.unwrapped) n += this.counted.get(name) || 0
-      reasons.push(`${this.unwrapped.size} tool(s) registered before the agent loaded are counted, not measured (${n} call(s) counted from toolactivated)`)
-    }
+    const reasons = this.registry.reasons()
     const lost = this.lostFn()
     if (lost) reasons.push(`${lost} span(s) evicted before the relay stored them`)
     for (const r of this.extraReasons) reasons.push(r)
-    let toolCount = 0
-    let own = false
-    for (const r of this.tools.values()) {
-      if (!r.registered) continue
-      toolCount++
-      if (!r.internal) own = true
-    }
+    const tools = this.registry.registeredCount()
+    const r = this.registry
     const s = statusFor({
       active: this.active,
-      hostFound: this.hostFoundAt !== null,
-      registered: own,
+      hostFound: r.hostFoundAt !== null,
+      registered: tools.own,
       anyCall: this.firstCallAt !== null || this.unsampled > 0,
-      countedCalls,
+      countedCalls: r.countedCalls(),
       reasons,
       inFlight: this.inFlight.size,
-      countedOnly: this.unwrapped.size > 0,
-      hostLocation: this.hostLocation,
+      countedOnly: r.unwrapped.size > 0,
+      hostLocation: r.hostLocation,
       split: split ? splitLine(this.stats) : null,
       hints: this.notes,
     })
@@ -951,9 +713,9 @@ export class Collector {
     return {
       phase: s.phase,
       message: s.message,
-      hostLocation: this.hostLocation,
-      hostFoundAt: this.hostFoundAt,
-      toolCount,
+      hostLocation: r.hostLocation,
+      hostFoundAt: r.hostFoundAt,
+      toolCount: tools.count,
       callCount: this.stats.totals.calls,
       lastCallAt: this.lastSettledAt,
       hints: s.hints,
@@ -979,7 +741,7 @@ export class Collector {
     }
     this.stats.reset()
     if (this.facts) safely(() => this.facts.reset())
-    this.counted.clear()
+    this.registry.counted.clear()
     this.lastSettledAt = null
     this.unsampled = 0
     this.recent = []
@@ -1000,27 +762,4 @@ export class Collector {
   }
 }
 
-function payloadMax(v) {
-  return Number.isInteger(v) && v > 0 ? Math.min(v, MAX_PAYLOAD) : 2048
-}
-
 export const measureName = (span) => `webmcp:${span.tool}#${span.seq}`
-
-/**
- * (kind, bytes) -> tokens through a page's tokenEstimator, webmcp-profiler's `({kind, bytes}) => number` with
- * kind "input" | "text" | "image" (bytes: base64 length for images). A throw or a value that is not a finite
- * number >= 0 falls back to the built-in estimate; results are whole tokens.
- */
-function estimatorOf(fn) {
-  const builtIn = (kind, bytes) => (kind === "image" ? imageTokens(bytes) : tokensForBytes(bytes))
-  if (typeof fn !== "function") return builtIn
-  return (kind, bytes) => {
-    let v
-    try {
-      v = fn({ kind, bytes })
-    } catch {
-      v = undefined
-    }
-    return typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.ceil(v) : builtIn(kind, bytes)
-  }
-}

@@ -133,7 +133,7 @@ class Agent {
     }
     this.schemas = new Map()
     if (early) {
-      this.collector.attachedAt = early.log.attachedAt
+      this.collector.registry.attachedAt = early.log.attachedAt
       this.interceptor = early.interceptor
       this.interceptor.c = this.collector
     } else {
@@ -356,7 +356,7 @@ class Agent {
 
   /** A tool's own inputSchema (for the facts' schema check), parsed once per descriptor text. */
   schemaOf(tool) {
-    const rec = this.collector.tools.get(tool)
+    const rec = this.collector.registry.tools.get(tool)
     const text = rec && rec.registered && !rec.internal ? rec.descriptor : null
     if (typeof text !== "string") return undefined
     let hit = this.schemas.get(tool)
@@ -470,7 +470,7 @@ class Agent {
           userAgent: this.env.userAgent,
           context: this.env.context,
           visibility: cap(safely(() => g.document.visibilityState, "visible") || "visible", 64),
-          attachedAt: c.attachedAt,
+          attachedAt: c.registry.attachedAt,
           timeOrigin: safely(() => g.performance.timeOrigin, 0) || 0,
         },
         config: { sample: c.config.sample, buffer: c.stats.buffer, errorPolicy: c.config.errorPolicy },
@@ -480,17 +480,17 @@ class Agent {
       drain: () => this.sendStarts(),
       replay: () => {
         const out = []
-        for (const rec of c.tools.values()) if (rec.registered) out.push(this.toolFrame(rec, "registered"))
+        for (const rec of c.registry.tools.values()) if (rec.registered) out.push(this.toolFrame(rec, "registered"))
         const st = this.statusFrame()
         this.lastStatus = JSON.stringify(st)
         out.push(st)
-        out.push(frames.ledger(c.sessionId, c.ledgerRev, c.ledger()))
+        out.push(frames.ledger(c.sessionId, c.registry.rev, c.ledger()))
         this.pendingStarts = []
         const calls = Array.from(c.inFlight.values()).map((x) => ({ seq: x.seq, tool: x.tool, invokedAt: x.invokedAt, depth: x.depth, parent: x.parent, ...(x.waiting ? { waiting: true } : {}) }))
         if (calls.length) out.push(frames.start(c.sessionId, calls.slice(0, 500)))
         return out
       },
-      ledgerFrame: () => frames.ledger(c.sessionId, c.ledgerRev, c.ledger()),
+      ledgerFrame: () => frames.ledger(c.sessionId, c.registry.rev, c.ledger()),
     }
   }
 
