@@ -229,6 +229,11 @@ export class ChannelMirror {
     if (this.awaitingQuiet) this.flush()
   }
 
+  /** The agent's accounting window ran out (pacing.js): the batch it held leaves now. */
+  windowEnded() {
+    this.flush()
+  }
+
   /** Post what the window holds, in order. */
   flush() {
     this.awaitingQuiet = false

@@ -15,25 +15,13 @@ import { spanOf, payloadOf, estimatorOf, tokensThrough } from "./accounting.js"
 import { Nesting, placeUnder } from "./nesting.js"
 import { Ledger } from "./ledger.js"
 import { attributeLongTasks } from "./long_tasks.js"
-import { NATIVE_THEN } from "./wrap.js"
 import { statusFor } from "./status.js"
-import { batchWindow, QUIET_WAIT_MS } from "../transport/pacing.js"
+import { Pacer } from "../transport/pacing.js"
 import { splitLine } from "./console.js"
 
 const RECENT_MAX = 256
 const RECENT_MS = 60_000
 const HOOK_EVENTS_MAX = 32 // hook-failed events per hook and session; later failures are only counted
-// Accounting held while the page awaits an executeTool (scheduleFlush): at most this long, this many calls.
-const HOLD_MS = 500
-const HOLD_CALLS = 64
-
-// A microtask through the engine's own promise machinery: a reaction on a promise already resolved is queued at
-// once, exactly where queueMicrotask would queue it, without Blink's binding (about 9 µs a call in Chromium 156
-// on these machines, measured in a CPU profile of back-to-back calls). Captured: a page replacing
-// Promise.prototype.then later does not reach us.
-const RESOLVED = Promise.resolve()
-const enqueueMicrotask = (fn) => NATIVE_THEN.call(RESOLVED, fn)
-
 /**
  * @typedef {object} Call  one execute() in flight (or settled and awaiting accounting)
  * @property {number} seq
@@ -74,15 +62,12 @@ export class Collector {
    * @param {{buffer:number, sample:number, errorPolicy:string, tokenEstimator?:Function, isErrorResult?:Function, isRefusal?:Function, capturePayloads?:boolean, maxPayloadLength?:number, fingerprintHandler?:boolean}} o.config
    * @param {object} o.sink  {start, span, update, evicted, tool, ledger, status, event}
    * @param {() => number} [o.clock]
-   * @param {((fn: Function) => void) & {close?: () => void}} [o.schedule]  macrotask scheduler for deferred accounting
+   * @param {((fn: Function) => void) & {close?: () => void}} [o.schedule]  macrotask scheduler (the transport observer's tasks)
    * @param {() => number} [o.random]
    * @param {object} [o.perf]  `performance` (measure/clearMeasures)
-   * @param {Function} [o.setTimeout]  for the deadline of accounting held while the page awaits a call
-   * @param {Function} [o.clearTimeout]
-   * @param {((fn: Function) => void)|null} [o.microtask]  queues a microtask (default: a reaction on a resolved promise; null: accounting always gets a task)
-   * @param {number} [o.windowMs]  the quiet batch window calls are accounted in (inWindow, pacing.js; 0: none)
+   * @param {Pacer} [o.pacer]  when settled calls are accounted (pacing.js; default: a task after each settle)
    */
-  constructor({ sessionId, config, sink, clock, schedule, random, perf = globalThis.performance, setTimeout: st, clearTimeout: ct, microtask, windowMs = 0 }) {
+  constructor({ sessionId, config, sink, clock, schedule, random, perf = globalThis.performance, pacer }) {
     this.sessionId = sessionId
     // The id in async frame names (wrap.js `carry`): fixed for the page's life, so a call still running when the
     // session takes a new id (rename) is still found; never on the wire.
@@ -91,19 +76,9 @@ export class Collector {
     this.sink = sink
     this.clock = clock || now
     this.schedule = schedule || makeTaskScheduler()
-    this.st = st || ((fn, ms) => setTimeout(fn, ms))
-    this.ct = ct || ((t) => clearTimeout(t))
-    this.microtask = microtask !== undefined ? microtask : enqueueMicrotask
-    /** `executeTool` calls the page is awaiting (registry.js): accounting waits for them, see scheduleFlush */
-    this.pageWaits = 0
-    this.holdTimer = null
-    /** the accounting's batch window (inWindow): its quiet length, its timer, whether it ran out, the last batch */
-    this.windowMs = Number.isFinite(windowMs) && windowMs > 0 ? windowMs : 0
-    this.windowTimer = null
-    this.windowOver = false
-    this.lastBatchAt = -Infinity
-    /** after each accounting batch (`true`: its window ran out): the page's quiet moment, when batches leave (pacing.js) */
-    this.onAccounted = null
+    // The pacer reads this collector's clock as it is at each read (early.js's hand-over swaps it while replaying).
+    this.pacer = pacer || new Pacer({ clock: () => this.clock(), schedule: this.schedule, setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (t) => clearTimeout(t) })
+    this.pacer.accounts = this
     this.random = random || Math.random
     this.perf = perf
     this.active = true
@@ -121,7 +96,6 @@ export class Collector {
     this.lastSettledAt = null
     this.unsampled = 0
     this.pending = []
-    this.flushScheduled = false
     this.spanListeners = new Set()
     this.updateListeners = new Set()
     this.registry = new Ledger(Date.now())
@@ -296,9 +270,9 @@ export class Collector {
     this.pending.push(call)
     // An onSpan listener has its span before the caller's `await execute()` resumes, as webmcp-profiler's
     // (an exporter reads on settle): the accounting runs here, on the call path the page chose to pay. With no
-    // listener the call path stays two clock reads and the accounting waits for its batch (scheduleFlush).
+    // listener the call path stays two clock reads and the accounting waits for its batch (pacing.js, Pacer.due).
     if (this.spanListeners.size) this.flush()
-    else this.scheduleFlush()
+    else this.pacer.due()
   }
 
   /**
@@ -337,69 +311,25 @@ export class Collector {
     this.queue(call)
   }
 
-  /**
-   * The accounting runs as its own task after a call settles. When the page itself called the tool
-   * (`executeTool`) and awaits the answer, that task would run while the browser carries the result back
-   * to the page (a round trip through the browser process), and the page would wait for our serialising of
-   * a 128 KB result too. So while the page awaits any executeTool, settled calls wait for the next answer
-   * the page gets (`force`); at most HOLD_MS, and never more than HOLD_CALLS of them.
-   */
+  // ---- pacing (pacing.js): the early buffer (early.js) and the interceptor reach the pacer through these ------
+
+  /** `executeTool` calls the page is awaiting (Pacer.pageWaits). */
+  get pageWaits() {
+    return this.pacer.pageWaits
+  }
+
+  set pageWaits(n) {
+    this.pacer.pageWaits = n
+  }
+
+  /** Settled calls await accounting (Pacer.due; `force`: the page just had its answer). */
   scheduleFlush(force = false) {
-    if (this.flushScheduled || !this.pending.length) return
-    if (this.pending.length < HOLD_CALLS && this.inWindow()) return
-    if (!force && this.pageWaits > 0 && this.pending.length < HOLD_CALLS) {
-      // One deadline timer at a time, left to run out rather than cleared and set again for every call. A batch
-      // whose window ran out waits as long as the uplink's would (QUIET_WAIT_MS), and then goes in that task.
-      if (this.holdTimer === null) this.holdTimer = safely(() => this.st(() => {
-        this.holdTimer = null
-        if (this.windowOver) this.flush()
-        else this.scheduleFlush(true)
-      }, this.windowOver ? QUIET_WAIT_MS : HOLD_MS), null)
-      if (this.holdTimer !== null) return
-    }
-    this.flushScheduled = true
-    // After the page's answer the accounting may run in this very task, behind the page's own continuation
-    // (a microtask queued now runs after the ones already queued): no task of its own to wake for.
-    if (force && this.microtask) this.microtask(() => safely(() => this.flush()))
-    else this.schedule(() => this.flush())
-  }
-
-  /**
-   * Calls are accounted in the batch window they would leave in (pacing.js: `windowMs` after a quiet spell,
-   * up to 250 ms while the page keeps calling), all together when it runs out, and what they produce leaves
-   * at once (onAccounted): true while the window holds them. Then the batch goes as any other (behind the
-   * page's answer while the page awaits a call). Code run once every 10 ms runs cold, and the same accounting
-   * for 25 calls in one go runs warm: a page calling 100 times a second pays the whole agent 0.7 to 1.1
-   * points of a core less (the README's "What watching costs the page").
-   */
-  inWindow() {
-    if (this.windowTimer !== null) return true
-    if (!this.windowMs || this.windowOver) return false
-    this.windowTimer = safely(() => this.st(() => {
-      this.windowTimer = null
-      this.windowOver = true
-      // in this very task, unless the page awaits an answer (then right after it has it, scheduleFlush)
-      if (this.pageWaits > 0) this.scheduleFlush()
-      else this.flush()
-    }, batchWindow(this.windowMs, this.clock(), this.lastBatchAt)), null)
-    return this.windowTimer !== null
-  }
-
-  /** Is a call under way: running, settled and not yet accounted, or its answer on the way to the page? */
-  calling() {
-    return this.inFlight.size > 0 || this.pending.length > 0 || this.pageWaits > 0
+    this.pacer.due(force)
   }
 
   /** The page called `executeTool` and awaits it: returns the function to call when it has its answer. */
   pageWait() {
-    this.pageWaits++
-    let done = false
-    return () => {
-      if (done) return
-      done = true
-      if (this.pageWaits > 0) this.pageWaits--
-      this.scheduleFlush(true)
-    }
+    return this.pacer.pageWait()
   }
 
   /**
@@ -444,22 +374,18 @@ export class Collector {
 
   /** Measure every settled call: serialise, count, emit. Runs as its own task, after the host has the value. */
   flush() {
-    this.flushScheduled = false
+    this.pacer.flushScheduled = false
     const batch = this.pending
     if (!batch.length) return
     this.pending = []
-    const windowed = this.windowOver || this.windowTimer !== null
-    if (this.windowTimer !== null) safely(() => this.ct(this.windowTimer))
-    this.windowTimer = null
-    this.windowOver = false
     const t0 = now()
-    this.lastBatchAt = this.clock()
+    const windowed = this.pacer.accounting()
     for (const call of batch) safely(() => this.account(call))
     this.ledgerChanged()
     // The agent's own cost, off the call path (overhead() reports it).
     this.cost.accounted += batch.length
     this.cost.ms += now() - t0
-    if (this.onAccounted) safely(() => this.onAccounted(windowed))
+    this.pacer.accounted(windowed)
   }
 
   /** A settled call becomes its span (accounting.js), which goes to the ring, the page's listeners and the sink. */
@@ -649,7 +575,7 @@ export class Collector {
 
   event(kind, detail = {}) {
     // Calls that settled before this moment enter the timeline first (their accounting may be waiting
-    // behind the page's own continuation, see scheduleFlush), so the timeline keeps the page's order.
+    // behind the page's own continuation, see Pacer.due), so the timeline keeps the page's order.
     if (this.pending.length) this.flush()
     this.sink.event({ at: this.clock(), kind, detail })
   }
@@ -751,10 +677,7 @@ export class Collector {
 
   stop() {
     this.active = false
-    if (this.holdTimer !== null) safely(() => this.ct(this.holdTimer))
-    this.holdTimer = null
-    if (this.windowTimer !== null) safely(() => this.ct(this.windowTimer))
-    this.windowTimer = null
+    this.pacer.stop()
     if (this.observer) safely(() => this.observer.disconnect())
     this.observer = null
     if (this.facts) safely(() => this.facts.stop())
