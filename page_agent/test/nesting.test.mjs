@@ -120,10 +120,10 @@ test("start frames carry the async parent too", async () => {
     },
   })
   const c = agentOf(ctx.api).collector
-  const sink = c.sink.start
+  const start = c.sink.start
   c.sink.start = (call) => {
     starts.push({ tool: call.tool, seq: call.seq, depth: call.depth, parent: call.parent })
-    sink(call)
+    start.call(c.sink, call)
   }
   await mc.executeTool({ name: "outer" }, {})
   assert.deepEqual(starts, [

@@ -149,7 +149,7 @@ test("legacy host: provideContext, clearContext, unregisterTool (own properties)
 test("toolcancel is a marker on the newest call of that tool in flight", async () => {
   const ctx = setup()
   const events = []
-  agentOf(ctx.api).uplink = { send: (_id, f) => events.push(f), ledgerDirty() {}, spansReady() {} }
+  agentOf(ctx.api).sink.uplink = { send: (_id, f) => events.push(f), ledgerDirty() {}, spansReady() {} }
   let release
   await ctx.host.registerTool(tool("hang", { execute: () => new Promise((r) => (release = r)) }))
   await settle()

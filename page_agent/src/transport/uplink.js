@@ -1,8 +1,9 @@
 // The uplink: one WebSocket to the relay, carrying one or more sessions (ours, and any relayed from the
 // channel). hello first (again on every reconnect, same session id, current `lost`); the relay answers
 // `ack {session, seq, above}` with what it holds, and we send every held span it does not hold, once per
-// connection, whatever order the calls settled in. Spans stay in the ring buffer after sending, so a
-// reconnect replays what the relay has not acked.
+// connection, whatever order the calls settled in. Spans are handed to a session's feed (feed.js) as they are
+// made and stay held there after sending, until the page's ring evicts them, so a reconnect replays what the
+// relay has not acked; nothing is read back from the collector.
 // Never throws into the page; while no relay is there it costs one timer.
 //
 // Ownership: the ack that answers our first hello carries `resume`, a secret only this page holds; every
@@ -120,11 +121,11 @@ function ranges(above, acked) {
 }
 
 /**
- * A session as the uplink sees it.
+ * A session as the uplink sees it (feed.js's Feed).
  * @typedef {object} Feed
  * @property {string} id
  * @property {() => {session:object, config:object}} hello
- * @property {() => Iterable<object>} spans  held spans, oldest first
+ * @property {() => Iterable<object>} spans  held spans, oldest first (handed to the feed, never read back)
  * @property {() => object[]} replay  frames that restate the session after a (re)connect
  * @property {Delivery} delivery
  * @property {() => string} [rename]  the relay refused our first hello as taken: go on under a new id (returned),
