@@ -1,8 +1,8 @@
-// pacing.js's Pacer alone: when settled calls are accounted and when the outlets' batches are told to leave,
-// with hand-driven timers, tasks and microtasks (no collector, no socket).
+// pacing.js alone: the Pacer (when settled calls are accounted and when the outlets' batches are told to leave)
+// and the Lane (an outlet's batch timer), with hand-driven timers, tasks and microtasks (no collector, no socket).
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { Pacer, HOLD_MS, HOLD_CALLS, QUIET_WAIT_MS, FLUSH_MS, BUSY_MS, MAX_FLUSH_MS } from "../src/transport/pacing.js"
+import { Pacer, Lane, HOLD_MS, HOLD_CALLS, QUIET_WAIT_MS, FLUSH_MS, BUSY_MS, MAX_FLUSH_MS } from "../src/transport/pacing.js"
 
 function rig(windowMs = 0) {
   let t = 0
@@ -135,4 +135,68 @@ test("stop clears the pacer's timers", () => {
   r.settle()
   r.pacer.stop()
   assert.equal(r.live().length, 0)
+})
+
+// ---- Lane: an outlet's batch timer ----------------------------------------------------------------------------
+
+function lane({ calling = () => false, alignQuiet = true, st } = {}) {
+  let t = 0
+  const timers = []
+  const runs = []
+  const l = new Lane({
+    setTimeout: st || ((fn, ms) => timers.push({ fn, ms, live: true }) - 1),
+    clearTimeout: (id) => (timers[id].live = false),
+    clock: () => t,
+    alignQuiet,
+    calling,
+  })
+  const fire = (i) => {
+    timers[i].live = false
+    timers[i].fn()
+  }
+  return { l, timers, runs, fire, run: (aligned) => runs.push(aligned), tick: (ms) => (t += ms) }
+}
+
+test("Lane: a quiet page's batch leaves when its window ends", () => {
+  const r = lane({ calling: () => true })
+  assert.equal(r.l.arm(FLUSH_MS, () => -Infinity, r.run), true)
+  assert.equal(r.l.armed, true)
+  r.fire(0)
+  assert.deepEqual(r.runs, [false], "no batch left lately: not busy, even with a call under way")
+  assert.equal(r.l.armed, false)
+})
+
+test("Lane: a busy page's batch, a call under way, waits for quiet (QUIET_WAIT_MS at most); cancel ends the wait", () => {
+  let calling = true
+  const r = lane({ calling: () => calling })
+  r.tick(5000)
+  r.l.arm(MAX_FLUSH_MS, () => 4900, r.run)
+  r.fire(0)
+  assert.deepEqual(r.runs, [])
+  assert.equal(r.l.awaitingQuiet, true)
+  assert.deepEqual([r.timers[1].ms, r.l.armed], [QUIET_WAIT_MS, true])
+  r.fire(1)
+  assert.deepEqual(r.runs, [true], "the deadline: it leaves, aligned")
+  r.l.arm(MAX_FLUSH_MS, () => 4900, r.run)
+  r.fire(2)
+  r.l.cancel()
+  assert.deepEqual([r.l.awaitingQuiet, r.l.armed, r.timers[3].live], [false, false, false])
+  calling = false
+  r.l.arm(MAX_FLUSH_MS, () => 4900, r.run)
+  r.fire(4)
+  assert.deepEqual(r.runs, [true, false], "no call under way: the page is between calls, the batch leaves")
+  const off = lane({ calling: () => true, alignQuiet: false })
+  off.tick(5000)
+  off.l.arm(FLUSH_MS, () => 4990, off.run)
+  off.fire(0)
+  assert.deepEqual(off.runs, [false], "alignQuiet off: never waits")
+})
+
+test("Lane: no timer to be had says so (the outlet sends now); a timer that runs at once leaves nothing armed", () => {
+  const broken = lane({ st: () => { throw new Error("no timers here") } })
+  assert.equal(broken.l.arm(FLUSH_MS, () => -Infinity, broken.run), false)
+  assert.equal(broken.l.armed, false)
+  const sync = lane({ st: (fn) => { fn(); return 7 } })
+  assert.equal(sync.l.arm(FLUSH_MS, () => -Infinity, sync.run), true)
+  assert.deepEqual([sync.runs, sync.l.armed], [[false], false])
 })

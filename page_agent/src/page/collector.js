@@ -4,8 +4,9 @@
 // (stats.js) and the status phase is read from all of them (status.js).
 //
 // The call path (enter/settle) does only clock reads and pushes; results are measured later, the calls of
-// one batch window together (`flush`), after the host already has its value. Everything that leaves this
-// module goes through `sink` (see index.js): the channel mirror and the uplink.
+// one batch window together (`flush`, when the pacer says: transport/pacing.js), after the host already has its
+// value. Everything that leaves this module goes one way, through `sink` (sink.js): to the uplink and the
+// channel mirror.
 
 import { SessionStats } from "./stats.js"
 import { errorText } from "./measure.js"
@@ -22,6 +23,7 @@ import { splitLine } from "./console.js"
 const RECENT_MAX = 256
 const RECENT_MS = 60_000
 const HOOK_EVENTS_MAX = 32 // hook-failed events per hook and session; later failures are only counted
+
 /**
  * @typedef {object} Call  one execute() in flight (or settled and awaiting accounting)
  * @property {number} seq
@@ -583,12 +585,9 @@ export class Collector {
   // ---- read --------------------------------------------------------------------------------------------
 
   /**
-   * Finish pending accounting now, so a read right after `await tool.execute(x)` counts that call (000's
-   * quick start). The call path stays as it is: accounting still runs off it, only earlier when someone reads.
-   */
-  /**
    * The session goes on under a new id (the relay refused the first hello: another socket holds this one).
-   * Every held span is re-stamped, so what the relay did not have yet goes under the new id.
+   * Every span in the ring is re-stamped (the uplink's feed holds the same spans), so what the relay did not
+   * have yet goes under the new id.
    * @param {string} id
    */
   rename(id) {
@@ -596,6 +595,10 @@ export class Collector {
     for (const span of this.stats.ring.values()) span.sessionId = id
   }
 
+  /**
+   * Finish pending accounting now, so a read right after `await tool.execute(x)` counts that call (000's
+   * quick start). The call path stays as it is: accounting still runs off it, only earlier when someone reads.
+   */
   current() {
     if (this.pending.length) this.flush()
     return this

@@ -5,7 +5,8 @@
 // share those wake-ups. After a quiet spell a window is FLUSH_MS; while the page keeps calling (a batch left
 // under BUSY_MS ago) it stretches to BUSY_FACTOR times that, at most MAX_FLUSH_MS: a busy page pays four
 // batches a second, a quiet one is seen within 50 ms. (Measured in tests/bench/test_observer_effect.py.)
-// The agent's accounting runs in the same windows, paced here too (Pacer, at the end).
+// Everything that paces the agent is here: the accounting's windows (Pacer, at the end) and each outlet's batch
+// timer (Lane); the uplink and the channel only say what their window is and what leaving means.
 
 import { safely } from "../shared/util.js"
 
@@ -34,6 +35,74 @@ export const isBusy = (now, lastAt) => now - lastAt < BUSY_MS
 // which is what moves a page's p95. With no call under way it leaves when its window ends: the page is between
 // calls, and the last calls of a burst are not held back. At most MAX_FLUSH_MS more.
 export const QUIET_WAIT_MS = MAX_FLUSH_MS
+
+/**
+ * One outlet's batch timer (the uplink's, the channel mirror's): a batch leaves when its window ends, or, when the
+ * page is busy (its last batch under BUSY_MS before) and a call is under way then, at the page's next quiet
+ * moment (quiet()), QUIET_WAIT_MS at most. The outlet says what its window is and what leaving means.
+ */
+export class Lane {
+  /**
+   * @param {object} o
+   * @param {Function} o.setTimeout
+   * @param {Function} o.clearTimeout
+   * @param {() => number} o.clock
+   * @param {boolean} [o.alignQuiet]  a busy page's batch waits for the quiet moment
+   * @param {() => boolean} [o.calling]  is a call under way (the pacer's)?
+   */
+  constructor({ setTimeout: st, clearTimeout: ct, clock, alignQuiet = false, calling = () => false }) {
+    this.st = st
+    this.ct = ct
+    this.clock = clock
+    this.alignQuiet = !!alignQuiet
+    this.calling = calling
+    this.timer = null
+    /** the window ended on a busy page with a call under way: the batch waits for quiet() */
+    this.awaitingQuiet = false
+  }
+
+  get armed() {
+    return this.timer !== null
+  }
+
+  /**
+   * Open a window of `ms`: then `run(false)`, or, busy since `lastAt()` with a call under way, `run(true)` at the
+   * quiet moment (or QUIET_WAIT_MS later). False when no timer can be had (the outlet sends now instead).
+   * @param {number} ms
+   * @param {() => number} lastAt  when the outlet's last batch carrying calls left
+   * @param {(aligned: boolean) => void} run
+   */
+  arm(ms, lastAt, run) {
+    return this.after(ms, () => {
+      if (!this.alignQuiet || !isBusy(this.clock(), lastAt()) || !this.calling()) return run(false)
+      this.awaitingQuiet = true
+      if (!this.after(QUIET_WAIT_MS, () => run(true))) run(true)
+    })
+  }
+
+  /** `fn` after `ms` on the lane's one timer; false when no timer can be had. */
+  after(ms, fn) {
+    let fired = false
+    const id = safely(() => this.st(() => {
+      fired = true
+      this.timer = null
+      safely(fn)
+    }, ms), null)
+    if (fired) return true // a timer that ran at once
+    if (id === null || id === undefined) return false
+    this.timer = id
+    return true
+  }
+
+  /** The batch leaves now (whatever asked): the window's timer, and any wait for quiet, end. */
+  cancel() {
+    this.awaitingQuiet = false
+    if (this.timer === null) return
+    const t = this.timer
+    this.timer = null
+    safely(() => this.ct(t))
+  }
+}
 
 // What is watched sets the cadence (issue 33). The relay says, with a `watch {session, watched, intervalMs}`
 // frame after the hello's ack and whenever it changes, whether a viewer shows the session. Watched: the window

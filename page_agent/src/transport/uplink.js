@@ -12,7 +12,7 @@
 // read) is tried again after a backoff; `unknown_session` for a session it had accepted means the relay
 // forgot it (restart): hello again at once.
 
-import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS, UNWATCHED_LEDGER_MS, batchWindow, isBusy, readWatch, unwatchedMark, unwatchedWindow } from "./pacing.js"
+import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, UNWATCHED_LEDGER_MS, Lane, batchWindow, readWatch, unwatchedMark, unwatchedWindow } from "./pacing.js"
 import { safely } from "../shared/util.js"
 import * as frames from "./frames.js"
 import { PROTOCOL } from "./frames.js"
@@ -169,10 +169,8 @@ export class Uplink {
     this.timer = null
     this.flushScheduled = false
     this.flushMs = Number.isFinite(flushMs) && flushMs > 0 ? Math.min(flushMs, MAX_FLUSH_MS) : 0
-    this.flushTimer = null
-    this.alignQuiet = !!alignQuiet
-    this.calling = calling
-    this.awaitingQuiet = false
+    /** the batch window's timer (pacing.js) */
+    this.lane = new Lane({ setTimeout: st, clearTimeout: ct, clock: this.clock, alignQuiet, calling })
     this.flushing = false
     this.lastSpansAt = -Infinity // when a flush last carried spans: calls within BUSY_MS of it mean a busy page
     /** @type {Map<string, {watched: boolean, intervalMs: number}>} what the relay last said of each session (pacing.js) */
@@ -329,9 +327,8 @@ export class Uplink {
   /** New spans are held by a feed: flush soon (an unwatched batch that reached the mark: now). */
   spansReady() {
     this.unsent++
-    if (this.unsent === this.mark && this.flushTimer !== null && !this.awaitingQuiet && this.cadence() !== null) {
-      this.ct(this.flushTimer)
-      this.flushTimer = null
+    if (this.unsent === this.mark && this.lane.armed && !this.lane.awaitingQuiet && this.cadence() !== null) {
+      this.lane.cancel()
       this.flushScheduled = false
     }
     this.kick()
@@ -358,23 +355,13 @@ export class Uplink {
   kick() {
     if (this.flushScheduled || this.flushing || !this.open) return
     this.flushScheduled = true
-    if ((this.flushMs || this.cadence() !== null) && this.window() > 0) {
-      this.flushTimer = this.st(() => {
-        this.flushTimer = null
-        if (this.alignQuiet && isBusy(this.clock(), this.lastSpansAt) && this.calling()) {
-          // pacing.js: wait for the page's next quiet moment (quiet()), or QUIET_WAIT_MS at most
-          this.awaitingQuiet = true
-          this.flushTimer = this.st(() => {
-            this.flushTimer = null
-            safely(() => this.flush())
-          }, QUIET_WAIT_MS)
-          return
-        }
-        this.flushScheduled = false
-        safely(() => this.flush())
-      }, this.window())
-      return
+    const wait = this.flushMs || this.cadence() !== null ? this.window() : 0
+    // pacing.js: a busy page's batch, its window over while a call is under way, waits for the quiet moment
+    const leave = (aligned) => {
+      if (!aligned) this.flushScheduled = false
+      safely(() => this.flush())
     }
+    if (wait > 0 && this.lane.arm(wait, () => this.lastSpansAt, leave)) return
     this.schedule(() => {
       this.flushScheduled = false
       safely(() => this.flush())
@@ -404,7 +391,7 @@ export class Uplink {
 
   /** The page's quiet moment (the agent just accounted a settled call): a batch waiting for it leaves now. */
   quiet() {
-    if (this.awaitingQuiet) this.flush()
+    if (this.lane.awaitingQuiet) this.flush()
   }
 
   /** The agent's accounting window ran out: watched, its batch leaves now; unwatched, at its interval (pacing.js). */
@@ -414,13 +401,12 @@ export class Uplink {
   }
 
   flush() {
-    this.awaitingQuiet = false
-    if (this.flushTimer === null && this.flushScheduled && this.flushMs) this.flushScheduled = false
+    this.lane.awaitingQuiet = false
+    if (!this.lane.armed && this.flushScheduled && this.flushMs) this.flushScheduled = false
     if (!this.open || this.paused) return
     // A flush made now (open, bye, detach, a navigating form) also serves the one the window was waiting for.
-    if (this.flushTimer !== null) {
-      this.ct(this.flushTimer)
-      this.flushTimer = null
+    if (this.lane.armed) {
+      this.lane.cancel()
       this.flushScheduled = false
     }
     this.flushing = true
@@ -673,8 +659,7 @@ export class Uplink {
     this.state = "stopped"
     if (this.timer !== null) this.ct(this.timer)
     if (this.pauseTimer) this.ct(this.pauseTimer)
-    if (this.flushTimer !== null) this.ct(this.flushTimer)
-    this.flushTimer = null
+    this.lane.cancel()
     this.timer = null
     for (const s of this.feeds.values()) {
       if (s.ledgerTimer !== null) this.ct(s.ledgerTimer)
