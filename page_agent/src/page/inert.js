@@ -31,7 +31,7 @@ export function noop(cfg) {
 const SSR_MESSAGE = "Server-side no-op: there is no window here, so nothing is measured."
 const SSR_HINT = "attach in the browser (the same call runs there), before the page registers its tools"
 
-/** The inert object left when the gate is closed: status() says why and how to switch on. */
+/** The inert object left when the gate is closed: status() says why and how to switch on; `note` adds a hint to it. */
 export function inert(cfg, decision) {
   const g = cfg.global || globalThis
   const notes = []
