@@ -2,7 +2,7 @@
 // and the Lane (an outlet's batch timer), with hand-driven timers, tasks and microtasks (no collector, no socket).
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { Pacer, Lane, HOLD_MS, HOLD_CALLS, QUIET_WAIT_MS, FLUSH_MS, BUSY_MS, MAX_FLUSH_MS } from "../src/transport/pacing.js"
+import { Pacer, Lane, ledgerWait, LEDGER_EVERY_MS, UNWATCHED_LEDGER_MS, HOLD_MS, HOLD_CALLS, QUIET_WAIT_MS, FLUSH_MS, BUSY_MS, MAX_FLUSH_MS } from "../src/transport/pacing.js"
 
 function rig(windowMs = 0) {
   let t = 0
@@ -199,4 +199,12 @@ test("Lane: no timer to be had says so (the outlet sends now); a timer that runs
   const sync = lane({ st: (fn) => { fn(); return 7 } })
   assert.equal(sync.l.arm(FLUSH_MS, () => -Infinity, sync.run), true)
   assert.deepEqual([sync.runs, sync.l.armed], [[false], false])
+})
+
+test("ledgerWait: a changed ledger leaves at most once a second watched, every UNWATCHED_LEDGER_MS unwatched", () => {
+  assert.equal(ledgerWait(-Infinity, 10, true), 0, "never sent: now")
+  assert.equal(ledgerWait(1000, 1200, true), LEDGER_EVERY_MS - 200)
+  assert.equal(ledgerWait(1000, 1200, false), UNWATCHED_LEDGER_MS - 200)
+  assert.equal(ledgerWait(1000, 1000 + LEDGER_EVERY_MS, true), 0)
+  assert.equal(ledgerWait(1000, 9000, false), 0, "overdue: now, never a negative wait")
 })

@@ -37,8 +37,8 @@ export const isBusy = (now, lastAt) => now - lastAt < BUSY_MS
 export const QUIET_WAIT_MS = MAX_FLUSH_MS
 
 /**
- * One outlet's batch timer (the uplink's, the channel mirror's): a batch leaves when its window ends, or, when the
- * page is busy (its last batch under BUSY_MS before) and a call is under way then, at the page's next quiet
+ * One batch timer (an outlet's window, the uplink's and the channel mirror's; a session's ledger wait): a batch
+ * leaves when its window ends, or, when the page is busy (its last batch under BUSY_MS before) and a call is under way then, at the page's next quiet
  * moment (quiet()), QUIET_WAIT_MS at most. The outlet says what its window is and what leaving means.
  */
 export class Lane {
@@ -112,9 +112,21 @@ export class Lane {
 // both cadences. An agent never told (an older relay) is watched.
 export const UNWATCHED_MS = 1000
 const MAX_INTERVAL_MS = 10000
-// The ledger (the page's totals) is read by a person: unwatched, one every few batches. Half the frames of an
-// unwatched busy page were ledgers (tests/bench: 11 frames in 5 s at 100 calls/s, 5 of them spans).
+// The ledger (totals, registered tools, schema bytes) changes with every call but is read by a person: watched,
+// once a second is enough, and each frame is a send the page pays for; unwatched, one every few batches. Half
+// the frames of an unwatched busy page were ledgers (tests/bench: 11 frames in 5 s at 100 calls/s, 5 of them spans).
+export const LEDGER_EVERY_MS = 1000
 export const UNWATCHED_LEDGER_MS = 5000
+
+/**
+ * How long a session's changed ledger waits before its frame leaves (0: now).
+ * @param {number} ledgerAt  when its last ledger frame left
+ * @param {number} now
+ * @param {boolean} watched
+ */
+export function ledgerWait(ledgerAt, now, watched) {
+  return Math.max(0, ledgerAt + (watched ? LEDGER_EVERY_MS : UNWATCHED_LEDGER_MS) - now)
+}
 
 /**
  * A `watch` frame's state, checked: watched or not, and the interval (watched: at most MAX_FLUSH_MS; unwatched:

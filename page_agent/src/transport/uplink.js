@@ -12,16 +12,13 @@
 // read) is tried again after a backoff; `unknown_session` for a session it had accepted means the relay
 // forgot it (restart): hello again at once.
 
-import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, UNWATCHED_LEDGER_MS, Lane, batchWindow, readWatch, unwatchedMark, unwatchedWindow } from "./pacing.js"
+import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, LEDGER_EVERY_MS, Lane, batchWindow, ledgerWait, readWatch, unwatchedMark, unwatchedWindow } from "./pacing.js"
 import { safely } from "../shared/util.js"
 import * as frames from "./frames.js"
 import { PROTOCOL } from "./frames.js"
 
 export const MAX_SPANS_PER_FRAME = 500
 const BACKOFF = [250, 500, 1000, 2000, 4000, 5000]
-// The ledger (totals, registered tools, schema bytes) changes with every call but is read by a person: once a
-// second is enough, and each frame is a send the page pays for.
-export const LEDGER_EVERY_MS = 1000
 const MAX_QUEUED = 500
 const RATE_PAUSE_MS = 500
 // Refusals of data the relay did not keep (never acked): the rate cap, a memory cap or share, the session log
@@ -30,7 +27,7 @@ const RESEND_ON = new Set(["rate_limited", "limit", "log_full"])
 // The console hears of refusals at most this often (the counters in __webmcpPerf.relay() count every one).
 const WARN_EVERY_MS = 10000
 // The batch window's constants, for the agent's config and the tests.
-export { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS }
+export { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, LEDGER_EVERY_MS }
 // History that nothing restates after a reconnect waits in the (bounded) queue; payloads and results do not.
 const KEPT_OFFLINE = new Set(["event", "update", "prompt"])
 // Facts (facts.js) leave after their span, batched: up to this many wait, oldest dropped first.
@@ -161,7 +158,7 @@ export class Uplink {
     this.schedule = schedule || ((fn) => st(fn, 0))
     this.clock = clock || (() => Date.now())
     /** `sent`: seqs written on this connection and not yet known held (each goes out once a connection).
-     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], late:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any, said:boolean}>} */
+     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], late:object[], ledgerDirty:boolean, ledgerAt:number, ledgerWait:Lane, resume:string|null, helloAttempt:number, helloTimer:any, said:boolean}>} */
     this.feeds = new Map()
     this.ws = null
     this.state = "idle"
@@ -256,7 +253,7 @@ export class Uplink {
   /** @param {Feed} feed */
   addFeed(feed) {
     if (this.feeds.has(feed.id)) return
-    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], late: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null, said: false })
+    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], late: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerWait: new Lane({ setTimeout: this.st, clearTimeout: this.ct, clock: this.clock }), resume: null, helloAttempt: 0, helloTimer: null, said: false })
     this.kick()
   }
 
@@ -299,7 +296,7 @@ export class Uplink {
     const s = this.feeds.get(id)
     if (!s) return
     if (this.open && s.helloSent) this.write(frames.bye(id, reason))
-    if (s.ledgerTimer !== null) this.ct(s.ledgerTimer)
+    s.ledgerWait.cancel()
     if (s.helloTimer !== null) this.ct(s.helloTimer)
     this.feeds.delete(id)
     this.watch.delete(id)
@@ -522,14 +519,10 @@ export class Uplink {
   }
 
   sendLedger(s) {
-    const wait = s.ledgerAt + (this.cadence() === null ? LEDGER_EVERY_MS : UNWATCHED_LEDGER_MS) - this.clock()
+    const wait = ledgerWait(s.ledgerAt, this.clock(), this.cadence() === null)
     if (wait > 0) {
-      if (s.ledgerTimer === null) {
-        s.ledgerTimer = this.st(() => {
-          s.ledgerTimer = null
-          safely(() => (this.cadence() === null ? this.flush() : this.kick())) // unwatched: with the next batch
-        }, wait)
-      }
+      // pacing.js: at most one a second watched; unwatched, with the next batch after UNWATCHED_LEDGER_MS
+      if (!s.ledgerWait.armed) s.ledgerWait.after(wait, () => (this.cadence() === null ? this.flush() : this.kick()))
       return
     }
     const f = s.feed.ledgerFrame && s.feed.ledgerFrame()
@@ -662,7 +655,7 @@ export class Uplink {
     this.lane.cancel()
     this.timer = null
     for (const s of this.feeds.values()) {
-      if (s.ledgerTimer !== null) this.ct(s.ledgerTimer)
+      s.ledgerWait.cancel()
       if (s.helloTimer !== null) this.ct(s.helloTimer)
     }
     const ws = this.ws
