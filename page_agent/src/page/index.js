@@ -89,7 +89,7 @@ class Agent {
     const early = (this.early = config.early || null)
     const sessionId = early ? early.sessionId : newSessionId()
     this.schedule = config.schedule || makeTaskScheduler(g)
-    // One pair of timer functions for the collector, the uplink and the channel (tests pass manual ones).
+    // One pair of timer functions for the pacer, the uplink and the channel (tests pass manual ones).
     const timers = {
       setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
       clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
