@@ -309,6 +309,6 @@ export function watchAccounting(api, fn) {
   const span = sink.span
   sink.span = (s) => {
     fn(s)
-    span(s)
+    span.call(sink, s)
   }
 }

@@ -42,7 +42,7 @@ test("calls within one window: one spans frame when the window ends, no start fo
   assert.deepEqual(sent[0].spans.map((s) => s.seq), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
   // The relay's one ack covers the batch.
   ctx.ws.deliver({ type: "ack", session: ctx.id, seq: 9 })
-  assert.equal(agentOf(ctx.api).feed.delivery.acked, 9)
+  assert.equal(agentOf(ctx.api).sink.feed.delivery.acked, 9)
   ctx.env.advance(1000)
   assert.equal(ctx.ws.frames("spans").length, 1, "nothing sent twice")
 })

@@ -76,7 +76,7 @@ test("unwatched: the unsent spans reaching the mark leave at once, before the in
   const spans = spansFrames(ctx, before)
   assert.equal(spans.length, 1, "at the mark: on the next task, not at the interval's end")
   assert.equal(spans[0].spans.length, 10)
-  assert.equal(agentOf(ctx.api).feed.delivery.lost, 0, "the ring of 20 evicted nothing unsent")
+  assert.equal(agentOf(ctx.api).sink.feed.delivery.lost, 0, "the ring of 20 evicted nothing unsent")
 })
 
 test("a session that becomes watched sends what it holds at once; the relay's acks follow its frames", async () => {

@@ -184,7 +184,7 @@ test("end to end: spans mirror on the channel with webmcp-profiler's 20 fields; 
   const sent = ws.frames("spans").filter((f) => f.session === "eeeeeeee").flatMap((f) => f.spans)
   assert.equal(sent.length, 500, "the newest 500 are held and forwarded")
   assert.equal(sent[0].seq, 20)
-  assert.equal(agentOf(ctx.api).foreign.get("eeeeeeee").delivery.lost, 20)
+  assert.equal(agentOf(ctx.api).sink.foreign.get("eeeeeeee").delivery.lost, 20)
   // Our own spans go out on the channel with exactly 000's fields.
   await ctx.host.registerTool({ name: "t", description: "d", execute: () => "x" })
   await settle()

@@ -106,7 +106,7 @@ async function harness(buffer, cadence = "watched") {
     /** The relay takes `n` queued frames (all by default) and answers each; unwatched, the interval ends first. */
     pump(n = Infinity) {
       const ws = h.ws
-      if (cadence === "unwatched" && agent.uplink.flushTimer !== null) agent.uplink.flush()
+      if (cadence === "unwatched" && agent.uplink.lane.armed) agent.uplink.flush()
       while (n-- > 0 && ws.readyState === 1 && h.done < ws.sent.length) {
         const f = ws.sent[h.done++]
         if (f.type === "spans" && h.rateLimitNext) {
@@ -157,7 +157,7 @@ async function quiesceAndCheck(h, n, label) {
   h.pump()
   h.env.advance(1000)
   h.pump()
-  const d = h.agent.feed.delivery
+  const d = h.agent.sink.feed.delivery
   const missing = n - h.relay.stored.size
   assert.deepEqual(h.relay.violations, [], label)
   assert.equal(d.lost, missing, `${label}: the agent's lost is what the relay lacks`)
@@ -234,7 +234,7 @@ bothCadences("a span evicted after the relay stored it out of order is not lost;
   for (let k = 0; k < 3; k++) await h.finish(await h.start()) // 1, 2, 3
   h.pump() // relay holds 1..3 above a hole at 0
   for (let k = 0; k < 2; k++) await h.finish(await h.start()) // 4, 5 evict 1, 2 (held by the relay)
-  const d = h.agent.feed.delivery
+  const d = h.agent.sink.feed.delivery
   assert.equal(d.lost, 0)
   assert.deepEqual(d.unsure, [])
   h.ws.drop()

@@ -57,7 +57,7 @@ test("schemaBytes, annotations sent vs kept by the host (getTools), descriptor",
   await ctx.host.registerTool(t)
   await settle()
   const a = agentOf(ctx.api)
-  const rec = a.collector.tools.get("ann")
+  const rec = a.collector.registry.tools.get("ann")
   const text = JSON.stringify({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations })
   assert.equal(rec.schemaBytes, utf8(text))
   assert.equal(rec.descriptor, text)
@@ -149,7 +149,7 @@ test("legacy host: provideContext, clearContext, unregisterTool (own properties)
 test("toolcancel is a marker on the newest call of that tool in flight", async () => {
   const ctx = setup()
   const events = []
-  agentOf(ctx.api).uplink = { send: (_id, f) => events.push(f), ledgerDirty() {}, spansReady() {} }
+  agentOf(ctx.api).sink.uplink = { send: (_id, f) => events.push(f), ledgerDirty() {}, spansReady() {} }
   let release
   await ctx.host.registerTool(tool("hang", { execute: () => new Promise((r) => (release = r)) }))
   await settle()

@@ -4,6 +4,7 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { Collector } from "../src/page/collector.js"
+import { Pacer } from "../src/transport/pacing.js"
 import { TransportObserver } from "../src/page/transport_observer.js"
 import { wrapExecute } from "../src/page/wrap.js"
 import { toolName } from "../src/page/interceptor.js"
@@ -29,14 +30,14 @@ function setup(g = win(), tasks = null) {
   let t = 0
   const spans = []
   const timers = []
+  const schedule = (fn) => (tasks ? tasks.push(fn) : fn())
   const c = new Collector({
     sessionId: "abcd0123",
     config: { buffer: 100, sample: 1, errorPolicy: "message" },
     clock: () => t,
     // accounting runs as a task of its own in a page; `tasks` keeps them queued, else they run at once
-    schedule: (fn) => (tasks ? tasks.push(fn) : fn()),
-    microtask: null,
-    setTimeout: (fn) => timers.push(fn),
+    schedule,
+    pacer: new Pacer({ clock: () => t, schedule, setTimeout: (fn) => timers.push(fn), clearTimeout() {} }),
     sink: { start() {}, span: (s) => spans.push(s), update() {}, evicted() {}, beforeReset() {}, tool() {}, ledger() {}, status() {}, event() {} },
   })
   c.wire = new TransportObserver(c, { global: g, name: toolName, setTimeout: (fn) => timers.push(fn) })

@@ -145,7 +145,7 @@ test("lost is exact: evicted before sent counts; evicted after the ack does not;
   ctx.ws.deliver({ type: "ack", session: ctx.id, seq: 0 }) // 0 stored; 1,2 written but unconfirmed
   ctx.ws.drop()
   await calls(ctx, "t", 6) // 3..8 while down; the ring (4) now holds 5..8: 0 stored, 1,2 unsure, 3,4 lost
-  const delivery = agentOf(ctx.api).feed.delivery
+  const delivery = agentOf(ctx.api).sink.feed.delivery
   assert.equal(delivery.lost, 2)
   assert.deepEqual(delivery.unsure, [1, 2])
   ctx.env.advance(250)

@@ -23,7 +23,7 @@
 import { CONTENT_TYPES } from "./measure.js"
 import { cap, safely } from "../shared/util.js"
 import { READ_ONLY, terminalRoute, postsSpans } from "./route.js"
-import { FLUSH_MS, QUIET_WAIT_MS, batchWindow, isBusy } from "../transport/pacing.js"
+import { FLUSH_MS, Lane, batchWindow } from "../transport/pacing.js"
 
 export const MAX_FOREIGN_SESSIONS = 8
 export const MAX_FOREIGN_SPANS = 500
@@ -138,17 +138,15 @@ export class ChannelMirror {
     this.flushMs = Number.isFinite(flushMs) && flushMs > 0 ? flushMs : 0
     /** our own spans and updates waiting for the window */
     this.outbox = []
-    this.outboxTimer = null
     this.lastBatchAt = -Infinity
-    this.alignQuiet = !!alignQuiet
-    this.calling = calling
-    this.awaitingQuiet = false
     this.settleMs = settleMs
     /** foreign sessions waiting out settleMs: id -> buffered messages */
     this.pending = new Map()
     /** wmcp-top peers heard from */
     this.peers = new Set()
     this.clock = clock
+    /** the window's timer (pacing.js) */
+    this.lane = new Lane({ setTimeout: this.st, clearTimeout: this.ct, clock, alignQuiet, calling })
     this.rate = Number.isFinite(rate) && rate > 0 ? rate : 200
     this.tokens = this.rate * 2
     this.refilledAt = clock()
@@ -201,42 +199,25 @@ export class ChannelMirror {
       this.outbox.shift()
       this.counters.outboxDropped++
     }
-    if (this.outboxTimer !== null) return
+    if (this.lane.armed) return
+    // pacing.js: a busy page's batch waits for its next quiet moment (quiet()); no timer to be had: post now
     const wait = batchWindow(this.flushMs, this.clock(), this.lastBatchAt)
-    this.arm(wait, () => {
-      if (!this.alignQuiet || !isBusy(this.clock(), this.lastBatchAt) || !this.calling()) return this.flush()
-      // pacing.js: a busy page's batch waits for its next quiet moment (quiet()), QUIET_WAIT_MS at most
-      this.awaitingQuiet = true
-      this.arm(QUIET_WAIT_MS, () => this.flush())
-    })
-  }
-
-  /** Run `fn` after `ms` on the window's one timer; posts now when no timer can be had. */
-  arm(ms, fn) {
-    let fired = false
-    const id = safely(() => this.st(() => {
-      fired = true
-      this.outboxTimer = null
-      safely(fn)
-    }, ms), null)
-    if (fired) return // a timer that ran at once
-    if (id === null || id === undefined) return this.flush() // no timer to be had: post now rather than hold
-    this.outboxTimer = id
+    if (!this.lane.arm(wait, () => this.lastBatchAt, () => this.flush())) this.flush()
   }
 
   /** The page's quiet moment (the agent just accounted a settled call): a batch waiting for it leaves now. */
   quiet() {
-    if (this.awaitingQuiet) this.flush()
+    if (this.lane.awaitingQuiet) this.flush()
+  }
+
+  /** The agent's accounting window ran out (pacing.js): the batch it held leaves now. */
+  windowEnded() {
+    this.flush()
   }
 
   /** Post what the window holds, in order. */
   flush() {
-    this.awaitingQuiet = false
-    if (this.outboxTimer !== null) {
-      const t = this.outboxTimer
-      this.outboxTimer = null
-      safely(() => this.ct(t))
-    }
+    this.lane.cancel()
     if (!this.outbox.length) return
     const batch = this.outbox
     this.outbox = []

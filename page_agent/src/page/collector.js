@@ -1,33 +1,28 @@
-// The collector: one session's calls, spans, ring buffer, ledger, Long-Task attribution, phases.
+// The collector: one session's call path. It composes the jobs around it, each a module of its own: nesting
+// (nesting.js: caller, parent, depth), accounting (accounting.js: a settled call -> its span), the registry
+// ledger (ledger.js), Long-Task attribution (long_tasks.js); the spans it accounts go to the ring buffer
+// (stats.js) and the status phase is read from all of them (status.js).
 //
 // The call path (enter/settle) does only clock reads and pushes; results are measured later, the calls of
-// one batch window together (`flush`), after the host already has its value. Everything that leaves this
-// module goes through `sink` (see index.js): the channel mirror and the uplink.
+// one batch window together (`flush`, when the pacer says: transport/pacing.js), after the host already has its
+// value. Everything that leaves this module goes one way, through `sink` (sink.js): to the uplink and the
+// channel mirror.
 
-import { SessionStats, callTokens, tokensForBytes, imageTokens } from "./stats.js"
-import { resultFacts, inputBytesOf, errorText, resultText, inputText, errorResultFacts } from "./measure.js"
-import { defaultRefusal, refusalOf, consentMismatch, consentDetail, cutPayload } from "./hooks.js"
+import { SessionStats } from "./stats.js"
+import { errorText } from "./measure.js"
+import { consentMismatch, consentDetail } from "./hooks.js"
 import { now, safely, cap, makeTaskScheduler } from "../shared/util.js"
-import { NATIVE_THEN } from "./wrap.js"
+import { spanOf, payloadOf, estimatorOf, tokensThrough } from "./accounting.js"
+import { Nesting, placeUnder } from "./nesting.js"
+import { Ledger } from "./ledger.js"
+import { attributeLongTasks } from "./long_tasks.js"
 import { statusFor } from "./status.js"
-import { batchWindow, QUIET_WAIT_MS } from "../transport/pacing.js"
+import { Pacer } from "../transport/pacing.js"
 import { splitLine } from "./console.js"
 
 const RECENT_MAX = 256
-const MAX_LEDGER_TOOLS = 1024
 const RECENT_MS = 60_000
 const HOOK_EVENTS_MAX = 32 // hook-failed events per hook and session; later failures are only counted
-const MAX_PAYLOAD = 65536
-// Accounting held while the page awaits an executeTool (scheduleFlush): at most this long, this many calls.
-const HOLD_MS = 500
-const HOLD_CALLS = 64
-
-// A microtask through the engine's own promise machinery: a reaction on a promise already resolved is queued at
-// once, exactly where queueMicrotask would queue it, without Blink's binding (about 9 µs a call in Chromium 156
-// on these machines, measured in a CPU profile of back-to-back calls). Captured: a page replacing
-// Promise.prototype.then later does not reach us.
-const RESOLVED = Promise.resolve()
-const enqueueMicrotask = (fn) => NATIVE_THEN.call(RESOLVED, fn)
 
 /**
  * @typedef {object} Call  one execute() in flight (or settled and awaiting accounting)
@@ -69,41 +64,30 @@ export class Collector {
    * @param {{buffer:number, sample:number, errorPolicy:string, tokenEstimator?:Function, isErrorResult?:Function, isRefusal?:Function, capturePayloads?:boolean, maxPayloadLength?:number, fingerprintHandler?:boolean}} o.config
    * @param {object} o.sink  {start, span, update, evicted, tool, ledger, status, event}
    * @param {() => number} [o.clock]
-   * @param {((fn: Function) => void) & {close?: () => void}} [o.schedule]  macrotask scheduler for deferred accounting
+   * @param {((fn: Function) => void) & {close?: () => void}} [o.schedule]  macrotask scheduler (the transport observer's tasks)
    * @param {() => number} [o.random]
    * @param {object} [o.perf]  `performance` (measure/clearMeasures)
-   * @param {Function} [o.setTimeout]  for the deadline of accounting held while the page awaits a call
-   * @param {Function} [o.clearTimeout]
-   * @param {((fn: Function) => void)|null} [o.microtask]  queues a microtask (default: a reaction on a resolved promise; null: accounting always gets a task)
-   * @param {number} [o.windowMs]  the quiet batch window calls are accounted in (inWindow, pacing.js; 0: none)
+   * @param {Pacer} [o.pacer]  when settled calls are accounted (pacing.js; default: a task after each settle)
    */
-  constructor({ sessionId, config, sink, clock, schedule, random, perf = globalThis.performance, setTimeout: st, clearTimeout: ct, microtask, windowMs = 0 }) {
+  constructor({ sessionId, config, sink, clock, schedule, random, perf = globalThis.performance, pacer }) {
     this.sessionId = sessionId
     // The id in async frame names (wrap.js `carry`): fixed for the page's life, so a call still running when the
     // session takes a new id (rename) is still found; never on the wire.
-    this.frameId = sessionId
+    this.nesting = new Nesting(sessionId)
     this.config = config
     this.sink = sink
     this.clock = clock || now
     this.schedule = schedule || makeTaskScheduler()
-    this.st = st || ((fn, ms) => setTimeout(fn, ms))
-    this.ct = ct || ((t) => clearTimeout(t))
-    this.microtask = microtask !== undefined ? microtask : enqueueMicrotask
-    /** `executeTool` calls the page is awaiting (registry.js): accounting waits for them, see scheduleFlush */
-    this.pageWaits = 0
-    this.holdTimer = null
-    /** the accounting's batch window (inWindow): its quiet length, its timer, whether it ran out, the last batch */
-    this.windowMs = Number.isFinite(windowMs) && windowMs > 0 ? windowMs : 0
-    this.windowTimer = null
-    this.windowOver = false
-    this.lastBatchAt = -Infinity
-    /** after each accounting batch (`true`: its window ran out): the page's quiet moment, when batches leave (pacing.js) */
-    this.onAccounted = null
+    // The pacer reads this collector's clock as it is at each read (early.js's hand-over swaps it while replaying).
+    this.pacer = pacer || new Pacer({ clock: () => this.clock(), schedule: this.schedule, setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (t) => clearTimeout(t) })
+    this.pacer.accounts = this
     this.random = random || Math.random
     this.perf = perf
     this.active = true
     this.synthetic = false
     this.estimate = estimatorOf(config.tokenEstimator)
+    // One ask per kind through the page's tokenEstimator; the built-in sums otherwise (accounting.js).
+    this.tokens = config.tokenEstimator ? tokensThrough(this.estimate) : undefined
     this.stats = new SessionStats(config.buffer, (bytes) => this.estimate("text", bytes))
     this.seq = 0
     /** @type {Map<number, Call>} */
@@ -113,30 +97,13 @@ export class Collector {
     this.open = 0
     this.lastSettledAt = null
     this.unsampled = 0
-    /** @type {Call[]} synchronous execute() stack, for depth/parent */
-    this.stack = []
-    /** @type {{tool:string, parent:Call}[]} executeTool() calls made from inside a measured call, oldest first */
-    this.expected = []
-    this.frameRe = new RegExp(`__wmcp_${sessionId}_(\\d+)\\b`)
     this.pending = []
-    this.flushScheduled = false
     this.spanListeners = new Set()
     this.updateListeners = new Set()
-    // Ledger.
-    this.attachedAt = Date.now()
-    this.hostFoundAt = null
-    this.hostLocation = null
-    this.firstRegistrationAt = null
+    this.registry = new Ledger(Date.now())
     this.firstCallAt = null
-    /** @type {Map<string, object>} name -> tool record */
-    this.tools = new Map()
-    this.ledgerRev = 0
     // Coverage.
-    this.wrapFailures = 0
     this.reportToolName = null
-    this.unwrapped = new Set()
-    /** tool name -> calls counted from `toolactivated` (tools the agent could not wrap) */
-    this.counted = new Map()
     this.lostFn = () => 0
     this.extraReasons = new Set()
     /** hints of the agent's own, ahead of the phase's (a late window.__WMCP_CONFIG__, index.js) */
@@ -189,7 +156,7 @@ export class Collector {
       if (overlapped) this.stats.totals.overlappingCalls++
       return null
     }
-    const parent = this.stack.length ? this.stack[this.stack.length - 1] : this.takeExpected(tool)
+    const place = placeUnder(this.nesting.parentOf(tool))
     /** @type {Call} */
     const call = {
       seq: this.seq++,
@@ -198,8 +165,8 @@ export class Collector {
       settledAt: null,
       gap,
       overlapped,
-      depth: parent ? Math.min(parent.depth + 1, 64) : 0,
-      parent: parent ? parent.seq : null,
+      depth: place.depth,
+      parent: place.parent,
       blocking: 0,
       span: null,
       input,
@@ -241,38 +208,20 @@ export class Collector {
     this.sink.start(call)
   }
 
-  // ---- nesting across executeTool() and awaits -----------------------------------------------------------
+  // ---- nesting across executeTool() and awaits (nesting.js) ------------------------------------------------
+
+  /** The synchronous execute() stack wrap.js pushes on (early.js's hand-over sets it while it replays). */
+  get stack() {
+    return this.nesting.stack
+  }
+
+  set stack(stack) {
+    this.nesting.stack = stack
+  }
 
   /** The name of the async frame that carries a call's promise (wrap.js `carry`). */
   frameName(seq) {
-    return `__wmcp_${this.frameId}_${seq}`
-  }
-
-  /**
-   * The measured call the current code runs inside: the synchronous stack's top, else the innermost call whose
-   * carrier frame is in V8's async stack trace (code after an `await` in a tool's async function). Null when
-   * neither says (code reached through setTimeout, a plain .then chain, or no tool at all).
-   */
-  callerOf() {
-    if (this.stack.length) return this.stack[this.stack.length - 1]
-    if (!this.inFlight.size) return null
-    const E = Error
-    let text = null
-    const limit = E.stackTraceLimit
-    try {
-      E.stackTraceLimit = 64
-      text = new E().stack
-    } catch {
-      text = null
-    } finally {
-      try {
-        E.stackTraceLimit = limit
-      } catch {
-        /* a frozen Error: the page's limit stays */
-      }
-    }
-    const m = typeof text === "string" ? this.frameRe.exec(text) : null
-    return m ? this.inFlight.get(Number(m[1])) || null : null
+    return this.nesting.frameName(seq)
   }
 
   /** The collector is the agent's rest: a call never waits for it (early.js's restWait, before it is here). */
@@ -280,26 +229,9 @@ export class Collector {
     return null
   }
 
-  /**
-   * Page code is calling `executeTool(tool)`: when that code runs inside a measured call, the call the browser
-   * is about to make of `tool` is its child. Returns a release for when executeTool settles, or null.
-   */
+  /** Page code is calling `executeTool(tool)`: a release for when it settles, or null (nesting.js). */
   nestedCall(tool) {
-    const parent = this.callerOf()
-    if (!parent) return null
-    const e = { tool, parent }
-    this.expected.push(e)
-    if (this.expected.length > 64) this.expected.shift()
-    return () => {
-      const i = this.expected.indexOf(e)
-      if (i >= 0) this.expected.splice(i, 1)
-    }
-  }
-
-  takeExpected(tool) {
-    const i = this.expected.findIndex((e) => e.tool === tool)
-    if (i < 0) return null
-    return this.expected.splice(i, 1)[0].parent
+    return this.nesting.nestedCall(tool, this.inFlight)
   }
 
   /** execute() settled (returned, resolved, threw or rejected). `call` may be null (unsampled). */
@@ -340,9 +272,9 @@ export class Collector {
     this.pending.push(call)
     // An onSpan listener has its span before the caller's `await execute()` resumes, as webmcp-profiler's
     // (an exporter reads on settle): the accounting runs here, on the call path the page chose to pay. With no
-    // listener the call path stays two clock reads and the accounting waits for its batch (scheduleFlush).
+    // listener the call path stays two clock reads and the accounting waits for its batch (pacing.js, Pacer.due).
     if (this.spanListeners.size) this.flush()
-    else this.scheduleFlush()
+    else this.pacer.due()
   }
 
   /**
@@ -381,69 +313,25 @@ export class Collector {
     this.queue(call)
   }
 
-  /**
-   * The accounting runs as its own task after a call settles. When the page itself called the tool
-   * (`executeTool`) and awaits the answer, that task would run while the browser carries the result back
-   * to the page (a round trip through the browser process), and the page would wait for our serialising of
-   * a 128 KB result too. So while the page awaits any executeTool, settled calls wait for the next answer
-   * the page gets (`force`); at most HOLD_MS, and never more than HOLD_CALLS of them.
-   */
+  // ---- pacing (pacing.js): the early buffer (early.js) and the interceptor reach the pacer through these ------
+
+  /** `executeTool` calls the page is awaiting (Pacer.pageWaits). */
+  get pageWaits() {
+    return this.pacer.pageWaits
+  }
+
+  set pageWaits(n) {
+    this.pacer.pageWaits = n
+  }
+
+  /** Settled calls await accounting (Pacer.due; `force`: the page just had its answer). */
   scheduleFlush(force = false) {
-    if (this.flushScheduled || !this.pending.length) return
-    if (this.pending.length < HOLD_CALLS && this.inWindow()) return
-    if (!force && this.pageWaits > 0 && this.pending.length < HOLD_CALLS) {
-      // One deadline timer at a time, left to run out rather than cleared and set again for every call. A batch
-      // whose window ran out waits as long as the uplink's would (QUIET_WAIT_MS), and then goes in that task.
-      if (this.holdTimer === null) this.holdTimer = safely(() => this.st(() => {
-        this.holdTimer = null
-        if (this.windowOver) this.flush()
-        else this.scheduleFlush(true)
-      }, this.windowOver ? QUIET_WAIT_MS : HOLD_MS), null)
-      if (this.holdTimer !== null) return
-    }
-    this.flushScheduled = true
-    // After the page's answer the accounting may run in this very task, behind the page's own continuation
-    // (a microtask queued now runs after the ones already queued): no task of its own to wake for.
-    if (force && this.microtask) this.microtask(() => safely(() => this.flush()))
-    else this.schedule(() => this.flush())
-  }
-
-  /**
-   * Calls are accounted in the batch window they would leave in (pacing.js: `windowMs` after a quiet spell,
-   * up to 250 ms while the page keeps calling), all together when it runs out, and what they produce leaves
-   * at once (onAccounted): true while the window holds them. Then the batch goes as any other (behind the
-   * page's answer while the page awaits a call). Code run once every 10 ms runs cold, and the same accounting
-   * for 25 calls in one go runs warm: a page calling 100 times a second pays the whole agent 0.7 to 1.1
-   * points of a core less (the README's "What watching costs the page").
-   */
-  inWindow() {
-    if (this.windowTimer !== null) return true
-    if (!this.windowMs || this.windowOver) return false
-    this.windowTimer = safely(() => this.st(() => {
-      this.windowTimer = null
-      this.windowOver = true
-      // in this very task, unless the page awaits an answer (then right after it has it, scheduleFlush)
-      if (this.pageWaits > 0) this.scheduleFlush()
-      else this.flush()
-    }, batchWindow(this.windowMs, this.clock(), this.lastBatchAt)), null)
-    return this.windowTimer !== null
-  }
-
-  /** Is a call under way: running, settled and not yet accounted, or its answer on the way to the page? */
-  calling() {
-    return this.inFlight.size > 0 || this.pending.length > 0 || this.pageWaits > 0
+    this.pacer.due(force)
   }
 
   /** The page called `executeTool` and awaits it: returns the function to call when it has its answer. */
   pageWait() {
-    this.pageWaits++
-    let done = false
-    return () => {
-      if (done) return
-      done = true
-      if (this.pageWaits > 0) this.pageWaits--
-      this.scheduleFlush(true)
-    }
+    return this.pacer.pageWait()
   }
 
   /**
@@ -488,89 +376,30 @@ export class Collector {
 
   /** Measure every settled call: serialise, count, emit. Runs as its own task, after the host has the value. */
   flush() {
-    this.flushScheduled = false
+    this.pacer.flushScheduled = false
     const batch = this.pending
     if (!batch.length) return
     this.pending = []
-    const windowed = this.windowOver || this.windowTimer !== null
-    if (this.windowTimer !== null) safely(() => this.ct(this.windowTimer))
-    this.windowTimer = null
-    this.windowOver = false
     const t0 = now()
-    this.lastBatchAt = this.clock()
+    const windowed = this.pacer.accounting()
     for (const call of batch) safely(() => this.account(call))
     this.ledgerChanged()
     // The agent's own cost, off the call path (overhead() reports it).
     this.cost.accounted += batch.length
     this.cost.ms += now() - t0
-    if (this.onAccounted) safely(() => this.onAccounted(windowed))
+    this.pacer.accounted(windowed)
   }
 
+  /** A settled call becomes its span (accounting.js), which goes to the ring, the page's listeners and the sink. */
   account(call) {
-    const policy = this.config.errorPolicy
-    let facts
-    let isError
-    let error = null
-    let errorType = null
-    let refusal = null
     const cfg = this.config
-    if (call.outcome === "navigated") {
-      // The form's submission left the document: the calling document's executeTool gets null, the agent nothing.
-      facts = { resultBytes: 0, resultType: "null", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
-      isError = false
-    } else if (call.ok) {
-      facts = resultFacts(call.value, call.profile)
-      isError = facts.isError
-      if (!facts.serializable && isError) error = errorText({ name: "TypeError", message: "result could not be serialised to JSON" }, policy)
-      else if (facts.validation) error = errorText({ name: "ValidationError", message: `the form answered with ${facts.validation} validation message(s)` }, policy)
-      else if (isError) error = errorText({ name: "Error", message: "isError result" }, policy)
-      // A failure a tool library returned as prose (001's isErrorResult): the agent still reads the value.
-      if (!isError && typeof cfg.isErrorResult === "function") {
-        let flagged = false
-        try {
-          flagged = !!cfg.isErrorResult(call.value)
-        } catch (e) {
-          this.hookFailed("isErrorResult", call, e)
-        }
-        if (flagged) {
-          isError = true
-          errorType = "tool_error"
-          error = errorText({ name: "Error", message: "the tool returned a failure (isErrorResult)" }, policy)
-        }
-      }
-      if (typeof cfg.isRefusal === "function") {
-        try {
-          refusal = refusalOf(cfg.isRefusal(call.value))
-        } catch (e) {
-          this.hookFailed("isRefusal", call, e)
-        }
-      } else refusal = safely(() => defaultRefusal(call.value), null)
-    } else {
-      // A throw reaches an MCP client as an isError result with bytes of its own; other callers get no result.
-      facts = safely(() => errorResultFacts(call.value, call.profile), null) || { resultBytes: 0, resultType: "error", envelope: false, substituted: false, contentTypes: {}, imageBytes: 0, serializable: true }
-      isError = true
-      error = errorText(call.value, policy)
-      if (policy !== "none") errorType = errorText(call.value, "name").slice(0, 64)
-    }
-    if (call.fnError) {
-      isError = true
-      error = errorText(call.fnError, policy)
-      if (policy !== "none") errorType = errorText(call.fnError, "name").slice(0, 64)
-      call.fnError = null
-    }
-    const inputBytes = inputBytesOf(call.input)
-    const est = this.config.tokenEstimator ? this.pageTokens(inputBytes, facts.resultBytes, facts.imageBytes) : callTokens(inputBytes, facts.resultBytes, facts.imageBytes)
+    const { span, failed } = spanOf(call, { sessionId: this.sessionId, errorPolicy: cfg.errorPolicy, isErrorResult: cfg.isErrorResult, isRefusal: cfg.isRefusal, tokens: this.tokens })
+    for (const [hook, err] of failed) this.hookFailed(hook, call, err)
+    call.fnError = null
     // Opt-in payload capture: the text goes to the relay's OpenTelemetry lane, ahead of the span.
     if (cfg.capturePayloads === true && this.sink.payload) {
-      const max = payloadMax(cfg.maxPayloadLength)
-      const args = inputText(call.input)
-      const res = call.ok ? resultText(call.value, call.profile) : null
-      // A thrown error's message rides along (001's webmcp.error.message, capture on only).
-      const err = call.ok ? null : safely(() => {
-        const v = call.value
-        return v && typeof v === "object" && typeof v.message === "string" ? v.message : String(v)
-      }, null)
-      safely(() => this.sink.payload({ seq: call.seq, arguments: args === null ? null : cutPayload(args, max), result: res === null ? null : cutPayload(res, max), error: err ? cutPayload(err, max) : null }))
+      const p = payloadOf(call, cfg.maxPayloadLength)
+      safely(() => this.sink.payload(p))
     }
     // Facts for the diagnosis (facts.js): the bodies are handed over, measured in a later idle callback.
     if (this.facts && !call.terminal) {
@@ -581,46 +410,6 @@ export class Collector {
     call.input = undefined
     call.value = undefined
     call.profile = undefined
-    const span = {
-      sessionId: this.sessionId,
-      seq: call.seq,
-      tool: call.tool,
-      invokedAt: call.invokedAt,
-      settledAt: call.settledAt,
-      wallMs: Math.max(0, call.settledAt - call.invokedAt),
-      blockingMs: call.blocking,
-      inputBytes,
-      resultBytes: facts.resultBytes,
-      contentTypes: facts.contentTypes,
-      imageBytes: facts.imageBytes,
-      estInputTokens: est.estInputTokens,
-      estTextTokens: est.estTextTokens,
-      estImageTokens: est.estImageTokens,
-      estTokens: est.estTokens,
-      isError,
-      error,
-      gapSincePrevCallMs: call.gap,
-      synthetic: call.synthetic,
-      serializable: facts.serializable,
-      resultType: facts.resultType,
-      envelope: facts.envelope,
-      substituted: facts.substituted,
-      depth: call.depth,
-      parent: call.parent,
-      overlapped: call.overlapped,
-      errorType,
-      refusal,
-      consent: call.consent ? call.consent.consent : null,
-      consentMismatch: call.consent ? call.consent.mismatch : null,
-    }
-    // Declarative (form) calls: how long the filled form waited for the user's submit (not tool time), and
-    // "navigated" when the submission left the document.
-    if (call.waitedMs !== undefined) span.waitedMs = call.waitedMs
-    if (call.outcome) span.outcome = call.outcome
-    if (call.terminal) {
-      span.invokedBy = "terminal"
-      span.synthetic = true // not a live host's call (000's meaning), also for the channel's readers
-    }
     call.span = span
     this.remember(call)
     const evicted = this.stats.add(span)
@@ -637,14 +426,6 @@ export class Collector {
       }
     }
     this.sink.span(span)
-  }
-
-  /** Tokens through the page's tokenEstimator (000's `({kind, bytes}) => number`), one ask per kind. */
-  pageTokens(inputBytes, resultBytes, imageBytes) {
-    const estInputTokens = this.estimate("input", inputBytes)
-    const estTextTokens = this.estimate("text", Math.max(0, resultBytes - imageBytes))
-    const estImageTokens = imageBytes ? this.estimate("image", imageBytes) : 0
-    return { estInputTokens, estTextTokens, estImageTokens, estTokens: estInputTokens + estTextTokens + estImageTokens }
   }
 
   remember(call) {
@@ -669,43 +450,11 @@ export class Collector {
 
   /**
    * Attribute each Long-Task millisecond to the most recently invoked call in flight at that moment, so
-   * no millisecond counts twice. Calls already emitted get a late `update`.
+   * no millisecond counts twice (long_tasks.js). Calls already emitted get a late `update`.
    * @param {{startTime:number, duration:number}[]} entries
    */
   longTasks(entries) {
-    const touched = new Map()
-    for (const e of entries) {
-      const s = e.startTime
-      const end = s + e.duration
-      const cands = []
-      const consider = (c) => {
-        const cEnd = c.settledAt === null ? Infinity : c.settledAt
-        if (c.invokedAt < end && cEnd > s) cands.push(c)
-      }
-      for (const c of this.inFlight.values()) consider(c)
-      for (const c of this.pending) consider(c)
-      for (const c of this.recent) consider(c)
-      if (!cands.length) continue
-      const cuts = new Set([s, end])
-      for (const c of cands) {
-        if (c.invokedAt > s && c.invokedAt < end) cuts.add(c.invokedAt)
-        if (c.settledAt !== null && c.settledAt > s && c.settledAt < end) cuts.add(c.settledAt)
-      }
-      const points = Array.from(cuts).sort((a, b) => a - b)
-      for (let i = 0; i + 1 < points.length; i++) {
-        const a = points[i]
-        const b = points[i + 1]
-        let best = null
-        for (const c of cands) {
-          const cEnd = c.settledAt === null ? Infinity : c.settledAt
-          if (c.invokedAt <= a && cEnd >= b && (!best || c.invokedAt > best.invokedAt || (c.invokedAt === best.invokedAt && c.seq > best.seq))) best = c
-        }
-        if (best) {
-          best.blocking += b - a
-          touched.set(best.seq, best)
-        }
-      }
-    }
+    const touched = attributeLongTasks(entries, [Array.from(this.inFlight.values()), this.pending, this.recent])
     for (const c of touched.values()) {
       if (!c.span) continue
       this.stats.updateBlocking(c.seq, c.blocking)
@@ -716,12 +465,10 @@ export class Collector {
     if (touched.size) this.ledgerChanged()
   }
 
-  // ---- registry ----------------------------------------------------------------------------------------
+  // ---- registry (the ledger, ledger.js) -----------------------------------------------------------------
 
   hostFound(location) {
-    if (this.hostFoundAt !== null) return
-    this.hostFoundAt = this.clock()
-    this.hostLocation = location
+    if (!this.registry.hostFound(location, this.clock())) return
     this.ledgerChanged()
     this.statusChanged()
   }
@@ -732,23 +479,9 @@ export class Collector {
    */
   registered(rec, frame = true) {
     const t = typeof rec.acceptedAt === "number" ? rec.acceptedAt : this.clock()
-    if (this.firstRegistrationAt === null && !rec.internal) this.firstRegistrationAt = t
-    const prev = this.tools.get(rec.name)
-    const full = { ...rec, registered: true, registeredAt: t, unregisteredAt: null }
-    if (prev && prev.registered && prev.registeredAt !== null) full.registeredAt = prev.registeredAt
-    // Redefinition (001): the same name again with another descriptor, or another handler source when the
-    // fingerprint is on. The tool frame says so by carrying the new descriptor; this event names what moved.
-    if (prev && !rec.internal) {
-      // The fingerprint covers the descriptor (and the handler under fingerprintHandler, whose own hash the
-      // record keeps in the page to say which of the two moved).
-      const descriptor = (prev.descriptor ?? null) !== (rec.descriptor ?? null) || (!prev.handlerHash && (prev.fingerprint ?? null) !== (rec.fingerprint ?? null))
-      const handler = (prev.handlerHash ?? null) !== (rec.handlerHash ?? null)
-      if (descriptor || handler) {
-        full.redefined = true
-        this.event("redefined", { tool: rec.name, descriptor, handler })
-      } else full.redefined = !!prev.redefined
-    }
-    this.tools.set(rec.name, full)
+    const { full, redefined } = this.registry.registered(rec, t)
+    // Redefinition (001): the tool frame says so by carrying the new descriptor; this event names what moved.
+    if (redefined) this.event("redefined", { tool: rec.name, ...redefined })
     this.stats.register(rec.name, rec.schemaBytes, !!rec.internal)
     if (frame) this.sink.tool(full, "registered")
     else full.framePending = true
@@ -758,11 +491,8 @@ export class Collector {
 
   /** The host said which annotations it kept of a tool listed with registered(rec, false): its frame leaves now. */
   keptAnnotations(name, kept) {
-    const rec = this.tools.get(name)
-    if (!rec || !rec.framePending) return
-    rec.framePending = false
-    rec.annotationsKept = kept
-    this.sink.tool(rec, "registered")
+    const rec = this.registry.keptAnnotations(name, kept)
+    if (rec) this.sink.tool(rec, "registered")
   }
 
   /** Record a registration the host refused (duplicate name, invalid schema): not a tool. */
@@ -771,10 +501,8 @@ export class Collector {
   }
 
   unregistered(name) {
-    const rec = this.tools.get(name)
-    if (!rec || !rec.registered) return
-    rec.registered = false
-    rec.unregisteredAt = this.clock()
+    const rec = this.registry.unregistered(name, this.clock())
+    if (!rec) return
     this.stats.unregister(name)
     this.sink.tool(rec, "unregistered")
     this.ledgerChanged()
@@ -783,18 +511,16 @@ export class Collector {
 
   /** A tool the host lists that was registered before the agent could wrap it. */
   unwrappedTool(name) {
-    if (this.unwrapped.has(name)) return
-    this.unwrapped.add(name)
-    this.statusChanged()
+    if (this.registry.unwrappedTool(name)) this.statusChanged()
   }
 
   /** A tool listed as unwrapped is measured after all (instrument(), or registered again through the hooks). */
   wrappedTool(name) {
-    if (this.unwrapped.delete(name)) this.statusChanged()
+    if (this.registry.wrappedTool(name)) this.statusChanged()
   }
 
   wrapFailed(name) {
-    this.wrapFailures++
+    this.registry.wrapFailures++
     this.event("wrap-failed", { tool: cap(name, 128) })
     this.statusChanged()
   }
@@ -804,8 +530,7 @@ export class Collector {
    * the timeline. No span, no timing, no bytes: the tool is "counted, not measured".
    */
   countedCall(name) {
-    if (!this.counted.has(name) && this.counted.size >= MAX_LEDGER_TOOLS) return
-    this.counted.set(name, (this.counted.get(name) || 0) + 1)
+    if (!this.registry.countedCall(name)) return
     this.event("toolactivated", { tool: name, counted: true })
     this.ledgerChanged()
     this.statusChanged()
@@ -839,7 +564,7 @@ export class Collector {
    */
   recordConsent(shown, resolved, granted) {
     const name = cap(String(resolved), 128)
-    const rec = this.tools.get(name)
+    const rec = this.registry.tools.get(name)
     let descriptor = null
     if (rec && rec.descriptor) descriptor = safely(() => JSON.parse(rec.descriptor), null)
     const mismatch = consentMismatch(shown ?? "", name, descriptor)
@@ -852,7 +577,7 @@ export class Collector {
 
   event(kind, detail = {}) {
     // Calls that settled before this moment enter the timeline first (their accounting may be waiting
-    // behind the page's own continuation, see scheduleFlush), so the timeline keeps the page's order.
+    // behind the page's own continuation, see Pacer.due), so the timeline keeps the page's order.
     if (this.pending.length) this.flush()
     this.sink.event({ at: this.clock(), kind, detail })
   }
@@ -860,12 +585,9 @@ export class Collector {
   // ---- read --------------------------------------------------------------------------------------------
 
   /**
-   * Finish pending accounting now, so a read right after `await tool.execute(x)` counts that call (000's
-   * quick start). The call path stays as it is: accounting still runs off it, only earlier when someone reads.
-   */
-  /**
    * The session goes on under a new id (the relay refused the first hello: another socket holds this one).
-   * Every held span is re-stamped, so what the relay did not have yet goes under the new id.
+   * Every span in the ring is re-stamped (the uplink's feed holds the same spans), so what the relay did not
+   * have yet goes under the new id.
    * @param {string} id
    */
   rename(id) {
@@ -873,40 +595,22 @@ export class Collector {
     for (const span of this.stats.ring.values()) span.sessionId = id
   }
 
+  /**
+   * Finish pending accounting now, so a read right after `await tool.execute(x)` counts that call (000's
+   * quick start). The call path stays as it is: accounting still runs off it, only earlier when someone reads.
+   */
   current() {
     if (this.pending.length) this.flush()
     return this
   }
 
+  /** The ledger frame's body (ledger.js), with the calls' side. */
   ledger() {
-    const tools = {}
-    const registeredTools = []
-    // The wire caps the map at 1024 tools: the registered ones first, then the withdrawn ones.
-    const all = Array.from(this.tools)
-    const ordered = all.filter(([, r]) => r.registered).concat(all.filter(([, r]) => !r.registered)).slice(0, MAX_LEDGER_TOOLS)
-    for (const [name, r] of ordered) {
-      tools[name] = { schemaBytes: r.schemaBytes, registeredAt: r.registeredAt, unregisteredAt: r.unregisteredAt, internal: !!r.internal }
-      // Counted, not measured: calls seen through `toolactivated` only (no timing, no bytes).
-      if (this.unwrapped.has(name)) tools[name].measured = false
-      if (this.counted.has(name)) tools[name].counted = this.counted.get(name)
-      if (r.registered) registeredTools.push(name)
-    }
-    return {
-      sessionId: this.sessionId,
-      attachedAt: this.attachedAt,
-      hostFoundAt: this.hostFoundAt,
-      hostLocation: this.hostLocation,
-      firstRegistrationAt: this.firstRegistrationAt,
-      registeredTools,
-      tools,
-      firstCallAt: this.firstCallAt,
-      lastSettledAt: this.lastSettledAt,
-      totals: this.stats.totalsObject(),
-    }
+    return this.registry.frame({ sessionId: this.sessionId, firstCallAt: this.firstCallAt, lastSettledAt: this.lastSettledAt, totals: this.stats.totalsObject() })
   }
 
   ledgerChanged() {
-    this.ledgerRev++
+    this.registry.rev++
     this.sink.ledger()
   }
 
@@ -915,35 +619,22 @@ export class Collector {
    * split (the console's and the report tool's); the status frame leaves it out, so it changes with the phase only.
    */
   status(split = true) {
-    const reasons = []
-    if (this.wrapFailures) reasons.push(`${this.wrapFailures} tool execute() could not be wrapped`)
-    let countedCalls = 0
-    for (const n of this.counted.values()) countedCalls += n
-    if (this.unwrapped.size) {
-      let n = 0
-      for (const name of this.unwrapped) n += this.counted.get(name) || 0
-      reasons.push(`${this.unwrapped.size} tool(s) registered before the agent loaded are counted, not measured (${n} call(s) counted from toolactivated)`)
-    }
+    const reasons = this.registry.reasons()
     const lost = this.lostFn()
     if (lost) reasons.push(`${lost} span(s) evicted before the relay stored them`)
     for (const r of this.extraReasons) reasons.push(r)
-    let toolCount = 0
-    let own = false
-    for (const r of this.tools.values()) {
-      if (!r.registered) continue
-      toolCount++
-      if (!r.internal) own = true
-    }
+    const tools = this.registry.registeredCount()
+    const r = this.registry
     const s = statusFor({
       active: this.active,
-      hostFound: this.hostFoundAt !== null,
-      registered: own,
+      hostFound: r.hostFoundAt !== null,
+      registered: tools.own,
       anyCall: this.firstCallAt !== null || this.unsampled > 0,
-      countedCalls,
+      countedCalls: r.countedCalls(),
       reasons,
       inFlight: this.inFlight.size,
-      countedOnly: this.unwrapped.size > 0,
-      hostLocation: this.hostLocation,
+      countedOnly: r.unwrapped.size > 0,
+      hostLocation: r.hostLocation,
       split: split ? splitLine(this.stats) : null,
       hints: this.notes,
     })
@@ -951,9 +642,9 @@ export class Collector {
     return {
       phase: s.phase,
       message: s.message,
-      hostLocation: this.hostLocation,
-      hostFoundAt: this.hostFoundAt,
-      toolCount,
+      hostLocation: r.hostLocation,
+      hostFoundAt: r.hostFoundAt,
+      toolCount: tools.count,
       callCount: this.stats.totals.calls,
       lastCallAt: this.lastSettledAt,
       hints: s.hints,
@@ -979,7 +670,7 @@ export class Collector {
     }
     this.stats.reset()
     if (this.facts) safely(() => this.facts.reset())
-    this.counted.clear()
+    this.registry.counted.clear()
     this.lastSettledAt = null
     this.unsampled = 0
     this.recent = []
@@ -989,10 +680,7 @@ export class Collector {
 
   stop() {
     this.active = false
-    if (this.holdTimer !== null) safely(() => this.ct(this.holdTimer))
-    this.holdTimer = null
-    if (this.windowTimer !== null) safely(() => this.ct(this.windowTimer))
-    this.windowTimer = null
+    this.pacer.stop()
     if (this.observer) safely(() => this.observer.disconnect())
     this.observer = null
     if (this.facts) safely(() => this.facts.stop())
@@ -1000,27 +688,4 @@ export class Collector {
   }
 }
 
-function payloadMax(v) {
-  return Number.isInteger(v) && v > 0 ? Math.min(v, MAX_PAYLOAD) : 2048
-}
-
 export const measureName = (span) => `webmcp:${span.tool}#${span.seq}`
-
-/**
- * (kind, bytes) -> tokens through a page's tokenEstimator, webmcp-profiler's `({kind, bytes}) => number` with
- * kind "input" | "text" | "image" (bytes: base64 length for images). A throw or a value that is not a finite
- * number >= 0 falls back to the built-in estimate; results are whole tokens.
- */
-function estimatorOf(fn) {
-  const builtIn = (kind, bytes) => (kind === "image" ? imageTokens(bytes) : tokensForBytes(bytes))
-  if (typeof fn !== "function") return builtIn
-  return (kind, bytes) => {
-    let v
-    try {
-      v = fn({ kind, bytes })
-    } catch {
-      v = undefined
-    }
-    return typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.ceil(v) : builtIn(kind, bytes)
-  }
-}

@@ -1,36 +1,34 @@
-// attach(): compose the collector, interceptor, channel and uplink for this context, and expose the
-// console API. maybeAttach(): the same behind the ?perf= gate. Nothing here throws into the page.
+// attach(): compose the agent for this context and expose the console API. maybeAttach(): the same behind the
+// ?perf= gate. Nothing here throws into the page. A span travels one way through what is composed here:
+// page -> wrapper (wrap.js, interceptor.js) -> collector (collector.js) -> sink (sink.js: frames) -> uplink
+// (transport/uplink.js, through its feed) and the channel mirror; one pacer (transport/pacing.js) says when.
 
 import { Collector } from "./collector.js"
+import { Sink } from "./sink.js"
+import { runCommand } from "./commands.js"
+import { leaveNote, linkNavigation } from "./navigation.js"
+import { noop, inert } from "./inert.js"
 import { Interceptor, toolName } from "./interceptor.js"
 import { MAX_CALLS } from "./early.js"
 import { watchLateConfig as watchLate, LATE_CONFIG_HINT } from "./eager.js"
-import { reconcile, invoker, instrument } from "./listing.js"
+import { reconcile, instrument } from "./listing.js"
 import { ChannelMirror, postsSpans } from "./channel.js"
-import { Uplink, Delivery, FLUSH_MS } from "../transport/uplink.js"
-import { unwatchedMark } from "../transport/pacing.js"
-import * as frames from "../transport/frames.js"
+import { Uplink, FLUSH_MS } from "../transport/uplink.js"
+import { unwatchedMark, Pacer } from "../transport/pacing.js"
 import { PROTOCOL } from "../transport/frames.js"
 import { PromptWatcher } from "./prompt.js"
 import { FormTools } from "./forms.js"
 import { FactsTaker } from "./facts.js"
 import { TransportObserver } from "./transport_observer.js"
-import { resultText, errorText } from "./measure.js"
 import { gate } from "./gate.js"
-import { makeApi, reportView, reportToolDescriptor, manifest, helpText, overlayNotice } from "./console.js"
-import { markInternal } from "./wrap.js"
-import { statusFor } from "./status.js"
+import { makeApi, reportView, reportToolDescriptor, overlayNotice } from "./console.js"
+import { markInternal, NATIVE_THEN } from "./wrap.js"
 import { DEFAULTS, BAKED_UPLINK, AGENT, VERSION } from "../shared/config.js"
-import { newSessionId, cap, safely, makeTaskScheduler, utf8Length, now } from "../shared/util.js"
+import { newSessionId, cap, safely, makeTaskScheduler, now } from "../shared/util.js"
 
 export { VERSION, gate }
 export { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents } from "./stats.js"
 
-const MAX_FOREIGN_SPANS = 500
-const MAX_RESULT_TEXT = 256 * 1024 // characters of an invoked tool's result text (the relay's cap)
-const COMMAND_ID = /^[\x21-\x7e]{1,32}$/
-const NAV_KEY = "wmcp-top:navigated" // sessionStorage: the form call whose submission left the last document
-const NAV_NOTE_MS = 60_000
 const AGENTS = new WeakMap() // api -> Agent, for tests and tooling
 const LIVE = new WeakMap() // global -> the attached api (also under globalName: false): one agent a window
 const NOTES = new WeakMap() // api -> adds a hint of the agent's own to its status (watchLateConfig)
@@ -38,6 +36,12 @@ const NOTES = new WeakMap() // api -> adds a hint of the agent's own to its stat
 // module imported next to the classic script) can make the report tool of the global API. Only the report's
 // view: the Agent itself (its uplink address, with the token) stays out of the page's reach.
 const REPORT_KEY = Symbol.for("wmcp-top/report-tool")
+// A microtask through the engine's own promise machinery: a reaction on a promise already resolved is queued at
+// once, exactly where queueMicrotask would queue it, without Blink's binding (about 9 µs a call in Chromium 156
+// on these machines, measured in a CPU profile of back-to-back calls). Captured (wrap.js, at load): a page
+// replacing Promise.prototype.then later does not reach us.
+const RESOLVED = Promise.resolve()
+const enqueueMicrotask = (fn) => NATIVE_THEN.call(RESOLVED, fn)
 
 /** The Agent behind a console API object (tests and tooling; not a page-facing member). */
 export function agentOf(api) {
@@ -85,55 +89,43 @@ class Agent {
     const early = (this.early = config.early || null)
     const sessionId = early ? early.sessionId : newSessionId()
     this.schedule = config.schedule || makeTaskScheduler(g)
-    // One pair of timer functions for the collector, the uplink and the channel (tests pass manual ones).
+    // One pair of timer functions for the pacer, the uplink and the channel (tests pass manual ones).
     const timers = {
       setTimeout: config.setTimeout || ((f, ms) => g.setTimeout(f, ms)),
       clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
     }
     this.relay = resolveUplink(config, g)
-    this.pendingStarts = []
-    this.lastStatus = null
-    this.foreign = new Map()
     this.reportTool = null
     this.listeners = []
-    const self = this
+    // Everything the collector says leaves through the sink, one way: frames to the uplink, messages to the channel.
+    const sink = (this.sink = new Sink({ g, env: this.env }))
+    // The one pacer: calls are accounted in the batch window they leave in (flushMs 0: none), and the uplink's and
+    // the channel's batches leave right after (its outlets, below).
+    this.pacer = new Pacer({ windowMs: config.flushMs, clock: () => this.collector.clock(), schedule: this.schedule, ...timers, microtask: enqueueMicrotask })
     this.collector = new Collector({
       sessionId,
       config,
       clock: config.clock,
       random: config.random,
       schedule: this.schedule,
-      ...timers,
+      pacer: this.pacer,
       perf: config.performance !== undefined ? config.performance : g.performance,
-      // calls are accounted in the batch window they leave in (pacing.js; flushMs 0: none)
-      windowMs: config.flushMs,
-      sink: {
-        start: (call) => self.onStart(call),
-        span: (span) => self.onSpan(span),
-        update: (seq, ms) => self.onUpdate(seq, ms),
-        evicted: (span) => self.feed && self.feed.delivery.evicted(span.seq),
-        beforeReset: () => self.uplink && safely(() => self.uplink.flush()),
-        tool: (rec, change) => self.onTool(rec, change),
-        ledger: () => self.uplink && self.uplink.ledgerDirty(self.collector.sessionId),
-        status: () => self.onStatus(),
-        event: (e) => self.uplink && self.send(frames.event(self.collector.sessionId, e.at, e.kind, e.detail)),
-        // Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel.
-        payload: (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.send(frames.payload(self.collector.sessionId, { seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) })),
-      },
+      sink,
     })
+    sink.collector = this.collector
     // Diagnosis facts (facts.js): computed in idle callbacks, sent to the relay only (never the channel).
     if (config.facts !== false) {
       this.collector.facts = new FactsTaker({
         global: g,
-        send: (seq, facts) => self.uplink && self.send(frames.facts(self.collector.sessionId, seq, facts)),
-        schemaOf: (tool) => self.schemaOf(tool),
+        send: (seq, facts) => sink.facts(seq, facts),
+        schemaOf: (tool) => this.schemaOf(tool),
         setTimeout: timers.setTimeout,
         clock: config.clock,
       })
     }
     this.schemas = new Map()
     if (early) {
-      this.collector.attachedAt = early.log.attachedAt
+      this.collector.registry.attachedAt = early.log.attachedAt
       this.interceptor = early.interceptor
       this.interceptor.c = this.collector
     } else {
@@ -169,12 +161,9 @@ class Agent {
             clock: config.clock || now,
             sessionId,
             errorPolicy: config.errorPolicy,
-            send: (step) => self.uplink && self.send(frames.prompt(self.collector.sessionId, step)),
+            send: (step) => sink.prompt(step),
             // Opt-in (capturePayloads) and only to a relay that wants payloads: the prompt's and the answer's text.
-            payload:
-              config.capturePayloads === true
-                ? (p) => self.uplink && self.uplink.welcome && self.uplink.welcome.payloads && self.send(frames.payload(self.collector.sessionId, p))
-                : null,
+            payload: config.capturePayloads === true ? (p) => sink.promptPayload(p) : null,
             maxPayload: config.maxPayloadLength,
           })
     if (this.prompts) this.interceptor.onSweep = () => this.prompts.sweep()
@@ -188,17 +177,12 @@ class Agent {
         flushMs: config.flushMs,
         clock: config.clock,
         alignQuiet: config.alignFlush !== false,
-        calling: () => this.collector.calling(),
+        calling: () => this.pacer.calling(),
         mark: unwatchedMark(config.buffer),
       })
-      this.feed = this.ownFeed()
-      this.collector.lostFn = () => this.feed.delivery.lost
       // Commands come from the relay's socket only: nothing a page posts (channel, window message) reaches this.
-      this.uplink.onCommand = (msg) => safely(() => this.onCommand(msg))
-    } else {
-      this.uplink = null
-      this.feed = null
-    }
+      this.uplink.onCommand = (msg) => safely(() => runCommand(this, msg))
+    } else this.uplink = null
     this.channelName = typeof config.channel === "string" ? config.channel : `webmcp-perf:${this.env.origin}`
     // 000's `relay: false` is its privacy switch: nothing goes onto the BroadcastChannel, nothing is read there.
     this.channel =
@@ -212,19 +196,18 @@ class Agent {
             ...timers,
             flushMs: config.flushMs,
             alignQuiet: config.alignFlush !== false,
-        calling: () => this.collector.calling(),
+            calling: () => this.pacer.calling(),
             posts: postsSpans(config, !!this.uplink),
             BroadcastChannel: (config.BroadcastChannel !== undefined ? config.BroadcastChannel : g.BroadcastChannel) || null,
-            onSession: (id) => this.foreignSession(id),
-            onSpan: (span) => this.foreignSpan(span),
-            onUpdate: (u) => this.foreignUpdate(u),
+            onSession: (id) => sink.foreignSession(id),
+            onSpan: (span) => sink.foreignSpan(span),
+            onUpdate: (u) => sink.foreignUpdate(u),
           })
-    // Right after the agent accounted a call is the page's quiet moment: batches waiting for it leave (pacing.js),
-    // and a batch accounted when its window ran out leaves now: the window was the one it would have waited for.
-    this.collector.onAccounted = (windowed) => {
-      if (this.channel) windowed ? this.channel.flush() : this.channel.quiet()
-      if (this.uplink) windowed ? this.uplink.windowEnded() : this.uplink.quiet()
+    sink.connect(this.uplink, this.channel)
+    sink.onRename = (id) => {
+      if (this.prompts) this.prompts.sessionId = id
     }
+    for (const outlet of [this.channel, this.uplink]) if (outlet) this.pacer.outlets.push(outlet)
     this.api = makeApi(this)
   }
 
@@ -237,7 +220,7 @@ class Agent {
     if (this.prompts) safely(() => this.prompts.sweep())
     c.observeLongTasks(this.config.PerformanceObserver || g.PerformanceObserver)
     if (this.uplink) {
-      this.uplink.addFeed(this.feed)
+      this.uplink.addFeed(this.sink.feed)
       this.uplink.start()
     }
     const doc = safely(() => g.document, null)
@@ -272,7 +255,7 @@ class Agent {
     const clock = c.clock
     if (this.early) c.clock = () => this.early.log.startedAt
     try {
-      this.linkNavigation()
+      linkNavigation(g, c)
       const nav = safely(() => g.performance.getEntriesByType("navigation")[0], null)
       if (nav && nav.type === "reload") c.event("reload", {})
     } finally {
@@ -280,7 +263,7 @@ class Agent {
     }
     if (this.config.reportTool) this.registerReportTool()
     if (typeof this.config.onSpan === "function") c.spanListeners.add(this.config.onSpan)
-    this.onStatus()
+    this.sink.status()
     if (this.config.overlay === true) overlayNotice(this.config, g)
     if (this.early) this.takeOver(this.early)
     const ann = this.config.announce
@@ -314,49 +297,25 @@ class Agent {
     for (const f of p.waiting.splice(0)) safely(f)
   }
 
-  // ---- calls that navigate ------------------------------------------------------------------------------
+  // ---- calls that navigate (navigation.js) ------------------------------------------------------------
 
-  /**
-   * A form call's submission is leaving the document: account it and write it to the socket now (the next
-   * task may never run), and leave a note in sessionStorage (names and numbers only) so the next document
-   * of this tab links its session to this call.
-   */
+  /** A form call's submission is leaving the document: it leaves now (the next task may never run), noted. */
   onNavigated(entry) {
     this.deliverNow()
-    const call = entry.call
-    if (!call) return
-    const note = { session: this.collector.sessionId, seq: call.seq, tool: cap(call.tool, 128), at: Date.now() }
-    // The relay links the next document to this session only with this session's secret: sessionStorage is
-    // this tab's and this origin's, so no other tab or site can write into this session's timeline.
-    const secret = this.uplink ? safely(() => this.uplink.secretOf(note.session), null) : null
-    if (secret) note.resume = secret
-    safely(() => this.g.sessionStorage.setItem(NAV_KEY, JSON.stringify(note)))
+    if (entry.call) leaveNote(this.g, this.collector.sessionId, entry.call, this.uplink)
   }
 
   deliverNow() {
     safely(() => this.collector.flush())
     if (this.channel) safely(() => this.channel.flush())
     if (!this.uplink) return
-    safely(() => this.sendStarts())
+    safely(() => this.sink.sendStarts())
     safely(() => this.uplink.flush())
-  }
-
-  /** The previous document of this tab left through a form call: say so in this session's timeline. */
-  linkNavigation() {
-    const text = safely(() => this.g.sessionStorage.getItem(NAV_KEY), null)
-    if (typeof text !== "string") return
-    safely(() => this.g.sessionStorage.removeItem(NAV_KEY))
-    const note = safely(() => JSON.parse(text), null)
-    if (!note || typeof note !== "object" || !/^[0-9a-f]{8}$/.test(String(note.session)) || !Number.isInteger(note.seq) || note.seq < 0) return
-    if (!(Date.now() - Number(note.at) < NAV_NOTE_MS)) return // a stale note from long ago says nothing
-    const detail = { session: note.session, seq: note.seq, tool: cap(String(note.tool || ""), 128) }
-    if (typeof note.resume === "string" && /^[0-9a-f]{32}$/.test(note.resume)) detail.resume = note.resume
-    this.collector.event("navigated-from", detail)
   }
 
   /** A tool's own inputSchema (for the facts' schema check), parsed once per descriptor text. */
   schemaOf(tool) {
-    const rec = this.collector.tools.get(tool)
+    const rec = this.collector.registry.tools.get(tool)
     const text = rec && rec.registered && !rec.internal ? rec.descriptor : null
     if (typeof text !== "string") return undefined
     let hit = this.schemas.get(tool)
@@ -367,212 +326,6 @@ class Agent {
       if (this.schemas.size > 1024) this.schemas.delete(this.schemas.keys().next().value)
     }
     return hit.schema
-  }
-
-  // ---- sink -------------------------------------------------------------------------------------------
-
-  /** A call began: its `start` frame leaves with the uplink's next flush (the feed's drain) if it still runs then. */
-  onStart(call) {
-    const u = this.uplink
-    if (!u || !u.open) return
-    this.pendingStarts.push(call)
-    u.kick()
-  }
-
-  sendStarts() {
-    const id = this.collector.sessionId
-    // A call that settled within the window needs no start: its span (same seq, depth and parent) says it all,
-    // and at a busy page's rate most calls settle before their window ends. A form call the relay saw waiting
-    // for the user still says when the user submitted (its start again, no longer waiting).
-    const running = this.pendingStarts.filter((c) => c.settledAt === null || (c.waitingSent && !c.waiting))
-    this.pendingStarts = []
-    for (const c of running) if (c.waiting) c.waitingSent = true
-    while (running.length) {
-      const calls = running.splice(0, 500).map((c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, ...(c.terminal ? { invokedBy: "terminal" } : {}), ...(c.waiting ? { waiting: true } : {}) }))
-      this.uplink.send(id, frames.start(id, calls))
-    }
-  }
-
-  onSpan(span) {
-    if (this.channel) this.channel.span(span)
-    if (this.uplink) this.uplink.spansReady()
-  }
-
-  /** A frame of our own session: its `session` is the one the frame names (frames.js stamps it). */
-  send(frame) {
-    this.uplink.send(frame.session, frame)
-  }
-
-  /**
-   * The relay refused our first hello: another socket holds this session id (a page that says it is us, or a
-   * rare collision). The session carries on under a new id, never under the other's.
-   * @returns {string} the new id
-   */
-  renameSession() {
-    const c = this.collector
-    const old = c.sessionId
-    let id = newSessionId()
-    while (id === old) id = newSessionId()
-    c.rename(id)
-    if (this.prompts) this.prompts.sessionId = id
-    this.lastStatus = null
-    if (this.channel) {
-      this.channel.sessionId = id
-      safely(() => this.channel.announce())
-    }
-    return id
-  }
-
-  onUpdate(seq, blockingMs) {
-    const id = this.collector.sessionId
-    if (this.channel) this.channel.update(id, seq, blockingMs)
-    if (this.uplink) this.uplink.send(id, frames.update(id, seq, blockingMs))
-  }
-
-  toolFrame(rec, change) {
-    const at = (change === "unregistered" ? rec.unregisteredAt : rec.registeredAt) ?? this.collector.clock()
-    return frames.tool(this.collector.sessionId, rec, change, at)
-  }
-
-  onTool(rec, change) {
-    if (this.uplink) this.uplink.send(this.collector.sessionId, this.toolFrame(rec, change))
-  }
-
-  statusFrame() {
-    const s = this.collector.status(false)
-    return frames.status(this.collector.sessionId, s)
-  }
-
-  onStatus() {
-    if (!this.uplink) return
-    const f = this.statusFrame()
-    const key = JSON.stringify(f)
-    if (key === this.lastStatus) return
-    this.lastStatus = key
-    this.uplink.send(this.collector.sessionId, f)
-  }
-
-  // ---- uplink feeds -----------------------------------------------------------------------------------
-
-  ownFeed() {
-    const c = this.collector
-    const g = this.g
-    return {
-      id: c.sessionId,
-      rename: () => this.renameSession(),
-      delivery: new Delivery(),
-      hello: () => ({
-        session: {
-          id: c.sessionId,
-          origin: this.env.origin,
-          path: this.env.path,
-          title: cap(safely(() => g.document.title, "") || "", 512),
-          userAgent: this.env.userAgent,
-          context: this.env.context,
-          visibility: cap(safely(() => g.document.visibilityState, "visible") || "visible", 64),
-          attachedAt: c.attachedAt,
-          timeOrigin: safely(() => g.performance.timeOrigin, 0) || 0,
-        },
-        config: { sample: c.config.sample, buffer: c.stats.buffer, errorPolicy: c.config.errorPolicy },
-      }),
-      spans: () => c.stats.ring.values(),
-      seqs: () => c.openSeqs(),
-      drain: () => this.sendStarts(),
-      replay: () => {
-        const out = []
-        for (const rec of c.tools.values()) if (rec.registered) out.push(this.toolFrame(rec, "registered"))
-        const st = this.statusFrame()
-        this.lastStatus = JSON.stringify(st)
-        out.push(st)
-        out.push(frames.ledger(c.sessionId, c.ledgerRev, c.ledger()))
-        this.pendingStarts = []
-        const calls = Array.from(c.inFlight.values()).map((x) => ({ seq: x.seq, tool: x.tool, invokedAt: x.invokedAt, depth: x.depth, parent: x.parent, ...(x.waiting ? { waiting: true } : {}) }))
-        if (calls.length) out.push(frames.start(c.sessionId, calls.slice(0, 500)))
-        return out
-      },
-      ledgerFrame: () => frames.ledger(c.sessionId, c.ledgerRev, c.ledger()),
-    }
-  }
-
-  foreignSession(id) {
-    if (!this.uplink) return
-    const ring = new Map()
-    const feed = {
-      id,
-      ring,
-      delivery: new Delivery(),
-      hello: () => ({
-        session: { id, origin: this.env.origin, context: "relayed", via: this.collector.sessionId, visibility: "unknown" },
-        config: {},
-      }),
-      spans: () => ring.values(),
-      replay: () => [],
-    }
-    this.foreign.set(id, feed)
-    this.uplink.addFeed(feed)
-  }
-
-  foreignSpan(span) {
-    const feed = this.foreign.get(span.sessionId)
-    if (!feed || feed.ring.has(span.seq)) return
-    feed.ring.set(span.seq, span)
-    if (feed.ring.size > MAX_FOREIGN_SPANS) {
-      const [seq] = feed.ring.keys()
-      feed.ring.delete(seq)
-      feed.delivery.evicted(seq)
-    }
-    this.uplink.spansReady()
-  }
-
-  foreignUpdate(u) {
-    const feed = this.foreign.get(u.sessionId)
-    const span = feed && feed.ring.get(u.seq)
-    if (!span) return
-    span.blockingMs = u.blockingMs
-    this.uplink.send(u.sessionId, frames.update(u.sessionId, u.seq, u.blockingMs))
-  }
-
-  // ---- commands from the terminal (relay socket only) ------------------------------------------------
-
-  /**
-   * `invoke` {tool, input}: call the tool through the browser's own executeTool where the host has one, else
-   * through the registered tool's (wrapped) execute, and answer with the text the agent would read. The text
-   * goes into the one `result` frame and nowhere else: not kept, not logged, not on the channel.
-   */
-  async onCommand(msg) {
-    const c = this.collector
-    const id = c.sessionId
-    if (!this.uplink || !c.active || !msg || typeof msg.id !== "string" || !COMMAND_ID.test(msg.id) || msg.session !== id) return
-    const answer = (f) => this.uplink.send(id, frames.result(id, msg.id, f))
-    if (msg.name !== "invoke") return answer({ ok: false, error: cap(`unknown command: ${String(msg.name)}`, 200) })
-    const args = msg.args && typeof msg.args === "object" ? msg.args : {}
-    const tool = typeof args.tool === "string" ? args.tool : ""
-    let inv = null
-    try {
-      inv = tool ? await invoker(this.interceptor, tool) : null
-    } catch {
-      inv = null
-    }
-    if (!inv) return answer({ ok: false, error: cap(`unknown tool: ${tool || "(none)"}`, 200) })
-    const input = args.input && typeof args.input === "object" ? args.input : {}
-    const t0 = now()
-    let value
-    // The wrapped execute this reaches marks its call as the terminal's, not the agent's (see expectTerminal).
-    const unmark = c.expectTerminal(tool)
-    try {
-      value = await inv.call(input)
-    } catch (e) {
-      return answer({ ok: false, error: cap(`${errorText(e, "name")}: ${errorText(e, "message")}`, 200), wallMs: Math.max(0, now() - t0) })
-    } finally {
-      unmark()
-    }
-    const wallMs = Math.max(0, now() - t0)
-    let text = inv.text ? (typeof value === "string" ? value : safely(() => String(value), null)) : resultText(value, inv.profile)
-    if (text === null) return answer({ ok: false, error: "UnknownError: the result could not be serialised", wallMs })
-    const resultBytes = utf8Length(text)
-    answer({ ok: true, text: text.length > MAX_RESULT_TEXT ? cap(text, MAX_RESULT_TEXT) : text, resultBytes, wallMs })
-    text = null
-    value = null
   }
 
   // ---- report tool, detach ----------------------------------------------------------------------------
@@ -616,7 +369,7 @@ class Agent {
     const c = this.collector
     if (!c.active) return false
     safely(() => c.flush()) // calls still waiting for their window are accounted, and leave below
-    safely(() => this.sendStarts())
+    safely(() => this.sink.sendStarts())
     safely(() => this.unregisterReportTool())
     this.forms.restore()
     this.interceptor.restore()
@@ -624,7 +377,7 @@ class Agent {
     if (this.prompts) safely(() => this.prompts.restore())
     c.stop()
     if (this.uplink) {
-      safely(() => this.onStatus())
+      safely(() => this.sink.status())
       safely(() => this.uplink.flush())
       for (const id of Array.from(this.uplink.feeds.keys())) this.uplink.removeFeed(id, "detach")
       this.uplink.stop()
@@ -742,61 +495,6 @@ function serverSide(g) {
   return !safely(() => g.document, null) && !safely(() => g.window, null) && contextOf(g) !== "worker"
 }
 
-const NOOP_ID = "00000000"
-
-/** The frozen no-op profiler of server-side rendering: every member of the console API, doing nothing. */
-function noop(cfg) {
-  const ledger = () => ({
-    sessionId: NOOP_ID, attachedAt: 0, hostFoundAt: null, hostLocation: null, firstRegistrationAt: null, registeredTools: [], tools: {}, firstCallAt: null, lastSettledAt: null,
-    totals: { calls: 0, unsampledCalls: 0, overlappingCalls: 0, errors: 0, wallMs: 0, blockingMs: 0, resultBytes: 0, estTokens: 0, estInputTokens: 0, hostGapMs: 0, schemaBytes: 0, estSchemaTokens: 0 },
-  })
-  const status = () => ({ ...statusFor({ inactive: true, reasons: [] }), message: SSR_MESSAGE, hints: [SSR_HINT], hostLocation: null, hostFoundAt: null, toolCount: 0, callCount: 0, lastCallAt: null, coverage: null })
-  const report = () => ({ format: "webmcp-perf-report/2", session: { id: NOOP_ID, origin: null, userAgent: null, generatedAt: new Date().toISOString(), version: VERSION }, ledger: ledger(), tools: [], spans: [] })
-  const none = () => undefined
-  const off = () => none
-  return Object.freeze({
-    active: false, sessionId: NOOP_ID,
-    spans: () => [], aggregates: () => [], ledger, onSpan: off, onSpanUpdate: off, status,
-    help: () => Promise.resolve(undefined), summary: () => SSR_MESSAGE, describe: () => Promise.resolve(manifest(cfg)),
-    table: none, report, export: none, exportTrace: none, overlay: none, instrument: () => 0, synthetic: () => false, reset: none,
-    detach: () => false, registerReportTool: () => false, relay: () => null, overhead: () => ({ accounted: 0, ms: 0, perSpanMs: 0 }),
-    channel: () => null, recordConsent: () => false, prompts: () => [],
-  })
-}
-
-const SSR_MESSAGE = "Server-side no-op: there is no window here, so nothing is measured."
-const SSR_HINT = "attach in the browser (the same call runs there), before the page registers its tools"
-
-/** The inert object left when the gate is closed: status() says why and how to switch on. */
-function inert(cfg, decision) {
-  const g = cfg.global || globalThis
-  const notes = []
-  const status = () => ({
-    ...statusFor({ inactive: true, reasons: [], hints: notes }),
-    hostLocation: null,
-    hostFoundAt: null,
-    toolCount: 0,
-    callCount: 0,
-    lastCallAt: null,
-    reason: decision.reason,
-  })
-  const api = {
-    active: false,
-    sessionId: null,
-    status,
-    describe: () => Promise.resolve(manifest(cfg)),
-    overlay: () => overlayNotice(cfg, g),
-    recordConsent: () => false,
-    prompts: () => [],
-    help() {
-      safely(() => g.console.info(`${helpText(status())}\n(inactive: ${decision.reason})`))
-      return Promise.resolve(undefined)
-    },
-  }
-  NOTES.set(api, (hint) => notes.push(hint))
-  return api
-}
-
 export { LATE_CONFIG_HINT }
 
 /** eager.js's watch for a late window.__WMCP_CONFIG__, its hint added to this agent's status (console and dashboard). */
@@ -827,7 +525,8 @@ export function maybeAttach(config = {}) {
   })
   if (decision.rejected !== null) safely(() => g.console.warn(`[wmcp-top] ignoring ?${cfg.param}=${cap(decision.rejected, 64)}: use 1, on, true, overlay, 0, off or false`))
   if (decision.on) return attach(decision.mode === "overlay" ? { ...cfg, overlay: true } : cfg)
-  const api = inert(cfg, decision)
+  const { api, note } = inert(cfg, decision)
+  NOTES.set(api, note)
   if (cfg.globalName && !safely(() => g[cfg.globalName], null)) safely(() => Object.defineProperty(g, cfg.globalName, { value: api, configurable: true, writable: true, enumerable: false }))
   return api
 }

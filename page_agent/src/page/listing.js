@@ -156,7 +156,7 @@ export function instrument(ic, target) {
     n++
     const live = ic.live.get(name)
     if (live && !live.tool) live.tool = tool
-    const rec = ic.c.tools.get(name)
+    const rec = ic.c.registry.tools.get(name)
     ic.c.wrappedTool(name)
     if (!rec || !rec.registered) ic.c.registered({ name: toolName(name), ...describeTool({ ...tool, name }), annotationsKept: null, internal: false })
   }

@@ -141,7 +141,7 @@ const defineProperty = Object.defineProperty // captured: a page replacing it la
  * (`__wmcp_<session>_<seq>`) and hand the host that function's promise, which settles with the same value or
  * reason. Being the only one awaiting the tool's promise puts that name in V8's async stack trace of every
  * continuation of the tool's async code, so an `executeTool` called after an `await` inside the tool can
- * name its caller (Collector.callerOf). No AsyncContext in Chromium 156: this is what the page can observe.
+ * name its caller (Nesting.callerOf). No AsyncContext in Chromium 156: this is what the page can observe.
  * @param {import("./collector.js").Collector} c
  */
 function carry(c, call, ret) {

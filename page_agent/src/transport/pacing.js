@@ -5,6 +5,10 @@
 // share those wake-ups. After a quiet spell a window is FLUSH_MS; while the page keeps calling (a batch left
 // under BUSY_MS ago) it stretches to BUSY_FACTOR times that, at most MAX_FLUSH_MS: a busy page pays four
 // batches a second, a quiet one is seen within 50 ms. (Measured in tests/bench/test_observer_effect.py.)
+// Everything that paces the agent is here: the accounting's windows (Pacer, at the end) and each outlet's batch
+// timer (Lane); the uplink and the channel only say what their window is and what leaving means.
+
+import { safely } from "../shared/util.js"
 
 export const FLUSH_MS = 50
 export const MAX_FLUSH_MS = 250
@@ -32,6 +36,74 @@ export const isBusy = (now, lastAt) => now - lastAt < BUSY_MS
 // calls, and the last calls of a burst are not held back. At most MAX_FLUSH_MS more.
 export const QUIET_WAIT_MS = MAX_FLUSH_MS
 
+/**
+ * One batch timer (an outlet's window, the uplink's and the channel mirror's; a session's ledger wait): a batch
+ * leaves when its window ends, or, when the page is busy (its last batch under BUSY_MS before) and a call is under way then, at the page's next quiet
+ * moment (quiet()), QUIET_WAIT_MS at most. The outlet says what its window is and what leaving means.
+ */
+export class Lane {
+  /**
+   * @param {object} o
+   * @param {Function} o.setTimeout
+   * @param {Function} o.clearTimeout
+   * @param {() => number} o.clock
+   * @param {boolean} [o.alignQuiet]  a busy page's batch waits for the quiet moment
+   * @param {() => boolean} [o.calling]  is a call under way (the pacer's)?
+   */
+  constructor({ setTimeout: st, clearTimeout: ct, clock, alignQuiet = false, calling = () => false }) {
+    this.st = st
+    this.ct = ct
+    this.clock = clock
+    this.alignQuiet = !!alignQuiet
+    this.calling = calling
+    this.timer = null
+    /** the window ended on a busy page with a call under way: the batch waits for quiet() */
+    this.awaitingQuiet = false
+  }
+
+  get armed() {
+    return this.timer !== null
+  }
+
+  /**
+   * Open a window of `ms`: then `run(false)`, or, busy since `lastAt()` with a call under way, `run(true)` at the
+   * quiet moment (or QUIET_WAIT_MS later). False when no timer can be had (the outlet sends now instead).
+   * @param {number} ms
+   * @param {() => number} lastAt  when the outlet's last batch carrying calls left
+   * @param {(aligned: boolean) => void} run
+   */
+  arm(ms, lastAt, run) {
+    return this.after(ms, () => {
+      if (!this.alignQuiet || !isBusy(this.clock(), lastAt()) || !this.calling()) return run(false)
+      this.awaitingQuiet = true
+      if (!this.after(QUIET_WAIT_MS, () => run(true))) run(true)
+    })
+  }
+
+  /** `fn` after `ms` on the lane's one timer; false when no timer can be had. */
+  after(ms, fn) {
+    let fired = false
+    const id = safely(() => this.st(() => {
+      fired = true
+      this.timer = null
+      safely(fn)
+    }, ms), null)
+    if (fired) return true // a timer that ran at once
+    if (id === null || id === undefined) return false
+    this.timer = id
+    return true
+  }
+
+  /** The batch leaves now (whatever asked): the window's timer, and any wait for quiet, end. */
+  cancel() {
+    this.awaitingQuiet = false
+    if (this.timer === null) return
+    const t = this.timer
+    this.timer = null
+    safely(() => this.ct(t))
+  }
+}
+
 // What is watched sets the cadence (issue 33). The relay says, with a `watch {session, watched, intervalMs}`
 // frame after the hello's ack and whenever it changes, whether a viewer shows the session. Watched: the window
 // above (the screen repaints four times a second). Unwatched: one flush per `intervalMs` (a second by default),
@@ -40,9 +112,21 @@ export const QUIET_WAIT_MS = MAX_FLUSH_MS
 // both cadences. An agent never told (an older relay) is watched.
 export const UNWATCHED_MS = 1000
 const MAX_INTERVAL_MS = 10000
-// The ledger (the page's totals) is read by a person: unwatched, one every few batches. Half the frames of an
-// unwatched busy page were ledgers (tests/bench: 11 frames in 5 s at 100 calls/s, 5 of them spans).
+// The ledger (totals, registered tools, schema bytes) changes with every call but is read by a person: watched,
+// once a second is enough, and each frame is a send the page pays for; unwatched, one every few batches. Half
+// the frames of an unwatched busy page were ledgers (tests/bench: 11 frames in 5 s at 100 calls/s, 5 of them spans).
+export const LEDGER_EVERY_MS = 1000
 export const UNWATCHED_LEDGER_MS = 5000
+
+/**
+ * How long a session's changed ledger waits before its frame leaves (0: now).
+ * @param {number} ledgerAt  when its last ledger frame left
+ * @param {number} now
+ * @param {boolean} watched
+ */
+export function ledgerWait(ledgerAt, now, watched) {
+  return Math.max(0, ledgerAt + (watched ? LEDGER_EVERY_MS : UNWATCHED_LEDGER_MS) - now)
+}
 
 /**
  * A `watch` frame's state, checked: watched or not, and the interval (watched: at most MAX_FLUSH_MS; unwatched:
@@ -73,4 +157,153 @@ export function unwatchedMark(buffer) {
  */
 export function unwatchedWindow(intervalMs, unsent, mark) {
   return unsent >= mark ? 0 : intervalMs
+}
+
+// Accounting held while the page awaits an executeTool (Pacer.due): at most this long, this many calls.
+export const HOLD_MS = 500
+export const HOLD_CALLS = 64
+
+/**
+ * What the pacer paces the accounting of: the collector's calls settled and awaiting accounting, the calls in
+ * flight, and accounting them now.
+ * @typedef {{pending: unknown[], inFlight: {size: number}, flush: () => void}} Accounts
+ */
+
+/**
+ * Where a batch leaves once accounted (the uplink, the channel mirror): `windowEnded` when the accounting's
+ * window ran out (the window it would have waited for), `quiet` after any other accounting (the page's quiet
+ * moment, which a busy page's batch waits for).
+ * @typedef {{windowEnded: () => void, quiet: () => void}} Outlet
+ */
+
+/**
+ * The one pacer of a page's agent: when settled calls are accounted (in the batch window they will leave in,
+ * behind the page's answer while the page awaits a call) and, right after, that the outlets' batches may leave.
+ * Whether a call is under way (calling), for the outlets' quiet alignment, is read here too.
+ */
+export class Pacer {
+  /**
+   * @param {object} o
+   * @param {number} [o.windowMs]  the quiet batch window calls are accounted in (0: none, each settle gets a task)
+   * @param {() => number} o.clock
+   * @param {(fn: Function) => void} o.schedule  macrotask scheduler
+   * @param {Function} o.setTimeout
+   * @param {Function} o.clearTimeout
+   * @param {((fn: Function) => void)|null} [o.microtask]  queues a microtask (null: accounting always gets a task)
+   */
+  constructor({ windowMs = 0, clock, schedule, setTimeout: st, clearTimeout: ct, microtask = null }) {
+    this.windowMs = Number.isFinite(windowMs) && windowMs > 0 ? windowMs : 0
+    this.clock = clock
+    this.schedule = schedule
+    this.st = st
+    this.ct = ct
+    this.microtask = microtask
+    /** @type {Accounts} */
+    this.accounts = { pending: [], inFlight: new Map(), flush() {} }
+    /** @type {Outlet[]} */
+    this.outlets = []
+    /** `executeTool` calls the page is awaiting (interceptor.js): accounting waits for them, see due() */
+    this.pageWaits = 0
+    this.holdTimer = null
+    this.flushScheduled = false
+    /** the accounting's batch window (inWindow): its timer, whether it ran out, when the last batch was accounted */
+    this.windowTimer = null
+    this.windowOver = false
+    this.lastBatchAt = -Infinity
+  }
+
+  /**
+   * Settled calls await accounting. It runs as its own task after a call settles. When the page itself called
+   * the tool (`executeTool`) and awaits the answer, that task would run while the browser carries the result
+   * back to the page (a round trip through the browser process), and the page would wait for our serialising
+   * of a 128 KB result too. So while the page awaits any executeTool, settled calls wait for the next answer
+   * the page gets (`force`); at most HOLD_MS, and never more than HOLD_CALLS of them.
+   */
+  due(force = false) {
+    const n = this.accounts.pending.length
+    if (this.flushScheduled || !n) return
+    if (n < HOLD_CALLS && this.inWindow()) return
+    if (!force && this.pageWaits > 0 && n < HOLD_CALLS) {
+      // One deadline timer at a time, left to run out rather than cleared and set again for every call. A batch
+      // whose window ran out waits as long as the uplink's would (QUIET_WAIT_MS), and then goes in that task.
+      if (this.holdTimer === null) this.holdTimer = safely(() => this.st(() => {
+        this.holdTimer = null
+        if (this.windowOver) this.accounts.flush()
+        else this.due(true)
+      }, this.windowOver ? QUIET_WAIT_MS : HOLD_MS), null)
+      if (this.holdTimer !== null) return
+    }
+    this.flushScheduled = true
+    // After the page's answer the accounting may run in this very task, behind the page's own continuation
+    // (a microtask queued now runs after the ones already queued): no task of its own to wake for.
+    if (force && this.microtask) this.microtask(() => safely(() => this.accounts.flush()))
+    else this.schedule(() => this.accounts.flush())
+  }
+
+  /**
+   * Calls are accounted in the batch window they would leave in (`windowMs` after a quiet spell, up to 250 ms
+   * while the page keeps calling), all together when it runs out, and what they produce leaves at once
+   * (accounted): true while the window holds them. Then the batch goes as any other (behind the page's answer
+   * while the page awaits a call). Code run once every 10 ms runs cold, and the same accounting for 25 calls in
+   * one go runs warm: a page calling 100 times a second pays the whole agent 0.7 to 1.1 points of a core less
+   * (the README's "What watching costs the page").
+   */
+  inWindow() {
+    if (this.windowTimer !== null) return true
+    if (!this.windowMs || this.windowOver) return false
+    this.windowTimer = safely(() => this.st(() => {
+      this.windowTimer = null
+      this.windowOver = true
+      // in this very task, unless the page awaits an answer (then right after it has it, due)
+      if (this.pageWaits > 0) this.due()
+      else this.accounts.flush()
+    }, batchWindow(this.windowMs, this.clock(), this.lastBatchAt)), null)
+    return this.windowTimer !== null
+  }
+
+  /**
+   * A batch is being accounted now (whoever asked: its window, a read, an event): the window closes. Returns
+   * whether the window held it (its outlets' batches then leave at once, see accounted).
+   */
+  accounting() {
+    const windowed = this.windowOver || this.windowTimer !== null
+    if (this.windowTimer !== null) safely(() => this.ct(this.windowTimer))
+    this.windowTimer = null
+    this.windowOver = false
+    this.lastBatchAt = this.clock()
+    return windowed
+  }
+
+  /**
+   * Right after the agent accounted a batch is the page's quiet moment: batches waiting for it leave, and a batch
+   * accounted when its window ran out leaves now (the window was the one it would have waited for).
+   * @param {boolean} windowed
+   */
+  accounted(windowed) {
+    for (const o of this.outlets) safely(() => (windowed ? o.windowEnded() : o.quiet()))
+  }
+
+  /** Is a call under way: running, settled and not yet accounted, or its answer on the way to the page? */
+  calling() {
+    return this.accounts.inFlight.size > 0 || this.accounts.pending.length > 0 || this.pageWaits > 0
+  }
+
+  /** The page called `executeTool` and awaits it: returns the function to call when it has its answer. */
+  pageWait() {
+    this.pageWaits++
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      if (this.pageWaits > 0) this.pageWaits--
+      this.due(true)
+    }
+  }
+
+  stop() {
+    if (this.holdTimer !== null) safely(() => this.ct(this.holdTimer))
+    this.holdTimer = null
+    if (this.windowTimer !== null) safely(() => this.ct(this.windowTimer))
+    this.windowTimer = null
+  }
 }

@@ -1,8 +1,9 @@
 // The uplink: one WebSocket to the relay, carrying one or more sessions (ours, and any relayed from the
 // channel). hello first (again on every reconnect, same session id, current `lost`); the relay answers
 // `ack {session, seq, above}` with what it holds, and we send every held span it does not hold, once per
-// connection, whatever order the calls settled in. Spans stay in the ring buffer after sending, so a
-// reconnect replays what the relay has not acked.
+// connection, whatever order the calls settled in. Spans are handed to a session's feed (feed.js) as they are
+// made and stay held there after sending, until the page's ring evicts them, so a reconnect replays what the
+// relay has not acked; nothing is read back from the collector.
 // Never throws into the page; while no relay is there it costs one timer.
 //
 // Ownership: the ack that answers our first hello carries `resume`, a secret only this page holds; every
@@ -11,16 +12,13 @@
 // read) is tried again after a backoff; `unknown_session` for a session it had accepted means the relay
 // forgot it (restart): hello again at once.
 
-import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, QUIET_WAIT_MS, UNWATCHED_LEDGER_MS, batchWindow, isBusy, readWatch, unwatchedMark, unwatchedWindow } from "./pacing.js"
+import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, LEDGER_EVERY_MS, Lane, batchWindow, ledgerWait, readWatch, unwatchedMark, unwatchedWindow } from "./pacing.js"
 import { safely } from "../shared/util.js"
 import * as frames from "./frames.js"
 import { PROTOCOL } from "./frames.js"
 
 export const MAX_SPANS_PER_FRAME = 500
 const BACKOFF = [250, 500, 1000, 2000, 4000, 5000]
-// The ledger (totals, registered tools, schema bytes) changes with every call but is read by a person: once a
-// second is enough, and each frame is a send the page pays for.
-export const LEDGER_EVERY_MS = 1000
 const MAX_QUEUED = 500
 const RATE_PAUSE_MS = 500
 // Refusals of data the relay did not keep (never acked): the rate cap, a memory cap or share, the session log
@@ -29,7 +27,7 @@ const RESEND_ON = new Set(["rate_limited", "limit", "log_full"])
 // The console hears of refusals at most this often (the counters in __webmcpPerf.relay() count every one).
 const WARN_EVERY_MS = 10000
 // The batch window's constants, for the agent's config and the tests.
-export { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS }
+export { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, LEDGER_EVERY_MS }
 // History that nothing restates after a reconnect waits in the (bounded) queue; payloads and results do not.
 const KEPT_OFFLINE = new Set(["event", "update", "prompt"])
 // Facts (facts.js) leave after their span, batched: up to this many wait, oldest dropped first.
@@ -120,11 +118,11 @@ function ranges(above, acked) {
 }
 
 /**
- * A session as the uplink sees it.
+ * A session as the uplink sees it (feed.js's Feed).
  * @typedef {object} Feed
  * @property {string} id
  * @property {() => {session:object, config:object}} hello
- * @property {() => Iterable<object>} spans  held spans, oldest first
+ * @property {() => Iterable<object>} spans  held spans, oldest first (handed to the feed, never read back)
  * @property {() => object[]} replay  frames that restate the session after a (re)connect
  * @property {Delivery} delivery
  * @property {() => string} [rename]  the relay refused our first hello as taken: go on under a new id (returned),
@@ -160,7 +158,7 @@ export class Uplink {
     this.schedule = schedule || ((fn) => st(fn, 0))
     this.clock = clock || (() => Date.now())
     /** `sent`: seqs written on this connection and not yet known held (each goes out once a connection).
-     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], late:object[], ledgerDirty:boolean, ledgerAt:number, ledgerTimer:any, resume:string|null, helloAttempt:number, helloTimer:any, said:boolean}>} */
+     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], late:object[], ledgerDirty:boolean, ledgerAt:number, ledgerWait:Lane, resume:string|null, helloAttempt:number, helloTimer:any, said:boolean}>} */
     this.feeds = new Map()
     this.ws = null
     this.state = "idle"
@@ -168,10 +166,8 @@ export class Uplink {
     this.timer = null
     this.flushScheduled = false
     this.flushMs = Number.isFinite(flushMs) && flushMs > 0 ? Math.min(flushMs, MAX_FLUSH_MS) : 0
-    this.flushTimer = null
-    this.alignQuiet = !!alignQuiet
-    this.calling = calling
-    this.awaitingQuiet = false
+    /** the batch window's timer (pacing.js) */
+    this.lane = new Lane({ setTimeout: st, clearTimeout: ct, clock: this.clock, alignQuiet, calling })
     this.flushing = false
     this.lastSpansAt = -Infinity // when a flush last carried spans: calls within BUSY_MS of it mean a busy page
     /** @type {Map<string, {watched: boolean, intervalMs: number}>} what the relay last said of each session (pacing.js) */
@@ -257,7 +253,7 @@ export class Uplink {
   /** @param {Feed} feed */
   addFeed(feed) {
     if (this.feeds.has(feed.id)) return
-    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], late: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerTimer: null, resume: null, helloAttempt: 0, helloTimer: null, said: false })
+    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], late: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerWait: new Lane({ setTimeout: this.st, clearTimeout: this.ct, clock: this.clock }), resume: null, helloAttempt: 0, helloTimer: null, said: false })
     this.kick()
   }
 
@@ -300,7 +296,7 @@ export class Uplink {
     const s = this.feeds.get(id)
     if (!s) return
     if (this.open && s.helloSent) this.write(frames.bye(id, reason))
-    if (s.ledgerTimer !== null) this.ct(s.ledgerTimer)
+    s.ledgerWait.cancel()
     if (s.helloTimer !== null) this.ct(s.helloTimer)
     this.feeds.delete(id)
     this.watch.delete(id)
@@ -328,9 +324,8 @@ export class Uplink {
   /** New spans are held by a feed: flush soon (an unwatched batch that reached the mark: now). */
   spansReady() {
     this.unsent++
-    if (this.unsent === this.mark && this.flushTimer !== null && !this.awaitingQuiet && this.cadence() !== null) {
-      this.ct(this.flushTimer)
-      this.flushTimer = null
+    if (this.unsent === this.mark && this.lane.armed && !this.lane.awaitingQuiet && this.cadence() !== null) {
+      this.lane.cancel()
       this.flushScheduled = false
     }
     this.kick()
@@ -357,23 +352,13 @@ export class Uplink {
   kick() {
     if (this.flushScheduled || this.flushing || !this.open) return
     this.flushScheduled = true
-    if ((this.flushMs || this.cadence() !== null) && this.window() > 0) {
-      this.flushTimer = this.st(() => {
-        this.flushTimer = null
-        if (this.alignQuiet && isBusy(this.clock(), this.lastSpansAt) && this.calling()) {
-          // pacing.js: wait for the page's next quiet moment (quiet()), or QUIET_WAIT_MS at most
-          this.awaitingQuiet = true
-          this.flushTimer = this.st(() => {
-            this.flushTimer = null
-            safely(() => this.flush())
-          }, QUIET_WAIT_MS)
-          return
-        }
-        this.flushScheduled = false
-        safely(() => this.flush())
-      }, this.window())
-      return
+    const wait = this.flushMs || this.cadence() !== null ? this.window() : 0
+    // pacing.js: a busy page's batch, its window over while a call is under way, waits for the quiet moment
+    const leave = (aligned) => {
+      if (!aligned) this.flushScheduled = false
+      safely(() => this.flush())
     }
+    if (wait > 0 && this.lane.arm(wait, () => this.lastSpansAt, leave)) return
     this.schedule(() => {
       this.flushScheduled = false
       safely(() => this.flush())
@@ -403,7 +388,7 @@ export class Uplink {
 
   /** The page's quiet moment (the agent just accounted a settled call): a batch waiting for it leaves now. */
   quiet() {
-    if (this.awaitingQuiet) this.flush()
+    if (this.lane.awaitingQuiet) this.flush()
   }
 
   /** The agent's accounting window ran out: watched, its batch leaves now; unwatched, at its interval (pacing.js). */
@@ -413,13 +398,12 @@ export class Uplink {
   }
 
   flush() {
-    this.awaitingQuiet = false
-    if (this.flushTimer === null && this.flushScheduled && this.flushMs) this.flushScheduled = false
+    this.lane.awaitingQuiet = false
+    if (!this.lane.armed && this.flushScheduled && this.flushMs) this.flushScheduled = false
     if (!this.open || this.paused) return
     // A flush made now (open, bye, detach, a navigating form) also serves the one the window was waiting for.
-    if (this.flushTimer !== null) {
-      this.ct(this.flushTimer)
-      this.flushTimer = null
+    if (this.lane.armed) {
+      this.lane.cancel()
       this.flushScheduled = false
     }
     this.flushing = true
@@ -535,14 +519,10 @@ export class Uplink {
   }
 
   sendLedger(s) {
-    const wait = s.ledgerAt + (this.cadence() === null ? LEDGER_EVERY_MS : UNWATCHED_LEDGER_MS) - this.clock()
+    const wait = ledgerWait(s.ledgerAt, this.clock(), this.cadence() === null)
     if (wait > 0) {
-      if (s.ledgerTimer === null) {
-        s.ledgerTimer = this.st(() => {
-          s.ledgerTimer = null
-          safely(() => (this.cadence() === null ? this.flush() : this.kick())) // unwatched: with the next batch
-        }, wait)
-      }
+      // pacing.js: at most one a second watched; unwatched, with the next batch after UNWATCHED_LEDGER_MS
+      if (!s.ledgerWait.armed) s.ledgerWait.after(wait, () => (this.cadence() === null ? this.flush() : this.kick()))
       return
     }
     const f = s.feed.ledgerFrame && s.feed.ledgerFrame()
@@ -672,11 +652,10 @@ export class Uplink {
     this.state = "stopped"
     if (this.timer !== null) this.ct(this.timer)
     if (this.pauseTimer) this.ct(this.pauseTimer)
-    if (this.flushTimer !== null) this.ct(this.flushTimer)
-    this.flushTimer = null
+    this.lane.cancel()
     this.timer = null
     for (const s of this.feeds.values()) {
-      if (s.ledgerTimer !== null) this.ct(s.ledgerTimer)
+      s.ledgerWait.cancel()
       if (s.helloTimer !== null) this.ct(s.helloTimer)
     }
     const ws = this.ws
