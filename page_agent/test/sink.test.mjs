@@ -143,3 +143,26 @@ test("rename: a new id for the collector, the channel and the renamed hook; the 
   r.sink.status()
   assert.equal(r.sent.filter(([, f]) => f.type === "status").length, 2)
 })
+
+test("payloads captured before the relay's welcome are held (at most 64) and leave only if it wants them", () => {
+  const r = rig()
+  for (let seq = 0; seq < 70; seq++) r.sink.payload({ seq, arguments: "{}", result: "ok" })
+  assert.equal(r.sent.length, 0, "nothing leaves before the relay says whether it wants payloads")
+  r.u.welcome = { relay: "wmcp-top", protocol: "wmcp-relay/1", payloads: true }
+  r.u.onWelcome(r.u.welcome)
+  assert.deepEqual(
+    r.sent.map(([, f]) => [f.type, f.seq]),
+    Array.from({ length: 64 }, (_, seq) => ["payload", seq]),
+  )
+  r.sink.payload({ seq: 70, arguments: "{}", result: "ok" })
+  assert.equal(r.sent.at(-1)[1].seq, 70, "after the welcome: sent at once")
+})
+
+test("a relay that wants no payloads gets none, held or new", () => {
+  const r = rig()
+  r.sink.payload({ seq: 0, arguments: "{}", result: "ok" })
+  r.u.welcome = { relay: "wmcp-top", protocol: "wmcp-relay/1", payloads: false }
+  r.u.onWelcome(r.u.welcome)
+  r.sink.payload({ seq: 1, arguments: "{}", result: "ok" })
+  assert.equal(r.sent.length, 0)
+})

@@ -9,6 +9,9 @@ import { newSessionId, cap, safely } from "../shared/util.js"
 
 const MAX_FOREIGN_SPANS = 500
 const MAX_STARTS_PER_FRAME = 500
+// Payload frames of calls made before the relay's welcome says whether it wants any (the socket still opening):
+// held until it does, at most this many (each is already cut to maxPayloadLength).
+const MAX_HELD_PAYLOADS = 64
 
 /** A call's `start` entry (its span, same seq, says the rest). */
 const startOf = (c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent })
@@ -37,6 +40,8 @@ export class Sink {
     this.lastStatus = null
     /** @type {Map<string, Feed>} sessions relayed from the channel */
     this.foreign = new Map()
+    /** payload frames waiting for the relay's welcome */
+    this.heldPayloads = []
   }
 
   /**
@@ -48,6 +53,7 @@ export class Sink {
     this.uplink = uplink
     this.channel = channel
     if (!uplink) return
+    uplink.onWelcome = (w) => this.welcomed(w)
     const c = this.collector
     this.feed = new Feed(c.sessionId, {
       hello: () => this.hello(),
@@ -122,7 +128,7 @@ export class Sink {
 
   /** Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel. */
   payload(p) {
-    if (this.wantsPayloads()) this.send(frames.payload(this.collector.sessionId, { seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }))
+    this.sendPayload(frames.payload(this.collector.sessionId, { seq: p.seq, arguments: p.arguments, result: p.result, ...(p.error ? { error: p.error } : {}) }))
   }
 
   // ---- what the agent's other parts say (facts.js, prompt.js) ---------------------------------------------
@@ -138,12 +144,25 @@ export class Sink {
 
   /** A prompt's and its answer's text (capturePayloads), only to a relay that wants payloads. */
   promptPayload(p) {
-    if (this.wantsPayloads()) this.send(frames.payload(this.collector.sessionId, p))
+    this.sendPayload(frames.payload(this.collector.sessionId, p))
   }
 
-  wantsPayloads() {
+  /** Sent when the relay said it wants payloads; held (bounded) while it has not said yet; else dropped. */
+  sendPayload(frame) {
     const u = this.uplink
-    return !!(u && u.welcome && u.welcome.payloads)
+    if (!u) return
+    if (u.welcome) {
+      if (u.welcome.payloads) this.send(frame)
+    } else if (this.heldPayloads.length < MAX_HELD_PAYLOADS) {
+      this.heldPayloads.push(frame)
+    }
+  }
+
+  /** The relay's welcome: the payloads held for it leave now if it wants them. */
+  welcomed(w) {
+    const held = this.heldPayloads
+    this.heldPayloads = []
+    if (w.payloads) for (const f of held) this.send(f)
   }
 
   // ---- frames ---------------------------------------------------------------------------------------------

@@ -184,6 +184,8 @@ export class Uplink {
     this.pauseTimer = null
     this.lastError = null
     this.onCommand = null
+    /** @type {((welcome: {relay: string, protocol: string, payloads: boolean}) => void)|null} */
+    this.onWelcome = null
   }
 
   start() {
@@ -579,6 +581,7 @@ export class Uplink {
       // `payloads`: the relay has a use for opt-in payload frames (--otlp or --show-payloads); without it the
       // agent sends none, so bodies never cross the socket for nothing.
       this.welcome = { relay: String(msg.relay || ""), protocol: String(msg.protocol || ""), payloads: msg.payloads === true }
+      if (typeof this.onWelcome === "function") safely(() => this.onWelcome(this.welcome))
     }
   }
 
