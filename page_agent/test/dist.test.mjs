@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url"
 import vm from "node:vm"
 import { createHash } from "node:crypto"
 import { build, loadSizes, strip, GZIP_BUDGET, COMPILE_HINT } from "../build.mjs"
+import { validToken } from "../src/shared/token.js"
 import { fakeWindow, DraftHost, FakeWebSocket, RELAY } from "../test-support/helpers.mjs"
 
 const DIST = join(dirname(fileURLToPath(import.meta.url)), "..", "dist")
@@ -152,6 +153,14 @@ test("a tag with a malformed token loses the attribute and dials the address as 
   assert.deepEqual(script.attrs, {})
   assert.equal(FakeWebSocket.last().url, ADDRESS)
   assert.equal(FakeWebSocket.last().protocols, undefined)
+})
+
+test("a token is 32 lowercase hex digits, nothing else", () => {
+  assert.ok(validToken(TOKEN))
+  assert.ok(validToken("f".repeat(32)))
+  for (const bad of [TOKEN.toUpperCase(), TOKEN.slice(1), `${TOKEN}0`, `${TOKEN.slice(1)}g`, `${TOKEN.slice(1)}/`, `${TOKEN.slice(1)}:`, `${TOKEN.slice(1)}\``, "", null, 32, [TOKEN]]) {
+    assert.equal(validToken(bad), false, String(bad))
+  }
 })
 
 test("an address a harness baked with its own token (an init script: no current script) is dialled as it is", () => {
