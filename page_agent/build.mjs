@@ -53,10 +53,11 @@ export const GZIP_BUDGET = 14_336
 const MAIN = "page/main"
 // The first line of the relay's /agent.js (dist/agent-eager.js): Chromium (136 and later) then compiles every
 // function of the script on the thread that streams it from the network, not lazily on the page's main thread the
-// first time each runs. Most of the eager part runs before the page's own scripts, so its compile time was most of
-// what it cost the main thread at load (tests/bench/test_load_cost.py: +4.4 -> +2.2 ms of script in one run, for
-// about 50 KB more heap). Not on the extension's agent.js (a content script is not streamed: the hint would move
-// nothing off the main thread and compile functions that never run), nor on scripts carrying the rest compiled in.
+// first time each runs. Most of the eager part runs before the page's own scripts, so its compile time was half of
+// what it cost the main thread at load (+4.4 -> +2.2 ms of script in one run of cold loads, for about 50 KB more
+// heap: docs/observer-cost.md, "At load"). Not on the extension's agent.js (a content script is not streamed: the
+// hint would move nothing off the main thread and compile functions that never run), nor on scripts carrying the
+// rest compiled in.
 export const COMPILE_HINT = "//# allFunctionsCalledOnLoad"
 const OPEN = "page/open_main"
 
