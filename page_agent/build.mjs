@@ -51,6 +51,14 @@ const ENTRY = "page/index"
 const LOAD_SCRIPTS = ["dist/agent-eager.js", "extension/agent.js"]
 export const GZIP_BUDGET = 14_336
 const MAIN = "page/main"
+// The first line of the relay's /agent.js (dist/agent-eager.js): Chromium (136 and later) then compiles every
+// function of the script on the thread that streams it from the network, not lazily on the page's main thread the
+// first time each runs. Most of the eager part runs before the page's own scripts, so its compile time was half of
+// what it cost the main thread at load (+4.4 -> +2.2 ms of script in one run of cold loads, for about 50 KB more
+// heap: docs/observer-cost.md, "At load"). Not on the extension's agent.js (a content script is not streamed: the
+// hint would move nothing off the main thread and compile functions that never run), nor on scripts carrying the
+// rest compiled in.
+export const COMPILE_HINT = "//# allFunctionsCalledOnLoad"
 const OPEN = "page/open_main"
 
 const IMPORT_RE = /^import\s*\{([^}]*)\}\s*from\s*"(\.{1,2}\/[\w/.-]+)\.js"\s*;?\s*$/gm
@@ -129,7 +137,7 @@ function order(entry) {
 /** One module as the bundle evaluates it: into the module table, once (a rest joining an eager part skips what it has). */
 function moduleText(m, joining = false) {
   const id = JSON.stringify(m.name)
-  return `__m[${id}] = ${joining ? `__m[${id}] || ` : ""}(function () {\n${m.text}\nreturn { ${m.exported.join(", ")} };\n})();`
+  return `__m[${id}]=${joining ? `__m[${id}]||` : ""}(function(){\n${m.text}\nreturn{${m.exported.join(",")}}})();`
 }
 
 /** The ids of the eager part's modules (every entry that runs in a page carries them). */
@@ -175,17 +183,20 @@ function body(entry, { inline, hash }) {
     parts.push(moduleText({ ...m, text }))
   }
   const main = mods.find((m) => m.name === entry)
-  const own = main.exported.length ? `\nreturn { ${main.exported.join(", ")} };` : ""
-  parts.push(`__m[${JSON.stringify(entry)}] = (function () {\n${main.text}${own}\n})();`)
+  const own = main.exported.length ? `\nreturn{${main.exported.join(",")}}` : ""
+  parts.push(`__m[${JSON.stringify(entry)}]=(function(){\n${main.text}${own}\n})();`)
   const pre = inline ? `const __rest = ${restFunction()};\nlet __restDone = null;\nconst __restOnce = () => __restDone || (__restDone = __rest(__m));\n` : ""
   return { code: pre + parts.join("\n\n"), exported: main.exported }
 }
 
 // Comments and indentation go (the sources keep them; the scripts a page parses need not): a scanner that knows
 // JavaScript's strings, template literals (their text and their `${}`), regular expression literals and comments,
-// and copies every other character, dropping blanks no token needs. Line breaks stay (no statement is joined to
-// the next), a template's or a string's text is copied as it is, and a comment that starts `/*@` is a build
-// marker and stays. The JS tests run the built scripts (dist.test.mjs), and the browser suites run nothing else.
+// and copies every other character, dropping blanks no token needs. A line break stays where it may end a
+// statement (no statement is joined to the next): it goes only after `{ ( [ , ;` and before `}`, where no
+// automatic semicolon depends on it. A template's or a string's text is copied as it is, and a comment that starts
+// `/*@` is a build marker and stays. The JS tests run the built scripts (dist.test.mjs), and the browser suites run
+// nothing else.
+const JOINS = new Set(["{", "(", "[", ",", ";", "\n"])
 const REGEX_AFTER = new Set(["", "(", ",", "=", ":", "[", "!", "&", "|", "?", "{", "}", ";", "+", "-", "*", "%", "<", ">", "~", "^"])
 const REGEX_KEYWORDS = /(?:^|[^\w$])(?:return|typeof|case|do|else|in|of|new|delete|void|throw|instanceof|yield|await)$/
 
@@ -226,9 +237,9 @@ export function strip(src) {
   while (i < n) {
     const c = src[i]
     if (c === "\n") {
-      if (!out.endsWith("\n")) out += "\n"
       i++
       while (i < n && (src[i] === " " || src[i] === "\t")) i++
+      if (!JOINS.has(out[out.length - 1] ?? "\n") && src[i] !== "}") out += "\n"
     } else if (c === " " || c === "\t" || c === "\r") {
       let j = i
       while (j < n && (src[j] === " " || src[j] === "\t" || src[j] === "\r")) j++
@@ -335,7 +346,7 @@ export function build() {
   const classic = (inline) => {
     const head = inline
       ? `// wmcp-top page agent ${version}: built by page_agent/build.mjs from page_agent/src/. Do not edit.\n// MIT. No dependencies. Measures WebMCP tool calls; never keeps or sends inputs or results.\n`
-      : `// wmcp-top page agent ${version}, eager part (page_agent/build.mjs; the rest: agent-rest.js). MIT.\n`
+      : `${COMPILE_HINT}\n// wmcp-top page agent ${version}, eager part (page_agent/build.mjs; the rest: agent-rest.js). MIT.\n`
     const code = ascii(body(MAIN, { inline, hash }).code)
     if (!inline) return `${head}(function () {\n"use strict";\nconst __m = {};\n${code}\n})();\n`
     return `${head}${MODULE_MARKER}(function () {\n"use strict";\nconst __m = {};\n${code}\nreturn Object.defineProperties({}, {\n${getters.join(",\n")}\n});\n})();\n${EXPORTS_MARKER} ${names.join(",")}\n`

@@ -8,7 +8,8 @@ import { join, dirname } from "node:path"
 import { fileURLToPath } from "node:url"
 import vm from "node:vm"
 import { createHash } from "node:crypto"
-import { build, loadSizes, GZIP_BUDGET } from "../build.mjs"
+import { build, loadSizes, strip, GZIP_BUDGET, COMPILE_HINT } from "../build.mjs"
+import { validToken } from "../src/shared/token.js"
 import { fakeWindow, DraftHost, FakeWebSocket, RELAY } from "../test-support/helpers.mjs"
 
 const DIST = join(dirname(fileURLToPath(import.meta.url)), "..", "dist")
@@ -25,6 +26,42 @@ test("every script a page evaluates at load is within the gzip budget", () => {
   assert.deepEqual(Object.keys(sizes), ["dist/agent-eager.js", "extension/agent.js"])
   assert.ok(GZIP_BUDGET <= 14_336, "the eager part weighs no more than 14 KiB, under webmcp-profiler's whole IIFE (14,362 B)")
   for (const [file, n] of Object.entries(sizes)) assert.ok(n > 0 && n <= GZIP_BUDGET, `${file}: ${n} B gzip, budget ${GZIP_BUDGET} B`)
+})
+
+test("the relay's /agent.js opens with the compile hint; scripts carrying the rest or injected by the extension do not", () => {
+  const out = build()
+  assert.equal(out["dist/agent-eager.js"].split("\n")[0], COMPILE_HINT, "Chromium reads the hint on the script's first line")
+  for (const f of ["dist/agent.js", "dist/open.js", "dist/agent-rest.js", "extension/agent.js", "extension/rest.js"]) assert.ok(!out[f].includes(COMPILE_HINT), `${f} compiles lazily`)
+})
+
+test("the build drops only line breaks no statement ends at: code relying on automatic semicolons runs the same", () => {
+  const src = [
+    "const out = []",
+    "const o = {",
+    "  a: 1,",
+    "}",
+    "out.push(o.a)",
+    "let n = 1",
+    "n",
+    "++",
+    "n",
+    "out.push(n)",
+    "const f = function () {",
+    "  return",
+    "  3",
+    "}",
+    "out.push(f())",
+    "const t = `x",
+    "${o.a}`",
+    "out.push(t, /[{(]/.test('('))",
+    "out",
+  ].join("\n")
+  const stripped = strip(src)
+  const run = (code) => JSON.stringify(vm.runInNewContext(code))
+  assert.equal(run(stripped), run(src))
+  assert.equal(run(src), '[1,2,null,"x\\n1",true]')
+  assert.ok(stripped.split("\n").length < src.split("\n").length, "some line breaks went")
+  assert.match(stripped, /^const o=\{a:1,\}\nout\.push/m, "a break after a closing brace stays")
 })
 
 test("each file holds the relay placeholder exactly once, is ASCII, and imports nothing", () => {
@@ -116,6 +153,14 @@ test("a tag with a malformed token loses the attribute and dials the address as 
   assert.deepEqual(script.attrs, {})
   assert.equal(FakeWebSocket.last().url, ADDRESS)
   assert.equal(FakeWebSocket.last().protocols, undefined)
+})
+
+test("a token is 32 lowercase hex digits, nothing else", () => {
+  assert.ok(validToken(TOKEN))
+  assert.ok(validToken("f".repeat(32)))
+  for (const bad of [TOKEN.toUpperCase(), TOKEN.slice(1), `${TOKEN}0`, `${TOKEN.slice(1)}g`, `${TOKEN.slice(1)}/`, `${TOKEN.slice(1)}:`, `${TOKEN.slice(1)}\``, "", null, 32, [TOKEN]]) {
+    assert.equal(validToken(bad), false, String(bad))
+  }
 })
 
 test("an address a harness baked with its own token (an init script: no current script) is dialled as it is", () => {

@@ -34,7 +34,7 @@ export const LOADING = "The agent's rest is loading; calls made meanwhile are me
 let rest = null
 /** @type {any} the early agent waiting for the rest (one a window), or null */
 let pending = null
-/** where the rest comes from: {url, g} | {handoff: true, g} | null */
+/** where the rest comes from: {base, g} (its URL is made when it is fetched) | {handoff: true, g} | null */
 let source = null
 let fetching = false
 /** @type {any} the script element this agent inserted: the only one whose hand-over counts */
@@ -49,9 +49,10 @@ let expected = null
 export function restFrom(g, { script = null, handoff = false } = {}) {
   if (INLINE_REST) return
   // No element (an init script of the relay's /agent.js): the rest is beside the relay's address baked in.
-  const baked = typeof BAKED_UPLINK === "string" ? BAKED_UPLINK.replace(/^ws/, "http") : ""
+  // (String methods, not a regular expression or a URL, at load: each costs the page's main thread the first time.)
+  const baked = typeof BAKED_UPLINK === "string" ? (BAKED_UPLINK.startsWith("ws") ? `http${BAKED_UPLINK.slice(2)}` : BAKED_UPLINK) : ""
   const src = safely(() => (script && typeof script.src === "string" ? script.src : ""), "") || baked
-  if (src) source = { url: safely(() => new URL(`${REST_PATH}?v=${REST_HASH}`, src).href, null), g }
+  if (src) source = { base: src, g }
   else if (handoff) source = { handoff: true, g }
   if (!source) return
   safely(() => Object.defineProperty(g, HAND, { value: receive, configurable: true }))
@@ -77,14 +78,16 @@ function need() {
 }
 
 function fetchRest() {
-  if (fetching || !source || !source.url) return
+  if (fetching || !source || !source.base) return
+  const url = safely(() => new URL(`${REST_PATH}?v=${REST_HASH}`, source.base).href, null)
+  if (!url) return
   fetching = true
   const doc = safely(() => source.g.document, null)
   safely(() => {
     const s = doc.createElement("script")
-    s.src = source.url
+    s.src = url
     s.async = true
-    s.onerror = () => safely(() => source.g.console.warn(`[wmcp-top] could not load ${source.url}: nothing measured`))
+    s.onerror = () => safely(() => source.g.console.warn(`[wmcp-top] could not load ${url}: nothing measured`))
     expected = s
     ;(doc.head || doc.documentElement).appendChild(s)
     s.remove()
@@ -121,9 +124,11 @@ export function attach(config = {}) {
     return live
   }
   if (rest || (INLINE_REST && !isWindow(g))) return (rest || (rest = INLINE_REST())).attach(config)
-  const sessionId = newSessionId()
-  const p = { config, sessionId, done: false, closed: false, api: null, log: null, interceptor: null, spanListeners: [], updateListeners: [], notes: [], instrumentLater: [], reportName: null, reportTool: false, collector: null }
-  p.log = new EarlyLog({ sessionId, config: cfg, clock: cfg.clock, onCall: need, setTimeout: (f, ms) => g.setTimeout(f, ms) })
+  // The session id is made when first wanted (a call's async frame name, the rest's composing), not at load:
+  // the engine's crypto costs a cold page about 0.1 ms the first time.
+  let sessionId = null
+  const p = { config, get sessionId() { return (sessionId ||= newSessionId()) }, done: false, closed: false, api: null, log: null, interceptor: null, spanListeners: [], updateListeners: [], notes: [], instrumentLater: [], reportName: null, reportTool: false, collector: null }
+  p.log = new EarlyLog({ sessionId: () => p.sessionId, config: cfg, clock: cfg.clock, onCall: need, setTimeout: (f, ms) => g.setTimeout(f, ms) })
   const pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
   p.interceptor = new Interceptor(p.log, {
     global: g,
@@ -153,7 +158,7 @@ export function maybeAttach(config = {}) {
   const cfg = { ...DEFAULTS, ...config }
   const g = cfg.global || globalThis
   if (rest || !isWindow(g)) return rest || INLINE_REST ? (rest || (rest = INLINE_REST())).maybeAttach(config) : null
-  const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : typeof BAKED_UPLINK === "string" && /^wss?:\/\//.test(BAKED_UPLINK)
+  const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : typeof BAKED_UPLINK === "string" && (BAKED_UPLINK.startsWith("ws://") || BAKED_UPLINK.startsWith("wss://"))
   const search = safely(() => g.location.search, "") || ""
   // Storage remembers only a mode that switches on (gate.js): where the agent is on by default and the URL says
   // nothing, it cannot change whether to attach, and opening a page's localStorage is the dearest thing the agent

@@ -33,7 +33,8 @@ class EarlyCall {
 export class EarlyLog {
   /**
    * @param {object} o
-   * @param {string} o.sessionId  the session the agent will have (its async frame names carry it)
+   * @param {string|(() => string)} o.sessionId  the session the agent will have (its async frame names carry
+   *   it), or how to make it the first time it is wanted (eager.js: not at load)
    * @param {object} o.config  the agent's configuration (the hooks read fingerprintHandler)
    * @param {() => number} [o.clock]
    * @param {(() => void)|null} [o.onCall]  the first call wants the rest of the agent now
@@ -46,7 +47,7 @@ export class EarlyLog {
     /** @type {(() => void)|null} */
     this.arrived = null
     this.waited = false
-    this.sessionId = sessionId
+    this.session = typeof sessionId === "function" ? sessionId : () => sessionId
     this.config = config
     this.clock = clock || now
     this.onCall = onCall
@@ -64,7 +65,8 @@ export class EarlyLog {
     /** executeTool() calls made inside a buffered call: {tool, parent} */
     this.expected = []
     this.waits = 0
-    this.frameRe = new RegExp(`__wmcp_${sessionId}_(\\d+)\\b`)
+    /** @type {RegExp|null} made by the first callerOf() that reads a stack */
+    this.frameRe = null
     /** buffered calls still running, by seq (for the async caller of a nested call) */
     this.running = new Map()
     // What the hooks read of the collector's state before it exists.
@@ -75,6 +77,10 @@ export class EarlyLog {
     for (const name of EVENTS) {
       /** @type {any} */ (this)[name] = (...args) => (this.real ? this.real[name](...args) : this.keep(name, args))
     }
+  }
+
+  get sessionId() {
+    return this.session()
   }
 
   /** Measuring: until detach before the hand-over, then whatever the collector says. */
@@ -141,7 +147,9 @@ export class EarlyLog {
         E.stackTraceLimit = limit
       })
     }
-    const m = typeof text === "string" ? this.frameRe.exec(text) : null
+    if (typeof text !== "string") return null
+    this.frameRe ||= new RegExp(`__wmcp_${this.sessionId}_(\\d+)\\b`)
+    const m = this.frameRe.exec(text)
     return m ? this.running.get(Number(m[1])) || null : null
   }
 

@@ -40,7 +40,7 @@ try {
     // The relay's own address (baked in when it served this file, no token in it) is dialled with the handed-over
     // token, or, for the module (no current script), once start(token) hands it over. An uplink the page names
     // itself, a tag with no token beside it, and an address a harness baked with its token dial as they are.
-    const baked = typeof BAKED_UPLINK === "string" && !/[?&]t=/.test(BAKED_UPLINK)
+    const baked = typeof BAKED_UPLINK === "string" && !BAKED_UPLINK.includes("?t=") && !BAKED_UPLINK.includes("&t=")
     const own = baked && !(given && cfg.uplink !== undefined) && (token !== null || !script)
     const socket = own ? tokenSocketClass(window.WebSocket, () => token) : null
     // The relay's script tag and `wmcp-top open`: a terminal route, the channel read but not posted to per span.

@@ -10,11 +10,18 @@ export const TOKEN_ATTRIBUTE = "data-wmcp"
 export const SUBPROTOCOL = "wmcp-top"
 export const TOKEN_PROTOCOL_PREFIX = "wmcp-top.token."
 
-const TOKEN_RE = /^[0-9a-f]{32}$/
-
-/** @param {unknown} token */
+/**
+ * 32 lowercase hex digits. Read character by character, not by a regular expression: the agent checks the tag's
+ * token at load, where compiling one costs a cold page's main thread about 0.05 ms.
+ * @param {unknown} token
+ */
 export function validToken(token) {
-  return typeof token === "string" && TOKEN_RE.test(token)
+  if (typeof token !== "string" || token.length !== 32) return false
+  for (let i = 0; i < 32; i++) {
+    const c = token.charCodeAt(i)
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false
+  }
+  return true
 }
 
 /**
