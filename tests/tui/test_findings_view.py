@@ -1,5 +1,6 @@
 """The findings view (`f`): live and ranked, over a real relay and socket; the top finding on the summary line;
-hostile tool names shown inert; and its snapshots at 80x24 and 160x45 (the demo with its facts)."""
+hostile tool names shown inert; one view built once and shown again with what moved while it was closed; and its
+snapshots at 80x24 and 160x45 (the demo with its facts)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Footer
+from textual.widgets._footer import FooterKey
 
 from relay_bridge.core import synth
 from relay_bridge.findings import diagnose, from_session
@@ -16,7 +18,7 @@ from tui.feed import demo_store
 from tui.screens.findings import FindingsScreen
 from tui.widgets.summary_line import SummaryLine
 
-from .helpers import SID, at_rest, has_tab, live_app, open_page, screen_text, spans, until
+from .helpers import SID, at_rest, footers_current, has_tab, live_app, open_page, screen_text, spans, until
 
 EVIL = "[bold red]bulk[/]\x1b[2J"
 
@@ -62,6 +64,49 @@ async def test_findings_view_compact(tmp_path: Path) -> None:
         await until(pilot, lambda: "unused_tool" in screen_text(app) and "tok" in screen_text(app), what="compact rows")
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, FindingsScreen), what="back")
+        await page.close()
+
+
+def _footer_keys(app) -> list[list[FooterKey]]:
+    """The key widgets of the dashboard's footer and the findings view's: the same objects while neither footer
+    was composed again."""
+    return [list(footer.query(FooterKey)) for screen in (app.dashboard, app.get_screen("findings")) for footer in screen.query(Footer)]
+
+
+async def test_the_view_is_built_once_and_shown_again_with_what_moved_while_closed(tmp_path: Path) -> None:
+    """The view is one screen, built while the dashboard is idle: `f` shows it again, never builds another, and no
+    footer lays out its keys again when they did not change (each of those was most of what a press cost under a
+    flood). What moved while it was closed is shown when it opens, and it opens at the first row."""
+    app = live_app(tmp_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        page = await open_page(app, tools=("search", "cart", "unused_one"))
+        await page.send(spans(SID, "search", 0, 12))
+        await until(pilot, lambda: has_tab(app, SID) and app.store.sessions[SID].stats.totals.calls == 12, what="calls")
+        await until(pilot, lambda: app.is_screen_installed("findings"), what="the view built before the first press")
+        built = app.get_screen("findings", FindingsScreen)
+        await at_rest(pilot, app)
+        await pilot.press("f")
+        await until(pilot, lambda: app.screen is built and built.query_one("#findings", DataTable).row_count > 0, what="the view, its rows")
+        await until(pilot, lambda: footers_current(app), what="every footer showing its keys")
+        keys = _footer_keys(app)
+        assert keys[-1], "the view's footer shows its keys"
+        table = built.query_one("#findings", DataTable)
+        table.move_cursor(row=table.row_count - 1)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.dashboard and footers_current(app), what="back on the dashboard")
+        # Closed: a tool with a 3 KB description arrives (never called: the first thing to fix).
+        await page.send(synth.tool(SID, "import_orders", 20.0, description="Import orders from a spreadsheet. " * 90))
+        await until(pilot, lambda: "import_orders" in app.store.sessions[SID].tools, what="the new tool stored")
+        for _ in range(3):
+            await pilot.press("f")
+            await until(pilot, lambda: app.screen is built, what="the same view shown again")
+            await until(pilot, lambda: built.findings and built.findings[0].tools == ("import_orders",), what="what moved while closed")
+            await until(pilot, lambda: "import_orders" in screen_text(app), what="its row drawn")
+            assert table.cursor_row == 0, "each opening starts at what to fix first"
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is app.dashboard and footers_current(app), what="back on the dashboard")
+        assert [s for s in app.screen_stack if isinstance(s, FindingsScreen)] == []
+        assert _footer_keys(app) == keys, "a footer laid out the same keys again"
         await page.close()
 
 

@@ -25,6 +25,7 @@ import asyncio
 import os
 import sys
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -292,3 +293,16 @@ def fair_order(taken: Iterable[Taken]) -> list[Taken]:
 def _chunks(items: list[bytes], size: int) -> Iterable[list[bytes]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+_KNOWN: weakref.WeakKeyDictionary[Any, Diagnosis] = weakref.WeakKeyDictionary()
+
+
+def diagnosis_of(app: Any) -> Diagnosis:
+    """The app's diagnosis (one per app, kept across the findings view's openings and read by the dashboard's
+    summary line; its worker process ends with the app)."""
+    known = _KNOWN.get(app)
+    if known is None:
+        known = _KNOWN[app] = Diagnosis()
+        weakref.finalize(app, known.close)
+    return known
