@@ -132,16 +132,16 @@ def test_findings_snapshot_160x45(snap_compare, tmp_path: Path) -> None:
 async def test_the_summary_line_diagnoses_at_most_once_a_second_and_catches_up(tmp_path: Path, monkeypatch) -> None:
     """A session whose numbers move with every frame is not diagnosed with every frame (the costliest update the
     dashboard makes), and the line still ends on the finding of what arrived last."""
-    import tui.widgets.summary_line as summary_line
+    import tui.model.diagnosis as diagnosis
 
     runs: list[float] = []
-    real = summary_line.diagnose
+    real = diagnosis.diagnose
 
     def counted(*args, **kw):
         runs.append(time.monotonic())
         return real(*args, **kw)
 
-    monkeypatch.setattr(summary_line, "diagnose", counted)
+    monkeypatch.setattr(diagnosis, "diagnose", counted)
     app = live_app(tmp_path)
     async with app.run_test(size=(140, 40)) as pilot:
         page = await open_page(app, tools=("search",))
@@ -157,4 +157,49 @@ async def test_the_summary_line_diagnoses_at_most_once_a_second_and_catches_up(t
         # What changed after the last diagnosis is diagnosed when its interval ends: the line ends current.
         await until(pilot, lambda: runs[-1] >= last - 0.1, what="the catch-up diagnosis")
         assert "fix first (f)" in str(app.dashboard.query_one(SummaryLine).render())
+        await page.close()
+
+
+async def test_the_summary_line_reviews_no_large_session_on_the_loop(tmp_path: Path, monkeypatch) -> None:
+    """A session of 300 definitions no one has reviewed yet: the line's top finding comes from the app's diagnosis,
+    the definitions reviewed by its worker process, and the loop runs the security review of none of them (the
+    line used to diagnose the session itself: 90 to 110 ms of the loop for a flood's session)."""
+    import threading
+    import uuid
+
+    import tui.model.diagnosis as diagnosis
+    from relay_bridge.findings import security
+
+    on_loop: list[object] = []
+    review = security.review
+
+    def counted(descriptor):
+        if threading.current_thread() is threading.main_thread():
+            on_loop.append(descriptor)
+        return review(descriptor)
+
+    monkeypatch.setattr(security, "review", counted)
+    asked: list[int] = []
+    ask = diagnosis.Offload.__call__
+
+    async def spy(self, request):
+        asked.append(len(request[1]) if request[0] == "review" else 0)
+        return await ask(self, request)
+
+    monkeypatch.setattr(diagnosis.Offload, "__call__", spy)
+    fresh = uuid.uuid4().hex  # definitions no earlier test put in the process's content caches
+    tools = 300
+    assert tools > diagnosis.INLINE_REVIEW
+    app = live_app(tmp_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        page = await open_page(app, tools=())
+        for i in range(tools):
+            await page.send(synth.tool(SID, f"tool_{i:03d}", 10.0 + i, description=f"look up the {fresh} catalog, part {i}"))
+        await page.send(synth.tool(SID, "import_orders", 20.0, description=f"Import orders from a {fresh} spreadsheet. " * 90))
+        await page.send(spans(SID, "tool_000", 0, 12))
+        await until(pilot, lambda: has_tab(app, SID) and app.store.sessions[SID].stats.totals.calls == 12, what="calls")
+        await until(pilot, lambda: "fix first (f)" in str(app.dashboard.query_one(SummaryLine).render()), timeout=60, what="the top finding")
+        assert "import_orders" in str(app.dashboard.query_one(SummaryLine).render())
+        assert sum(asked) == tools + 1, "every definition reviewed once, by the worker"
+        assert on_loop == [], f"{len(on_loop)} definitions reviewed on the loop"
         await page.close()
