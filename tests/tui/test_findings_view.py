@@ -110,6 +110,42 @@ async def test_the_view_is_built_once_and_shown_again_with_what_moved_while_clos
         await page.close()
 
 
+async def test_the_view_shown_again_draws_the_rows_it_rendered_until_the_theme_moves(tmp_path: Path, monkeypatch) -> None:
+    """Each opening applies the view's styles again; its table keeps the cells it rendered while its look did not
+    change (rendering a screenful of a flood's rows again was most of what an opening cost beyond an empty view),
+    and renders them again for a new theme."""
+    rendered: list[int] = []
+    render = DataTable._render_cell
+
+    def counted(self, row_index, *args, **kw):
+        if isinstance(self.screen, FindingsScreen):
+            rendered.append(row_index)
+        return render(self, row_index, *args, **kw)
+
+    monkeypatch.setattr(DataTable, "_render_cell", counted)
+    app = live_app(tmp_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        page = await open_page(app, tools=("search", *(f"unused_{i}" for i in range(12))))
+        await page.send(spans(SID, "search", 0, 12))
+        await until(pilot, lambda: has_tab(app, SID) and app.store.sessions[SID].stats.totals.calls == 12, what="calls")
+        for _ in range(2):  # the first opening lays the table out again once its rows are in: at rest after it
+            await pilot.press("f")
+            await until(pilot, lambda: isinstance(app.screen, FindingsScreen) and "unused_0" in screen_text(app), what="the rows drawn")
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is app.dashboard, what="back on the dashboard")
+        del rendered[:]
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, FindingsScreen) and "unused_0" in screen_text(app), what="the rows drawn again")
+        assert [r for r in rendered if r >= 0] == [], "the same rows rendered again"
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.dashboard, what="back on the dashboard")
+        app.theme = "wmcp-light"
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, FindingsScreen) and "unused_0" in screen_text(app), what="the rows in the new theme")
+        assert len({r for r in rendered if r >= 0}) >= 12, "a new theme renders every row shown again"
+        await page.close()
+
+
 def _demo_app(tmp_path: Path):
     from tui.app import WmcpTopApp
 

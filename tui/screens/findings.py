@@ -56,7 +56,7 @@ class FindingsScreen(LiveView[None]):
         self._rows_later = False  # the rows are drawn a frame after the rest
         self._title = Static(id="title")
         self._summary_line = Static(id="summary")
-        self._table: DataTable[Text] = DataTable(cursor_type="row", id="findings", zebra_stripes=False)
+        self._table = tables.SteadyTable(cursor_type="row", id="findings", zebra_stripes=False)
         self._detail = Static(id="detail")
 
     @property
