@@ -85,11 +85,13 @@ async def test_the_view_is_built_once_and_shown_again_with_what_moved_while_clos
         await until(pilot, lambda: app.is_screen_installed("findings"), what="the view built before the first press")
         built = app.get_screen("findings", FindingsScreen)
         await at_rest(pilot, app)
+        await until(pilot, lambda: bool(_footer_keys(app)[-1]), what="the view's footer keys, before it was ever shown")
+        view_keys = _footer_keys(app)[-1]
         await pilot.press("f")
         await until(pilot, lambda: app.screen is built and built.query_one("#findings", DataTable).row_count > 0, what="the view, its rows")
         await until(pilot, lambda: footers_current(app), what="every footer showing its keys")
         keys = _footer_keys(app)
-        assert keys[-1], "the view's footer shows its keys"
+        assert keys[-1] == view_keys, "the view's footer laid out its keys again when first shown"
         table = built.query_one("#findings", DataTable)
         table.move_cursor(row=table.row_count - 1)
         await pilot.press("escape")
