@@ -49,6 +49,7 @@ OTLP_CHECK_INTERVAL = 0.5
 COMPACT_WIDTH, COMPACT_HEIGHT = 80, 24
 TWO_ROW_FOOTER_WIDTH = 120  # under this (and not compact) the dashboard's footer takes two rows to show every key
 NARROW_WIDTH = 100  # under this the tool table drops min and max rather than scroll sideways
+FINDINGS_SCREEN = "findings"  # the installed findings view's name
 
 
 async def tmux_load_buffer(text: str) -> bool:
@@ -188,6 +189,7 @@ class WmcpTopApp(App[int]):
             self._feed_task = asyncio.create_task(self._run_feed())
         if self.on_first_paint is not None:
             self.call_after_refresh(self.on_first_paint)
+        self.call_after_refresh(self._prepare_findings)
 
     async def _run_feed(self) -> None:
         assert self.feed is not None
@@ -517,10 +519,27 @@ class WmcpTopApp(App[int]):
 
         self._toggle_view(SchemasScreen, lambda: SchemasScreen())
 
-    def action_findings(self) -> None:
+    def _prepare_findings(self) -> None:
+        """Build the findings view once the dashboard is drawn, so that the first `f` costs what the next ones do
+        (building it took five times as long as showing it: its widgets, their styles and its footer's keys, a
+        frame or more after the rest). Pushed and taken off in the same turn of the loop: it is never drawn."""
         from tui.screens.findings import FindingsScreen
 
-        self._toggle_view(FindingsScreen, lambda: FindingsScreen())
+        if len(self.screen_stack) != 1 or self.is_screen_installed(FINDINGS_SCREEN):
+            return  # a view was opened first: the findings view is built when `f` asks for it
+        self.install_screen(FindingsScreen(), FINDINGS_SCREEN)
+        self.push_screen(FINDINGS_SCREEN)
+        self.pop_screen()
+
+    def action_findings(self) -> None:
+        """The findings view is built once and kept (an installed screen): each press shows it again with what
+        moved since. A view built on every press cost its widgets, its footer's keys mounted a frame or more later
+        and the cycle collector's walks of them: most of what opening took under a flood."""
+        from tui.screens.findings import FindingsScreen
+
+        if not self.is_screen_installed(FINDINGS_SCREEN):
+            self.install_screen(FindingsScreen(), FINDINGS_SCREEN)
+        self._toggle_view(FindingsScreen, lambda: FINDINGS_SCREEN)
 
     def action_prompts(self) -> None:
         from tui.screens.prompts import PromptsScreen
@@ -568,7 +587,9 @@ class WmcpTopApp(App[int]):
             return
         self.push_screen(InvokeScreen(sid, tool, input_schema(rec.descriptor), is_read_only(rec.annotationsSent, rec.annotationsKept)))
 
-    def _toggle_view(self, kind: type, make: Callable[[], Screen]) -> None:
+    def _toggle_view(self, kind: type, make: Callable[[], Screen | str]) -> None:
+        """Close the view of `kind` when it is shown, else open it (a new screen, or the name of an installed one)
+        in place of the one shown."""
         if isinstance(self.screen, kind):
             self.pop_screen()
             self.tell_watching()

@@ -1,5 +1,6 @@
 """The findings view (`f`): live and ranked, over a real relay and socket; the top finding on the summary line;
-hostile tool names shown inert; and its snapshots at 80x24 and 160x45 (the demo with its facts)."""
+hostile tool names shown inert; one view built once and shown again with what moved while it was closed; and its
+snapshots at 80x24 and 160x45 (the demo with its facts)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Footer
+from textual.widgets._footer import FooterKey
 
 from relay_bridge.core import synth
 from relay_bridge.findings import diagnose, from_session
@@ -16,7 +18,7 @@ from tui.feed import demo_store
 from tui.screens.findings import FindingsScreen
 from tui.widgets.summary_line import SummaryLine
 
-from .helpers import SID, at_rest, has_tab, live_app, open_page, screen_text, spans, until
+from .helpers import SID, at_rest, footers_current, has_tab, live_app, open_page, screen_text, spans, until
 
 EVIL = "[bold red]bulk[/]\x1b[2J"
 
@@ -65,6 +67,87 @@ async def test_findings_view_compact(tmp_path: Path) -> None:
         await page.close()
 
 
+def _footer_keys(app) -> list[list[FooterKey]]:
+    """The key widgets of the dashboard's footer and the findings view's: the same objects while neither footer
+    was composed again."""
+    return [list(footer.query(FooterKey)) for screen in (app.dashboard, app.get_screen("findings")) for footer in screen.query(Footer)]
+
+
+async def test_the_view_is_built_once_and_shown_again_with_what_moved_while_closed(tmp_path: Path) -> None:
+    """The view is one screen, built while the dashboard is idle: `f` shows it again, never builds another, and no
+    footer lays out its keys again when they did not change (each of those was most of what a press cost under a
+    flood). What moved while it was closed is shown when it opens, and it opens at the first row."""
+    app = live_app(tmp_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        page = await open_page(app, tools=("search", "cart", "unused_one"))
+        await page.send(spans(SID, "search", 0, 12))
+        await until(pilot, lambda: has_tab(app, SID) and app.store.sessions[SID].stats.totals.calls == 12, what="calls")
+        await until(pilot, lambda: app.is_screen_installed("findings"), what="the view built before the first press")
+        built = app.get_screen("findings", FindingsScreen)
+        await at_rest(pilot, app)
+        await until(pilot, lambda: bool(_footer_keys(app)[-1]), what="the view's footer keys, before it was ever shown")
+        view_keys = _footer_keys(app)[-1]
+        await pilot.press("f")
+        await until(pilot, lambda: app.screen is built and built.query_one("#findings", DataTable).row_count > 0, what="the view, its rows")
+        await until(pilot, lambda: footers_current(app), what="every footer showing its keys")
+        keys = _footer_keys(app)
+        assert keys[-1] == view_keys, "the view's footer laid out its keys again when first shown"
+        table = built.query_one("#findings", DataTable)
+        table.move_cursor(row=table.row_count - 1)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.dashboard and footers_current(app), what="back on the dashboard")
+        # Closed: a tool with a 3 KB description arrives (never called: the first thing to fix).
+        await page.send(synth.tool(SID, "import_orders", 20.0, description="Import orders from a spreadsheet. " * 90))
+        await until(pilot, lambda: "import_orders" in app.store.sessions[SID].tools, what="the new tool stored")
+        for _ in range(3):
+            await pilot.press("f")
+            await until(pilot, lambda: app.screen is built, what="the same view shown again")
+            await until(pilot, lambda: built.findings and built.findings[0].tools == ("import_orders",), what="what moved while closed")
+            await until(pilot, lambda: "import_orders" in screen_text(app), what="its row drawn")
+            assert table.cursor_row == 0, "each opening starts at what to fix first"
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is app.dashboard and footers_current(app), what="back on the dashboard")
+        assert [s for s in app.screen_stack if isinstance(s, FindingsScreen)] == []
+        assert _footer_keys(app) == keys, "a footer laid out the same keys again"
+        await page.close()
+
+
+async def test_the_view_shown_again_draws_the_rows_it_rendered_until_the_theme_moves(tmp_path: Path, monkeypatch) -> None:
+    """Each opening applies the view's styles again; its table keeps the cells it rendered while its look did not
+    change (rendering a screenful of a flood's rows again was most of what an opening cost beyond an empty view),
+    and renders them again for a new theme."""
+    rendered: list[int] = []
+    render = DataTable._render_cell
+
+    def counted(self, row_index, *args, **kw):
+        if isinstance(self.screen, FindingsScreen):
+            rendered.append(row_index)
+        return render(self, row_index, *args, **kw)
+
+    monkeypatch.setattr(DataTable, "_render_cell", counted)
+    app = live_app(tmp_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        page = await open_page(app, tools=("search", *(f"unused_{i}" for i in range(12))))
+        await page.send(spans(SID, "search", 0, 12))
+        await until(pilot, lambda: has_tab(app, SID) and app.store.sessions[SID].stats.totals.calls == 12, what="calls")
+        for _ in range(2):  # the first opening lays the table out again once its rows are in: at rest after it
+            await pilot.press("f")
+            await until(pilot, lambda: isinstance(app.screen, FindingsScreen) and "unused_0" in screen_text(app), what="the rows drawn")
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is app.dashboard, what="back on the dashboard")
+        del rendered[:]
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, FindingsScreen) and "unused_0" in screen_text(app), what="the rows drawn again")
+        assert [r for r in rendered if r >= 0] == [], "the same rows rendered again"
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.dashboard, what="back on the dashboard")
+        app.theme = "wmcp-light"
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, FindingsScreen) and "unused_0" in screen_text(app), what="the rows in the new theme")
+        assert len({r for r in rendered if r >= 0}) >= 12, "a new theme renders every row shown again"
+        await page.close()
+
+
 def _demo_app(tmp_path: Path):
     from tui.app import WmcpTopApp
 
@@ -87,16 +170,16 @@ def test_findings_snapshot_160x45(snap_compare, tmp_path: Path) -> None:
 async def test_the_summary_line_diagnoses_at_most_once_a_second_and_catches_up(tmp_path: Path, monkeypatch) -> None:
     """A session whose numbers move with every frame is not diagnosed with every frame (the costliest update the
     dashboard makes), and the line still ends on the finding of what arrived last."""
-    import tui.widgets.summary_line as summary_line
+    import tui.model.diagnosis as diagnosis
 
     runs: list[float] = []
-    real = summary_line.diagnose
+    real = diagnosis.diagnose
 
     def counted(*args, **kw):
         runs.append(time.monotonic())
         return real(*args, **kw)
 
-    monkeypatch.setattr(summary_line, "diagnose", counted)
+    monkeypatch.setattr(diagnosis, "diagnose", counted)
     app = live_app(tmp_path)
     async with app.run_test(size=(140, 40)) as pilot:
         page = await open_page(app, tools=("search",))
@@ -112,4 +195,49 @@ async def test_the_summary_line_diagnoses_at_most_once_a_second_and_catches_up(t
         # What changed after the last diagnosis is diagnosed when its interval ends: the line ends current.
         await until(pilot, lambda: runs[-1] >= last - 0.1, what="the catch-up diagnosis")
         assert "fix first (f)" in str(app.dashboard.query_one(SummaryLine).render())
+        await page.close()
+
+
+async def test_the_summary_line_reviews_no_large_session_on_the_loop(tmp_path: Path, monkeypatch) -> None:
+    """A session of 300 definitions no one has reviewed yet: the line's top finding comes from the app's diagnosis,
+    the definitions reviewed by its worker process, and the loop runs the security review of none of them (the
+    line used to diagnose the session itself: 90 to 110 ms of the loop for a flood's session)."""
+    import threading
+    import uuid
+
+    import tui.model.diagnosis as diagnosis
+    from relay_bridge.findings import security
+
+    on_loop: list[object] = []
+    review = security.review
+
+    def counted(descriptor):
+        if threading.current_thread() is threading.main_thread():
+            on_loop.append(descriptor)
+        return review(descriptor)
+
+    monkeypatch.setattr(security, "review", counted)
+    asked: list[int] = []
+    ask = diagnosis.Offload.__call__
+
+    async def spy(self, request):
+        asked.append(len(request[1]) if request[0] == "review" else 0)
+        return await ask(self, request)
+
+    monkeypatch.setattr(diagnosis.Offload, "__call__", spy)
+    fresh = uuid.uuid4().hex  # definitions no earlier test put in the process's content caches
+    tools = 300
+    assert tools > diagnosis.INLINE_REVIEW
+    app = live_app(tmp_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        page = await open_page(app, tools=())
+        for i in range(tools):
+            await page.send(synth.tool(SID, f"tool_{i:03d}", 10.0 + i, description=f"look up the {fresh} catalog, part {i}"))
+        await page.send(synth.tool(SID, "import_orders", 20.0, description=f"Import orders from a {fresh} spreadsheet. " * 90))
+        await page.send(spans(SID, "tool_000", 0, 12))
+        await until(pilot, lambda: has_tab(app, SID) and app.store.sessions[SID].stats.totals.calls == 12, what="calls")
+        await until(pilot, lambda: "fix first (f)" in str(app.dashboard.query_one(SummaryLine).render()), timeout=60, what="the top finding")
+        assert "import_orders" in str(app.dashboard.query_one(SummaryLine).render())
+        assert sum(asked) == tools + 1, "every definition reviewed once, by the worker"
+        assert on_loop == [], f"{len(on_loop)} definitions reviewed on the loop"
         await page.close()

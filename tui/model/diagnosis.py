@@ -25,6 +25,7 @@ import asyncio
 import os
 import sys
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -39,6 +40,7 @@ from relay_bridge.findings.schema import Catalog, Entering, analyse, candidates,
 INLINE_TOOLS = 512
 SLICE_TOOLS = 1024  # tools snapshot a turn of the loop (about 5 ms)
 CHUNK = 256  # definitions a request to the worker process (about 40 ms of its time)
+INLINE_REVIEW = 64  # definitions a session may still need reviewed for the summary line to run its rules at once (a few ms)
 SHOW_EVERY = 1.0  # seconds between the view's redraws while a pass fills it in
 
 
@@ -98,15 +100,17 @@ class Offload:
         return reply
 
     async def aclose(self) -> None:
-        """End the process (its stdin closed, it exits): a pass is over."""
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.stdin is not None:
-            proc.stdin.close()
-            try:
-                await asyncio.wait_for(proc.wait(), 5.0)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+        """End the process (its stdin closed, it exits): a pass is over. After the request under way, if any."""
+        self._lock = self._lock or asyncio.Lock()
+        async with self._lock:
+            proc, self._proc = self._proc, None
+            if proc is not None and proc.stdin is not None:
+                proc.stdin.close()
+                try:
+                    await asyncio.wait_for(proc.wait(), 5.0)
+                except TimeoutError:
+                    proc.kill()
+                    await proc.wait()
 
     def close(self) -> None:
         """Kill the process now (a pass was cancelled: the app is going)."""
@@ -138,6 +142,8 @@ class Diagnosis:
         self._drawn = 0.0
         self._findings: list[Finding] | None = None
         self.version = 0  # moves whenever what the view shows may have
+        self._reviewing: Any = None  # the task or worker reviewing definitions for one session's own findings
+        self._reviewed: Callable[[], None] | None = None  # told when they are in
 
     # What the view shows
 
@@ -159,6 +165,43 @@ class Diagnosis:
         if self.shown is not None and (force or now - self._drawn >= SHOW_EVERY):
             self._drawn = now
             self.shown()
+
+    def own_findings(
+        self, session: Any, reviewed: Callable[[], None], spawn: Callable[[Coroutine[Any, Any, None]], Any] | None = None
+    ) -> list[Finding] | None:
+        """One session's own findings, ranked (its rules; the cross-session ones are the view's), for the
+        dashboard's summary line, never reviewing a flood's definitions on the loop: the view's result when it
+        worked this session out at the same signature; else the rules at the cost of lookups once the session's
+        definitions are reviewed (up to INLINE_REVIEW not yet reviewed: done here, a few ms). More than that go to
+        the worker process (through `spawn`, the app's worker runner, or as a task): None meanwhile, and
+        `reviewed()` is called when they are in."""
+        sig = signature(session)
+        if self.sigs.get(session.id) == sig:
+            return self.own[session.id]
+        snap = from_session(session)
+        todo = pending(snap.tools)
+        if len(todo) <= INLINE_REVIEW:
+            return diagnose([snap], duplicates=False)
+        self._reviewed = reviewed  # the latest asker: the line shows one session at a time
+        if self._reviewing is None:
+            work = self._review(todo)
+            self._reviewing = asyncio.ensure_future(work) if spawn is None else spawn(work)
+        return None
+
+    async def _review(self, raws: list[bytes]) -> None:
+        try:
+            for chunk in _chunks(raws, CHUNK):
+                learn(chunk, await self.offload(("review", chunk)))
+                await asyncio.sleep(0)
+            if isinstance(self.offload, Offload) and not self.pending:
+                await self.offload.aclose()  # a pass keeps it for its own requests
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            self._reviewing = None
+        if self._reviewed is not None:
+            self._reviewed()
 
     # Keeping it current
 
@@ -273,8 +316,9 @@ class Diagnosis:
 
     def close(self) -> None:
         """Stop a pass under way and the worker process (the app is going)."""
-        if self._task is not None:
-            self._task.cancel()
+        for task in (self._task, self._reviewing):
+            if task is not None:
+                task.cancel()
         if isinstance(self.offload, Offload):
             self.offload.close()
 
@@ -292,3 +336,16 @@ def fair_order(taken: Iterable[Taken]) -> list[Taken]:
 def _chunks(items: list[bytes], size: int) -> Iterable[list[bytes]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+_KNOWN: weakref.WeakKeyDictionary[Any, Diagnosis] = weakref.WeakKeyDictionary()
+
+
+def diagnosis_of(app: Any) -> Diagnosis:
+    """The app's diagnosis (one per app, kept across the findings view's openings and read by the dashboard's
+    summary line; its worker process ends with the app)."""
+    known = _KNOWN.get(app)
+    if known is None:
+        known = _KNOWN[app] = Diagnosis()
+        weakref.finalize(app, known.close)
+    return known

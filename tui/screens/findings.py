@@ -3,47 +3,37 @@
 The rules are relay_bridge.findings (pure; formulas in docs/diagnosis.md). What the view works out is the app's
 (tui.model.diagnosis.Diagnosis, kept across openings): a session is diagnosed again only when its inputs moved,
 a definition reviewed once by content, a flood's definitions reviewed in a worker process and the rules run on
-the loop a session a turn, smallest origins first. The view paints at once with what is known and is redrawn as
-the rest fills in (tests/bench/test_findings_flood.py). Tool names and origins are page text: shown through
-sanitize.inert.
+the loop a session a turn, smallest origins first. The view itself is one screen the app keeps (built while the
+dashboard is idle; `f` shows it again): it paints at once with what is known, its rows a frame later when they
+moved, and is redrawn as the rest fills in (tests/bench/test_findings_flood.py). Tool names and origins are page
+text: shown through sanitize.inert.
 """
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from relay_bridge.core.units import fmt_bytes, fmt_count
 from relay_bridge.findings import Finding, total_tokens
 from relay_bridge.findings.images import MAX_SIDE, PIXELS_PER_TOKEN, QUALITY
 from relay_bridge.findings.text import evidence_text, saving_text, short_saving
 from tui.model.changes import Changes
-from tui.model.diagnosis import Diagnosis
+from tui.model.diagnosis import Diagnosis, diagnosis_of
 from tui.model.sanitize import inert
 from tui.screens.live import LiveView
 from tui.widgets import tables
+from tui.widgets.keys_footer import SteadyFooter
 
 MIN_DO_WIDTH = 16  # the table's "what to do" column takes the width left; the detail below has the whole line
 # Rows the table shows, best first: a flood's thousand findings took a quarter second of the loop to lay out, and
 # no one reads past the first screens (the summary says how many there are; `diagnose` lists them all).
 MAX_ROWS = 100
-
-_KNOWN: weakref.WeakKeyDictionary[Any, Diagnosis] = weakref.WeakKeyDictionary()
-
-
-def diagnosis_of(app: Any) -> Diagnosis:
-    """The app's diagnosis (one per app, kept across the view's openings; its worker process ends with the app)."""
-    known = _KNOWN.get(app)
-    if known is None:
-        known = _KNOWN[app] = Diagnosis()
-        weakref.finalize(app, known.close)
-    return known
 
 
 class FindingsScreen(LiveView[None]):
@@ -59,8 +49,15 @@ class FindingsScreen(LiveView[None]):
         super().__init__()
         self.findings: list[Finding] = []
         self._origins: dict[str, str] = {}
-        self._drawn: tuple[Any, ...] | None = None  # what the table last showed: the diagnosis's version, the layout
+        # what the table last showed: the diagnosis's version, the layout, the width, the theme's palette
+        self._drawn: tuple[Any, ...] | None = None
+        self._summary: Text | None = None  # what the summary last showed
         self._known = Diagnosis()  # replaced on mount by the app's own
+        self._rows_later = False  # the rows are drawn a frame after the rest
+        self._title = Static(id="title")
+        self._summary_line = Static(id="summary")
+        self._table = tables.SteadyTable(cursor_type="row", id="findings", zebra_stripes=False)
+        self._detail = Static(id="detail")
 
     @property
     def pending(self) -> bool:
@@ -68,21 +65,31 @@ class FindingsScreen(LiveView[None]):
         return self._known.pending
 
     def compose(self) -> ComposeResult:
-        yield Static(id="title")
-        yield Static(id="summary")
-        yield DataTable(cursor_type="row", id="findings", zebra_stripes=False)
+        yield self._title
+        yield self._summary_line
+        yield self._table
         with VerticalScroll(id="detail-box"):
-            yield Static(id="detail")
-        yield Footer()
+            yield self._detail
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self._known = diagnosis_of(self.app)
         self._known.shown = self._show
-        self.query_one("#findings", DataTable).focus()
-        # What is known first (the last openings' work), then what moved since: the view's first frame waits for
-        # no diagnosis.
-        self._show()
+        self._table.focus()
+
+    def on_screen_resume(self) -> None:
+        """Shown (the app keeps this one view: tui/app.py `action_findings`). What is known first, then what moved
+        since it was last shown: the first frame waits for no diagnosis, and its rows for no other part."""
+        self.app.changes.subscribe(self, self._on_changes)
+        table = self._table
+        if table.row_count and table.cursor_row:
+            table.move_cursor(row=0, animate=False)  # each opening starts at what to fix first
+        self._show(opening=True)
         self.call_after_refresh(self.refresh_view)
+
+    def on_screen_suspend(self) -> None:
+        """Closed, or covered by a dialog: it follows the store again when shown (and catches up then)."""
+        self.app.changes.unsubscribe(self)
 
     def on_unmount(self) -> None:
         if self._known.shown == self._show:
@@ -97,21 +104,23 @@ class FindingsScreen(LiveView[None]):
         return bool(getattr(self.app, "compact", False))
 
     def refresh_view(self) -> None:
+        if self._hidden():
+            return
         self._known.update(lambda: list(self.app.view_store.sessions.values()), spawn=lambda work: self.app.run_worker(work, group="findings"))
         self._show()
 
-    def _leaving(self) -> bool:
-        """Whether the view is being taken down (escape pressed meanwhile): nothing left to show."""
-        return not self.is_attached or not self.query("#title")
+    def _hidden(self) -> bool:
+        """Not on top of the screen (closed, under a dialog), or being taken down with the app (its parts removed
+        first): nothing is drawn until it is shown again."""
+        return self.app.screen is not self or not all(part.is_attached for part in (self._title, self._summary_line, self._table, self._detail))
 
-    def _show(self) -> None:
+    def _show(self, opening: bool = False) -> None:
         """What is known now; the table only when it moved (a flood's table is the costliest part)."""
-        if self._leaving():
+        if self._hidden():
             return
         known = self._known
-        drawn = (known.version, self.compact)
+        drawn = (known.version, self.compact, getattr(self.app, "table_layout", "full"), self.size.width, self.app.palette)
         if drawn != self._drawn:
-            first = self._drawn is None
             self._drawn = drawn
             self.findings = known.findings()
             self._origins = {sid: s.origin for sid, s in known.inputs.items()}
@@ -120,24 +129,26 @@ class FindingsScreen(LiveView[None]):
                 "(esc: back)" if self.compact else "what to fix first: attacks, then what each fix saves (esc: back)",
                 style="dim",
             )
-            self.query_one("#title", Static).update(title)
-            if first and self.findings:
+            self._title.update(title)
+            if opening and self.findings:
                 # The view paints first (title, summary, keys), its rows a frame later: a screenful of rows is
-                # most of what opening costs (about 50 ms under a flood's findings, none for an empty table).
-                self.call_after_refresh(self._show_rows)
+                # most of what drawing the view costs (about 35 ms under a flood's findings).
+                if not self._rows_later:
+                    self._rows_later = True
+                    self.call_after_refresh(self._show_rows)
             else:
                 self._show_rows()
         self._show_summary(len(known.inputs))
 
     def _show_rows(self) -> None:
-        if self._leaving():
+        self._rows_later = False
+        if self._hidden():
+            self._drawn = None  # closed before its rows were drawn: drawn whole when shown again
             return
         self._show_table()
         self._show_detail()
 
     def _show_summary(self, sessions: int) -> None:
-        if self._leaving():
-            return
         palette = self.app.palette
         out = Text()
         n = len(self.findings)
@@ -171,10 +182,12 @@ class FindingsScreen(LiveView[None]):
                 f"beside it (JPEG q{QUALITY}, long side <= {MAX_SIDE} px) · docs/diagnosis.md",
                 style=palette.style("muted"),
             )
-        self.query_one("#summary", Static).update(out)
+        if out != self._summary:  # an update lays the screen out again
+            self._summary = out
+            self._summary_line.update(out)
 
     def _show_table(self) -> None:
-        table = self.query_one("#findings", DataTable)
+        table = self._table
         keep = table.cursor_row if table.row_count else 0
         # compact: no rule or session columns; narrow (under 100 columns): no session column
         layout = "compact" if self.compact else getattr(self.app, "table_layout", "full")
@@ -216,7 +229,7 @@ class FindingsScreen(LiveView[None]):
         self._show_detail()
 
     def selected(self) -> Finding | None:
-        table = self.query_one("#findings", DataTable)
+        table = self._table
         if not table.row_count or not self.findings:
             return None
         return self.findings[min(table.cursor_row, len(self.findings) - 1)]
@@ -259,4 +272,4 @@ class FindingsScreen(LiveView[None]):
                 out.append_text(inert(f.at.get("constraint", ""), limit=40))
             out.append("\nevidence ", style="bold")
             out.append(evidence_text(f).replace(", ", " · "))
-        self.query_one("#detail", Static).update(out)
+        self._detail.update(out)

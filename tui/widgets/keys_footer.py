@@ -1,15 +1,55 @@
-"""The dashboard's footer: every key on one row from 120 columns, on two rows from 80 to 119 (so d, l, i, w and m
-are never cut off), and as much as fits in the compact layout."""
+"""The views' footers. `SteadyFooter`: Textual's Footer, laid out again only when the keys it shows changed.
+`KeysFooter` (the dashboard's and most views'): every key on one row from 120 columns, on two rows from 80 to 119
+(so d, l, i, w and m are never cut off), and as much as fits in the compact layout."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
+from textual.screen import Screen
 from textual.widgets import Footer
 
 TWO_ROW_COLUMNS = 6  # keys a row when the footer takes two rows
 
 
-class KeysFooter(Footer):
+def shown_keys(screen: Screen) -> tuple[Any, ...]:
+    """What a footer on `screen` shows: each key's binding as drawn and whether it is enabled."""
+    return tuple(
+        (key, b.binding.key, b.binding.description, b.binding.action, b.binding.show, b.binding.group, b.enabled, b.tooltip)
+        for key, b in screen.active_bindings.items()
+    )
+
+
+class SteadyFooter(Footer):
+    """Textual's Footer mounts all its keys again each time the screen says its bindings may have moved: every
+    focus change, a view shown or left, a dialog. Doing that for the same keys, several times a switch, was the
+    largest part of opening a view and of coming back from one (profiled under a flood of sessions: a third of the
+    loop's time while `f` was pressed once a second). This one does it only when what it would show changed."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._told = False  # the screen said what its bindings are (Footer composes no key before that)
+        self._composed: tuple[Any, ...] | None = None  # the keys the footer was last composed with
+        self._queued: tuple[Any, ...] | None = None  # the keys a recompose is queued for
+
+    def compose(self) -> ComposeResult:
+        self._queued = None
+        if self._told and self.is_attached:
+            self._composed = shown_keys(self.screen)
+        yield from super().compose()
+
+    def bindings_changed(self, screen: Screen) -> None:
+        self._told = True
+        keys = shown_keys(screen)
+        if self._composed is not None and keys == (self._queued or self._composed):
+            return
+        if self.is_attached and screen is self.screen and screen.app.app_focus:
+            self._queued = keys
+        super().bindings_changed(screen)
+
+
+class KeysFooter(SteadyFooter):
     def compose(self) -> ComposeResult:
         yield from super().compose()
         if self.app.has_class("-two-row-footer"):

@@ -1,4 +1,5 @@
-"""Filling a DataTable whose rows are rebuilt whole on every change (the prompts and schemas views).
+"""Filling a DataTable whose rows are rebuilt whole on every change (the prompts and schemas views), and a
+DataTable that keeps what it rendered while its look did not change (the findings view's).
 
 Textual's DataTable works out auto-width columns in its own idle handler. A table cleared and refilled from
 another widget's callback may be painted before it gets an idle turn, and then draws every cell cut to its
@@ -9,8 +10,10 @@ they will hold, when the rows are set.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.text import Text
+from textual.widget import Widget
 from textual.widgets import DataTable
 
 Column = tuple["str | Text", str]  # header, column key
@@ -28,3 +31,24 @@ def fill(table: DataTable, columns: Sequence[Column], rows: Sequence[Row]) -> No
         table.add_column(label, key=key, width=width)
     for cells, row_key in rows:
         table.add_row(*cells, key=row_key)
+
+
+class SteadyTable(DataTable[Text]):
+    """Textual applies a screen's styles again each time it is shown, and a DataTable then drops every cell it
+    rendered, though nothing it draws with changed: a kept view's screenful of rows was rendered again at each
+    opening (under a flood's findings, most of what showing the findings view cost beyond an empty one). This
+    one drops them only when its own rules or the theme moved; its base style and pseudo-classes (focus, hover)
+    are in every cached cell's key already."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._look: tuple[Any, ...] | None = None
+
+    def notify_style_update(self) -> None:
+        look = (self.app.theme, self.styles.get_render_rules())
+        if look == self._look:
+            Widget.notify_style_update(self)  # the widget's own style caches (its ancestors' styles may have moved)
+            self.refresh()
+            return
+        self._look = look
+        super().notify_style_update()
