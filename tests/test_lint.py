@@ -314,7 +314,7 @@ _PHRASES = [*phrases.INJECTION, *phrases.SQUEEZED, *phrases.POISONING]
 )
 def test_the_phrase_needles_never_hide_a_match(before: list[str], match: str, after: list[str]) -> None:
     text = "".join(before) + match + "".join(after)
-    for reading in {text, *readings(visible(text))}:
+    for reading in readings(visible(text)):  # what the phrases read: whitespace runs are one space there
         for phrase in _PHRASES:
             assert phrase.needles, phrase.why
             found, exact = phrase.search(reading), phrase.pattern.search(reading)
