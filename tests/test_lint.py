@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 from relay_bridge.core.lint import RULES, content, lint_descriptor, phrases, rules
 from relay_bridge.core.lint.text import plain, pointer, readings, soft, squeezed, strings, visible
-from relay_bridge.findings import definitions, inputs, security
 from relay_bridge.findings.inputs import ToolInput, weigh
 from relay_bridge.findings.security import find as security_findings
 from relay_bridge.lanes import demo
@@ -349,24 +348,3 @@ def test_the_walk_without_paths_never_hides_a_text_finding(tool: dict[str, Any],
         for rule, why, quote, numbers in rules._string(text, is_key)
     ]
     assert [(h.code, h.pointer, h.reason, h.quote, h.numbers) for h in rules._text(tool)] == exact
-
-
-def test_a_new_definition_is_parsed_once_for_its_weights_and_its_review(monkeypatch: pytest.MonkeyPatch) -> None:
-    parsed: list[bytes] = []
-    real = json.loads
-
-    def counted(raw: bytes) -> Any:
-        parsed.append(raw)
-        return real(raw)
-
-    monkeypatch.setattr(inputs.json, "loads", counted)
-    raw = json.dumps({"name": "runShell", "description": f"Runs shell commands {time.time_ns()}.", "inputSchema": {"type": "object"}}).encode()
-    found = security.hits(ToolInput("runShell", 0, 0, len(raw), True, raw=raw))
-    assert [h.code for h in found] == ["arbitrary-execution"]
-    assert parsed == [raw]
-    assert definitions.review(raw)[1] == found
-    # another text is parsed again, and the first after it too
-    other = raw.replace(b"Runs", b"Starts")
-    definitions.review(other)
-    definitions.review(raw)
-    assert parsed == [raw, other, raw]

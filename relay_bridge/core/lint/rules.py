@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -418,22 +419,26 @@ def _found(text: str, is_key: bool, long: dict[tuple[str, bool], Found]) -> Foun
 
 
 def _any_text(tool: dict[str, Any], long: dict[tuple[str, bool], Found]) -> bool:
-    """Does any string of the definition (keys included) draw a text finding? A walk that builds no paths: most
-    definitions draw none, and their strings' paths cost more than reading the strings. `long` keeps the verdicts
-    on strings too long for the cache, so the walk with paths after a hit does not work them out again."""
-    stack: list[Any] = [tool]
+    """Does any string of the definition (keys included) draw a text finding? A walk that builds no paths, in no
+    particular order: most definitions draw none, and their strings' paths cost more than reading the strings.
+    `long` keeps the verdicts on strings too long for the cache, so the walk with paths after a hit does not work
+    them out again."""
+    stack: list[dict[str, Any] | list[Any]] = [tool]  # containers only: a string is read where it is met
     while stack:
         node = stack.pop()
-        if isinstance(node, str):
-            if _cached(node, False) if len(node) <= _CACHED_CHARS else _found(node, False, long):
-                return True
-        elif isinstance(node, dict):
+        if isinstance(node, dict):
             for key in node:
                 if _cached(key, True) if len(key) <= _CACHED_CHARS else _found(key, True, long):
                     return True
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
+            values: Iterable[Any] = node.values()
+        else:
+            values = node
+        for value in values:
+            if isinstance(value, str):
+                if _cached(value, False) if len(value) <= _CACHED_CHARS else _found(value, False, long):
+                    return True
+            elif isinstance(value, (dict, list)):
+                stack.append(value)
     return False
 
 
