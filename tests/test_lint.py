@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relay_bridge.core.lint import RULES, content, lint_descriptor
+from relay_bridge.core.lint import RULES, content, lint_descriptor, phrases, rules
+from relay_bridge.core.lint.text import plain, pointer, readings, soft, squeezed, strings, visible
 from relay_bridge.findings.inputs import ToolInput, weigh
 from relay_bridge.findings.security import find as security_findings
 from relay_bridge.lanes import demo
@@ -284,3 +285,66 @@ def test_the_prefilters_never_hide_an_endpoint_or_a_key(pieces: list[str]) -> No
         None,
     )
     assert content.secret(text) == key, text
+
+
+# Words and marks of every phrase, their near misses, and what the readings fold: what a phrase's needles (the
+# words one of which every match holds) must never hide a match in.
+_PHRASE_PIECES = [
+    *("ignore", "disregard", "forget", "bypass", "skip", "all", "previous", "prior", "system", "instructions", "rules", "prompt"),
+    *("reveal", "print", "repeat", "dump", "leak", "show", "tell me", "write out", "your", "its", "the", "api key", "secrets", "me"),
+    *("do not", "don't", "dont", "never", "must not", "mustnot", "without telling", "user", "human", "know", "should"),
+    *("assistant", "developer", ": ", "you", "are", "now", "from now on, ", "<|im_start|>", "im_end", "endoftext", "begin system prompt"),
+    *("<", "</", ">", "[", "]", "important", "hidden", "~/", ".ssh", "id_rsa", ".env", "mcp.json", "/etc/passwd", "kube/config"),
+    *("before", "instead of", "using", "calling", "this", "tool", "call", "invoke", "use", "run", "`x`", "x_y", "first", "always", "then"),
+    *("as an ai", "ai", "model", "llm", "must", "pass", "include", "send", "conversation", "contents of", "into", "parameter", "https://"),
+    *(" ", "  ", "\n", "\t", ".", ",", "_", "-", "*", "~", "`", "|", "^", "\\", "\u00a0", "\u3000", "\u2028", "\u0130", "\u212a", "\u017f"),
+]
+
+
+_PHRASES = [*phrases.INJECTION, *phrases.SQUEEZED, *phrases.POISONING]
+
+
+@pytest.mark.timeout(900)  # 2,000 examples: minutes inside a pass on a loaded machine, past the suite's 180 s
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PHRASE_PIECES), max_size=8),
+    st.sampled_from(_PHRASES).flatmap(lambda p: st.from_regex(p.pattern)),  # a match of one phrase, any alternative
+    st.lists(st.sampled_from(_PHRASE_PIECES), max_size=8),
+)
+def test_the_phrase_needles_never_hide_a_match(before: list[str], match: str, after: list[str]) -> None:
+    text = "".join(before) + match + "".join(after)
+    for reading in readings(visible(text)):  # what the phrases read: whitespace runs are one space there
+        for phrase in _PHRASES:
+            assert phrase.needles, phrase.why
+            found, exact = phrase.search(reading), phrase.pattern.search(reading)
+            assert (found and found.group(0)) == (exact and exact.group(0)), (phrase.why, reading)
+
+
+@pytest.mark.timeout(900)
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(st.text(), st.lists(st.sampled_from(_PHRASE_PIECES + _PIECES), max_size=16).map("".join)))
+def test_the_three_readings_at_once_are_the_three_readings(text: str) -> None:
+    assert readings(text) == (soft(text), plain(text), squeezed(text))
+
+
+_JSON_STRINGS = st.one_of(st.sampled_from(_PHRASE_PIECES + _PIECES + INVISIBLES + ["type", "string", "\u202e", "\U000e0041"]), st.text(max_size=8))
+_JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), _JSON_STRINGS, st.lists(_JSON_STRINGS, max_size=6).map("".join)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_JSON_STRINGS, inner, max_size=4)),
+    max_leaves=24,
+)
+
+
+@pytest.mark.timeout(900)
+@settings(max_examples=2000, deadline=None)
+@given(st.dictionaries(_JSON_STRINGS, _JSON, max_size=5), st.sampled_from(["", "x" * 600]))
+def test_the_walk_without_paths_never_hides_a_text_finding(tool: dict[str, Any], long: str) -> None:
+    """`_text` reads a definition without building paths, and builds them only once a string draws a finding:
+    what it finds is every string's findings, in document order, whether a string is remembered or too long to be."""
+    tool["description"] = tool.get("description", "") if long == "" else long + "".join(map(str, tool))
+    exact = [
+        (rule.code, pointer(path), why, quote, numbers)
+        for path, text, is_key in strings(tool, [])
+        for rule, why, quote, numbers in rules._string(text, is_key)
+    ]
+    assert [(h.code, h.pointer, h.reason, h.quote, h.numbers) for h in rules._text(tool)] == exact

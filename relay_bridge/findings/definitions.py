@@ -5,7 +5,8 @@ Both are kept in content caches (inputs.WEIGHTS by the text's digest, security.R
 definition's), so the rules cost a lookup a tool once a definition was reviewed anywhere. `pending` says which
 texts the caches lack, `review` works them out exactly as the rules would (the same functions: a pure function of
 the text, so any process may run it), and `learn` puts the results in the caches: the findings view has a worker
-process review a flood's definitions, then runs the rules on the loop at the cost of lookups.
+process review a flood's definitions, then runs the rules on the loop at the cost of lookups. `prepare` does the
+three in place, for a diagnosis that starts cold (an export, `wmcp-top diagnose`): each text parsed once for both.
 """
 
 from __future__ import annotations
@@ -44,6 +45,19 @@ def review(raw: bytes) -> Reviewed:
 
 def review_all(raws: Sequence[bytes]) -> list[Reviewed]:
     return [review(raw) for raw in raws]
+
+
+def prepare(tools: Iterable[ToolInput]) -> None:
+    """Weigh and review the definitions among `tools` that the caches lack, each text parsed once for both (the
+    rules read the weights and the review at two different times, and parsed it for each). As the rules fill the
+    caches: a review is kept by the canonical definition's digest, and the first text of it in the tools' order
+    is the one reviewed (two spellings of one definition, keys in another order, list their hits in theirs)."""
+    for raw in pending(tools):
+        weights = weigh_raw(raw)
+        WEIGHTS.put(WEIGHTS.key(raw), weights)
+        key = security.review_key(weights, raw)
+        if not security.REVIEWED.known(key):
+            security.REVIEWED.put(key, security.review(parse_descriptor(raw)))
 
 
 def learn(raws: Sequence[bytes], results: Sequence[Reviewed]) -> None:

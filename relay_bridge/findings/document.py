@@ -70,8 +70,9 @@ def build_document(
 
 def diagnosis(sessions: Sequence[SessionInput]) -> tuple[list[Finding], dict[str, Any]]:
     """Every rule over `sessions`, ranked, and what the cross-tool analysis covered (schema.catalog)."""
+    own = diagnose(sessions, duplicates=False, prepare=True)  # first: the cross-tool analysis finds the weights made
     found = schema.catalog(sessions)
-    return ranked(diagnose(sessions, duplicates=False) + found.findings), found.coverage
+    return ranked(own + found.findings), found.coverage
 
 
 def session_findings(sessions: Sequence[Any], *, source: str = "live", label: str = "", generated_at: float | None = None) -> dict[str, Any]:

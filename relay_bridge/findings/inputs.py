@@ -191,12 +191,25 @@ WEIGHTS = ContentCache(budget.MAX_TOOLS * 64)
 WORDS = ContentCache(2 * LIMITS.tools)
 
 
+# The text parsed last and its value. A new definition's weights and its review read the same text one after the
+# other (security.hits, definitions.review), and parsing it twice was a tenth of their cost. Keyed by the text
+# object itself (the store's bytes, shared, never copied); one slot, replaced whole, so a thread racing another
+# only parses again. Every reader of the value (weights, breakdown, lint, words) leaves it as it is.
+_last_parsed: tuple[bytes | None, dict[str, Any] | None] = (None, None)
+
+
 def parse_descriptor(raw: bytes) -> dict[str, Any] | None:
+    global _last_parsed
+    last = _last_parsed
+    if last[0] is raw:
+        return last[1]
     try:
         value = json.loads(raw)
     except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
+        value = None
+    parsed = value if isinstance(value, dict) else None
+    _last_parsed = (raw, parsed)
+    return parsed
 
 
 def weigh_raw(raw: bytes) -> Weights | None:

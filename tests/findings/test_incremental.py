@@ -17,9 +17,10 @@ import pytest
 
 from relay_bridge.core import budget, synth
 from relay_bridge.core.store import Store
-from relay_bridge.findings import Finding, ToolInput, diagnose, from_session, ranked, security
+from relay_bridge.findings import Finding, ToolInput, diagnose, from_session, inputs, ranked, security
 from relay_bridge.findings import worker as work
 from relay_bridge.findings.definitions import learn, pending, review_all
+from relay_bridge.findings.inputs import ContentCache
 from relay_bridge.findings.schema import catalog
 from tests.findings.flood import flood_into
 from tests.frames import frame
@@ -198,6 +199,43 @@ def test_the_caches_hold_every_live_sessions_definitions() -> None:
     assert len(raws) == 5000
     learn(raws, review_all(raws))
     assert pending(tools) == []
+
+
+def test_a_cold_diagnosis_parses_each_new_definition_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An export or `wmcp-top diagnose` meets every definition cold: its weights and its review come from one parse
+    of its text (they are read by two rules, and each parsed it), and two sessions sharing a text parse it once."""
+    tag = uuid.uuid4().hex
+    store = Store()
+    for n in range(2):
+        sid = f"0ce0{n:04x}"
+        store.connect(n + 1, "https://a.example")
+        store.apply(n + 1, frame(synth.hello(sid, "https://a.example")))
+        for i in range(20):
+            store.apply(n + 1, frame(synth.tool(sid, f"t{i:02d}", 1.0, description=f"{POISON} {i} {tag}")))
+    texts = {r.descriptor for s in store.sessions.values() for r in s.tools.values()}
+    assert len(texts) == 20
+    parsed: list[bytes] = []
+    real = inputs.json.loads
+
+    def counted(raw: Any) -> Any:
+        parsed.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(inputs.json, "loads", counted)
+    found = diagnose([from_session(s) for s in store.sessions.values()], duplicates=False, prepare=True)
+    assert sorted(parsed) == sorted(texts)
+    monkeypatch.setattr(inputs.json, "loads", real)
+    assert sum(f.rule == "lint.prompt-injection" for f in found) == 2 * 20 * 2  # two orders a tool, in both sessions
+    # what the rules find on cold caches of their own, filling them as they go
+    monkeypatch.setattr(inputs, "WEIGHTS", ContentCache(inputs.WEIGHTS.entries))
+    monkeypatch.setattr(security, "REVIEWED", ContentCache(security.REVIEWED.entries))
+    assert found == diagnose([from_session(s) for s in store.sessions.values()], duplicates=False)
+    # definitions.review, as the worker process runs it, parses once too
+    parsed.clear()
+    monkeypatch.setattr(inputs.json, "loads", counted)
+    raw = f'{{"name":"ask","description":"{POISON} {uuid.uuid4().hex}"}}'.encode()
+    weights, hits = review_all([raw])[0]
+    assert parsed == [raw] and weights is not None and [h.rule.code for h in hits] == ["prompt-injection", "prompt-injection"]
 
 
 def test_a_small_origin_is_served_before_a_flood() -> None:

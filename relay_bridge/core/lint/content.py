@@ -173,7 +173,7 @@ _SECRET_NEEDLES = ("AKIA", "ASIA", "ABIA", "ACCA", "gh", "github_pat_", "sk-", "
 
 def secret(text: str) -> tuple[str, int] | None:
     """(the kind of key, its length) of the first credential in `text`, or None."""
-    if not any(n in text for n in _SECRET_NEEDLES):
+    if not any(map(text.__contains__, _SECRET_NEEDLES)):
         return None
     for kind, pattern in SECRETS:
         for match in pattern.finditer(text):

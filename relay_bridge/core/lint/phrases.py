@@ -75,7 +75,7 @@ INJECTION: list[Phrase] = [
     ),
 ]
 
-# The same orders without word boundaries, over letters and digits only.
+# The same orders without word boundaries, over letters and digits only. Each opens with one of its needles.
 SQUEEZED: list[Phrase] = [
     Phrase(
         "tells the model to ignore or override its instructions",
@@ -83,6 +83,7 @@ SQUEEZED: list[Phrase] = [
             r"(?:ignore|disregard|forget|override|bypass)(?:all|any|the|your|of|my|every)*(?:previous|prior|above|earlier|"
             r"preceding|system|original)(?:instructions?|prompts?|rules|guidelines|directions|messages)"
         ),
+        ("ignore", "disregard", "forget", "override", "bypass"),
     ),
     Phrase(
         "asks the model to disclose its system prompt or secrets",
@@ -90,12 +91,14 @@ SQUEEZED: list[Phrase] = [
             r"(?:reveal|print|repeat|disclose|leak|dump|expose)(?:me)?(?:your|the|its|my)?(?:full|entire|hidden|initial|original|"
             r"whole)?(?:systemprompt|systemmessage|initialinstructions|hiddeninstructions|developerprompt)"
         ),
+        ("reveal", "print", "repeat", "disclose", "leak", "dump", "expose"),
     ),
     Phrase(
         "asks to keep something from the user",
         re.compile(
             r"(?:donot|dont|never|mustnot)(?:tell|inform|mention|reveal|show|notify|alert|disclose|warn)(?:the|this|that|it|to)*(?:user|human)"
         ),
+        ("don", "never", "mustnot"),
     ),
 ]
 

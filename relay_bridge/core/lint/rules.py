@@ -12,11 +12,12 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from relay_bridge.core.lint import content, phrases
-from relay_bridge.core.lint.text import hidden, plain, pointer, soft, squeezed, strings, tag_text, visible, words
+from relay_bridge.core.lint.text import hidden, pointer, readings, soft, strings, tag_text, visible, words
 
 SEVERITIES = ("high", "error", "suspicious", "warning")
 
@@ -296,6 +297,16 @@ def _quote(text: str) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+# A property of the input schema: (path, name, subschema), then the rules' two readings of it, worked out once:
+# the name's words and whether it is a free string.
+Param = tuple[list[str | int], str, Any, tuple[str, ...], bool]
+# The keywords `_properties` descends through: a subschema holding none of them (most properties) is a leaf.
+_NESTING = frozenset(
+    ["properties", "$defs", "definitions", "patternProperties", "items", "additionalProperties", "anyOf", "oneOf", "allOf", "prefixItems", "not"]
+)
+_UNTYPED_OK_SET, _CONSTRAINED_SET = frozenset(_UNTYPED_OK), frozenset(_CONSTRAINED)
+
+
 def _properties(schema: Any, at: list[str | int]) -> list[tuple[list[str | int], str, Any]]:
     """(path, name, subschema) of every property at any depth: nested objects, items, combinators, $defs."""
     out: list[tuple[list[str | int], str, Any]] = []
@@ -305,7 +316,7 @@ def _properties(schema: Any, at: list[str | int]) -> list[tuple[list[str | int],
         if isinstance(node, list):
             stack.extend((item, [*here, i]) for i, item in reversed(list(enumerate(node))))
             continue
-        if not isinstance(node, dict):
+        if not isinstance(node, dict) or _NESTING.isdisjoint(node):
             continue
         props = node.get("properties")
         if isinstance(props, dict):
@@ -327,12 +338,11 @@ def _free_string(sub: Any) -> bool:
         return False
     kind = sub.get("type")
     stringy = kind is None or kind == "string" or (isinstance(kind, list) and "string" in kind)
-    return stringy and not any(k in sub for k in _CONSTRAINED)
+    return stringy and _CONSTRAINED_SET.isdisjoint(sub)
 
 
-def _spec(tool: dict[str, Any], params: list[tuple[list[str | int], str, Any]]) -> list[Hit]:
+def _spec(tool: dict[str, Any], name: str, params: list[Param]) -> list[Hit]:
     out: list[Hit] = []
-    name = _str(tool, "name")
     if not NAME.fullmatch(name):
         why = f"{len(name)} characters" if not 1 <= len(name) <= 128 else "characters outside A-Z a-z 0-9 _ . -"
         out.append(Hit(INVALID_NAME, "/name", f"tool names are 1-128 characters of A-Z a-z 0-9 _ . - ({why})", numbers={"chars": len(name)}))
@@ -351,8 +361,8 @@ def _spec(tool: dict[str, Any], params: list[tuple[list[str | int], str, Any]]) 
         shown = "no type" if kind is None else f"type {kind!r}"
         where = "/inputSchema/type" if kind is not None else "/inputSchema"
         out.append(Hit(SCHEMA_NOT_OBJECT, where, f'inputSchema must be an object schema (type "object"); it has {shown}'))
-    for path, _, sub in params:  # the schema's properties (none when it is no object)
-        if sub is True or (isinstance(sub, dict) and not any(k in sub for k in _UNTYPED_OK)):
+    for path, _, sub, _, _ in params:  # the schema's properties (none when it is no object)
+        if sub is True or (isinstance(sub, dict) and _UNTYPED_OK_SET.isdisjoint(sub)):
             out.append(Hit(UNTYPED_PROPERTY, pointer(path), "property declares no type (nor $ref, enum, const or a combinator)"))
     return out
 
@@ -370,25 +380,24 @@ def _cached(text: str, is_key: bool) -> Found:
 def _string(text: str, is_key: bool) -> Found:
     """The text rules over one string: hidden characters, phrases, addresses, keys."""
     out: list[tuple[Rule, str, str, dict[str, int]]] = []
-    where = "a key" if is_key else "text"
-    found = hidden(text)
-    if found.bidi:
-        codes = ", ".join(f"U+{cp:04X}" for cp in sorted(set(found.bidi)))
-        out.append((BIDI_CONTROL, f"{where} holds {len(found.bidi)} bidirectional control character(s): {codes}", "", {"chars": len(found.bidi)}))
-    if found.tags:
-        why = f"{where} holds {len(found.tags)} tag character(s) spelling hidden ASCII"
-        out.append((TAG_CHARACTERS, why, _quote(tag_text(text)), {"chars": len(found.tags)}))
-    if found.invisible:
-        codes = ", ".join(f"U+{cp:04X}" for cp in sorted(set(found.invisible))[:4])
-        out.append((HIDDEN_UNICODE, f"{where} holds {len(found.invisible)} invisible character(s): {codes}", "", {"chars": len(found.invisible)}))
+    if not text.isascii():  # nothing hidden below U+0080 (text.hidden)
+        where = "a key" if is_key else "text"
+        found = hidden(text)
+        if found.bidi:
+            codes = ", ".join(f"U+{cp:04X}" for cp in sorted(set(found.bidi)))
+            out.append((BIDI_CONTROL, f"{where} holds {len(found.bidi)} bidirectional control character(s): {codes}", "", {"chars": len(found.bidi)}))
+        if found.tags:
+            why = f"{where} holds {len(found.tags)} tag character(s) spelling hidden ASCII"
+            out.append((TAG_CHARACTERS, why, _quote(tag_text(text)), {"chars": len(found.tags)}))
+        if found.invisible:
+            codes = ", ".join(f"U+{cp:04X}" for cp in sorted(set(found.invisible))[:4])
+            out.append((HIDDEN_UNICODE, f"{where} holds {len(found.invisible)} invisible character(s): {codes}", "", {"chars": len(found.invisible)}))
     shown = visible(text)
-    softened = soft(shown)
-    # each kind of order once a string, whichever spelling found it first
-    injected = {
-        **phrases.matches(phrases.SQUEEZED, squeezed(shown)),
-        **phrases.matches(phrases.INJECTION, plain(shown)),
-        **phrases.matches(phrases.INJECTION, softened),
-    }
+    softened, plained, squeezed_ = readings(shown)
+    # each kind of order once a string, whichever spelling found it first (most text reads the same plain and soft)
+    injected = {**phrases.matches(phrases.SQUEEZED, squeezed_), **phrases.matches(phrases.INJECTION, plained)}
+    if softened != plained:
+        injected.update(phrases.matches(phrases.INJECTION, softened))
     out.extend((PROMPT_INJECTION, why, _quote(quote), {}) for why, quote in sorted(injected.items()))
     out.extend((TOOL_POISONING, why, _quote(quote), {}) for why, quote in phrases.matches(phrases.POISONING, softened).items())
     kind = content.endpoint(shown)
@@ -400,48 +409,84 @@ def _string(text: str, is_key: bool) -> Found:
     return tuple(out)
 
 
+def _found(text: str, is_key: bool, long: dict[tuple[str, bool], Found]) -> Found:
+    if len(text) <= _CACHED_CHARS:
+        return _cached(text, is_key)
+    found = long.get((text, is_key))
+    if found is None:
+        found = long[text, is_key] = _string(text, is_key)
+    return found
+
+
+def _any_text(tool: dict[str, Any], long: dict[tuple[str, bool], Found]) -> bool:
+    """Does any string of the definition (keys included) draw a text finding? A walk that builds no paths, in no
+    particular order: most definitions draw none, and their strings' paths cost more than reading the strings.
+    `long` keeps the verdicts on strings too long for the cache, so the walk with paths after a hit does not work
+    them out again."""
+    stack: list[dict[str, Any] | list[Any]] = [tool]  # containers only: a string is read where it is met
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key in node:
+                if _cached(key, True) if len(key) <= _CACHED_CHARS else _found(key, True, long):
+                    return True
+            values: Iterable[Any] = node.values()
+        else:
+            values = node
+        for value in values:
+            if isinstance(value, str):
+                if _cached(value, False) if len(value) <= _CACHED_CHARS else _found(value, False, long):
+                    return True
+            elif isinstance(value, (dict, list)):
+                stack.append(value)
+    return False
+
+
 def _text(tool: dict[str, Any]) -> list[Hit]:
     """Hidden characters, phrases, addresses and keys, in every string of the definition (keys included). A
     string's verdict does not depend on where it is, so short ones are remembered across definitions."""
+    long: dict[tuple[str, bool], Found] = {}
+    if not _any_text(tool, long):
+        return []
     out: list[Hit] = []
     for path, text, is_key in strings(tool, []):
-        found = _cached(text, is_key) if len(text) <= _CACHED_CHARS else _string(text, is_key)
+        found = _found(text, is_key, long)
         if found:
             at = pointer(path)
             out.extend(Hit(rule, at, why, quote, dict(numbers)) for rule, why, quote, numbers in found)
     return out
 
 
-def _execution(tool: dict[str, Any], params: list[tuple[list[str | int], str, Any]]) -> list[Hit]:
+def _execution(name_words: tuple[str, ...], reading: str, params: list[Param]) -> list[Hit]:
     out: list[Hit] = []
-    name = _str(tool, "name")
-    ws = words(name)
-    runs = bool(_EXEC_WORDS & set(ws)) or any(a in _EXEC_VERBS and b in _EXEC_OBJECTS for a, b in itertools.pairwise(ws))
+    ws = name_words
+    runs = not _EXEC_WORDS.isdisjoint(ws) or any(a in _EXEC_VERBS and b in _EXEC_OBJECTS for a, b in itertools.pairwise(ws))
     if runs:
         out.append(Hit(ARBITRARY_EXECUTION, "/name", "the name says it runs code or commands"))
-    description = tool.get("description")
-    text = soft(visible(description)) if isinstance(description, str) else ""
-    said = any(n in text for n in _EXEC_NEEDLES) and bool(_EXEC_TEXT.search(text))
+    said = any(n in reading for n in _EXEC_NEEDLES) and bool(_EXEC_TEXT.search(reading))
     if said and not runs:
         out.append(Hit(ARBITRARY_EXECUTION, "/description", "the description says it runs code or commands"))
-    for path, pname, sub in params:
-        key = "".join(words(pname))
-        if not _free_string(sub):
+    for path, _, _, pws, free in params:
+        if not free:
             continue
+        key = "".join(pws)
         if key in _EXEC_PARAMS or (key == "code" and (runs or said)):
             out.append(Hit(ARBITRARY_EXECUTION, pointer(path), "a free-text parameter takes code or a command"))
     return out
 
 
-def _parameters(params: list[tuple[list[str | int], str, Any]], taken: set[str]) -> list[Hit]:
+def _parameters(params: list[Param], taken: set[str]) -> list[Hit]:
     out: list[Hit] = []
-    for path, pname, sub in params:
-        at = pointer(path)
-        ws = words(pname)
-        key = "".join(ws)
-        if at not in taken and _free_string(sub) and (key in _BROAD_NAMES or (ws and ws[-1] in _BROAD_ENDINGS)):
-            out.append(Hit(BROAD_PARAMETER, at, "a free-text parameter of a kind that carries payloads, with no enum, format, pattern or maxLength"))
+    for path, pname, sub, ws, free in params:
+        at = ""  # the pointer, worked out only for a hit (every property's path is non-empty)
+        if free and ("".join(ws) in _BROAD_NAMES or (ws and ws[-1] in _BROAD_ENDINGS)):
+            at = pointer(path)
+            if at not in taken:
+                out.append(
+                    Hit(BROAD_PARAMETER, at, "a free-text parameter of a kind that carries payloads, with no enum, format, pattern or maxLength")
+                )
         if len(pname) > NAME_BUDGET:
+            at = at or pointer(path)
             out.append(
                 Hit(
                     BUDGET_NAME,
@@ -452,6 +497,7 @@ def _parameters(params: list[tuple[list[str | int], str, Any]], taken: set[str])
             )
         said = sub.get("description") if isinstance(sub, dict) else None
         if isinstance(said, str) and len(said) > PARAM_DESCRIPTION_BUDGET:
+            at = at or pointer(path)
             out.append(
                 Hit(
                     BUDGET_PARAM_DESCRIPTION,
@@ -463,19 +509,20 @@ def _parameters(params: list[tuple[list[str | int], str, Any]], taken: set[str])
     return out
 
 
-def _hints(tool: dict[str, Any], params: list[tuple[list[str | int], str, Any]]) -> list[Hit]:
+_SCRAPES = frozenset(["scrape", "scraper", "crawl", "crawler"])
+_WEB_ENDINGS = frozenset(["url", "uri", "link", "href"])
+
+
+def _hints(tool: dict[str, Any], name_words: tuple[str, ...], reading: str, params: list[Param]) -> list[Hit]:
     out: list[Hit] = []
-    name = _str(tool, "name")
     annotations = _dict(tool, "annotations")
-    ws = words(name)
+    ws = name_words
     if ws and ws[0] in READ_VERBS and annotations.get("readOnlyHint") is not True:
         out.append(Hit(READ_ONLY_HINT, "/annotations/readOnlyHint", f"the name reads as a lookup ({ws[0]}) but readOnlyHint is not true"))
-    description = tool.get("description")
-    web_param = any(words(pname) and words(pname)[-1] in ("url", "uri", "link", "href") for _, pname, _ in params)
     fetches = (
-        (bool(_FETCH_VERBS & set(ws)) and (bool(_WEB_NOUNS & set(ws)) or web_param))
-        or bool({"scrape", "scraper", "crawl", "crawler"} & set(ws))
-        or (isinstance(description, str) and bool(_UNTRUSTED_TEXT.search(soft(visible(description)))))
+        (not _FETCH_VERBS.isdisjoint(ws) and (not _WEB_NOUNS.isdisjoint(ws) or any(p[3] and p[3][-1] in _WEB_ENDINGS for p in params)))
+        or not _SCRAPES.isdisjoint(ws)
+        or bool(reading and _UNTRUSTED_TEXT.search(reading))
     )
     if fetches and annotations.get("untrustedContentHint") is not True:
         out.append(
@@ -513,7 +560,22 @@ def lint_descriptor(tool: dict[str, Any]) -> list[Hit]:
     """Every finding of one tool definition (a dict with a string `name`), in a fixed order: spec, text, code
     execution, parameters, hints, budgets; inside each, document order."""
     schema = tool.get("inputSchema")
-    params = _properties(schema, ["inputSchema"]) if isinstance(schema, dict) else []
-    executes = _execution(tool, params)
+    params = (
+        [(path, pname, sub, words(pname), _free_string(sub)) for path, pname, sub in _properties(schema, ["inputSchema"])]
+        if isinstance(schema, dict)
+        else []
+    )
+    name = _str(tool, "name")
+    name_words = words(name)
+    description = tool.get("description")
+    reading = soft(visible(description)) if isinstance(description, str) else ""  # what the execution and fetch wordings read
+    executes = _execution(name_words, reading, params)
     taken = {h.pointer for h in executes}
-    return [*_spec(tool, params), *_text(tool), *executes, *_parameters(params, taken), *_hints(tool, params), *_budgets(tool)]
+    return [
+        *_spec(tool, name, params),
+        *_text(tool),
+        *executes,
+        *_parameters(params, taken),
+        *_hints(tool, name_words, reading, params),
+        *_budgets(tool),
+    ]
