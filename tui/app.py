@@ -38,6 +38,7 @@ from relay_bridge.relay.paths import data_dir
 from relay_bridge.relay.server import Relay, RelayConfig
 from tui import keys
 from tui.model.changes import Changes
+from tui.model.diagnosis import close_diagnosis
 from tui.model.sanitize import inert_str
 from tui.palette import Palette
 from tui.screens.dashboard import DashboardScreen
@@ -247,6 +248,7 @@ class WmcpTopApp(App[int]):
             await relay.stop()
         if self.probe is not None:
             self.probe.close()
+        await close_diagnosis(self)
 
     # -- input first -------------------------------------------------------------------------------------
 

@@ -241,3 +241,19 @@ async def test_the_summary_line_reviews_no_large_session_on_the_loop(tmp_path: P
         assert sum(asked) == tools + 1, "every definition reviewed once, by the worker"
         assert on_loop == [], f"{len(on_loop)} definitions reviewed on the loop"
         await page.close()
+
+
+async def test_the_worker_process_is_reaped_before_the_app_exits(tmp_path: Path) -> None:
+    """Left to the collector after the loop closed, its pipes printed "Exception ignored ... Event loop is closed"
+    as the app exited (seen in a loaded run of the suite)."""
+    from tui.model.diagnosis import Offload, diagnosis_of
+
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 36)):
+        offload = diagnosis_of(app).offload
+        assert isinstance(offload, Offload)
+        assert await offload(("review", [])) is not None
+        proc = offload._proc
+        assert proc is not None and proc.returncode is None, "the worker process runs"
+    assert proc.returncode is not None, "the worker process ended and was reaped with the app"
+    assert offload._killed == [] and offload._proc is None

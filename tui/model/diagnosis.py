@@ -63,6 +63,7 @@ class Offload:
     def __init__(self) -> None:
         self._proc: asyncio.subprocess.Process | None = None
         self._lock: asyncio.Lock | None = None
+        self._killed: list[asyncio.subprocess.Process] = []  # not yet reaped (`ended`)
 
     async def __call__(self, request: Request) -> Any:
         self._lock = self._lock or asyncio.Lock()
@@ -113,12 +114,27 @@ class Offload:
                     await proc.wait()
 
     def close(self) -> None:
-        """Kill the process now (a pass was cancelled: the app is going)."""
+        """Kill the process now (a pass was cancelled: the app is going); `ended` reaps it."""
         proc, self._proc = self._proc, None
-        if proc is not None and proc.returncode is None:
+        if proc is not None:
+            self._killed.append(proc)
+            if proc.returncode is None:
+                try:
+                    proc.kill()
+                except (ProcessLookupError, RuntimeError):  # already gone, or its loop closed (it ends at stdin's close)
+                    pass
+
+    async def ended(self) -> None:
+        """Kill the process and reap every killed one while the loop runs: a process left to the collector after
+        the loop closed printed "Exception ignored ... Event loop is closed" as the app exited."""
+        self.close()
+        killed, self._killed = self._killed, []
+        for proc in killed:
+            if proc.stdin is not None:
+                proc.stdin.close()
             try:
-                proc.kill()
-            except (ProcessLookupError, RuntimeError):  # already gone, or its loop closed (it ends at stdin's close)
+                await asyncio.wait_for(proc.wait(), 5.0)
+            except (TimeoutError, RuntimeError):
                 pass
 
 
@@ -322,6 +338,12 @@ class Diagnosis:
         if isinstance(self.offload, Offload):
             self.offload.close()
 
+    async def aclose(self) -> None:
+        """`close`, and the worker process reaped while the loop still runs."""
+        self.close()
+        if isinstance(self.offload, Offload):
+            await self.offload.ended()
+
 
 def fair_order(taken: Iterable[Taken]) -> list[Taken]:
     """Origins with the least to work out first, and inside one the smallest sessions: a page's few tools are
@@ -339,6 +361,13 @@ def _chunks(items: list[bytes], size: int) -> Iterable[list[bytes]]:
 
 
 _KNOWN: weakref.WeakKeyDictionary[Any, Diagnosis] = weakref.WeakKeyDictionary()
+
+
+async def close_diagnosis(app: Any) -> None:
+    """The app is going: its diagnosis stops and its worker process is reaped (none made: nothing to do)."""
+    known = _KNOWN.get(app)
+    if known is not None:
+        await known.aclose()
 
 
 def diagnosis_of(app: Any) -> Diagnosis:
