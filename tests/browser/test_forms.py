@@ -167,6 +167,9 @@ def test_a_form_without_autosubmit_waits_for_the_user_and_the_wait_is_not_tool_t
 def test_a_form_that_navigates_is_recorded_and_the_next_document_is_linked(lanes_browser, pages, relay_server) -> None:
     page, errors, referee = open_forms(lanes_browser, pages, relay_server)
     sid = page.evaluate("__webmcpPerf.sessionId")
+    # The link's proof is the secret the relay's first ack gives this document: a form sent before that ack (a
+    # loaded machine) cannot prove it, and the relay rightly refuses the link.
+    page.wait_for_function("__webmcpPerf.relay().acks > 0")
     page.evaluate(START, {"name": "search_site", "input": {"q": "green tea"}})
     page.wait_for_url("**/result.html?*")
     page.wait_for_function("window.__webmcpPerf && window.__webmcpPerf.sessionId")
