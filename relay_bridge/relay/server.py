@@ -109,6 +109,11 @@ MAX_PENDING_HANDSHAKES = 128
 # Seconds a connection may take to finish its handshake (websockets' open_timeout). Kept at websockets' default: the
 # cap, not this, bounds what stalled handshakes hold, and a browser stalled under load must still get in.
 HANDSHAKE_DEADLINE = 10.0
+# Seconds a peer has to answer the relay's close frame (websockets' close_timeout, its default) while the relay runs.
+CLOSE_TIMEOUT = 10.0
+# At stop, a peer that has not answered the close frame after this long is cut off: a page that never reads (its
+# own socket paused, or the relay pausing it for its rate) held the exit for all of CLOSE_TIMEOUT.
+STOP_GRACE = 1.0
 
 
 @dataclass
@@ -325,6 +330,7 @@ class Relay:
         self._conn_ids = itertools.count(1)
         self.port = config.port
         self._sockets: dict[int, ServerConnection] = {}
+        self._stopping = asyncio.Event()  # set by stop(): ends every handler's pause (_pause)
         # Sockets owning no session, and the timer that closes each at its hello deadline (see HELLO_DEADLINE).
         self._idle: dict[int, asyncio.TimerHandle] = {}
         self._closing: set[asyncio.Task[None]] = set()  # the closes those timers started (held until done)
@@ -360,6 +366,7 @@ class Relay:
     # -- lifecycle ----------------------------------------------------------------------------------------
 
     async def start(self) -> None:
+        self._stopping = asyncio.Event()
         self._server = await serve(
             self._handle,
             self.config.host,
@@ -370,6 +377,7 @@ class Relay:
             max_size=p.MAX_FRAME_BYTES,
             max_queue=MAX_QUEUED_FRAMES,
             open_timeout=self.config.handshake_deadline,
+            close_timeout=CLOSE_TIMEOUT,
             create_connection=_relay_connection(self.config.max_write_buffer, self._write_overflow, self.handshakes),
             server_header=f"wmcp-top/{__version__}",
             logger=logging.getLogger("wmcp_top.websockets"),
@@ -384,9 +392,15 @@ class Relay:
 
     async def stop(self) -> None:
         if self._server is not None:
+            self._stopping.set()
             self._server.close()
             self.handshakes.abort_all()
-            await self._server.wait_closed()
+            try:
+                await asyncio.wait_for(asyncio.shield(self._server.wait_closed()), STOP_GRACE)
+            except TimeoutError:
+                for ws in list(self._sockets.values()):
+                    ws.transport.abort()
+                await self._server.wait_closed()
             self._server = None
         if self.session_log is not None:
             self.session_log.close()
@@ -724,7 +738,7 @@ class Relay:
                     if refusal.close is not None:
                         await ws.close(refusal.close.code, refusal.close.reason)
                         break
-                    await asyncio.sleep(policy.refusal_pause(time.monotonic(), time.perf_counter() - started, len(message)))
+                    await self._pause(policy.refusal_pause(time.monotonic(), time.perf_counter() - started, len(message)))
                     continue
                 # `cost`: the loop's time for this frame (its slices; sending the answers back is I/O)
                 replies, accepted, unreadable, cost = await self._frame(conn, message)
@@ -753,7 +767,7 @@ class Relay:
                         if news is not None:
                             await reply(news)
                 if step.pause is not None:
-                    await asyncio.sleep(step.pause)
+                    await self._pause(step.pause)
         except ConnectionClosed as exc:
             if (exc.rcvd is not None and exc.rcvd.code == 1009) or (exc.sent is not None and exc.sent.code == 1009):
                 store.reject(conn, p.Rejection(p.Code.LIMIT, f"frame over {p.MAX_FRAME_BYTES} bytes"))
@@ -775,6 +789,15 @@ class Relay:
                 store.disconnect(conn)
             if self.session_log is not None:
                 self.session_log.connection(conn, False, t=closed_at)
+
+    async def _pause(self, seconds: float) -> None:
+        """A socket's pause (its frames wait in the kernel meanwhile), cut short by stop(): a paused handler leaves
+        the frame websockets read ahead unread, so the peer's answer to the close frame is never read either."""
+        if seconds <= 0 or self._stopping.is_set():
+            await asyncio.sleep(0)
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
 
 
 async def _messages(ws: ServerConnection) -> AsyncIterator[bytes]:
