@@ -7,8 +7,8 @@ the extension carries shares its Origin header, so these rows hold the relay to 
 
 Targets (issue 31): the agent's ack p95 within 50 ms of the control, the dashboard's key p95 within 200 ms, under
 every flood. The short CI pass (WMCP_BENCH_SECONDS < 20) holds only what noise cannot flip: the agent is never
-refused and every batch it sent is acked, and every key press is painted; the times are printed, and held by the
-full run (20 s a row) when the machine had room.
+refused and every batch it sent is acked, and every key press is painted (under 10 s, rows of 1.5 s); the times are
+printed, and held by the full run (20 s a row) when the machine had room.
 
   WMCP_BENCH_SECONDS=3 pytest tests/bench/test_fair_shares.py -m bench -s
 """
@@ -32,6 +32,9 @@ from tests.bench.test_tui_load import p95
 
 ROOT = Path(__file__).resolve().parents[2]
 SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "20"))
+# The short pass (under 10 s) judges no time, only that the agent is served whole beside each flood under way and
+# that a press is painted: 1.5 s a row says that, and its 14 rows of four tests were the check's longest wait.
+ROW_SECONDS = SECONDS if SECONDS >= 10 else 1.5
 ACK_OVER_CONTROL_MS = 50.0
 KEY_P95_MS = 200.0
 
@@ -121,15 +124,15 @@ def test_ack_p95_under_each_flood_beside_a_control(tmp_path: Path, route: str) -
     rows: dict[str, dict[str, Any]] = {}
     try:
         for i, kind in enumerate(ROUTES[route]):
-            flood = None if kind.endswith("control") else _flood(url, kind, SECONDS + 30, tmp_path / f"{kind}.ready")
-            rows[kind] = _good(url, SECONDS, f"600d{i:04x}", kind)
+            flood = None if kind.endswith("control") else _flood(url, kind, ROW_SECONDS + 30, tmp_path / f"{kind}.ready")
+            rows[kind] = _good(url, ROW_SECONDS, f"600d{i:04x}", kind)
             if flood is not None:
                 rows[kind]["flood"] = _stop(flood, kind)
     finally:
         relay.send_signal(signal.SIGINT)
         relay.wait(30)
     control = rows[ROUTES[route][0]]["ack_p95_ms"]
-    print(f"\nlegitimate agent's ack times under floods from another origin, {route} ({SECONDS:g} s a row)")
+    print(f"\nlegitimate agent's ack times under floods from another origin, {route} ({ROW_SECONDS:g} s a row)")
     for kind, row in rows.items():
         print(
             f"  {kind:11s} ack p95 {row['ack_p95_ms']:7.1f} ms  p50 {row['ack_p50_ms']:6.1f}  max {row['ack_max_ms']:7.1f}"
@@ -152,7 +155,7 @@ def test_dashboard_key_to_repaint_under_each_flood(tmp_path: Path, route: str) -
         run.mkdir()
         probe = run / "probe.txt"
         with procs.wmcp(run, headless=False, probe=probe) as app:
-            flood = None if kind.endswith("control") else _flood(app.ws_url, kind, SECONDS + 30, run / "ready")
+            flood = None if kind.endswith("control") else _flood(app.ws_url, kind, ROW_SECONDS + 30, run / "ready")
             agent = subprocess.Popen(
                 [
                     sys.executable,
@@ -161,7 +164,7 @@ def test_dashboard_key_to_repaint_under_each_flood(tmp_path: Path, route: str) -
                     "good",
                     app.ws_url,
                     "--seconds",
-                    str(SECONDS),
+                    str(ROW_SECONDS),
                     "--session",
                     f"d00d{i:04x}",
                     *_via(kind),
@@ -181,11 +184,11 @@ def test_dashboard_key_to_repaint_under_each_flood(tmp_path: Path, route: str) -
             _warm_up(app, probe, kind)
             keys: list[float] = []
             started = time.monotonic()
-            while time.monotonic() - started < SECONDS - 0.5:
+            while time.monotonic() - started < ROW_SECONDS - 0.5:
                 keys.append(time.monotonic())
                 app.key(b"s")
                 time.sleep(1.0)  # one press a second, as test_tui_load does
-            out, err = agent.communicate(timeout=SECONDS * 10 + 60)
+            out, err = agent.communicate(timeout=ROW_SECONDS * 10 + 60)
             assert agent.returncode == 0, f"{kind}: the legitimate agent was refused: {err[-2000:]}"
             acks[kind] = json.loads(out)["ack_p95_ms"] or float("nan")  # what keys first costs its page: frames wait for an answer
             if flood is not None:
@@ -200,7 +203,7 @@ def test_dashboard_key_to_repaint_under_each_flood(tmp_path: Path, route: str) -
                 latencies.append((painted[j] - t) * 1000)
                 j += 1
         rows[kind] = latencies
-    print(f"\ndashboard key -> repaint under floods from another origin, {route} ({SECONDS:g} s a row, one press a second)")
+    print(f"\ndashboard key -> repaint under floods from another origin, {route} ({ROW_SECONDS:g} s a row, one press a second)")
     for kind, latencies in rows.items():
         print(
             f"  {kind:11s} key p95 {p95(latencies):7.0f} ms  max {max(latencies, default=float('nan')):7.0f} ms  ({len(latencies)} presses)"
