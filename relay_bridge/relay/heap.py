@@ -23,8 +23,8 @@ def freeze_startup_heap() -> None:
 def refreeze() -> None:
     """After a large body of long-lived state was taken in (the findings view keeping a flood's reviewed
     definitions and snapshots). Measured under the flood of issue 48, every full collection walked that state:
-    30-40 ms of the loop's CPU every few seconds, which keys and acks waited behind; frozen, 7 ms. The call
-    costs one full collection of everything (about 60 ms there). What was frozen before is let go first, so
+    18-42 ms of the loop's CPU every few seconds, which keys and acks waited behind; frozen, 7 ms. The call
+    costs one full collection of everything (60-85 ms there). What was frozen before is let go first, so
     an object frozen by one call that later becomes cyclic garbage is collected by the next one, not held
     for good."""
     gc.unfreeze()

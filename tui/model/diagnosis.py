@@ -46,7 +46,7 @@ INLINE_REVIEW = 64  # definitions a session may still need reviewed for the summ
 SHOW_EVERY = 1.0  # seconds between the view's redraws while a pass fills it in
 # After a pass that took in at least this many new definitions (a flood), `settled` is called: the dashboard
 # freezes the cycle collector's heap again then (relay_bridge.relay.heap.refreeze), as what the pass keeps is
-# long-lived and full collections walking it held the loop 30-40 ms each.
+# long-lived and full collections walking it held the loop 18-42 ms each.
 SETTLED_AFTER = 8192
 
 
