@@ -129,6 +129,8 @@ class WmcpTopApp(App[int]):
         self._no_color = NoColor()
         self.keymap_problems: list[str] = []
         self.on_first_paint: Callable[[], None] | None = None  # once the first screen is drawn (tui/run.py)
+        # after the findings' diagnosis took in a large body of long-lived state (tui/model/diagnosis.py, tui/run.py)
+        self.on_settled: Callable[[], None] | None = None
 
     # -- setup --------------------------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@ generation, never visited again), so a full collection walks only what the pages
 Twice in the dashboard: at the entry point, after the imports (modules, classes, functions: ~45,000 objects
 counted), and once its first screen is painted (the widget tree, its styles and compiled CSS: ~11,000 more,
 counted under the budget flood, docs/limits.md). Without them every full collection walked those too, a
-pause of 50-280 ms that the dashboard's keys waited behind.
+pause of 50-280 ms that the dashboard's keys waited behind. And again (`refreeze`) after the findings view's
+diagnosis has taken in a flood's definitions, which it keeps as long as their sessions live.
 """
 
 from __future__ import annotations
@@ -15,5 +16,17 @@ import gc
 def freeze_startup_heap() -> None:
     """Collect once, then move every live object to the permanent generation. Call from a process's entry
     point (or from what it alone runs), never from a library function: a test process calls those often."""
+    gc.collect()
+    gc.freeze()
+
+
+def refreeze() -> None:
+    """After a large body of long-lived state was taken in (the findings view keeping a flood's reviewed
+    definitions and snapshots). Measured under the flood of issue 48, every full collection walked that state:
+    18-42 ms of the loop's CPU every few seconds, which keys and acks waited behind; frozen, 7 ms. The call
+    costs one full collection of everything (60-85 ms there). What was frozen before is let go first, so
+    an object frozen by one call that later becomes cyclic garbage is collected by the next one, not held
+    for good."""
+    gc.unfreeze()
     gc.collect()
     gc.freeze()

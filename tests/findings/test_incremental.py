@@ -265,3 +265,25 @@ async def test_the_worker_process_answers_as_the_rules_do_here() -> None:
         proc = off._proc
         await off.aclose()
     assert proc is not None and proc.returncode == 0
+
+
+async def test_a_pass_that_takes_in_a_flood_is_settled_once_and_a_small_one_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dashboard freezes the cycle collector's heap after a pass that took in a flood's definitions (`settled`,
+    tui/run.py): once per such pass, not after passes with little or nothing new (each costs a full collection)."""
+    tag = uuid.uuid4().hex
+    store = Store()
+    for n in range(2):
+        sid = f"5e77{n:04x}"
+        store.connect(n + 1, "https://a.example")
+        store.apply(n + 1, frame(synth.hello(sid, "https://a.example")))
+        for i in range(300):
+            store.apply(n + 1, frame(synth.tool(sid, f"t{i:03d}", 1.0, description=f"list the orders {n} {i} {tag}")))
+    calls: list[int] = []
+    d = Diagnosis(offload=InProcess(), settled=lambda: calls.append(1))
+    monkeypatch.setattr(diagnosis, "SETTLED_AFTER", 600)
+    await settle(d, everyone(store))
+    assert d.findings() == fresh(list(store.sessions.values())) and calls == [1]  # 600 new definitions
+    sid = "5e770001"
+    store.apply(2, frame(synth.tool(sid, "t000", 2.0, description=f"list the orders again {tag}")))
+    await settle(d, everyone(store))  # one new definition: a pass, nothing settled
+    assert d.findings() == fresh(list(store.sessions.values())) and calls == [1]

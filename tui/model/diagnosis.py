@@ -15,7 +15,9 @@ lost its result, so every press of `f` started another such thread. Now:
   of lookups (a few ms for 1,024 tools). The cross-tool analysis (bounded by footprint's limits) runs there too;
 - origins are served smallest first (what each still has to review), so one origin's flood never delays another
   page's findings; sessions are kept as they are done, the view shown meanwhile with what is known;
-- the work belongs to the app, not to the view: leaving the view does not stop or repeat it.
+- the work belongs to the app, not to the view: leaving the view does not stop or repeat it;
+- a pass that took in a flood (SETTLED_AFTER new definitions) ends with the app's `on_settled`: the dashboard
+  freezes the cycle collector's heap again, and its full collections no longer walk what the pass keeps.
 Small inputs (at most INLINE_TOOLS tools in all) are diagnosed at once, on the loop.
 """
 
@@ -42,6 +44,10 @@ SLICE_TOOLS = 1024  # tools snapshot a turn of the loop (about 5 ms)
 CHUNK = 256  # definitions a request to the worker process (about 40 ms of its time)
 INLINE_REVIEW = 64  # definitions a session may still need reviewed for the summary line to run its rules at once (a few ms)
 SHOW_EVERY = 1.0  # seconds between the view's redraws while a pass fills it in
+# After a pass that took in at least this many new definitions (a flood), `settled` is called: the dashboard
+# freezes the cycle collector's heap again then (relay_bridge.relay.heap.refreeze), as what the pass keeps is
+# long-lived and full collections walking it held the loop 18-42 ms each.
+SETTLED_AFTER = 8192
 
 
 class Taken(NamedTuple):
@@ -143,7 +149,7 @@ class Diagnosis:
     for the cross-tool analysis, its own findings; and the last cross-tool analysis. A session's entries are
     written together, when its findings are worked out."""
 
-    def __init__(self, offload: Callable[[Request], Awaitable[Any]] | None = None) -> None:
+    def __init__(self, offload: Callable[[Request], Awaitable[Any]] | None = None, settled: Callable[[], None] | None = None) -> None:
         self.sigs: dict[str, tuple[Any, ...]] = {}
         self.inputs: dict[str, SessionInput] = {}
         self.tool_sigs: dict[str, tuple[Any, ...]] = {}
@@ -152,6 +158,8 @@ class Diagnosis:
         self.catalog: Catalog | None = None
         self.pending = False  # a pass is under way: what is shown is being filled in
         self.offload = offload or Offload()
+        self.settled = settled  # called after a pass that took in SETTLED_AFTER definitions or more
+        self._learned = 0  # new definitions the pass under way took in
         self.shown: Callable[[], None] | None = None  # the open view's redraw
         self._task: asyncio.Future[None] | None = None  # the pass, when no worker runner was given
         self._again = False
@@ -292,11 +300,14 @@ class Diagnosis:
 
     async def _run(self, sessions: Callable[[], list[Any]]) -> None:
         try:
+            self._learned = 0
             while True:
                 self._again = False
                 await self._pass(sessions())
                 if not self._again:
                     break
+            if self._learned >= SETTLED_AFTER and self.settled is not None:
+                self.settled()
             if isinstance(self.offload, Offload):
                 await self.offload.aclose()  # started for a pass that had work to hand off; none left
         except BaseException:
@@ -326,6 +337,7 @@ class Diagnosis:
         for t in fair_order(taken):
             for chunk in _chunks(pending(t.snap.tools), CHUNK):
                 learn(chunk, await self.offload(("review", chunk)))
+                self._learned += len(chunk)
             if self._keep(t, diagnose([t.snap], duplicates=False)):  # lookups now: a few ms for 1,024 tools
                 self._changed()
             await asyncio.sleep(0)
@@ -375,6 +387,6 @@ def diagnosis_of(app: Any) -> Diagnosis:
     summary line; its worker process ends with the app)."""
     known = _KNOWN.get(app)
     if known is None:
-        known = _KNOWN[app] = Diagnosis()
+        known = _KNOWN[app] = Diagnosis(settled=getattr(app, "on_settled", None))
         weakref.finalize(app, known.close)
     return known
