@@ -201,17 +201,23 @@ def test_the_caches_hold_every_live_sessions_definitions() -> None:
     assert pending(tools) == []
 
 
+def two_sessions(prefix: str, tools: int, description: Callable[[int, int], str]) -> Store:
+    """Two sessions of one origin (ids `prefix` + 0000 and 0001), each with `tools` tools `t000`..."""
+    store = Store()
+    for n in range(2):
+        sid = f"{prefix}{n:04x}"
+        store.connect(n + 1, "https://a.example")
+        store.apply(n + 1, frame(synth.hello(sid, "https://a.example")))
+        for i in range(tools):
+            store.apply(n + 1, frame(synth.tool(sid, f"t{i:03d}", 1.0, description=description(n, i))))
+    return store
+
+
 def test_a_cold_diagnosis_parses_each_new_definition_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """An export or `wmcp-top diagnose` meets every definition cold: its weights and its review come from one parse
     of its text (they are read by two rules, and each parsed it), and two sessions sharing a text parse it once."""
     tag = uuid.uuid4().hex
-    store = Store()
-    for n in range(2):
-        sid = f"0ce0{n:04x}"
-        store.connect(n + 1, "https://a.example")
-        store.apply(n + 1, frame(synth.hello(sid, "https://a.example")))
-        for i in range(20):
-            store.apply(n + 1, frame(synth.tool(sid, f"t{i:02d}", 1.0, description=f"{POISON} {i} {tag}")))
+    store = two_sessions("0ce0", 20, lambda n, i: f"{POISON} {i} {tag}")
     texts = {r.descriptor for s in store.sessions.values() for r in s.tools.values()}
     assert len(texts) == 20
     parsed: list[bytes] = []
@@ -271,13 +277,7 @@ async def test_a_pass_that_takes_in_a_flood_is_settled_once_and_a_small_one_is_n
     """The dashboard freezes the cycle collector's heap after a pass that took in a flood's definitions (`settled`,
     tui/run.py): once per such pass, not after passes with little or nothing new (each costs a full collection)."""
     tag = uuid.uuid4().hex
-    store = Store()
-    for n in range(2):
-        sid = f"5e77{n:04x}"
-        store.connect(n + 1, "https://a.example")
-        store.apply(n + 1, frame(synth.hello(sid, "https://a.example")))
-        for i in range(300):
-            store.apply(n + 1, frame(synth.tool(sid, f"t{i:03d}", 1.0, description=f"list the orders {n} {i} {tag}")))
+    store = two_sessions("5e77", 300, lambda n, i: f"list the orders {n} {i} {tag}")
     calls: list[int] = []
     d = Diagnosis(offload=InProcess(), settled=lambda: calls.append(1))
     monkeypatch.setattr(diagnosis, "SETTLED_AFTER", 600)
