@@ -200,8 +200,10 @@ async def test_the_summary_line_diagnoses_at_most_once_a_second_and_catches_up(t
 
 async def test_the_summary_line_reviews_no_large_session_on_the_loop(tmp_path: Path, monkeypatch) -> None:
     """A session of 300 definitions no one has reviewed yet: the line's top finding comes from the app's diagnosis,
-    the definitions reviewed by its worker process, and the loop runs the security review of none of them (the
-    line used to diagnose the session itself: 90 to 110 ms of the loop for a flood's session)."""
+    the definitions reviewed by its worker process, and no turn of the loop reviews more than INLINE_REVIEW of them
+    (the line used to diagnose the session itself: 90 to 110 ms of the loop for a flood's session). On a loaded
+    machine the line may run while the definitions are still arriving: what has come by then is a small session,
+    reviewed at once, and the rest go to the worker."""
     import threading
     import uuid
 
@@ -225,6 +227,17 @@ async def test_the_summary_line_reviews_no_large_session_on_the_loop(tmp_path: P
         return await ask(self, request)
 
     monkeypatch.setattr(diagnosis.Offload, "__call__", spy)
+    batches: list[int] = []  # definitions each of the line's diagnoses reviewed on the loop
+    own = diagnosis.Diagnosis.own_findings
+
+    def watched(self, *args, **kwargs):
+        before = len(on_loop)
+        try:
+            return own(self, *args, **kwargs)
+        finally:
+            batches.append(len(on_loop) - before)
+
+    monkeypatch.setattr(diagnosis.Diagnosis, "own_findings", watched)
     fresh = uuid.uuid4().hex  # definitions no earlier test put in the process's content caches
     tools = 300
     assert tools > diagnosis.INLINE_REVIEW
@@ -238,8 +251,10 @@ async def test_the_summary_line_reviews_no_large_session_on_the_loop(tmp_path: P
         await until(pilot, lambda: has_tab(app, SID) and app.store.sessions[SID].stats.totals.calls == 12, what="calls")
         await until(pilot, lambda: "fix first (f)" in str(app.dashboard.query_one(SummaryLine).render()), timeout=60, what="the top finding")
         assert "import_orders" in str(app.dashboard.query_one(SummaryLine).render())
-        assert sum(asked) == tools + 1, "every definition reviewed once, by the worker"
-        assert on_loop == [], f"{len(on_loop)} definitions reviewed on the loop"
+        assert sum(asked) + len(on_loop) >= tools + 1, "every definition reviewed, by the worker or a few at once"
+        assert sum(asked) > diagnosis.INLINE_REVIEW, "the worker reviewed the session"
+        assert max(batches) <= diagnosis.INLINE_REVIEW, f"a diagnosis reviewed {max(batches)} definitions on the loop"
+        assert len(on_loop) == sum(batches), "no other path reviews on the loop"
         await page.close()
 
 
