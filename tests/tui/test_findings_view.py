@@ -73,6 +73,11 @@ def _footer_keys(app) -> list[list[FooterKey]]:
     return [list(footer.query(FooterKey)) for screen in (app.dashboard, app.get_screen("findings")) for footer in screen.query(Footer)]
 
 
+def _key_states(keys: list[FooterKey]) -> list[tuple[str, str, str, bool]]:
+    """What a footer's keys say: the same widgets must show while this does not change."""
+    return [(key.key, key.description, key.action, key.disabled) for key in keys]
+
+
 async def test_the_view_is_built_once_and_shown_again_with_what_moved_while_closed(tmp_path: Path) -> None:
     """The view is one screen, built while the dashboard is idle: `f` shows it again, never builds another, and no
     footer lays out its keys again when they did not change (each of those was most of what a press cost under a
@@ -91,7 +96,9 @@ async def test_the_view_is_built_once_and_shown_again_with_what_moved_while_clos
         await until(pilot, lambda: app.screen is built and built.query_one("#findings", DataTable).row_count > 0, what="the view, its rows")
         await until(pilot, lambda: footers_current(app), what="every footer showing its keys")
         keys = _footer_keys(app)
-        assert keys[-1] == view_keys, "the view's footer laid out its keys again when first shown"
+        # The same widgets, unless the keys themselves changed meanwhile (a loaded machine built the view while
+        # the app's state still moved: then laying them out again is right).
+        assert keys[-1] == view_keys or _key_states(keys[-1]) != _key_states(view_keys), "the view's footer laid out its keys again when first shown"
         table = built.query_one("#findings", DataTable)
         table.move_cursor(row=table.row_count - 1)
         await pilot.press("escape")
