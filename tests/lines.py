@@ -7,6 +7,8 @@ import threading
 from collections.abc import Callable
 from typing import IO
 
+from tests.liveness import LIVENESS_S
+
 
 class Lines:
     """Reads `stream` on a thread of its own until its end; `until` waits for a matching line."""
@@ -21,7 +23,7 @@ class Lines:
         for line in stream:
             self.q.put(line)
 
-    def until(self, predicate: Callable[[str], bool], timeout: float = 15.0) -> str:
+    def until(self, predicate: Callable[[str], bool], timeout: float = LIVENESS_S) -> str:
         """The first line from here on that `predicate` accepts. None within `timeout` of the last line: an
         AssertionError naming the lines seen so far."""
         while True:

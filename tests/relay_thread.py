@@ -17,6 +17,7 @@ import msgspec
 from relay_bridge.core.store import Store
 from relay_bridge.exports.report import build_report, span_facts
 from relay_bridge.relay.server import Relay, RelayConfig
+from tests.liveness import LIVENESS_S
 
 TOKEN = "0123456789abcdef0123456789abcdef"
 
@@ -144,7 +145,7 @@ class RelayThread:
 
         return self.call(build)
 
-    def wait_for(self, predicate: Callable[[dict[str, Any]], Any], timeout: float = 10.0, interval: float = 0.02) -> dict[str, Any]:
+    def wait_for(self, predicate: Callable[[dict[str, Any]], Any], timeout: float = LIVENESS_S, interval: float = 0.02) -> dict[str, Any]:
         """Poll snapshot() until predicate(snapshot) is truthy; fail with the last snapshot's gist."""
         deadline = time.monotonic() + timeout
         snap = self.snapshot()

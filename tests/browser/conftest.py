@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
+from tests.liveness import LIVENESS_S
 from tests.relay_thread import agent_tag
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -174,7 +175,7 @@ def open_page(browser: Browser, url: str, init_script: str | None = None) -> tup
     return page, errors
 
 
-def wait_phase(page: Page, phase: str, timeout: float = 10_000) -> None:
+def wait_phase(page: Page, phase: str, timeout: float = LIVENESS_S * 1000) -> None:
     page.wait_for_function("(p) => window.__webmcpPerf && __webmcpPerf.status().phase === p", arg=phase, timeout=timeout)
 
 

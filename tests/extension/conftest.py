@@ -19,6 +19,7 @@ from playwright.sync_api import BrowserContext, Page, Playwright, sync_playwrigh
 from relay_bridge.relay.extension import extension_dir, extension_id, pairing_url
 from tests.browser.conftest import BASE_ARGS, WEBMCP_ARGS, chromium_path
 from tests.lanes.helpers import CANARY
+from tests.liveness import LIVENESS_S
 
 EXT = extension_dir()
 NONCE = "r4nd0mn0nce"
@@ -211,7 +212,7 @@ def run_tools(target: Any, tag: str, q: str = CANARY) -> list[dict[str, Any]]:
     return target.evaluate(RUN, {"names": [f"echo_{tag}", f"text_{tag}"], "q": q})
 
 
-def until(fn: Callable[[], Any], what: str, timeout: float = 10.0) -> Any:
+def until(fn: Callable[[], Any], what: str, timeout: float = LIVENESS_S) -> Any:
     """Poll `fn` until it returns something truthy; fail saying `what` and the last value."""
     deadline = time.monotonic() + timeout
     while True:
