@@ -14,10 +14,14 @@ TWO_ROW_COLUMNS = 6  # keys a row when the footer takes two rows
 
 
 def shown_keys(screen: Screen) -> tuple[Any, ...]:
-    """What a footer on `screen` shows: each key's binding as drawn and whether it is enabled."""
+    """What a footer on `screen` shows: each shown key's binding as drawn and whether it is enabled, and the command
+    palette's. Not the hidden ones: a focus that moved (a view's table focused as it is first shown, on a loaded
+    machine after its footer was composed) changes those, and laid out the same keys again."""
+    palette = screen.app.COMMAND_PALETTE_BINDING
     return tuple(
-        (key, b.binding.key, b.binding.description, b.binding.action, b.binding.show, b.binding.group, b.enabled, b.tooltip)
+        (key, b.binding.key, b.binding.description, b.binding.action, b.binding.group, b.enabled, b.tooltip)
         for key, b in screen.active_bindings.items()
+        if b.binding.show or key == palette
     )
 
 
