@@ -24,6 +24,7 @@ from relay_bridge.findings.inputs import ContentCache
 from relay_bridge.findings.schema import catalog
 from tests.findings.flood import flood_into
 from tests.frames import frame
+from tests.liveness import LIVENESS_S
 from tui.model import diagnosis
 from tui.model.diagnosis import INLINE_TOOLS, Diagnosis, Offload, fair_order
 
@@ -271,6 +272,39 @@ async def test_the_worker_process_answers_as_the_rules_do_here() -> None:
         proc = off._proc
         await off.aclose()
     assert proc is not None and proc.returncode == 0
+
+
+async def test_a_pass_the_apps_runner_started_ends_with_the_app_and_starts_no_process_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app's worker runner cancels its workers only after the app's own exit ran. A pass it started, still
+    going then, started one more worker process after the diagnosis had reaped its own; left to the collector
+    after the loop closed, it printed "Event loop is closed" as the app exited. Now the exit ends the pass."""
+    started: list[asyncio.subprocess.Process] = []
+    real = asyncio.create_subprocess_exec
+
+    async def counted(*args: Any, **kw: Any) -> asyncio.subprocess.Process:
+        proc = await real(*args, **kw)
+        started.append(proc)
+        return proc
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", counted)
+    monkeypatch.setattr(diagnosis, "CHUNK", 8)  # many requests: the pass is under way for a while
+    store = flood()
+    d = Diagnosis(offload=Offload())
+    passes: list[asyncio.Task[None]] = []
+    d.update(everyone(store), spawn=lambda work: passes.append(asyncio.ensure_future(work)) or passes[-1])
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LIVENESS_S
+    while not started and loop.time() < deadline:
+        await asyncio.sleep(0.01)
+    assert started and d.pending, "the pass asked its worker process"
+    await d.aclose()  # the app's exit
+    first = started[0]
+    while not passes[0].done() and len(started) == 1 and loop.time() < deadline:
+        await asyncio.sleep(0.01)
+    passes[0].cancel()  # what the runner does, after the exit
+    await asyncio.gather(passes[0], return_exceptions=True)
+    assert len(started) == 1, "a process was started after the app's exit ran"
+    assert first.returncode is not None, "the pass's process was reaped while the loop ran"
 
 
 async def test_a_pass_that_takes_in_a_flood_is_settled_once_and_a_small_one_is_not(monkeypatch: pytest.MonkeyPatch) -> None:

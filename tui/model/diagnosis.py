@@ -70,6 +70,7 @@ class Offload:
         self._proc: asyncio.subprocess.Process | None = None
         self._lock: asyncio.Lock | None = None
         self._killed: list[asyncio.subprocess.Process] = []  # not yet reaped (`ended`)
+        self._going = False  # the app is going: no process is started again
 
     async def __call__(self, request: Request) -> Any:
         self._lock = self._lock or asyncio.Lock()
@@ -83,10 +84,14 @@ class Offload:
             except BaseException:  # cancelled mid-request: the stream is out of step
                 self.close()
                 raise
+        if self._going:
+            raise asyncio.CancelledError  # nothing waits for the answer, and a thread would hold up the exit
         return await asyncio.to_thread(work.handle, request)
 
     async def _ask(self, request: Request) -> tuple[bool, Any]:
         proc = self._proc
+        if self._going:
+            raise OSError("the app is going")
         if proc is None or proc.returncode is not None:
             root = str(Path(work.__file__).resolve().parents[2])  # where relay_bridge is, installed or not
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p))
@@ -99,6 +104,9 @@ class Offload:
                 stderr=asyncio.subprocess.DEVNULL,
                 env=env,
             )
+            if self._going:  # it went while the process started: `ended` reaps it
+                self.close()
+                raise OSError("the app is going")
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(work.frame(request))
         await proc.stdin.drain()
@@ -131,8 +139,10 @@ class Offload:
                     pass
 
     async def ended(self) -> None:
-        """Kill the process and reap every killed one while the loop runs: a process left to the collector after
-        the loop closed printed "Exception ignored ... Event loop is closed" as the app exited."""
+        """Kill the process and reap every killed one while the loop runs, and start none again: a process left to
+        the collector after the loop closed printed "Exception ignored ... Event loop is closed" as the app exited
+        (a pass the app's worker runner cancelled only after this had run started one more)."""
+        self._going = True
         self.close()
         killed, self._killed = self._killed, []
         for proc in killed:
@@ -161,7 +171,7 @@ class Diagnosis:
         self.settled = settled  # called after a pass that took in SETTLED_AFTER definitions or more
         self._learned = 0  # new definitions the pass under way took in
         self.shown: Callable[[], None] | None = None  # the open view's redraw
-        self._task: asyncio.Future[None] | None = None  # the pass, when no worker runner was given
+        self._task: Any = None  # the pass under way: a task, or the app's worker
         self._again = False
         self._drawn = 0.0
         self._findings: list[Finding] | None = None
@@ -243,7 +253,7 @@ class Diagnosis:
             return True
         self.pending = True
         if spawn is not None:
-            spawn(self._run(sessions))
+            self._task = spawn(self._run(sessions))
         else:
             self._task = asyncio.ensure_future(self._run(sessions))
         return False

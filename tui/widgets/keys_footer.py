@@ -35,22 +35,30 @@ class SteadyFooter(Footer):
         super().__init__(*args, **kwargs)
         self._told = False  # the screen said what its bindings are (Footer composes no key before that)
         self._composed: tuple[Any, ...] | None = None  # the keys the footer was last composed with
-        self._queued: tuple[Any, ...] | None = None  # the keys a recompose is queued for
+        self._pending = False  # a look at the keys is queued for after the next refresh
 
     def compose(self) -> ComposeResult:
-        self._queued = None
+        self._pending = False  # a look still queued finds these keys
         if self._told and self.is_attached:
             self._composed = shown_keys(self.screen)
         yield from super().compose()
 
     def bindings_changed(self, screen: Screen) -> None:
+        """Footer's own, with one look queued at a time and the keys compared when it runs, not when it was asked
+        for: a key that went and came back before the look ran (a hidden view's state settling, on a loaded
+        machine) laid the same keys out again."""
         self._told = True
-        keys = shown_keys(screen)
-        if self._composed is not None and keys == (self._queued or self._composed):
+        self._bindings_ready = True
+        if not screen.app.app_focus or self._pending:
             return
-        if self.is_attached and screen is self.screen and screen.app.app_focus:
-            self._queued = keys
-        super().bindings_changed(screen)
+        if self.is_attached and screen is self.screen:
+            self._pending = True
+            self.call_after_refresh(self._recompose_if_moved)
+
+    def _recompose_if_moved(self) -> None:
+        self._pending = False
+        if self.is_attached and (self._composed is None or shown_keys(self.screen) != self._composed):
+            self.refresh(recompose=True)  # composed in the footer's own turn: the keys' data binding needs it
 
 
 class KeysFooter(SteadyFooter):
