@@ -19,6 +19,7 @@ from relay_bridge.findings.inputs import ToolInput, weigh
 from relay_bridge.findings.security import find as security_findings
 from relay_bridge.lanes import demo
 from relay_bridge.lanes.footprint import Server, analyze_catalog, parse_document
+from tests.fuzz import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = sorted((ROOT / "tests" / "vectors" / "lint").glob("*.json"))
@@ -268,8 +269,8 @@ _PIECES = [
 ]
 
 
-@pytest.mark.timeout(900)  # 2,000 examples: minutes inside a pass on a loaded machine, past the suite's 180 s
-@settings(max_examples=2000, deadline=None)
+@pytest.mark.timeout(900)  # a deep run's 2,000 examples: minutes on a loaded machine, past the suite's 180 s
+@settings(max_examples=examples(2000), deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=12))
 def test_the_prefilters_never_hide_an_endpoint_or_a_key(pieces: list[str]) -> None:
     text = "".join(pieces)
@@ -304,8 +305,8 @@ _PHRASE_PIECES = [
 _PHRASES = [*phrases.INJECTION, *phrases.SQUEEZED, *phrases.POISONING]
 
 
-@pytest.mark.timeout(900)  # 2,000 examples: minutes inside a pass on a loaded machine, past the suite's 180 s
-@settings(max_examples=2000, deadline=None)
+@pytest.mark.timeout(900)  # a deep run's 2,000 examples: minutes on a loaded machine, past the suite's 180 s
+@settings(max_examples=examples(2000), deadline=None)
 @given(
     st.lists(st.sampled_from(_PHRASE_PIECES), max_size=8),
     st.sampled_from(_PHRASES).flatmap(lambda p: st.from_regex(p.pattern)),  # a match of one phrase, any alternative
@@ -321,7 +322,7 @@ def test_the_phrase_needles_never_hide_a_match(before: list[str], match: str, af
 
 
 @pytest.mark.timeout(900)
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(st.one_of(st.text(), st.lists(st.sampled_from(_PHRASE_PIECES + _PIECES), max_size=16).map("".join)))
 def test_the_three_readings_at_once_are_the_three_readings(text: str) -> None:
     assert readings(text) == (soft(text), plain(text), squeezed(text))
@@ -336,7 +337,7 @@ _JSON = st.recursive(
 
 
 @pytest.mark.timeout(900)
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(st.dictionaries(_JSON_STRINGS, _JSON, max_size=5), st.sampled_from(["", "x" * 600]))
 def test_the_walk_without_paths_never_hides_a_text_finding(tool: dict[str, Any], long: str) -> None:
     """`_text` reads a definition without building paths, and builds them only once a string draws a finding:

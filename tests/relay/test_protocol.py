@@ -15,6 +15,7 @@ from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
 from relay_bridge.core.store import Store
 from tests.frames import frame
+from tests.fuzz import examples
 
 SID = "0a1b2c3d"
 
@@ -96,9 +97,9 @@ frame_like = st.fixed_dictionaries(
 )
 
 
-# 2,000 examples took 79 s alone at load 30, and past the suite's 180 s inside a whole pass at that load.
+# A deep run's 2,000 examples took 79 s alone at load 30, past the suite's 180 s inside a whole pass at that load.
 @pytest.mark.timeout(900)
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(2000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(st.binary(max_size=200), frame_like.map(lambda d: json.dumps(d).encode()), frames.map(lambda v: json.dumps(v).encode())))
 def test_fuzz_decoder_never_raises_and_every_rejection_is_counted(data: bytes) -> None:
     store = Store()
