@@ -291,7 +291,12 @@ async def test_a_pass_the_apps_runner_started_ends_with_the_app_and_starts_no_pr
     store = flood()
     d = Diagnosis(offload=Offload())
     passes: list[asyncio.Task[None]] = []
-    d.update(everyone(store), spawn=lambda work: passes.append(asyncio.ensure_future(work)) or passes[-1])
+
+    def spawn(work: Any) -> asyncio.Task[None]:  # the app's worker runner: what it returns can be cancelled
+        passes.append(asyncio.ensure_future(work))
+        return passes[-1]
+
+    d.update(everyone(store), spawn=spawn)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + LIVENESS_S
     while not started and loop.time() < deadline:
