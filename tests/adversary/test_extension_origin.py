@@ -103,7 +103,8 @@ def test_a_tokenless_page_speaks_only_for_itself_and_the_real_page_is_whole(ext_
 
     sessions = snap["sessions"]
     assert not [s for s in sessions.values() if s["info"]["origin"] == "https://bank.example"], "no session speaks for another origin"
-    mine = [s for s in sessions.values() if s["id"].startswith("ba") or s["id"] == evil_sid]
+    forged_ids = {h["session"]["id"] for h in hellos}  # by id, not prefix: a real session's random id began "ba" once
+    mine = [s for s in sessions.values() if s["id"] in forged_ids or s["id"] == evil_sid]
     # At most 8 at once: the relay keeps a session whose pipe closed (`disconnected`, resumable), so over a run the
     # frame's sessions in its table can pass 8 (9 on a loaded machine, one never acked); the cap is on the live ones.
     live = [s for s in mine if s["state"] == "live"]
