@@ -312,6 +312,43 @@ async def test_a_pass_the_apps_runner_started_ends_with_the_app_and_starts_no_pr
     assert first.returncode is not None, "the pass's process was reaped while the loop ran"
 
 
+async def test_a_process_still_starting_as_the_app_exits_is_reaped_before_the_exit_returns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a loaded machine the worker process took long enough to start that the app's exit ran meanwhile: the
+    exit found no process, and the one that then started was killed but never reaped (it printed "Event loop is
+    closed" after the loop closed). The exit now waits for the request under way, so every process it started is
+    reaped by the time the exit returns."""
+    started: list[asyncio.subprocess.Process] = []
+    entered, go = asyncio.Event(), asyncio.Event()
+    real = asyncio.create_subprocess_exec
+
+    async def slow(*args: Any, **kw: Any) -> asyncio.subprocess.Process:
+        entered.set()
+        await go.wait()
+        proc = await real(*args, **kw)
+        started.append(proc)
+        return proc
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", slow)
+    off = Offload()
+    request = asyncio.ensure_future(off(("review", [])))
+    try:
+        await asyncio.wait_for(entered.wait(), LIVENESS_S)
+        exiting = asyncio.ensure_future(off.ended())
+        for _ in range(3):
+            await asyncio.sleep(0)
+        go.set()
+        await asyncio.wait_for(exiting, LIVENESS_S)
+        assert started, "the exit returned before the process it was starting existed"
+        assert all(proc.returncode is not None for proc in started), "a process left unreaped"
+    finally:
+        go.set()
+        await asyncio.gather(request, return_exceptions=True)
+        for proc in started:  # a broken build's, so that its failure ends here
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+
+
 async def test_a_pass_that_takes_in_a_flood_is_settled_once_and_a_small_one_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
     """The dashboard freezes the cycle collector's heap after a pass that took in a flood's definitions (`settled`,
     tui/run.py): once per such pass, not after passes with little or nothing new (each costs a full collection)."""

@@ -141,8 +141,17 @@ class Offload:
     async def ended(self) -> None:
         """Kill the process and reap every killed one while the loop runs, and start none again: a process left to
         the collector after the loop closed printed "Exception ignored ... Event loop is closed" as the app exited
-        (a pass the app's worker runner cancelled only after this had run started one more)."""
+        (a pass the app's worker runner cancelled only after this had run started one more, and a process still
+        starting as this ran, on a loaded machine). The request under way ends first: its process is killed here,
+        and one that was starting is killed as it starts."""
         self._going = True
+        self.close()
+        self._lock = self._lock or asyncio.Lock()
+        try:
+            await asyncio.wait_for(self._lock.acquire(), 5.0)
+            self._lock.release()
+        except TimeoutError:
+            pass
         self.close()
         killed, self._killed = self._killed, []
         for proc in killed:
