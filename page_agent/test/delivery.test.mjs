@@ -9,7 +9,7 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { setup, settle, FakeWebSocket, manualEnv, RELAY } from "../test-support/helpers.mjs"
-import { Delivery } from "../src/transport/uplink.js"
+import { Delivery } from "../src/transport/delivery.js"
 import { agentOf } from "../src/page/index.js"
 
 /** What relay_bridge/core/store.py does with hello and spans frames, reduced to seqs. */

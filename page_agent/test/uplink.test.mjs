@@ -3,7 +3,8 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { setup, settle, fakeWindow, connectedAgent, DraftHost, FakeWebSocket, manualEnv, CANARY, RELAY } from "../test-support/helpers.mjs"
-import { Delivery, Uplink, LEDGER_EVERY_MS } from "../src/transport/uplink.js"
+import { Uplink, LEDGER_EVERY_MS } from "../src/transport/uplink.js"
+import { Feed } from "../src/transport/feed.js"
 import { agentOf } from "../src/page/index.js"
 
 async function connected(config = {}) {
@@ -220,7 +221,7 @@ test("never throws into the page: a throwing constructor, garbage frames, send f
   ws.send = () => {
     throw new Error("buffer full")
   }
-  u.addFeed({ id: "abcdef01", delivery: new Delivery(), hello: () => ({ session: {}, config: {} }), spans: () => [], replay: () => [] })
+  u.addFeed(new Feed("abcdef01", { session: {}, config: {} }))
   env.run()
 })
 

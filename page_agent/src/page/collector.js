@@ -16,7 +16,7 @@ import { spanOf, payloadOf, estimatorOf, tokensThrough } from "./accounting.js"
 import { Nesting, placeUnder } from "./nesting.js"
 import { Ledger } from "./ledger.js"
 import { attributeLongTasks } from "./long_tasks.js"
-import { statusFor } from "./status.js"
+import { sessionStatus } from "./status.js"
 import { Pacer } from "../transport/pacing.js"
 import { splitLine } from "./console.js"
 
@@ -37,7 +37,6 @@ const HOOK_EVENTS_MAX = 32 // hook-failed events per hook and session; later fai
  * @property {number} blocking  Long-Task ms attributed so far
  * @property {object|null} span once emitted
  * @property {boolean} [waiting]  a form call waiting for the user's submit
- * @property {boolean} [waitingSent]  the uplink told the relay it was waiting (its submit gets a start too)
  * @property {boolean} [ok]  execute() resolved (false: it threw or was refused)
  * @property {any} [input]  the arguments, held only until accounting measured them
  * @property {any} [value]  what execute() settled with, likewise
@@ -104,7 +103,8 @@ export class Collector {
     this.firstCallAt = null
     // Coverage.
     this.reportToolName = null
-    this.lostFn = () => 0
+    /** spans evicted before the relay stored them, as the uplink's feed last said (sink.js) */
+    this.lost = 0
     this.extraReasons = new Set()
     /** hints of the agent's own, ahead of the phase's (a late window.__WMCP_CONFIG__, index.js) */
     this.notes = []
@@ -153,6 +153,8 @@ export class Collector {
     if (!terminal && sample < 1 && !(this.random() < sample)) {
       this.unsampled++
       this.stats.setUnsampled(this.unsampled)
+      // The first call seen makes the phase `measuring`, sampled or not: a reconnect's status says so.
+      if (this.unsampled === 1 && this.firstCallAt === null) this.sink.restateStatus()
       if (overlapped) this.stats.totals.overlappingCalls++
       return null
     }
@@ -269,6 +271,7 @@ export class Collector {
   /** A settled call waits for the accounting. */
   queue(call) {
     this.inFlight.delete(call.seq)
+    this.sink.settled(call)
     this.pending.push(call)
     // An onSpan listener has its span before the caller's `await execute()` resumes, as webmcp-profiler's
     // (an exporter reads on settle): the accounting runs here, on the call path the page chose to pay. With no
@@ -296,6 +299,7 @@ export class Collector {
     call.settledAt = null
     if (!call.terminal) this.open++
     this.inFlight.set(call.seq, call)
+    this.sink.reopened(call)
   }
 
   /**
@@ -361,17 +365,6 @@ export class Collector {
     return true
   }
 
-  /**
-   * For the uplink's `floor`: the lowest seq that will still become a span (in flight, or settled and
-   * awaiting accounting), or null; and the next seq to be given out.
-   */
-  openSeqs() {
-    let open = null
-    for (const seq of this.inFlight.keys()) if (open === null || seq < open) open = seq
-    for (const call of this.pending) if (open === null || call.seq < open) open = call.seq
-    return { open, next: this.seq }
-  }
-
   // ---- deferred accounting ---------------------------------------------------------------------------
 
   /** Measure every settled call: serialise, count, emit. Runs as its own task, after the host has the value. */
@@ -383,7 +376,8 @@ export class Collector {
     const t0 = now()
     const windowed = this.pacer.accounting()
     for (const call of batch) safely(() => this.account(call))
-    this.ledgerChanged()
+    this.sink.accounted(batch)
+    this.ledgerChanged(true)
     // The agent's own cost, off the call path (overhead() reports it).
     this.cost.accounted += batch.length
     this.cost.ms += now() - t0
@@ -484,7 +478,10 @@ export class Collector {
     if (redefined) this.event("redefined", { tool: rec.name, ...redefined })
     this.stats.register(rec.name, rec.schemaBytes, !!rec.internal)
     if (frame) this.sink.tool(full, "registered")
-    else full.framePending = true
+    else {
+      full.framePending = true
+      this.sink.listed(full)
+    }
     this.ledgerChanged()
     this.statusChanged()
   }
@@ -497,7 +494,7 @@ export class Collector {
 
   /** Record a registration the host refused (duplicate name, invalid schema): not a tool. */
   rejected(rec, err) {
-    this.sink.tool({ ...rec, rejected: cap(errorText(err, "message") || "rejected", 200) }, "registered")
+    this.sink.rejected({ ...rec, rejected: cap(errorText(err, "message") || "rejected", 200) })
   }
 
   unregistered(name) {
@@ -609,9 +606,10 @@ export class Collector {
     return this.registry.frame({ sessionId: this.sessionId, firstCallAt: this.firstCallAt, lastSettledAt: this.lastSettledAt, totals: this.stats.totalsObject() })
   }
 
-  ledgerChanged() {
+  /** `batch`: a batch of calls was just accounted (its ledger frame is made now, not at the end of the task). */
+  ledgerChanged(batch = false) {
     this.registry.rev++
-    this.sink.ledger()
+    this.sink.ledger(batch)
   }
 
   /**
@@ -619,38 +617,7 @@ export class Collector {
    * split (the console's and the report tool's); the status frame leaves it out, so it changes with the phase only.
    */
   status(split = true) {
-    const reasons = this.registry.reasons()
-    const lost = this.lostFn()
-    if (lost) reasons.push(`${lost} span(s) evicted before the relay stored them`)
-    for (const r of this.extraReasons) reasons.push(r)
-    const tools = this.registry.registeredCount()
-    const r = this.registry
-    const s = statusFor({
-      active: this.active,
-      hostFound: r.hostFoundAt !== null,
-      registered: tools.own,
-      anyCall: this.firstCallAt !== null || this.unsampled > 0,
-      countedCalls: r.countedCalls(),
-      reasons,
-      inFlight: this.inFlight.size,
-      countedOnly: r.unwrapped.size > 0,
-      hostLocation: r.hostLocation,
-      split: split ? splitLine(this.stats) : null,
-      hints: this.notes,
-    })
-    // 000's status fields beside the phase and coverage.
-    return {
-      phase: s.phase,
-      message: s.message,
-      hostLocation: r.hostLocation,
-      hostFoundAt: r.hostFoundAt,
-      toolCount: tools.count,
-      callCount: this.stats.totals.calls,
-      lastCallAt: this.lastSettledAt,
-      hints: s.hints,
-      coverage: s.coverage,
-      reasons: s.reasons,
-    }
+    return sessionStatus(this, split ? splitLine(this.stats) : null)
   }
 
   statusChanged() {
@@ -676,6 +643,8 @@ export class Collector {
     this.recent = []
     this.event("reset", { nextSeq: this.seq })
     this.ledgerChanged()
+    // Counted calls went with the totals: a reconnect's status says what is left.
+    this.sink.restateStatus()
   }
 
   stop() {

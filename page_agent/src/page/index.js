@@ -98,7 +98,7 @@ class Agent {
     this.reportTool = null
     this.listeners = []
     // Everything the collector says leaves through the sink, one way: frames to the uplink, messages to the channel.
-    const sink = (this.sink = new Sink({ g, env: this.env }))
+    const sink = (this.sink = new Sink({ g, env: this.env, microtask: enqueueMicrotask }))
     // The one pacer: calls are accounted in the batch window they leave in (flushMs 0: none), and the uplink's and
     // the channel's batches leave right after (its outlets, below).
     this.pacer = new Pacer({ windowMs: config.flushMs, clock: () => this.collector.clock(), schedule: this.schedule, ...timers, microtask: enqueueMicrotask })
@@ -308,9 +308,7 @@ class Agent {
   deliverNow() {
     safely(() => this.collector.flush())
     if (this.channel) safely(() => this.channel.flush())
-    if (!this.uplink) return
-    safely(() => this.sink.sendStarts())
-    safely(() => this.uplink.flush())
+    safely(() => this.sink.deliver())
   }
 
   /** A tool's own inputSchema (for the facts' schema check), parsed once per descriptor text. */
@@ -369,7 +367,6 @@ class Agent {
     const c = this.collector
     if (!c.active) return false
     safely(() => c.flush()) // calls still waiting for their window are accounted, and leave below
-    safely(() => this.sink.sendStarts())
     safely(() => this.unregisterReportTool())
     this.forms.restore()
     this.interceptor.restore()
@@ -378,7 +375,7 @@ class Agent {
     c.stop()
     if (this.uplink) {
       safely(() => this.sink.status())
-      safely(() => this.uplink.flush())
+      safely(() => this.sink.deliver())
       for (const id of Array.from(this.uplink.feeds.keys())) this.uplink.removeFeed(id, "detach")
       this.uplink.stop()
     }

@@ -1,9 +1,11 @@
 // The uplink: one WebSocket to the relay, carrying one or more sessions (ours, and any relayed from the
 // channel). hello first (again on every reconnect, same session id, current `lost`); the relay answers
 // `ack {session, seq, above}` with what it holds, and we send every held span it does not hold, once per
-// connection, whatever order the calls settled in. Spans are handed to a session's feed (feed.js) as they are
-// made and stay held there after sending, until the page's ring evicts them, so a reconnect replays what the
-// relay has not acked; nothing is read back from the collector.
+// connection, whatever order the calls settled in. Everything it sends of a session comes from that session's
+// feed (feed.js), where its owner pushed it: the spans (held after sending until the page's ring evicts them, so a
+// reconnect replays what the relay has not acked), the hello, what restates the session after it, the calls
+// begun; nothing is read back from the page. What the relay says back (acks, refusals, commands) goes to the feed
+// or to the agent's handlers.
 // Never throws into the page; while no relay is there it costs one timer.
 //
 // Ownership: the ack that answers our first hello carries `resume`, a secret only this page holds; every
@@ -13,7 +15,7 @@
 // forgot it (restart): hello again at once.
 
 import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, LEDGER_EVERY_MS, Lane, batchWindow, ledgerWait, readWatch, unwatchedMark, unwatchedWindow } from "./pacing.js"
-import { safely } from "../shared/util.js"
+import { safely, newSessionId } from "../shared/util.js"
 import * as frames from "./frames.js"
 import { PROTOCOL } from "./frames.js"
 
@@ -33,105 +35,7 @@ const KEPT_OFFLINE = new Set(["event", "update", "prompt"])
 // Facts (facts.js) leave after their span, batched: up to this many wait, oldest dropped first.
 const MAX_FACTS_QUEUED = 500
 
-/**
- * What the relay holds of one feed, as far as its acks tell, and which evicted spans it may not have.
- *
- * The relay answers `ack {seq, above}`: `seq` its highest contiguous seq (counting what a `floor` let it
- * skip), `above` the first ranges [lo, hi] it holds beyond that. Spans settle in any seq order (a slow call
- * settles after faster, later ones), so what the relay holds is not a prefix. A span evicted from the ring is:
- * known held by the relay (no loss); never written to any socket (lost); written but not yet confirmed
- * (`unsure`). An unsure seq is settled by the first ack that covers it (held), or by the resume ack of the next
- * connection (what that relay does not hold by then it never will: lost). Until then `floor` stays at or
- * below it, so the relay's contiguous ack cannot pass it and later claim it held.
- */
-export class Delivery {
-  constructor() {
-    this.acked = -1
-    /** @type {number[][]} [lo, hi] ranges above `acked`, lowest first, as the relay last said */
-    this.above = []
-    /** seqs written to a socket (this connection or an earlier one) and not yet known held */
-    this.pending = new Set()
-    /** @type {number[]} evicted seqs that were written and are not yet known held */
-    this.unsure = []
-    this.lost = 0
-  }
-
-  /** Does the relay hold `seq` (as far as its last ack said)? */
-  has(seq) {
-    if (seq <= this.acked) return true
-    for (const [lo, hi] of this.above) {
-      if (seq < lo) return false
-      if (seq <= hi) return true
-    }
-    return false
-  }
-
-  evicted(seq) {
-    if (this.has(seq)) return
-    if (this.pending.delete(seq)) this.unsure.push(seq)
-    else this.lost++
-  }
-
-  written(seq) {
-    if (!this.has(seq)) this.pending.add(seq)
-  }
-
-  /**
-   * An ack. `resume` is the one right after hello: it replaces what an earlier relay said (a restarted relay
-   * holds nothing), and whatever unsure seq it does not cover was not stored.
-   * @param {number} seq
-   * @param {unknown} above  the ack's `above` ranges (validated here)
-   * @param {boolean} resume
-   */
-  ack(seq, above, resume) {
-    if (resume || seq > this.acked) this.acked = seq
-    this.above = ranges(above, this.acked)
-    for (const s of this.pending) if (this.has(s)) this.pending.delete(s)
-    if (!this.unsure.length) return
-    if (resume) this.lost += this.unsure.filter((s) => !this.has(s)).length
-    this.unsure = resume ? [] : this.unsure.filter((s) => !this.has(s))
-  }
-
-  /** The lowest unsure seq, or null: the floor may not pass it. */
-  lowestUnsure() {
-    let low = null
-    for (const s of this.unsure) if (low === null || s < low) low = s
-    return low
-  }
-}
-
-export const MAX_ACK_RANGES = 64 // the relay sends at most this many `above` ranges
-
-/** An ack's `above`: at most MAX_ACK_RANGES integer [lo, hi] pairs above `acked`, ascending; junk dropped. */
-function ranges(above, acked) {
-  const out = []
-  if (!Array.isArray(above)) return out
-  let last = acked
-  for (const r of above.slice(0, MAX_ACK_RANGES)) {
-    if (!Array.isArray(r) || !Number.isInteger(r[0]) || !Number.isInteger(r[1])) break
-    const [lo, hi] = r
-    if (lo <= last || hi < lo) break
-    out.push([lo, hi])
-    last = hi
-  }
-  return out
-}
-
-/**
- * A session as the uplink sees it (feed.js's Feed).
- * @typedef {object} Feed
- * @property {string} id
- * @property {() => {session:object, config:object}} hello
- * @property {() => Iterable<object>} spans  held spans, oldest first (handed to the feed, never read back)
- * @property {() => object[]} replay  frames that restate the session after a (re)connect
- * @property {Delivery} delivery
- * @property {() => string} [rename]  the relay refused our first hello as taken: go on under a new id (returned),
- *   re-stamping what the feed holds. Without it such a hello is tried again after a backoff.
- * @property {() => void} [drain]  called at the start of each flush: queue what the feed has gathered since
- *   (the agent's batched `start` frames), so it goes out in the same flush
- * @property {() => {open: number|null, next: number}} [seqs]  the lowest seq still running or awaiting
- *   accounting (it will become a span later), and the next seq to be given out. Without it no `floor` is sent.
- */
+/** @typedef {import("./feed.js").Feed} Feed */
 
 export class Uplink {
   /**
@@ -423,7 +327,7 @@ export class Uplink {
       if (s.said) continue // said bye: nothing more until resume()
       if (!s.helloSent) {
         if (s.helloTimer !== null) continue // refused a moment ago: the retry timer sends it again
-        const h = s.feed.hello()
+        const h = s.feed.about
         const hello = frames.hello({ protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost })
         if (s.resume) hello.resume = s.resume
         if (!this.write(hello)) return
@@ -433,7 +337,7 @@ export class Uplink {
         s.ledgerDirty = false
         s.ledgerAt = this.clock()
       }
-      if (s.feed.drain) s.feed.drain()
+      for (const f of s.feed.starts()) this.send(s.feed.id, f)
       const q = s.queue
       s.queue = []
       for (const f of q) this.write(f)
@@ -461,7 +365,7 @@ export class Uplink {
     if (!pending.length && d.lost === s.toldLost) return
     pending.sort((a, b) => a.seq - b.seq)
     let floor = null
-    const seqs = s.feed.seqs && s.feed.seqs()
+    const seqs = s.feed.seqs()
     if (seqs) {
       floor = seqs.next
       for (const v of [seqs.open, low]) if (v !== null && v !== undefined && v < floor) floor = v
@@ -527,7 +431,7 @@ export class Uplink {
       if (!s.ledgerWait.armed) s.ledgerWait.after(wait, () => (this.cadence() === null ? this.flush() : this.kick()))
       return
     }
-    const f = s.feed.ledgerFrame && s.feed.ledgerFrame()
+    const f = s.feed.ledgerFrame
     s.ledgerDirty = false
     s.ledgerAt = this.clock()
     if (f) this.write(f)
@@ -545,7 +449,7 @@ export class Uplink {
       const resume = !s.resumed
       if (resume) s.helloAttempt = 0
       const d = s.feed.delivery
-      d.ack(msg.seq, msg.above, resume)
+      s.feed.acked(msg.seq, msg.above, resume)
       for (const seq of s.sent) if (d.has(seq)) s.sent.delete(seq)
       if (resume) {
         s.resumed = true
@@ -559,7 +463,7 @@ export class Uplink {
       const s = typeof msg.session === "string" ? this.feeds.get(msg.session) : undefined
       if (s && s.said) {
         // said bye: a refusal now is of something sent before it, never a reason to say hello again
-      } else if (s && s.helloSent && !s.resumed && msg.code === "session_taken" && s.resume === null && typeof s.feed.rename === "function") this.renameFeed(s)
+      } else if (s && s.helloSent && !s.resumed && msg.code === "session_taken" && s.resume === null && typeof s.feed.onRename === "function") this.renameFeed(s)
       else if (s && s.helloSent && !s.resumed) this.helloRefused(s)
       else if (s && s.resumed && msg.code === "unknown_session") {
         // The relay accepted this session once and no longer knows it (it restarted): hello again now.
@@ -603,15 +507,15 @@ export class Uplink {
 
   /**
    * Our first hello was refused as `session_taken`: another socket holds that id, and this feed never had it (no
-   * resume secret yet). The feed takes a new id (feed.rename re-stamps what it holds) and says hello at once;
-   * what waits in its queue goes under the new id.
+   * resume secret yet). The feed goes on under a new id (its owner restates the session under it) and says hello
+   * at once; what waits in its queue goes under the new id.
    * @param {any} s
    */
   renameFeed(s) {
     const old = s.feed.id
-    const id = s.feed.rename()
-    if (typeof id !== "string" || id === old || this.feeds.has(id)) return this.helloRefused(s)
-    s.feed.id = id
+    let id = newSessionId()
+    while (id === old || this.feeds.has(id)) id = newSessionId()
+    s.feed.renamed(id)
     this.feeds.delete(old)
     this.feeds.set(id, s)
     this.watch.delete(old)
