@@ -14,7 +14,7 @@
 // read) is tried again after a backoff; `unknown_session` for a session it had accepted means the relay
 // forgot it (restart): hello again at once.
 
-import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, LEDGER_EVERY_MS, Lane, batchWindow, ledgerWait, readWatch, unwatchedMark, unwatchedWindow } from "./pacing.js"
+import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, LEDGER_EVERY_MS, Lane, Cadence, ledgerWait, unwatchedMark } from "./pacing.js"
 import { safely, newSessionId } from "../shared/util.js"
 import * as frames from "./frames.js"
 import { PROTOCOL } from "./frames.js"
@@ -68,17 +68,9 @@ export class Uplink {
     this.state = "idle"
     this.attempt = 0
     this.timer = null
-    this.flushScheduled = false
-    this.flushMs = Number.isFinite(flushMs) && flushMs > 0 ? Math.min(flushMs, MAX_FLUSH_MS) : 0
-    /** the batch window's timer (pacing.js) */
-    this.lane = new Lane({ setTimeout: st, clearTimeout: ct, clock: this.clock, alignQuiet, calling })
+    /** when a batch leaves (pacing.js) */
+    this.pace = new Cadence({ flushMs, mark, clock: this.clock, schedule: this.schedule, setTimeout: st, clearTimeout: ct, alignQuiet, calling, sessions: () => this.feeds.keys(), leave: () => this.flush() })
     this.flushing = false
-    this.lastSpansAt = -Infinity // when a flush last carried spans: calls within BUSY_MS of it mean a busy page
-    /** @type {Map<string, {watched: boolean, intervalMs: number}>} what the relay last said of each session (pacing.js) */
-    this.watch = new Map()
-    this.unsent = 0 // spans ready since the last flush
-    this.resuming = false // a resume ack came: what the relay lacks goes on the next task, whatever the cadence
-    this.mark = mark
     this.closed = false
     this.counters = { connects: 0, disconnects: 0, framesSent: 0, spansSent: 0, acks: 0, errors: 0, rateLimited: 0, refused: 0, renamed: 0 }
     this.lastRefusal = null
@@ -146,7 +138,7 @@ export class Uplink {
   }
 
   resetLink(s) {
-    this.watch.delete(s.feed.id) // a hello starts watched; the relay says otherwise after its ack (pacing.js)
+    this.pace.forget(s.feed.id) // a hello starts watched; the relay says otherwise after its ack (pacing.js)
     s.helloSent = false
     s.resumed = false
     s.sent = new Set()
@@ -205,7 +197,7 @@ export class Uplink {
     s.ledgerWait.cancel()
     if (s.helloTimer !== null) this.ct(s.helloTimer)
     this.feeds.delete(id)
-    this.watch.delete(id)
+    this.pace.forget(id)
   }
 
   /** Queue a small frame for a session (start, update, tool, status, event). */
@@ -229,23 +221,8 @@ export class Uplink {
 
   /** New spans are held by a feed: flush soon (an unwatched batch that reached the mark: now). */
   spansReady() {
-    this.unsent++
-    if (this.unsent === this.mark && this.lane.armed && !this.lane.awaitingQuiet && this.cadence() !== null) {
-      this.lane.cancel()
-      this.flushScheduled = false
-    }
+    this.pace.spansReady()
     this.kick()
-  }
-
-  /** Null while any session is watched (or never told); else the shortest interval the relay gave (pacing.js). */
-  cadence() {
-    let interval = null
-    for (const id of this.feeds.keys()) {
-      const w = this.watch.get(id)
-      if (!w || w.watched) return null
-      if (interval === null || w.intervalMs < interval) interval = w.intervalMs
-    }
-    return interval
   }
 
   ledgerDirty(id) {
@@ -256,27 +233,8 @@ export class Uplink {
   }
 
   kick() {
-    if (this.flushScheduled || this.flushing || !this.open) return
-    this.flushScheduled = true
-    const wait = this.flushMs || this.cadence() !== null ? this.window() : 0
-    // pacing.js: a busy page's batch, its window over while a call is under way, waits for the quiet moment
-    const leave = (aligned) => {
-      if (!aligned) this.flushScheduled = false
-      safely(() => this.flush())
-    }
-    if (wait > 0 && this.lane.arm(wait, () => this.lastSpansAt, leave)) return
-    this.schedule(() => {
-      this.flushScheduled = false
-      safely(() => this.flush())
-    })
-  }
-
-  /** The batch window for a flush scheduled now: `flushMs` after a quiet spell, wider while busy; unwatched, the
-   * relay's interval (pacing.js). */
-  window() {
-    const interval = this.cadence()
-    if (interval !== null) return this.resuming ? 0 : unwatchedWindow(interval, this.unsent, this.mark)
-    return batchWindow(this.flushMs, this.clock(), this.lastSpansAt)
+    if (this.flushing || !this.open) return
+    this.pace.due()
   }
 
   // ---- wire ------------------------------------------------------------------------------------------
@@ -294,27 +252,20 @@ export class Uplink {
 
   /** The page's quiet moment (the agent just accounted a settled call): a batch waiting for it leaves now. */
   quiet() {
-    if (this.lane.awaitingQuiet) this.flush()
+    if (this.pace.awaitingQuiet()) this.flush()
   }
 
   /** The agent's accounting window ran out: watched, its batch leaves now; unwatched, at its interval (pacing.js). */
   windowEnded() {
-    if (this.cadence() === null) this.flush()
-    else this.quiet()
+    if (this.pace.leavesAtWindowEnd()) this.flush()
   }
 
   flush() {
-    this.lane.awaitingQuiet = false
-    if (!this.lane.armed && this.flushScheduled && this.flushMs) this.flushScheduled = false
+    this.pace.asked()
     if (!this.open || this.paused) return
     // A flush made now (open, bye, detach, a navigating form) also serves the one the window was waiting for.
-    if (this.lane.armed) {
-      this.lane.cancel()
-      this.flushScheduled = false
-    }
+    this.pace.leaving()
     this.flushing = true
-    this.unsent = 0
-    this.resuming = false
     try {
       this.flushFeeds()
     } finally {
@@ -385,7 +336,7 @@ export class Uplink {
         d.written(span.seq)
       }
       this.counters.spansSent += chunk.length
-      if (chunk.length) this.lastSpansAt = this.clock()
+      if (chunk.length) this.pace.carried()
     }
   }
 
@@ -425,10 +376,10 @@ export class Uplink {
   }
 
   sendLedger(s) {
-    const wait = ledgerWait(s.ledgerAt, this.clock(), this.cadence() === null)
+    const wait = ledgerWait(s.ledgerAt, this.clock(), this.pace.watched())
     if (wait > 0) {
       // pacing.js: at most one a second watched; unwatched, with the next batch after UNWATCHED_LEDGER_MS
-      if (!s.ledgerWait.armed) s.ledgerWait.after(wait, () => (this.cadence() === null ? this.flush() : this.kick()))
+      if (!s.ledgerWait.armed) s.ledgerWait.after(wait, () => (this.pace.watched() ? this.flush() : this.kick()))
       return
     }
     const f = s.feed.ledgerFrame
@@ -453,7 +404,7 @@ export class Uplink {
       for (const seq of s.sent) if (d.has(seq)) s.sent.delete(seq)
       if (resume) {
         s.resumed = true
-        this.resuming = true
+        this.pace.resumed()
         this.kick()
       }
     } else if (msg.type === "error") {
@@ -472,12 +423,8 @@ export class Uplink {
       }
       if (msg.fatal) this.stop()
     } else if (msg.type === "watch") {
-      const w = readWatch(msg)
-      if (!w || !this.feeds.has(msg.session)) return
-      const was = this.cadence()
-      this.watch.set(msg.session, w)
       // A session that became watched shows its current numbers now, not at the end of an unwatched interval.
-      if (was !== null && this.cadence() === null) this.flush()
+      if (this.feeds.has(msg.session) && this.pace.told(msg)) this.flush()
     } else if (msg.type === "command") {
       // The terminal asked (through the relay) for something: only this socket can deliver one.
       if (typeof this.onCommand === "function") this.onCommand(msg)
@@ -518,7 +465,7 @@ export class Uplink {
     s.feed.renamed(id)
     this.feeds.delete(old)
     this.feeds.set(id, s)
-    this.watch.delete(old)
+    this.pace.forget(old)
     for (const f of s.queue) if (f.session === old) f.session = id
     for (const f of s.late) if (f.session === old) f.session = id
     this.counters.renamed++
@@ -559,7 +506,7 @@ export class Uplink {
     this.state = "stopped"
     if (this.timer !== null) this.ct(this.timer)
     if (this.pauseTimer) this.ct(this.pauseTimer)
-    this.lane.cancel()
+    this.pace.stop()
     this.timer = null
     for (const s of this.feeds.values()) {
       s.ledgerWait.cancel()
@@ -582,6 +529,6 @@ export class Uplink {
       acked[id] = s.feed.delivery.acked
       lost[id] = s.feed.delivery.lost
     }
-    return { state: this.state, url, ...this.counters, lastError: this.lastError, lastRefusal: this.lastRefusal, sessions: Array.from(this.feeds.keys()), acked, lost, watched: this.cadence() === null }
+    return { state: this.state, url, ...this.counters, lastError: this.lastError, lastRefusal: this.lastRefusal, sessions: Array.from(this.feeds.keys()), acked, lost, watched: this.pace.watched() }
   }
 }
