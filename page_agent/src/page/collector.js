@@ -14,6 +14,7 @@ import { consentMismatch, consentDetail } from "./hooks.js"
 import { now, safely, cap, makeTaskScheduler } from "../shared/util.js"
 import { spanOf, payloadOf, estimatorOf, tokensThrough } from "./accounting.js"
 import { Nesting, placeUnder } from "./nesting.js"
+import { TerminalMarks, ConsentMarks } from "./marks.js"
 import { Ledger } from "./ledger.js"
 import { attributeLongTasks } from "./long_tasks.js"
 import { sessionStatus } from "./status.js"
@@ -111,10 +112,10 @@ export class Collector {
     this.lastPhase = null
     this.observer = null
     this.cost = { accounted: 0, ms: 0 }
-    /** tool name -> tokens of calls the terminal asked for that have not entered yet (see expectTerminal) */
-    this.terminalPending = new Map()
-    /** tool name -> the consent recorded for its next call */
-    this.consents = new Map()
+    /** calls the terminal asked for that have not entered yet (see expectTerminal; marks.js) */
+    this.terminalMarks = new TerminalMarks()
+    /** the consent recorded for each tool's next call (recordConsent; marks.js) */
+    this.consents = new ConsentMarks()
     /** hook name -> times it threw */
     this.hookFailures = {}
     /** @type {{take: (job: object) => void, reset: () => void, stop: () => void}|null} the diagnosis facts (facts.js), set by the agent */
@@ -145,7 +146,7 @@ export class Collector {
     // A call the terminal asked for (`invoke` command) is measured, but it is not the agent's: it stays out of
     // the host-gap chain (no gap of its own, the next agent call's gap runs from the last agent call) and of
     // the overlap count, and sampling never drops it.
-    const terminal = this.terminalPending.size > 0 && this.takeTerminal(tool)
+    const terminal = this.terminalMarks.pending.size > 0 && this.terminalMarks.take(tool)
     const overlapped = !terminal && this.open > 0
     if (!terminal) this.open++
     const gap = terminal || overlapped || this.lastSettledAt === null ? null : t - this.lastSettledAt
@@ -181,13 +182,7 @@ export class Collector {
     }
     if (opts && opts.waiting) call.waiting = true
     if (opts && opts.wire) call.wire = true
-    if (this.consents.size) {
-      const consent = this.consents.get(tool)
-      if (consent) {
-        this.consents.delete(tool)
-        call.consent = consent
-      }
-    }
+    if (this.consents.next.size) call.consent = this.consents.take(tool)
     this.inFlight.set(call.seq, call)
     if (this.wire !== null && !call.wire) this.wire.orphan(call, profile)
     if (this.firstCallAt === null) {
@@ -343,26 +338,7 @@ export class Collector {
    * `invokedBy: "terminal"`. Returns a function that withdraws the mark if the call never entered.
    */
   expectTerminal(tool) {
-    const token = { used: false }
-    const queue = this.terminalPending.get(tool) || []
-    queue.push(token)
-    this.terminalPending.set(tool, queue)
-    return () => {
-      if (token.used) return
-      token.used = true
-      const q = this.terminalPending.get(tool)
-      const i = q ? q.indexOf(token) : -1
-      if (i >= 0) q.splice(i, 1)
-      if (q && !q.length) this.terminalPending.delete(tool)
-    }
-  }
-
-  takeTerminal(tool) {
-    const q = this.terminalPending.get(tool)
-    if (!q || !q.length) return false
-    q.shift().used = true
-    if (!q.length) this.terminalPending.delete(tool)
-    return true
+    return this.terminalMarks.expect(tool)
   }
 
   // ---- deferred accounting ---------------------------------------------------------------------------
@@ -566,8 +542,7 @@ export class Collector {
     if (rec && rec.descriptor) descriptor = safely(() => JSON.parse(rec.descriptor), null)
     const mismatch = consentMismatch(shown ?? "", name, descriptor)
     const detail = consentDetail(shown, name, granted, mismatch)
-    this.consents.set(name, { consent: granted ? "granted" : "denied", mismatch })
-    if (this.consents.size > 256) this.consents.delete(this.consents.keys().next().value)
+    this.consents.record(name, granted, mismatch)
     this.event("consent", detail)
     return { ...detail }
   }
