@@ -155,7 +155,6 @@ export class Sink {
   pushLedger() {
     this.ledgerQueued = false
     const c = this.collector
-    this.describe()
     this.feed.ledger(frames.ledger(c.sessionId, c.registry.rev, c.ledger()))
     this.uplink.ledgerDirty(c.sessionId)
   }
