@@ -3,13 +3,13 @@
 // flush and after a reconnect.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { Feed } from "../src/transport/feed.js"
+import { Feed, begun as made } from "../src/transport/feed.js"
 import { connectedAgent, settle, FakeWebSocket } from "../test-support/helpers.mjs"
 import { agentOf } from "../src/page/index.js"
 
 const span = (seq) => ({ sessionId: "abcdef01", seq, tool: "t" })
 const about = { session: { id: "abcdef01" }, config: {} }
-const begun = (seq, extra = {}) => ({ seq, tool: "t", invokedAt: seq, depth: 0, parent: null, terminal: false, waiting: false, ...extra })
+const begun = (seq, { invokedAt = seq, terminal = false, waiting = false } = {}) => made(seq, "t", invokedAt, 0, null, terminal, waiting)
 
 test("a feed holds what it is handed, once per seq, oldest first, until evicted; its owner hears of loss", () => {
   const f = new Feed("abcdef01", about)
@@ -44,10 +44,9 @@ test("a capped feed (a relayed session) evicts its oldest past the cap, and coun
 
 test("starts: one frame a flush, for the calls begun since that still run, as they are now", () => {
   const f = new Feed("abcdef01", about, { seqs: true })
-  f.begin(begun(0))
-  f.begin(begun(1, { terminal: true }))
-  f.begin(begun(2))
-  f.settled(2)
+  const b = [begun(0), begun(1, { terminal: true }), begun(2)]
+  for (const x of b) f.begin(x)
+  f.settled(b[2])
   const [frame, more] = f.starts()
   assert.equal(more, undefined)
   assert.deepEqual(frame, {
@@ -63,29 +62,47 @@ test("starts: one frame a flush, for the calls begun since that still run, as th
   assert.deepEqual(f.starts().map((s) => s.calls.length), [500, 500, 200], "at most 500 a frame")
 })
 
-test("a form call: its wait is said, and its user's submit too, even when the call settled within the window", () => {
+test("a form call: its wait is said, and its user's submit too, even when the call settled and was accounted", () => {
   const f = new Feed("abcdef01", about, { seqs: true })
-  f.begin(begun(4, { waiting: true }))
+  const wait = begun(4, { waiting: true })
+  f.begin(wait)
   assert.deepEqual(f.starts()[0].calls, [{ seq: 4, tool: "t", invokedAt: 4, depth: 0, parent: null, waiting: true }])
-  f.begin(begun(4, { invokedAt: 9 }))
-  f.settled(4)
+  const submit = begun(4, { invokedAt: 9 })
+  f.begin(submit, wait)
+  f.settled(submit)
+  f.accounted(submit)
   assert.deepEqual(f.starts()[0].calls, [{ seq: 4, tool: "t", invokedAt: 9, depth: 0, parent: null }])
-  f.begin(begun(5))
-  f.settled(5)
+  const quick = begun(5)
+  f.begin(quick)
+  f.settled(quick)
   assert.deepEqual(f.starts(), [], "a call that never waited and settled needs none")
+  const w2 = begun(6, { waiting: true })
+  f.begin(w2)
+  const s2 = begun(6, { invokedAt: 12 })
+  f.begin(s2, w2)
+  f.settled(s2)
+  assert.deepEqual(f.starts(), [], "a wait the relay never heard of: its submit needs no start once settled")
 })
 
-test("seqs: the floor is the lowest seq begun and not yet accounted, else the next", () => {
+test("seqs: the floor is the lowest seq begun and not yet accounted, else the next; accounted calls are let go", () => {
   const f = new Feed("abcdef01", about, { seqs: true })
   assert.deepEqual(f.seqs(), { open: null, next: 0 })
-  for (const seq of [0, 1, 2]) f.begin(begun(seq))
-  f.settled(0)
+  const b = [begun(0), begun(1), begun(2)]
+  for (const x of b) f.begin(x)
+  f.settled(b[0])
   assert.deepEqual(f.seqs(), { open: 0, next: 3 }, "settled but not accounted: still to become a span")
-  f.accounted(0)
-  f.accounted(2)
+  f.accounted(b[0])
+  f.accounted(b[2])
   assert.deepEqual(f.seqs(), { open: 1, next: 3 })
-  f.accounted(1)
+  f.accounted(b[1])
   assert.deepEqual(f.seqs(), { open: null, next: 3 })
+  for (let seq = 3; seq < 2003; seq++) {
+    const x = begun(seq)
+    f.begin(x)
+    f.settled(x)
+    f.accounted(x)
+  }
+  assert.ok(f.live.length < 256, "with no flush (a socket closed), what was accounted is still let go")
 })
 
 test("replay restates what was pushed last: tools in first-registration order, status, ledger, calls running", () => {
@@ -102,8 +119,9 @@ test("replay restates what was pushed last: tools in first-registration order, s
   f.ledger({ type: "ledger", rev: 1 })
   f.ledger({ type: "ledger", rev: 2 })
   f.begin(begun(0, { waiting: true, terminal: true }))
-  f.begin(begun(1))
-  f.settled(1)
+  const done = begun(1)
+  f.begin(done)
+  f.settled(done)
   const out = f.replay()
   assert.deepEqual(out.map((x) => [x.type, x.name ?? x.phase ?? x.rev ?? x.calls, x.n]), [
     ["tool", "a", 3],

@@ -90,7 +90,10 @@ test("starts: each call begun is handed to the feed, its settle and accounting t
   assert.deepEqual(r.sink.feed.seqs(), { open: 2, next: 3 })
   r.sink.settled(form)
   r.sink.reopened(form)
-  assert.deepEqual(Array.from(r.sink.feed.running.keys()), [0, 2], "an adopted call runs again")
+  assert.equal(form.begun.settled, false, "an adopted call runs again")
+  const wait = form.begun
+  r.sink.start({ ...form, waiting: false, invokedAt: 9 })
+  assert.equal(wait.accounted, true, "a form's submit supersedes its wait")
 })
 
 test("payloads only to a relay that asked for them; facts and prompts to the relay only", () => {

@@ -46,6 +46,7 @@ const HOOK_EVENTS_MAX = 32 // hook-failed events per hook and session; later fai
  * @property {"navigated"|"refused"} [outcome]  a form call's end other than an answer (forms.js)
  * @property {number} [waitedMs]  a form's wait for the user's submit
  * @property {boolean} [terminal]  started from wmcp-top, not by the page's agent
+ * @property {object|null} begun  what the uplink's feed was handed of it (sink.js), null without an uplink
  * @property {boolean} [synthetic]
  * @property {string} [profile]
  * @property {boolean} [wire]  a tools/call the transport observer saw arrive: it ends with its response (answered)
@@ -179,6 +180,7 @@ export class Collector {
       profile,
       consent: null,
       terminal,
+      begun: null,
     }
     if (opts && opts.waiting) call.waiting = true
     if (opts && opts.wire) call.wire = true

@@ -4,7 +4,7 @@
 // the channel mirror. Sessions the channel hears from other contexts are relayed the same way, each through a feed
 // of its own. The uplink sends from the feeds alone and never asks the page for anything.
 
-import { Feed } from "../transport/feed.js"
+import { Feed, begun } from "../transport/feed.js"
 import * as frames from "../transport/frames.js"
 import { cap, safely } from "../shared/util.js"
 
@@ -13,8 +13,6 @@ const MAX_FOREIGN_SPANS = 500
 // held until it does, at most this many (each is already cut to maxPayloadLength).
 const MAX_HELD_PAYLOADS = 64
 
-/** A call as its `start` says it (its span, same seq, says the rest): feed.js's Begun. */
-const begunOf = (c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent, terminal: !!c.terminal, waiting: !!c.waiting })
 
 export class Sink {
   /**
@@ -78,23 +76,26 @@ export class Sink {
   /** A call began: its `start` frame leaves with the uplink's next flush if it still runs then (feed.js). */
   start(call) {
     if (!this.feed) return
-    this.feed.begin(begunOf(call))
+    // The call keeps what the feed was handed (again for a form's submit), to say when it settled and was accounted.
+    const b = begun(call.seq, call.tool, call.invokedAt, call.depth, call.parent, !!call.terminal, !!call.waiting)
+    this.feed.begin(b, call.begun || undefined)
+    call.begun = b
     this.uplink.kick()
   }
 
   /** A call settled (its span follows once accounted). */
   settled(call) {
-    if (this.feed) this.feed.settled(call.seq)
+    if (call.begun) this.feed.settled(call.begun)
   }
 
   /** A settled call runs again: the transport observer adopted it (collector.adopt). */
   reopened(call) {
-    if (this.feed) this.feed.reopened(begunOf(call))
+    if (call.begun) this.feed.reopened(call.begun)
   }
 
   /** These calls were accounted (each became its span, or its accounting failed). */
   accounted(calls) {
-    if (this.feed) for (const call of calls) this.feed.accounted(call.seq)
+    for (const call of calls) if (call.begun) this.feed.accounted(call.begun)
   }
 
   span(span) {

@@ -12,16 +12,21 @@ import { Delivery } from "./delivery.js"
 import * as frames from "./frames.js"
 
 export const MAX_STARTS_PER_FRAME = 500
-// Calls begun between two flushes (a socket that stays closed has no flush): past this many, the ones that
-// settled meanwhile are dropped, as the flush would drop them.
-const MAX_BEGUN = 1000
-// Form calls the relay was told are waiting for the user's submit, kept until that submit's start left.
-const MAX_WAITED = 1024
+// Calls accounted are dropped from `live` at each flush, or when it grew to this many (twice what was left the
+// last time; a socket that stays closed has no flush).
+const PRUNE_AT = 256
 
 /**
- * A call as its `start` says it, handed over when it begins (again when a form's user submits).
- * @typedef {{seq: number, tool: string, invokedAt: number, depth: number, parent: number|null, terminal: boolean, waiting: boolean}} Begun
+ * A call as its `start` says it, handed over when it begins (again, as a new one, when a form's user submits), and
+ * then marked by the feed as its owner says it settled or was accounted. Flags, not maps keyed by seq: the call
+ * path pays an object and a push.
+ * @typedef {{seq: number, tool: string, invokedAt: number, depth: number, parent: number|null, terminal: boolean,
+ *   waiting: boolean, settled?: boolean, accounted?: boolean, checked?: boolean, saidWaiting?: boolean,
+ *   afterWait?: boolean}} Begun
  */
+
+/** Begun as its owner makes it. */
+export const begun = (seq, tool, invokedAt, depth, parent, terminal, waiting) => ({ seq, tool, invokedAt, depth, parent, terminal, waiting, settled: false, accounted: false, checked: false, saidWaiting: false, afterWait: false })
 
 /** A `start` entry: `invokedBy` only where the flush says it (the replay never did). */
 function entryOf(b, by) {
@@ -52,14 +57,11 @@ export class Feed {
     this.statusFrame = null
     /** @type {object|null} */
     this.ledgerFrame = null
-    /** @type {Begun[]} begun since the last flush */
-    this.begun = []
-    /** @type {Map<number, Begun>} calls running (not settled), by seq */
-    this.running = new Map()
-    /** seqs whose waiting start was sent */
-    this.waited = new Set()
-    /** @type {Set<number>|null} seqs begun and not yet accounted (null: the owner does not say) */
-    this.open = seqs ? new Set() : null
+    /** @type {Begun[]} calls begun and not yet accounted, in the order they began (accounted ones pruned lazily) */
+    this.live = []
+    this.pruneAt = PRUNE_AT
+    /** the owner hands over every call it begins and accounts (then the uplink sends a `floor`) */
+    this.tracksSeqs = seqs
     this.next = 0
     /** @type {((n: number) => void)|null} the owner hears the exact loss count when it changes */
     this.onLost = null
@@ -108,30 +110,41 @@ export class Feed {
     this.ledgerFrame = frame
   }
 
-  /** @param {Begun} b  a call began (or a waiting form call's user submitted: the same seq again) */
-  begin(b) {
-    this.running.set(b.seq, b)
-    if (this.open) {
-      this.open.add(b.seq)
-      if (b.seq >= this.next) this.next = b.seq + 1
+  /**
+   * A call began. `prev`: the same call's earlier entry, when a waiting form call's user submitted (the new entry
+   * says the submit; the old one is done with).
+   * @param {Begun} b
+   * @param {Begun} [prev]
+   */
+  begin(b, prev) {
+    if (prev) {
+      prev.settled = prev.accounted = prev.checked = true
+      b.afterWait = prev.saidWaiting
     }
-    this.begun.push(b)
-    if (this.begun.length > MAX_BEGUN) this.begun = this.begun.filter((x) => this.running.get(x.seq) === x || this.resumedStart(x))
+    if (b.seq >= this.next) this.next = b.seq + 1
+    this.live.push(b)
   }
 
   /** A call settled: it needs no start any more (unless its form's wait was said). */
-  settled(seq) {
-    this.running.delete(seq)
+  settled(b) {
+    b.settled = true
   }
 
   /** A settled call runs again (the transport observer adopted it: it ends with its response). */
   reopened(b) {
-    this.running.set(b.seq, b)
+    b.settled = false
   }
 
   /** A call became its span (or its accounting failed): it no longer holds the floor down. */
-  accounted(seq) {
-    if (this.open) this.open.delete(seq)
+  accounted(b) {
+    b.accounted = true
+    if (this.live.length >= this.pruneAt) this.prune()
+  }
+
+  /** Drop the calls accounted, but a form's submit whose start has yet to leave. */
+  prune() {
+    this.live = this.live.filter((b) => !b.accounted || (b.afterWait && !b.checked))
+    this.pruneAt = Math.max(PRUNE_AT, 2 * this.live.length)
   }
 
   // ---- what the uplink reads (its own side of the feed) ---------------------------------------------------
@@ -155,15 +168,10 @@ export class Feed {
 
   /** The lowest seq still running or awaiting accounting (or null), and the next seq; null when the owner does not say. */
   seqs() {
-    if (!this.open) return null
+    if (!this.tracksSeqs) return null
     let open = null
-    for (const seq of this.open) if (open === null || seq < open) open = seq
+    for (const b of this.live) if (!b.accounted && (open === null || b.seq < open)) open = b.seq
     return { open, next: this.next }
-  }
-
-  /** A form call's submit after the relay saw it waiting: its start goes even when the call settled within the window. */
-  resumedStart(b) {
-    return !b.waiting && this.waited.has(b.seq)
   }
 
   /**
@@ -172,22 +180,14 @@ export class Feed {
    * seq, depth and parent) says it all, and at a busy page's rate most calls settle before their window ends.
    */
   starts() {
-    if (!this.begun.length) return []
-    const begun = this.begun
-    this.begun = []
-    /** @type {Map<number, Begun>} */
-    const going = new Map()
-    for (const b of begun) {
-      const now = this.running.get(b.seq)
-      if (now) going.set(b.seq, now)
-      else if (this.resumedStart(b)) going.set(b.seq, b)
-    }
+    this.prune()
     const calls = []
-    for (const b of going.values()) {
-      if (b.waiting) {
-        this.waited.add(b.seq)
-        if (this.waited.size > MAX_WAITED) this.waited.delete(this.waited.values().next().value)
-      } else this.waited.delete(b.seq)
+    for (const b of this.live) {
+      if (b.checked) continue
+      b.checked = true
+      // A form call's submit after the relay saw it waiting: its start goes even when the call settled meanwhile.
+      if (b.settled && !b.afterWait) continue
+      if (b.waiting) b.saidWaiting = true
       calls.push(entryOf(b, true))
     }
     const out = []
@@ -201,8 +201,12 @@ export class Feed {
     for (const f of this.tools.values()) if (f) out.push(f)
     if (this.statusFrame) out.push(this.statusFrame)
     if (this.ledgerFrame) out.push(this.ledgerFrame)
-    this.begun = []
-    const calls = Array.from(this.running.values(), (b) => entryOf(b, false))
+    this.prune()
+    const calls = []
+    for (const b of this.live) {
+      b.checked = true
+      if (!b.settled) calls.push(entryOf(b, false))
+    }
     if (calls.length) out.push(frames.start(this.id, calls.slice(0, MAX_STARTS_PER_FRAME)))
     return out
   }
