@@ -1,12 +1,12 @@
 // The collector: one session's call path. It composes the jobs around it, each a module of its own: nesting
 // (nesting.js: caller, parent, depth), accounting (accounting.js: a settled call -> its span), the registry
-// ledger (ledger.js), Long-Task attribution (long_tasks.js); the spans it accounts go to the ring buffer
-// (stats.js) and the status phase is read from all of them (status.js).
+// ledger (ledger.js), Long-Task attribution (long_tasks.js), the marks a call carries in (marks.js); the spans it
+// accounts go to the ring buffer (stats.js) and the status is assembled from its state (status.js).
 //
 // The call path (enter/settle) does only clock reads and pushes; results are measured later, the calls of
 // one batch window together (`flush`, when the pacer says: transport/pacing.js), after the host already has its
-// value. Everything that leaves this module goes one way, through `sink` (sink.js): to the uplink and the
-// channel mirror.
+// value. Everything that leaves this module goes one way, through `sink` (sink.js): to the uplink's feed and the
+// channel mirror. Nothing is read back; the sink pushes one number in, the loss the relay's acks tell.
 
 import { SessionStats } from "./stats.js"
 import { errorText } from "./measure.js"

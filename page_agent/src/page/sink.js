@@ -13,7 +13,6 @@ const MAX_FOREIGN_SPANS = 500
 // held until it does, at most this many (each is already cut to maxPayloadLength).
 const MAX_HELD_PAYLOADS = 64
 
-
 export class Sink {
   /**
    * @param {object} o
@@ -25,7 +24,7 @@ export class Sink {
     this.g = g
     this.env = env
     this.microtask = microtask
-    /** @type {any} the collector, set by the agent once made (its state restates the session after a reconnect) */
+    /** @type {any} the collector, set by the agent once made (its state is what the frames made here say) */
     this.collector = null
     /** @type {import("../transport/uplink.js").Uplink|null} */
     this.uplink = null
