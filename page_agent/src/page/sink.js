@@ -34,8 +34,6 @@ export class Sink {
     this.feed = null
     /** @type {((id: string) => void)|null} the session went on under a new id */
     this.onRename = null
-    /** the last status frame sent (its text): the next leaves only when it says something new */
-    this.lastStatus = null
     /** a registry change's ledger frame is due at the end of this task */
     this.ledgerQueued = false
     /** @type {Map<string, Feed>} sessions relayed from the channel */
@@ -159,14 +157,11 @@ export class Sink {
     this.uplink.ledgerDirty(c.sessionId)
   }
 
-  /** The status may have changed: a status frame leaves when it says something new. */
+  /** The status may have changed: its frame restates the session, and leaves if it says something new (uplink.js). */
   status() {
     if (!this.feed) return
     this.describe()
     const f = this.statusFrame()
-    const key = JSON.stringify(f)
-    if (key === this.lastStatus) return
-    this.lastStatus = key
     this.feed.status(f)
     this.send(f)
   }
@@ -282,9 +277,7 @@ export class Sink {
     const feed = this.feed
     this.describe()
     for (const rec of c.registry.tools.values()) feed.tool(this.toolFrame(rec, rec.registered ? "registered" : "unregistered"))
-    const st = this.statusFrame()
-    this.lastStatus = JSON.stringify(st)
-    feed.status(st)
+    feed.status(this.statusFrame())
     this.pushLedger()
     for (const f of this.foreign.values()) f.describe(this.foreignAbout(f.id))
   }

@@ -62,7 +62,8 @@ export class Uplink {
     this.schedule = schedule || ((fn) => st(fn, 0))
     this.clock = clock || (() => Date.now())
     /** `sent`: seqs written on this connection and not yet known held (each goes out once a connection).
-     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], late:object[], ledgerDirty:boolean, ledgerAt:number, ledgerWait:Lane, resume:string|null, helloAttempt:number, helloTimer:any, said:boolean}>} */
+     * `lastStatus`: the last status frame's text written (or replayed): a status frame leaves only when it says something new.
+     * @type {Map<string, {feed: Feed, lastStatus: string|null, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], late:object[], ledgerDirty:boolean, ledgerAt:number, ledgerWait:Lane, resume:string|null, helloAttempt:number, helloTimer:any, said:boolean}>} */
     this.feeds = new Map()
     this.ws = null
     this.state = "idle"
@@ -151,7 +152,7 @@ export class Uplink {
   /** @param {Feed} feed */
   addFeed(feed) {
     if (this.feeds.has(feed.id)) return
-    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], late: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerWait: new Lane({ setTimeout: this.st, clearTimeout: this.ct, clock: this.clock }), resume: null, helloAttempt: 0, helloTimer: null, said: false })
+    this.feeds.set(feed.id, { feed, lastStatus: null, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], late: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerWait: new Lane({ setTimeout: this.st, clearTimeout: this.ct, clock: this.clock }), resume: null, helloAttempt: 0, helloTimer: null, said: false })
     this.kick()
   }
 
@@ -214,6 +215,11 @@ export class Uplink {
     if (!this.open && !KEPT_OFFLINE.has(frame.type)) return
     // A span not yet sent on this connection carries its blockingMs when it goes.
     if (frame.type === "update" && !s.sent.has(frame.seq) && !s.feed.delivery.has(frame.seq)) return
+    if (frame.type === "status") {
+      const text = JSON.stringify(frame)
+      if (text === s.lastStatus) return
+      s.lastStatus = text
+    }
     s.queue.push(frame)
     if (s.queue.length > MAX_QUEUED) s.queue.shift()
     this.kick()
@@ -284,7 +290,10 @@ export class Uplink {
         if (!this.write(hello)) return
         s.helloSent = true
         s.toldLost = s.feed.delivery.lost
-        for (const f of s.feed.replay()) this.write(f)
+        for (const f of s.feed.replay()) {
+          this.write(f)
+          if (f.type === "status") s.lastStatus = JSON.stringify(f)
+        }
         s.ledgerDirty = false
         s.ledgerAt = this.clock()
       }
