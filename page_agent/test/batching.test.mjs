@@ -182,7 +182,7 @@ test("detach inside a window sends what it holds, then bye, and leaves no timer 
 test("flushMs: the default window, 0 for every task, capped at 250 ms, junk gets the default", async () => {
   for (const [given, used] of [[undefined, FLUSH_MS], [0, 0], [20, 20], [10 ** 6, 250], ["soon", FLUSH_MS], [-5, FLUSH_MS]]) {
     const ctx = await connectedAgent({ config: { flushMs: given } })
-    assert.equal(agentOf(ctx.api).uplink.flushMs, used, String(given))
+    assert.equal(agentOf(ctx.api).uplink.pace.flushMs, used, String(given))
     ctx.api.detach()
   }
 })

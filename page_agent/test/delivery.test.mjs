@@ -9,7 +9,7 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { setup, settle, FakeWebSocket, manualEnv, RELAY } from "../test-support/helpers.mjs"
-import { Delivery } from "../src/transport/uplink.js"
+import { Delivery } from "../src/transport/delivery.js"
 import { agentOf } from "../src/page/index.js"
 
 /** What relay_bridge/core/store.py does with hello and spans frames, reduced to seqs. */
@@ -106,7 +106,7 @@ async function harness(buffer, cadence = "watched") {
     /** The relay takes `n` queued frames (all by default) and answers each; unwatched, the interval ends first. */
     pump(n = Infinity) {
       const ws = h.ws
-      if (cadence === "unwatched" && agent.uplink.lane.armed) agent.uplink.flush()
+      if (cadence === "unwatched" && agent.uplink.pace.lane.armed) agent.uplink.flush()
       while (n-- > 0 && ws.readyState === 1 && h.done < ws.sent.length) {
         const f = ws.sent[h.done++]
         if (f.type === "spans" && h.rateLimitNext) {

@@ -1,8 +1,9 @@
-// pacing.js alone: the Pacer (when settled calls are accounted and when the outlets' batches are told to leave)
-// and the Lane (an outlet's batch timer), with hand-driven timers, tasks and microtasks (no collector, no socket).
+// pacing.js alone: the Pacer (when settled calls are accounted and when the outlets' batches are told to leave),
+// the Lane (an outlet's batch timer) and the uplink's Cadence, with hand-driven timers, tasks and microtasks (no
+// collector, no socket).
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { Pacer, Lane, ledgerWait, LEDGER_EVERY_MS, UNWATCHED_LEDGER_MS, HOLD_MS, HOLD_CALLS, QUIET_WAIT_MS, FLUSH_MS, BUSY_MS, MAX_FLUSH_MS } from "../src/transport/pacing.js"
+import { Pacer, Lane, Cadence, ledgerWait, LEDGER_EVERY_MS, UNWATCHED_LEDGER_MS, HOLD_MS, HOLD_CALLS, QUIET_WAIT_MS, FLUSH_MS, BUSY_MS, MAX_FLUSH_MS } from "../src/transport/pacing.js"
 
 function rig(windowMs = 0) {
   let t = 0
@@ -207,4 +208,84 @@ test("ledgerWait: a changed ledger leaves at most once a second watched, every U
   assert.equal(ledgerWait(1000, 1200, false), UNWATCHED_LEDGER_MS - 200)
   assert.equal(ledgerWait(1000, 1000 + LEDGER_EVERY_MS, true), 0)
   assert.equal(ledgerWait(1000, 9000, false), 0, "overdue: now, never a negative wait")
+})
+
+function cadence({ flushMs = FLUSH_MS, mark = 4, calling = () => false } = {}) {
+  let t = 0
+  const timers = []
+  const tasks = []
+  const left = []
+  const sessions = ["abcdef01"]
+  const c = new Cadence({
+    flushMs,
+    mark,
+    clock: () => t,
+    schedule: (fn) => tasks.push(fn),
+    setTimeout: (fn, ms) => timers.push({ fn, ms, live: true }) - 1,
+    clearTimeout: (id) => (timers[id].live = false),
+    alignQuiet: true,
+    calling,
+    sessions: () => sessions,
+    leave: () => left.push(t),
+  })
+  const fire = () => {
+    const live = timers.filter((x) => x.live)
+    for (const x of live) x.live = false
+    for (const x of live) x.fn()
+    return live.map((x) => x.ms)
+  }
+  return { c, timers, tasks, left, sessions, fire, tick: (ms) => (t += ms) }
+}
+
+test("Cadence: watched, a batch leaves after FLUSH_MS, BUSY_FACTOR times that while busy; no window: the next task", () => {
+  const r = cadence()
+  r.c.due()
+  r.c.due()
+  assert.deepEqual(r.fire(), [FLUSH_MS], "one window for everything due meanwhile")
+  assert.deepEqual(r.left, [0])
+  r.c.carried()
+  r.c.due()
+  assert.deepEqual(r.fire(), [MAX_FLUSH_MS], "a batch carried spans under BUSY_MS ago: busy")
+  const none = cadence({ flushMs: 0 })
+  none.c.due()
+  assert.equal(none.timers.length, 0)
+  none.tasks.shift()()
+  assert.equal(none.left.length, 1)
+})
+
+test("Cadence: unwatched, the relay's interval; the mark and a resume ack send at once; watched again: leave now", () => {
+  const r = cadence({ flushMs: 0 })
+  assert.equal(r.c.told({ session: "abcdef01", watched: false, intervalMs: 2000 }), false)
+  assert.equal(r.c.told({ session: "abcdef01", watched: "no", intervalMs: 1 }), false, "malformed: ignored")
+  assert.equal(r.c.interval(), 2000)
+  r.c.due()
+  assert.equal(r.timers.at(-1).ms, 2000)
+  for (let i = 0; i < 4; i++) r.c.spansReady()
+  assert.equal(r.timers.at(-1).live, false, "the mark cancels the interval's wait")
+  assert.equal(r.c.scheduled, false)
+  r.c.leaving()
+  r.c.resumed()
+  assert.equal(r.c.window(), 0, "what the relay lacks after a resume goes now")
+  r.c.leaving()
+  assert.equal(r.c.window(), 2000)
+  assert.equal(r.c.leavesAtWindowEnd(), false, "the accounting's window is not the batch's")
+  assert.equal(r.c.told({ session: "abcdef01", watched: true, intervalMs: 100 }), true, "became watched: leave now")
+  assert.equal(r.c.leavesAtWindowEnd(), true)
+  r.sessions.push("eeeeeeee")
+  r.c.forget("abcdef01")
+  assert.equal(r.c.watched(), true, "a session never told is watched")
+})
+
+test("Cadence: a busy page's batch, a call under way, waits for the quiet moment; a flush asked for ends the wait", () => {
+  const r = cadence({ calling: () => true })
+  r.c.carried()
+  r.c.due()
+  r.fire()
+  assert.deepEqual([r.left.length, r.c.awaitingQuiet(), r.c.leavesAtWindowEnd()], [0, true, true])
+  r.c.asked()
+  r.c.leaving()
+  assert.deepEqual([r.c.awaitingQuiet(), r.c.scheduled, r.timers.some((x) => x.live)], [false, false, false])
+  r.c.due()
+  r.c.stop()
+  assert.equal(r.timers.some((x) => x.live), false)
 })

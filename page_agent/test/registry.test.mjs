@@ -149,14 +149,14 @@ test("legacy host: provideContext, clearContext, unregisterTool (own properties)
 test("toolcancel is a marker on the newest call of that tool in flight", async () => {
   const ctx = setup()
   const events = []
-  agentOf(ctx.api).sink.uplink = { send: (_id, f) => events.push(f), ledgerDirty() {}, spansReady() {} }
+  agentOf(ctx.api).sink.event = (e) => events.push(e)
   let release
   await ctx.host.registerTool(tool("hang", { execute: () => new Promise((r) => (release = r)) }))
   await settle()
   const p = ctx.host.executeTool({ name: "hang" }, {})
   await settle()
   ctx.host.cancel("hang")
-  const cancel = events.find((f) => f.type === "event" && f.kind === "toolcancel")
+  const cancel = events.find((e) => e.kind === "toolcancel")
   assert.deepEqual(cancel.detail, { tool: "hang", seq: 0 })
   release("late")
   await p

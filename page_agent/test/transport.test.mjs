@@ -38,7 +38,7 @@ function setup(g = win(), tasks = null) {
     // accounting runs as a task of its own in a page; `tasks` keeps them queued, else they run at once
     schedule,
     pacer: new Pacer({ clock: () => t, schedule, setTimeout: (fn) => timers.push(fn), clearTimeout() {} }),
-    sink: { start() {}, span: (s) => spans.push(s), update() {}, evicted() {}, beforeReset() {}, tool() {}, ledger() {}, status() {}, event() {} },
+    sink: { start() {}, settled() {}, reopened() {}, accounted() {}, span: (s) => spans.push(s), update() {}, evicted() {}, beforeReset() {}, tool() {}, listed() {}, rejected() {}, ledger() {}, status() {}, restateStatus() {}, event() {} },
   })
   c.wire = new TransportObserver(c, { global: g, name: toolName, setTimeout: (fn) => timers.push(fn) })
   c.wire.start()

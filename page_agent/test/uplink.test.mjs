@@ -3,7 +3,8 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { setup, settle, fakeWindow, connectedAgent, DraftHost, FakeWebSocket, manualEnv, CANARY, RELAY } from "../test-support/helpers.mjs"
-import { Delivery, Uplink, LEDGER_EVERY_MS } from "../src/transport/uplink.js"
+import { Uplink, LEDGER_EVERY_MS } from "../src/transport/uplink.js"
+import { Feed } from "../src/transport/feed.js"
 import { agentOf } from "../src/page/index.js"
 
 async function connected(config = {}) {
@@ -220,7 +221,7 @@ test("never throws into the page: a throwing constructor, garbage frames, send f
   ws.send = () => {
     throw new Error("buffer full")
   }
-  u.addFeed({ id: "abcdef01", delivery: new Delivery(), hello: () => ({ session: {}, config: {} }), spans: () => [], replay: () => [] })
+  u.addFeed(new Feed("abcdef01", { session: {}, config: {} }))
   env.run()
 })
 
@@ -391,4 +392,29 @@ test("once the relay accepted our id, taken means our old socket is still closin
   assert.equal(hellos[1].session.id, ctx.id, "the same id, with its secret")
   assert.equal(hellos[1].resume, "0123456789abcdef0123456789abcdef")
   assert.equal(agentOf(ctx.api).uplink.counters.renamed, 0)
+})
+
+test("a status frame leaves only when it says something new: after what was sent, or what a reconnect restated", async () => {
+  const ctx = await connected()
+  const agent = agentOf(ctx.api)
+  const statuses = (ws) => ws.frames("status").map((f) => f.phase + (f.reasons.length ? ` (${f.reasons.join("; ")})` : ""))
+  agent.sink.status()
+  ctx.env.run()
+  assert.deepEqual(statuses(ctx.ws), ["host-found"], "the same status again: not sent")
+  await register(ctx, "t", () => "x")
+  agent.sink.status()
+  ctx.env.run()
+  assert.deepEqual(statuses(ctx.ws), ["host-found", "tools-registered"])
+  // A status that changes while no socket is there (a loss the feed reports) is restated by the next hello.
+  ctx.ws.drop()
+  agent.collector.lost = 1
+  agent.sink.restateStatus()
+  ctx.env.advance(250)
+  const ws2 = FakeWebSocket.last()
+  ws2.accept()
+  ctx.env.run()
+  assert.deepEqual(statuses(ws2), ["tools-registered (1 span(s) evicted before the relay stored them)"])
+  agent.sink.status()
+  ctx.env.run()
+  assert.equal(ws2.frames("status").length, 1, "what the replay said is not said again")
 })

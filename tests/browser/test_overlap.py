@@ -101,7 +101,7 @@ def test_a_tool_calling_a_tool_is_its_parent_across_awaits(host, browser, plain_
     assert outer["settledAt"] >= inners[0]["settledAt"], "the outer call settles after its inner one, and is kept"
     timeline = session_of(snap, sid)["timeline"]
     # Each call settles once on the timeline. A start goes only for a call still running when its batch leaves
-    # (index.js sendStarts): how many that is depends on the machine's pace, so the starts are checked, not counted.
+    # (transport/feed.js starts): how many that is depends on the machine's pace, so the starts are checked, not counted.
     assert sorted((e["detail"]["tool"], e["detail"]["seq"]) for e in timeline if e["kind"] == "settle") == sorted(by)
     starts = [(e["detail"]["tool"], e["detail"]["seq"]) for e in timeline if e["kind"] == "start"]
     assert len(starts) == len(set(starts)) and set(starts) <= set(by), starts

@@ -1,12 +1,12 @@
 // The collector: one session's call path. It composes the jobs around it, each a module of its own: nesting
 // (nesting.js: caller, parent, depth), accounting (accounting.js: a settled call -> its span), the registry
-// ledger (ledger.js), Long-Task attribution (long_tasks.js); the spans it accounts go to the ring buffer
-// (stats.js) and the status phase is read from all of them (status.js).
+// ledger (ledger.js), Long-Task attribution (long_tasks.js), the marks a call carries in (marks.js); the spans it
+// accounts go to the ring buffer (stats.js) and the status is assembled from its state (status.js).
 //
 // The call path (enter/settle) does only clock reads and pushes; results are measured later, the calls of
 // one batch window together (`flush`, when the pacer says: transport/pacing.js), after the host already has its
-// value. Everything that leaves this module goes one way, through `sink` (sink.js): to the uplink and the
-// channel mirror.
+// value. Everything that leaves this module goes one way, through `sink` (sink.js): to the uplink's feed and the
+// channel mirror. Nothing is read back; the sink pushes one number in, the loss the relay's acks tell.
 
 import { SessionStats } from "./stats.js"
 import { errorText } from "./measure.js"
@@ -14,9 +14,10 @@ import { consentMismatch, consentDetail } from "./hooks.js"
 import { now, safely, cap, makeTaskScheduler } from "../shared/util.js"
 import { spanOf, payloadOf, estimatorOf, tokensThrough } from "./accounting.js"
 import { Nesting, placeUnder } from "./nesting.js"
+import { TerminalMarks, ConsentMarks } from "./marks.js"
 import { Ledger } from "./ledger.js"
 import { attributeLongTasks } from "./long_tasks.js"
-import { statusFor } from "./status.js"
+import { sessionStatus } from "./status.js"
 import { Pacer } from "../transport/pacing.js"
 import { splitLine } from "./console.js"
 
@@ -37,7 +38,6 @@ const HOOK_EVENTS_MAX = 32 // hook-failed events per hook and session; later fai
  * @property {number} blocking  Long-Task ms attributed so far
  * @property {object|null} span once emitted
  * @property {boolean} [waiting]  a form call waiting for the user's submit
- * @property {boolean} [waitingSent]  the uplink told the relay it was waiting (its submit gets a start too)
  * @property {boolean} [ok]  execute() resolved (false: it threw or was refused)
  * @property {any} [input]  the arguments, held only until accounting measured them
  * @property {any} [value]  what execute() settled with, likewise
@@ -46,6 +46,7 @@ const HOOK_EVENTS_MAX = 32 // hook-failed events per hook and session; later fai
  * @property {"navigated"|"refused"} [outcome]  a form call's end other than an answer (forms.js)
  * @property {number} [waitedMs]  a form's wait for the user's submit
  * @property {boolean} [terminal]  started from wmcp-top, not by the page's agent
+ * @property {object|null} begun  what the uplink's feed was handed of it (sink.js), null without an uplink
  * @property {boolean} [synthetic]
  * @property {string} [profile]
  * @property {boolean} [wire]  a tools/call the transport observer saw arrive: it ends with its response (answered)
@@ -104,17 +105,18 @@ export class Collector {
     this.firstCallAt = null
     // Coverage.
     this.reportToolName = null
-    this.lostFn = () => 0
+    /** spans evicted before the relay stored them, as the uplink's feed last said (sink.js) */
+    this.lost = 0
     this.extraReasons = new Set()
     /** hints of the agent's own, ahead of the phase's (a late window.__WMCP_CONFIG__, index.js) */
     this.notes = []
     this.lastPhase = null
     this.observer = null
     this.cost = { accounted: 0, ms: 0 }
-    /** tool name -> tokens of calls the terminal asked for that have not entered yet (see expectTerminal) */
-    this.terminalPending = new Map()
-    /** tool name -> the consent recorded for its next call */
-    this.consents = new Map()
+    /** calls the terminal asked for that have not entered yet (see expectTerminal; marks.js) */
+    this.terminalMarks = new TerminalMarks()
+    /** the consent recorded for each tool's next call (recordConsent; marks.js) */
+    this.consents = new ConsentMarks()
     /** hook name -> times it threw */
     this.hookFailures = {}
     /** @type {{take: (job: object) => void, reset: () => void, stop: () => void}|null} the diagnosis facts (facts.js), set by the agent */
@@ -145,7 +147,7 @@ export class Collector {
     // A call the terminal asked for (`invoke` command) is measured, but it is not the agent's: it stays out of
     // the host-gap chain (no gap of its own, the next agent call's gap runs from the last agent call) and of
     // the overlap count, and sampling never drops it.
-    const terminal = this.terminalPending.size > 0 && this.takeTerminal(tool)
+    const terminal = this.terminalMarks.pending.size > 0 && this.terminalMarks.take(tool)
     const overlapped = !terminal && this.open > 0
     if (!terminal) this.open++
     const gap = terminal || overlapped || this.lastSettledAt === null ? null : t - this.lastSettledAt
@@ -153,6 +155,8 @@ export class Collector {
     if (!terminal && sample < 1 && !(this.random() < sample)) {
       this.unsampled++
       this.stats.setUnsampled(this.unsampled)
+      // The first call seen makes the phase `measuring`, sampled or not: a reconnect's status says so.
+      if (this.unsampled === 1 && this.firstCallAt === null) this.sink.restateStatus()
       if (overlapped) this.stats.totals.overlappingCalls++
       return null
     }
@@ -176,16 +180,11 @@ export class Collector {
       profile,
       consent: null,
       terminal,
+      begun: null,
     }
     if (opts && opts.waiting) call.waiting = true
     if (opts && opts.wire) call.wire = true
-    if (this.consents.size) {
-      const consent = this.consents.get(tool)
-      if (consent) {
-        this.consents.delete(tool)
-        call.consent = consent
-      }
-    }
+    if (this.consents.next.size) call.consent = this.consents.take(tool)
     this.inFlight.set(call.seq, call)
     if (this.wire !== null && !call.wire) this.wire.orphan(call, profile)
     if (this.firstCallAt === null) {
@@ -269,6 +268,7 @@ export class Collector {
   /** A settled call waits for the accounting. */
   queue(call) {
     this.inFlight.delete(call.seq)
+    this.sink.settled(call)
     this.pending.push(call)
     // An onSpan listener has its span before the caller's `await execute()` resumes, as webmcp-profiler's
     // (an exporter reads on settle): the accounting runs here, on the call path the page chose to pay. With no
@@ -296,6 +296,7 @@ export class Collector {
     call.settledAt = null
     if (!call.terminal) this.open++
     this.inFlight.set(call.seq, call)
+    this.sink.reopened(call)
   }
 
   /**
@@ -339,37 +340,7 @@ export class Collector {
    * `invokedBy: "terminal"`. Returns a function that withdraws the mark if the call never entered.
    */
   expectTerminal(tool) {
-    const token = { used: false }
-    const queue = this.terminalPending.get(tool) || []
-    queue.push(token)
-    this.terminalPending.set(tool, queue)
-    return () => {
-      if (token.used) return
-      token.used = true
-      const q = this.terminalPending.get(tool)
-      const i = q ? q.indexOf(token) : -1
-      if (i >= 0) q.splice(i, 1)
-      if (q && !q.length) this.terminalPending.delete(tool)
-    }
-  }
-
-  takeTerminal(tool) {
-    const q = this.terminalPending.get(tool)
-    if (!q || !q.length) return false
-    q.shift().used = true
-    if (!q.length) this.terminalPending.delete(tool)
-    return true
-  }
-
-  /**
-   * For the uplink's `floor`: the lowest seq that will still become a span (in flight, or settled and
-   * awaiting accounting), or null; and the next seq to be given out.
-   */
-  openSeqs() {
-    let open = null
-    for (const seq of this.inFlight.keys()) if (open === null || seq < open) open = seq
-    for (const call of this.pending) if (open === null || call.seq < open) open = call.seq
-    return { open, next: this.seq }
+    return this.terminalMarks.expect(tool)
   }
 
   // ---- deferred accounting ---------------------------------------------------------------------------
@@ -383,7 +354,8 @@ export class Collector {
     const t0 = now()
     const windowed = this.pacer.accounting()
     for (const call of batch) safely(() => this.account(call))
-    this.ledgerChanged()
+    this.sink.accounted(batch)
+    this.ledgerChanged(true)
     // The agent's own cost, off the call path (overhead() reports it).
     this.cost.accounted += batch.length
     this.cost.ms += now() - t0
@@ -484,7 +456,10 @@ export class Collector {
     if (redefined) this.event("redefined", { tool: rec.name, ...redefined })
     this.stats.register(rec.name, rec.schemaBytes, !!rec.internal)
     if (frame) this.sink.tool(full, "registered")
-    else full.framePending = true
+    else {
+      full.framePending = true
+      this.sink.listed(full)
+    }
     this.ledgerChanged()
     this.statusChanged()
   }
@@ -497,7 +472,7 @@ export class Collector {
 
   /** Record a registration the host refused (duplicate name, invalid schema): not a tool. */
   rejected(rec, err) {
-    this.sink.tool({ ...rec, rejected: cap(errorText(err, "message") || "rejected", 200) }, "registered")
+    this.sink.rejected({ ...rec, rejected: cap(errorText(err, "message") || "rejected", 200) })
   }
 
   unregistered(name) {
@@ -569,8 +544,7 @@ export class Collector {
     if (rec && rec.descriptor) descriptor = safely(() => JSON.parse(rec.descriptor), null)
     const mismatch = consentMismatch(shown ?? "", name, descriptor)
     const detail = consentDetail(shown, name, granted, mismatch)
-    this.consents.set(name, { consent: granted ? "granted" : "denied", mismatch })
-    if (this.consents.size > 256) this.consents.delete(this.consents.keys().next().value)
+    this.consents.record(name, granted, mismatch)
     this.event("consent", detail)
     return { ...detail }
   }
@@ -609,9 +583,10 @@ export class Collector {
     return this.registry.frame({ sessionId: this.sessionId, firstCallAt: this.firstCallAt, lastSettledAt: this.lastSettledAt, totals: this.stats.totalsObject() })
   }
 
-  ledgerChanged() {
+  /** `batch`: a batch of calls was just accounted (its ledger frame is made now, not at the end of the task). */
+  ledgerChanged(batch = false) {
     this.registry.rev++
-    this.sink.ledger()
+    this.sink.ledger(batch)
   }
 
   /**
@@ -619,38 +594,7 @@ export class Collector {
    * split (the console's and the report tool's); the status frame leaves it out, so it changes with the phase only.
    */
   status(split = true) {
-    const reasons = this.registry.reasons()
-    const lost = this.lostFn()
-    if (lost) reasons.push(`${lost} span(s) evicted before the relay stored them`)
-    for (const r of this.extraReasons) reasons.push(r)
-    const tools = this.registry.registeredCount()
-    const r = this.registry
-    const s = statusFor({
-      active: this.active,
-      hostFound: r.hostFoundAt !== null,
-      registered: tools.own,
-      anyCall: this.firstCallAt !== null || this.unsampled > 0,
-      countedCalls: r.countedCalls(),
-      reasons,
-      inFlight: this.inFlight.size,
-      countedOnly: r.unwrapped.size > 0,
-      hostLocation: r.hostLocation,
-      split: split ? splitLine(this.stats) : null,
-      hints: this.notes,
-    })
-    // 000's status fields beside the phase and coverage.
-    return {
-      phase: s.phase,
-      message: s.message,
-      hostLocation: r.hostLocation,
-      hostFoundAt: r.hostFoundAt,
-      toolCount: tools.count,
-      callCount: this.stats.totals.calls,
-      lastCallAt: this.lastSettledAt,
-      hints: s.hints,
-      coverage: s.coverage,
-      reasons: s.reasons,
-    }
+    return sessionStatus(this, split ? splitLine(this.stats) : null)
   }
 
   statusChanged() {
@@ -676,6 +620,8 @@ export class Collector {
     this.recent = []
     this.event("reset", { nextSeq: this.seq })
     this.ledgerChanged()
+    // Counted calls went with the totals: a reconnect's status says what is left.
+    this.sink.restateStatus()
   }
 
   stop() {

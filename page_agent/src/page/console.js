@@ -408,7 +408,7 @@ export function makeApi(agent) {
       c.reset()
     },
     detach: () => agent.detach(),
-    registerReportTool: () => agent.registerReportTool(),
+    registerReportTool: () => agent.report.register(),
     relay: () => (agent.uplink ? agent.uplink.info() : null),
     overhead: () => {
       const { accounted, ms } = c.current().cost

@@ -1,7 +1,8 @@
 // attach(): compose the agent for this context and expose the console API. maybeAttach(): the same behind the
 // ?perf= gate. Nothing here throws into the page. A span travels one way through what is composed here:
-// page -> wrapper (wrap.js, interceptor.js) -> collector (collector.js) -> sink (sink.js: frames) -> uplink
-// (transport/uplink.js, through its feed) and the channel mirror; one pacer (transport/pacing.js) says when.
+// page -> wrapper (wrap.js, interceptor.js) -> collector (collector.js) -> sink (sink.js: frames) -> the uplink's
+// feed (transport/feed.js), which the uplink (transport/uplink.js) sends from, and the channel mirror; one pacer
+// (transport/pacing.js) says when.
 
 import { Collector } from "./collector.js"
 import { Sink } from "./sink.js"
@@ -9,13 +10,11 @@ import { runCommand } from "./commands.js"
 import { leaveNote, linkNavigation } from "./navigation.js"
 import { noop, inert } from "./inert.js"
 import { Interceptor, toolName } from "./interceptor.js"
-import { MAX_CALLS } from "./early.js"
 import { watchLateConfig as watchLate, LATE_CONFIG_HINT } from "./eager.js"
-import { reconcile, instrument } from "./listing.js"
+import { reconcile } from "./listing.js"
 import { ChannelMirror, postsSpans } from "./channel.js"
-import { Uplink, FLUSH_MS } from "../transport/uplink.js"
+import { Uplink } from "../transport/uplink.js"
 import { unwatchedMark, Pacer } from "../transport/pacing.js"
-import { PROTOCOL } from "../transport/frames.js"
 import { PromptWatcher } from "./prompt.js"
 import { FormTools } from "./forms.js"
 import { FactsTaker } from "./facts.js"
@@ -23,6 +22,11 @@ import { TransportObserver } from "./transport_observer.js"
 import { gate } from "./gate.js"
 import { makeApi, reportView, reportToolDescriptor, overlayNotice } from "./console.js"
 import { markInternal, NATIVE_THEN } from "./wrap.js"
+import { normalise, resolveUplink, contextOf, serverSide } from "./options.js"
+import { Schemas } from "./schemas.js"
+import { ReportHost } from "./report_host.js"
+import { watchPage } from "./page_events.js"
+import { takeOver } from "./handover.js"
 import { DEFAULTS, BAKED_UPLINK, AGENT, VERSION } from "../shared/config.js"
 import { newSessionId, cap, safely, makeTaskScheduler, now } from "../shared/util.js"
 
@@ -48,31 +52,6 @@ export function agentOf(api) {
   return AGENTS.get(api) || null
 }
 
-/**
- * The uplink (relay WebSocket) to dial: config.uplink (a ws:// URL; false for none), else the address the
- * relay baked in, else globalThis.__WMCP_UPLINK__. `relay` is webmcp-profiler's option and means the
- * BroadcastChannel only, never the socket.
- * @param {{uplink?: string|false|undefined, relay?: boolean}} config
- * @param {any} [g]  the global object the agent runs in (a test's stand-in, or `{}`: none)
- */
-export function resolveUplink(config, g = globalThis) {
-  const pick = (u) => {
-    const url = typeof u === "string" ? u : u && typeof u === "object" && typeof u.url === "string" ? u.url : null
-    return url && /^wss?:\/\//.test(url) ? { url, protocol: PROTOCOL } : null
-  }
-  if (config && config.uplink === false) return null
-  return pick(config && config.uplink) || pick(BAKED_UPLINK) || pick(safely(() => g.__WMCP_UPLINK__, null))
-}
-
-function contextOf(g) {
-  if (typeof g.WorkerGlobalScope === "function" && safely(() => g instanceof g.WorkerGlobalScope, false)) return "worker"
-  try {
-    return g.top && g.top !== g ? "iframe" : "top"
-  } catch {
-    return "iframe"
-  }
-}
-
 class Agent {
   constructor(config) {
     const g = (this.g = config.global || globalThis)
@@ -95,10 +74,10 @@ class Agent {
       clearTimeout: config.clearTimeout || ((t) => g.clearTimeout(t)),
     }
     this.relay = resolveUplink(config, g)
-    this.reportTool = null
+    /** @type {(() => void)[]} removers of the page's listeners (page_events.js) */
     this.listeners = []
     // Everything the collector says leaves through the sink, one way: frames to the uplink, messages to the channel.
-    const sink = (this.sink = new Sink({ g, env: this.env }))
+    const sink = (this.sink = new Sink({ g, env: this.env, microtask: enqueueMicrotask }))
     // The one pacer: calls are accounted in the batch window they leave in (flushMs 0: none), and the uplink's and
     // the channel's batches leave right after (its outlets, below).
     this.pacer = new Pacer({ windowMs: config.flushMs, clock: () => this.collector.clock(), schedule: this.schedule, ...timers, microtask: enqueueMicrotask })
@@ -118,12 +97,12 @@ class Agent {
       this.collector.facts = new FactsTaker({
         global: g,
         send: (seq, facts) => sink.facts(seq, facts),
-        schemaOf: (tool) => this.schemaOf(tool),
+        schemaOf: (tool) => this.schemas.of(tool),
         setTimeout: timers.setTimeout,
         clock: config.clock,
       })
     }
-    this.schemas = new Map()
+    this.schemas = new Schemas(this.collector.registry)
     if (early) {
       this.collector.registry.attachedAt = early.log.attachedAt
       this.interceptor = early.interceptor
@@ -138,6 +117,7 @@ class Agent {
     }
     const ic = this.interceptor
     ic.lister = (host) => reconcile(ic, host)
+    this.report = new ReportHost({ g, interceptor: ic, collector: this.collector, view: (input) => reportView(this, input) })
     // MCP tools/call over the MCP-B postMessage transports, whatever server runs the tool (a window's only).
     if (this.env.context !== "worker") {
       this.collector.wire = new TransportObserver(this.collector, { global: g, name: toolName, setTimeout: timers.setTimeout })
@@ -146,7 +126,7 @@ class Agent {
     this.interceptor.forms = this.forms
     this.forms.wrapped = (name) => this.interceptor.pendingNames.has(name) || !!(this.interceptor.live.get(name) || {}).wrapper
     this.interceptor.onFound = (host, location) => {
-      if (this.wantReportTool) this.registerReportTool()
+      this.report.found()
       // Declarative tools live on the document's registry (Chromium's, or a polyfill's).
       if (!this.forms.host && (location === "document" || location === "navigator")) {
         this.forms.attach(host, () => this.interceptor.reconcile(host))
@@ -223,33 +203,18 @@ class Agent {
       this.uplink.addFeed(this.sink.feed)
       this.uplink.start()
     }
-    const doc = safely(() => g.document, null)
-    const on = (target, type, fn) => {
-      if (!target || typeof target.addEventListener !== "function") return
-      safely(() => {
-        target.addEventListener(type, fn)
-        this.listeners.push(() => target.removeEventListener(type, fn))
-      })
-    }
-    on(doc, "visibilitychange", () => safely(() => c.event("visibility", { state: String(doc.visibilityState) })))
-    on(g, "pagehide", (e) =>
-      safely(() => {
+    this.listeners = watchPage(g, c, {
+      leaving: (persisted) => {
         // A form submission that is taking the page away: its span leaves before the bye, and so does
         // whatever the uplink's batch window still holds.
         if (this.forms.pagehide() || this.uplink || this.channel) this.deliverNow()
-        if (this.uplink) this.uplink.bye(e && e.persisted ? "bfcache" : "pagehide")
+        if (this.uplink) this.uplink.bye(persisted ? "bfcache" : "pagehide")
         if (this.channel && this.uplink) this.channel.announce(true)
-      }),
-    )
-    on(g, "pageshow", (e) =>
-      safely(() => {
-        if (!e || !e.persisted) return
+      },
+      restored: () => {
         if (this.uplink) this.uplink.resume()
-        c.event("navigation", { kind: "bfcache-restore" })
-      }),
-    )
-    on(g, "popstate", () => safely(() => c.event("navigation", { kind: "popstate" })))
-    on(g, "hashchange", () => safely(() => c.event("navigation", { kind: "hashchange" })))
+      },
+    })
     // How this document began is said at the time the agent attached: for an agent whose hooks ran at load
     // (eager.js), before what the page did until the rest arrived.
     const clock = c.clock
@@ -261,40 +226,14 @@ class Agent {
     } finally {
       c.clock = clock
     }
-    if (this.config.reportTool) this.registerReportTool()
+    if (this.config.reportTool) this.report.register()
     if (typeof this.config.onSpan === "function") c.spanListeners.add(this.config.onSpan)
     this.sink.status()
     if (this.config.overlay === true) overlayNotice(this.config, g)
-    if (this.early) this.takeOver(this.early)
+    if (this.early) takeOver(this.early, this)
     const ann = this.config.announce
     if (typeof ann === "function") safely(() => ann(this.api))
     else if (ann && g.console) safely(() => g.console.info(startLine(this)))
-  }
-
-  /**
-   * The hooks ran at load and reported to the early buffer: what the page asked of the console API meanwhile
-   * takes effect, then the buffer replays into the collector (every call then measured as if the collector had
-   * been there), and the API's waiting promises resolve.
-   */
-  takeOver(p) {
-    const c = this.collector
-    for (const fn of p.spanListeners) c.spanListeners.add(fn)
-    for (const fn of p.updateListeners) c.updateListeners.add(fn)
-    for (const hint of p.notes) c.notes.push(hint)
-    if (p.reportName) c.reportToolName = p.reportName
-    p.collector = c
-    // A form's tool registered before forms.js was here was recorded as any other: now it can say it is a form.
-    for (const e of p.log.events) if (e.name === "registered") safely(() => this.interceptor.asForm(e.args[0], safely(() => JSON.parse(e.args[0].descriptor).inputSchema, undefined)))
-    p.log.handOver(c)
-    if (p.log.lost) {
-      c.extraReasons.add(`${p.log.lost} call(s) or event(s) before the agent finished loading were not measured: its early buffer holds ${MAX_CALLS} calls`)
-      c.statusChanged()
-    }
-    this.interceptor.askKeptLater()
-    for (const target of p.instrumentLater) safely(() => instrument(this.interceptor, target))
-    if (p.reportTool) this.registerReportTool()
-    p.done = true
-    for (const f of p.waiting.splice(0)) safely(f)
   }
 
   // ---- calls that navigate (navigation.js) ------------------------------------------------------------
@@ -308,69 +247,14 @@ class Agent {
   deliverNow() {
     safely(() => this.collector.flush())
     if (this.channel) safely(() => this.channel.flush())
-    if (!this.uplink) return
-    safely(() => this.sink.sendStarts())
-    safely(() => this.uplink.flush())
-  }
-
-  /** A tool's own inputSchema (for the facts' schema check), parsed once per descriptor text. */
-  schemaOf(tool) {
-    const rec = this.collector.registry.tools.get(tool)
-    const text = rec && rec.registered && !rec.internal ? rec.descriptor : null
-    if (typeof text !== "string") return undefined
-    let hit = this.schemas.get(tool)
-    if (!hit || hit.text !== text) {
-      const d = safely(() => JSON.parse(text), null)
-      hit = { text, schema: d && typeof d === "object" ? d.inputSchema : undefined }
-      this.schemas.set(tool, hit)
-      if (this.schemas.size > 1024) this.schemas.delete(this.schemas.keys().next().value)
-    }
-    return hit.schema
-  }
-
-  // ---- report tool, detach ----------------------------------------------------------------------------
-
-  /** Register get_perf_report on the host through its original (unpatched) registerTool: never measured. */
-  registerReportTool() {
-    if (!this.collector.active || this.reportTool) return !!this.reportTool
-    this.wantReportTool = true
-    let host = null
-    for (const [h, e] of this.interceptor.hosts) if (!host || e.location === "document") host = [h, e]
-    if (!host) return false
-    const [h, entry] = host
-    const register = entry.originals.registerTool
-    if (typeof register !== "function") return false
-    const ac = typeof this.g.AbortController === "function" ? new this.g.AbortController() : null
-    const tool = markInternal(reportToolDescriptor((input) => reportView(this, input)))
-    this.collector.reportToolName = tool.name
-    try {
-      const r = register.call(h, tool, ac ? { signal: ac.signal } : undefined)
-      if (r && typeof r.then === "function") r.then(null, () => {})
-    } catch {
-      return false
-    }
-    this.reportTool = { host: h, entry, ac }
-    const rec = this.interceptor.record(tool, true)
-    this.collector.registered(rec)
-    return true
-  }
-
-  unregisterReportTool() {
-    const rt = this.reportTool
-    if (!rt) return
-    this.reportTool = null
-    safely(() => {
-      if (rt.ac) rt.ac.abort()
-      if (typeof rt.entry.originals.unregisterTool === "function") rt.entry.originals.unregisterTool.call(rt.host, this.collector.reportToolName)
-    })
+    safely(() => this.sink.deliver())
   }
 
   detach() {
     const c = this.collector
     if (!c.active) return false
     safely(() => c.flush()) // calls still waiting for their window are accounted, and leave below
-    safely(() => this.sink.sendStarts())
-    safely(() => this.unregisterReportTool())
+    safely(() => this.report.unregister())
     this.forms.restore()
     this.interceptor.restore()
     if (c.wire) c.wire.stop()
@@ -378,7 +262,7 @@ class Agent {
     c.stop()
     if (this.uplink) {
       safely(() => this.sink.status())
-      safely(() => this.uplink.flush())
+      safely(() => this.sink.deliver())
       for (const id of Array.from(this.uplink.feeds.keys())) this.uplink.removeFeed(id, "detach")
       this.uplink.stop()
     }
@@ -391,22 +275,6 @@ class Agent {
     if (LIVE.get(this.g) === this.api) LIVE.delete(this.g)
     return true
   }
-}
-
-function normalise(config) {
-  const cfg = { ...DEFAULTS, ...config }
-  cfg.buffer = Number.isInteger(cfg.buffer) && cfg.buffer >= 1 ? Math.min(cfg.buffer, 100000) : DEFAULTS.buffer
-  // 000 clamps: 5 measures every call, -1 none.
-  cfg.sample = typeof cfg.sample === "number" && !Number.isNaN(cfg.sample) ? Math.min(1, Math.max(0, cfg.sample)) : 1
-  if (!["message", "name", "none"].includes(cfg.errorPolicy)) cfg.errorPolicy = "message"
-  cfg.pollMs = Number.isFinite(cfg.pollMs) && cfg.pollMs > 0 ? cfg.pollMs : 250
-  // The batch window of the uplink and the channel mirror (0: every task flushes, as the unit tests drive it;
-  // pacing.js); junk gets the default.
-  cfg.flushMs = Number.isFinite(cfg.flushMs) && cfg.flushMs >= 0 ? Math.min(cfg.flushMs, 250) : FLUSH_MS
-  cfg.capturePayloads = cfg.capturePayloads === true
-  cfg.maxPayloadLength = Number.isInteger(cfg.maxPayloadLength) && cfg.maxPayloadLength > 0 ? Math.min(cfg.maxPayloadLength, 65536) : DEFAULTS.maxPayloadLength
-  cfg.fingerprintHandler = cfg.fingerprintHandler === true
-  return cfg
 }
 
 /**
@@ -485,14 +353,6 @@ function startLine(agent) {
   const handle = cfg.globalName || "api"
   const to = agent.relay ? `relay ${agent.uplink.info().url}` : "no relay"
   return `[wmcp-top] profiling on — ${handle}.help() · ?${cfg.param}=0 to disable · ${agent.collector.status().message} (session ${agent.collector.sessionId}, ${to})`
-}
-
-/**
- * No window and no document, and not a worker: server-side rendering (Node, an edge runtime). SSR frameworks
- * call attachProfiler() there too and rely on webmcp-profiler's frozen no-op: nothing patched, nothing dialled.
- */
-function serverSide(g) {
-  return !safely(() => g.document, null) && !safely(() => g.window, null) && contextOf(g) !== "worker"
 }
 
 export { LATE_CONFIG_HINT }

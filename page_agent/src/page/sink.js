@@ -1,31 +1,30 @@
 // The collector's sink: everything that leaves the collector turns into frames here (frames.js) and goes one way,
-// to the uplink (its feed holds our spans, handed over as they are made) and to the channel mirror. Sessions
-// the channel hears from other contexts are relayed the same way, each through a feed of its own. Nothing here
-// reads spans back: the uplink has what it was handed.
+// to the uplink's feed for our session (transport/feed.js: the spans, the calls begun and accounted, and what
+// restates the session after a reconnect: its hello, tools, status and ledger, each pushed when it changes) and to
+// the channel mirror. Sessions the channel hears from other contexts are relayed the same way, each through a feed
+// of its own. The uplink sends from the feeds alone and never asks the page for anything.
 
-import { Feed } from "../transport/feed.js"
+import { Feed, begun } from "../transport/feed.js"
 import * as frames from "../transport/frames.js"
-import { newSessionId, cap, safely } from "../shared/util.js"
+import { cap, safely } from "../shared/util.js"
 
 const MAX_FOREIGN_SPANS = 500
-const MAX_STARTS_PER_FRAME = 500
 // Payload frames of calls made before the relay's welcome says whether it wants any (the socket still opening):
 // held until it does, at most this many (each is already cut to maxPayloadLength).
 const MAX_HELD_PAYLOADS = 64
-
-/** A call's `start` entry (its span, same seq, says the rest). */
-const startOf = (c) => ({ seq: c.seq, tool: c.tool, invokedAt: c.invokedAt, depth: c.depth, parent: c.parent })
 
 export class Sink {
   /**
    * @param {object} o
    * @param {any} o.g  the global the agent runs in (the hello's title, visibility and timeOrigin)
    * @param {{origin: string, path: string, userAgent: string, context: string}} o.env
+   * @param {(fn: () => void) => void} [o.microtask]  queues a microtask (the ledger of a burst of registry changes is made once)
    */
-  constructor({ g, env }) {
+  constructor({ g, env, microtask = (fn) => queueMicrotask(fn) }) {
     this.g = g
     this.env = env
-    /** @type {any} the collector, set by the agent once made (its state restates the session after a reconnect) */
+    this.microtask = microtask
+    /** @type {any} the collector, set by the agent once made (its state is what the frames made here say) */
     this.collector = null
     /** @type {import("../transport/uplink.js").Uplink|null} */
     this.uplink = null
@@ -35,9 +34,8 @@ export class Sink {
     this.feed = null
     /** @type {((id: string) => void)|null} the session went on under a new id */
     this.onRename = null
-    /** calls begun since the last flush: their `start` leaves with it if they still run then */
-    this.pendingStarts = []
-    this.lastStatus = null
+    /** a registry change's ledger frame is due at the end of this task */
+    this.ledgerQueued = false
     /** @type {Map<string, Feed>} sessions relayed from the channel */
     this.foreign = new Map()
     /** payload frames waiting for the relay's welcome */
@@ -55,15 +53,14 @@ export class Sink {
     if (!uplink) return
     uplink.onWelcome = (w) => this.welcomed(w)
     const c = this.collector
-    this.feed = new Feed(c.sessionId, {
-      hello: () => this.hello(),
-      rename: () => this.rename(),
-      seqs: () => c.openSeqs(),
-      drain: () => this.sendStarts(),
-      replay: () => this.replay(),
-      ledgerFrame: () => frames.ledger(c.sessionId, c.registry.rev, c.ledger()),
-    })
-    c.lostFn = () => this.feed.delivery.lost
+    const feed = (this.feed = new Feed(c.sessionId, this.about(), { seqs: true }))
+    // What the relay's acks tell of loss: the collector's status says it, and the feed restates that status.
+    feed.onLost = (n) => {
+      c.lost = n
+      this.restateStatus()
+    }
+    feed.onRename = (id) => this.rename(id)
+    this.pushLedger()
   }
 
   /** A frame of our own session: its `session` is the one the frame names (frames.js stamps it). */
@@ -73,12 +70,29 @@ export class Sink {
 
   // ---- what the collector says (Collector's `sink`) ------------------------------------------------------
 
-  /** A call began: its `start` frame leaves with the uplink's next flush (the feed's drain) if it still runs then. */
+  /** A call began: its `start` frame leaves with the uplink's next flush if it still runs then (feed.js). */
   start(call) {
-    const u = this.uplink
-    if (!u || !u.open) return
-    this.pendingStarts.push(call)
-    u.kick()
+    if (!this.feed) return
+    // The call keeps what the feed was handed (again for a form's submit), to say when it settled and was accounted.
+    const b = begun(call.seq, call.tool, call.invokedAt, call.depth, call.parent, !!call.terminal, !!call.waiting)
+    this.feed.begin(b, call.begun || undefined)
+    call.begun = b
+    this.uplink.kick()
+  }
+
+  /** A call settled (its span follows once accounted). */
+  settled(call) {
+    if (call.begun) this.feed.settled(call.begun)
+  }
+
+  /** A settled call runs again: the transport observer adopted it (collector.adopt). */
+  reopened(call) {
+    if (call.begun) this.feed.reopened(call.begun)
+  }
+
+  /** These calls were accounted (each became its span, or its accounting failed). */
+  accounted(calls) {
+    for (const call of calls) if (call.begun) this.feed.accounted(call.begun)
   }
 
   span(span) {
@@ -101,29 +115,73 @@ export class Sink {
 
   /** A reset: what the uplink's window holds leaves first, under the spans' old seqs. */
   beforeReset() {
-    if (this.uplink) safely(() => this.uplink.flush())
+    safely(() => this.deliver())
   }
 
   tool(rec, change) {
-    if (this.uplink) this.send(this.toolFrame(rec, change))
-  }
-
-  ledger() {
-    if (this.uplink) this.uplink.ledgerDirty(this.collector.sessionId)
-  }
-
-  /** The status may have changed: a status frame leaves when it says something new. */
-  status() {
-    if (!this.uplink) return
-    const f = this.statusFrame()
-    const key = JSON.stringify(f)
-    if (key === this.lastStatus) return
-    this.lastStatus = key
+    if (!this.feed) return
+    const f = this.toolFrame(rec, change)
+    this.feed.tool(f)
     this.send(f)
   }
 
+  /** A tool listed now whose frame waits for the host's kept annotations (keptAnnotations): restated meanwhile. */
+  listed(rec) {
+    if (this.feed) this.feed.tool(this.toolFrame(rec, "registered"))
+  }
+
+  /** A registration the host refused: said, never restated (not a tool). */
+  rejected(rec) {
+    if (this.feed) this.send(this.toolFrame(rec, "registered"))
+  }
+
+  /**
+   * The ledger changed: its frame is made now for a batch of accounted calls (`batch`), else once at the end of this
+   * task (a page registering a hundred tools in a row makes one), and handed to the feed; the uplink sends the
+   * newest at its pace (pacing.js).
+   */
+  ledger(batch = false) {
+    if (!this.feed) return
+    if (batch) return this.pushLedger()
+    if (this.ledgerQueued) return
+    this.ledgerQueued = true
+    this.microtask(() => {
+      if (this.ledgerQueued) safely(() => this.pushLedger())
+    })
+  }
+
+  pushLedger() {
+    this.ledgerQueued = false
+    const c = this.collector
+    this.feed.ledger(frames.ledger(c.sessionId, c.registry.rev, c.ledger()))
+    this.uplink.ledgerDirty(c.sessionId)
+  }
+
+  /** The status may have changed: its frame restates the session, and leaves if it says something new (uplink.js). */
+  status() {
+    if (!this.feed) return
+    this.describe()
+    const f = this.statusFrame()
+    this.feed.status(f)
+    this.send(f)
+  }
+
+  /** The status as it is now restates the session after a reconnect; it leaves with the next change. */
+  restateStatus() {
+    if (this.feed) this.feed.status(this.statusFrame())
+  }
+
   event(e) {
-    if (this.uplink) this.send(frames.event(this.collector.sessionId, e.at, e.kind, e.detail))
+    if (!this.feed) return
+    this.describe()
+    this.send(frames.event(this.collector.sessionId, e.at, e.kind, e.detail))
+  }
+
+  /** What waits leaves now (a navigation, pagehide, detach): the ledger a registry change made due, then the batch. */
+  deliver() {
+    if (!this.feed) return
+    if (this.ledgerQueued) this.pushLedger()
+    this.uplink.flush()
   }
 
   /** Opt-in payload capture: the socket only (the relay hands it to OpenTelemetry), never the channel. */
@@ -167,22 +225,6 @@ export class Sink {
 
   // ---- frames ---------------------------------------------------------------------------------------------
 
-  /** Queue the `start` of every call begun since the last flush that still runs (or was a form's wait). */
-  sendStarts() {
-    if (!this.uplink) return
-    const id = this.collector.sessionId
-    // A call that settled within the window needs no start: its span (same seq, depth and parent) says it all,
-    // and at a busy page's rate most calls settle before their window ends. A form call the relay saw waiting
-    // for the user still says when the user submitted (its start again, no longer waiting).
-    const running = this.pendingStarts.filter((c) => c.settledAt === null || (c.waitingSent && !c.waiting))
-    this.pendingStarts = []
-    for (const c of running) if (c.waiting) c.waitingSent = true
-    while (running.length) {
-      const calls = running.splice(0, MAX_STARTS_PER_FRAME).map((c) => ({ ...startOf(c), ...(c.terminal ? { invokedBy: "terminal" } : {}), ...(c.waiting ? { waiting: true } : {}) }))
-      this.uplink.send(id, frames.start(id, calls))
-    }
-  }
-
   toolFrame(rec, change) {
     const at = (change === "unregistered" ? rec.unregisteredAt : rec.registeredAt) ?? this.collector.clock()
     return frames.tool(this.collector.sessionId, rec, change, at)
@@ -192,9 +234,10 @@ export class Sink {
     return frames.status(this.collector.sessionId, this.collector.status(false))
   }
 
-  // ---- our feed's hooks (the uplink asks at hello and after a reconnect) ------------------------------------
+  // ---- what describes and restates our session (the feed's) ----------------------------------------------
 
-  hello() {
+  /** The hello's session and config: title and visibility as they are when the session last changed. */
+  about() {
     const c = this.collector
     const g = this.g
     return {
@@ -213,39 +256,30 @@ export class Sink {
     }
   }
 
-  /** What restates the session after hello: its tools, status, ledger and the calls running now. */
-  replay() {
-    const c = this.collector
-    const out = []
-    for (const rec of c.registry.tools.values()) if (rec.registered) out.push(this.toolFrame(rec, "registered"))
-    const st = this.statusFrame()
-    this.lastStatus = JSON.stringify(st)
-    out.push(st)
-    out.push(frames.ledger(c.sessionId, c.registry.rev, c.ledger()))
-    this.pendingStarts = []
-    const calls = Array.from(c.inFlight.values()).map((x) => ({ ...startOf(x), ...(x.waiting ? { waiting: true } : {}) }))
-    if (calls.length) out.push(frames.start(c.sessionId, calls.slice(0, MAX_STARTS_PER_FRAME)))
-    return out
+  describe() {
+    this.feed.describe(this.about())
   }
 
   /**
    * The relay refused our first hello: another socket holds this session id (a page that says it is us, or a
-   * rare collision). The session carries on under a new id, never under the other's.
-   * @returns {string} the new id
+   * rare collision). The session carries on under the new id the uplink gave its feed, never under the other's,
+   * and everything that restates it is made again under that id.
+   * @param {string} id
    */
-  rename() {
+  rename(id) {
     const c = this.collector
-    const old = c.sessionId
-    let id = newSessionId()
-    while (id === old) id = newSessionId()
     c.rename(id)
     if (this.onRename) safely(() => this.onRename(id))
-    this.lastStatus = null
     if (this.channel) {
       this.channel.sessionId = id
       safely(() => this.channel.announce())
     }
-    return id
+    const feed = this.feed
+    this.describe()
+    for (const rec of c.registry.tools.values()) feed.tool(this.toolFrame(rec, rec.registered ? "registered" : "unregistered"))
+    feed.status(this.statusFrame())
+    this.pushLedger()
+    for (const f of this.foreign.values()) f.describe(this.foreignAbout(f.id))
   }
 
   // ---- sessions relayed from the channel --------------------------------------------------------------------
@@ -253,10 +287,14 @@ export class Sink {
   /** The channel heard a new session of another context of this origin: the uplink carries it, as relayed. */
   foreignSession(id) {
     if (!this.uplink) return
-    const hello = () => ({ session: { id, origin: this.env.origin, context: "relayed", via: this.collector.sessionId, visibility: "unknown" }, config: {} })
-    const feed = new Feed(id, { hello }, MAX_FOREIGN_SPANS)
+    const feed = new Feed(id, this.foreignAbout(id), { max: MAX_FOREIGN_SPANS })
     this.foreign.set(id, feed)
     this.uplink.addFeed(feed)
+  }
+
+  /** A relayed session's hello: it came through our session. */
+  foreignAbout(id) {
+    return { session: { id, origin: this.env.origin, context: "relayed", via: this.collector.sessionId, visibility: "unknown" }, config: {} }
   }
 
   foreignSpan(span) {

@@ -1,4 +1,5 @@
-// Status phases: what the agent is doing now, in one sentence, with next steps. Pure.
+// Status phases: what the agent is doing now, in one sentence, with next steps, and a session's status assembled
+// from the collector's state (sessionStatus). Pure.
 
 const PHASES = {
   inactive: {
@@ -57,7 +58,7 @@ function detailed(phase, message, s) {
 
 /**
  * @param {{active?:boolean, inactive?:boolean, hostFound?:boolean, registered?:boolean, anyCall?:boolean,
- *   countedCalls?:number, reasons:string[], inFlight?:number, countedOnly?:boolean, hostLocation?:string|null,
+ *   countedCalls?:number, reasons:string[], countedOnly?:boolean, hostLocation?:string|null,
  *   split?:string|null, hints?:string[]}} s  `hints`: the caller's own, ahead of the phase's; `countedCalls`:
  *   calls seen through toolactivated only
  * @returns {{phase:string, message:string, hints:string[], coverage:string|null, reasons:string[]}}
@@ -82,3 +83,43 @@ export function statusFor(s) {
 }
 
 export const PHASE_NAMES = Object.keys(PHASES)
+
+/**
+ * A session's status (000's fields beside the phase and coverage), from its collector's state: the registry ledger
+ * (ledger.js), the calls seen, the loss the uplink's feed last reported, the agent's own reasons and hints.
+ * @param {{active: boolean, registry: any, lost: number, extraReasons: Iterable<string>, notes: string[],
+ *   firstCallAt: number|null, unsampled: number, lastSettledAt: number|null, stats: {totals: {calls: number}}}} c
+ * @param {string|null} split  the measuring sentence's split (the console's and the report tool's); the status
+ *   frame leaves it out, so it changes with the phase only
+ */
+export function sessionStatus(c, split) {
+  const r = c.registry
+  const reasons = r.reasons()
+  if (c.lost) reasons.push(`${c.lost} span(s) evicted before the relay stored them`)
+  for (const reason of c.extraReasons) reasons.push(reason)
+  const tools = r.registeredCount()
+  const s = statusFor({
+    active: c.active,
+    hostFound: r.hostFoundAt !== null,
+    registered: tools.own,
+    anyCall: c.firstCallAt !== null || c.unsampled > 0,
+    countedCalls: r.countedCalls(),
+    reasons,
+    countedOnly: r.unwrapped.size > 0,
+    hostLocation: r.hostLocation,
+    split,
+    hints: c.notes,
+  })
+  return {
+    phase: s.phase,
+    message: s.message,
+    hostLocation: r.hostLocation,
+    hostFoundAt: r.hostFoundAt,
+    toolCount: tools.count,
+    callCount: c.stats.totals.calls,
+    lastCallAt: c.lastSettledAt,
+    hints: s.hints,
+    coverage: s.coverage,
+    reasons: s.reasons,
+  }
+}

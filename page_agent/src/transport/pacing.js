@@ -5,8 +5,9 @@
 // share those wake-ups. After a quiet spell a window is FLUSH_MS; while the page keeps calling (a batch left
 // under BUSY_MS ago) it stretches to BUSY_FACTOR times that, at most MAX_FLUSH_MS: a busy page pays four
 // batches a second, a quiet one is seen within 50 ms. (Measured in tests/bench/test_observer_effect.py.)
-// Everything that paces the agent is here: the accounting's windows (Pacer, at the end) and each outlet's batch
-// timer (Lane); the uplink and the channel only say what their window is and what leaving means.
+// Everything that paces the agent is here: the accounting's windows (Pacer, at the end), each outlet's batch
+// timer (Lane) and the uplink's cadence (Cadence: its window, watched or not); the uplink and the channel only
+// say what leaving means.
 
 import { safely } from "../shared/util.js"
 
@@ -157,6 +158,151 @@ export function unwatchedMark(buffer) {
  */
 export function unwatchedWindow(intervalMs, unsent, mark) {
   return unsent >= mark ? 0 : intervalMs
+}
+
+/**
+ * When the uplink's batch leaves: its window (batchWindow watched, the relay's interval unwatched, at once when the
+ * unsent spans reach the mark or a resume ack asks for what the relay lacks), what the relay said is watched, and
+ * whether a batch waits for the page's quiet moment. The uplink says what leaving means (`leave`) and tells this
+ * what happened (spans ready, spans carried, a flush, a watch frame, a resume); it decides nothing of its own.
+ */
+export class Cadence {
+  /**
+   * @param {object} o
+   * @param {number} [o.flushMs]  the quiet window (0: the next macrotask, unless unwatched)
+   * @param {number} [o.mark]  unsent spans that send an unwatched batch at once (unwatchedMark)
+   * @param {() => number} o.clock
+   * @param {(fn: Function) => void} o.schedule  macrotask scheduler
+   * @param {Function} o.setTimeout
+   * @param {Function} o.clearTimeout
+   * @param {boolean} [o.alignQuiet]  a busy page's batch, its window over while a call is under way, waits for quiet
+   * @param {() => boolean} [o.calling]  is a call under way (the Pacer's)?
+   * @param {() => Iterable<string>} o.sessions  the sessions the uplink carries
+   * @param {() => void} o.leave  the batch leaves (the uplink's flush)
+   */
+  constructor({ flushMs = 0, mark = unwatchedMark(500), clock, schedule, setTimeout: st, clearTimeout: ct, alignQuiet = false, calling = () => false, sessions, leave }) {
+    this.flushMs = Number.isFinite(flushMs) && flushMs > 0 ? Math.min(flushMs, MAX_FLUSH_MS) : 0
+    this.mark = mark
+    this.clock = clock
+    this.schedule = schedule
+    this.sessions = sessions
+    this.leave = leave
+    /** the batch window's timer */
+    this.lane = new Lane({ setTimeout: st, clearTimeout: ct, clock, alignQuiet, calling })
+    /** a batch is due (its window armed, or its task scheduled) */
+    this.scheduled = false
+    this.lastSpansAt = -Infinity // when a batch last carried spans: calls within BUSY_MS of it mean a busy page
+    /** @type {Map<string, {watched: boolean, intervalMs: number}>} what the relay last said of each session */
+    this.watch = new Map()
+    this.unsent = 0 // spans ready since the last batch
+    this.resuming = false // a resume ack came: what the relay lacks goes on the next task, whatever the cadence
+  }
+
+  /** Null while any session is watched (or never told); else the shortest interval the relay gave. */
+  interval() {
+    let interval = null
+    for (const id of this.sessions()) {
+      const w = this.watch.get(id)
+      if (!w || w.watched) return null
+      if (interval === null || w.intervalMs < interval) interval = w.intervalMs
+    }
+    return interval
+  }
+
+  watched() {
+    return this.interval() === null
+  }
+
+  /** A batch is due: it leaves when its window ends (or at the quiet moment after), else on the next task. */
+  due() {
+    if (this.scheduled) return
+    this.scheduled = true
+    const wait = this.flushMs || !this.watched() ? this.window() : 0
+    // a busy page's batch, its window over while a call is under way, waits for the quiet moment
+    const leave = (aligned) => {
+      if (!aligned) this.scheduled = false
+      safely(this.leave)
+    }
+    if (wait > 0 && this.lane.arm(wait, () => this.lastSpansAt, leave)) return
+    this.schedule(() => {
+      this.scheduled = false
+      safely(this.leave)
+    })
+  }
+
+  /** The window for a batch due now: `flushMs` after a quiet spell, wider while busy; unwatched, the relay's interval. */
+  window() {
+    const interval = this.interval()
+    if (interval !== null) return this.resuming ? 0 : unwatchedWindow(interval, this.unsent, this.mark)
+    return batchWindow(this.flushMs, this.clock(), this.lastSpansAt)
+  }
+
+  /** New spans wait: an unwatched batch that reached the mark no longer waits for its interval. */
+  spansReady() {
+    this.unsent++
+    if (this.unsent === this.mark && this.lane.armed && !this.lane.awaitingQuiet && !this.watched()) {
+      this.lane.cancel()
+      this.scheduled = false
+    }
+  }
+
+  /** The page's quiet moment: does a batch wait for it? */
+  awaitingQuiet() {
+    return this.lane.awaitingQuiet
+  }
+
+  /** The accounting's window ran out: watched, the batch leaves now; unwatched, only at a quiet moment it waited for. */
+  leavesAtWindowEnd() {
+    return this.watched() || this.lane.awaitingQuiet
+  }
+
+  /** A flush was asked for, whether or not it can send: no batch waits for quiet any more. */
+  asked() {
+    this.lane.awaitingQuiet = false
+    if (!this.lane.armed && this.scheduled && this.flushMs) this.scheduled = false
+  }
+
+  /** A batch leaves now (whoever asked: open, bye, detach, a navigating form): it serves the one the window waited for. */
+  leaving() {
+    if (this.lane.armed) {
+      this.lane.cancel()
+      this.scheduled = false
+    }
+    this.unsent = 0
+    this.resuming = false
+  }
+
+  /** A batch carried spans now. */
+  carried() {
+    this.lastSpansAt = this.clock()
+  }
+
+  /** The relay's resume ack: what it lacks goes on the next task, whatever the cadence. */
+  resumed() {
+    this.resuming = true
+  }
+
+  /**
+   * A `watch` frame for a session: true when the uplink became watched by it (its batch leaves now: the screen
+   * shows the current numbers, not those at the end of an unwatched interval). Malformed: ignored.
+   * @param {any} msg
+   */
+  told(msg) {
+    const w = readWatch(msg)
+    if (!w) return false
+    const was = this.interval()
+    this.watch.set(msg.session, w)
+    return was !== null && this.interval() === null
+  }
+
+  /** A session starts again watched (a hello, or gone): the relay says otherwise after its ack. */
+  forget(id) {
+    this.watch.delete(id)
+  }
+
+  stop() {
+    this.lane.cancel()
+  }
 }
 
 // Accounting held while the page awaits an executeTool (Pacer.due): at most this long, this many calls.

@@ -1,9 +1,11 @@
 // The uplink: one WebSocket to the relay, carrying one or more sessions (ours, and any relayed from the
 // channel). hello first (again on every reconnect, same session id, current `lost`); the relay answers
 // `ack {session, seq, above}` with what it holds, and we send every held span it does not hold, once per
-// connection, whatever order the calls settled in. Spans are handed to a session's feed (feed.js) as they are
-// made and stay held there after sending, until the page's ring evicts them, so a reconnect replays what the
-// relay has not acked; nothing is read back from the collector.
+// connection, whatever order the calls settled in. Everything it sends of a session comes from that session's
+// feed (feed.js), where its owner pushed it: the spans (held after sending until the page's ring evicts them, so a
+// reconnect replays what the relay has not acked), the hello, what restates the session after it, the calls
+// begun; nothing is read back from the page. What the relay says back (acks, refusals, commands) goes to the feed
+// or to the agent's handlers.
 // Never throws into the page; while no relay is there it costs one timer.
 //
 // Ownership: the ack that answers our first hello carries `resume`, a secret only this page holds; every
@@ -12,8 +14,8 @@
 // read) is tried again after a backoff; `unknown_session` for a session it had accepted means the relay
 // forgot it (restart): hello again at once.
 
-import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, LEDGER_EVERY_MS, Lane, batchWindow, ledgerWait, readWatch, unwatchedMark, unwatchedWindow } from "./pacing.js"
-import { safely } from "../shared/util.js"
+import { FLUSH_MS, MAX_FLUSH_MS, BUSY_MS, LEDGER_EVERY_MS, Lane, Cadence, ledgerWait, unwatchedMark } from "./pacing.js"
+import { safely, newSessionId } from "../shared/util.js"
 import * as frames from "./frames.js"
 import { PROTOCOL } from "./frames.js"
 
@@ -33,105 +35,7 @@ const KEPT_OFFLINE = new Set(["event", "update", "prompt"])
 // Facts (facts.js) leave after their span, batched: up to this many wait, oldest dropped first.
 const MAX_FACTS_QUEUED = 500
 
-/**
- * What the relay holds of one feed, as far as its acks tell, and which evicted spans it may not have.
- *
- * The relay answers `ack {seq, above}`: `seq` its highest contiguous seq (counting what a `floor` let it
- * skip), `above` the first ranges [lo, hi] it holds beyond that. Spans settle in any seq order (a slow call
- * settles after faster, later ones), so what the relay holds is not a prefix. A span evicted from the ring is:
- * known held by the relay (no loss); never written to any socket (lost); written but not yet confirmed
- * (`unsure`). An unsure seq is settled by the first ack that covers it (held), or by the resume ack of the next
- * connection (what that relay does not hold by then it never will: lost). Until then `floor` stays at or
- * below it, so the relay's contiguous ack cannot pass it and later claim it held.
- */
-export class Delivery {
-  constructor() {
-    this.acked = -1
-    /** @type {number[][]} [lo, hi] ranges above `acked`, lowest first, as the relay last said */
-    this.above = []
-    /** seqs written to a socket (this connection or an earlier one) and not yet known held */
-    this.pending = new Set()
-    /** @type {number[]} evicted seqs that were written and are not yet known held */
-    this.unsure = []
-    this.lost = 0
-  }
-
-  /** Does the relay hold `seq` (as far as its last ack said)? */
-  has(seq) {
-    if (seq <= this.acked) return true
-    for (const [lo, hi] of this.above) {
-      if (seq < lo) return false
-      if (seq <= hi) return true
-    }
-    return false
-  }
-
-  evicted(seq) {
-    if (this.has(seq)) return
-    if (this.pending.delete(seq)) this.unsure.push(seq)
-    else this.lost++
-  }
-
-  written(seq) {
-    if (!this.has(seq)) this.pending.add(seq)
-  }
-
-  /**
-   * An ack. `resume` is the one right after hello: it replaces what an earlier relay said (a restarted relay
-   * holds nothing), and whatever unsure seq it does not cover was not stored.
-   * @param {number} seq
-   * @param {unknown} above  the ack's `above` ranges (validated here)
-   * @param {boolean} resume
-   */
-  ack(seq, above, resume) {
-    if (resume || seq > this.acked) this.acked = seq
-    this.above = ranges(above, this.acked)
-    for (const s of this.pending) if (this.has(s)) this.pending.delete(s)
-    if (!this.unsure.length) return
-    if (resume) this.lost += this.unsure.filter((s) => !this.has(s)).length
-    this.unsure = resume ? [] : this.unsure.filter((s) => !this.has(s))
-  }
-
-  /** The lowest unsure seq, or null: the floor may not pass it. */
-  lowestUnsure() {
-    let low = null
-    for (const s of this.unsure) if (low === null || s < low) low = s
-    return low
-  }
-}
-
-export const MAX_ACK_RANGES = 64 // the relay sends at most this many `above` ranges
-
-/** An ack's `above`: at most MAX_ACK_RANGES integer [lo, hi] pairs above `acked`, ascending; junk dropped. */
-function ranges(above, acked) {
-  const out = []
-  if (!Array.isArray(above)) return out
-  let last = acked
-  for (const r of above.slice(0, MAX_ACK_RANGES)) {
-    if (!Array.isArray(r) || !Number.isInteger(r[0]) || !Number.isInteger(r[1])) break
-    const [lo, hi] = r
-    if (lo <= last || hi < lo) break
-    out.push([lo, hi])
-    last = hi
-  }
-  return out
-}
-
-/**
- * A session as the uplink sees it (feed.js's Feed).
- * @typedef {object} Feed
- * @property {string} id
- * @property {() => {session:object, config:object}} hello
- * @property {() => Iterable<object>} spans  held spans, oldest first (handed to the feed, never read back)
- * @property {() => object[]} replay  frames that restate the session after a (re)connect
- * @property {Delivery} delivery
- * @property {() => string} [rename]  the relay refused our first hello as taken: go on under a new id (returned),
- *   re-stamping what the feed holds. Without it such a hello is tried again after a backoff.
- * @property {() => void} [drain]  called at the start of each flush: queue what the feed has gathered since
- *   (the agent's batched `start` frames), so it goes out in the same flush
- * @property {() => {open: number|null, next: number}} [seqs]  the lowest seq still running or awaiting
- *   accounting (it will become a span later), and the next seq to be given out. Without it no `floor` is sent.
- */
+/** @typedef {import("./feed.js").Feed} Feed */
 
 export class Uplink {
   /**
@@ -158,23 +62,16 @@ export class Uplink {
     this.schedule = schedule || ((fn) => st(fn, 0))
     this.clock = clock || (() => Date.now())
     /** `sent`: seqs written on this connection and not yet known held (each goes out once a connection).
-     * @type {Map<string, {feed: Feed, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], late:object[], ledgerDirty:boolean, ledgerAt:number, ledgerWait:Lane, resume:string|null, helloAttempt:number, helloTimer:any, said:boolean}>} */
+     * `lastStatus`: the last status frame's text written (or replayed): a status frame leaves only when it says something new.
+     * @type {Map<string, {feed: Feed, lastStatus: string|null, helloSent:boolean, resumed:boolean, sent:Set<number>, toldLost:number, queue:object[], late:object[], ledgerDirty:boolean, ledgerAt:number, ledgerWait:Lane, resume:string|null, helloAttempt:number, helloTimer:any, said:boolean}>} */
     this.feeds = new Map()
     this.ws = null
     this.state = "idle"
     this.attempt = 0
     this.timer = null
-    this.flushScheduled = false
-    this.flushMs = Number.isFinite(flushMs) && flushMs > 0 ? Math.min(flushMs, MAX_FLUSH_MS) : 0
-    /** the batch window's timer (pacing.js) */
-    this.lane = new Lane({ setTimeout: st, clearTimeout: ct, clock: this.clock, alignQuiet, calling })
+    /** when a batch leaves (pacing.js) */
+    this.pace = new Cadence({ flushMs, mark, clock: this.clock, schedule: this.schedule, setTimeout: st, clearTimeout: ct, alignQuiet, calling, sessions: () => this.feeds.keys(), leave: () => this.flush() })
     this.flushing = false
-    this.lastSpansAt = -Infinity // when a flush last carried spans: calls within BUSY_MS of it mean a busy page
-    /** @type {Map<string, {watched: boolean, intervalMs: number}>} what the relay last said of each session (pacing.js) */
-    this.watch = new Map()
-    this.unsent = 0 // spans ready since the last flush
-    this.resuming = false // a resume ack came: what the relay lacks goes on the next task, whatever the cadence
-    this.mark = mark
     this.closed = false
     this.counters = { connects: 0, disconnects: 0, framesSent: 0, spansSent: 0, acks: 0, errors: 0, rateLimited: 0, refused: 0, renamed: 0 }
     this.lastRefusal = null
@@ -242,7 +139,7 @@ export class Uplink {
   }
 
   resetLink(s) {
-    this.watch.delete(s.feed.id) // a hello starts watched; the relay says otherwise after its ack (pacing.js)
+    this.pace.forget(s.feed.id) // a hello starts watched; the relay says otherwise after its ack (pacing.js)
     s.helloSent = false
     s.resumed = false
     s.sent = new Set()
@@ -255,7 +152,7 @@ export class Uplink {
   /** @param {Feed} feed */
   addFeed(feed) {
     if (this.feeds.has(feed.id)) return
-    this.feeds.set(feed.id, { feed, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], late: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerWait: new Lane({ setTimeout: this.st, clearTimeout: this.ct, clock: this.clock }), resume: null, helloAttempt: 0, helloTimer: null, said: false })
+    this.feeds.set(feed.id, { feed, lastStatus: null, helloSent: false, resumed: false, sent: new Set(), toldLost: 0, queue: [], late: [], ledgerDirty: false, ledgerAt: -Infinity, ledgerWait: new Lane({ setTimeout: this.st, clearTimeout: this.ct, clock: this.clock }), resume: null, helloAttempt: 0, helloTimer: null, said: false })
     this.kick()
   }
 
@@ -301,7 +198,7 @@ export class Uplink {
     s.ledgerWait.cancel()
     if (s.helloTimer !== null) this.ct(s.helloTimer)
     this.feeds.delete(id)
-    this.watch.delete(id)
+    this.pace.forget(id)
   }
 
   /** Queue a small frame for a session (start, update, tool, status, event). */
@@ -318,6 +215,11 @@ export class Uplink {
     if (!this.open && !KEPT_OFFLINE.has(frame.type)) return
     // A span not yet sent on this connection carries its blockingMs when it goes.
     if (frame.type === "update" && !s.sent.has(frame.seq) && !s.feed.delivery.has(frame.seq)) return
+    if (frame.type === "status") {
+      const text = JSON.stringify(frame)
+      if (text === s.lastStatus) return
+      s.lastStatus = text
+    }
     s.queue.push(frame)
     if (s.queue.length > MAX_QUEUED) s.queue.shift()
     this.kick()
@@ -325,23 +227,8 @@ export class Uplink {
 
   /** New spans are held by a feed: flush soon (an unwatched batch that reached the mark: now). */
   spansReady() {
-    this.unsent++
-    if (this.unsent === this.mark && this.lane.armed && !this.lane.awaitingQuiet && this.cadence() !== null) {
-      this.lane.cancel()
-      this.flushScheduled = false
-    }
+    this.pace.spansReady()
     this.kick()
-  }
-
-  /** Null while any session is watched (or never told); else the shortest interval the relay gave (pacing.js). */
-  cadence() {
-    let interval = null
-    for (const id of this.feeds.keys()) {
-      const w = this.watch.get(id)
-      if (!w || w.watched) return null
-      if (interval === null || w.intervalMs < interval) interval = w.intervalMs
-    }
-    return interval
   }
 
   ledgerDirty(id) {
@@ -352,27 +239,8 @@ export class Uplink {
   }
 
   kick() {
-    if (this.flushScheduled || this.flushing || !this.open) return
-    this.flushScheduled = true
-    const wait = this.flushMs || this.cadence() !== null ? this.window() : 0
-    // pacing.js: a busy page's batch, its window over while a call is under way, waits for the quiet moment
-    const leave = (aligned) => {
-      if (!aligned) this.flushScheduled = false
-      safely(() => this.flush())
-    }
-    if (wait > 0 && this.lane.arm(wait, () => this.lastSpansAt, leave)) return
-    this.schedule(() => {
-      this.flushScheduled = false
-      safely(() => this.flush())
-    })
-  }
-
-  /** The batch window for a flush scheduled now: `flushMs` after a quiet spell, wider while busy; unwatched, the
-   * relay's interval (pacing.js). */
-  window() {
-    const interval = this.cadence()
-    if (interval !== null) return this.resuming ? 0 : unwatchedWindow(interval, this.unsent, this.mark)
-    return batchWindow(this.flushMs, this.clock(), this.lastSpansAt)
+    if (this.flushing || !this.open) return
+    this.pace.due()
   }
 
   // ---- wire ------------------------------------------------------------------------------------------
@@ -390,27 +258,20 @@ export class Uplink {
 
   /** The page's quiet moment (the agent just accounted a settled call): a batch waiting for it leaves now. */
   quiet() {
-    if (this.lane.awaitingQuiet) this.flush()
+    if (this.pace.awaitingQuiet()) this.flush()
   }
 
   /** The agent's accounting window ran out: watched, its batch leaves now; unwatched, at its interval (pacing.js). */
   windowEnded() {
-    if (this.cadence() === null) this.flush()
-    else this.quiet()
+    if (this.pace.leavesAtWindowEnd()) this.flush()
   }
 
   flush() {
-    this.lane.awaitingQuiet = false
-    if (!this.lane.armed && this.flushScheduled && this.flushMs) this.flushScheduled = false
+    this.pace.asked()
     if (!this.open || this.paused) return
     // A flush made now (open, bye, detach, a navigating form) also serves the one the window was waiting for.
-    if (this.lane.armed) {
-      this.lane.cancel()
-      this.flushScheduled = false
-    }
+    this.pace.leaving()
     this.flushing = true
-    this.unsent = 0
-    this.resuming = false
     try {
       this.flushFeeds()
     } finally {
@@ -423,17 +284,20 @@ export class Uplink {
       if (s.said) continue // said bye: nothing more until resume()
       if (!s.helloSent) {
         if (s.helloTimer !== null) continue // refused a moment ago: the retry timer sends it again
-        const h = s.feed.hello()
+        const h = s.feed.about
         const hello = frames.hello({ protocol: this.relay.protocol || PROTOCOL, agent: this.agent, session: h.session, config: h.config, lost: s.feed.delivery.lost })
         if (s.resume) hello.resume = s.resume
         if (!this.write(hello)) return
         s.helloSent = true
         s.toldLost = s.feed.delivery.lost
-        for (const f of s.feed.replay()) this.write(f)
+        for (const f of s.feed.replay()) {
+          this.write(f)
+          if (f.type === "status") s.lastStatus = JSON.stringify(f)
+        }
         s.ledgerDirty = false
         s.ledgerAt = this.clock()
       }
-      if (s.feed.drain) s.feed.drain()
+      for (const f of s.feed.starts()) this.send(s.feed.id, f)
       const q = s.queue
       s.queue = []
       for (const f of q) this.write(f)
@@ -461,7 +325,7 @@ export class Uplink {
     if (!pending.length && d.lost === s.toldLost) return
     pending.sort((a, b) => a.seq - b.seq)
     let floor = null
-    const seqs = s.feed.seqs && s.feed.seqs()
+    const seqs = s.feed.seqs()
     if (seqs) {
       floor = seqs.next
       for (const v of [seqs.open, low]) if (v !== null && v !== undefined && v < floor) floor = v
@@ -481,7 +345,7 @@ export class Uplink {
         d.written(span.seq)
       }
       this.counters.spansSent += chunk.length
-      if (chunk.length) this.lastSpansAt = this.clock()
+      if (chunk.length) this.pace.carried()
     }
   }
 
@@ -521,13 +385,13 @@ export class Uplink {
   }
 
   sendLedger(s) {
-    const wait = ledgerWait(s.ledgerAt, this.clock(), this.cadence() === null)
+    const wait = ledgerWait(s.ledgerAt, this.clock(), this.pace.watched())
     if (wait > 0) {
       // pacing.js: at most one a second watched; unwatched, with the next batch after UNWATCHED_LEDGER_MS
-      if (!s.ledgerWait.armed) s.ledgerWait.after(wait, () => (this.cadence() === null ? this.flush() : this.kick()))
+      if (!s.ledgerWait.armed) s.ledgerWait.after(wait, () => (this.pace.watched() ? this.flush() : this.kick()))
       return
     }
-    const f = s.feed.ledgerFrame && s.feed.ledgerFrame()
+    const f = s.feed.ledgerFrame
     s.ledgerDirty = false
     s.ledgerAt = this.clock()
     if (f) this.write(f)
@@ -545,11 +409,11 @@ export class Uplink {
       const resume = !s.resumed
       if (resume) s.helloAttempt = 0
       const d = s.feed.delivery
-      d.ack(msg.seq, msg.above, resume)
+      s.feed.acked(msg.seq, msg.above, resume)
       for (const seq of s.sent) if (d.has(seq)) s.sent.delete(seq)
       if (resume) {
         s.resumed = true
-        this.resuming = true
+        this.pace.resumed()
         this.kick()
       }
     } else if (msg.type === "error") {
@@ -559,7 +423,7 @@ export class Uplink {
       const s = typeof msg.session === "string" ? this.feeds.get(msg.session) : undefined
       if (s && s.said) {
         // said bye: a refusal now is of something sent before it, never a reason to say hello again
-      } else if (s && s.helloSent && !s.resumed && msg.code === "session_taken" && s.resume === null && typeof s.feed.rename === "function") this.renameFeed(s)
+      } else if (s && s.helloSent && !s.resumed && msg.code === "session_taken" && s.resume === null && typeof s.feed.onRename === "function") this.renameFeed(s)
       else if (s && s.helloSent && !s.resumed) this.helloRefused(s)
       else if (s && s.resumed && msg.code === "unknown_session") {
         // The relay accepted this session once and no longer knows it (it restarted): hello again now.
@@ -568,12 +432,8 @@ export class Uplink {
       }
       if (msg.fatal) this.stop()
     } else if (msg.type === "watch") {
-      const w = readWatch(msg)
-      if (!w || !this.feeds.has(msg.session)) return
-      const was = this.cadence()
-      this.watch.set(msg.session, w)
       // A session that became watched shows its current numbers now, not at the end of an unwatched interval.
-      if (was !== null && this.cadence() === null) this.flush()
+      if (this.feeds.has(msg.session) && this.pace.told(msg)) this.flush()
     } else if (msg.type === "command") {
       // The terminal asked (through the relay) for something: only this socket can deliver one.
       if (typeof this.onCommand === "function") this.onCommand(msg)
@@ -603,18 +463,18 @@ export class Uplink {
 
   /**
    * Our first hello was refused as `session_taken`: another socket holds that id, and this feed never had it (no
-   * resume secret yet). The feed takes a new id (feed.rename re-stamps what it holds) and says hello at once;
-   * what waits in its queue goes under the new id.
+   * resume secret yet). The feed goes on under a new id (its owner restates the session under it) and says hello
+   * at once; what waits in its queue goes under the new id.
    * @param {any} s
    */
   renameFeed(s) {
     const old = s.feed.id
-    const id = s.feed.rename()
-    if (typeof id !== "string" || id === old || this.feeds.has(id)) return this.helloRefused(s)
-    s.feed.id = id
+    let id = newSessionId()
+    while (id === old || this.feeds.has(id)) id = newSessionId()
+    s.feed.renamed(id)
     this.feeds.delete(old)
     this.feeds.set(id, s)
-    this.watch.delete(old)
+    this.pace.forget(old)
     for (const f of s.queue) if (f.session === old) f.session = id
     for (const f of s.late) if (f.session === old) f.session = id
     this.counters.renamed++
@@ -655,7 +515,7 @@ export class Uplink {
     this.state = "stopped"
     if (this.timer !== null) this.ct(this.timer)
     if (this.pauseTimer) this.ct(this.pauseTimer)
-    this.lane.cancel()
+    this.pace.stop()
     this.timer = null
     for (const s of this.feeds.values()) {
       s.ledgerWait.cancel()
@@ -678,6 +538,6 @@ export class Uplink {
       acked[id] = s.feed.delivery.acked
       lost[id] = s.feed.delivery.lost
     }
-    return { state: this.state, url, ...this.counters, lastError: this.lastError, lastRefusal: this.lastRefusal, sessions: Array.from(this.feeds.keys()), acked, lost, watched: this.cadence() === null }
+    return { state: this.state, url, ...this.counters, lastError: this.lastError, lastRefusal: this.lastRefusal, sessions: Array.from(this.feeds.keys()), acked, lost, watched: this.pace.watched() }
   }
 }

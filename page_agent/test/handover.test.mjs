@@ -1,0 +1,46 @@
+// page/handover.js alone: what the page asked of the early agent takes effect in the rest, the early buffer
+// replays into the collector, and the waiting promises resolve; with stand-ins for both.
+import { test } from "node:test"
+import assert from "node:assert/strict"
+import { takeOver } from "../src/page/handover.js"
+
+function rig({ lost = 0, reportTool = false } = {}) {
+  const done = []
+  const rec = { name: "f", descriptor: JSON.stringify({ name: "f", inputSchema: { type: "object" } }) }
+  const p = {
+    spanListeners: new Set([() => {}]),
+    updateListeners: new Set([() => {}]),
+    notes: ["a late config"],
+    reportName: "perf",
+    reportTool,
+    instrumentLater: [],
+    waiting: [() => done.push("api resolved")],
+    done: false,
+    collector: null,
+    log: { lost, events: [{ name: "registered", args: [rec] }], handOver: (c) => done.push(["replayed into", c.name]) },
+  }
+  const c = { name: "rest", spanListeners: new Set(), updateListeners: new Set(), notes: [], extraReasons: new Set(), reportToolName: null, statusChanged: () => done.push("status") }
+  const interceptor = { asForm: (r, schema) => done.push(["asForm", r.name, schema]), askKeptLater: () => done.push("askKeptLater") }
+  const report = { register: () => done.push("report tool") }
+  return { p, c, interceptor, report, done }
+}
+
+test("the early agent's listeners, notes and names move over; the buffer replays; the API resolves last", () => {
+  const x = rig()
+  takeOver(x.p, { collector: x.c, interceptor: x.interceptor, report: x.report })
+  assert.equal(x.c.spanListeners.size, 1)
+  assert.equal(x.c.updateListeners.size, 1)
+  assert.deepEqual(x.c.notes, ["a late config"])
+  assert.equal(x.c.reportToolName, "perf")
+  assert.equal(x.p.collector, x.c)
+  assert.equal(x.p.done, true)
+  assert.deepEqual(x.done, [["asForm", "f", { type: "object" }], ["replayed into", "rest"], "askKeptLater", "api resolved"])
+  assert.equal(x.c.extraReasons.size, 0)
+})
+
+test("calls the early buffer could not hold are a coverage reason; a report tool asked for early is registered", () => {
+  const x = rig({ lost: 3, reportTool: true })
+  takeOver(x.p, { collector: x.c, interceptor: x.interceptor, report: x.report })
+  assert.match(Array.from(x.c.extraReasons)[0], /^3 call\(s\) or event\(s\) before the agent finished loading were not measured/)
+  assert.deepEqual(x.done.slice(2), ["status", "askKeptLater", "report tool", "api resolved"])
+})
