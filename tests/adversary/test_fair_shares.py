@@ -12,13 +12,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from relay_bridge.core import budget as b
 from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
 from relay_bridge.relay.server import MAX_CONNECTIONS_PER_ORIGIN, Relay, RelayConfig
+from tests.liveness import connect
 from tests.relay.conftest import TOKEN, recv_json, ws_url
 
 EVIL = "http://evil.example"
@@ -45,7 +46,7 @@ HANG_S = 60
 async def page_socket(relay: Relay, origin: str, **options: Any) -> ClientConnection:
     """A socket as a page's script opens it: the browser sets Origin."""
     options.setdefault("open_timeout", HANG_S)
-    ws = await connect(ws_url(relay), origin=origin, max_size=None, **options)  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
+    ws = await connect(ws_url(relay), origin=origin, max_size=None, **options)
     assert (await recv_json(ws))["type"] == "welcome"
     return ws
 

@@ -20,12 +20,11 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
-from websockets.asyncio.client import connect
 
 from relay_bridge.core import synth
 from relay_bridge.relay.server import MAX_PENDING_HANDSHAKES, Relay, RelayConfig
 from tests.lines import Lines
-from tests.liveness import LIVENESS_S
+from tests.liveness import LIVENESS_S, connect
 from tests.relay.conftest import TOKEN, assert_served, ws_url
 
 ROOT = Path(__file__).resolve().parents[2]

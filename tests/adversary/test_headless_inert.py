@@ -9,8 +9,6 @@ import asyncio
 import io
 import json
 
-from websockets.asyncio.client import connect
-
 from relay_bridge.cli import session_line
 from relay_bridge.core import synth
 from relay_bridge.core.inert import InertStream
@@ -19,6 +17,7 @@ from relay_bridge.lanes.compare import SHOWN, render
 from relay_bridge.lanes.lanecheck import Difference, LaneCall
 from relay_bridge.lanes.open.lane import announce_sessions
 from relay_bridge.relay.server import Relay
+from tests.liveness import connect
 from tests.relay.conftest import recv_json, ws_url
 
 EVIL = "http://ba\u00adnk.example\u200b\r\nwmcp-top open: browser closed\u202e"

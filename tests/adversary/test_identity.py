@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
 from relay_bridge.core import identity, synth
@@ -20,6 +20,7 @@ from relay_bridge.relay import auth
 from relay_bridge.relay.extension import extension_origins
 from relay_bridge.relay.replay import load_store
 from relay_bridge.relay.server import Relay, RelayConfig
+from tests.liveness import connect
 from tests.relay.conftest import TOKEN, assert_served, recv_json, send_spans, ws_url
 
 VICTIM = "7e57ab1e"
@@ -29,7 +30,7 @@ PAGE = "http://localhost:8000"
 
 
 async def socket(relay: Relay, origin: str | None = None) -> ClientConnection:
-    ws = await connect(ws_url(relay), max_size=None, origin=origin)  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
+    ws = await connect(ws_url(relay), max_size=None, origin=origin)
     assert (await recv_json(ws))["type"] == "welcome"
     return ws
 

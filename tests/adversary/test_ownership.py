@@ -7,13 +7,14 @@ import json
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
 from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
 from relay_bridge.core.connection import NOT_OWNER_CLOSE
 from relay_bridge.relay.server import Relay
+from tests.liveness import connect
 from tests.relay.conftest import assert_served, recv_json, send_spans, ws_url
 
 VICTIM = "7e57ab1e"
@@ -146,7 +147,7 @@ async def test_lone_surrogates_are_replaced_never_refused(relay: Relay) -> None:
 
 
 async def test_a_hello_must_claim_the_origin_of_the_page_that_opened_the_socket(relay: Relay) -> None:
-    ws = await connect(ws_url(relay), origin="http://127.0.0.1:8000")  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
+    ws = await connect(ws_url(relay), origin="http://127.0.0.1:8000")
     await recv_json(ws)
     lie = await hello(ws, VICTIM, origin="https://bank.example")
     assert (lie["type"], lie["code"], lie["session"]) == ("error", p.Code.FORBIDDEN_ORIGIN, VICTIM)

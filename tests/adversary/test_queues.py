@@ -18,10 +18,11 @@ import threading
 import time
 from pathlib import Path
 
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
 
 from relay_bridge.core import synth
 from tests.lines import Lines
+from tests.liveness import connect
 
 ROOT = Path(__file__).resolve().parents[2]
 SOCKETS = 64  # the relay's session limit: one session a socket

@@ -8,12 +8,11 @@ import json
 import time
 from pathlib import Path
 
-from websockets.asyncio.client import connect
-
 from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
 from relay_bridge.core.ratecap import RESERVE_PER_SECOND
 from relay_bridge.relay.server import Relay, RelayConfig
+from tests.liveness import connect
 from tests.relay.conftest import TOKEN, recv_json, send_spans, ws_url
 
 TOKEN_RATE, TOKEN_BURST = 20.0, 50.0

@@ -14,11 +14,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 from websockets.protocol import State
 
 from relay_bridge.relay.server import Relay, RelayConfig
+from tests.liveness import connect
 from tests.relay.conftest import TOKEN, assert_served, open_session, send_spans, ws_url
 
 DEADLINE = 0.5  # the hello deadline these relays run with (HELLO_DEADLINE is 10 s)

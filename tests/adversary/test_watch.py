@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 
-from websockets.asyncio.client import connect
-
 from relay_bridge.core import synth
 from relay_bridge.relay.server import Relay
+from tests.liveness import connect
 from tests.relay.conftest import recv_json, ws_url
 from tests.relay.test_watching import agent, frames_until_ack
 

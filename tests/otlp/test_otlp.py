@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import connect
 
 from relay_bridge.core import synth
 from relay_bridge.core.fingerprint import descriptor_fingerprint
@@ -22,6 +21,7 @@ from relay_bridge.exports.capture import build_capture
 from relay_bridge.lanes.otlp.attributes import base_resource, cut, span_id, trace_id
 from relay_bridge.lanes.otlp.exporter import traces_endpoint
 from relay_bridge.relay.server import Relay, RelayConfig
+from tests.liveness import connect
 
 from .receiver import Receiver
 

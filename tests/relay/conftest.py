@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
 
 from relay_bridge.core import synth
 from relay_bridge.relay.server import Relay, RelayConfig
+from tests.liveness import connect
 
 TOKEN = "fedcba9876543210fedcba9876543210"
 

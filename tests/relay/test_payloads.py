@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from websockets.asyncio.client import connect
-
 from relay_bridge.core import synth
 from relay_bridge.core.payloads import PayloadView
 from relay_bridge.core.protocol import Payload
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
 from relay_bridge.relay.server import Relay, RelayConfig
+from tests.liveness import connect
 
 from .conftest import TOKEN
 

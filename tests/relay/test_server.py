@@ -14,7 +14,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Subprotocol
 
@@ -24,6 +23,7 @@ from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import span_events
 from relay_bridge.relay.assets import agent_script
 from relay_bridge.relay.server import Relay, RelayConfig
+from tests.liveness import connect
 
 from .conftest import TOKEN, assert_served, open_session, recv_json, send_spans, ws_url
 
@@ -224,8 +224,8 @@ async def test_origin_outside_allow_list_refused(tmp_path: Path) -> None:
     await relay.start()
     try:
         with pytest.raises(InvalidStatus):
-            await connect(ws_url(relay), origin="https://evil.example")  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
-        ws = await connect(ws_url(relay), origin="http://127.0.0.1:8000")  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
+            await connect(ws_url(relay), origin="https://evil.example")
+        ws = await connect(ws_url(relay), origin="http://127.0.0.1:8000")
         assert (await recv_json(ws))["type"] == "welcome"
         await ws.close()
         assert relay.store.counters["refused:origin"] == 1

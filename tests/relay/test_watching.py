@@ -7,12 +7,13 @@ import json
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
 
 from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
 from relay_bridge.core.watching import UNWATCHED_MS, WATCHED_MS, Watching
 from relay_bridge.relay.server import Relay
+from tests.liveness import connect
 from tests.relay.conftest import recv_json, send_spans, ws_url
 
 

@@ -14,10 +14,10 @@ from textual.notifications import Notification, Notify
 from textual.widgets import Footer, Static, Tab, Tabs
 from textual.widgets._footer import FooterKey
 from textual.widgets._tabs import Underline
-from websockets.asyncio.client import connect
 
 from relay_bridge.core import synth
 from relay_bridge.relay.server import RelayConfig
+from tests.liveness import connect
 from tui.app import WmcpTopApp
 from tui.widgets.tool_table import ToolTable
 
@@ -107,7 +107,7 @@ async def open_page(
 ) -> Page:
     """`ws_origin`: the handshake's Origin header (the browser's word for the socket: the extension's own, a page's)."""
     assert app.relay is not None
-    ws = await connect(f"ws://127.0.0.1:{app.relay.port}/relay?t={TOKEN}", origin=ws_origin)  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
+    ws = await connect(f"ws://127.0.0.1:{app.relay.port}/relay?t={TOKEN}", origin=ws_origin)
     page = Page(ws)
     await page.send(synth.hello(sid, origin, time_origin=ORIGIN_MS, **hello))
     for i, name in enumerate(tools):

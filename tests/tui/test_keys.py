@@ -170,10 +170,10 @@ async def test_no_footer_is_clipped_at_80_or_100_columns(tmp_path: Path) -> None
 async def test_a_page_refused_for_its_token_is_said_on_the_main_screen(tmp_path: Path) -> None:
     """Issue 34: after `snippet --rotate-token` a page with the old tag left the dashboard "waiting", unexplained.
     The relay counts token refusals per origin; the first screen, the top bar and `d` say which page."""
-    from websockets.asyncio.client import connect
     from websockets.exceptions import InvalidStatus
 
     from relay_bridge.core.store import MAX_REFUSED_ORIGINS
+    from tests.liveness import connect
 
     from .helpers import live_app, screen_text
 
@@ -183,7 +183,7 @@ async def test_a_page_refused_for_its_token_is_said_on_the_main_screen(tmp_path:
         url = f"ws://127.0.0.1:{app.relay.port}/relay?t={'0' * 32}"  # the token before a rotation
         for _ in range(2):
             try:
-                async with connect(url, origin="https://shop.example"):  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
+                async with connect(url, origin="https://shop.example"):
                     raise AssertionError("an old token was accepted")
             except InvalidStatus as exc:
                 assert exc.response.status_code == 403
@@ -194,7 +194,7 @@ async def test_a_page_refused_for_its_token_is_said_on_the_main_screen(tmp_path:
         # hostile pages inventing origins cannot grow the table: the rest are counted together
         for i in range(MAX_REFUSED_ORIGINS + 5):
             try:
-                async with connect(url, origin=f"https://x{i}.example"):  # type: ignore[arg-type]  # websockets types `origin` as its Origin NewType; a str is what it sends
+                async with connect(url, origin=f"https://x{i}.example"):
                     pass
             except InvalidStatus:
                 pass

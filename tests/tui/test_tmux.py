@@ -51,7 +51,7 @@ def test_untrusted_names_reach_the_terminal_inert(tmux: Tmux, tmp_path: Path) ->
     tmux.wait(lambda s: f"127.0.0.1:{port}" in s and "waiting" in s, what="waiting screen")
 
     async def page() -> None:
-        from websockets.asyncio.client import connect
+        from tests.liveness import connect
 
         sid = "a1b2c3d4"
         async with connect(f"ws://127.0.0.1:{port}/relay?t={TOKEN}") as ws:
