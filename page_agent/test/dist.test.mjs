@@ -10,7 +10,7 @@ import vm from "node:vm"
 import { createHash } from "node:crypto"
 import { build, loadSizes, strip, GZIP_BUDGET, COMPILE_HINT } from "../build.mjs"
 import { validToken } from "../src/shared/token.js"
-import { fakeWindow, DraftHost, FakeWebSocket, RELAY } from "../test-support/helpers.mjs"
+import { fakeWindow, DraftHost, FakeWebSocket, RELAY, legacyHost } from "../test-support/helpers.mjs"
 
 const DIST = join(dirname(fileURLToPath(import.meta.url)), "..", "dist")
 const PLACEHOLDER = "/*@WMCP_UPLINK@*/null"
@@ -286,6 +286,28 @@ test("the page's executeTool before the rest arrives goes to the host once the r
   for (const fn of timers.splice(0)) fn()
   await second
   assert.equal(ran, true)
+})
+
+test("beside a document registry, navigator is not read at load; a legacy registry there is patched once the rest is here", async () => {
+  let reads = 0
+  const legacy = legacyHost()
+  const original = legacy.registerTool
+  const { g, inserted } = runEager({
+    prepare: (w) => {
+      const nav = w.navigator
+      nav.modelContext = legacy
+      Object.defineProperty(w, "navigator", { get: () => (reads++, nav), configurable: true })
+    },
+  })
+  assert.equal(reads, 0, "reading navigator builds its interface: not at load")
+  assert.equal(legacy.registerTool, original)
+  runIdle(g)
+  runRest(g, inserted[0])
+  assert.ok(reads > 0, "looked at with the rest")
+  assert.notEqual(legacy.registerTool, original, "and its registry patched")
+  legacy.registerTool({ name: "old", description: "d", execute: () => "ok" })
+  await legacy.call("old", {})
+  assert.deepEqual(JSON.parse(JSON.stringify(g.__webmcpPerf.spans().map((s) => s.tool))), ["old"], "its calls measured")
 })
 
 test("the early buffer is bounded, and what it left out is counted in the status", async () => {
