@@ -8,7 +8,7 @@ import { join, dirname } from "node:path"
 import { fileURLToPath } from "node:url"
 import vm from "node:vm"
 import { createHash } from "node:crypto"
-import { build, loadSizes, strip, GZIP_BUDGET, COMPILE_HINT } from "../build.mjs"
+import { build, loadSizes, strip, compileEarly, AT_LOAD, GZIP_BUDGET } from "../build.mjs"
 import { validToken } from "../src/shared/token.js"
 import { fakeWindow, DraftHost, FakeWebSocket, RELAY, legacyHost } from "../test-support/helpers.mjs"
 
@@ -28,10 +28,53 @@ test("every script a page evaluates at load is within the gzip budget", () => {
   for (const [file, n] of Object.entries(sizes)) assert.ok(n > 0 && n <= GZIP_BUDGET, `${file}: ${n} B gzip, budget ${GZIP_BUDGET} B`)
 })
 
-test("the relay's /agent.js opens with the compile hint; scripts carrying the rest or injected by the extension do not", () => {
+test("no script carries the file-wide compile hint; the eager part's AT_LOAD functions are in V8's eager-compile form", () => {
   const out = build()
-  assert.equal(out["dist/agent-eager.js"].split("\n")[0], COMPILE_HINT, "Chromium reads the hint on the script's first line")
-  for (const f of ["dist/agent.js", "dist/open.js", "dist/agent-rest.js", "extension/agent.js", "extension/rest.js"]) assert.ok(!out[f].includes(COMPILE_HINT), `${f} compiles lazily`)
+  for (const [f, text] of Object.entries(out)) assert.ok(!text.includes("//# allFunctionsCalledOnLoad"), `${f}: every function would be compiled at load`)
+  const eager = out["dist/agent-eager.js"]
+  for (const [mod, names] of Object.entries(AT_LOAD)) {
+    for (const n of names) {
+      const fn = n.split(".").pop()
+      const form = n.includes(".") ? `${fn}:(function ${fn}(` : `const ${fn}=(`
+      assert.ok(eager.includes(form), `${mod}: ${n} is not parenthesised in the eager script`)
+    }
+  }
+  assert.ok(eager.includes("const wrapExecute=(function wrapExecute("), "a declaration moves to its module's top as a parenthesised constant")
+  assert.ok(eager.includes("patch:(function patch(host,location){"), "a method moves onto its class's prototype in parentheses")
+})
+
+test("compileEarly: the functions it names behave as written, in V8's eager-compile form; a name it cannot find fails the build", () => {
+  const src = [
+    "const early = twice(2)",
+    "function twice(n) {",
+    "  return n * 2",
+    "}",
+    "const inc = (n) => n + 1",
+    "const big = (n) => {",
+    "  return n * 100",
+    "}",
+    "class Box {",
+    "  constructor(v) {",
+    "    this.v = v",
+    "  }",
+    "  get(k) {",
+    "    return this.v + k",
+    "  }",
+    "  other() {",
+    "    return 0",
+    "  }",
+    "}",
+    "return [early, twice(3), inc(1), big(1), new Box(5).get(1), Object.keys(new Box(1)).length, Object.getOwnPropertyNames(Box.prototype).sort().join()]",
+  ].join("\n")
+  const hinted = compileEarly("m", src, ["twice", "inc", "big", "Box.get"])
+  assert.deepEqual(new Function(hinted)(), new Function(src)(), "same results, a moved method as non-enumerable as the class's own")
+  assert.ok(hinted.startsWith("const twice = (function twice(n) {"), "a declaration goes first, where it was hoisted to")
+  assert.ok(hinted.includes("const inc = ((n) => n + 1)") && hinted.includes("const big = ((n) => {"))
+  assert.ok(hinted.includes("get: (function get(k) {") && !/^ {2}get\(k\)/m.test(hinted))
+  assert.throws(() => compileEarly("m", src, ["gone"]), /m\.js: no top-level function or arrow constant gone/)
+  assert.throws(() => compileEarly("m", src, ["Box.gone"]), /no method Box\.gone/)
+  assert.throws(() => compileEarly("m", "class A extends B {\n  f() {\n    return super.f()\n  }\n}", ["A.f"]), /no class A/)
+  assert.throws(() => compileEarly("m", "class A {\n  f() {\n    return super.f()\n  }\n}", ["A.f"]), /reads super/)
 })
 
 test("the build drops only line breaks no statement ends at: code relying on automatic semicolons runs the same", () => {

@@ -13,7 +13,7 @@ import { gate, queryParam } from "./gate.js"
 import { markInternal } from "./wrap.js"
 import { reportToolDescriptor } from "./report_tool.js"
 import { DEFAULTS, BAKED_UPLINK, VERSION } from "../shared/config.js"
-import { safely, cap, newSessionId } from "../shared/util.js"
+import { safely, read, tryDefine, cap, newSessionId } from "../shared/util.js"
 
 /** The rest compiled into this file (the build fills it: a function returning rest_main.js's exports), or null. */
 const INLINE_REST = /*@WMCP_REST@*/ null
@@ -51,11 +51,12 @@ export function restFrom(g, { script = null, handoff = false } = {}) {
   // No element (an init script of the relay's /agent.js): the rest is beside the relay's address baked in.
   // (String methods, not a regular expression or a URL, at load: each costs the page's main thread the first time.)
   const baked = typeof BAKED_UPLINK === "string" ? (BAKED_UPLINK.startsWith("ws") ? `http${BAKED_UPLINK.slice(2)}` : BAKED_UPLINK) : ""
-  const src = safely(() => (script && typeof script.src === "string" ? script.src : ""), "") || baked
+  const own = read(script, "src", "")
+  const src = (typeof own === "string" && own) || baked
   if (src) source = { base: src, g }
   else if (handoff) source = { handoff: true, g }
   if (!source) return
-  safely(() => Object.defineProperty(g, HAND, { value: receive, configurable: true }))
+  tryDefine(g, HAND, { value: receive, configurable: true })
 }
 
 /** The rest script's hand-over: only the one this agent inserted (or, on the extension's route, the first). */
@@ -102,12 +103,12 @@ function fetchRest() {
 function whenIdle(g, fn) {
   const rest = () => safely(() => (typeof g.requestIdleCallback === "function" ? g.requestIdleCallback(() => safely(fn), { timeout: IDLE_MS }) : fn()))
   const idle = () => safely(() => g.setTimeout(rest, AFTER_LOAD_MS))
-  const doc = safely(() => g.document, null)
-  if (!doc || safely(() => doc.readyState, "complete") === "complete") idle()
+  const doc = read(g, "document")
+  if (!doc || read(doc, "readyState", "complete") === "complete") idle()
   else safely(() => g.addEventListener("load", idle, { once: true }))
 }
 
-const isWindow = (g) => !!safely(() => g.document, null) || !!safely(() => g.window, null)
+const isWindow = (g) => !!read(g, "document") || !!read(g, "window")
 
 /**
  * Attach: the hooks now, the rest off the critical path. Returns the console API (whole once the rest is here).
@@ -117,7 +118,7 @@ export function attach(config = {}) {
   const cfg = { ...DEFAULTS, ...config }
   const g = cfg.global || globalThis
   // One agent a window, whichever copy of the script attached it (the /agent.mjs module beside the classic tag).
-  const named = cfg.globalName ? safely(() => g[cfg.globalName], null) : null
+  const named = cfg.globalName ? read(g, cfg.globalName) : null
   const live = pending && !pending.closed ? pending.api : named && named.active ? named : null
   if (live) {
     safely(() => g.console.warn("[wmcp-top] already attached: detach() it first to attach with another configuration"))
@@ -142,7 +143,7 @@ export function attach(config = {}) {
   pending = p
   p.interceptor.start()
   const name = cfg.globalName
-  if (name) safely(() => Object.defineProperty(g, name, { value: p.api, configurable: true, writable: true, enumerable: false }))
+  if (name) tryDefine(g, name, { value: p.api, configurable: true, writable: true, enumerable: false })
   // ?perf=overlay asks for the console's pointer to the terminal at load: the rest is wanted now.
   if (cfg.overlay === true) need()
   else whenIdle(g, need)
@@ -159,7 +160,7 @@ export function maybeAttach(config = {}) {
   const g = cfg.global || globalThis
   if (rest || !isWindow(g)) return rest || INLINE_REST ? (rest || (rest = INLINE_REST())).maybeAttach(config) : null
   const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : typeof BAKED_UPLINK === "string" && (BAKED_UPLINK.startsWith("ws://") || BAKED_UPLINK.startsWith("wss://"))
-  const search = safely(() => g.location.search, "") || ""
+  const search = read(read(g, "location"), "search", "") || ""
   // Storage remembers only a mode that switches on (gate.js): where the agent is on by default and the URL says
   // nothing, it cannot change whether to attach, and opening a page's localStorage is the dearest thing the agent
   // would do at load (about 3 ms of a cold page's main thread). A remembered overlay is read with the rest.
@@ -176,7 +177,7 @@ export function maybeAttach(config = {}) {
   /** @type {Record<string, (...args: any[]) => any>} */
   const early = { status, help: ready("help"), describe: ready("describe"), overlay: () => undefined, recordConsent: () => false, prompts: () => [] }
   for (const [name, fn] of Object.entries(early)) api[name] = (...args) => (need(), p.done ? api[name](...args) : fn(...args))
-  if (cfg.globalName && !safely(() => g[cfg.globalName], null)) safely(() => Object.defineProperty(g, cfg.globalName, { value: api, configurable: true, writable: true, enumerable: false }))
+  if (cfg.globalName && !read(g, cfg.globalName)) tryDefine(g, cfg.globalName, { value: api, configurable: true, writable: true, enumerable: false })
   whenIdle(g, need)
   return api
 }
@@ -213,21 +214,19 @@ export function watchLateConfig(g, api, note) {
   const p = pending
   let value
   let told = false
-  safely(() =>
-    Object.defineProperty(g, "__WMCP_CONFIG__", {
-      configurable: true,
-      get: () => value,
-      set: (v) => {
-        value = v
-        if (told || !v || typeof v !== "object") return
-        told = true
-        safely(() => g.console.warn(`[wmcp-top] ${LATE_CONFIG_HINT}`))
-        if (note) safely(() => note(api, LATE_CONFIG_HINT))
-        else if (p && !p.done) p.notes.push(LATE_CONFIG_HINT)
-        else if (rest && p) safely(() => rest.note(p.api, LATE_CONFIG_HINT))
-      },
-    }),
-  )
+  tryDefine(g, "__WMCP_CONFIG__", {
+    configurable: true,
+    get: () => value,
+    set: (v) => {
+      value = v
+      if (told || !v || typeof v !== "object") return
+      told = true
+      safely(() => g.console.warn(`[wmcp-top] ${LATE_CONFIG_HINT}`))
+      if (note) safely(() => note(api, LATE_CONFIG_HINT))
+      else if (p && !p.done) p.notes.push(LATE_CONFIG_HINT)
+      else if (rest && p) safely(() => rest.note(p.api, LATE_CONFIG_HINT))
+    },
+  })
 }
 
 /**
@@ -291,7 +290,7 @@ function facade(p, g) {
   early.relay = () => ({ state: "loading", url: null, lastError: null })
   early.overhead = () => ({ accounted: 0, ms: 0, perSpanMs: 0 })
   for (const name of ["table", "report", "export", "exportTrace", "overlay", "reset", "channel", "synthetic"]) early[name] = () => undefined
-  for (const [name, fn] of Object.entries(early)) api[name] = later(name, fn)
+  for (const name in early) api[name] = later(name, early[name])
   return api
 }
 

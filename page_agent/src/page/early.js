@@ -1,8 +1,8 @@
 // The early buffer: what the registry hooks and the wrapper report before the rest of the agent has loaded
 // (eager.js). It stands where the collector will stand, answering the call path with two clock reads and a
 // push, and keeps raw events in order: registrations, withdrawals, calls entered and settled (a settled call's
-// result held by reference until the collector measures it). handOver() replays them into the collector, with
-// each event's own time, so a call made before the rest arrived is the same span (times, bytes, nesting) it
+// result held by reference until the collector measures it). replay.js's handOver() replays them into the collector,
+// with each event's own time, so a call made before the rest arrived is the same span (times, bytes, nesting) it
 // would have been; the buffer then forwards to the collector and holds nothing. Bounded: past MAX_CALLS calls
 // (or MAX_EVENTS events) it measures no more and counts what it left out; the collector's coverage says so.
 
@@ -234,51 +234,4 @@ export class EarlyLog {
     for (const f of (this.unwatch || []).splice(0)) safely(f)
   }
 
-  // ---- hand-over -----------------------------------------------------------------------------------------
-
-  /**
-   * The collector is here: replay every event at its own time (the collector's clock reads the event's), then
-   * forward. Calls still running keep their seq, so their async frames still name them.
-   * @param {any} c  the Collector
-   */
-  handOver(c) {
-    if (this.real) return
-    this.real = c
-    this.stopWatching()
-    if (this.arrived) this.arrived()
-    c.pageWaits += this.waits
-    for (const r of this.extraReasons) c.extraReasons.add(r)
-    const clock = c.clock
-    const stack = c.stack
-    // Buffered calls keep their seq (their async frames name it) unless the collector has given out seqs already.
-    const keepSeq = c.seq === 0
-    const events = this.events
-    this.events = []
-    try {
-      for (const e of events) {
-        c.clock = () => e.at
-        if (e.name === "enter") {
-          const call = e.args[0]
-          c.stack = call.parent && call.parent.real ? [call.parent.real] : []
-          if (keepSeq) c.seq = call.seq
-          call.real = safely(() => c.enter(call.tool, call.input, call.profile, call.opts), null)
-          call.input = undefined
-        } else if (e.name === "settle") {
-          const call = e.args[0]
-          if (call.real) safely(() => c.settle(call.real, e.args[1], e.args[2]))
-        } else if (e.name === "message") {
-          const [side, ev] = e.args
-          if (c.wire) safely(() => (side === "own" ? c.wire.onOwnWindow(ev) : c.wire.onParentWindow(ev)))
-        } else safely(() => c[e.name](...e.args))
-      }
-    } finally {
-      c.clock = clock
-      c.stack = stack
-      if (keepSeq) c.seq = Math.max(c.seq, this.seq)
-    }
-    this.stack = stack
-    this.running.clear()
-    this.expected = []
-    c.statusChanged()
-  }
 }

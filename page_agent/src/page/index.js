@@ -10,6 +10,7 @@ import { leaveNote, linkNavigation } from "./navigation.js"
 import { noop, inert } from "./inert.js"
 import { Interceptor, toolName } from "./interceptor.js"
 import { MAX_CALLS } from "./early.js"
+import { handOver } from "./replay.js"
 import { watchLateConfig as watchLate, LATE_CONFIG_HINT } from "./eager.js"
 import { reconcile, instrument } from "./listing.js"
 import { ChannelMirror, postsSpans } from "./channel.js"
@@ -24,7 +25,8 @@ import { gate } from "./gate.js"
 import { makeApi, reportView, reportToolDescriptor, overlayNotice } from "./console.js"
 import { markInternal, NATIVE_THEN } from "./wrap.js"
 import { DEFAULTS, BAKED_UPLINK, AGENT, VERSION } from "../shared/config.js"
-import { newSessionId, cap, safely, makeTaskScheduler, now } from "../shared/util.js"
+import { newSessionId, cap, safely, now } from "../shared/util.js"
+import { makeTaskScheduler } from "../shared/tasks.js"
 
 export { VERSION, gate }
 export { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents } from "./stats.js"
@@ -285,7 +287,7 @@ class Agent {
     p.collector = c
     // A form's tool registered before forms.js was here was recorded as any other: now it can say it is a form.
     for (const e of p.log.events) if (e.name === "registered") safely(() => this.interceptor.asForm(e.args[0], safely(() => JSON.parse(e.args[0].descriptor).inputSchema, undefined)))
-    p.log.handOver(c)
+    handOver(p.log, c)
     if (p.log.lost) {
       c.extraReasons.add(`${p.log.lost} call(s) or event(s) before the agent finished loading were not measured: its early buffer holds ${MAX_CALLS} calls`)
       c.statusChanged()

@@ -80,18 +80,21 @@ class HostTable {
     if (!this.map.has(host)) this.refs.add(weakRef(host))
     this.map.set(host, entry)
   }
-  *entries() {
+  /** The registries still reachable and their entries, as they are now (arrays: the sweep at load reads them). */
+  entries() {
+    const out = []
     for (const ref of this.refs) {
       const host = ref.deref()
       if (host === undefined) this.refs.delete(ref)
-      else yield [host, this.map.get(host)]
+      else out.push([host, this.map.get(host)])
     }
+    return out
   }
-  *values() {
-    for (const [, entry] of this.entries()) yield entry
+  values() {
+    return this.entries().map((e) => e[1])
   }
   [Symbol.iterator]() {
-    return this.entries()
+    return this.entries()[Symbol.iterator]()
   }
   clear() {
     this.map = new WeakMap()

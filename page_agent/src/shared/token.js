@@ -38,6 +38,22 @@ export function takeToken(script) {
 }
 
 /**
+ * tokenSocketClass(g.WebSocket, token), made at the first dial (the uplink comes with the rest of the agent), not
+ * when the agent's tag runs: reading `g.WebSocket` makes the engine build the WebSocket interface, heap a page
+ * that never opens a socket before its load event would not pay. A page with no WebSocket: the dial throws.
+ * @param {any} g
+ * @param {() => string|null} token
+ */
+export function lazyTokenSocket(g, token) {
+  let made = null
+  return function TokenSocket(url) {
+    made ||= tokenSocketClass(g.WebSocket, token)
+    if (!made) throw new Error("this page has no WebSocket")
+    return new made(url)
+  }
+}
+
+/**
  * A WebSocket class that offers the token as a subprotocol. `token()` is read at each dial: until it gives one
  * (an import() whose start(token) has not run yet) the dial fails and the uplink tries again after its backoff.
  * @param {any} WS  the page's WebSocket

@@ -127,6 +127,28 @@ export function safely(fn, fallback) {
 }
 
 /**
+ * `obj[key]`, or `fallback` where reading it throws (a page's getter, a missing object): what `safely(() => obj[key])`
+ * says with no closure to make and compile, for the reads the agent makes at load.
+ */
+export function read(obj, key, fallback = null) {
+  try {
+    return obj[key]
+  } catch {
+    return fallback
+  }
+}
+
+/** Object.defineProperty that never throws into the page; false where the page's object refused it. */
+export function tryDefine(obj, key, descriptor) {
+  try {
+    Object.defineProperty(obj, key, descriptor)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
  * An event listener attached only while it is wanted (`want(true)`), removed by `want(false)`. Chromium 156
  * dispatches `toolactivated` for every tool call, and any listener on it costs the page each call (the README's
  * "What watching costs the page"): the agent listens only while there is something for the listener to count.
@@ -153,36 +175,4 @@ export function listenWhile(target, type, fn, capture = false) {
 /** Is this a scalar the wire accepts in `detail` / annotations? */
 export function isScalar(v) {
   return v === null || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v)) || typeof v === "string"
-}
-
-/**
- * Schedule `fn` as a macrotask, off the caller's await chain: a MessageChannel where there is one
- * (not throttled in hidden tabs), else setTimeout. Returns nothing; errors are swallowed.
- */
-export function makeTaskScheduler(g = globalThis) {
-  if (typeof g.MessageChannel === "function") {
-    const ch = new g.MessageChannel()
-    let queue = []
-    ch.port1.onmessage = () => {
-      const q = queue
-      queue = []
-      for (const f of q) safely(f)
-    }
-    // Node's ports keep the process alive; browsers have no unref.
-    const port = /** @type {MessagePort & {unref?: () => void}} */ (ch.port1)
-    if (typeof port.unref === "function") port.unref()
-    const post = () => ch.port2.postMessage(0)
-    const schedule = (fn) => {
-      queue.push(fn)
-      if (queue.length === 1) post()
-    }
-    schedule.close = () => {
-      safely(() => ch.port1.close())
-      safely(() => ch.port2.close())
-    }
-    return schedule
-  }
-  const schedule = (fn) => setTimeout(() => safely(fn), 0)
-  schedule.close = () => {}
-  return schedule
 }
