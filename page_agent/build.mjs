@@ -57,7 +57,7 @@ const MAIN = "page/main"
 // moved all of it off, for about 50 KB of a page's heap: it compiles every function, also the call path and the rarer
 // registries no page runs at load. Instead the build writes the functions named here in V8's eager-compile form,
 // a function in parentheses (its "PIFE" heuristic: compiled with the script that holds it): a top-level
-// function `f` becomes `const f=(function f(...){...})` at the top of its module (where a declaration is hoisted
+// function `f` becomes `const f=(function (...){...})` at the top of its module (where a declaration is hoisted
 // to), an arrow constant `const f = (...) => ...` keeps its place in parentheses, and a class's method moves beside the
 // class onto its prototype (non-enumerable, as a method is). Found with Chromium's precise coverage of a cold load
 // of tests/bench/test_load_cost.py's page (docs/observer-cost.md, "At load"); a name that is no longer in its
@@ -97,7 +97,8 @@ export function compileEarly(name, text, wanted = AT_LOAD[name] || []) {
       const end = lines.indexOf("}", decl)
       if (end < 0) fail(`function ${fn} has no closing } line`)
       const body = lines.slice(decl, end + 1)
-      body[0] = `const ${fn} = (${body[0]}`
+      // Anonymous in parentheses: the constant names it (f.name, stack frames), and the bytes stay under budget.
+      body[0] = `const ${fn} = (${body[0].replace(`function ${fn}(`, "function (")}`
       body[body.length - 1] = "})"
       top.push(...body)
       lines.splice(decl, end + 1 - decl)
@@ -129,7 +130,7 @@ export function compileEarly(name, text, wanted = AT_LOAD[name] || []) {
       const close = lines.indexOf("  }", head)
       const body = lines.slice(head + 1, close)
       if (body.some((l) => /\bsuper\b/.test(l))) fail(`${cls}.${method} reads super: it must stay a method`)
-      entries.push(`${method}: (function ${lines[head].slice(2)}`, ...body, "}),")
+      entries.push(`${method}: (function ${lines[head].slice(2 + method.length)}`, ...body, "}),")
       lines.splice(head, close + 1 - head)
     }
     const end = lines.indexOf("}", start)

@@ -229,69 +229,87 @@ export function watchLateConfig(g, api, note) {
   })
 }
 
+// The console API's members, in the order the whole API has them.
+const MEMBERS = ["spans", "spanFacts", "aggregates", "prompts", "ledger", "status", "summary", "help", "describe", "onSpan", "onSpanUpdate", "recordConsent", "instrument", "registerReportTool", "detach", "relay", "overhead", "table", "report", "export", "exportTrace", "overlay", "reset", "channel", "synthetic"]
+
 /**
  * The console API before the rest is here: every member, each asking for the rest first. Where the rest is
  * compiled in, that composes it at once and the member answers in full; where it is fetched, the member answers
  * as an agent with nothing accounted yet (lists empty, status "loading") and the buffer keeps every call.
- * compose() then puts the whole API's members on this same object.
+ * compose() then puts the whole API's members on this same object. One function answers for every member
+ * (earlyAnswer), compiled when first called: a function a member would cost every page at load (about 9 KB of
+ * heap for the 25 of them), most of which never call one before the rest is here.
  */
 function facade(p, g) {
   /** @type {any} */
   const api = {}
-  const later = (name, early) =>
-    function (...args) {
-      need()
-      return p.done ? api[name](...args) : early(...args)
-    }
-  const listen = (list, set) => (fn) => {
-    if (typeof fn !== "function") return () => {}
-    list.push(fn)
-    return () => {
-      if (p.collector) p.collector[set].delete(fn)
-      const i = list.indexOf(fn)
-      if (i >= 0) list.splice(i, 1)
-    }
-  }
   Object.defineProperty(api, "active", { get: () => p.log.active, configurable: true, enumerable: true })
   Object.defineProperty(api, "sessionId", { get: () => p.sessionId, configurable: true, enumerable: true })
-  const status = () => ({ phase: "loading", active: p.log.active, message: LOADING, hints: [], reasons: [], toolCount: 0, callCount: 0 })
-  const ready = (name) => () => new Promise((resolve) => p.waiting.push(() => resolve(api[name]())))
   p.waiting = []
-  const early = {
-    spans: () => [],
-    spanFacts: () => [],
-    aggregates: () => [],
-    prompts: () => [],
-    ledger: () => ({ sessionId: p.sessionId, attachedAt: p.log.attachedAt, hostFoundAt: null, hostLocation: null, registeredTools: [], tools: {}, totals: { calls: 0, errors: 0 } }),
-    status,
-    summary: () => LOADING,
-    help: ready("help"),
-    describe: ready("describe"),
-    onSpan: listen(p.spanListeners, "spanListeners"),
-    onSpanUpdate: listen(p.updateListeners, "updateListeners"),
-    recordConsent: (shown, resolved, granted) => p.log.recordConsent(shown, resolved, granted),
+  for (const name of MEMBERS) {
+    api[name] = function (...args) {
+      need()
+      return p.done ? api[name](...args) : earlyAnswer(p, g, api, name, args)
+    }
+  }
+  return api
+}
+
+/** What console member `name` answers before the rest is here. */
+function earlyAnswer(p, g, api, name, args) {
+  switch (name) {
+    case "spans":
+    case "spanFacts":
+    case "aggregates":
+    case "prompts":
+      return []
+    case "ledger":
+      return { sessionId: p.sessionId, attachedAt: p.log.attachedAt, hostFoundAt: null, hostLocation: null, registeredTools: [], tools: {}, totals: { calls: 0, errors: 0 } }
+    case "status":
+      return { phase: "loading", active: p.log.active, message: LOADING, hints: [], reasons: [], toolCount: 0, callCount: 0 }
+    case "summary":
+      return LOADING
+    case "help":
+    case "describe":
+      return new Promise((resolve) => p.waiting.push(() => resolve(api[name]())))
+    case "onSpan":
+    case "onSpanUpdate": {
+      const [list, set] = name === "onSpan" ? [p.spanListeners, "spanListeners"] : [p.updateListeners, "updateListeners"]
+      const fn = args[0]
+      if (typeof fn !== "function") return () => {}
+      list.push(fn)
+      return () => {
+        if (p.collector) p.collector[set].delete(fn)
+        const i = list.indexOf(fn)
+        if (i >= 0) list.splice(i, 1)
+      }
+    }
+    case "recordConsent":
+      return p.log.recordConsent(args[0], args[1], args[2])
     // Retrofitting tools needs the rest (listing.js): done once it is here.
-    instrument: (target) => (p.instrumentLater.push(target), 0),
-    registerReportTool: () => {
+    case "instrument":
+      p.instrumentLater.push(args[0])
+      return 0
+    case "registerReportTool":
       p.reportTool = true
       return false
-    },
-    detach: () => {
+    case "detach": {
       if (!p.log.on) return false
       p.log.on = false
       p.log.stopWatching()
       p.interceptor.restore()
       if (pending === p) pending = null
-      const name = p.config.globalName === undefined ? DEFAULTS.globalName : p.config.globalName
-      if (name && safely(() => g[name], null) === api) safely(() => delete g[name])
+      const global = p.config.globalName === undefined ? DEFAULTS.globalName : p.config.globalName
+      if (global && read(g, global) === api) safely(() => delete g[global])
       return true
-    },
+    }
+    case "relay":
+      return { state: "loading", url: null, lastError: null }
+    case "overhead":
+      return { accounted: 0, ms: 0, perSpanMs: 0 }
+    default:
+      return undefined
   }
-  early.relay = () => ({ state: "loading", url: null, lastError: null })
-  early.overhead = () => ({ accounted: 0, ms: 0, perSpanMs: 0 })
-  for (const name of ["table", "report", "export", "exportTrace", "overlay", "reset", "channel", "synthetic"]) early[name] = () => undefined
-  for (const name in early) api[name] = later(name, early[name])
-  return api
 }
 
 export { VERSION }
