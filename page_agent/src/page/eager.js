@@ -169,8 +169,13 @@ export function maybeAttach(config = {}) {
   if (decision.rejected !== null) safely(() => g.console.warn(`[wmcp-top] ignoring ?${cfg.param}=${cap(decision.rejected, 64)}: use 1, on, true, overlay, 0, off or false`))
   if (decision.on) return attach(decision.mode === "overlay" ? { ...config, overlay: true } : later ? { ...config, storedMode: true } : config)
   if (pending) return pending.api
+  return closed(g, cfg, config, defaultOn, decision)
+}
+
+/** The gate is closed: nothing hooked, the inert console API (index.js's) coming with the rest. */
+function closed(g, cfg, config, defaultOn, decision) {
   const p = (pending = { config: { ...config, defaultOn }, closed: true, done: false, notes: [], waiting: [], api: null })
-  // The inert console API (index.js's) comes with the rest; until then its members ask for it, and say why.
+  // Until the rest is here the API's members ask for it, and say why.
   const status = () => ({ phase: "inactive", active: false, message: LOADING, hints: [], reasons: [], reason: decision.reason, toolCount: 0, callCount: 0 })
   const api = (p.api = { active: false, sessionId: null })
   const ready = (name) => () => new Promise((resolve) => p.waiting.push(() => resolve(api[name]())))
