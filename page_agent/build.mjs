@@ -58,24 +58,25 @@ const MAIN = "page/main"
 // registries no page runs at load. Instead the build writes the functions named here in V8's eager-compile form,
 // a function in parentheses (its "PIFE" heuristic: compiled with the script that holds it): a top-level
 // function `f` becomes `const f=(function (...){...})` at the top of its module (where a declaration is hoisted
-// to), an arrow constant `const f = (...) => ...` keeps its place in parentheses, and a class's method moves beside the
-// class onto its prototype (non-enumerable, as a method is). Found with Chromium's precise coverage of a cold load
+// to), a function constant `const f = (...) => ...` (at any depth) keeps its place in parentheses, a class's method
+// moves beside the class onto its prototype (non-enumerable, as a method is), and a class's constructor calls its
+// body, moved to the module's top as `const newC=(function (...){...})`. Found with Chromium's precise coverage of a cold load
 // of tests/bench/test_load_cost.py's page (docs/observer-cost.md, "At load"); a name that is no longer in its
 // module fails the build. What is not named compiles the first time it runs, as before.
 export const AT_LOAD = {
   "page/wrap": ["wrapExecute", "isInternal", "isWrapper"],
   "page/fingerprint": ["fnv1a32", "descriptorFingerprint"],
   "shared/util": ["utf8Length", "cap", "safely", "read", "tryDefine", "listenWhile"],
-  "page/traps": ["watchRegistries", "isLate"],
+  "page/traps": ["watchRegistries", "isLate", "swap", "defineProperty"],
   "page/interceptor": [
-    "describeTool", "scalars", "toolName", "profileOf", "weakRef", "plainOrNative", "mcpServerOf",
-    "HostTable.has", "HostTable.get", "HostTable.set", "HostTable.entries", "HostTable.values",
-    "Interceptor.start", "Interceptor.hasDocumentHost", "Interceptor.sweep", "Interceptor.patch", "Interceptor.countActivations", "Interceptor.prepare",
+    "describeTool", "scalars", "toolName", "profileOf", "weakRef", "plainOrNative", "mcpServerOf", "onChange", "ok",
+    "HostTable.constructor", "HostTable.has", "HostTable.get", "HostTable.set", "HostTable.entries", "HostTable.values",
+    "Interceptor.constructor", "Interceptor.start", "Interceptor.hasDocumentHost", "Interceptor.sweep", "Interceptor.patch", "Interceptor.countActivations", "Interceptor.prepare",
     "Interceptor.record", "Interceptor.asForm", "Interceptor.registerTool", "Interceptor.pend", "Interceptor.accepted", "Interceptor.reconcile", "Interceptor.profileFor",
   ],
-  "page/early": ["EarlyLog.keep", "EarlyLog.watchTransport"],
-  "page/gate": ["queryParam", "gate"],
-  "page/eager": ["restFrom", "whenIdle", "isWindow", "attach", "maybeAttach", "watchLateConfig", "facade"],
+  "page/early": ["listen", "EarlyLog.constructor", "EarlyLog.keep", "EarlyLog.watchTransport"],
+  "page/gate": ["queryParam", "decode", "gate"],
+  "page/eager": ["restFrom", "whenIdle", "idle", "isWindow", "attach", "maybeAttach", "watchLateConfig", "facade"],
   "page/route": ["terminalRoute"],
   "shared/token": ["validToken", "takeToken", "lazyTokenSocket"],
 }
@@ -88,28 +89,36 @@ export function compileEarly(name, text, wanted = AT_LOAD[name] || []) {
   const fail = (what) => {
     throw new Error(`${name}.js: ${what} (build.mjs AT_LOAD)`)
   }
-  // Top-level functions and one-line arrow constants (the sources' formatting: a body closes on its own `}` line).
-  for (const fn of wanted.filter((w) => !w.includes("."))) {
-    const decl = lines.findIndex((l) => l.startsWith(`function ${fn}(`) || l.startsWith(`async function ${fn}(`))
-    const arrow = lines.findIndex((l) => l.startsWith(`const ${fn} = (`) && l.includes("=>"))
-    if (decl >= 0) {
-      if (!lines[decl].endsWith("{")) fail(`function ${fn}'s head must end its line with {`)
-      const end = lines.indexOf("}", decl)
-      if (end < 0) fail(`function ${fn} has no closing } line`)
-      const body = lines.slice(decl, end + 1)
-      // Anonymous in parentheses: the constant names it (f.name, stack frames), and the bytes stay under budget.
-      body[0] = `const ${fn} = (${body[0].replace(`function ${fn}(`, "function (")}`
-      body[body.length - 1] = "})"
-      top.push(...body)
-      lines.splice(decl, end + 1 - decl)
-    } else if (arrow >= 0 && lines[arrow].endsWith("=> {")) {
-      const end = lines.indexOf("}", arrow)
+  // Functions (top-level declarations) and function constants (at any depth, the name used once in the module);
+  // the sources' formatting: a body closes on its own `}` line, at the indentation of its head.
+  const isDecl = (fn) => (l) => l.startsWith(`function ${fn}(`) || l.startsWith(`async function ${fn}(`)
+  const names = wanted.filter((w) => !w.includes("."))
+  // Constants first, in place (one may sit inside a declaration that moves next).
+  for (const fn of names.filter((fn) => !lines.some(isDecl(fn)))) {
+    const heads = lines.flatMap((l, i) => (new RegExp(`^ *const ${fn} = (\\(.*=>|function ?\\()`).test(l) ? [i] : []))
+    if (heads.length !== 1) fail(heads.length ? `${heads.length} constants named ${fn}` : `no function or function constant ${fn}`)
+    const at = heads[0]
+    const indent = lines[at].length - lines[at].trimStart().length
+    const value = lines[at].slice(indent + `const ${fn} = `.length)
+    if (lines[at].endsWith("{")) {
+      const end = lines.indexOf(`${" ".repeat(indent)}}`, at)
       if (end < 0) fail(`${fn} has no closing } line`)
-      lines[arrow] = `const ${fn} = (${lines[arrow].slice(`const ${fn} = `.length)}`
-      lines[end] = "})"
-    } else if (arrow >= 0 && !/[{([,]$|=>$/.test(lines[arrow])) {
-      lines[arrow] = `const ${fn} = (${lines[arrow].slice(`const ${fn} = `.length)})`
-    } else fail(`no top-level function or arrow constant ${fn}`)
+      lines[at] = `${" ".repeat(indent)}const ${fn} = (${value}`
+      lines[end] += ")"
+    } else if (!/[([,]$|=>$/.test(lines[at])) lines[at] = `${" ".repeat(indent)}const ${fn} = (${value})`
+    else fail(`${fn}: a one-line constant, or a head ending its line with {`)
+  }
+  for (const fn of names.filter((fn) => lines.some(isDecl(fn)))) {
+    const decl = lines.findIndex(isDecl(fn))
+    if (!lines[decl].endsWith("{")) fail(`function ${fn}'s head must end its line with {`)
+    const end = lines.indexOf("}", decl)
+    if (end < 0) fail(`function ${fn} has no closing } line`)
+    const body = lines.slice(decl, end + 1)
+    // Anonymous in parentheses: the constant names it (f.name, stack frames), and the bytes stay under budget.
+    body[0] = `const ${fn} = (${body[0].replace(`function ${fn}(`, "function (")}`
+    body[body.length - 1] = "})"
+    top.push(...body)
+    lines.splice(decl, end + 1 - decl)
   }
   // Methods, by class: each out of its class and onto its prototype, right after the class.
   const byClass = new Map()
@@ -124,6 +133,17 @@ export function compileEarly(name, text, wanted = AT_LOAD[name] || []) {
     const entries = []
     for (const method of methods) {
       const end = lines.indexOf("}", start)
+      if (method === "constructor") {
+        // A constructor stays (a class needs one): its body becomes a function it calls, compiled with the script.
+        const head = lines.findIndex((l, i) => i > start && i < end && l.startsWith("  constructor("))
+        if (head < 0 || !lines[head].endsWith(" {")) fail(`no constructor in class ${cls} with its head ending its line with {`)
+        const close = lines.indexOf("  }", head)
+        const body = lines.slice(head + 1, close)
+        if (body.some((l) => /\bsuper\b|\bnew\.target\b/.test(l))) fail(`${cls}'s constructor reads super or new.target: it must stay whole`)
+        top.push(`const new${cls} = (function ${lines[head].slice(2 + "constructor".length)}`, ...body, "})")
+        lines.splice(head, close + 1 - head, "  constructor() {", `    new${cls}.apply(this, arguments)`, "  }")
+        continue
+      }
       const head = lines.findIndex((l, i) => i > start && i < end && l.startsWith(`  ${method}(`))
       if (head < 0) fail(`no method ${cls}.${method}`)
       if (!lines[head].endsWith(" {")) fail(`${cls}.${method}'s head must end its line with {`)

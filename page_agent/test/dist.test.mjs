@@ -34,8 +34,8 @@ test("no script carries the file-wide compile hint; the eager part's AT_LOAD fun
   const eager = out["dist/agent-eager.js"]
   for (const [mod, names] of Object.entries(AT_LOAD)) {
     for (const n of names) {
-      const fn = n.split(".").pop()
-      const form = n.includes(".") ? `${fn}:(function(` : `const ${fn}=(`
+      const [cls, fn] = n.includes(".") ? n.split(".") : [null, n]
+      const form = fn === "constructor" ? `const new${cls}=(function(` : cls ? `${fn}:(function(` : `const ${fn}=(`
       assert.ok(eager.includes(form), `${mod}: ${n} is not parenthesised in the eager script`)
     }
   }
@@ -47,15 +47,19 @@ test("compileEarly: the functions it names behave as written, in V8's eager-comp
   const src = [
     "const early = twice(2)",
     "function twice(n) {",
-    "  return n * 2",
+    "  const inner = (k) => {",
+    "    return k + 1",
+    "  }",
+    "  const one = (k) => k * 1",
+    "  return inner(n * 2) - 1 + one(0)",
     "}",
     "const inc = (n) => n + 1",
     "const big = (n) => {",
     "  return n * 100",
     "}",
     "class Box {",
-    "  constructor(v) {",
-    "    this.v = v",
+    "  constructor(v, { scale = 1 } = {}) {",
+    "    this.v = v * scale",
     "  }",
     "  get(k) {",
     "    return this.v + k",
@@ -64,17 +68,20 @@ test("compileEarly: the functions it names behave as written, in V8's eager-comp
     "    return 0",
     "  }",
     "}",
-    "return [early, twice(3), inc(1), big(1), new Box(5).get(1), Object.keys(new Box(1)).length, Object.getOwnPropertyNames(Box.prototype).sort().join(), twice.name, Box.prototype.get.name]",
+    "const b = new Box(5, { scale: 2 })",
+    "return [early, twice(3), inc(1), big(1), b.get(1), b instanceof Box, Object.keys(b).join(), Object.getOwnPropertyNames(Box.prototype).sort().join(), twice.name, Box.prototype.get.name]",
   ].join("\n")
-  const hinted = compileEarly("m", src, ["twice", "inc", "big", "Box.get"])
+  const hinted = compileEarly("m", src, ["twice", "inner", "one", "inc", "big", "Box.constructor", "Box.get"])
   assert.deepEqual(new Function(hinted)(), new Function(src)(), "same results, a moved method as non-enumerable as the class's own")
   assert.ok(hinted.startsWith("const twice = (function (n) {"), "a declaration goes first, where it was hoisted to")
-  assert.ok(hinted.includes("const inc = ((n) => n + 1)") && hinted.includes("const big = ((n) => {"))
-  assert.ok(hinted.includes("get: (function (k) {") && !/^ {2}get\(k\)/m.test(hinted))
-  assert.throws(() => compileEarly("m", src, ["gone"]), /m\.js: no top-level function or arrow constant gone/)
+  for (const form of ["  const inner = ((k) => {", "  })", "  const one = ((k) => k * 1)", "const inc = ((n) => n + 1)", "const big = ((n) => {", "const newBox = (function (v, { scale = 1 } = {}) {", "    newBox.apply(this, arguments)", "get: (function (k) {"]) {
+    assert.ok(hinted.includes(form), `${form} is not in:\n${hinted}`)
+  }
+  assert.ok(!/^ {2}get\(k\)/m.test(hinted))
+  assert.throws(() => compileEarly("m", src, ["gone"]), /m\.js: no function or function constant gone/)
   assert.throws(() => compileEarly("m", src, ["Box.gone"]), /no method Box\.gone/)
-  assert.throws(() => compileEarly("m", "class A extends B {\n  f() {\n    return super.f()\n  }\n}", ["A.f"]), /no class A/)
   assert.throws(() => compileEarly("m", "class A {\n  f() {\n    return super.f()\n  }\n}", ["A.f"]), /reads super/)
+  assert.throws(() => compileEarly("m", "function f() {\n  const g = () => 1\n}\nfunction h() {\n  const g = () => 2\n}", ["g"]), /2 constants named g/)
 })
 
 test("the build drops only line breaks no statement ends at: code relying on automatic semicolons runs the same", () => {

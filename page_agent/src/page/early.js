@@ -6,7 +6,7 @@
 // would have been; the buffer then forwards to the collector and holds nothing. Bounded: past MAX_CALLS calls
 // (or MAX_EVENTS events) it measures no more and counts what it left out; the collector's coverage says so.
 
-import { now, safely } from "../shared/util.js"
+import { now, safely, read } from "../shared/util.js"
 
 export const MAX_CALLS = 512
 export const MAX_EVENTS = 2048
@@ -214,20 +214,24 @@ export class EarlyLog {
    */
   watchTransport(g) {
     this.unwatch = []
-    const listen = (target, side) =>
-      safely(() => {
-        const fn = (e) => {
-          const d = this.real || !this.on ? null : safely(() => e.data, null)
-          if (!d || typeof d !== "object" || d.type !== "mcp") return
-          this.keep("message", [side, e])
-          if (d.direction === "client-to-server" && safely(() => d.payload.method, null) === "tools/call" && this.onCall) safely(this.onCall)
-        }
+    const listen = (target, side) => {
+      const fn = (e) => {
+        const d = this.real || !this.on ? null : safely(() => e.data, null)
+        if (!d || typeof d !== "object" || d.type !== "mcp") return
+        this.keep("message", [side, e])
+        if (d.direction === "client-to-server" && safely(() => d.payload.method, null) === "tools/call" && this.onCall) safely(this.onCall)
+      }
+      try {
         target.addEventListener("message", fn, { capture: true, passive: true })
         this.unwatch.push(() => target.removeEventListener("message", fn, { capture: true }))
-      })
+      } catch {
+        // a window whose addEventListener throws: nothing to keep from it
+      }
+    }
     listen(g, "own")
-    const parent = safely(() => (g.parent && g.parent !== g && g.parent.document ? g.parent : null), null)
-    if (parent) listen(parent, "parent")
+    // A same-origin parent (a cross-origin one throws on reading its document: none).
+    const up = read(g, "parent")
+    if (up && up !== g && read(up, "document")) listen(up, "parent")
   }
 
   stopWatching() {

@@ -4,7 +4,7 @@
 
 import { wrapExecute, isWrapper, originalOf, isInternal, isPlainPromise, NATIVE_THEN } from "./wrap.js"
 import { descriptorFingerprint, fnv1a32, sourceOf } from "./fingerprint.js"
-import { utf8Length, safely, cap, isScalar, listenWhile } from "../shared/util.js"
+import { utf8Length, safely, read, cap, isScalar, listenWhile } from "../shared/util.js"
 import { watchRegistries, isNativeFunction } from "./traps.js"
 
 const LOCATIONS = ["document", "navigator", "window"]
@@ -54,7 +54,7 @@ export const toolName = (name) => cap(String(name), 128) || "(unnamed)"
 
 /** How this host serialises results (see measure.js): the polyfill marks its instances. */
 export function profileOf(host) {
-  return host && safely(() => host.__isWebMCPPolyfill === true, false) ? "mcp-b" : "chromium"
+  return host && read(host, "__isWebMCPPolyfill", false) === true ? "mcp-b" : "chromium"
 }
 
 /**
@@ -730,5 +730,5 @@ function plainOrNative(obj, key) {
 
 /** Is `host` @mcp-b/global's BrowserMcpServer (it marks its instances)? */
 export function mcpServerOf(host) {
-  return safely(() => host.__isBrowserMcpServer === true, false)
+  return read(host, "__isBrowserMcpServer", false) === true
 }
