@@ -66,7 +66,7 @@ const MAIN = "page/main"
 export const AT_LOAD = {
   "page/wrap": ["wrapExecute", "isInternal", "isWrapper"],
   "page/fingerprint": ["fnv1a32", "descriptorFingerprint"],
-  "shared/util": ["utf8Length", "cap", "safely", "read", "tryDefine", "listenWhile"],
+  "shared/util": ["utf8Length", "cap", "safely", "read", "tryDefine", "listenWhile", "want"],
   "page/traps": ["watchRegistries", "isLate", "swap", "defineProperty"],
   "page/interceptor": [
     "describeTool", "scalars", "toolName", "profileOf", "weakRef", "plainOrNative", "mcpServerOf", "onChange", "ok",

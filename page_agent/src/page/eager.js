@@ -20,15 +20,15 @@ const INLINE_REST = /*@WMCP_REST@*/ null
 /** This build's module table, which the rest's modules join (the build fills it). */
 const MODULES = /*@WMCP_MODULES@*/ null
 /** The content hash of this build's rest script (its `?v=`; the build fills it). */
-export const REST_HASH = /*@WMCP_REST_HASH@*/ ""
+const REST_HASH = /*@WMCP_REST_HASH@*/ ""
 /** The relay's path of the rest script, beside its /agent.js. */
-export const REST_PATH = "agent-rest.js"
+const REST_PATH = "agent-rest.js"
 /** The rest script hands itself over through this global (a registered symbol: the rest is another script). */
-export const HAND = Symbol.for("wmcp-top/rest")
+const HAND = Symbol.for("wmcp-top/rest")
 const REPORT_KEY = Symbol.for("wmcp-top/report-tool")
 const IDLE_MS = 1000
 const AFTER_LOAD_MS = 1000
-export const LOADING = "The agent's rest is loading; calls made meanwhile are measured once it is here."
+const LOADING = "The agent's rest is loading; calls made meanwhile are measured once it is here."
 
 /** @type {any} rest_main.js's exports, once here */
 let rest = null

@@ -9,8 +9,8 @@
 import { now, safely, read } from "../shared/util.js"
 
 export const MAX_CALLS = 512
-export const MAX_EVENTS = 2048
-export const REST_WAIT_MS = 2000
+const MAX_EVENTS = 2048
+const REST_WAIT_MS = 2000
 
 // Collector methods the hooks call with no answer expected: each is kept as an event and replayed as is.
 const EVENTS = ["hostFound", "registered", "keptAnnotations", "rejected", "unregistered", "unwrappedTool", "wrappedTool", "wrapFailed", "countedCall", "toolCancel", "event", "recordConsent"]

@@ -300,14 +300,16 @@ export class Interceptor {
       const onChange = () => safely(() => this.reconcile(host))
       const onCancel = (e) => safely(() => this.c.toolCancel(e && (e.toolName || e.name || (e.detail && e.detail.toolName)) || ""))
       const onActivated = (e) => safely(() => this.activated(e && typeof e.toolName === "string" ? e.toolName : ""))
-      safely(() => {
+      try {
         host.addEventListener("toolchange", onChange)
         host.addEventListener("toolcancel", onCancel)
         entry.restore.push(() => {
           host.removeEventListener("toolchange", onChange)
           host.removeEventListener("toolcancel", onCancel)
         })
-      })
+      } catch {
+        // a host whose addEventListener throws: its list is read at each sweep
+      }
       // Until getTools() first answers whether a tool was registered before us, every call is heard; then only
       // while one is counted rather than measured (countActivations). A host that never lists keeps listening.
       entry.activations = listenWhile(host, "toolactivated", onActivated)

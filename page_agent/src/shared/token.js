@@ -5,10 +5,10 @@
 // it to the relay as a WebSocket subprotocol, which no console line or performance entry shows.
 
 /** The tag's attribute (`<script src="…/agent.js?v=HASH" data-wmcp="…">`). */
-export const TOKEN_ATTRIBUTE = "data-wmcp"
+const TOKEN_ATTRIBUTE = "data-wmcp"
 /** The subprotocol the relay selects; the token rides beside it as `wmcp-top.token.<token>`, never selected. */
-export const SUBPROTOCOL = "wmcp-top"
-export const TOKEN_PROTOCOL_PREFIX = "wmcp-top.token."
+const SUBPROTOCOL = "wmcp-top"
+const TOKEN_PROTOCOL_PREFIX = "wmcp-top.token."
 
 /**
  * 32 lowercase hex digits. Read character by character, not by a regular expression: the agent checks the tag's
@@ -59,7 +59,7 @@ export function lazyTokenSocket(g, token) {
  * @param {any} WS  the page's WebSocket
  * @param {() => string|null} token
  */
-export function tokenSocketClass(WS, token) {
+function tokenSocketClass(WS, token) {
   if (typeof WS !== "function") return null
   return class TokenSocket extends WS {
     /** @param {string} url */

@@ -156,20 +156,18 @@ export function tryDefine(obj, key, descriptor) {
  */
 export function listenWhile(target, type, fn, capture = false) {
   let on = false
-  return {
-    want(yes) {
-      yes = !!yes
-      if (yes === on || !target || typeof target.addEventListener !== "function") return
-      try {
-        if (yes) target.addEventListener(type, fn, capture)
-        else target.removeEventListener(type, fn, capture)
-        on = yes
-      } catch {
-        /* a page that broke its own EventTarget: nothing to count */
-      }
-    },
-    listening: () => on,
+  const want = (yes) => {
+    yes = !!yes
+    if (yes === on || !target || typeof target.addEventListener !== "function") return
+    try {
+      if (yes) target.addEventListener(type, fn, capture)
+      else target.removeEventListener(type, fn, capture)
+      on = yes
+    } catch {
+      /* a page that broke its own EventTarget: nothing to count */
+    }
   }
+  return { want, listening: () => on }
 }
 
 /** Is this a scalar the wire accepts in `detail` / annotations? */
