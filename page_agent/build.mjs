@@ -69,7 +69,7 @@ export const AT_LOAD = {
   "shared/util": ["utf8Length", "cap", "safely", "read", "tryDefine", "listenWhile", "want"],
   "page/traps": ["watchRegistries", "isLate", "swap", "defineProperty"],
   "page/interceptor": [
-    "describeTool", "scalars", "toolName", "profileOf", "weakRef", "plainOrNative", "mcpServerOf", "onChange", "ok",
+    "describeTool", "scalars", "toolName", "profileOf", "weakRef", "mcpServerOf", "onChange", "ok",
     "HostTable.constructor", "HostTable.has", "HostTable.get", "HostTable.set", "HostTable.entries", "HostTable.values",
     "Interceptor.constructor", "Interceptor.start", "Interceptor.hasDocumentHost", "Interceptor.sweep", "Interceptor.patch", "Interceptor.countActivations", "Interceptor.prepare",
     "Interceptor.record", "Interceptor.asForm", "Interceptor.registerTool", "Interceptor.pend", "Interceptor.accepted", "Interceptor.reconcile", "Interceptor.profileFor",
