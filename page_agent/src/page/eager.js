@@ -102,10 +102,10 @@ function fetchRest() {
  */
 function whenIdle(g, fn) {
   const rest = () => safely(() => (typeof g.requestIdleCallback === "function" ? g.requestIdleCallback(() => safely(fn), { timeout: IDLE_MS }) : fn()))
-  const idle = () => safely(() => g.setTimeout(rest, AFTER_LOAD_MS))
+  const idle = () => safely((() => g.setTimeout(rest, AFTER_LOAD_MS)))
   const doc = read(g, "document")
   if (!doc || read(doc, "readyState", "complete") === "complete") idle()
-  else safely(() => g.addEventListener("load", idle, { once: true }))
+  else safely((() => g.addEventListener("load", idle, { once: true })))
 }
 
 const isWindow = (g) => !!read(g, "document") || !!read(g, "window")

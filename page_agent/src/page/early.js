@@ -75,7 +75,7 @@ export class EarlyLog {
     this.unwrapped = new Set()
     this.extraReasons = new Set()
     for (const name of EVENTS) {
-      /** @type {any} */ (this)[name] = (...args) => (this.real ? this.real[name](...args) : this.keep(name, args))
+      /** @type {any} */ (this)[name] = ((...args) => (this.real ? this.real[name](...args) : this.keep(name, args)))
     }
   }
 

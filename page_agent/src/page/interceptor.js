@@ -91,7 +91,9 @@ class HostTable {
     return out
   }
   values() {
-    return this.entries().map((e) => e[1])
+    const out = []
+    for (const [, entry] of this.entries()) out.push(entry)
+    return out
   }
   [Symbol.iterator]() {
     return this.entries()[Symbol.iterator]()
@@ -230,11 +232,12 @@ export class Interceptor {
       entry.originals[m] = original
       const own = Object.getOwnPropertyDescriptor(host, m)
       const patched = {
-        registerTool(tool, options) {
+        // A function in parentheses (compiled with the script: pages register at load), named as the host's.
+        registerTool: (function (tool, options) {
           if (self.busy || !self.c.active) return original.apply(this, arguments)
           if (self.mirroring.length && self.isMirror(host, tool)) return self.mirror(host, original, this, arguments, tool)
           return self.registerTool(host, original, this, arguments, tool, options)
-        },
+        }),
         unregisterTool(name) {
           const ret = original.apply(this, arguments)
           if (!self.busy && self.c.active) safely(() => self.dropName(host, String(name), undefined, true))
@@ -297,7 +300,7 @@ export class Interceptor {
       }
     }
     if (typeof host.addEventListener === "function") {
-      const onChange = () => safely(() => this.reconcile(host))
+      const onChange = () => safely((() => this.reconcile(host)))
       const onCancel = (e) => safely(() => this.c.toolCancel(e && (e.toolName || e.name || (e.detail && e.detail.toolName)) || ""))
       const onActivated = (e) => safely(() => this.activated(e && typeof e.toolName === "string" ? e.toolName : ""))
       try {
@@ -398,7 +401,7 @@ export class Interceptor {
     // an identical descriptor still counts as a redefinition. The page's function, never our wrapper.
     if (!internal) {
       const withHandler = this.c.config.fingerprintHandler === true
-      const fp = safely(() => descriptorFingerprint(withHandler ? { ...tool, execute: originalOf(tool.execute) } : tool, withHandler), null)
+      const fp = safely((() => descriptorFingerprint(withHandler ? { ...tool, execute: originalOf(tool.execute) } : tool, withHandler)), null)
       if (fp) rec.fingerprint = fp
       // Kept in the page only: tells the `redefined` event whether the handler moved too.
       if (withHandler) rec.handlerHash = safely(() => fnv1a32(sourceOf(originalOf(tool.execute)) ?? ""), null)
@@ -440,7 +443,7 @@ export class Interceptor {
     if (!rec) return ret
     const ok = () => {
       this.pend(rec.name, -1)
-      safely(() => this.accepted(host, tool, prep, rec, options))
+      safely((() => this.accepted(host, tool, prep, rec, options)))
     }
     const bad = (err) => {
       this.pend(rec.name, -1)

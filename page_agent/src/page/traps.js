@@ -90,7 +90,7 @@ export function watchRegistries(g, onChange) {
   }
 
   // window.modelContext = registry: a setter that keeps the value and tells. Only where window has none yet.
-  if (safely(() => !(KEY in g), false)) {
+  if (safely((() => !(KEY in g)), false)) {
     let value
     const trap = {
       get() {

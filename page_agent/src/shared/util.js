@@ -101,7 +101,7 @@ export function newSessionId() {
 
 // The page's clock, captured once: reading the global `performance` on every call goes through Window's accessor.
 const PERF = typeof performance !== "undefined" && performance !== null && typeof performance.now === "function" ? performance : null
-export const now = PERF !== null ? () => PERF.now() : () => Date.now()
+export const now = PERF !== null ? (() => PERF.now()) : () => Date.now()
 
 /** Cap a page-provided text to `max` code points (as the relay and Python count), never splitting a pair. */
 export function cap(s, max) {
