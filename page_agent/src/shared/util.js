@@ -118,7 +118,7 @@ export function cap(s, max) {
 }
 
 /**
- * Run `fn`, never letting an exception escape into the page. An arrow handed to it in parentheses, `safely((() => …))`,
+ * Run `fn`, never letting an exception escape into the page. An arrow handed to it in parentheses, `safely((() => ...))`,
  * is one the eager part runs at load: V8 compiles it with the script (page_agent/build.mjs, AT_LOAD).
  */
 export function safely(fn, fallback) {
