@@ -360,6 +360,16 @@ test("beside a document registry, navigator is not read at load; a legacy regist
   assert.deepEqual(JSON.parse(JSON.stringify(g.__webmcpPerf.spans().map((s) => s.tool))), ["old"], "its calls measured")
 })
 
+test("the eager part's patched registry methods are named as the host's and report to the buffer", async () => {
+  const { g, host } = runEager()
+  for (const m of ["registerTool", "unregisterTool", "executeTool"]) {
+    if (typeof host[m] === "function") assert.equal(host[m].name, m, `${m} keeps its name`)
+  }
+  await host.registerTool({ name: "named", description: "d", execute: () => "ok" })
+  assert.notEqual(host.registry.get("named").execute.toString(), '() => "ok"', "wrapped at registration")
+  assert.equal(g.__webmcpPerf.status().phase, "loading")
+})
+
 test("the early buffer is bounded, and what it left out is counted in the status", async () => {
   const { g, host, inserted } = runEager()
   await host.registerTool({ name: "t", description: "d", execute: () => "ok" })
