@@ -12,8 +12,9 @@ Four ways, side by side in one run:
   scripts (`<script src=".../agent.js" data-wmcp="TOKEN">`): the built page_agent/dist/agent-eager.js (what the
   relay serves as /agent.js: the agent's eager part) with a real relay's address baked in as the relay bakes it
   (no token in it: the agent takes the token from the tag), and beside it /agent-rest.js (dist/agent-rest.js, the
-  rest, which the eager part fetches after the load event), both served by this test so the benchmark does not
-  depend on how the relay serves them; its uplink connects to that relay with the tag's token.
+  rest, which the eager part fetches after the load event), both served by this test as the relay serves them (by
+  content hash, `?v=`, kept for good: a page's frames fetch each once) so the benchmark does not depend on the
+  relay's own server; its uplink connects to that relay with the tag's token.
 
 Every load is cold: a fresh browser context (no HTTP or code cache) on an origin of its own (`<n>.localhost`, so
 the relay's per-origin connect budget never refuses a socket). The ways take turns, LOADS rounds of one load each,
@@ -51,6 +52,7 @@ agent's uplink open), and the byte counts are exact (each way's scripts are exac
 from __future__ import annotations
 
 import gzip
+import hashlib
 import http.server
 import json
 import statistics
@@ -115,9 +117,9 @@ PAGE = '<!doctype html><meta charset="utf-8"><title>load cost</title>{way}<scrip
 FRAMES_PAGE = '<!doctype html><meta charset="utf-8"><title>load cost, {n} frames</title><body>{frames}</body>'
 WAY_TAGS = {
     "none": "",
-    "empty": '<script src="/empty.js" data-wmcp="{token}"></script>',
+    "empty": '<script src="/empty.js?v={v}" data-wmcp="{token}"></script>',
     "floor": f"<script>{FLOOR_JS}</script>",
-    "agent": '<script src="/agent.js" data-wmcp="{token}"></script>',
+    "agent": '<script src="/agent.js?v={v}" data-wmcp="{token}"></script>',
 }
 
 # What a page evaluated before its load event: its inline scripts, and the path and decoded size of every script it
@@ -143,6 +145,7 @@ class _Pages(http.server.BaseHTTPRequestHandler):
 
     scripts: dict[str, bytes] = {}
     token = ""  # the relay's, on the agent's tag
+    version = ""  # the agent's content hash, on the tags' URLs
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -153,7 +156,10 @@ class _Pages(http.server.BaseHTTPRequestHandler):
         if path in self.scripts:
             body, ctype = self.scripts[path], "text/javascript; charset=utf-8"
         elif kind == "page" and way in WAY_TAGS:
-            body, ctype = PAGE.format(way=WAY_TAGS[way].replace("{token}", self.token), page=PAGE_JS).encode(), "text/html; charset=utf-8"
+            body, ctype = (
+                PAGE.format(way=WAY_TAGS[way].replace("{token}", self.token).replace("{v}", self.version), page=PAGE_JS).encode(),
+                "text/html; charset=utf-8",
+            )
         elif kind == "frames" and way in WAY_TAGS:
             frames = "".join(f'<iframe src="/page/{way}?frame={i}"></iframe>' for i in range(FRAMES))
             body, ctype = FRAMES_PAGE.format(n=FRAMES, frames=frames).encode(), "text/html; charset=utf-8"
@@ -163,7 +169,10 @@ class _Pages(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
+        # A script asked for by content hash is kept for good, as the relay serves it (the tag `wmcp-top snippet`
+        # prints and the rest's URL carry `?v=`): a page's frames fetch it once. Pages are fetched every time.
+        cacheable = path in self.scripts and "v=" in self.path.partition("?")[2]
+        self.send_header("Cache-Control", "public, max-age=31536000, immutable" if cacheable else "no-store")
         self.end_headers()
         self.wfile.write(body)
 
@@ -179,6 +188,7 @@ def served(ws_url: str, token: str) -> Iterator[int]:
     _Pages.scripts = {f"/{path.name}": path.read_bytes() for path in AGENT.parent.glob("*.js")}
     _Pages.scripts["/agent.js"] = built.replace(PLACEHOLDER, json.dumps(ws_url).encode(), 1)
     _Pages.scripts["/empty.js"] = b""
+    _Pages.version = hashlib.sha256(_Pages.scripts["/agent.js"]).hexdigest()[:8]
     _Pages.token = token
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
