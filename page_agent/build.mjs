@@ -51,14 +51,113 @@ const ENTRY = "page/index"
 const LOAD_SCRIPTS = ["dist/agent-eager.js", "extension/agent.js"]
 export const GZIP_BUDGET = 14_336
 const MAIN = "page/main"
-// The first line of the relay's /agent.js (dist/agent-eager.js): Chromium (136 and later) then compiles every
-// function of the script on the thread that streams it from the network, not lazily on the page's main thread the
-// first time each runs. Most of the eager part runs before the page's own scripts, so its compile time was half of
-// what it cost the main thread at load (+4.4 -> +2.2 ms of script in one run of cold loads, for about 50 KB more
-// heap: docs/observer-cost.md, "At load"). Not on the extension's agent.js (a content script is not streamed: the
-// hint would move nothing off the main thread and compile functions that never run), nor on scripts carrying the
-// rest compiled in.
-export const COMPILE_HINT = "//# allFunctionsCalledOnLoad"
+// What the eager part runs at load, compiled with the script. Chromium compiles a script on the thread that
+// streams it from the network, but a function inside it only the first time it runs, on the page's main thread:
+// about half of what the eager part cost the main thread at load. The file-wide hint (`//# allFunctionsCalledOnLoad`)
+// moved all of it off, for about 50 KB of a page's heap: it compiles every function, also the call path and the rarer
+// registries no page runs at load. Instead the build writes the functions named here in V8's eager-compile form,
+// a function in parentheses (its "PIFE" heuristic: compiled with the script that holds it): a top-level
+// function `f` becomes `const f=(function (...){...})` at the top of its module (where a declaration is hoisted
+// to), a function constant `const f = (...) => ...` (at any depth) keeps its place in parentheses, a class's method
+// moves beside the class onto its prototype (non-enumerable, as a method is), and a class's constructor calls its
+// body, moved to the module's top as `const newC=(function (...){...})`. Found with Chromium's precise coverage of a cold load
+// of tests/bench/test_load_cost.py's page (docs/observer-cost.md, "At load"); a name that is no longer in its
+// module fails the build. What is not named compiles the first time it runs, as before.
+export const AT_LOAD = {
+  "page/wrap": ["wrapExecute", "isInternal", "isWrapper"],
+  "page/fingerprint": ["fnv1a32", "descriptorFingerprint"],
+  "shared/util": ["utf8Length", "cap", "safely", "read", "tryDefine", "listenWhile", "want"],
+  "page/traps": ["watchRegistries", "isLate", "swap", "defineProperty"],
+  "page/interceptor": [
+    "describeTool", "scalars", "toolName", "profileOf", "weakRef", "mcpServerOf", "onChange", "ok",
+    "HostTable.constructor", "HostTable.has", "HostTable.get", "HostTable.set", "HostTable.entries", "HostTable.values",
+    "Interceptor.constructor", "Interceptor.start", "Interceptor.hasDocumentHost", "Interceptor.sweep", "Interceptor.patch", "Interceptor.countActivations", "Interceptor.prepare",
+    "Interceptor.record", "Interceptor.asForm", "Interceptor.registerTool", "Interceptor.pend", "Interceptor.accepted", "Interceptor.reconcile", "Interceptor.profileFor",
+  ],
+  "page/early": ["listen", "EarlyLog.constructor", "EarlyLog.keep", "EarlyLog.watchTransport"],
+  "page/gate": ["queryParam", "decode", "gate"],
+  "page/eager": ["restFrom", "whenIdle", "idle", "isWindow", "attach", "maybeAttach", "watchLateConfig", "facade"],
+  "page/route": ["terminalRoute"],
+  "shared/token": ["validToken", "takeToken", "lazyTokenSocket"],
+}
+
+/** Module `name`'s text (imports and exports already rewritten) with its AT_LOAD functions in eager-compile form. */
+export function compileEarly(name, text, wanted = AT_LOAD[name] || []) {
+  if (!wanted.length) return text
+  let lines = text.split("\n")
+  const top = []
+  const fail = (what) => {
+    throw new Error(`${name}.js: ${what} (build.mjs AT_LOAD)`)
+  }
+  // Functions (top-level declarations) and function constants (at any depth, the name used once in the module);
+  // the sources' formatting: a body closes on its own `}` line, at the indentation of its head.
+  const isDecl = (fn) => (l) => l.startsWith(`function ${fn}(`) || l.startsWith(`async function ${fn}(`)
+  const names = wanted.filter((w) => !w.includes("."))
+  // Constants first, in place (one may sit inside a declaration that moves next).
+  for (const fn of names.filter((fn) => !lines.some(isDecl(fn)))) {
+    const heads = lines.flatMap((l, i) => (new RegExp(`^ *const ${fn} = (\\(.*=>|function ?\\()`).test(l) ? [i] : []))
+    if (heads.length !== 1) fail(heads.length ? `${heads.length} constants named ${fn}` : `no function or function constant ${fn}`)
+    const at = heads[0]
+    const indent = lines[at].length - lines[at].trimStart().length
+    const value = lines[at].slice(indent + `const ${fn} = `.length)
+    if (lines[at].endsWith("{")) {
+      const end = lines.indexOf(`${" ".repeat(indent)}}`, at)
+      if (end < 0) fail(`${fn} has no closing } line`)
+      lines[at] = `${" ".repeat(indent)}const ${fn} = (${value}`
+      lines[end] += ")"
+    } else if (!/[([,]$|=>$/.test(lines[at])) lines[at] = `${" ".repeat(indent)}const ${fn} = (${value})`
+    else fail(`${fn}: a one-line constant, or a head ending its line with {`)
+  }
+  for (const fn of names.filter((fn) => lines.some(isDecl(fn)))) {
+    const decl = lines.findIndex(isDecl(fn))
+    if (!lines[decl].endsWith("{")) fail(`function ${fn}'s head must end its line with {`)
+    const end = lines.indexOf("}", decl)
+    if (end < 0) fail(`function ${fn} has no closing } line`)
+    const body = lines.slice(decl, end + 1)
+    // Anonymous in parentheses: the constant names it (f.name, stack frames), and the bytes stay under budget.
+    body[0] = `const ${fn} = (${body[0].replace(`function ${fn}(`, "function (")}`
+    body[body.length - 1] = "})"
+    top.push(...body)
+    lines.splice(decl, end + 1 - decl)
+  }
+  // Methods, by class: each out of its class and onto its prototype, right after the class.
+  const byClass = new Map()
+  for (const w of wanted.filter((w) => w.includes("."))) {
+    const [cls, method] = w.split(".")
+    if (!byClass.has(cls)) byClass.set(cls, [])
+    byClass.get(cls).push(method)
+  }
+  for (const [cls, methods] of byClass) {
+    const start = lines.findIndex((l) => l === `class ${cls} {`)
+    if (start < 0) fail(`no class ${cls} (its head on a line of its own)`)
+    const entries = []
+    for (const method of methods) {
+      const end = lines.indexOf("}", start)
+      if (method === "constructor") {
+        // A constructor stays (a class needs one): its body becomes a function it calls, compiled with the script.
+        const head = lines.findIndex((l, i) => i > start && i < end && l.startsWith("  constructor("))
+        if (head < 0 || !lines[head].endsWith(" {")) fail(`no constructor in class ${cls} with its head ending its line with {`)
+        const close = lines.indexOf("  }", head)
+        const body = lines.slice(head + 1, close)
+        if (body.some((l) => /\bsuper\b|\bnew\.target\b/.test(l))) fail(`${cls}'s constructor reads super or new.target: it must stay whole`)
+        top.push(`const new${cls} = (function ${lines[head].slice(2 + "constructor".length)}`, ...body, "})")
+        lines.splice(head, close + 1 - head, "  constructor() {", `    new${cls}.apply(this, arguments)`, "  }")
+        continue
+      }
+      const head = lines.findIndex((l, i) => i > start && i < end && l.startsWith(`  ${method}(`))
+      if (head < 0) fail(`no method ${cls}.${method}`)
+      if (!lines[head].endsWith(" {")) fail(`${cls}.${method}'s head must end its line with {`)
+      const close = lines.indexOf("  }", head)
+      const body = lines.slice(head + 1, close)
+      if (body.some((l) => /\bsuper\b/.test(l))) fail(`${cls}.${method} reads super: it must stay a method`)
+      entries.push(`${method}: (function ${lines[head].slice(2 + method.length)}`, ...body, "}),")
+      lines.splice(head, close + 1 - head)
+    }
+    const end = lines.indexOf("}", start)
+    lines.splice(end + 1, 0, `for (const [k, value] of Object.entries({`, ...entries, `})) Object.defineProperty(${cls}.prototype, k, { value, writable: true, configurable: true })`)
+  }
+  return [...top, ...lines].join("\n")
+}
 const OPEN = "page/open_main"
 
 const IMPORT_RE = /^import\s*\{([^}]*)\}\s*from\s*"(\.{1,2}\/[\w/.-]+)\.js"\s*;?\s*$/gm
@@ -115,7 +214,7 @@ function load(name) {
     return `${kind} ${id}`
   })
   if (/^(import|export)[\s{]/m.test(text)) throw new Error(`${name}.js: an import/export form the builder does not know`)
-  return { name, text: strip(text).trimEnd(), deps, exported }
+  return { name, text: strip(compileEarly(name, text)).trimEnd(), deps, exported }
 }
 
 function order(entry) {
@@ -346,7 +445,7 @@ export function build() {
   const classic = (inline) => {
     const head = inline
       ? `// wmcp-top page agent ${version}: built by page_agent/build.mjs from page_agent/src/. Do not edit.\n// MIT. No dependencies. Measures WebMCP tool calls; never keeps or sends inputs or results.\n`
-      : `${COMPILE_HINT}\n// wmcp-top page agent ${version}, eager part (page_agent/build.mjs; the rest: agent-rest.js). MIT.\n`
+      : `// wmcp-top page agent ${version}, eager part (page_agent/build.mjs; the rest: agent-rest.js). MIT.\n`
     const code = ascii(body(MAIN, { inline, hash }).code)
     if (!inline) return `${head}(function () {\n"use strict";\nconst __m = {};\n${code}\n})();\n`
     return `${head}${MODULE_MARKER}(function () {\n"use strict";\nconst __m = {};\n${code}\nreturn Object.defineProperties({}, {\n${getters.join(",\n")}\n});\n})();\n${EXPORTS_MARKER} ${names.join(",")}\n`

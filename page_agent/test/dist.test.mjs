@@ -8,9 +8,9 @@ import { join, dirname } from "node:path"
 import { fileURLToPath } from "node:url"
 import vm from "node:vm"
 import { createHash } from "node:crypto"
-import { build, loadSizes, strip, GZIP_BUDGET, COMPILE_HINT } from "../build.mjs"
+import { build, loadSizes, strip, compileEarly, AT_LOAD, GZIP_BUDGET } from "../build.mjs"
 import { validToken } from "../src/shared/token.js"
-import { fakeWindow, DraftHost, FakeWebSocket, RELAY } from "../test-support/helpers.mjs"
+import { fakeWindow, DraftHost, FakeWebSocket, RELAY, legacyHost } from "../test-support/helpers.mjs"
 
 const DIST = join(dirname(fileURLToPath(import.meta.url)), "..", "dist")
 const PLACEHOLDER = "/*@WMCP_UPLINK@*/null"
@@ -28,10 +28,60 @@ test("every script a page evaluates at load is within the gzip budget", () => {
   for (const [file, n] of Object.entries(sizes)) assert.ok(n > 0 && n <= GZIP_BUDGET, `${file}: ${n} B gzip, budget ${GZIP_BUDGET} B`)
 })
 
-test("the relay's /agent.js opens with the compile hint; scripts carrying the rest or injected by the extension do not", () => {
+test("no script carries the file-wide compile hint; the eager part's AT_LOAD functions are in V8's eager-compile form", () => {
   const out = build()
-  assert.equal(out["dist/agent-eager.js"].split("\n")[0], COMPILE_HINT, "Chromium reads the hint on the script's first line")
-  for (const f of ["dist/agent.js", "dist/open.js", "dist/agent-rest.js", "extension/agent.js", "extension/rest.js"]) assert.ok(!out[f].includes(COMPILE_HINT), `${f} compiles lazily`)
+  for (const [f, text] of Object.entries(out)) assert.ok(!text.includes("//# allFunctionsCalledOnLoad"), `${f}: every function would be compiled at load`)
+  const eager = out["dist/agent-eager.js"]
+  for (const [mod, names] of Object.entries(AT_LOAD)) {
+    for (const n of names) {
+      const [cls, fn] = n.includes(".") ? n.split(".") : [null, n]
+      const form = fn === "constructor" ? `const new${cls}=(function(` : cls ? `${fn}:(function(` : `const ${fn}=(`
+      assert.ok(eager.includes(form), `${mod}: ${n} is not parenthesised in the eager script`)
+    }
+  }
+  assert.ok(eager.includes("const wrapExecute=(function(collector,"), "a declaration moves to its module's top as a parenthesised constant")
+  assert.ok(eager.includes("patch:(function(host,location){"), "a method moves onto its class's prototype in parentheses")
+})
+
+test("compileEarly: the functions it names behave as written, in V8's eager-compile form; a name it cannot find fails the build", () => {
+  const src = [
+    "const early = twice(2)",
+    "function twice(n) {",
+    "  const inner = (k) => {",
+    "    return k + 1",
+    "  }",
+    "  const one = (k) => k * 1",
+    "  return inner(n * 2) - 1 + one(0)",
+    "}",
+    "const inc = (n) => n + 1",
+    "const big = (n) => {",
+    "  return n * 100",
+    "}",
+    "class Box {",
+    "  constructor(v, { scale = 1 } = {}) {",
+    "    this.v = v * scale",
+    "  }",
+    "  get(k) {",
+    "    return this.v + k",
+    "  }",
+    "  other() {",
+    "    return 0",
+    "  }",
+    "}",
+    "const b = new Box(5, { scale: 2 })",
+    "return [early, twice(3), inc(1), big(1), b.get(1), b instanceof Box, Object.keys(b).join(), Object.getOwnPropertyNames(Box.prototype).sort().join(), twice.name, Box.prototype.get.name]",
+  ].join("\n")
+  const hinted = compileEarly("m", src, ["twice", "inner", "one", "inc", "big", "Box.constructor", "Box.get"])
+  assert.deepEqual(new Function(hinted)(), new Function(src)(), "same results, a moved method as non-enumerable as the class's own")
+  assert.ok(hinted.startsWith("const twice = (function (n) {"), "a declaration goes first, where it was hoisted to")
+  for (const form of ["  const inner = ((k) => {", "  })", "  const one = ((k) => k * 1)", "const inc = ((n) => n + 1)", "const big = ((n) => {", "const newBox = (function (v, { scale = 1 } = {}) {", "    newBox.apply(this, arguments)", "get: (function (k) {"]) {
+    assert.ok(hinted.includes(form), `${form} is not in:\n${hinted}`)
+  }
+  assert.ok(!/^ {2}get\(k\)/m.test(hinted))
+  assert.throws(() => compileEarly("m", src, ["gone"]), /m\.js: no function or function constant gone/)
+  assert.throws(() => compileEarly("m", src, ["Box.gone"]), /no method Box\.gone/)
+  assert.throws(() => compileEarly("m", "class A {\n  f() {\n    return super.f()\n  }\n}", ["A.f"]), /reads super/)
+  assert.throws(() => compileEarly("m", "function f() {\n  const g = () => 1\n}\nfunction h() {\n  const g = () => 2\n}", ["g"]), /2 constants named g/)
 })
 
 test("the build drops only line breaks no statement ends at: code relying on automatic semicolons runs the same", () => {
@@ -286,6 +336,38 @@ test("the page's executeTool before the rest arrives goes to the host once the r
   for (const fn of timers.splice(0)) fn()
   await second
   assert.equal(ran, true)
+})
+
+test("beside a document registry, navigator is not read at load; a legacy registry there is patched once the rest is here", async () => {
+  let reads = 0
+  const legacy = legacyHost()
+  const original = legacy.registerTool
+  const { g, inserted } = runEager({
+    prepare: (w) => {
+      const nav = w.navigator
+      nav.modelContext = legacy
+      Object.defineProperty(w, "navigator", { get: () => (reads++, nav), configurable: true })
+    },
+  })
+  assert.equal(reads, 0, "reading navigator builds its interface: not at load")
+  assert.equal(legacy.registerTool, original)
+  runIdle(g)
+  runRest(g, inserted[0])
+  assert.ok(reads > 0, "looked at with the rest")
+  assert.notEqual(legacy.registerTool, original, "and its registry patched")
+  legacy.registerTool({ name: "old", description: "d", execute: () => "ok" })
+  await legacy.call("old", {})
+  assert.deepEqual(JSON.parse(JSON.stringify(g.__webmcpPerf.spans().map((s) => s.tool))), ["old"], "its calls measured")
+})
+
+test("the eager part's patched registry methods are named as the host's and report to the buffer", async () => {
+  const { g, host } = runEager()
+  for (const m of ["registerTool", "unregisterTool", "executeTool"]) {
+    if (typeof host[m] === "function") assert.equal(host[m].name, m, `${m} keeps its name`)
+  }
+  await host.registerTool({ name: "named", description: "d", execute: () => "ok" })
+  assert.notEqual(host.registry.get("named").execute.toString(), '() => "ok"', "wrapped at registration")
+  assert.equal(g.__webmcpPerf.status().phase, "loading")
 })
 
 test("the early buffer is bounded, and what it left out is counted in the status", async () => {

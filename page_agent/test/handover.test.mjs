@@ -1,5 +1,5 @@
 // page/handover.js alone: what the page asked of the early agent takes effect in the rest, the early buffer
-// replays into the collector, and the waiting promises resolve; with stand-ins for both.
+// replays into the collector (page/replay.js, real), and the waiting promises resolve; with stand-ins for both.
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { takeOver } from "../src/page/handover.js"
@@ -17,9 +17,22 @@ function rig({ lost = 0, reportTool = false } = {}) {
     waiting: [() => done.push("api resolved")],
     done: false,
     collector: null,
-    log: { lost, events: [{ name: "registered", args: [rec] }], handOver: (c) => done.push(["replayed into", c.name]) },
+    log: { lost, events: [{ name: "registered", args: [rec] }], real: null, stopWatching: () => {}, arrived: null, waits: 0, extraReasons: [], seq: 0, running: new Set(), expected: [] },
   }
-  const c = { name: "rest", spanListeners: new Set(), updateListeners: new Set(), notes: [], extraReasons: new Set(), reportToolName: null, statusChanged: () => done.push("status") }
+  const c = {
+    name: "rest",
+    spanListeners: new Set(),
+    updateListeners: new Set(),
+    notes: [],
+    extraReasons: new Set(),
+    reportToolName: null,
+    clock: () => 0,
+    stack: [],
+    seq: 0,
+    pageWaits: 0,
+    registered: (r) => done.push(["replayed into", "rest", r.name]),
+    statusChanged: () => done.push("status"),
+  }
   const interceptor = { asForm: (r, schema) => done.push(["asForm", r.name, schema]), askKeptLater: () => done.push("askKeptLater") }
   const report = { register: () => done.push("report tool") }
   return { p, c, interceptor, report, done }
@@ -34,7 +47,8 @@ test("the early agent's listeners, notes and names move over; the buffer replays
   assert.equal(x.c.reportToolName, "perf")
   assert.equal(x.p.collector, x.c)
   assert.equal(x.p.done, true)
-  assert.deepEqual(x.done, [["asForm", "f", { type: "object" }], ["replayed into", "rest"], "askKeptLater", "api resolved"])
+  assert.equal(x.p.log.real, x.c)
+  assert.deepEqual(x.done, [["asForm", "f", { type: "object" }], ["replayed into", "rest", "f"], "status", "askKeptLater", "api resolved"])
   assert.equal(x.c.extraReasons.size, 0)
 })
 
@@ -42,5 +56,5 @@ test("calls the early buffer could not hold are a coverage reason; a report tool
   const x = rig({ lost: 3, reportTool: true })
   takeOver(x.p, { collector: x.c, interceptor: x.interceptor, report: x.report })
   assert.match(Array.from(x.c.extraReasons)[0], /^3 call\(s\) or event\(s\) before the agent finished loading were not measured/)
-  assert.deepEqual(x.done.slice(2), ["status", "askKeptLater", "report tool", "api resolved"])
+  assert.deepEqual(x.done.slice(2), ["status", "status", "askKeptLater", "report tool", "api resolved"])
 })

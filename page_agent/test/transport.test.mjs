@@ -213,6 +213,7 @@ test("a call the server ran before the request was seen, with no response, is si
 
 test("a tools/call posted before the rest of the agent arrives is kept by the early buffer and is the same span once it has", async () => {
   const { EarlyLog } = await import("../src/page/early.js")
+  const { handOver } = await import("../src/page/replay.js")
   const g = win()
   let t = 100
   let wanted = 0
@@ -226,7 +227,7 @@ test("a tools/call posted before the rest of the agent arrives is kept by the ea
   post(g, g, "server-to-client", { jsonrpc: "2.0", method: "notifications/tools/list_changed" })
   t += 500 // the rest arrives later
   const { c, spans, reasons } = setup(g)
-  log.handOver(c)
+  handOver(log, c)
   assert.equal(spans.length, 1)
   assert.equal(spans[0].tool, "echo")
   assert.equal(spans[0].wallMs, 9, "timed at the request and the response, not at the hand-over")

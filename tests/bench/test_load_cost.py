@@ -1,16 +1,20 @@
 """Benchmark: what the page agent costs a page at load (issue 47 item 1), in Chromium with its native WebMCP host.
 
-Three ways, side by side in one run:
+Four ways, side by side in one run:
 
 - `no agent`: the bench page alone (it registers one tool whose result is 1 KB of text);
+- `empty script`: the page with a tag like the agent's fetching an empty script served the same way: what any
+  agent a page loads with a script tag costs it before running a line (the parser waits for the fetch), the
+  control that says where a page of iframes spends its time;
 - `floor agent`: the page with tests/bench/floor.py's script inline before its own (the execute() wrapper, two clock
   reads, one `performance.measure` a call: the least any webmcp-profiler-compatible agent does);
 - `whole agent`: the page with the agent as users load it, the tag `wmcp-top snippet` prints before the page's own
   scripts (`<script src=".../agent.js" data-wmcp="TOKEN">`): the built page_agent/dist/agent-eager.js (what the
   relay serves as /agent.js: the agent's eager part) with a real relay's address baked in as the relay bakes it
   (no token in it: the agent takes the token from the tag), and beside it /agent-rest.js (dist/agent-rest.js, the
-  rest, which the eager part fetches after the load event), both served by this test so the benchmark does not
-  depend on how the relay serves them; its uplink connects to that relay with the tag's token.
+  rest, which the eager part fetches after the load event), both served by this test as the relay serves them (by
+  content hash, `?v=`, kept for good: a page's frames fetch each once) so the benchmark does not depend on the
+  relay's own server; its uplink connects to that relay with the tag's token.
 
 Every load is cold: a fresh browser context (no HTTP or code cache) on an origin of its own (`<n>.localhost`, so
 the relay's per-origin connect budget never refuses a socket). The ways take turns, LOADS rounds of one load each,
@@ -48,6 +52,7 @@ agent's uplink open), and the byte counts are exact (each way's scripts are exac
 from __future__ import annotations
 
 import gzip
+import hashlib
 import http.server
 import json
 import statistics
@@ -72,7 +77,7 @@ AGENT = ROOT / "page_agent" / "dist" / "agent-eager.js"
 LOADS = 20 if judge.judging() else 3
 CALLS = 500
 FRAMES = 10
-WAYS = {"none": "no agent", "floor": "floor agent", "agent": "whole agent"}
+WAYS = {"none": "no agent", "empty": "empty script", "floor": "floor agent", "agent": "whole agent"}
 FRAMES_OVER_NONE = 1.2  # issue 47: a page of 10 iframes, each running the agent, within 1.2x its load without
 # The whole agent's added script time at load over the floor agent's. Issue 47 asks for half webmcp-profiler's (+3.9 ms
 # on its machine, so about +2 ms), which is not installable here; the floor is the in-run peer. On this machine the
@@ -110,7 +115,12 @@ window.callTool = async (n) => {
 }"""
 PAGE = '<!doctype html><meta charset="utf-8"><title>load cost</title>{way}<script>{page}</script><body>load cost</body>'
 FRAMES_PAGE = '<!doctype html><meta charset="utf-8"><title>load cost, {n} frames</title><body>{frames}</body>'
-WAY_TAGS = {"none": "", "floor": f"<script>{FLOOR_JS}</script>", "agent": '<script src="/agent.js" data-wmcp="{token}"></script>'}
+WAY_TAGS = {
+    "none": "",
+    "empty": '<script src="/empty.js?v={v}" data-wmcp="{token}"></script>',
+    "floor": f"<script>{FLOOR_JS}</script>",
+    "agent": '<script src="/agent.js?v={v}" data-wmcp="{token}"></script>',
+}
 
 # What a page evaluated before its load event: its inline scripts, and the path and decoded size of every script it
 # fetched by then (the test's server is the only one serving scripts).
@@ -135,6 +145,7 @@ class _Pages(http.server.BaseHTTPRequestHandler):
 
     scripts: dict[str, bytes] = {}
     token = ""  # the relay's, on the agent's tag
+    version = ""  # the agent's content hash, on the tags' URLs
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -145,7 +156,10 @@ class _Pages(http.server.BaseHTTPRequestHandler):
         if path in self.scripts:
             body, ctype = self.scripts[path], "text/javascript; charset=utf-8"
         elif kind == "page" and way in WAY_TAGS:
-            body, ctype = PAGE.format(way=WAY_TAGS[way].replace("{token}", self.token), page=PAGE_JS).encode(), "text/html; charset=utf-8"
+            body, ctype = (
+                PAGE.format(way=WAY_TAGS[way].replace("{token}", self.token).replace("{v}", self.version), page=PAGE_JS).encode(),
+                "text/html; charset=utf-8",
+            )
         elif kind == "frames" and way in WAY_TAGS:
             frames = "".join(f'<iframe src="/page/{way}?frame={i}"></iframe>' for i in range(FRAMES))
             body, ctype = FRAMES_PAGE.format(n=FRAMES, frames=frames).encode(), "text/html; charset=utf-8"
@@ -155,7 +169,10 @@ class _Pages(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
+        # A script asked for by content hash is kept for good, as the relay serves it (the tag `wmcp-top snippet`
+        # prints and the rest's URL carry `?v=`): a page's frames fetch it once. Pages are fetched every time.
+        cacheable = path in self.scripts and "v=" in self.path.partition("?")[2]
+        self.send_header("Cache-Control", "public, max-age=31536000, immutable" if cacheable else "no-store")
         self.end_headers()
         self.wfile.write(body)
 
@@ -170,6 +187,8 @@ def served(ws_url: str, token: str) -> Iterator[int]:
     assert PLACEHOLDER in built, f"{AGENT} has no uplink placeholder: not the agent's build"
     _Pages.scripts = {f"/{path.name}": path.read_bytes() for path in AGENT.parent.glob("*.js")}
     _Pages.scripts["/agent.js"] = built.replace(PLACEHOLDER, json.dumps(ws_url).encode(), 1)
+    _Pages.scripts["/empty.js"] = b""
+    _Pages.version = hashlib.sha256(_Pages.scripts["/agent.js"]).hexdigest()[:8]
     _Pages.token = token
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
@@ -266,9 +285,11 @@ def check_ran(way: str, r: dict[str, Any]) -> None:
 
 
 def check_bytes(by_way: dict[str, list[bytes]]) -> None:
-    """Exact: the page's own script in every way, plus the floor's inline script, or plus the agent as served."""
+    """Exact: the page's own script in every way, plus the empty script, the floor's inline script, or the agent as
+    served."""
     own = [PAGE_JS.encode()]
     assert by_way["none"] == own, f"no agent: the page evaluated {[len(s) for s in by_way['none']]} bytes, not its own {len(own[0])}"
+    assert by_way["empty"] == [*own, b""], f"empty script: {[len(s) for s in by_way['empty']]} bytes"
     assert by_way["floor"] == [FLOOR_JS.encode(), *own], f"floor agent: {[len(s) for s in by_way['floor']]} bytes"
     assert by_way["agent"][:1] == own and _Pages.scripts["/agent.js"] in by_way["agent"], (
         f"whole agent: {[len(s) for s in by_way['agent']]} bytes, the agent as served is {len(_Pages.scripts['/agent.js'])}"
@@ -325,7 +346,7 @@ def test_load_cost(tmp_path: Path) -> None:
             f"  {m['heap_calls'] / 1024:12,.0f} KB  {m['frames_load']:12.1f} ms  {m['frames_task']:5.1f} ms"
         )
     print("  added over no agent (difference of medians), and the paired ratio to no agent / to the floor agent (median of rounds):")
-    for way in ("floor", "agent"):
+    for way in ("empty", "floor", "agent"):
         cells = []
         for figure, (name, unit, scale) in SHOWN.items():
             to_floor = f" / {paired(way, 'floor', figure):.2f}x" if way == "agent" else ""
@@ -337,6 +358,10 @@ def test_load_cost(tmp_path: Path) -> None:
     print(f"  eager script (printed; the build's size budget holds it): {gz['agent']:,} B gzip, issue 47's target {GZIP_TARGET:,} B")
     print(
         f"  JS heap after load (printed): whole agent {added('agent', 'heap_load') / 1024:+,.0f} KB, issue 47's target {HEAP_TARGET_KB:+,} KB (webmcp-profiler's)"
+    )
+    print(
+        f"  10 frames' load event (printed): whole agent / empty script {paired('agent', 'empty', 'frames_load'):.2f}x;"
+        f" empty script / no agent {paired('empty', 'none', 'frames_load'):.2f}x (a tag's fetch, with no code of its own)"
     )
     frames_ratio = paired("agent", "none", "frames_load")
     judge.time_targets(

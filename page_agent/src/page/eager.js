@@ -13,22 +13,22 @@ import { gate, queryParam } from "./gate.js"
 import { markInternal } from "./wrap.js"
 import { reportToolDescriptor } from "./report_tool.js"
 import { DEFAULTS, BAKED_UPLINK, VERSION } from "../shared/config.js"
-import { safely, cap, newSessionId } from "../shared/util.js"
+import { safely, read, tryDefine, cap, newSessionId } from "../shared/util.js"
 
 /** The rest compiled into this file (the build fills it: a function returning rest_main.js's exports), or null. */
 const INLINE_REST = /*@WMCP_REST@*/ null
 /** This build's module table, which the rest's modules join (the build fills it). */
 const MODULES = /*@WMCP_MODULES@*/ null
 /** The content hash of this build's rest script (its `?v=`; the build fills it). */
-export const REST_HASH = /*@WMCP_REST_HASH@*/ ""
+const REST_HASH = /*@WMCP_REST_HASH@*/ ""
 /** The relay's path of the rest script, beside its /agent.js. */
-export const REST_PATH = "agent-rest.js"
+const REST_PATH = "agent-rest.js"
 /** The rest script hands itself over through this global (a registered symbol: the rest is another script). */
-export const HAND = Symbol.for("wmcp-top/rest")
+const HAND = Symbol.for("wmcp-top/rest")
 const REPORT_KEY = Symbol.for("wmcp-top/report-tool")
 const IDLE_MS = 1000
 const AFTER_LOAD_MS = 1000
-export const LOADING = "The agent's rest is loading; calls made meanwhile are measured once it is here."
+const LOADING = "The agent's rest is loading; calls made meanwhile are measured once it is here."
 
 /** @type {any} rest_main.js's exports, once here */
 let rest = null
@@ -51,11 +51,12 @@ export function restFrom(g, { script = null, handoff = false } = {}) {
   // No element (an init script of the relay's /agent.js): the rest is beside the relay's address baked in.
   // (String methods, not a regular expression or a URL, at load: each costs the page's main thread the first time.)
   const baked = typeof BAKED_UPLINK === "string" ? (BAKED_UPLINK.startsWith("ws") ? `http${BAKED_UPLINK.slice(2)}` : BAKED_UPLINK) : ""
-  const src = safely(() => (script && typeof script.src === "string" ? script.src : ""), "") || baked
+  const own = read(script, "src", "")
+  const src = (typeof own === "string" && own) || baked
   if (src) source = { base: src, g }
   else if (handoff) source = { handoff: true, g }
   if (!source) return
-  safely(() => Object.defineProperty(g, HAND, { value: receive, configurable: true }))
+  tryDefine(g, HAND, { value: receive, configurable: true })
 }
 
 /** The rest script's hand-over: only the one this agent inserted (or, on the extension's route, the first). */
@@ -101,13 +102,13 @@ function fetchRest() {
  */
 function whenIdle(g, fn) {
   const rest = () => safely(() => (typeof g.requestIdleCallback === "function" ? g.requestIdleCallback(() => safely(fn), { timeout: IDLE_MS }) : fn()))
-  const idle = () => safely(() => g.setTimeout(rest, AFTER_LOAD_MS))
-  const doc = safely(() => g.document, null)
-  if (!doc || safely(() => doc.readyState, "complete") === "complete") idle()
-  else safely(() => g.addEventListener("load", idle, { once: true }))
+  const idle = () => safely((() => g.setTimeout(rest, AFTER_LOAD_MS)))
+  const doc = read(g, "document")
+  if (!doc || read(doc, "readyState", "complete") === "complete") idle()
+  else safely((() => g.addEventListener("load", idle, { once: true })))
 }
 
-const isWindow = (g) => !!safely(() => g.document, null) || !!safely(() => g.window, null)
+const isWindow = (g) => !!read(g, "document") || !!read(g, "window")
 
 /**
  * Attach: the hooks now, the rest off the critical path. Returns the console API (whole once the rest is here).
@@ -117,7 +118,7 @@ export function attach(config = {}) {
   const cfg = { ...DEFAULTS, ...config }
   const g = cfg.global || globalThis
   // One agent a window, whichever copy of the script attached it (the /agent.mjs module beside the classic tag).
-  const named = cfg.globalName ? safely(() => g[cfg.globalName], null) : null
+  const named = cfg.globalName ? read(g, cfg.globalName) : null
   const live = pending && !pending.closed ? pending.api : named && named.active ? named : null
   if (live) {
     safely(() => g.console.warn("[wmcp-top] already attached: detach() it first to attach with another configuration"))
@@ -142,7 +143,7 @@ export function attach(config = {}) {
   pending = p
   p.interceptor.start()
   const name = cfg.globalName
-  if (name) safely(() => Object.defineProperty(g, name, { value: p.api, configurable: true, writable: true, enumerable: false }))
+  if (name) tryDefine(g, name, { value: p.api, configurable: true, writable: true, enumerable: false })
   // ?perf=overlay asks for the console's pointer to the terminal at load: the rest is wanted now.
   if (cfg.overlay === true) need()
   else whenIdle(g, need)
@@ -159,7 +160,7 @@ export function maybeAttach(config = {}) {
   const g = cfg.global || globalThis
   if (rest || !isWindow(g)) return rest || INLINE_REST ? (rest || (rest = INLINE_REST())).maybeAttach(config) : null
   const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : typeof BAKED_UPLINK === "string" && (BAKED_UPLINK.startsWith("ws://") || BAKED_UPLINK.startsWith("wss://"))
-  const search = safely(() => g.location.search, "") || ""
+  const search = read(read(g, "location"), "search", "") || ""
   // Storage remembers only a mode that switches on (gate.js): where the agent is on by default and the URL says
   // nothing, it cannot change whether to attach, and opening a page's localStorage is the dearest thing the agent
   // would do at load (about 3 ms of a cold page's main thread). A remembered overlay is read with the rest.
@@ -168,15 +169,20 @@ export function maybeAttach(config = {}) {
   if (decision.rejected !== null) safely(() => g.console.warn(`[wmcp-top] ignoring ?${cfg.param}=${cap(decision.rejected, 64)}: use 1, on, true, overlay, 0, off or false`))
   if (decision.on) return attach(decision.mode === "overlay" ? { ...config, overlay: true } : later ? { ...config, storedMode: true } : config)
   if (pending) return pending.api
+  return closed(g, cfg, config, defaultOn, decision)
+}
+
+/** The gate is closed: nothing hooked, the inert console API (index.js's) coming with the rest. */
+function closed(g, cfg, config, defaultOn, decision) {
   const p = (pending = { config: { ...config, defaultOn }, closed: true, done: false, notes: [], waiting: [], api: null })
-  // The inert console API (index.js's) comes with the rest; until then its members ask for it, and say why.
+  // Until the rest is here the API's members ask for it, and say why.
   const status = () => ({ phase: "inactive", active: false, message: LOADING, hints: [], reasons: [], reason: decision.reason, toolCount: 0, callCount: 0 })
   const api = (p.api = { active: false, sessionId: null })
   const ready = (name) => () => new Promise((resolve) => p.waiting.push(() => resolve(api[name]())))
   /** @type {Record<string, (...args: any[]) => any>} */
   const early = { status, help: ready("help"), describe: ready("describe"), overlay: () => undefined, recordConsent: () => false, prompts: () => [] }
   for (const [name, fn] of Object.entries(early)) api[name] = (...args) => (need(), p.done ? api[name](...args) : fn(...args))
-  if (cfg.globalName && !safely(() => g[cfg.globalName], null)) safely(() => Object.defineProperty(g, cfg.globalName, { value: api, configurable: true, writable: true, enumerable: false }))
+  if (cfg.globalName && !read(g, cfg.globalName)) tryDefine(g, cfg.globalName, { value: api, configurable: true, writable: true, enumerable: false })
   whenIdle(g, need)
   return api
 }
@@ -213,86 +219,102 @@ export function watchLateConfig(g, api, note) {
   const p = pending
   let value
   let told = false
-  safely(() =>
-    Object.defineProperty(g, "__WMCP_CONFIG__", {
-      configurable: true,
-      get: () => value,
-      set: (v) => {
-        value = v
-        if (told || !v || typeof v !== "object") return
-        told = true
-        safely(() => g.console.warn(`[wmcp-top] ${LATE_CONFIG_HINT}`))
-        if (note) safely(() => note(api, LATE_CONFIG_HINT))
-        else if (p && !p.done) p.notes.push(LATE_CONFIG_HINT)
-        else if (rest && p) safely(() => rest.note(p.api, LATE_CONFIG_HINT))
-      },
-    }),
-  )
+  tryDefine(g, "__WMCP_CONFIG__", {
+    configurable: true,
+    get: () => value,
+    set: (v) => {
+      value = v
+      if (told || !v || typeof v !== "object") return
+      told = true
+      safely(() => g.console.warn(`[wmcp-top] ${LATE_CONFIG_HINT}`))
+      if (note) safely(() => note(api, LATE_CONFIG_HINT))
+      else if (p && !p.done) p.notes.push(LATE_CONFIG_HINT)
+      else if (rest && p) safely(() => rest.note(p.api, LATE_CONFIG_HINT))
+    },
+  })
 }
+
+// The console API's members, in the order the whole API has them.
+const MEMBERS = ["spans", "spanFacts", "aggregates", "prompts", "ledger", "status", "summary", "help", "describe", "onSpan", "onSpanUpdate", "recordConsent", "instrument", "registerReportTool", "detach", "relay", "overhead", "table", "report", "export", "exportTrace", "overlay", "reset", "channel", "synthetic"]
 
 /**
  * The console API before the rest is here: every member, each asking for the rest first. Where the rest is
  * compiled in, that composes it at once and the member answers in full; where it is fetched, the member answers
  * as an agent with nothing accounted yet (lists empty, status "loading") and the buffer keeps every call.
- * compose() then puts the whole API's members on this same object.
+ * compose() then puts the whole API's members on this same object. One function answers for every member
+ * (earlyAnswer), compiled when first called: a function a member would cost every page at load (about 9 KB of
+ * heap for the 25 of them), most of which never call one before the rest is here.
  */
 function facade(p, g) {
   /** @type {any} */
   const api = {}
-  const later = (name, early) =>
-    function (...args) {
-      need()
-      return p.done ? api[name](...args) : early(...args)
-    }
-  const listen = (list, set) => (fn) => {
-    if (typeof fn !== "function") return () => {}
-    list.push(fn)
-    return () => {
-      if (p.collector) p.collector[set].delete(fn)
-      const i = list.indexOf(fn)
-      if (i >= 0) list.splice(i, 1)
-    }
-  }
   Object.defineProperty(api, "active", { get: () => p.log.active, configurable: true, enumerable: true })
   Object.defineProperty(api, "sessionId", { get: () => p.sessionId, configurable: true, enumerable: true })
-  const status = () => ({ phase: "loading", active: p.log.active, message: LOADING, hints: [], reasons: [], toolCount: 0, callCount: 0 })
-  const ready = (name) => () => new Promise((resolve) => p.waiting.push(() => resolve(api[name]())))
   p.waiting = []
-  const early = {
-    spans: () => [],
-    spanFacts: () => [],
-    aggregates: () => [],
-    prompts: () => [],
-    ledger: () => ({ sessionId: p.sessionId, attachedAt: p.log.attachedAt, hostFoundAt: null, hostLocation: null, registeredTools: [], tools: {}, totals: { calls: 0, errors: 0 } }),
-    status,
-    summary: () => LOADING,
-    help: ready("help"),
-    describe: ready("describe"),
-    onSpan: listen(p.spanListeners, "spanListeners"),
-    onSpanUpdate: listen(p.updateListeners, "updateListeners"),
-    recordConsent: (shown, resolved, granted) => p.log.recordConsent(shown, resolved, granted),
+  for (const name of MEMBERS) {
+    api[name] = function (...args) {
+      need()
+      return p.done ? api[name](...args) : earlyAnswer(p, g, api, name, args)
+    }
+  }
+  return api
+}
+
+/** What console member `name` answers before the rest is here. */
+function earlyAnswer(p, g, api, name, args) {
+  switch (name) {
+    case "spans":
+    case "spanFacts":
+    case "aggregates":
+    case "prompts":
+      return []
+    case "ledger":
+      return { sessionId: p.sessionId, attachedAt: p.log.attachedAt, hostFoundAt: null, hostLocation: null, registeredTools: [], tools: {}, totals: { calls: 0, errors: 0 } }
+    case "status":
+      return { phase: "loading", active: p.log.active, message: LOADING, hints: [], reasons: [], toolCount: 0, callCount: 0 }
+    case "summary":
+      return LOADING
+    case "help":
+    case "describe":
+      return new Promise((resolve) => p.waiting.push(() => resolve(api[name]())))
+    case "onSpan":
+    case "onSpanUpdate": {
+      const [list, set] = name === "onSpan" ? [p.spanListeners, "spanListeners"] : [p.updateListeners, "updateListeners"]
+      const fn = args[0]
+      if (typeof fn !== "function") return () => {}
+      list.push(fn)
+      return () => {
+        if (p.collector) p.collector[set].delete(fn)
+        const i = list.indexOf(fn)
+        if (i >= 0) list.splice(i, 1)
+      }
+    }
+    case "recordConsent":
+      return p.log.recordConsent(args[0], args[1], args[2])
     // Retrofitting tools needs the rest (listing.js): done once it is here.
-    instrument: (target) => (p.instrumentLater.push(target), 0),
-    registerReportTool: () => {
+    case "instrument":
+      p.instrumentLater.push(args[0])
+      return 0
+    case "registerReportTool":
       p.reportTool = true
       return false
-    },
-    detach: () => {
+    case "detach": {
       if (!p.log.on) return false
       p.log.on = false
       p.log.stopWatching()
       p.interceptor.restore()
       if (pending === p) pending = null
-      const name = p.config.globalName === undefined ? DEFAULTS.globalName : p.config.globalName
-      if (name && safely(() => g[name], null) === api) safely(() => delete g[name])
+      const global = p.config.globalName === undefined ? DEFAULTS.globalName : p.config.globalName
+      if (global && read(g, global) === api) safely(() => delete g[global])
       return true
-    },
+    }
+    case "relay":
+      return { state: "loading", url: null, lastError: null }
+    case "overhead":
+      return { accounted: 0, ms: 0, perSpanMs: 0 }
+    default:
+      return undefined
   }
-  early.relay = () => ({ state: "loading", url: null, lastError: null })
-  early.overhead = () => ({ accounted: 0, ms: 0, perSpanMs: 0 })
-  for (const name of ["table", "report", "export", "exportTrace", "overlay", "reset", "channel", "synthetic"]) early[name] = () => undefined
-  for (const [name, fn] of Object.entries(early)) api[name] = later(name, fn)
-  return api
 }
 
 export { VERSION }

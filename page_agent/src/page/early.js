@@ -1,16 +1,16 @@
 // The early buffer: what the registry hooks and the wrapper report before the rest of the agent has loaded
 // (eager.js). It stands where the collector will stand, answering the call path with two clock reads and a
 // push, and keeps raw events in order: registrations, withdrawals, calls entered and settled (a settled call's
-// result held by reference until the collector measures it). handOver() replays them into the collector, with
-// each event's own time, so a call made before the rest arrived is the same span (times, bytes, nesting) it
+// result held by reference until the collector measures it). replay.js's handOver() replays them into the collector,
+// with each event's own time, so a call made before the rest arrived is the same span (times, bytes, nesting) it
 // would have been; the buffer then forwards to the collector and holds nothing. Bounded: past MAX_CALLS calls
 // (or MAX_EVENTS events) it measures no more and counts what it left out; the collector's coverage says so.
 
-import { now, safely } from "../shared/util.js"
+import { now, safely, read } from "../shared/util.js"
 
 export const MAX_CALLS = 512
-export const MAX_EVENTS = 2048
-export const REST_WAIT_MS = 2000
+const MAX_EVENTS = 2048
+const REST_WAIT_MS = 2000
 
 // Collector methods the hooks call with no answer expected: each is kept as an event and replayed as is.
 const EVENTS = ["hostFound", "registered", "keptAnnotations", "rejected", "unregistered", "unwrappedTool", "wrappedTool", "wrapFailed", "countedCall", "toolCancel", "event", "recordConsent"]
@@ -75,7 +75,7 @@ export class EarlyLog {
     this.unwrapped = new Set()
     this.extraReasons = new Set()
     for (const name of EVENTS) {
-      /** @type {any} */ (this)[name] = (...args) => (this.real ? this.real[name](...args) : this.keep(name, args))
+      /** @type {any} */ (this)[name] = ((...args) => (this.real ? this.real[name](...args) : this.keep(name, args)))
     }
   }
 
@@ -214,71 +214,28 @@ export class EarlyLog {
    */
   watchTransport(g) {
     this.unwatch = []
-    const listen = (target, side) =>
-      safely(() => {
-        const fn = (e) => {
-          const d = this.real || !this.on ? null : safely(() => e.data, null)
-          if (!d || typeof d !== "object" || d.type !== "mcp") return
-          this.keep("message", [side, e])
-          if (d.direction === "client-to-server" && safely(() => d.payload.method, null) === "tools/call" && this.onCall) safely(this.onCall)
-        }
+    const listen = (target, side) => {
+      const fn = (e) => {
+        const d = this.real || !this.on ? null : safely(() => e.data, null)
+        if (!d || typeof d !== "object" || d.type !== "mcp") return
+        this.keep("message", [side, e])
+        if (d.direction === "client-to-server" && safely(() => d.payload.method, null) === "tools/call" && this.onCall) safely(this.onCall)
+      }
+      try {
         target.addEventListener("message", fn, { capture: true, passive: true })
         this.unwatch.push(() => target.removeEventListener("message", fn, { capture: true }))
-      })
+      } catch {
+        // a window whose addEventListener throws: nothing to keep from it
+      }
+    }
     listen(g, "own")
-    const parent = safely(() => (g.parent && g.parent !== g && g.parent.document ? g.parent : null), null)
-    if (parent) listen(parent, "parent")
+    // A same-origin parent (a cross-origin one throws on reading its document: none).
+    const up = read(g, "parent")
+    if (up && up !== g && read(up, "document")) listen(up, "parent")
   }
 
   stopWatching() {
     for (const f of (this.unwatch || []).splice(0)) safely(f)
   }
 
-  // ---- hand-over -----------------------------------------------------------------------------------------
-
-  /**
-   * The collector is here: replay every event at its own time (the collector's clock reads the event's), then
-   * forward. Calls still running keep their seq, so their async frames still name them.
-   * @param {any} c  the Collector
-   */
-  handOver(c) {
-    if (this.real) return
-    this.real = c
-    this.stopWatching()
-    if (this.arrived) this.arrived()
-    c.pageWaits += this.waits
-    for (const r of this.extraReasons) c.extraReasons.add(r)
-    const clock = c.clock
-    const stack = c.stack
-    // Buffered calls keep their seq (their async frames name it) unless the collector has given out seqs already.
-    const keepSeq = c.seq === 0
-    const events = this.events
-    this.events = []
-    try {
-      for (const e of events) {
-        c.clock = () => e.at
-        if (e.name === "enter") {
-          const call = e.args[0]
-          c.stack = call.parent && call.parent.real ? [call.parent.real] : []
-          if (keepSeq) c.seq = call.seq
-          call.real = safely(() => c.enter(call.tool, call.input, call.profile, call.opts), null)
-          call.input = undefined
-        } else if (e.name === "settle") {
-          const call = e.args[0]
-          if (call.real) safely(() => c.settle(call.real, e.args[1], e.args[2]))
-        } else if (e.name === "message") {
-          const [side, ev] = e.args
-          if (c.wire) safely(() => (side === "own" ? c.wire.onOwnWindow(ev) : c.wire.onParentWindow(ev)))
-        } else safely(() => c[e.name](...e.args))
-      }
-    } finally {
-      c.clock = clock
-      c.stack = stack
-      if (keepSeq) c.seq = Math.max(c.seq, this.seq)
-    }
-    this.stack = stack
-    this.running.clear()
-    this.expected = []
-    c.statusChanged()
-  }
 }

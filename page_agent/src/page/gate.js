@@ -15,7 +15,7 @@ export function queryParam(search, name) {
   const decode = (text) => decodeURIComponent(text.replaceAll("+", " "))
   for (const part of s.split("&")) {
     const i = part.indexOf("=")
-    const key = safely(() => decode(i < 0 ? part : part.slice(0, i)), null)
+    const key = safely((() => decode(i < 0 ? part : part.slice(0, i))), null)
     if (key === name) return safely(() => decode(i < 0 ? "" : part.slice(i + 1)), "")
   }
   return null

@@ -4,6 +4,7 @@
 
 import { MAX_CALLS } from "./early.js"
 import { instrument } from "./listing.js"
+import { handOver } from "./replay.js"
 import { safely } from "../shared/util.js"
 
 /**
@@ -18,7 +19,7 @@ export function takeOver(p, { collector: c, interceptor, report }) {
   p.collector = c
   // A form's tool registered before forms.js was here was recorded as any other: now it can say it is a form.
   for (const e of p.log.events) if (e.name === "registered") safely(() => interceptor.asForm(e.args[0], safely(() => JSON.parse(e.args[0].descriptor).inputSchema, undefined)))
-  p.log.handOver(c)
+  handOver(p.log, c)
   if (p.log.lost) {
     c.extraReasons.add(`${p.log.lost} call(s) or event(s) before the agent finished loading were not measured: its early buffer holds ${MAX_CALLS} calls`)
     c.statusChanged()

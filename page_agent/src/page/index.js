@@ -28,7 +28,8 @@ import { ReportHost } from "./report_host.js"
 import { watchPage } from "./page_events.js"
 import { takeOver } from "./handover.js"
 import { DEFAULTS, BAKED_UPLINK, AGENT, VERSION } from "../shared/config.js"
-import { newSessionId, cap, safely, makeTaskScheduler, now } from "../shared/util.js"
+import { newSessionId, cap, safely, now } from "../shared/util.js"
+import { makeTaskScheduler } from "../shared/tasks.js"
 
 export { VERSION, gate }
 export { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents } from "./stats.js"

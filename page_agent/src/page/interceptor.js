@@ -4,7 +4,7 @@
 
 import { wrapExecute, isWrapper, originalOf, isInternal, isPlainPromise, NATIVE_THEN } from "./wrap.js"
 import { descriptorFingerprint, fnv1a32, sourceOf } from "./fingerprint.js"
-import { utf8Length, safely, cap, isScalar, listenWhile } from "../shared/util.js"
+import { utf8Length, safely, read, cap, isScalar, listenWhile } from "../shared/util.js"
 import { watchRegistries, isNativeFunction } from "./traps.js"
 
 const LOCATIONS = ["document", "navigator", "window"]
@@ -54,7 +54,7 @@ export const toolName = (name) => cap(String(name), 128) || "(unnamed)"
 
 /** How this host serialises results (see measure.js): the polyfill marks its instances. */
 export function profileOf(host) {
-  return host && safely(() => host.__isWebMCPPolyfill === true, false) ? "mcp-b" : "chromium"
+  return host && read(host, "__isWebMCPPolyfill", false) === true ? "mcp-b" : "chromium"
 }
 
 /**
@@ -80,18 +80,23 @@ class HostTable {
     if (!this.map.has(host)) this.refs.add(weakRef(host))
     this.map.set(host, entry)
   }
-  *entries() {
+  /** The registries still reachable and their entries, as they are now (arrays: the sweep at load reads them). */
+  entries() {
+    const out = []
     for (const ref of this.refs) {
       const host = ref.deref()
       if (host === undefined) this.refs.delete(ref)
-      else yield [host, this.map.get(host)]
+      else out.push([host, this.map.get(host)])
     }
+    return out
   }
-  *values() {
-    for (const [, entry] of this.entries()) yield entry
+  values() {
+    const out = []
+    for (const [, entry] of this.entries()) out.push(entry)
+    return out
   }
   [Symbol.iterator]() {
-    return this.entries()
+    return this.entries()[Symbol.iterator]()
   }
   clear() {
     this.map = new WeakMap()
@@ -189,6 +194,10 @@ export class Interceptor {
   sweep() {
     let docHost = null
     for (const loc of LOCATIONS) {
+      // Beside a document registry, navigator's is at most its alias, or a legacy one a page made itself: looked
+      // at once the rest is here (resume), not at load, where reading `navigator` makes the engine build its
+      // interface (about 0.3 ms and 18 KB of a cold page's main thread and heap) for a page that may never touch it.
+      if (loc === "navigator" && docHost && this.early) continue
       const owner = loc === "window" ? this.g : this.g[loc]
       if (!owner) continue
       let host
@@ -223,11 +232,12 @@ export class Interceptor {
       entry.originals[m] = original
       const own = Object.getOwnPropertyDescriptor(host, m)
       const patched = {
-        registerTool(tool, options) {
+        // A function in parentheses (compiled with the script: pages register at load), named as the host's.
+        registerTool: (function (tool, options) {
           if (self.busy || !self.c.active) return original.apply(this, arguments)
           if (self.mirroring.length && self.isMirror(host, tool)) return self.mirror(host, original, this, arguments, tool)
           return self.registerTool(host, original, this, arguments, tool, options)
-        },
+        }),
         unregisterTool(name) {
           const ret = original.apply(this, arguments)
           if (!self.busy && self.c.active) safely(() => self.dropName(host, String(name), undefined, true))
@@ -290,17 +300,19 @@ export class Interceptor {
       }
     }
     if (typeof host.addEventListener === "function") {
-      const onChange = () => safely(() => this.reconcile(host))
+      const onChange = () => safely((() => this.reconcile(host)))
       const onCancel = (e) => safely(() => this.c.toolCancel(e && (e.toolName || e.name || (e.detail && e.detail.toolName)) || ""))
       const onActivated = (e) => safely(() => this.activated(e && typeof e.toolName === "string" ? e.toolName : ""))
-      safely(() => {
+      try {
         host.addEventListener("toolchange", onChange)
         host.addEventListener("toolcancel", onCancel)
         entry.restore.push(() => {
           host.removeEventListener("toolchange", onChange)
           host.removeEventListener("toolcancel", onCancel)
         })
-      })
+      } catch {
+        // a host whose addEventListener throws: its list is read at each sweep
+      }
       // Until getTools() first answers whether a tool was registered before us, every call is heard; then only
       // while one is counted rather than measured (countActivations). A host that never lists keeps listening.
       entry.activations = listenWhile(host, "toolactivated", onActivated)
@@ -389,7 +401,7 @@ export class Interceptor {
     // an identical descriptor still counts as a redefinition. The page's function, never our wrapper.
     if (!internal) {
       const withHandler = this.c.config.fingerprintHandler === true
-      const fp = safely(() => descriptorFingerprint(withHandler ? { ...tool, execute: originalOf(tool.execute) } : tool, withHandler), null)
+      const fp = safely((() => descriptorFingerprint(withHandler ? { ...tool, execute: originalOf(tool.execute) } : tool, withHandler)), null)
       if (fp) rec.fingerprint = fp
       // Kept in the page only: tells the `redefined` event whether the handler moved too.
       if (withHandler) rec.handlerHash = safely(() => fnv1a32(sourceOf(originalOf(tool.execute)) ?? ""), null)
@@ -431,7 +443,7 @@ export class Interceptor {
     if (!rec) return ret
     const ok = () => {
       this.pend(rec.name, -1)
-      safely(() => this.accepted(host, tool, prep, rec, options))
+      safely((() => this.accepted(host, tool, prep, rec, options)))
     }
     const bad = (err) => {
       this.pend(rec.name, -1)
@@ -723,5 +735,5 @@ function plainOrNative(obj, key) {
 
 /** Is `host` @mcp-b/global's BrowserMcpServer (it marks its instances)? */
 export function mcpServerOf(host) {
-  return safely(() => host.__isBrowserMcpServer === true, false)
+  return read(host, "__isBrowserMcpServer", false) === true
 }

@@ -6,8 +6,8 @@
 import { maybeAttach, attach, profilerTool, detach, watchLateConfig, restFrom, VERSION } from "./eager.js"
 import { terminalRoute } from "./route.js"
 import { BAKED_UPLINK } from "../shared/config.js"
-import { takeToken, tokenSocketClass, validToken } from "../shared/token.js"
-import { safely } from "../shared/util.js"
+import { takeToken, lazyTokenSocket, validToken } from "../shared/token.js"
+import { read } from "../shared/util.js"
 
 let token = null
 let api = null
@@ -32,7 +32,7 @@ try {
         writable: true,
       })
     }
-    const script = safely(() => document.currentScript, null)
+    const script = read(document, "currentScript")
     token = takeToken(script)
     restFrom(window, { script })
     const cfg = window.__WMCP_CONFIG__
@@ -42,7 +42,7 @@ try {
     // itself, a tag with no token beside it, and an address a harness baked with its token dial as they are.
     const baked = typeof BAKED_UPLINK === "string" && !BAKED_UPLINK.includes("?t=") && !BAKED_UPLINK.includes("&t=")
     const own = baked && !(given && cfg.uplink !== undefined) && (token !== null || !script)
-    const socket = own ? tokenSocketClass(window.WebSocket, () => token) : null
+    const socket = own ? lazyTokenSocket(window, () => token) : null
     // The relay's script tag and `wmcp-top open`: a terminal route, the channel read but not posted to per span.
     const route = terminalRoute({ ...(given ? cfg : {}), ...(socket ? { WebSocket: socket } : {}) })
     api = maybeAttach(route)

@@ -46,10 +46,12 @@ export function watchRegistries(g, onChange) {
     if (!obj || typeof obj[name] !== "function") return
     const own = Object.getOwnPropertyDescriptor(obj, name)
     const original = obj[name]
-    safely(() => {
+    try {
       if (fn.name !== original.name) define(fn, "name", { value: original.name, configurable: true })
       if (fn.length !== original.length) define(fn, "length", { value: original.length, configurable: true })
-    })
+    } catch {
+      // the name and length stay ours
+    }
     try {
       define(obj, name, { value: fn, writable: true, configurable: true, enumerable: own ? own.enumerable : false })
     } catch {
@@ -88,7 +90,7 @@ export function watchRegistries(g, onChange) {
   }
 
   // window.modelContext = registry: a setter that keeps the value and tells. Only where window has none yet.
-  if (safely(() => !(KEY in g), false)) {
+  if (safely((() => !(KEY in g)), false)) {
     let value
     const trap = {
       get() {

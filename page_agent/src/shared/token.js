@@ -5,10 +5,10 @@
 // it to the relay as a WebSocket subprotocol, which no console line or performance entry shows.
 
 /** The tag's attribute (`<script src="…/agent.js?v=HASH" data-wmcp="…">`). */
-export const TOKEN_ATTRIBUTE = "data-wmcp"
+const TOKEN_ATTRIBUTE = "data-wmcp"
 /** The subprotocol the relay selects; the token rides beside it as `wmcp-top.token.<token>`, never selected. */
-export const SUBPROTOCOL = "wmcp-top"
-export const TOKEN_PROTOCOL_PREFIX = "wmcp-top.token."
+const SUBPROTOCOL = "wmcp-top"
+const TOKEN_PROTOCOL_PREFIX = "wmcp-top.token."
 
 /**
  * 32 lowercase hex digits. Read character by character, not by a regular expression: the agent checks the tag's
@@ -38,12 +38,28 @@ export function takeToken(script) {
 }
 
 /**
+ * tokenSocketClass(g.WebSocket, token), made at the first dial (the uplink comes with the rest of the agent), not
+ * when the agent's tag runs: reading `g.WebSocket` makes the engine build the WebSocket interface, heap a page
+ * that never opens a socket before its load event would not pay. A page with no WebSocket: the dial throws.
+ * @param {any} g
+ * @param {() => string|null} token
+ */
+export function lazyTokenSocket(g, token) {
+  let made = null
+  return function TokenSocket(url) {
+    made ||= tokenSocketClass(g.WebSocket, token)
+    if (!made) throw new Error("this page has no WebSocket")
+    return new made(url)
+  }
+}
+
+/**
  * A WebSocket class that offers the token as a subprotocol. `token()` is read at each dial: until it gives one
  * (an import() whose start(token) has not run yet) the dial fails and the uplink tries again after its backoff.
  * @param {any} WS  the page's WebSocket
  * @param {() => string|null} token
  */
-export function tokenSocketClass(WS, token) {
+function tokenSocketClass(WS, token) {
   if (typeof WS !== "function") return null
   return class TokenSocket extends WS {
     /** @param {string} url */

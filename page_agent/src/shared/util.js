@@ -101,7 +101,7 @@ export function newSessionId() {
 
 // The page's clock, captured once: reading the global `performance` on every call goes through Window's accessor.
 const PERF = typeof performance !== "undefined" && performance !== null && typeof performance.now === "function" ? performance : null
-export const now = PERF !== null ? () => PERF.now() : () => Date.now()
+export const now = PERF !== null ? (() => PERF.now()) : () => Date.now()
 
 /** Cap a page-provided text to `max` code points (as the relay and Python count), never splitting a pair. */
 export function cap(s, max) {
@@ -117,12 +117,37 @@ export function cap(s, max) {
   return out
 }
 
-/** Run `fn`, never letting an exception escape into the page. */
+/**
+ * Run `fn`, never letting an exception escape into the page. An arrow handed to it in parentheses, `safely((() => ...))`,
+ * is one the eager part runs at load: V8 compiles it with the script (page_agent/build.mjs, AT_LOAD).
+ */
 export function safely(fn, fallback) {
   try {
     return fn()
   } catch {
     return fallback
+  }
+}
+
+/**
+ * `obj[key]`, or `fallback` where reading it throws (a page's getter, a missing object): what `safely(() => obj[key])`
+ * says with no closure to make and compile, for the reads the agent makes at load.
+ */
+export function read(obj, key, fallback = null) {
+  try {
+    return obj[key]
+  } catch {
+    return fallback
+  }
+}
+
+/** Object.defineProperty that never throws into the page; false where the page's object refused it. */
+export function tryDefine(obj, key, descriptor) {
+  try {
+    Object.defineProperty(obj, key, descriptor)
+    return true
+  } catch {
+    return false
   }
 }
 
@@ -134,55 +159,21 @@ export function safely(fn, fallback) {
  */
 export function listenWhile(target, type, fn, capture = false) {
   let on = false
-  return {
-    want(yes) {
-      yes = !!yes
-      if (yes === on || !target || typeof target.addEventListener !== "function") return
-      try {
-        if (yes) target.addEventListener(type, fn, capture)
-        else target.removeEventListener(type, fn, capture)
-        on = yes
-      } catch {
-        /* a page that broke its own EventTarget: nothing to count */
-      }
-    },
-    listening: () => on,
+  const want = (yes) => {
+    yes = !!yes
+    if (yes === on || !target || typeof target.addEventListener !== "function") return
+    try {
+      if (yes) target.addEventListener(type, fn, capture)
+      else target.removeEventListener(type, fn, capture)
+      on = yes
+    } catch {
+      /* a page that broke its own EventTarget: nothing to count */
+    }
   }
+  return { want, listening: () => on }
 }
 
 /** Is this a scalar the wire accepts in `detail` / annotations? */
 export function isScalar(v) {
   return v === null || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v)) || typeof v === "string"
-}
-
-/**
- * Schedule `fn` as a macrotask, off the caller's await chain: a MessageChannel where there is one
- * (not throttled in hidden tabs), else setTimeout. Returns nothing; errors are swallowed.
- */
-export function makeTaskScheduler(g = globalThis) {
-  if (typeof g.MessageChannel === "function") {
-    const ch = new g.MessageChannel()
-    let queue = []
-    ch.port1.onmessage = () => {
-      const q = queue
-      queue = []
-      for (const f of q) safely(f)
-    }
-    // Node's ports keep the process alive; browsers have no unref.
-    const port = /** @type {MessagePort & {unref?: () => void}} */ (ch.port1)
-    if (typeof port.unref === "function") port.unref()
-    const post = () => ch.port2.postMessage(0)
-    const schedule = (fn) => {
-      queue.push(fn)
-      if (queue.length === 1) post()
-    }
-    schedule.close = () => {
-      safely(() => ch.port1.close())
-      safely(() => ch.port2.close())
-    }
-    return schedule
-  }
-  const schedule = (fn) => setTimeout(() => safely(fn), 0)
-  schedule.close = () => {}
-  return schedule
 }
