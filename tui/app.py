@@ -33,6 +33,7 @@ from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import trace_document
 from relay_bridge.findings.document import session_findings
+from relay_bridge.relay.hold import FrameHold
 from relay_bridge.relay.notify import Coalescer
 from relay_bridge.relay.paths import data_dir
 from relay_bridge.relay.server import Relay, RelayConfig
@@ -51,6 +52,9 @@ COMPACT_WIDTH, COMPACT_HEIGHT = 80, 24
 TWO_ROW_FOOTER_WIDTH = 120  # under this (and not compact) the dashboard's footer takes two rows to show every key
 NARROW_WIDTH = 100  # under this the tool table drops min and max rather than scroll sideways
 FINDINGS_SCREEN = "findings"  # the installed findings view's name
+# Seconds a key holds the app's background work (`input_quiet`) when no action says it was answered: longer than
+# the relay's frame hold, as the work waits for nobody (a press painted under load took up to 0.5 s).
+QUIET_MAX = 1.0
 
 
 async def tmux_load_buffer(text: str) -> bool:
@@ -131,6 +135,10 @@ class WmcpTopApp(App[int]):
         self.on_first_paint: Callable[[], None] | None = None  # once the first screen is drawn (tui/run.py)
         # after the findings' diagnosis took in a large body of long-lived state (tui/model/diagnosis.py, tui/run.py)
         self.on_settled: Callable[[], None] | None = None
+        self.on_grown: Callable[[], None] | None = None  # and between its slices meanwhile
+        # Held by a key until its answer is painted, as the relay's page frames are: the findings' diagnosis waits
+        # on it between slices (`input_quiet`).
+        self.quiet_hold = FrameHold()
 
     # -- setup --------------------------------------------------------------------------------------------
 
@@ -256,21 +264,29 @@ class WmcpTopApp(App[int]):
 
     def input_arrived(self) -> None:
         """A key or click, told from the terminal's input thread (tui/quiet_driver.py): the relay holds page
-        frames until its answer is painted, or for a fifth of a second (relay_bridge/relay/hold.py)."""
+        frames until its answer is painted, or for a fifth of a second (relay_bridge/relay/hold.py), and the app's
+        background work waits as long, or for QUIET_MAX."""
         relay = self.relay
         if relay is not None:
             relay.frames.hold()
+        self.quiet_hold.hold(QUIET_MAX)
 
     async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
         try:
             return await super().run_action(action, default_namespace, namespaces)
         finally:
-            if self.relay is not None and self.relay.frames.held:
+            if self.quiet_hold.held or (self.relay is not None and self.relay.frames.held):
                 self.call_after_refresh(self._input_answered)  # after the paint that shows what the action did
 
     def _input_answered(self) -> None:
         if self.relay is not None:
             self.relay.frames.release()
+        self.quiet_hold.release()
+
+    async def input_quiet(self) -> None:
+        """Returns when no key waits for its answer on screen (at once, mostly): background work awaits it
+        between its slices (tui/model/diagnosis.py)."""
+        await self.quiet_hold.wait()
 
     # -- store -> views -----------------------------------------------------------------------------------
 
