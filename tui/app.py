@@ -139,6 +139,7 @@ class WmcpTopApp(App[int]):
         # Held by a key until its answer is painted, as the relay's page frames are: the findings' diagnosis waits
         # on it between slices (`input_quiet`).
         self.quiet_hold = FrameHold()
+        self._input_at = float("-inf")  # time.monotonic() of the last key or click (`since_input`)
 
     # -- setup --------------------------------------------------------------------------------------------
 
@@ -270,6 +271,12 @@ class WmcpTopApp(App[int]):
         if relay is not None:
             relay.frames.hold()
         self.quiet_hold.hold(QUIET_MAX)
+        self._input_at = time.monotonic()  # a float store: atomic across threads
+
+    def since_input(self) -> float:
+        """Seconds since the last key or click: the findings' diagnosis does its full collection of the heap once
+        they are a few (tui/model/diagnosis.py)."""
+        return time.monotonic() - self._input_at
 
     async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
         try:

@@ -38,5 +38,5 @@ def freeze_grown() -> None:
     linked lists): between the slices of a diagnosis that is taking in a flood. Measured under the flood of issue
     48, the objects it made meanwhile set off one or two full collections a pass (20-37 ms of the loop each, which
     a press of `f` met); frozen as it goes, they walk none of it. Garbage frozen with the rest is held until the
-    `refreeze` that ends the pass, which lets everything go first."""
+    `refreeze` that follows the pass (once no key came for a while), which lets everything go first."""
     gc.freeze()

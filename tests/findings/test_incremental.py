@@ -391,3 +391,32 @@ async def test_a_flood_pass_freezes_what_it_keeps_as_it_goes_and_settles_once(mo
     store.apply(2, frame(synth.tool("f4ee0001", "t000", 2.0, description=f"list the orders again {tag}")))
     await settle(d, everyone(store))  # one new definition
     assert calls == [] and d.findings() == fresh(list(store.sessions.values()))
+
+
+async def test_the_full_collection_after_a_flood_waits_until_no_key_came_for_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`settled` is one full collection of the whole heap (50 to 190 ms of the dashboard's loop under the flood):
+    with the app's `since_input` it waits until no key came for SETTLE_QUIET seconds, while the pass itself ends at
+    once with its findings. A press once a second never meets it."""
+    tag = uuid.uuid4().hex
+    store = two_sessions("5e11", 300, lambda n, i: f"list the orders {n} {i} {tag}")
+    monkeypatch.setattr(diagnosis, "SETTLED_AFTER", 300)
+    monkeypatch.setattr(diagnosis, "SETTLE_QUIET", 0.05)
+    keys = {"coming": True, "asked": 0}
+
+    def since_input() -> float:
+        keys["asked"] += 1
+        return 0.0 if keys["coming"] else 10.0
+
+    calls: list[int] = []
+    d = Diagnosis(offload=InProcess(), settled=lambda: calls.append(1), idle=since_input)
+    await settle(d, everyone(store))
+    assert d.findings() == fresh(list(store.sessions.values())) and calls == []
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LIVENESS_S
+    while keys["asked"] < 4 and loop.time() < deadline:  # it looked again, each time a key had just come
+        await asyncio.sleep(0.01)
+    assert keys["asked"] >= 4 and calls == [], "the full collection ran while keys were coming"
+    keys["coming"] = False
+    while not calls and loop.time() < deadline:
+        await asyncio.sleep(0.01)
+    assert calls == [1]

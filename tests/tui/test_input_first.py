@@ -81,7 +81,10 @@ async def test_a_key_holds_the_findings_diagnosis_until_its_answer_is_painted(tm
                 app.store.apply(1000 + n, frame(synth.tool(sid, f"t{i:03d}", 1.0, description=f"list the orders {n} {i} {tag}")))
         await pilot.press("f")
         await until(pilot, lambda: bool(asked), timeout=60, what="the pass's first request")
+        idle = diagnosis_of(app).idle  # the full collection after a flood waits for the keys to be quiet
+        assert idle is not None and idle() > 60  # no key yet
         app.input_arrived()
+        assert idle() < 60
         app.quiet_hold.hold(60)  # as the input thread's hold, but long: only the answer can end it here
         first.set()
         await until(pilot, lambda: bool(waited), timeout=60, what="the pass waiting at its next slice")

@@ -16,12 +16,12 @@ lost its result, so every press of `f` started another such thread. Now:
 - origins are served smallest first (what each still has to review), so one origin's flood never delays another
   page's findings; sessions are kept as they are done, the view shown meanwhile with what is known;
 - the work belongs to the app, not to the view: leaving the view does not stop or repeat it;
-- a pass that took in a flood (SETTLED_AFTER new definitions) ends with the app's `on_settled`: the dashboard
-  freezes the cycle collector's heap again, and its full collections no longer walk what the pass keeps (from
-  then on `on_grown` freezes what lives between its slices, so none walks it meanwhile either);
+- a pass that took in a flood (SETTLED_AFTER new definitions) freezes what lives between its slices from then on
+  (the app's `on_grown`), so the cycle collector's full collections no longer walk what the pass keeps, and once
+  no key came for SETTLE_QUIET seconds the app's `on_settled` collects the whole heap and freezes it again;
 - a key waiting for its answer on screen comes first: every slice of a pass, every request to the worker process
   and the `on_settled` call wait for the app's `input_quiet` (tui/app.py), so a press of `f` or escape during a
-  pass shares the process with nothing but what draws it.
+  pass waits for none of the pass's slices, and its worker asks for no core meanwhile after the request under way.
 Small inputs (at most INLINE_TOOLS tools in all) are diagnosed at once, on the loop.
 """
 
@@ -54,6 +54,7 @@ SHOW_EVERY = 1.0  # seconds between the view's redraws while a pass fills it in
 # between the pass's slices (relay_bridge.relay.heap.freeze_grown): the full collections the pass's own objects
 # set off meanwhile (20-37 ms each, and presses met them) walk none of what it keeps.
 SETTLED_AFTER = 8192
+SETTLE_QUIET = 2.0  # seconds with no key before `settled` runs (a press a second, as the benchmark's, never meets it)
 
 
 class Taken(NamedTuple):
@@ -171,6 +172,7 @@ class Diagnosis:
         settled: Callable[[], None] | None = None,
         quiet: Callable[[], Awaitable[None]] | None = None,
         grown: Callable[[], None] | None = None,
+        idle: Callable[[], float] | None = None,
     ) -> None:
         self.sigs: dict[str, tuple[Any, ...]] = {}
         self.inputs: dict[str, SessionInput] = {}
@@ -186,6 +188,7 @@ class Diagnosis:
         # (docs/limits.md): the pass's slices and its worker's requests were more work for the same cores.
         self.quiet = quiet
         self.grown = grown  # called between the slices of a pass once it took in SETTLED_AFTER definitions
+        self.idle = idle  # seconds since the last key (the app's `since_input`): `settled` waits for SETTLE_QUIET
         self._learned = 0  # new definitions the pass under way took in
         self.shown: Callable[[], None] | None = None  # the open view's redraw
         self._task: Any = None  # the pass under way: a task, or the app's worker
@@ -195,6 +198,7 @@ class Diagnosis:
         self.version = 0  # moves whenever what the view shows may have
         self._reviewing: Any = None  # the task or worker reviewing definitions for one session's own findings
         self._reviewed: Callable[[], None] | None = None  # told when they are in
+        self._settling: asyncio.Future[None] | None = None  # `settled`, waiting for the keys to be quiet
 
     # What the view shows
 
@@ -333,17 +337,35 @@ class Diagnosis:
                 await self._pass(sessions())
                 if not self._again:
                     break
-            if self._learned >= SETTLED_AFTER and self.settled is not None:
-                await self._turn()  # a full collection of the heap: never while a key waits
-                self.settled()
             if isinstance(self.offload, Offload):
                 await self.offload.aclose()  # started for a pass that had work to hand off; none left
+            settled = self.settled if self._learned >= SETTLED_AFTER else None
+            if settled is not None:
+                await self._turn()
         except BaseException:
             self.close()
             raise
         finally:
             self.pending = False
             self._show(force=True)
+        # `settled` is one full collection of the whole heap (50 to 190 ms of the loop's CPU under the flood,
+        # several times that in wall time on a loaded machine): a press or an escape that met it waited for all of
+        # it. What the pass kept is frozen already (`grown`); letting go of the garbage frozen with it can wait
+        # until no key came for SETTLE_QUIET seconds.
+        if settled is not None:
+            if self.idle is None or self.idle() >= SETTLE_QUIET:
+                settled()
+            elif self._settling is None:
+                self._settling = asyncio.ensure_future(self._settle(settled))
+
+    async def _settle(self, settled: Callable[[], None]) -> None:
+        try:
+            while self.idle is not None and (left := SETTLE_QUIET - self.idle()) > 0:
+                await asyncio.sleep(left)
+                await self._turn()
+            settled()
+        finally:
+            self._settling = None
 
     async def _pass(self, sessions: list[Any]) -> None:
         taken: list[Taken] = []
@@ -382,7 +404,7 @@ class Diagnosis:
 
     def close(self) -> None:
         """Stop a pass under way and the worker process (the app is going)."""
-        for task in (self._task, self._reviewing):
+        for task in (self._task, self._reviewing, self._settling):
             if task is not None:
                 task.cancel()
         if isinstance(self.offload, Offload):
@@ -426,7 +448,10 @@ def diagnosis_of(app: Any) -> Diagnosis:
     known = _KNOWN.get(app)
     if known is None:
         known = _KNOWN[app] = Diagnosis(
-            settled=getattr(app, "on_settled", None), quiet=getattr(app, "input_quiet", None), grown=getattr(app, "on_grown", None)
+            settled=getattr(app, "on_settled", None),
+            quiet=getattr(app, "input_quiet", None),
+            grown=getattr(app, "on_grown", None),
+            idle=getattr(app, "since_input", None),
         )
         weakref.finalize(app, known.close)
     return known
