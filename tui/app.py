@@ -52,8 +52,9 @@ COMPACT_WIDTH, COMPACT_HEIGHT = 80, 24
 TWO_ROW_FOOTER_WIDTH = 120  # under this (and not compact) the dashboard's footer takes two rows to show every key
 NARROW_WIDTH = 100  # under this the tool table drops min and max rather than scroll sideways
 FINDINGS_SCREEN = "findings"  # the installed findings view's name
-# Seconds a key holds the app's background work (`input_quiet`) when no action says it was answered: longer than
-# the relay's frame hold, as the work waits for nobody (a press painted under load took up to 0.5 s).
+# Seconds a key holds the app's background work (`input_quiet`) at most (its answer painted ends it sooner): longer
+# than the relay's frame hold, as the work waits for nobody (under the flood on a loaded machine, a press of `f`
+# took up to 0.96 s to be painted).
 QUIET_MAX = 1.0
 
 
