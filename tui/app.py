@@ -33,6 +33,7 @@ from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import trace_document
 from relay_bridge.findings.document import session_findings
+from relay_bridge.relay.hold import FrameHold
 from relay_bridge.relay.notify import Coalescer
 from relay_bridge.relay.paths import data_dir
 from relay_bridge.relay.server import Relay, RelayConfig
@@ -51,6 +52,10 @@ COMPACT_WIDTH, COMPACT_HEIGHT = 80, 24
 TWO_ROW_FOOTER_WIDTH = 120  # under this (and not compact) the dashboard's footer takes two rows to show every key
 NARROW_WIDTH = 100  # under this the tool table drops min and max rather than scroll sideways
 FINDINGS_SCREEN = "findings"  # the installed findings view's name
+# Seconds a key holds the app's background work (`input_quiet`) at most (its answer painted ends it sooner): longer
+# than the relay's frame hold, as the work waits for nobody (under the flood on a loaded machine, a press of `f`
+# took up to 0.96 s to be painted).
+QUIET_MAX = 1.0
 
 
 async def tmux_load_buffer(text: str) -> bool:
@@ -131,6 +136,11 @@ class WmcpTopApp(App[int]):
         self.on_first_paint: Callable[[], None] | None = None  # once the first screen is drawn (tui/run.py)
         # after the findings' diagnosis took in a large body of long-lived state (tui/model/diagnosis.py, tui/run.py)
         self.on_settled: Callable[[], None] | None = None
+        self.on_grown: Callable[[], None] | None = None  # and between its slices meanwhile
+        # Held by a key until its answer is painted, as the relay's page frames are: the findings' diagnosis waits
+        # on it between slices (`input_quiet`).
+        self.quiet_hold = FrameHold()
+        self._input_at = float("-inf")  # time.monotonic() of the last key or click (`since_input`)
 
     # -- setup --------------------------------------------------------------------------------------------
 
@@ -256,21 +266,35 @@ class WmcpTopApp(App[int]):
 
     def input_arrived(self) -> None:
         """A key or click, told from the terminal's input thread (tui/quiet_driver.py): the relay holds page
-        frames until its answer is painted, or for a fifth of a second (relay_bridge/relay/hold.py)."""
+        frames until its answer is painted, or for a fifth of a second (relay_bridge/relay/hold.py), and the app's
+        background work waits as long, or for QUIET_MAX."""
         relay = self.relay
         if relay is not None:
             relay.frames.hold()
+        self.quiet_hold.hold(QUIET_MAX)
+        self._input_at = time.monotonic()  # a float store: atomic across threads
+
+    def since_input(self) -> float:
+        """Seconds since the last key or click: the findings' diagnosis does its full collection of the heap once
+        they are a few (tui/model/diagnosis.py)."""
+        return time.monotonic() - self._input_at
 
     async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
         try:
             return await super().run_action(action, default_namespace, namespaces)
         finally:
-            if self.relay is not None and self.relay.frames.held:
+            if self.quiet_hold.held or (self.relay is not None and self.relay.frames.held):
                 self.call_after_refresh(self._input_answered)  # after the paint that shows what the action did
 
     def _input_answered(self) -> None:
         if self.relay is not None:
             self.relay.frames.release()
+        self.quiet_hold.release()
+
+    async def input_quiet(self) -> None:
+        """Returns when no key waits for its answer on screen (at once, mostly): background work awaits it
+        between its slices (tui/model/diagnosis.py)."""
+        await self.quiet_hold.wait()
 
     # -- store -> views -----------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from relay_bridge.cli import preflight_port, relay_config, write_reports
 from relay_bridge.core.store import Store
 from relay_bridge.errors import UsageError
-from relay_bridge.relay.heap import freeze_startup_heap, refreeze
+from relay_bridge.relay.heap import freeze_grown, freeze_startup_heap, refreeze
 from relay_bridge.relay.replay import ReplayError, StepClock
 
 
@@ -79,7 +79,8 @@ def run_app(args: argparse.Namespace) -> int:
     app = build_app(args)
     freeze_startup_heap()
     app.on_first_paint = freeze_startup_heap  # and the screen's own objects, once drawn
-    app.on_settled = refreeze  # and a flood's diagnosis, once kept
+    app.on_grown = freeze_grown  # and a flood's diagnosis, as it is kept
+    app.on_settled = refreeze  # and once kept, its garbage collected first
     app.run()
     if app.startup_error:
         raise UsageError(app.startup_error)

@@ -5,7 +5,8 @@ Twice in the dashboard: at the entry point, after the imports (modules, classes,
 counted), and once its first screen is painted (the widget tree, its styles and compiled CSS: ~11,000 more,
 counted under the budget flood, docs/limits.md). Without them every full collection walked those too, a
 pause of 50-280 ms that the dashboard's keys waited behind. And again (`refreeze`) after the findings view's
-diagnosis has taken in a flood's definitions, which it keeps as long as their sessions live.
+diagnosis has taken in a flood's definitions, which it keeps as long as their sessions live; while it takes them
+in, `freeze_grown` between its slices.
 """
 
 from __future__ import annotations
@@ -29,4 +30,13 @@ def refreeze() -> None:
     for good."""
     gc.unfreeze()
     gc.collect()
+    gc.freeze()
+
+
+def freeze_grown() -> None:
+    """Move what lives now to the permanent generation without a collection (a constant cost: generations are
+    linked lists): between the slices of a diagnosis that is taking in a flood. Measured under the flood of issue
+    48, the objects it made meanwhile set off one or two full collections a pass (20-37 ms of the loop each, which
+    a press of `f` met); frozen as it goes, they walk none of it. Garbage frozen with the rest is held until the
+    `refreeze` that follows the pass (once no key came for a while), which lets everything go first."""
     gc.freeze()

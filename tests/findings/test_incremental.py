@@ -363,3 +363,97 @@ async def test_a_pass_that_takes_in_a_flood_is_settled_once_and_a_small_one_is_n
     store.apply(2, frame(synth.tool(sid, "t000", 2.0, description=f"list the orders again {tag}")))
     await settle(d, everyone(store))  # one new definition: a pass, nothing settled
     assert d.findings() == fresh(list(store.sessions.values())) and calls == [1]
+
+
+async def _turns_until(condition: Callable[[], bool], turns: int = 100_000) -> None:
+    for _ in range(turns):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("the pass never got there")
+
+
+async def test_a_pass_waits_while_a_key_waits_for_its_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`quiet` (the app's `input_quiet`: a key told of by the terminal's input thread, until its answer is painted)
+    holds a pass between its slices: no request to the worker process and no session's rules meanwhile. Let go,
+    the pass ends with what a fresh diagnosis finds."""
+    tag = uuid.uuid4().hex
+    store = two_sessions("9e1d", 300, lambda n, i: f"list the orders {n} {i} {tag}")
+    monkeypatch.setattr(diagnosis, "CHUNK", 50)  # twelve requests: a pass of many slices
+    key_answered = asyncio.Event()
+    key_answered.set()
+    waits: list[int] = []
+    off = InProcess()
+
+    async def quiet() -> None:
+        if not key_answered.is_set():
+            waits.append(len(off.requests))
+        await key_answered.wait()
+
+    d = Diagnosis(offload=off, quiet=quiet)
+    d.update(everyone(store))
+    await _turns_until(lambda: len(off.requests) >= 3)
+    key_answered.clear()  # a key arrives mid-pass
+    asked, kept = len(off.requests), dict(d.own)
+    for _ in range(2_000):  # turns of the loop: the whole pass takes a few dozen
+        await asyncio.sleep(0)
+    assert waits and len(off.requests) == asked and d.own == kept and d.pending, "the pass went on while the key waited"
+    key_answered.set()
+    await _turns_until(lambda: not d.pending)
+    assert len(off.requests) > asked and d.findings() == fresh(list(store.sessions.values()))
+
+
+async def test_a_flood_pass_freezes_what_it_keeps_as_it_goes_and_settles_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once a pass has taken in SETTLED_AFTER definitions, `grown` (tui/run.py: relay_bridge.relay.heap
+    freeze_grown) runs between its slices, so the full collections its objects set off walk none of what it keeps;
+    `settled` (the refreeze that collects what was frozen meanwhile) ends it, once. A pass with little new calls
+    neither."""
+    tag = uuid.uuid4().hex
+    store = two_sessions("f4ee", 300, lambda n, i: f"list the orders {n} {i} {tag}")
+    monkeypatch.setattr(diagnosis, "SETTLED_AFTER", 300)
+    monkeypatch.setattr(diagnosis, "CHUNK", 50)
+    off = InProcess()
+    calls: list[tuple[str, int]] = []
+    d = Diagnosis(
+        offload=off,
+        settled=lambda: calls.append(("settled", len(off.reviewed()))),
+        grown=lambda: calls.append(("grown", len(off.reviewed()))),
+    )
+    await settle(d, everyone(store))
+    assert d.findings() == fresh(list(store.sessions.values()))
+    grown = [n for kind, n in calls if kind == "grown"]
+    assert len(grown) > 2 and min(grown) >= 300, calls  # from SETTLED_AFTER on, between the slices that followed
+    assert [kind for kind, _ in calls].count("settled") == 1 and calls[-1] == ("settled", 600), calls
+    calls.clear()
+    store.apply(2, frame(synth.tool("f4ee0001", "t000", 2.0, description=f"list the orders again {tag}")))
+    await settle(d, everyone(store))  # one new definition
+    assert calls == [] and d.findings() == fresh(list(store.sessions.values()))
+
+
+async def test_the_full_collection_after_a_flood_waits_until_no_key_came_for_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`settled` is one full collection of the whole heap (50 to 190 ms of the dashboard's loop under the flood):
+    with the app's `since_input` it waits until no key came for SETTLE_QUIET seconds, while the pass itself ends at
+    once with its findings. A press once a second never meets it."""
+    tag = uuid.uuid4().hex
+    store = two_sessions("5e11", 300, lambda n, i: f"list the orders {n} {i} {tag}")
+    monkeypatch.setattr(diagnosis, "SETTLED_AFTER", 300)
+    monkeypatch.setattr(diagnosis, "SETTLE_QUIET", 0.05)
+    keys = {"coming": True, "asked": 0}
+
+    def since_input() -> float:
+        keys["asked"] += 1
+        return 0.0 if keys["coming"] else 10.0
+
+    calls: list[int] = []
+    d = Diagnosis(offload=InProcess(), settled=lambda: calls.append(1), idle=since_input)
+    await settle(d, everyone(store))
+    assert d.findings() == fresh(list(store.sessions.values())) and calls == []
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LIVENESS_S
+    while keys["asked"] < 4 and loop.time() < deadline:  # it looked again, each time a key had just come
+        await asyncio.sleep(0.01)
+    assert keys["asked"] >= 4 and calls == [], "the full collection ran while keys were coming"
+    keys["coming"] = False
+    while not calls and loop.time() < deadline:
+        await asyncio.sleep(0.01)
+    assert calls == [1]

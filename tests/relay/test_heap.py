@@ -48,3 +48,40 @@ def test_refreeze_freezes_what_lives_collects_garbage_first_and_lets_go_of_what_
     assert got["garbage_gone"], "garbage made before the call was frozen with the rest"
     assert got["held_after_collect"], "the probe did not freeze: it proves nothing about the next call"
     assert got["freed_by_next"], "a cycle frozen by one call was held for good past the next"
+
+
+GROWN = textwrap.dedent(
+    """
+    import gc, json, weakref
+    from relay_bridge.relay.heap import freeze_grown, refreeze
+
+    class Node:
+        pass
+
+    def cycle():
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        return a
+
+    refreeze()
+    kept = cycle()
+    garbage = weakref.ref(cycle())  # unreachable: freeze_grown does not collect, so it is frozen with the rest
+    before = gc.get_freeze_count()
+    freeze_grown()
+    frozen = gc.get_freeze_count() - before
+    gc.collect()
+    held_by_freeze = garbage() is not None
+    refreeze()
+    print(json.dumps({"frozen": frozen, "held_by_freeze": held_by_freeze, "freed_by_refreeze": garbage() is None,
+                      "kept": kept.other.other is kept}))
+    """
+)
+
+
+def test_freeze_grown_freezes_what_lives_without_a_collection_and_the_next_refreeze_lets_its_garbage_go() -> None:
+    out = subprocess.run([sys.executable, "-c", GROWN], capture_output=True, text=True, timeout=60, check=True)
+    got = json.loads(out.stdout)
+    assert got["frozen"] >= 4, got  # the two cycles at least: later full collections do not walk them
+    assert got["held_by_freeze"], "freeze_grown collected, or froze nothing: a full collection freed the cycle"
+    assert got["freed_by_refreeze"], "garbage frozen as the diagnosis grew was held past the refreeze that ends it"
+    assert got["kept"]

@@ -120,9 +120,9 @@ async def test_the_view_is_built_once_and_shown_again_with_what_moved_while_clos
 
 
 async def test_the_view_shown_again_draws_the_rows_it_rendered_until_the_theme_moves(tmp_path: Path, monkeypatch) -> None:
-    """Each opening applies the view's styles again; its table keeps the cells it rendered while its look did not
-    change (rendering a screenful of a flood's rows again was most of what an opening cost beyond an empty view),
-    and renders them again for a new theme."""
+    """The view's table keeps the cells it rendered while its look did not change (rendering a screenful of a
+    flood's rows again was most of what an opening cost beyond an empty view), and renders them again for a new
+    theme."""
     rendered: list[int] = []
     render = DataTable._render_cell
 
@@ -152,6 +152,51 @@ async def test_the_view_shown_again_draws_the_rows_it_rendered_until_the_theme_m
         await pilot.press("f")
         await until(pilot, lambda: isinstance(app.screen, FindingsScreen) and "unused_0" in screen_text(app), what="the rows in the new theme")
         assert len({r for r in rendered if r >= 0}) >= 12, "a new theme renders every row shown again"
+        await page.close()
+
+
+async def test_the_view_shown_again_applies_its_styles_again_only_when_the_theme_or_the_apps_classes_moved(tmp_path: Path, monkeypatch) -> None:
+    """Textual applies a shown screen's styles again each time (5 ms of a press's 20 to 30 on the loop under a
+    flood, and the screen's first frame drawn whole after it); the kept view skips it while nothing its styles
+    depend on moved, and shows a new theme, or the compact layout's classes, once they did."""
+    from textual.screen import Screen
+
+    restyled: list[str] = []
+    real = Screen.update_node_styles
+
+    def counted(self: Screen, animate: bool = True) -> None:
+        if isinstance(self, FindingsScreen):
+            restyled.append(self.app.theme)
+        real(self, animate)
+
+    monkeypatch.setattr(Screen, "update_node_styles", counted)
+    app = live_app(tmp_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        page = await open_page(app, tools=("search", "unused_one"))
+        await page.send(spans(SID, "search", 0, 12))
+        await until(pilot, lambda: has_tab(app, SID) and app.store.sessions[SID].stats.totals.calls == 12, what="calls")
+        await until(pilot, lambda: app.is_screen_installed("findings"), what="the view built")
+        view = app.get_screen("findings", FindingsScreen)
+
+        async def show() -> None:
+            await pilot.press("f")
+            await until(pilot, lambda: app.screen is view and "unused_one" in screen_text(app), what="the view")
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is app.dashboard, what="back on the dashboard")
+
+        await show()
+        del restyled[:]
+        for _ in range(3):
+            await show()
+        assert restyled == [], "the view's styles applied again with nothing they depend on moved"
+        dark = view.query_one("#title").styles.background
+        app.theme = "wmcp-light"
+        await show()
+        assert restyled == ["wmcp-light"] and view.query_one("#title").styles.background != dark
+        await pilot.resize_terminal(70, 20)  # compact: the app's classes move
+        await until(pilot, lambda: app.compact, what="the compact layout")
+        await show()
+        assert len(restyled) == 2
         await page.close()
 
 

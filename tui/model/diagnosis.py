@@ -16,8 +16,12 @@ lost its result, so every press of `f` started another such thread. Now:
 - origins are served smallest first (what each still has to review), so one origin's flood never delays another
   page's findings; sessions are kept as they are done, the view shown meanwhile with what is known;
 - the work belongs to the app, not to the view: leaving the view does not stop or repeat it;
-- a pass that took in a flood (SETTLED_AFTER new definitions) ends with the app's `on_settled`: the dashboard
-  freezes the cycle collector's heap again, and its full collections no longer walk what the pass keeps.
+- a pass that took in a flood (SETTLED_AFTER new definitions) freezes what lives between its slices from then on
+  (the app's `on_grown`), so the cycle collector's full collections no longer walk what the pass keeps, and once
+  no key came for SETTLE_QUIET seconds the app's `on_settled` collects the whole heap and freezes it again;
+- a key waiting for its answer on screen comes first: every slice of a pass, every request to the worker process
+  and the `on_settled` call wait for the app's `input_quiet` (tui/app.py), so a press of `f` or escape during a
+  pass waits for none of the pass's slices, and its worker asks for no core meanwhile after the request under way.
 Small inputs (at most INLINE_TOOLS tools in all) are diagnosed at once, on the loop.
 """
 
@@ -46,8 +50,11 @@ INLINE_REVIEW = 64  # definitions a session may still need reviewed for the summ
 SHOW_EVERY = 1.0  # seconds between the view's redraws while a pass fills it in
 # After a pass that took in at least this many new definitions (a flood), `settled` is called: the dashboard
 # freezes the cycle collector's heap again then (relay_bridge.relay.heap.refreeze), as what the pass keeps is
-# long-lived and full collections walking it held the loop 18-42 ms each.
+# long-lived and full collections walking it held the loop 18-42 ms each. From that many on, `grown` is called
+# between the pass's slices (relay_bridge.relay.heap.freeze_grown): the full collections the pass's own objects
+# set off meanwhile (20-37 ms each, and presses met them) walk none of what it keeps.
 SETTLED_AFTER = 8192
+SETTLE_QUIET = 2.0  # seconds with no key before `settled` runs (a press a second, as the benchmark's, never meets it)
 
 
 class Taken(NamedTuple):
@@ -168,7 +175,14 @@ class Diagnosis:
     for the cross-tool analysis, its own findings; and the last cross-tool analysis. A session's entries are
     written together, when its findings are worked out."""
 
-    def __init__(self, offload: Callable[[Request], Awaitable[Any]] | None = None, settled: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        offload: Callable[[Request], Awaitable[Any]] | None = None,
+        settled: Callable[[], None] | None = None,
+        quiet: Callable[[], Awaitable[None]] | None = None,
+        grown: Callable[[], None] | None = None,
+        idle: Callable[[], float] | None = None,
+    ) -> None:
         self.sigs: dict[str, tuple[Any, ...]] = {}
         self.inputs: dict[str, SessionInput] = {}
         self.tool_sigs: dict[str, tuple[Any, ...]] = {}
@@ -178,6 +192,12 @@ class Diagnosis:
         self.pending = False  # a pass is under way: what is shown is being filled in
         self.offload = offload or Offload()
         self.settled = settled  # called after a pass that took in SETTLED_AFTER definitions or more
+        # Awaited between two slices of the work: returns at once unless a key waits for its answer on screen.
+        # Timed under the flood on a loaded machine, a press's time went mostly to its threads waiting for a core
+        # (docs/limits.md): the pass's slices and its worker's requests were more work for the same cores.
+        self.quiet = quiet
+        self.grown = grown  # called between the slices of a pass once it took in SETTLED_AFTER definitions
+        self.idle = idle  # seconds since the last key (the app's `since_input`): `settled` waits for SETTLE_QUIET
         self._learned = 0  # new definitions the pass under way took in
         self.shown: Callable[[], None] | None = None  # the open view's redraw
         self._task: Any = None  # the pass under way: a task, or the app's worker
@@ -187,6 +207,7 @@ class Diagnosis:
         self.version = 0  # moves whenever what the view shows may have
         self._reviewing: Any = None  # the task or worker reviewing definitions for one session's own findings
         self._reviewed: Callable[[], None] | None = None  # told when they are in
+        self._settling: asyncio.Future[None] | None = None  # `settled`, waiting for the keys to be quiet
 
     # What the view shows
 
@@ -234,8 +255,8 @@ class Diagnosis:
     async def _review(self, raws: list[bytes]) -> None:
         try:
             for chunk in _chunks(raws, CHUNK):
+                await self._turn()
                 learn(chunk, await self.offload(("review", chunk)))
-                await asyncio.sleep(0)
             if isinstance(self.offload, Offload) and not self.pending:
                 await self.offload.aclose()  # a pass keeps it for its own requests
         except BaseException:
@@ -325,16 +346,35 @@ class Diagnosis:
                 await self._pass(sessions())
                 if not self._again:
                     break
-            if self._learned >= SETTLED_AFTER and self.settled is not None:
-                self.settled()
             if isinstance(self.offload, Offload):
                 await self.offload.aclose()  # started for a pass that had work to hand off; none left
+            settled = self.settled if self._learned >= SETTLED_AFTER else None
+            if settled is not None:
+                await self._turn()
         except BaseException:
             self.close()
             raise
         finally:
             self.pending = False
             self._show(force=True)
+        # `settled` is one full collection of the whole heap (50 to 190 ms of the loop's CPU under the flood,
+        # several times that in wall time on a loaded machine): a press or an escape that met it waited for all of
+        # it. What the pass kept is frozen already (`grown`); letting go of the garbage frozen with it can wait
+        # until no key came for SETTLE_QUIET seconds.
+        if settled is not None:
+            if self.idle is None or self.idle() >= SETTLE_QUIET:
+                settled()
+            elif self._settling is None:
+                self._settling = asyncio.ensure_future(self._settle(settled))
+
+    async def _settle(self, settled: Callable[[], None]) -> None:
+        try:
+            while self.idle is not None and (left := SETTLE_QUIET - self.idle()) > 0:
+                await asyncio.sleep(left)
+                await self._turn()
+            settled()
+        finally:
+            self._settling = None
 
     async def _pass(self, sessions: list[Any]) -> None:
         taken: list[Taken] = []
@@ -346,7 +386,8 @@ class Diagnosis:
                 done += len(t.snap.tools)
             if done >= SLICE_TOOLS:
                 done = 0
-                await asyncio.sleep(0)
+                await self._turn()
+        await self._turn()
         gone = self._forget_gone(sessions)
         if gone or any(t.tools_moved for t in taken) or self.catalog is None:
             entered, demand = self._entering(taken)
@@ -354,16 +395,25 @@ class Diagnosis:
             if self._recatalog(await self.offload(("catalog", work.plain(entered), demand)) if big else analyse(entered, demand)) or gone:
                 self._changed()
         for t in fair_order(taken):
+            await self._turn()
             for chunk in _chunks(pending(t.snap.tools), CHUNK):
                 learn(chunk, await self.offload(("review", chunk)))
                 self._learned += len(chunk)
+                await self._turn()  # and no next request: the worker shares the dashboard's cores
             if self._keep(t, diagnose([t.snap], duplicates=False)):  # lookups now: a few ms for 1,024 tools
                 self._changed()
-            await asyncio.sleep(0)
+
+    async def _turn(self) -> None:
+        """Between two slices: the loop turns, and while a key waits for its answer on screen, the work waits."""
+        if self.grown is not None and self._learned >= SETTLED_AFTER and self.pending:
+            self.grown()  # `settled` follows at the pass's end
+        await asyncio.sleep(0)
+        if self.quiet is not None:
+            await self.quiet()
 
     def close(self) -> None:
         """Stop a pass under way and the worker process (the app is going)."""
-        for task in (self._task, self._reviewing):
+        for task in (self._task, self._reviewing, self._settling):
             if task is not None:
                 task.cancel()
         if isinstance(self.offload, Offload):
@@ -406,6 +456,11 @@ def diagnosis_of(app: Any) -> Diagnosis:
     summary line; its worker process ends with the app)."""
     known = _KNOWN.get(app)
     if known is None:
-        known = _KNOWN[app] = Diagnosis(settled=getattr(app, "on_settled", None))
+        known = _KNOWN[app] = Diagnosis(
+            settled=getattr(app, "on_settled", None),
+            quiet=getattr(app, "input_quiet", None),
+            grown=getattr(app, "on_grown", None),
+            idle=getattr(app, "since_input", None),
+        )
         weakref.finalize(app, known.close)
     return known

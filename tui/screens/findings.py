@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -54,6 +55,7 @@ class FindingsScreen(LiveView[None]):
         self._summary: Text | None = None  # what the summary last showed
         self._known = Diagnosis()  # replaced on mount by the app's own
         self._rows_later = False  # the rows are drawn a frame after the rest
+        self._styled: tuple[Any, ...] | None = None  # what the view's styles were last applied under
         self._title = Static(id="title")
         self._summary_line = Static(id="summary")
         self._table = tables.SteadyTable(cursor_type="row", id="findings", zebra_stripes=False)
@@ -77,9 +79,16 @@ class FindingsScreen(LiveView[None]):
         self._known.shown = self._show
         self._table.focus()
 
-    def on_screen_resume(self) -> None:
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
         """Shown (the app keeps this one view: tui/app.py `action_findings`). What is known first, then what moved
         since it was last shown: the first frame waits for no diagnosis, and its rows for no other part."""
+        # Textual applies a shown screen's styles again (this handler runs before the Screen's own): 5 ms of a
+        # press's 20 to 30 on the loop, for nothing unless the theme or the classes the app's CSS matches on moved
+        # while the view was closed.
+        styled = (self.app.theme, self.app.classes, self.app.pseudo_classes, self.classes)
+        if styled == self._styled:
+            event.refresh_styles = False
+        self._styled = styled
         self.app.changes.subscribe(self, self._on_changes)
         table = self._table
         if table.row_count and table.cursor_row:
