@@ -10,10 +10,9 @@ import subprocess
 import sys
 import textwrap
 
-PROBE = textwrap.dedent(
+CYCLES = textwrap.dedent(
     """
     import gc, json, weakref
-    from relay_bridge.relay.heap import refreeze
 
     class Node:
         pass
@@ -22,6 +21,12 @@ PROBE = textwrap.dedent(
         a, b = Node(), Node()
         a.other, b.other = b, a
         return a
+    """
+)
+
+PROBE = CYCLES + textwrap.dedent(
+    """
+    from relay_bridge.relay.heap import refreeze
 
     garbage = weakref.ref(cycle())  # unreachable already: a cycle only the collector frees
     kept = cycle()
@@ -50,18 +55,9 @@ def test_refreeze_freezes_what_lives_collects_garbage_first_and_lets_go_of_what_
     assert got["freed_by_next"], "a cycle frozen by one call was held for good past the next"
 
 
-GROWN = textwrap.dedent(
+GROWN = CYCLES + textwrap.dedent(
     """
-    import gc, json, weakref
     from relay_bridge.relay.heap import freeze_grown, refreeze
-
-    class Node:
-        pass
-
-    def cycle():
-        a, b = Node(), Node()
-        a.other, b.other = b, a
-        return a
 
     refreeze()
     kept = cycle()
