@@ -84,6 +84,26 @@ test("a form call: its wait is said, and its user's submit too, even when the ca
   assert.deepEqual(f.starts(), [], "a wait the relay never heard of: its submit needs no start once settled")
 })
 
+test("a wait first said by the replay after hello (the call began while the socket opened) is owed its submit's start", () => {
+  const f = new Feed("abcdef01", about, { seqs: true })
+  const wait = begun(4, { waiting: true })
+  f.begin(wait)
+  assert.deepEqual(f.replay().at(-1).calls, [{ seq: 4, tool: "t", invokedAt: 4, depth: 0, parent: null, waiting: true }])
+  assert.deepEqual(f.starts(), [], "said once")
+  const submit = begun(4, { invokedAt: 9 })
+  f.begin(submit, wait)
+  f.settled(submit)
+  f.accounted(submit)
+  assert.deepEqual(f.starts()[0].calls, [{ seq: 4, tool: "t", invokedAt: 9, depth: 0, parent: null }])
+  const w2 = begun(6, { waiting: true })
+  f.begin(w2)
+  f.starts()
+  const s2 = begun(6, { invokedAt: 12 })
+  f.begin(s2, w2)
+  f.settled(s2)
+  assert.deepEqual(f.replay().at(-1).calls, [{ seq: 6, tool: "t", invokedAt: 12, depth: 0, parent: null }], "a reconnect before the flush: the replay says the submit")
+})
+
 test("seqs: the floor is the lowest seq begun and not yet accounted, else the next; accounted calls are let go", () => {
   const f = new Feed("abcdef01", about, { seqs: true })
   assert.deepEqual(f.seqs(), { open: null, next: 0 })

@@ -164,6 +164,46 @@ def test_a_form_without_autosubmit_waits_for_the_user_and_the_wait_is_not_tool_t
     assert errors == []
 
 
+# The page's WebSocket opens only when the test says: a call made before that is first said by the replay after
+# hello, not by a flush (on a loaded machine the socket is often still opening when the first call comes).
+HELD_SOCKET = """(() => {
+  const Real = window.WebSocket
+  window.WebSocket = function (url, protocols) {
+    let ws = null
+    const held = {
+      get readyState() { return ws ? ws.readyState : 0 },
+      get bufferedAmount() { return ws ? ws.bufferedAmount : 0 },
+      send() { throw new Error("not open") },
+      close() {},
+    }
+    window.__openRelay = () => {
+      ws = new Real(url, protocols)
+      for (const on of ["onopen", "onmessage", "onclose", "onerror"]) ws[on] = (e) => held[on] && held[on](e)
+      held.send = (d) => ws.send(d)
+      held.close = (...a) => ws.close(...a)
+    }
+    return held
+  }
+})()"""
+
+
+def test_a_form_call_that_waits_before_the_socket_opens_still_says_its_submit(lanes_browser, pages, relay_server) -> None:
+    page, errors = open_page(lanes_browser, "about:blank", init_script=HELD_SOCKET)
+    page.goto(pages.url("forms.html", relay_server))
+    wait_phase(page, "tools-registered")
+    sid = page.evaluate("__webmcpPerf.sessionId")
+    page.evaluate(START, {"name": "confirm_booking", "input": {"code": "C-2"}})
+    page.wait_for_function("() => document.querySelector('#confirm [name=code]').value === 'C-2'")
+    page.evaluate("__openRelay()")
+    relay_server.wait_for(session_where(sid, lambda s: any(c["waiting"] for c in s["inflight"].values())))
+    page.click("#send")
+    assert page.evaluate("window.pending") == {"ok": True, "text": "confirmed C-2"}
+    snap = relay_server.wait_for(lambda s: len(spans_of(s, sid)) == 1 and any(e["kind"] == "submitted" for e in s["sessions"][sid]["timeline"]))
+    kinds = [e["kind"] for e in snap["sessions"][sid]["timeline"]]
+    assert [k for k in kinds if k in ("waiting", "submitted", "settle")] == ["waiting", "submitted", "settle"]
+    assert errors == []
+
+
 def test_a_form_that_navigates_is_recorded_and_the_next_document_is_linked(lanes_browser, pages, relay_server) -> None:
     page, errors, referee = open_forms(lanes_browser, pages, relay_server)
     sid = page.evaluate("__webmcpPerf.sessionId")

@@ -205,7 +205,11 @@ export class Feed {
     const calls = []
     for (const b of this.live) {
       b.checked = true
-      if (!b.settled) calls.push(entryOf(b, false))
+      // A wait said here is said as surely as by a flush: its user's submit is owed a start (a call made while
+      // the socket was still opening is said first by this replay).
+      if (b.waiting) b.saidWaiting = true
+      // A submit after a said wait goes even when the call settled: the relay still holds the wait.
+      if (!b.settled || b.afterWait) calls.push(entryOf(b, false))
     }
     if (calls.length) out.push(frames.start(this.id, calls.slice(0, MAX_STARTS_PER_FRAME)))
     return out
