@@ -151,7 +151,21 @@ class RelayThread:
         snap = self.snapshot()
         while not predicate(snap):
             if time.monotonic() > deadline:
-                raise AssertionError(f"relay condition not met in {timeout}s; counters={snap['counters']}, sessions={list(snap['sessions'])}")
+                raise AssertionError(f"relay condition not met in {timeout}s; counters={snap['counters']}\n{gist(snap)}")
             time.sleep(interval)
             snap = self.snapshot()
         return snap
+
+
+def gist(snap: dict[str, Any], last: int = 16) -> str:
+    """Each session as a failure message needs it (a check's log is often all there is to go on): its state, the
+    calls in flight, the spans' seqs and the newest timeline entries' kinds."""
+    lines = []
+    for sid, s in snap["sessions"].items():
+        inflight = {seq: ("waiting" if c.get("waiting") else "running") for seq, c in s.get("inflight", {}).items()}
+        spans = [sp["seq"] for sp in s.get("spans", [])][-last:]
+        kinds = [e["kind"] for e in s.get("timeline", [])][-last:]
+        lines.append(
+            f"  {sid} {s.get('state')} phase={s.get('phase')} acked={s.get('acked')} hellos={s.get('hellos')}: inflight={inflight} spans={spans} timeline[-{last}:]={kinds}"
+        )
+    return "\n".join(lines) or "  no sessions"
