@@ -349,6 +349,27 @@ async def test_a_process_still_starting_as_the_app_exits_is_reaped_before_the_ex
                 await proc.wait()
 
 
+async def test_a_process_whose_pass_ended_as_the_app_exits_is_reaped_by_the_exit() -> None:
+    """A pass's end closes its process's stdin and waits for it to exit; the app's exit cancelling that wait left
+    the process to the collector after the loop closed ("Event loop is closed", a loaded machine). The exit reaps it."""
+    off = Offload()
+    await off(("review", []))
+    proc = off._proc
+    assert proc is not None
+    ending = asyncio.ensure_future(off.aclose())
+    try:
+        for _ in range(3):  # into its wait for the process to exit
+            await asyncio.sleep(0)
+        ending.cancel()
+        await asyncio.gather(ending, return_exceptions=True)
+        await asyncio.wait_for(off.ended(), LIVENESS_S)
+        assert proc.returncode is not None, "the process was left unreaped"
+    finally:
+        if proc.returncode is None:  # a broken build's, so that its failure ends here
+            proc.kill()
+            await proc.wait()
+
+
 async def test_a_pass_that_takes_in_a_flood_is_settled_once_and_a_small_one_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
     """The dashboard freezes the cycle collector's heap after a pass that took in a flood's definitions (`settled`,
     tui/run.py): once per such pass, not after passes with little or nothing new (each costs a full collection)."""

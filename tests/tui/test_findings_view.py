@@ -323,4 +323,4 @@ async def test_the_worker_process_is_reaped_before_the_app_exits(tmp_path: Path)
         proc = offload._proc
         assert proc is not None and proc.returncode is None, "the worker process runs"
     assert proc.returncode is not None, "the worker process ended and was reaped with the app"
-    assert offload._killed == [] and offload._proc is None
+    assert offload._unreaped == [] and offload._proc is None

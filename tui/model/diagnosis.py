@@ -76,7 +76,7 @@ class Offload:
     def __init__(self) -> None:
         self._proc: asyncio.subprocess.Process | None = None
         self._lock: asyncio.Lock | None = None
-        self._killed: list[asyncio.subprocess.Process] = []  # not yet reaped (`ended`)
+        self._unreaped: list[asyncio.subprocess.Process] = []  # ended or killed, not yet reaped (`ended` reaps them)
         self._going = False  # the app is going: no process is started again
 
     async def __call__(self, request: Request) -> Any:
@@ -126,19 +126,25 @@ class Offload:
         self._lock = self._lock or asyncio.Lock()
         async with self._lock:
             proc, self._proc = self._proc, None
-            if proc is not None and proc.stdin is not None:
+            if proc is None:
+                return
+            # Known to `ended` until reaped: an exit that cancels this wait reaps it.
+            self._unreaped.append(proc)
+            if proc.stdin is not None:
                 proc.stdin.close()
-                try:
-                    await asyncio.wait_for(proc.wait(), 5.0)
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
+            try:
+                await asyncio.wait_for(proc.wait(), 5.0)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+            if proc in self._unreaped:
+                self._unreaped.remove(proc)
 
     def close(self) -> None:
         """Kill the process now (a pass was cancelled: the app is going); `ended` reaps it."""
         proc, self._proc = self._proc, None
         if proc is not None:
-            self._killed.append(proc)
+            self._unreaped.append(proc)
             if proc.returncode is None:
                 try:
                     proc.kill()
@@ -160,7 +166,7 @@ class Offload:
         except TimeoutError:
             pass
         self.close()
-        killed, self._killed = self._killed, []
+        killed, self._unreaped = self._unreaped, []
         for proc in killed:
             if proc.stdin is not None:
                 proc.stdin.close()
