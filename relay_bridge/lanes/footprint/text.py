@@ -30,6 +30,9 @@ _PLURAL = {
 }
 
 
+LABEL_MAX = 4096  # PATH_MAX
+
+
 def safe(text: str, limit: int = 60) -> str:
     """Control, format (bidi, zero-width, tags), surrogate and line-separator characters as visible escapes."""
     out = []
@@ -66,7 +69,8 @@ def summary_lines(report: dict[str, Any], top: int = 10, max_findings: int = 20)
     sim = report["similarity"]
     pairs = report["pairs"]
     lines = [
-        f"wmcp-top footprint  {safe(report['source']['label'], 80)}",
+        # The source is what the user named (a path, mostly): whole, as long as any path may be.
+        f"wmcp-top footprint  {safe(report['source']['label'], LABEL_MAX)}",
         f"{plural(s['servers'], 'server', 'servers')}, {plural(s['tools'], 'tool definition', 'tool definitions')}",
         f"canonical catalog: {s['catalogBytes']} bytes",
         f"rough token estimate: about {s['roughTokens']} ({s['tokenFormula']})",
