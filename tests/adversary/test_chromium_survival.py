@@ -50,11 +50,11 @@ def test_an_agent_survives_a_flood_a_hijack_and_a_restart_with_every_span_once(b
     sid = page.evaluate("__webmcpPerf.sessionId")
 
     # 1. Every seat taken: the agent is refused, measures on, and keeps asking.
-    relay_server.wait_for(lambda s: s["counters"].get("rejected:session_limit", 0) >= 1, timeout=15)
+    relay_server.wait_for(lambda s: s["counters"].get("rejected:session_limit", 0) >= 1)
     page.evaluate(RUN, 5)  # seq 0..4, held in the page
     assert session_of(relay_server.snapshot(), sid) is None
     flooders.pop().close()  # 16 seats free up (disconnected sessions are evicted for a live one)
-    snap = relay_server.wait_for(lambda s: seqs_at_relay(s, sid) == list(range(5)), timeout=15)
+    snap = relay_server.wait_for(lambda s: seqs_at_relay(s, sid) == list(range(5)))
 
     # 2. A hijack attempt from another socket holding the token: refused, and nothing of the session moves.
     with connect(relay_server.ws_url) as thief:
@@ -70,7 +70,7 @@ def test_an_agent_survives_a_flood_a_hijack_and_a_restart_with_every_span_once(b
             reply = json.loads(thief.recv())
             assert (reply["code"], reply["session"]) == ("unknown_session", sid)
     page.evaluate(RUN, 5)  # seq 5..9
-    snap = relay_server.wait_for(lambda s: seqs_at_relay(s, sid) == list(range(10)), timeout=15)
+    snap = relay_server.wait_for(lambda s: seqs_at_relay(s, sid) == list(range(10)))
     session = session_of(snap, sid)
     assert session["state"] == "live" and session["info"]["title"] != "hijacked"
     assert session["counters"]["rejected"] == 0 and session["coverage"] == "running"
@@ -81,7 +81,7 @@ def test_an_agent_survives_a_flood_a_hijack_and_a_restart_with_every_span_once(b
         ws.close()
     relay_server.restart(fresh=True)
     page.evaluate(RUN, 5)  # seq 10..14
-    snap = relay_server.wait_for(lambda s: seqs_at_relay(s, sid) == list(range(15)), timeout=20)
+    snap = relay_server.wait_for(lambda s: seqs_at_relay(s, sid) == list(range(15)))
     session = session_of(snap, sid)
     assert [s["seq"] for s in session["spans"]] == sorted({s["seq"] for s in session["spans"]}), "each span once"
     assert session["counters"]["duplicates"] == 0 and session["lost"] == 0
@@ -125,7 +125,7 @@ def test_a_page_whose_id_another_socket_holds_goes_on_under_a_new_one(browser, p
         page.evaluate(RUN, 5)  # measured under whatever id it holds; held until the relay takes them
         page.wait_for_function("(taken) => __webmcpPerf.sessionId !== taken", arg=TAKEN, timeout=15_000)
         sid = page.evaluate("__webmcpPerf.sessionId")
-        snap = relay_server.wait_for(lambda s: seqs_at_relay(s, sid) == list(range(5)), timeout=15)
+        snap = relay_server.wait_for(lambda s: seqs_at_relay(s, sid) == list(range(5)))
         mine = session_of(snap, sid)
         assert mine["state"] == "live" and mine["info"]["title"] == page.title() and mine["lost"] == 0
         assert {s["sessionId"] for s in mine["spans"]} == {sid}

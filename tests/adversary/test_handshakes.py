@@ -277,6 +277,7 @@ async def hello_acked(port: int, token: str, sid: str) -> float:
     return time.monotonic() - started
 
 
+@pytest.mark.serial  # it bounds a well-behaved agent's way in by the clock: alone, not beside the other workers
 async def test_a_slowloris_flood_leaves_the_relay_its_descriptors_and_agents_their_way_in(tmp_path: Path, attacker_descriptors: None) -> None:
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
     reports = tmp_path / "reports"

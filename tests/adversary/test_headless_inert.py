@@ -17,7 +17,7 @@ from relay_bridge.lanes.compare import SHOWN, render
 from relay_bridge.lanes.lanecheck import Difference, LaneCall
 from relay_bridge.lanes.open.lane import announce_sessions
 from relay_bridge.relay.server import Relay
-from tests.liveness import connect
+from tests.liveness import LIVENESS_S, connect
 from tests.relay.conftest import recv_json, ws_url
 
 EVIL = "http://ba\u00adnk.example\u200b\r\nwmcp-top open: browser closed\u202e"
@@ -53,7 +53,7 @@ async def test_open_and_relay_lines_show_a_hostile_origin_inert(relay: Relay) ->
         await ws.send(json.dumps(synth.hello(sid, origin, path="/\r\nx\u00ad", agent="evil\u200b/1")))
         assert (await recv_json(ws))["type"] == "ack"
         pages.append(ws)
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(LIVENESS_S):
         while len(said) < 2:
             changed.set()
             await asyncio.sleep(0.01)

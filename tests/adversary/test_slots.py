@@ -18,7 +18,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.protocol import State
 
 from relay_bridge.relay.server import Relay, RelayConfig
-from tests.liveness import connect
+from tests.liveness import LIVENESS_S, connect
 from tests.relay.conftest import TOKEN, assert_served, open_session, send_spans, ws_url
 
 DEADLINE = 0.5  # the hello deadline these relays run with (HELLO_DEADLINE is 10 s)
@@ -47,7 +47,7 @@ async def test_idle_sockets_are_closed_at_the_hello_deadline_and_a_silent_agent_
         await connect(ws_url(relay))
     assert refused.value.response.status_code == 503, "every slot is taken"
 
-    async with asyncio.timeout(5 + DEADLINE):  # a deadline, not a sleep: each close is awaited
+    async with asyncio.timeout(LIVENESS_S + DEADLINE):  # a deadline, not a sleep: each close is awaited
         for ws in [*idle, leaver]:
             await ws.wait_closed()
     for ws in [*idle, leaver]:

@@ -17,6 +17,7 @@ from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import trace_document
 from relay_bridge.relay.server import InvokeRefused
 from tests.browser.conftest import RUN_ALL, has_spans, open_page, session_of, session_where, spans_of
+from tests.liveness import LIVENESS_S
 from tests.otlp.receiver import Receiver
 from tests.relay_thread import RelayThread
 
@@ -124,7 +125,7 @@ def test_invoke_round_trip_and_refusal(browser, pages, relay_server, tmp_path) -
         relay.wait_for(lambda s: session_of(s, sid) and len(registered(session_of(s, sid))) == 17)
 
         def invoke(tool: str, args: dict[str, Any]) -> Any:
-            return asyncio.run_coroutine_threadsafe(relay.relay.invoke(sid, tool, args, timeout=10), relay.loop).result(15)
+            return asyncio.run_coroutine_threadsafe(relay.relay.invoke(sid, tool, args, timeout=LIVENESS_S), relay.loop).result(LIVENESS_S + 5)
 
         got = invoke("echo", {"q": CANARY})
         direct = page.evaluate(RUN_ALL, {"names": ["echo", "str"], "input": {"q": CANARY}, "stringInput": False})

@@ -44,7 +44,7 @@ def test_facts_reach_the_relay_and_match_the_real_fix(browser, pages, relay_serv
     ]
     answers = [page.evaluate(CALL, {"name": n, "input": i}) for n, i in calls]
     assert [a["ok"] for a in answers] == [True] * 7 + [False], answers
-    snap = relay_server.wait_for(session_where(sid, lambda s: set(range(8)) <= set(s["diagnosis"])), timeout=20.0)
+    snap = relay_server.wait_for(session_where(sid, lambda s: set(range(8)) <= set(s["diagnosis"])))
     facts = snap["sessions"][sid]["diagnosis"]
 
     # 0: the image, against the canvas's own re-encoding of the same PNG
@@ -108,7 +108,7 @@ def test_a_page_that_forbids_workers_still_gets_its_image_facts(browser, pages, 
     page.wait_for_function("window.registered && window.png && __webmcpPerf.status().phase === 'tools-registered'", timeout=20_000)
     sid = page.evaluate("__webmcpPerf.sessionId")
     assert page.evaluate(CALL, {"name": "snapshot", "input": {}})["ok"]
-    snap = relay_server.wait_for(session_where(sid, lambda s: 0 in s["diagnosis"]), timeout=20.0)
+    snap = relay_server.wait_for(session_where(sid, lambda s: 0 in s["diagnosis"]))
     image = snap["sessions"][sid]["diagnosis"][0]["image"]
     png = page.evaluate("window.png")
     full = page.evaluate("([b, w, h]) => realFix(b, w, h)", [png, 2400, 1200])

@@ -125,10 +125,10 @@ def test_relay_restart_while_calls_overlap(host, fresh, browser, plain_browser, 
     page.evaluate("__open('c')")  # settles while no relay is there
     page.evaluate("__call('p_fast')")
     relay_server.restart(fresh=fresh)
-    relay_server.wait_for(session_where(sid, lambda s: s["state"] == "live"), timeout=15)
+    relay_server.wait_for(session_where(sid, lambda s: s["state"] == "live"))
     page.evaluate("__open('a')")  # the lowest seq settles last, after the reconnect
     page.evaluate("window.__run")
-    snap = relay_server.wait_for(settled(sid, 6), timeout=15)
+    snap = relay_server.wait_for(settled(sid, 6))
     session = session_of(snap, sid)
     seqs = sorted(s["seq"] for s in session["spans"])
     assert seqs == list(range(6)), "every span once"

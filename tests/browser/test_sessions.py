@@ -111,7 +111,7 @@ def test_relay_killed_and_restarted_mid_run(browser, pages, relay_on_each_cadenc
     assert page.evaluate("(sid) => __webmcpPerf.relay().lost[sid]", sid) == 10
 
     relay_server.restart(fresh=fresh)
-    snap = relay_server.wait_for(lambda s: session_of(s, sid) is not None and len(spans_of(s, sid)) == (20 if fresh else 30), timeout=15)
+    snap = relay_server.wait_for(lambda s: session_of(s, sid) is not None and len(spans_of(s, sid)) == (20 if fresh else 30))
     session = session_of(snap, sid)
     seqs = [s["seq"] for s in session["spans"]]
     assert seqs == (list(range(20, 40)) if fresh else list(range(10)) + list(range(20, 40)))
