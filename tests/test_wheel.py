@@ -11,6 +11,8 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+from tests.liveness import LIVENESS_S
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -49,15 +51,15 @@ def test_wheel_in_a_fresh_venv_serves_healthz_and_the_agent(tmp_path: Path) -> N
     try:
         assert proc.stdout is not None
         port = int(re.search(r"127\.0\.0\.1:(\d+)", proc.stdout.readline()).group(1))
-        health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read())
+        health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=LIVENESS_S).read())
         assert health["ok"] is True and health["sessions"] == 0
         token = (home / "config" / "token").read_text().strip()
         for path in ("/agent.js", "/agent.mjs"):
-            body = urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5).read()
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=LIVENESS_S).read()
             assert f'"ws://127.0.0.1:{port}/relay"'.encode() in body and token.encode() not in body, path
     finally:
         proc.terminate()
-        proc.wait(10)
+        proc.wait(LIVENESS_S)
     # `wmcp-top extension` points into the installed package, and its link carries the token of the config file
     out = subprocess.run(
         [str(venv / "bin" / "wmcp-top"), "extension", "--port", "7420"],

@@ -11,6 +11,7 @@ from websockets.sync.client import ClientConnection, connect
 
 from relay_bridge.core import synth
 from tests.browser.conftest import browser, pages, playwright, session_of, spans_of, wait_phase  # noqa: F401
+from tests.liveness import LIVENESS_S
 
 pytestmark = pytest.mark.browser
 
@@ -123,7 +124,7 @@ def test_a_page_whose_id_another_socket_holds_goes_on_under_a_new_one(browser, p
         page.goto(pages.url("native.html", relay_server))
         page.evaluate("window.registered")
         page.evaluate(RUN, 5)  # measured under whatever id it holds; held until the relay takes them
-        page.wait_for_function("(taken) => __webmcpPerf.sessionId !== taken", arg=TAKEN, timeout=15_000)
+        page.wait_for_function("(taken) => __webmcpPerf.sessionId !== taken", arg=TAKEN, timeout=LIVENESS_S * 1000)
         sid = page.evaluate("__webmcpPerf.sessionId")
         snap = relay_server.wait_for(lambda s: seqs_at_relay(s, sid) == list(range(5)))
         mine = session_of(snap, sid)

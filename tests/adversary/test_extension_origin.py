@@ -24,6 +24,7 @@ from tests.extension.conftest import (  # noqa: F401  (fixtures)
     sid,
     until,
 )
+from tests.liveness import LIVENESS_S
 from tests.relay_thread import RelayThread
 
 pytestmark = pytest.mark.browser
@@ -31,8 +32,9 @@ pytestmark = pytest.mark.browser
 EVIL = """<!doctype html><html><head><meta charset="utf-8"><title>Bank</title></head><body>evil</body></html>"""
 
 # What the page's own script does: the bridge's one handshake (a window message carrying a MessagePort), then
-# frames straight into that port, the way the agent would send them.
-FORGE = """async ({ hellos, spans, ports, perPort }) => {
+# frames straight into that port, the way the agent would send them. Each wait ends when its condition holds, or
+# after `ms` (the liveness bound).
+FORGE = """async ({ hellos, spans, ports, perPort, ms }) => {
   const settle = (pred, ms) => new Promise((done) => { const t0 = Date.now(); const tick = () => (pred() || Date.now() - t0 > ms) ? done(pred()) : setTimeout(tick, 20); tick() })
   const answers = []
   let opened = 0
@@ -41,26 +43,26 @@ FORGE = """async ({ hellos, spans, ports, perPort }) => {
     const got = []
     ch.port1.onmessage = (e) => got.push(e.data)
     window.postMessage({ "wmcp-top:bridge/1": "connect" }, "*", [ch.port2])
-    if (!(await settle(() => got.some((m) => m && m.t === "open"), 5000))) continue
+    if (!(await settle(() => got.some((m) => m && m.t === "open"), ms))) continue
     opened++
     for (let k = 0; k < perPort; k++) {
       const i = p * perPort + k
       ch.port1.postMessage({ t: "send", d: JSON.stringify(hellos[i]) })
       ch.port1.postMessage({ t: "send", d: JSON.stringify(spans[i]) })
     }
-    await settle(() => got.filter((m) => m && m.t === "msg").length >= perPort + 1, 5000)
+    await settle(() => got.filter((m) => m && m.t === "msg").length >= perPort + 1, ms)
     answers.push(...got.filter((m) => m && m.t === "msg").map((m) => m.d))
   }
   return { opened, answers }
 }"""
 
-SCRIPT_TAG = """async ({ url, hello }) => new Promise((done) => {
+SCRIPT_TAG = """async ({ url, hello, ms }) => new Promise((done) => {
   const ws = new WebSocket(url)
   const got = []
   ws.onmessage = (e) => { got.push(e.data); if (got.length === 2) { ws.close(); done(got) } }
   ws.onopen = () => ws.send(JSON.stringify(hello))
   ws.onerror = () => done(["error"])
-  setTimeout(() => done(got), 5000)
+  setTimeout(() => done(got), ms)
 })"""
 
 
@@ -81,7 +83,7 @@ def test_a_tokenless_page_speaks_only_for_itself_and_the_real_page_is_whole(ext_
     evil_sid = sid(evil)  # the extension's own agent runs there too: the page's honest session
 
     hellos, spans = forged(64)
-    out = evil.evaluate(FORGE, {"hellos": hellos, "spans": spans, "ports": 4, "perPort": 16})
+    out = evil.evaluate(FORGE, {"hellos": hellos, "spans": spans, "ports": 4, "perPort": 16, "ms": LIVENESS_S * 1000})
     assert out["opened"] >= 1, "the page reached the bridge (the attack is real)"
     codes = [json.loads(a).get("code") for a in out["answers"]]
     assert "session_limit" in codes, "the extension refused sessions past the frame's share itself"
@@ -91,7 +93,12 @@ def test_a_tokenless_page_speaks_only_for_itself_and_the_real_page_is_whole(ext_
     tag = ctx.new_page()
     tag.goto(ext_site.url("/opener.html"))
     tagged = tag.evaluate(
-        SCRIPT_TAG, {"url": relay_server.ws_url, "hello": synth.hello("5c417a90", ext_site.url("").rstrip("/"), agent="wmcp-top-extension/0.1.0")}
+        SCRIPT_TAG,
+        {
+            "url": relay_server.ws_url,
+            "hello": synth.hello("5c417a90", ext_site.url("").rstrip("/"), agent="wmcp-top-extension/0.1.0"),
+            "ms": LIVENESS_S * 1000,
+        },
     )
     assert any('"forbidden_origin"' in m for m in tagged), (tagged, json.dumps(relay_server.snapshot()["counters"]))
 
@@ -99,7 +106,7 @@ def test_a_tokenless_page_speaks_only_for_itself_and_the_real_page_is_whole(ext_
     real.goto(ext_site.url("/plain.html"))
     real_sid = sid(real)
     calls = run_tools(real, "plain")
-    snap = relay_server.wait_for(lambda s: real_sid in s["sessions"] and len(s["sessions"][real_sid]["spans"]) == len(calls), timeout=20)
+    snap = relay_server.wait_for(lambda s: real_sid in s["sessions"] and len(s["sessions"][real_sid]["spans"]) == len(calls))
 
     sessions = snap["sessions"]
     assert not [s for s in sessions.values() if s["info"]["origin"] == "https://bank.example"], "no session speaks for another origin"

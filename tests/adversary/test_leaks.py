@@ -14,6 +14,7 @@ from websockets.sync.client import connect
 from relay_bridge.core import synth
 from relay_bridge.relay.server import Relay
 from tests.lines import Lines
+from tests.liveness import LIVENESS_S
 from tests.relay.conftest import open_session, send_spans
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +55,7 @@ def test_headless_relay_output_shows_page_line_breaks_inert(tmp_path: Path) -> N
             line = out.until(lambda line: line.startswith(SID))  # the next periodic summary
         assert "␍␊ffffffff http://bank.example" in line and "␛[2K" in line and "\\u2028eeeeeeee" in line
         proc.send_signal(signal.SIGTERM)
-        rest = proc.communicate(timeout=10)[0]
+        rest = proc.communicate(timeout=LIVENESS_S)[0]
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -66,7 +67,7 @@ def test_an_unusable_state_dir_is_one_line_and_exit_2(tmp_path: Path) -> None:
     (tmp_path / "state").write_text("a file where the state directory should be")
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path))
     for argv in (["relay", "--port", "0", "--no-log"], ["relay", "--port", "0"], ["snippet"]):
-        run = subprocess.run([sys.executable, "-m", "tui.cli", *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=30)
+        run = subprocess.run([sys.executable, "-m", "tui.cli", *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=LIVENESS_S)
         assert run.returncode == 2, (argv, run.stderr)
         assert run.stderr.count("\n") == 1 and "state directory" in run.stderr and "Traceback" not in run.stderr, run.stderr
 

@@ -22,6 +22,7 @@ from relay_bridge.exports.capture import build_capture
 from relay_bridge.relay.replay import load_store
 from relay_bridge.relay.server import Relay
 from tests.lines import Lines
+from tests.liveness import LIVENESS_S
 from tests.relay.conftest import TOKEN, open_session, recv_json, send_spans
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +66,7 @@ def test_a_full_disk_costs_lines_said_once_never_the_log(tmp_path: Path) -> None
             assert json.loads(ws.recv())["seq"] == 500
             assert out.until(lambda line: line.startswith("session log:")).startswith("session log: writing again")
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(10) == 0
+        assert proc.wait(LIVENESS_S) == 0
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -22,7 +22,7 @@ from websockets.asyncio.client import ClientConnection
 
 from relay_bridge.core import synth
 from tests.lines import Lines
-from tests.liveness import connect
+from tests.liveness import LIVENESS_S, connect
 
 ROOT = Path(__file__).resolve().parents[2]
 SOCKETS = 64  # the relay's session limit: one session a socket
@@ -40,7 +40,7 @@ def rss_mb(pid: int) -> float:
 
 async def flood(url: str, n: int, ready: asyncio.Barrier, sent: list[int]) -> None:
     sid = f"{0xF1000000 + n:08x}"
-    ws = await connect(url, compression=None, max_size=None, open_timeout=30)
+    ws = await connect(url, compression=None, max_size=None, open_timeout=LIVENESS_S)
     try:
         await ws.send(json.dumps(synth.hello(sid)))
         await ws.recv()
@@ -110,4 +110,4 @@ async def test_full_frames_from_every_session_leave_the_relay_s_memory_bounded(t
     finally:
         done.set()
         proc.terminate()
-        proc.wait(15)
+        proc.wait(LIVENESS_S)

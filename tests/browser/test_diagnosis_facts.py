@@ -10,6 +10,7 @@ import json
 import pytest
 
 from tests.browser.conftest import open_page, session_where
+from tests.liveness import LIVENESS_S
 
 pytestmark = pytest.mark.browser
 
@@ -30,7 +31,7 @@ def utf8_len(text: str) -> int:
 
 def test_facts_reach_the_relay_and_match_the_real_fix(browser, pages, relay_server) -> None:
     page, errors = open_page(browser, pages.url("facts.html", relay_server))
-    page.wait_for_function("window.registered && window.png && __webmcpPerf.status().phase === 'tools-registered'", timeout=20_000)
+    page.wait_for_function("window.registered && window.png && __webmcpPerf.status().phase === 'tools-registered'", timeout=LIVENESS_S * 1000)
     sid = page.evaluate("__webmcpPerf.sessionId")
     calls = [
         ("snapshot", {}),  # 0: the image
@@ -105,7 +106,7 @@ def test_a_page_that_forbids_workers_still_gets_its_image_facts(browser, pages, 
         """() => { window.__csp = []; document.addEventListener("securitypolicyviolation", (e) => __csp.push(e.effectiveDirective)); return true }"""
     )
     assert violations
-    page.wait_for_function("window.registered && window.png && __webmcpPerf.status().phase === 'tools-registered'", timeout=20_000)
+    page.wait_for_function("window.registered && window.png && __webmcpPerf.status().phase === 'tools-registered'", timeout=LIVENESS_S * 1000)
     sid = page.evaluate("__webmcpPerf.sessionId")
     assert page.evaluate(CALL, {"name": "snapshot", "input": {}})["ok"]
     snap = relay_server.wait_for(session_where(sid, lambda s: 0 in s["diagnosis"]))

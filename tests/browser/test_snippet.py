@@ -20,6 +20,7 @@ import pytest
 from playwright.sync_api import Page
 
 from tests.browser.conftest import THROW_AND_LOOK, has_spans, session_of, wait_phase
+from tests.liveness import LIVENESS_S
 from tests.relay_thread import TOKEN
 
 pytestmark = pytest.mark.browser
@@ -39,7 +40,9 @@ def snippet_lines(home: Path, port: int) -> dict[str, str]:
     token_file.write_text(TOKEN + "\n")
     token_file.chmod(0o600)
     env = dict(os.environ, WMCP_TOP_HOME=str(home))
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "snippet", "--port", str(port)], env=env, capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "snippet", "--port", str(port)], env=env, capture_output=True, text=True, timeout=LIVENESS_S
+    )
     assert out.returncode == 0, out.stderr
     lines = dict(re.findall(r"^\s+(script tag|DevTools console|bookmarklet):\s+(.+)$", out.stdout, re.M))
     assert set(lines) == {"script tag", "DevTools console", "bookmarklet"}, out.stdout

@@ -145,7 +145,7 @@ def launch(p: Playwright, profile: Path) -> BrowserContext:
         args=BASE_ARGS + WEBMCP_ARGS + [f"--disable-extensions-except={EXT}", f"--load-extension={EXT}"],
     )
     if not ctx.service_workers:
-        ctx.wait_for_event("serviceworker", timeout=10_000)
+        ctx.wait_for_event("serviceworker", timeout=LIVENESS_S * 1000)
     # The worker registers the main-world agent on its first start; pages opened before that have none.
     until(
         lambda: ctx.service_workers[-1].evaluate("chrome.scripting.getRegisteredContentScripts().then((s) => s.length)"),
@@ -164,9 +164,10 @@ def pair(ctx: BrowserContext, ext_id: str, port: int, token: str) -> None:
 
 
 # Each step has a deadline that names it: a step that never settles fails the test saying which (one full run
-# once hung here for 15 minutes with nothing to say where).
-RUN = """async ({ names, q }) => {
-  const within = (p, what) => Promise.race([p, new Promise((_, no) => setTimeout(() => no(new Error(`${what} did not settle in 20 s at ${location.href}`)), 20000))])
+# once hung here for 15 minutes with nothing to say where). The deadline is the liveness bound (`ms`): at 20 s, a
+# background tab's getTools() outlasted it once in a loaded pass.
+RUN = """async ({ names, q, ms }) => {
+  const within = (p, what) => Promise.race([p, new Promise((_, no) => setTimeout(() => no(new Error(`${what} did not settle in ${ms / 1000} s at ${location.href}`)), ms))])
   await within(window.registered, "the page's registerTool")
   const mc = document.modelContext
   const listed = await within(mc.getTools(), "getTools()")
@@ -180,14 +181,14 @@ RUN = """async ({ names, q }) => {
 
 
 BACKGROUND_RUN = (
-    """({ names, q, rounds, gapMs, holdAt }) => {
+    """({ names, q, ms, rounds, gapMs, holdAt }) => {
   window.backgroundRun = (async () => {
     const out = []
     for (let i = 0; i < rounds; i++) {
       if (i === holdAt) await new Promise((r) => { window.releaseBackground = r })
       out.push(...(await ("""
     + RUN
-    + """)({ names, q })))
+    + """)({ names, q, ms })))
       await new Promise((r) => setTimeout(r, gapMs))
     }
     return out
@@ -200,7 +201,10 @@ BACKGROUND_RUN = (
 def start_background_calls(target: Any, tag: str, rounds: int, gap_ms: int = 20, q: str = CANARY, hold_at: int = -1) -> None:
     """Start `rounds` rounds of calls in the page without waiting for them; collect with `background_calls`.
     With `hold_at`, the run holds before that round until `window.releaseBackground()` is called."""
-    target.evaluate(BACKGROUND_RUN, {"names": [f"echo_{tag}", f"text_{tag}"], "q": q, "rounds": rounds, "gapMs": gap_ms, "holdAt": hold_at})
+    target.evaluate(
+        BACKGROUND_RUN,
+        {"names": [f"echo_{tag}", f"text_{tag}"], "q": q, "ms": LIVENESS_S * 1000, "rounds": rounds, "gapMs": gap_ms, "holdAt": hold_at},
+    )
 
 
 def background_calls(target: Any) -> list[dict[str, Any]]:
@@ -209,7 +213,7 @@ def background_calls(target: Any) -> list[dict[str, Any]]:
 
 def run_tools(target: Any, tag: str, q: str = CANARY) -> list[dict[str, Any]]:
     """Call the page's two tools through the browser's own executeTool; returns what the browser delivered."""
-    return target.evaluate(RUN, {"names": [f"echo_{tag}", f"text_{tag}"], "q": q})
+    return target.evaluate(RUN, {"names": [f"echo_{tag}", f"text_{tag}"], "q": q, "ms": LIVENESS_S * 1000})
 
 
 def until(fn: Callable[[], Any], what: str, timeout: float = LIVENESS_S) -> Any:

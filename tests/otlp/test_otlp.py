@@ -21,7 +21,7 @@ from relay_bridge.exports.capture import build_capture
 from relay_bridge.lanes.otlp.attributes import base_resource, cut, span_id, trace_id
 from relay_bridge.lanes.otlp.exporter import traces_endpoint
 from relay_bridge.relay.server import Relay, RelayConfig
-from tests.liveness import connect
+from tests.liveness import LIVENESS_S, connect
 
 from .receiver import Receiver
 
@@ -340,7 +340,7 @@ async def test_through_a_real_collector_rotel(tmp_path: Path) -> None:
     finally:
         await relay.stop()
         proc.terminate()
-        proc.wait(10)
+        proc.wait(LIVENESS_S)
         downstream.close()
 
 
@@ -378,7 +378,7 @@ def test_a_bad_endpoint_is_refused_at_start(tmp_path: Path, monkeypatch: pytest.
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path))
     env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
     for args in (["relay", "--otlp", "notaurl"], ["--otlp", "notaurl", "relay"], ["--otlp", "notaurl"]):
-        out = subprocess.run([sys.executable, "-m", "tui.cli", *args], env=env, capture_output=True, text=True, timeout=30)
+        out = subprocess.run([sys.executable, "-m", "tui.cli", *args], env=env, capture_output=True, text=True, timeout=LIVENESS_S)
         assert out.returncode == 2 and out.stderr.count("\n") == 1 and "'notaurl': not an http(s) URL" in out.stderr, (args, out.stderr)
 
 
@@ -417,7 +417,7 @@ def test_a_collector_that_is_down_is_one_line_then_a_count(tmp_path: Path) -> No
                     lines.append(proc.stdout.readline())
             lines += [proc.stdout.readline() for _ in range(2)]  # two more summaries, the collector still down
         proc.send_signal(signal.SIGTERM)
-        rest, err = proc.communicate(timeout=30)
+        rest, err = proc.communicate(timeout=LIVENESS_S)
     finally:
         if proc.poll() is None:
             proc.kill()

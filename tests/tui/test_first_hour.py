@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.liveness import LIVENESS_S
 from tui.feed import frozen_demo_app
 from tui.model.tab_row import overflow_marker
 
@@ -84,12 +85,12 @@ async def test_ctrl_c_quits_from_the_command_palette(tmp_path: Path) -> None:
 def tmux_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A tmux server of the test's own, named in $TMUX as a session inside it would see it."""
     socket = tmp_path / "tmux.sock"
-    subprocess.run(["tmux", "-S", str(socket), "-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24"], check=True, timeout=10)
+    subprocess.run(["tmux", "-S", str(socket), "-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24"], check=True, timeout=LIVENESS_S)
     monkeypatch.setenv("TMUX", f"{socket},0,0")
     try:
         yield socket
     finally:
-        subprocess.run(["tmux", "-S", str(socket), "kill-server"], check=False, timeout=10)
+        subprocess.run(["tmux", "-S", str(socket), "kill-server"], check=False, timeout=LIVENESS_S)
 
 
 async def test_c_under_tmux_puts_the_tag_in_its_buffer(tmp_path: Path, tmux_server: Path) -> None:
@@ -100,7 +101,7 @@ async def test_c_under_tmux_puts_the_tag_in_its_buffer(tmp_path: Path, tmux_serv
         # tmux itself may take seconds on a loaded machine (tui/app.py waits up to 15 s for it)
         await until(pilot, lambda: "tmux's paste buffer" in screen_text(app), timeout=30, what="the toast")
         assert app.relay is not None
-        buffer = subprocess.run(["tmux", "-S", str(tmux_server), "show-buffer"], capture_output=True, text=True, timeout=10).stdout
+        buffer = subprocess.run(["tmux", "-S", str(tmux_server), "show-buffer"], capture_output=True, text=True, timeout=LIVENESS_S).stdout
         assert buffer == app.relay.snippet.script_tag
 
 
