@@ -135,6 +135,9 @@ async def test_a_tool_throwing_through_the_open_lane_shows_no_token(chromium: st
         page = handle.page
         console: list[str] = []
         page.on("console", lambda m: console.append(f"{m.text} @ {m.location.get('url', '')}"))
+        # The lane returns once the page commits; the page's whole HTML is read once it is there (before the parser
+        # had made it, `document.documentElement` was null once).
+        await page.wait_for_load_state("load")
         seen = await page.evaluate(THROW_AND_LOOK)
         await wait_store(relay.store, lambda st: any(s.stats.totals.calls == 2 for s in st.sessions.values()))
         assert len(seen["stacks"]) == 2 and "tool failed" in seen["stacks"][0]  # through the wrapper (executeTool says less)
