@@ -35,7 +35,7 @@ class Lines:
             if predicate(line):
                 return line
 
-    def rest(self, timeout: float = 10.0) -> str:
+    def rest(self, timeout: float = LIVENESS_S) -> str:
         """Everything not yet taken, once the stream has ended (the child exited) or `timeout` passed."""
         self.thread.join(timeout)
         out = []

@@ -97,19 +97,19 @@ class RelayThread:
         async def run() -> Any:
             return fn()
 
-        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(10)
+        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(LIVENESS_S)
 
     def start(self, store: Store | None = None) -> None:
         config = RelayConfig(port=self.port, token=self.token, log_dir=self.tmp / "logs", **self._config)
         self.relay = Relay(config, store)
         if self.watched:
             self.relay.watching.show_every("test")
-        asyncio.run_coroutine_threadsafe(self.relay.start(), self.loop).result(10)
+        asyncio.run_coroutine_threadsafe(self.relay.start(), self.loop).result(LIVENESS_S)
         self.port = self.relay.port
 
     def stop(self) -> None:
         if self.relay is not None:
-            asyncio.run_coroutine_threadsafe(self.relay.stop(), self.loop).result(10)
+            asyncio.run_coroutine_threadsafe(self.relay.stop(), self.loop).result(LIVENESS_S)
 
     def restart(self, fresh: bool = True) -> None:
         """Stop and listen again on the same port; `fresh` starts with an empty store, as a killed relay would."""

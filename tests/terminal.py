@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.liveness import LIVENESS_S
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -50,7 +52,7 @@ class Tmux:
     def alternate_on(self) -> bool:
         return self.run("display-message", "-p", "#{alternate_on}").strip() == "1"
 
-    def wait(self, predicate, timeout: float = 20.0, what: str = "screen condition") -> str:
+    def wait(self, predicate, timeout: float = LIVENESS_S, what: str = "screen condition") -> str:
         deadline = time.monotonic() + timeout
         text = self.screen()
         while not predicate(text):

@@ -17,6 +17,7 @@ from relay_bridge.cli import write_reports
 from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
 from relay_bridge.relay.server import Relay
+from tests.liveness import LIVENESS_S
 from tests.relay.conftest import open_session, recv_json, send_spans
 
 SID = "de9e0001"
@@ -73,12 +74,12 @@ async def test_a_deeply_nested_descriptor_is_refused_and_the_deepest_accepted_on
     ws = await open_session(relay, SID)
     for depth in (p.MAX_DESCRIPTOR_DEPTH + 1, 500):
         await ws.send(tool_frame(f"deep{depth}", depth))
-        reply = await asyncio.wait_for(recv_json(ws), 5)  # an accepted tool frame is never answered
+        reply = await asyncio.wait_for(recv_json(ws), LIVENESS_S)  # an accepted tool frame is never answered
         assert (reply["type"], reply["code"]) == ("error", p.Code.LIMIT), reply
         assert "nested over" in reply["message"]
     # Deeper than msgspec itself will go (its recursion limit): refused as undecodable, still an answer.
     await ws.send(tool_frame("deep20000", 20_000))
-    assert (await asyncio.wait_for(recv_json(ws), 5))["code"] == p.Code.BAD_JSON
+    assert (await asyncio.wait_for(recv_json(ws), LIVENESS_S))["code"] == p.Code.BAD_JSON
     await ws.send(tool_frame("deepest", p.MAX_DESCRIPTOR_DEPTH))
     await send_spans(ws, SID, range(3), tool="deepest")  # acked: the tool frame before it was applied
     session = relay.store.sessions[SID]

@@ -19,7 +19,7 @@ from relay_bridge.core import budget as b
 from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
 from relay_bridge.relay.server import MAX_CONNECTIONS_PER_ORIGIN, Relay, RelayConfig
-from tests.liveness import connect
+from tests.liveness import LIVENESS_S, connect
 from tests.relay.conftest import TOKEN, recv_json, ws_url
 
 EVIL = "http://evil.example"
@@ -117,7 +117,7 @@ async def test_one_origin_spends_only_its_share_and_gives_it_back_when_it_leaves
     good = await legitimate_page(relay, "900d0001")
     await first.close()
     await second.close()
-    await asyncio.wait_for(_until(lambda: EVIL not in relay.store.share_bytes), 5)
+    await asyncio.wait_for(_until(lambda: EVIL not in relay.store.share_bytes), LIVENESS_S)
     held = relay.store.footprint
     assert held > b.ORIGIN_BUDGET_BYTES // 2, "what ended stays to be looked at (until its room is needed)"
     # Given back: the same origin's next page gets a whole share again.
@@ -151,7 +151,7 @@ async def test_four_origins_fill_the_budget_and_a_fifth_page_is_still_whole(bare
     for ws in floods:
         await ws.close()
     # What they held goes when someone needs the room: a fresh origin spends a whole share, evicting the oldest.
-    await asyncio.wait_for(_until(lambda: not relay.store.share_bytes.keys() - {GOOD}), 5)
+    await asyncio.wait_for(_until(lambda: not relay.store.share_bytes.keys() - {GOOD}), LIVENESS_S)
     late = await page_socket(relay, "http://late.example")
     sids = [f"1a7e{i:04x}" for i in range(2)]
     for sid in sids:
@@ -283,7 +283,7 @@ async def test_a_rate_cap_flood_is_paused_then_closed_and_the_other_page_is_serv
             await asyncio.sleep(0.05)
         times.sort()
         print(f"\nrate-cap flood: legitimate ack p95 {times[int(len(times) * 0.95)] * 1000:.1f} ms")
-        await asyncio.wait_for(_until(lambda: relay.store.counters["refused:rate_abuse"] == 4), 30)
+        await asyncio.wait_for(_until(lambda: relay.store.counters["refused:rate_abuse"] == 4), LIVENESS_S)
         assert relay.store.counters["rejected:rate_limited"] > 0
         for task in tasks:
             task.cancel()
@@ -311,7 +311,7 @@ async def test_one_mebibyte_frames_leave_the_other_page_whole(bare_relay: Relay)
 
     tasks = [asyncio.create_task(flood()) for _ in range(2)]
     try:
-        await asyncio.wait_for(_until(lambda: relay.store.counters["frames"] >= 64), 20)
+        await asyncio.wait_for(_until(lambda: relay.store.counters["frames"] >= 64), LIVENESS_S)
         before = relay.store.counters["frames"]
         started = time.perf_counter()
         good = await legitimate_page(relay, "900d0400", tools=3, calls=300)
@@ -353,7 +353,7 @@ async def test_in_the_extension_one_tabs_flood_spends_its_own_origins_share() ->
     await relay.start()
     try:
         tasks = await status_floods(relay, ext, EVIL, "e5")
-        await asyncio.wait_for(_until(lambda: relay.store.counters["rejected:rate_limited"] > 0), 30)  # the evil tab's origin is spent
+        await asyncio.wait_for(_until(lambda: relay.store.counters["rejected:rate_limited"] > 0), LIVENESS_S)  # the evil tab's origin is spent
         good = await page_socket(relay, ext)
         sid = "900d0500"
         assert (await hello(good, sid, GOOD))["type"] == "ack"
@@ -364,7 +364,7 @@ async def test_in_the_extension_one_tabs_flood_spends_its_own_origins_share() ->
             reply = await answer(good)
             assert reply == {"type": "ack", "session": sid, "seq": base + 1}, f"frame {base // 2}: {reply}"
         # the flood's own sockets are closed for it, as on any route
-        await asyncio.wait_for(_until(lambda: relay.store.counters["refused:rate_abuse"] == 4), 30)
+        await asyncio.wait_for(_until(lambda: relay.store.counters["refused:rate_abuse"] == 4), LIVENESS_S)
         await asyncio.gather(*tasks)
         assert relay.store.sessions[sid].stats.totals.calls == 300
         await good.close()

@@ -30,6 +30,7 @@ from tests.findings.builders import BloatFacts, Facts, attach
 from tests.findings.flood import ORIGINS, SESSIONS_PER_ORIGIN, flood_into
 from tests.findings.test_diagnose_files import run
 from tests.frames import frame
+from tests.liveness import LIVENESS_S
 from tests.tui.helpers import live_app, open_page, until
 from tui.screens.findings import FindingsScreen
 
@@ -172,7 +173,7 @@ async def test_the_f_view_opens_before_the_floods_rules_have_run(tmp_path: Path,
         assert screen.pending and "diagnosing" in str(screen.query_one("#summary", Static).render())
         acked = len(page.replies)
         await page.send(synth.spans_frame("600d0001", [synth.span("600d0001", 0, "search", 10.0, 2.0)]))
-        await until(pilot, lambda: any(r.get("type") == "ack" for r in page.replies[acked:]), timeout=30, what="another page acked")
+        await until(pilot, lambda: any(r.get("type") == "ack" for r in page.replies[acked:]), timeout=LIVENESS_S, what="another page acked")
         held.set()
         await until(pilot, lambda: not screen.pending, timeout=180, what="the findings")
         assert any(f.rule == "schema.diverged" for f in screen.findings)
@@ -193,12 +194,12 @@ async def test_leaving_the_view_while_its_rules_run_is_safe(tmp_path: Path, monk
         await pilot.press("f")
         await until(pilot, lambda: isinstance(app.screen, FindingsScreen) and app.screen.pending, timeout=60, what="the work under way")  # type: ignore[attr-defined]  # narrowed by the isinstance
         await pilot.press("escape")
-        await until(pilot, lambda: not isinstance(app.screen, FindingsScreen), timeout=30, what="back on the dashboard")
+        await until(pilot, lambda: not isinstance(app.screen, FindingsScreen), timeout=LIVENESS_S, what="back on the dashboard")
         held.set()
         await until(pilot, lambda: not diagnosis_of(app).pending, timeout=120, what="the work done with no view open")
         requests = len(asked)
         await pilot.press("f")  # the app still answers, and opens the view again: on what was worked out
-        await until(pilot, lambda: isinstance(app.screen, FindingsScreen), timeout=30, what="the view again")
+        await until(pilot, lambda: isinstance(app.screen, FindingsScreen), timeout=LIVENESS_S, what="the view again")
         screen: FindingsScreen = app.screen  # type: ignore[assignment]  # the test opened this one
         assert not screen.pending and any(f.rule == "schema.diverged" for f in screen.findings)
         assert len(asked) == requests and asked.count("catalog") == 1

@@ -259,7 +259,7 @@ async def slowloris(port: int, token: str, n: int, sockets: list[socket.socket])
     sockets.append(sock)
     try:
         # A relay out of descriptors stops accepting: the kernel's queue fills and a connect waits on SYN retries.
-        await asyncio.wait_for(loop.sock_connect(sock, ("127.0.0.1", port)), 5)
+        await asyncio.wait_for(loop.sock_connect(sock, ("127.0.0.1", port)), 5)  # not a wait: the attacker gives up
         if n % 2:
             await loop.sock_sendall(sock, partial_request(port, token))
     except (OSError, TimeoutError):

@@ -14,7 +14,7 @@ from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
 from relay_bridge.core.connection import NOT_OWNER_CLOSE
 from relay_bridge.relay.server import Relay
-from tests.liveness import connect
+from tests.liveness import LIVENESS_S, connect
 from tests.relay.conftest import assert_served, recv_json, send_spans, ws_url
 
 VICTIM = "7e57ab1e"
@@ -31,7 +31,7 @@ async def hello(ws: ClientConnection, sid: str, **kw: Any) -> dict:
     return await recv_json(ws)
 
 
-async def until(predicate, timeout: float = 5.0) -> None:
+async def until(predicate, timeout: float = LIVENESS_S) -> None:
     async def loop() -> None:
         while not predicate():
             await asyncio.sleep(0.01)

@@ -12,7 +12,7 @@ from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
 from relay_bridge.core.ratecap import RESERVE_PER_SECOND
 from relay_bridge.relay.server import Relay, RelayConfig
-from tests.liveness import connect
+from tests.liveness import LIVENESS_S, connect
 from tests.relay.conftest import TOKEN, recv_json, send_spans, ws_url
 
 TOKEN_RATE, TOKEN_BURST = 20.0, 50.0
@@ -45,7 +45,7 @@ async def test_reconnecting_gets_no_more_frames_through(tmp_path: Path) -> None:
                     await ws.send(json.dumps(frame))
                 counters = relay.store.counters
                 # Every frame is either taken (counted in `frames`) or refused (counted by code): wait for all.
-                await asyncio.wait_for(until(lambda: counters["frames"] + counters["rejected:rate_limited"] == (i + 1) * len(frames)), 5)
+                await asyncio.wait_for(until(lambda: counters["frames"] + counters["rejected:rate_limited"] == (i + 1) * len(frames)), LIVENESS_S)
         elapsed = time.monotonic() - started
         admitted = relay.store.counters["frames"]
         ceiling = TOKEN_BURST + (TOKEN_RATE + RESERVE_PER_SECOND * sockets) * elapsed + sockets

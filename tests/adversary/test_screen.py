@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from relay_bridge.core import synth
+from tests.liveness import LIVENESS_S
 from tests.tui.helpers import SID, live_app, open_page, screen_text, shown, spans, until
 from tui.screens.status import StatusScreen
 
@@ -30,7 +31,7 @@ async def test_the_status_view_says_when_the_log_cannot_be_written_and_when_it_c
         assert "refused:not_owner 1" in screen_text(app)
         logs.unlink()
         logs.mkdir()
-        await until(pilot, lambda: "session log: writing again" in screen_text(app), timeout=10, what="the recovery")
+        await until(pilot, lambda: "session log: writing again" in screen_text(app), timeout=LIVENESS_S, what="the recovery")
         written = [json.loads(line) for f in logs.glob("session-*.jsonl") for line in f.read_text().splitlines()]
         assert any(rec.get("f", {}).get("type") == "spans" for rec in written), "what waited in memory was written"
         await page.close()

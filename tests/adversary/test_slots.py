@@ -91,7 +91,7 @@ async def test_a_ping_flood_that_never_reads_its_pongs_is_closed_with_the_buffer
     agent = await open_session(relay, "c0c0c0c0")
     before = set(relay._sockets)
     _, writer = await _raw_upgrade(relay)
-    async with asyncio.timeout(5):
+    async with asyncio.timeout(LIVENESS_S):
         while not set(relay._sockets) - before:
             await asyncio.sleep(0.01)  # the handler registers the socket just after the 101
     flood_conns = set(relay._sockets) - before
@@ -102,7 +102,7 @@ async def test_a_ping_flood_that_never_reads_its_pongs_is_closed_with_the_buffer
     for _ in range(200):
         try:
             writer.write(chunk)
-            await asyncio.wait_for(writer.drain(), 10)
+            await asyncio.wait_for(writer.drain(), 10)  # not a wait: a stalled drain ends the flood
         except (ConnectionError, TimeoutError):
             break
         sent += 2000
@@ -118,7 +118,7 @@ async def test_a_ping_flood_that_never_reads_its_pongs_is_closed_with_the_buffer
     assert relay.store.counters["refused:write_buffer"] == 1, f"{sent} pings never closed the flooding socket (peak buffer {peak} bytes)"
     # At most one read's worth of pongs past the cap before data_received closes it.
     assert peak <= CAP + (512 << 10), f"the relay buffered {peak} bytes for one socket"
-    async with asyncio.timeout(5):
+    async with asyncio.timeout(LIVENESS_S):
         while flood_conns & set(relay._sockets):
             await asyncio.sleep(0.01)  # polling a condition under a deadline
     assert agent.state is State.OPEN

@@ -13,6 +13,7 @@ import pytest
 from relay_bridge.relay import server
 from relay_bridge.relay.server import Relay, RelayConfig
 from tests.adversary.test_fair_shares import EVIL, _until, status_floods
+from tests.liveness import LIVENESS_S
 from tests.relay.conftest import TOKEN, ws_url
 
 # What a broken stop would wait out: far past the wait below, so only the fix passes, on any machine.
@@ -38,8 +39,8 @@ async def test_a_rate_flood_that_never_reads_cannot_hold_the_relay_s_exit(monkey
                 f"Origin: {EVIL}\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
             ).encode()
         )
-        assert b" 101 " in await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
-        await asyncio.wait_for(_until(lambda: relay.store.counters["rejected:rate_limited"] > 0), 30)  # pausing them now
+        assert b" 101 " in await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), LIVENESS_S)
+        await asyncio.wait_for(_until(lambda: relay.store.counters["rejected:rate_limited"] > 0), LIVENESS_S)  # pausing them now
         await asyncio.wait_for(relay.stop(), STOPPED_WITHIN)
         assert relay.store.counters["rejected:rate_limited"] > 0
     finally:

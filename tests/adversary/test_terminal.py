@@ -36,6 +36,7 @@ from websockets.sync.client import ClientConnection, connect
 from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
 from relay_bridge.core.connection import NOT_OWNER_CLOSE
+from tests.liveness import LIVENESS_S
 from tests.terminal import Tmux, exited, tmux, write_token  # noqa: F401  (tmux: the fixture)
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -74,7 +75,7 @@ def sockets() -> Iterator[ExitStack]:
 
 
 def page(sockets: ExitStack, port: int) -> ClientConnection:
-    ws = sockets.enter_context(connect(f"ws://127.0.0.1:{port}/relay?t={TOKEN}", max_size=None, open_timeout=10))
+    ws = sockets.enter_context(connect(f"ws://127.0.0.1:{port}/relay?t={TOKEN}", max_size=None, open_timeout=LIVENESS_S))
     assert json.loads(ws.recv(10))["type"] == "welcome"
     return ws
 
@@ -99,7 +100,7 @@ def healthz(port: int, stop: threading.Event, out: list[float | str]) -> None:
     while not stop.is_set():
         started = time.monotonic()
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as r:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=LIVENESS_S) as r:
                 assert json.loads(r.read())["ok"] is True
             out.append(time.monotonic() - started)
         except Exception as exc:

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from relay_bridge.relay.assets import agent_script
+from tests.liveness import LIVENESS_S
 
 SCRIPT = """
 const m = await import(%s);
@@ -29,7 +30,7 @@ def test_module_on_a_server_is_a_frozen_no_op_that_lets_the_process_exit(tmp_pat
     module.write_bytes(body)
     # An attached agent would poll for a registry (setInterval) and dial the baked relay: node would not exit.
     out = subprocess.run(
-        ["node", "--input-type=module", "-e", SCRIPT % json.dumps(module.as_uri())], capture_output=True, text=True, timeout=20, check=True
+        ["node", "--input-type=module", "-e", SCRIPT % json.dumps(module.as_uri())], capture_output=True, text=True, timeout=LIVENESS_S, check=True
     )
     want = {"active": False, "frozen": True, "phase": "inactive", "spans": 0, "format": "webmcp-perf-report/2", "global": False}
     assert json.loads(out.stdout) == {"attachProfiler": want, "maybeAttachProfiler": want}

@@ -22,6 +22,7 @@ from typing import Any
 
 from playwright.sync_api import Browser, Frame, Page, sync_playwright
 
+from tests.liveness import LIVENESS_S
 from tests.relay_thread import agent_tag
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -234,7 +235,7 @@ AGENT_HAS_TOOLS = """() => {
 }"""
 
 
-def wait_true(frame: Frame, predicate: str, arg: Any = None, timeout: float = 10.0) -> Any:
+def wait_true(frame: Frame, predicate: str, arg: Any = None, timeout: float = LIVENESS_S) -> Any:
     """Evaluate an (async) predicate until it is truthy, with a deadline; returns its value."""
     deadline = time.monotonic() + timeout
     while True:

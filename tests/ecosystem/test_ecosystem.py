@@ -25,6 +25,7 @@ from tests.ecosystem.harness import (
     wait_true,
     webmcp_calls,
 )
+from tests.liveness import LIVENESS_S
 
 pytestmark = pytest.mark.browser
 
@@ -214,7 +215,9 @@ def test_a_terminal_invoke_on_an_mcp_b_page_runs_once_through_the_registry(
         o = open_stack(hosts[host], eco_server, "global", "head", agent_src=relay.http_url("/agent.js"))
         sid = o.page.evaluate("() => __webmcpPerf.sessionId")
         relay.wait_for(lambda s: sid in s["sessions"] and len([t for t in s["sessions"][sid]["tools"].values() if t["registered"]]) == 3)
-        got = asyncio.run_coroutine_threadsafe(relay.relay.invoke(sid, "echo", {"text": "via terminal"}, timeout=10), relay.loop).result(15)
+        got = asyncio.run_coroutine_threadsafe(relay.relay.invoke(sid, "echo", {"text": "via terminal"}, timeout=LIVENESS_S), relay.loop).result(
+            LIVENESS_S
+        )
         assert got.ok and json.loads(got.text) == {"content": [{"type": "text", "text": "echo:via terminal"}]}, got
         snap = relay.wait_for(lambda s: len(s["sessions"][sid]["spans"]) >= 1)
         assert [(s["tool"], s["resultBytes"]) for s in snap["sessions"][sid]["spans"]] == [("echo", utf8(got.text))]

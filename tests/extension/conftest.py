@@ -228,7 +228,7 @@ def until(fn: Callable[[], Any], what: str, timeout: float = LIVENESS_S) -> Any:
         time.sleep(0.02)
 
 
-def wait_js(target: Any, expression: str, timeout: float = 10.0) -> Any:
+def wait_js(target: Any, expression: str, timeout: float = LIVENESS_S) -> Any:
     """Poll `expression` in the page until truthy. (wait_for_function evaluates a string, which a page whose
     CSP forbids eval refuses; evaluate goes through the DevTools Protocol, outside the page's CSP.)"""
     return until(lambda: target.evaluate(expression), expression, timeout)

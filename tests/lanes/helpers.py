@@ -13,6 +13,7 @@ from typing import Any
 
 from relay_bridge.core.store import Store
 from relay_bridge.lanes.cdp.client import CDPClient, CDPError
+from tests.liveness import LIVENESS_S
 
 SITE = Path(__file__).resolve().parent / "site"
 CANARY = "CANARY-7f3e9b21-do-not-keep"
@@ -52,7 +53,7 @@ class SiteServer:
         self.httpd.server_close()
 
 
-async def wait_store(store: Store, predicate: Callable[[Store], bool], timeout: float = 20.0) -> None:
+async def wait_store(store: Store, predicate: Callable[[Store], bool], timeout: float = LIVENESS_S) -> None:
     """Wait until `predicate(store)` holds, woken by the store's own change hook (no fixed sleeps)."""
     changed = asyncio.Event()
     previous = store.wake
@@ -91,7 +92,7 @@ class PageDriver:
 
     async def navigate(self, url: str) -> None:
         # Page.navigate answers once the new document has committed
-        result = await self.client.send("Page.navigate", {"url": url}, self.session, timeout=30)
+        result = await self.client.send("Page.navigate", {"url": url}, self.session, timeout=LIVENESS_S)
         assert not result.get("errorText"), result
 
     async def evaluate(self, expression: str) -> Any:
@@ -105,7 +106,7 @@ class PageDriver:
 
     async def _evaluate(self, expression: str) -> Any:
         result = await self.client.send(
-            "Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}, self.session, timeout=30
+            "Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}, self.session, timeout=LIVENESS_S
         )
         if "exceptionDetails" in result:
             raise AssertionError(f"page threw: {result['exceptionDetails'].get('text')} {result['result'].get('description', '')[:300]}")

@@ -20,6 +20,7 @@ from relay_bridge.exports.report import build_report
 from relay_bridge.lanes.cdp import attach
 from relay_bridge.relay.sessionlog import SessionLog
 from tests.lanes.helpers import CANARY, PageDriver, wait_store
+from tests.liveness import LIVENESS_S
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,7 +151,7 @@ def test_attach_cli_headless_prints_calls_and_writes_reports(debug_browser, site
         assert all(" ok " in line for line in call_lines)
     finally:
         proc.send_signal(signal.SIGTERM)
-        rest, err = proc.communicate(timeout=20)
+        rest, err = proc.communicate(timeout=LIVENESS_S)
     assert proc.returncode == 0, err
     reports = sorted(out_dir.glob("*.json"))
     assert any(p.name == "capture.json" for p in reports) and len(reports) >= 2
@@ -166,7 +167,7 @@ def test_attach_unreachable_endpoint_says_how_to_start_chrome(tmp_path: Path) ->
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=LIVENESS_S,
     )
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
@@ -178,7 +179,7 @@ async def test_calls_open_when_the_page_navigates_are_canceled(debug_browser, si
     store = Store()
     stop, ready = asyncio.Event(), asyncio.Event()
     watch = asyncio.create_task(attach(debug_browser.endpoint, store, stop_event=stop, ready=ready))
-    await asyncio.wait_for(ready.wait(), 20)
+    await asyncio.wait_for(ready.wait(), LIVENESS_S)
     driver = await PageDriver.open(debug_browser.endpoint, site.url)
     try:
         await driver.wait_ready()
@@ -195,7 +196,7 @@ async def test_calls_open_when_the_page_navigates_are_canceled(debug_browser, si
     finally:
         await driver.close()
     stop.set()
-    await asyncio.wait_for(watch, 20)
+    await asyncio.wait_for(watch, LIVENESS_S)
     [span] = first.spans()
     assert span.tool == "slow_report" and span.isError and span.error == "Canceled: navigated"
     assert any(e.kind == "toolcancel" for e in first.timeline)

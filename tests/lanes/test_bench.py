@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 
 from relay_bridge.lanes.bench import plan_json, run_bench
+from tests.liveness import LIVENESS_S
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -214,7 +215,7 @@ async def test_schema_bytes_are_those_of_the_registered_descriptor(chromium: str
         " [t.name, Buffer.byteLength(JSON.stringify({ name: t.name, title: t.title, description: t.description,"
         " inputSchema: t.inputSchema, annotations: t.annotations }))])))))"
     )
-    truth = json.loads(subprocess.run(["node", "-e", node], capture_output=True, text=True, timeout=30, check=True).stdout)
+    truth = json.loads(subprocess.run(["node", "-e", node], capture_output=True, text=True, timeout=LIVENESS_S, check=True).stdout)
     result = await run_bench(site.url, runs=1, seed=0, browser=chromium, armed=True, only={"search_products", "get_price"})
     got = {r["tool"]: r["schemaBytes"] for r in result.report["tools"]}
     assert got == {name: truth[name] for name in got} and set(got) == {"search_products", "get_price"}

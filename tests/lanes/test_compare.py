@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from relay_bridge.lanes.compare import CompareError, compare
+from tests.liveness import LIVENESS_S
 
 ROOT = Path(__file__).resolve().parents[2]
 # wmcp-top's own thresholds format with every key at its default (no thresholds at all judges nothing)
@@ -62,7 +63,7 @@ def run_cli(tmp_path: Path, base: dict, head: dict, *extra: str, thresholds: dic
     if thresholds is not None:
         (tmp_path / "th.json").write_text(json.dumps(thresholds))
         args += ["--thresholds", str(tmp_path / "th.json")]
-    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=30)
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=LIVENESS_S)
 
 
 def test_improvement_exits_zero(tmp_path: Path) -> None:
@@ -159,7 +160,7 @@ def test_bad_input_is_one_line_exit_two(tmp_path: Path, content: str, message: s
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=LIVENESS_S,
     )
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()

@@ -17,6 +17,7 @@ from relay_bridge.lanes.open.lane import open_browser
 from relay_bridge.relay.server import Relay, RelayConfig
 from tests.lanes.helpers import wait_store
 from tests.lines import Lines
+from tests.liveness import LIVENESS_S
 
 
 def accepted(text: str) -> p.AgentFrame:
@@ -55,7 +56,7 @@ async def test_open_injects_the_agent_before_page_scripts(chromium: str, site) -
         assert [s.info.origin for s in relay.store.sessions.values()] == [session.info.origin]
         # closing the page (the user closing the window) is seen, and close() then ends the browser
         await handle.page.close()
-        await asyncio.wait_for(handle.closed.wait(), 10)
+        await asyncio.wait_for(handle.closed.wait(), LIVENESS_S)
         await handle.close()
         assert not handle.browser.is_connected()
     finally:
@@ -105,7 +106,7 @@ async def test_a_session_that_said_hello_before_anyone_listened_is_still_announc
         heard.set()
 
     async def next_line() -> str:
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(LIVENESS_S):
             await heard.wait()
         heard.clear()
         return said[-1]
@@ -119,7 +120,7 @@ async def test_a_session_that_said_hello_before_anyone_listened_is_still_announc
     store.apply(2, accepted(json.dumps(synth.hello("1a1b1c1d"))))  # a later one wakes it
     assert (await next_line()).startswith("1a1b1c1d ")
     stop.set()
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(LIVENESS_S):
         await loop
     assert len(said) == 2 and all("new session" in line for line in said), said
 

@@ -22,6 +22,7 @@ import pytest
 from playwright.async_api import Page, async_playwright
 
 from tests.browser.conftest import BASE_ARGS, RUN_ALL, WEBMCP_ARGS, PageServer, chromium_path
+from tests.liveness import LIVENESS_S
 from tests.mcp.client import ROOT, Answer, Client, free_port, mcp_client, write_token
 from tests.relay_thread import TOKEN, RelayThread
 
@@ -161,10 +162,10 @@ async def test_alone_it_runs_the_relay_a_page_connects_to(pages: PageServer, tmp
             sessions = (await client.ok("list_sessions"))["sessions"]
             assert [s["id"] for s in sessions] == [sid] and sessions[0]["calls"] == 2
         # Its relay offers the view too (a second `wmcp-top mcp` attaches to it), to the token only.
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/view/capture?t={token}", timeout=10) as reply:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/view/capture?t={token}", timeout=LIVENESS_S) as reply:
             assert [s["info"]["id"] for s in json.loads(reply.read())["sessions"]] == [sid]
         with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/view/capture?t={'0' * 32}", timeout=10)
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/view/capture?t={'0' * 32}", timeout=LIVENESS_S)
         assert refused.value.code == 403
 
 

@@ -11,12 +11,13 @@ from typing import Any
 
 from relay_bridge.core import synth
 from tests.frames import frame
+from tests.liveness import LIVENESS_S
 from tests.relay_thread import TOKEN, RelayThread
 
 SID = "0a1b2c3d"
 
 
-def get(relay: RelayThread, path: str, headers: dict[str, str] | None = None, timeout: float = 10.0) -> tuple[int, bytes]:
+def get(relay: RelayThread, path: str, headers: dict[str, str] | None = None, timeout: float = LIVENESS_S) -> tuple[int, bytes]:
     conn = http.client.HTTPConnection("127.0.0.1", relay.port, timeout=timeout)
     try:
         conn.request("GET", path, headers=headers or {})
@@ -106,7 +107,7 @@ def test_nothing_but_get_reaches_the_view(relay_server: RelayThread) -> None:
     feed(relay_server, synth.hello(SID))
     before = json.loads(get(relay_server, f"/view/capture?t={TOKEN}")[1])
     for method in ("POST", "PUT", "DELETE"):
-        conn = http.client.HTTPConnection("127.0.0.1", relay_server.port, timeout=10)
+        conn = http.client.HTTPConnection("127.0.0.1", relay_server.port, timeout=LIVENESS_S)
         try:
             conn.request(method, f"/view/capture?t={TOKEN}", body=b'{"sessions": []}', headers={"Content-Type": "application/json"})
             try:

@@ -31,7 +31,7 @@ T0 = 1_764_000_000_000.0
 CANARY = "CANARY-otlp-5e1f"
 
 
-async def wait_until(predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
+async def wait_until(predicate: Callable[[], Any], timeout: float = LIVENESS_S) -> Any:
     deadline = time.monotonic() + timeout
     while not (value := predicate()):
         if time.monotonic() > deadline:

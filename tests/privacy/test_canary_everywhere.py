@@ -22,6 +22,7 @@ from relay_bridge.findings.cli import load as diagnose_load
 from relay_bridge.findings.document import session_findings
 from relay_bridge.relay.server import RelayConfig
 from tests.browser.conftest import BASE_ARGS, RUN_ALL, WEBMCP_ARGS, PageServer, chromium_path
+from tests.liveness import LIVENESS_S
 from tui.app import WmcpTopApp
 
 pytestmark = pytest.mark.browser
@@ -117,7 +118,7 @@ async def _page_with_capture(pw, relay, pages: PageServer, canary: str):
     return browser, page
 
 
-async def _wait(pilot, predicate, what: str, timeout: float = 15) -> None:
+async def _wait(pilot, predicate, what: str, timeout: float = LIVENESS_S) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, what

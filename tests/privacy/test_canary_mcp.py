@@ -14,6 +14,7 @@ import pytest
 from playwright.async_api import async_playwright
 
 from tests.browser.conftest import BASE_ARGS, RUN_ALL, WEBMCP_ARGS, PageServer, chromium_path
+from tests.liveness import LIVENESS_S
 from tests.mcp.client import mcp_client, write_token
 from tests.relay_thread import TOKEN, RelayThread
 
@@ -62,7 +63,7 @@ async def test_canary_is_in_no_answer_of_the_mcp_server(relay_server: RelayThrea
         for answer in answers:
             assert CANARY not in answer.everything(), f"the canary leaked into an answer: {answer.text}"
         assert CANARY not in (home / "stderr.txt").read_text()
-        with urllib.request.urlopen(relay_server.http_url("/view/capture"), timeout=10) as reply:
+        with urllib.request.urlopen(relay_server.http_url("/view/capture"), timeout=LIVENESS_S) as reply:
             view = reply.read().decode()
         assert sid in view and CANARY not in view
         assert CANARY not in json.dumps(relay_server.snapshot())

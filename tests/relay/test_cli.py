@@ -18,13 +18,14 @@ from websockets.sync.client import connect
 
 from relay_bridge.core import synth
 from relay_bridge.relay.auth import load_token
+from tests.liveness import LIVENESS_S
 from tests.wakeups import idle_wakes
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "relay_bridge" / "schema" / "report.v2.json").read_text())
 
 
-def run(home: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+def run(home: Path, *args: str, timeout: float = LIVENESS_S) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, WMCP_TOP_HOME=str(home))
     return subprocess.run([sys.executable, "-m", "tui.cli", *args], env=env, capture_output=True, text=True, timeout=timeout)
 
@@ -209,7 +210,7 @@ def test_invalid_option_values_are_one_line_and_exit_2(tmp_path: Path) -> None:
         (("relay", "--summary-every", "0"), "above 0"),
         (("relay", "--summary-every", "nan"), "not a finite number"),
     ]:
-        assert word in one_line_exit_2(run(tmp_path, *args, timeout=20)), args
+        assert word in one_line_exit_2(run(tmp_path, *args, timeout=LIVENESS_S)), args
 
 
 def test_allowed_origin_is_kept_in_the_form_browsers_send(tmp_path: Path) -> None:
@@ -228,9 +229,9 @@ def test_output_dirs_are_checked_at_start(tmp_path: Path) -> None:
         err = one_line_exit_2(run(tmp_path, "replay", str(log), "--report", bad))
         assert "--report" in err
         # the relay would start fine and lose its reports only at Ctrl-C: it refuses at once instead
-        err = one_line_exit_2(run(tmp_path, "relay", "--port", "0", "--report-on-exit", bad, timeout=10))
+        err = one_line_exit_2(run(tmp_path, "relay", "--port", "0", "--report-on-exit", bad, timeout=LIVENESS_S))
         assert "--report-on-exit" in err
-        err = one_line_exit_2(run(tmp_path, "--port", "0", "--export-dir", bad, timeout=10))
+        err = one_line_exit_2(run(tmp_path, "--port", "0", "--export-dir", bad, timeout=LIVENESS_S))
         assert "--export-dir" in err
     out = run(tmp_path, "replay", str(log), "--report", str(tmp_path / "new" / "dir"))
     assert out.returncode == 0 and (tmp_path / "new" / "dir" / "capture.json").is_file()
@@ -256,7 +257,9 @@ def test_a_reader_that_went_away_is_no_error(tmp_path: Path) -> None:
     os.close(read_end)  # closed before the first write: every write fails, deterministically
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path))
     try:
-        out = subprocess.run([sys.executable, "-m", "tui.cli", "snippet"], env=env, stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=30)
+        out = subprocess.run(
+            [sys.executable, "-m", "tui.cli", "snippet"], env=env, stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=LIVENESS_S
+        )
     finally:
         os.close(write_end)
     assert out.stderr == ""
@@ -312,7 +315,7 @@ def test_options_before_the_subcommand_are_honoured_or_refused(tmp_path: Path) -
         assert proc.stdout.readline().rstrip().endswith(f"listening on http://127.0.0.1:{port}")
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=20)
+        proc.communicate(timeout=LIVENESS_S)
     out = run(tmp_path, "--port", "7431", "snippet")
     assert out.returncode == 0 and "http://127.0.0.1:7431/agent.js" in out.stdout
     assert "not an option of `wmcp-top relay`" in one_line_exit_2(run(tmp_path, "--demo", "relay"))

@@ -13,6 +13,7 @@ from relay_bridge.core import synth
 from relay_bridge.exports.capture import build_capture
 from relay_bridge.exports.report import build_report
 from relay_bridge.relay.server import InvokeRefused, Relay, RelayConfig
+from tests.liveness import LIVENESS_S
 
 from .conftest import TOKEN, open_session, recv_json
 
@@ -83,7 +84,7 @@ async def test_a_page_cannot_start_or_answer_commands() -> None:
         assert (await recv_json(ws))["code"] == "unknown_type"  # agents have no command frame
         await ws.send(json.dumps({"type": "result", "id": "c1", "session": SID, "ok": True, "text": "unasked"}))
         other = await open_session(relay, "0e0e0e0e")
-        task = asyncio.create_task(relay.invoke(SID, "search", {}, timeout=5))
+        task = asyncio.create_task(relay.invoke(SID, "search", {}, timeout=LIVENESS_S))
         msg = await recv_json(ws)
         assert msg["type"] == "command"
         # another connection answering for this session is ignored; the right one is taken

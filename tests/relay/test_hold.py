@@ -10,6 +10,7 @@ import time
 from relay_bridge.core import synth
 from relay_bridge.relay.hold import FrameHold
 from relay_bridge.relay.server import Relay
+from tests.liveness import LIVENESS_S
 
 from .conftest import open_session, recv_json
 
@@ -32,12 +33,12 @@ async def test_a_hold_ends_at_the_release_or_at_its_time() -> None:
     await asyncio.sleep(0)  # one turn: it is parked on the hold
     assert not waiting.done() and hold.held
     hold.release()
-    await asyncio.wait_for(waiting, 5)
+    await asyncio.wait_for(waiting, LIVENESS_S)
     assert not hold.held
 
     hold.hold(0.05)  # nobody releases: the hold runs out by itself
     started = time.monotonic()
-    await asyncio.wait_for(hold.wait(), 5)
+    await asyncio.wait_for(hold.wait(), LIVENESS_S)
     assert time.monotonic() - started >= 0.04 and not hold.held
 
 
@@ -53,7 +54,7 @@ async def test_a_frame_that_arrives_during_a_hold_is_applied_and_acked_only_afte
     session = relay.store.sessions[sid]
     assert session.counters.spans == 0 and session.acked < 2  # received, not applied, not acked
     relay.frames.release()
-    while (reply := await asyncio.wait_for(recv_json(ws), 10))["type"] != "ack":
+    while (reply := await asyncio.wait_for(recv_json(ws), LIVENESS_S))["type"] != "ack":
         pass
     assert reply["seq"] == 2 and session.counters.spans == 3
     await ws.close()

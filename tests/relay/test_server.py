@@ -23,7 +23,7 @@ from relay_bridge.exports.report import build_report
 from relay_bridge.exports.trace import span_events
 from relay_bridge.relay.assets import agent_script
 from relay_bridge.relay.server import Relay, RelayConfig
-from tests.liveness import connect
+from tests.liveness import LIVENESS_S, connect
 
 from .conftest import TOKEN, assert_served, open_session, recv_json, send_spans, ws_url
 
@@ -79,7 +79,7 @@ async def test_vectors_over_a_real_socket(tmp_path: Path, path: Path) -> None:
             await ws.send(json.dumps(frame))
         await ws.send(json.dumps({"type": "bye", "session": sid, "reason": "done"}))
         await ws.close()
-        await asyncio.wait_for(_until(lambda: relay.store.sessions[sid].state == "ended"), 5)
+        await asyncio.wait_for(_until(lambda: relay.store.sessions[sid].state == "ended"), LIVENESS_S)
         session = relay.store.sessions[sid]
         expect = doc["expect"]
         assert session.stats.aggregates() == expect["aggregates"]
@@ -109,7 +109,7 @@ def http(relay: Relay, path: str, host: str | None = None, headers: dict[str, st
     if host is not None:
         req.add_header("Host", host)
     try:
-        with urllib.request.urlopen(req, timeout=5) as resp:
+        with urllib.request.urlopen(req, timeout=LIVENESS_S) as resp:
             return resp.status, resp.read(), dict(resp.headers)
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read(), dict(exc.headers)
@@ -195,7 +195,7 @@ def test_agent_module_imports_in_node_and_exports_the_api(tmp_path: Path) -> Non
         "const missing = names.filter((n) => !(n in m));"
         "process.stdout.write(JSON.stringify({missing, line: m.summaryLine(9800, 300, 310000, 78000, 39000), dflt: typeof m.default.attach}));"
     )
-    out = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=30, check=True)
+    out = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=LIVENESS_S, check=True)
     got = json.loads(out.stdout)
     assert got == {"missing": [], "line": "schemas 9.8KB (~2.5K tok) · tools 300ms · payloads 310KB (~78K tok) · host gaps 39.0s", "dflt": "function"}
 
@@ -289,9 +289,9 @@ async def test_two_mib_frame_closes_1009_and_others_are_served(relay: Relay) -> 
     ws = await open_session(relay, "0badbad0")
     await ws.send("x" * (2 << 20))
     with pytest.raises(ConnectionClosed) as err:
-        await asyncio.wait_for(ws.recv(), 5)
+        await asyncio.wait_for(ws.recv(), LIVENESS_S)
     assert err.value.rcvd is not None and err.value.rcvd.code == 1009
-    await asyncio.wait_for(_until(lambda: relay.store.counters["rejected:limit"] == 1), 5)
+    await asyncio.wait_for(_until(lambda: relay.store.counters["rejected:limit"] == 1), LIVENESS_S)
     await assert_served(relay)
 
 
@@ -301,7 +301,7 @@ async def test_ten_thousand_spans_in_one_frame(relay: Relay) -> None:
     ws = await open_session(relay, "0badbad0")
     await ws.send(json.dumps(synth.spans_frame("0badbad0", [dict(SPAN, seq=i) for i in range(10_000)])))
     with pytest.raises(ConnectionClosed):
-        await asyncio.wait_for(ws.recv(), 5)
+        await asyncio.wait_for(ws.recv(), LIVENESS_S)
     assert relay.store.sessions["0badbad0"].counters.spans == 0
     await assert_served(relay)
 
@@ -337,7 +337,7 @@ async def test_sixty_four_live_sessions_then_oldest_ended_evicted(relay: Relay) 
     await ws5.send(json.dumps({"type": "bye", "session": "abcdef01"}))  # not its session: refused, counted
     assert (await recv_json(ws5))["code"] == p.Code.UNKNOWN_SESSION
     await sockets[0].close()
-    await asyncio.wait_for(_until(lambda: len(relay.store.live_sessions()) == 48), 5)
+    await asyncio.wait_for(_until(lambda: len(relay.store.live_sessions()) == 48), LIVENESS_S)
     await ws5.send(json.dumps(synth.hello("abcdef01")))
     assert (await recv_json(ws5))["type"] == "ack"
     assert "00000000" not in relay.store.sessions  # the oldest ended session made room
@@ -364,7 +364,7 @@ async def test_rate_cap_refuses_without_losing_what_was_acked(tmp_path: Path) ->
         for seq in range(8):
             await ws.send(json.dumps(synth.spans_frame("0a0a0a0a", [synth.span("0a0a0a0a", seq, "t", seq, 1.0)])))
         # Refused frames are counted; one error a moment says so (not one per frame).
-        await asyncio.wait_for(_until(lambda: relay.store.counters["frames"] + relay.store.counters["rejected:rate_limited"] == 9), 5)
+        await asyncio.wait_for(_until(lambda: relay.store.counters["frames"] + relay.store.counters["rejected:rate_limited"] == 9), LIVENESS_S)
         codes = [(await recv_json(ws)).get("code", "ack") for _ in range(5)]
         assert codes[:4] == ["ack"] * 4 and codes[4] == p.Code.RATE_LIMITED
         session = relay.store.sessions["0a0a0a0a"]
@@ -393,7 +393,7 @@ async def test_drop_mid_batch_reconnect_and_resend_from_last_ack(relay: Relay) -
     # The second batch goes out and the socket dies before the ack is read: the agent cannot know.
     await ws.send(json.dumps(synth.spans_frame(sid, [synth.span(sid, s, "t", s, 1.0) for s in range(50, 120)])))
     ws.transport.abort()
-    await asyncio.wait_for(_until(lambda: relay.store.sessions[sid].state == "disconnected"), 5)
+    await asyncio.wait_for(_until(lambda: relay.store.sessions[sid].state == "disconnected"), LIVENESS_S)
     # Reconnect with the same session and its resume secret: the relay says where to resume; the agent
     # re-sends from its last ack.
     ws2 = await connect(ws_url(relay))
@@ -432,7 +432,7 @@ async def test_start_shows_a_call_in_flight_until_its_span(relay: Relay) -> None
     ws = await open_session(relay, sid)
     await ws.send(json.dumps(synth.start_frame(sid, [(0, "slow", 5.0)])))
     await ws.send(json.dumps(synth.event(sid, 6.0, "toolcancel", seq=0)))
-    await asyncio.wait_for(_until(lambda: 0 in relay.store.sessions[sid].inflight and relay.store.sessions[sid].inflight[0].cancelled_at), 5)
+    await asyncio.wait_for(_until(lambda: 0 in relay.store.sessions[sid].inflight and relay.store.sessions[sid].inflight[0].cancelled_at), LIVENESS_S)
     await send_spans(ws, sid, [0], tool="slow")
     assert relay.store.sessions[sid].inflight == {}
     await ws.close()

@@ -21,6 +21,7 @@ from relay_bridge.exports.trace import trace_document
 from relay_bridge.relay.notify import Coalescer
 from relay_bridge.relay.replay import load_store
 from relay_bridge.relay.sessionlog import SessionLog
+from tests.liveness import LIVENESS_S
 
 SID = "0a1b2c3d"
 SCHEMA = json.loads((Path(__file__).parents[2] / "relay_bridge" / "schema" / "report.v2.json").read_text())
@@ -129,13 +130,13 @@ async def test_coalescer_hands_out_bursts_once() -> None:
     store.drain_changes()
     for seq in range(500):
         store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, seq, "t", seq, 1.0)])))
-    await asyncio.wait_for(done.wait(), 2)
+    await asyncio.wait_for(done.wait(), LIVENESS_S)
     assert calls == [({SID}, False)]  # 500 frames in one loop turn, one notice
     # A second burst right after the flush waits out the interval: still one notice per burst, never one per frame.
     done.clear()
     for seq in range(500, 600):
         store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, seq, "t", seq, 1.0)])))
-    await asyncio.wait_for(done.wait(), 2)
+    await asyncio.wait_for(done.wait(), LIVENESS_S)
     assert len(calls) == 2
     coalescer.close()
 

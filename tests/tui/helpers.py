@@ -17,7 +17,7 @@ from textual.widgets._tabs import Underline
 
 from relay_bridge.core import synth
 from relay_bridge.relay.server import RelayConfig
-from tests.liveness import connect
+from tests.liveness import LIVENESS_S, connect
 from tui.app import WmcpTopApp
 from tui.widgets.tool_table import ToolTable
 
@@ -129,7 +129,7 @@ MIN_POLLS = 200
 HARD_TIMEOUT = 90.0
 
 
-async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> float:
+async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = LIVENESS_S, what: str = "condition") -> float:
     """Let the app run until `predicate()` holds; returns the seconds it took. Fails after `timeout` seconds and
     MIN_POLLS polls, or after HARD_TIMEOUT seconds (`timeout` when longer)."""
     start = time.monotonic()

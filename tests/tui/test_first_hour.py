@@ -60,7 +60,7 @@ async def test_a_screenshot_leaves_the_notifications_out(tmp_path: Path) -> None
     app = frozen_demo_app(30.0, export_dir=tmp_path)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await at_rest(pilot, app)
-        app.notify("a toast on screen", timeout=30)
+        app.notify("a toast on screen", timeout=30)  # not a wait: how long the toast shows
         await until(pilot, lambda: "a toast on screen" in screen_text(app), what="the toast shown")
         await pilot.press("ctrl+s")
         await until(pilot, lambda: list(tmp_path.glob("*.svg")), what="the screenshot written")
@@ -99,7 +99,7 @@ async def test_c_under_tmux_puts_the_tag_in_its_buffer(tmp_path: Path, tmux_serv
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await pilot.press("c")
         # tmux itself may take seconds on a loaded machine (tui/app.py waits up to 15 s for it)
-        await until(pilot, lambda: "tmux's paste buffer" in screen_text(app), timeout=30, what="the toast")
+        await until(pilot, lambda: "tmux's paste buffer" in screen_text(app), timeout=LIVENESS_S, what="the toast")
         assert app.relay is not None
         buffer = subprocess.run(["tmux", "-S", str(tmux_server), "show-buffer"], capture_output=True, text=True, timeout=LIVENESS_S).stdout
         assert buffer == app.relay.snippet.script_tag

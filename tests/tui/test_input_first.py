@@ -13,6 +13,7 @@ import pytest
 
 from relay_bridge.core import synth
 from tests.frames import frame
+from tests.liveness import LIVENESS_S
 from tui.app import WmcpTopApp
 from tui.model import diagnosis
 from tui.model.diagnosis import diagnosis_of
@@ -35,7 +36,7 @@ async def test_a_bound_key_releases_the_frames_once_its_answer_is_painted(tmp_pa
         assert _held(app)
         app.relay.frames.hold(60)  # as the input thread's hold, but long: only the answer can end it here
         await pilot.press("s")  # sort: a binding, so an action
-        await until(pilot, lambda: not _held(app), timeout=10, what="the release after the sort's repaint")
+        await until(pilot, lambda: not _held(app), timeout=LIVENESS_S, what="the release after the sort's repaint")
         await page.close()
 
 
@@ -45,7 +46,7 @@ async def test_frames_held_by_an_unbound_key_go_on_after_the_hold_time(tmp_path:
         app.input_arrived()
         assert _held(app) and app.quiet_hold.held
         await pilot.press("ctrl+y")  # bound to nothing: no action says it was answered
-        await until(pilot, lambda: not _held(app) and not app.quiet_hold.held, timeout=5, what="the holds running out")
+        await until(pilot, lambda: not _held(app) and not app.quiet_hold.held, timeout=LIVENESS_S, what="the holds running out")
 
 
 async def test_a_key_holds_the_findings_diagnosis_until_its_answer_is_painted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -89,6 +90,6 @@ async def test_a_key_holds_the_findings_diagnosis_until_its_answer_is_painted(tm
         first.set()
         await until(pilot, lambda: bool(waited), timeout=60, what="the pass waiting at its next slice")
         await pilot.press("escape")  # a binding: its answer painted ends the hold
-        await until(pilot, lambda: not app.quiet_hold.held, timeout=30, what="the release after escape's repaint")
+        await until(pilot, lambda: not app.quiet_hold.held, timeout=LIVENESS_S, what="the release after escape's repaint")
         await until(pilot, lambda: not diagnosis_of(app).pending, timeout=180, what="the pass's end")
         assert len(asked) > 2 and not any(asked), "a request went to the worker process while the key waited"

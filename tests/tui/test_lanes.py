@@ -15,6 +15,7 @@ import pytest
 from relay_bridge.lanes.cdp import STATUS_HELP
 from relay_bridge.lanes.chromium import DebugBrowser
 from tests.lanes.helpers import PageDriver, SiteServer
+from tests.liveness import LIVENESS_S
 from tui.cli import build_parser, wants_ui
 from tui.run import build_app
 from tui.screens.status import StatusScreen
@@ -48,14 +49,14 @@ async def test_attach_shows_cdp_sessions_in_the_dashboard(debug_browser: DebugBr
     args = build_parser().parse_args(["attach", "--cdp", debug_browser.endpoint, "--port", "0", "--no-log", "--export-dir", str(tmp_path)])
     app = build_app(args)
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(pilot, lambda: app.lane_state is not None and app.lane_state.startswith("connected"), timeout=20, what="attached")
+        await until(pilot, lambda: app.lane_state is not None and app.lane_state.startswith("connected"), timeout=LIVENESS_S, what="attached")
         driver = await PageDriver.open(debug_browser.endpoint, site.url)
         try:
             assert len(await driver.wait_ready()) == 12
-            await until(pilot, lambda: _cdp_session(app) is not None, timeout=20, what="the CDP session with its tools")
+            await until(pilot, lambda: _cdp_session(app) is not None, timeout=LIVENESS_S, what="the CDP session with its tools")
             session = _cdp_session(app)
             await driver.call_all([("get_price", {"amount": 3, "currency": "EUR"}), ("ping_empty", {})])
-            await until(pilot, lambda: session.stats.totals.calls == 2, timeout=20, what="two calls")
+            await until(pilot, lambda: session.stats.totals.calls == 2, timeout=LIVENESS_S, what="two calls")
         finally:
             await driver.close()
         await until(pilot, lambda: has_tab(app, session.id), what="its tab")
@@ -80,7 +81,7 @@ async def test_attach_to_nothing_is_one_line_and_exit_2(tmp_path: Path) -> None:
     args = build_parser().parse_args(["attach", "--cdp", "http://127.0.0.1:9", "--port", "0", "--no-log"])
     app = build_app(args)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.startup_error is not None, timeout=10, what="the error")
+        await until(pilot, lambda: app.startup_error is not None, timeout=LIVENESS_S, what="the error")
     assert app.return_code == 2
     assert "cannot reach a DevTools endpoint" in app.startup_error and "\n" not in app.startup_error
 
@@ -94,7 +95,7 @@ async def test_open_shows_the_page_and_closing_the_browser_quits(chromium: str, 
         await until(
             pilot,
             lambda: app.open_handle is not None and any(len(s.tools) == 12 for s in app.store.sessions.values()),
-            timeout=30,
+            timeout=LIVENESS_S,
             what="the page's tools",
         )
         [session] = [s for s in app.store.sessions.values() if len(s.tools) == 12]
@@ -107,11 +108,11 @@ async def test_open_shows_the_page_and_closing_the_browser_quits(chromium: str, 
         }""")
         await until(pilot, lambda: has_tab(app, session.id), what="its tab")
         tabs(app).active = f"s-{session.id}"
-        await until(pilot, lambda: cell(app, "get_price", "calls", session.id) == "1", timeout=10, what="the call's row")
+        await until(pilot, lambda: cell(app, "get_price", "calls", session.id) == "1", timeout=LIVENESS_S, what="the call's row")
         assert table(app, session.id).row_count >= 12
         await handle.page.close()  # the user closes the browser window
-        await asyncio.wait_for(handle.closed.wait(), 10)
-        await until(pilot, lambda: app._exit, timeout=10, what="the app quits")
+        await asyncio.wait_for(handle.closed.wait(), LIVENESS_S)
+        await until(pilot, lambda: app._exit, timeout=LIVENESS_S, what="the app quits")
     assert app.return_code == 0 and app.startup_error is None
     assert not handle.browser.is_connected()
 
@@ -120,7 +121,7 @@ async def test_quitting_the_app_closes_the_browser(chromium: str, site: SiteServ
     args = build_parser().parse_args(["open", site.url, "--headless", "--browser", chromium, "--port", "0", "--no-log"])
     app = build_app(args)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.open_handle is not None and app.store.sessions, timeout=30, what="the page")
+        await until(pilot, lambda: app.open_handle is not None and app.store.sessions, timeout=LIVENESS_S, what="the page")
         handle = app.open_handle
         await pilot.press("q")
     assert app.return_code == 0

@@ -14,6 +14,7 @@ from typing import Any
 
 from textual import events
 
+from tests.liveness import LIVENESS_S
 from tui.quiet_driver import QuietLinuxDriver
 
 
@@ -48,7 +49,7 @@ async def test_a_key_is_told_to_the_app_from_the_input_thread_before_it_reaches_
     thread.start()
     try:
         os.write(master, b"s")
-        await asyncio.wait_for(done.wait(), 10)
+        await asyncio.wait_for(done.wait(), LIVENESS_S)
         assert app.order == ["arrived", "Key"]
     finally:
         driver.exit_event.set()

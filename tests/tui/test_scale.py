@@ -7,6 +7,7 @@ from pathlib import Path
 
 from relay_bridge.core import synth
 from relay_bridge.core.budget import MAX_TOOL_ROWS
+from tests.liveness import LIVENESS_S
 from tui.screens.dashboard import DashboardScreen
 from tui.widgets.session_pane import ROWS_MAX
 from tui.widgets.sparklines import Sparklines
@@ -50,10 +51,10 @@ async def test_ten_thousand_tool_names_show_the_top_rows_and_the_filter_reaches_
         await until(
             pilot,
             lambda: session() is not None and session().counters.spans >= kept and len(session().stats.tools) == kept,
-            timeout=20,
+            timeout=LIVENESS_S,
             what="the tool rows the relay keeps",
         )
-        await until(pilot, lambda: shown(app) and f"of {kept:,} by tool" in screen_text(app), timeout=20, what="the hidden-rows line")
+        await until(pilot, lambda: shown(app) and f"of {kept:,} by tool" in screen_text(app), timeout=LIVENESS_S, what="the hidden-rows line")
         assert table(app).row_count == ROWS_MAX
         text = screen_text(app)
         assert f"{kept - ROWS_MAX:,} more tools not shown: the first {ROWS_MAX} of {kept:,} by tool" in text

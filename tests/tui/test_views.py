@@ -17,6 +17,7 @@ from textual.widgets import DataTable, TextArea
 
 from relay_bridge.core import synth
 from relay_bridge.lanes.footprint.live import analyze_sessions
+from tests.liveness import LIVENESS_S
 from tui.model.changes import Changes
 from tui.screens import schemas
 from tui.screens.inspector import InspectorScreen
@@ -59,7 +60,7 @@ def answer_with(text: str):
     return answer
 
 
-async def shows(pilot, app, *needles: str, timeout: float = 5.0) -> str:
+async def shows(pilot, app, *needles: str, timeout: float = LIVENESS_S) -> str:
     """Wait until the screen shows every needle (the repaint follows the state change); return the text."""
     await until(pilot, lambda: all(n in screen_text(app) for n in needles), timeout=timeout, what=f"screen shows {needles}")
     return screen_text(app)
@@ -336,7 +337,7 @@ async def test_otlp_unreachable_shows_in_the_status_view_and_top_bar(tmp_path: P
         page = await open_page(app)
         await page.send(spans(SID, "search", 0, 5))
         stats = app.relay.otlp.stats
-        await until(pilot, lambda: stats.state == "unreachable" and stats.dropped >= 5, timeout=15, what="collector down")
+        await until(pilot, lambda: stats.state == "unreachable" and stats.dropped >= 5, timeout=LIVENESS_S, what="collector down")
         bar = app.query_one(TopBar)
         await until(pilot, lambda: f"OTLP down, {stats.dropped} dropped" in str(bar.query_one("#where").render()), what="badge")
         # the dashboard keeps working
