@@ -97,6 +97,40 @@ test("a server that ran the tool before the observer saw the request (its listen
   assert.equal(coverage(), "running")
 })
 
+test("a call of any profile entered while a message is dispatched waits for its request; one entered outside arms no timer", () => {
+  const tasks = []
+  const g = win()
+  // The server's listener, registered before the observer's, runs the tool; the browser's `window.event` is the
+  // message while its listeners (and their microtasks) run.
+  let fn = null
+  g.addEventListener("message", (e) => {
+    if (e.data.payload.method === "tools/call") fn({})
+  })
+  const dispatch = (direction, payload) => {
+    const e = new Event("message")
+    Object.defineProperty(e, "data", { value: { channel: "mcp-default", type: "mcp", direction, payload } })
+    Object.defineProperty(e, "source", { value: g })
+    g.event = e
+    try {
+      g.dispatchEvent(e)
+    } finally {
+      g.event = undefined
+    }
+  }
+  const { c, spans, timers, coverage } = setup(g, tasks)
+  fn = wrapExecute(c, "echo", () => "x", "chromium")
+  dispatch("client-to-server", request(1, "echo", {}))
+  dispatch("server-to-client", result(1, { content: [{ type: "text", text: "x" }], isError: false }))
+  for (const f of tasks.splice(0).concat(timers.splice(0))) f()
+  assert.equal(spans.length, 1, "one span: the request joined the call its dispatch ran")
+  assert.equal(coverage(), "running")
+  fn({}) // the browser's own executeTool: no message is being dispatched
+  assert.equal(timers.length, 0, "no sweep for a call no request can follow")
+  for (const f of tasks.splice(0)) f()
+  assert.equal(spans.length, 2)
+  assert.equal(coverage(), "running")
+})
+
 test("a thrown error names the span's error; a JSON-RPC error response counts no result bytes", async () => {
   const { c, g, spans } = setup()
   const fn = wrapExecute(c, "boom", async () => {

@@ -370,7 +370,14 @@ export class Interceptor {
     const base = form ? "mcp-b-form" : this.profileFor(host, tool.name)
     // Wrapped before forms.js loaded (eager.js): whether the tool is a form is asked at each call instead.
     const name = tool.name
-    const profile = this.forms ? base : (self) => (this.forms && this.forms.formOf(name) ? "mcp-b-form" : typeof base === "function" ? base(self) : base)
+    // The form, if any, was in the document when the tool was registered: asked once, at the first call after forms.js.
+    let isForm = null
+    const profile = this.forms
+      ? base
+      : (self) => {
+          if (isForm === null && this.forms) isForm = this.forms.formOf(name) !== null
+          return isForm ? "mcp-b-form" : typeof base === "function" ? base(self) : base
+        }
     const wrapper = wrapExecute(this.c, toolName(tool.name), current, profile)
     try {
       tool.execute = wrapper

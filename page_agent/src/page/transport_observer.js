@@ -25,6 +25,11 @@ const ID = (id) => (typeof id === "string" ? `s${cap(id, 256)}` : typeof id === 
 /** A browser's own MessageEvent (its `data` and `source` run no page code); any event where there is none (tests).
  * `ME`: the window's MessageEvent as it was when the observer started (a page replacing it later changes nothing). */
 const isMessageEvent = (e, ME) => typeof ME !== "function" || e instanceof ME
+/** Is a message event being dispatched (its listeners, or the microtasks after one)? `window.event` says. */
+const inMessageDispatch = (g) => safely(() => {
+  const e = g.event
+  return !!e && e.type === "message"
+}, false)
 
 /** The MCP-B envelope's JSON-RPC payload, when `data` is one going `direction`; else null. */
 function payloadOf(data, direction) {
@@ -181,6 +186,10 @@ export class TransportObserver {
    * one an MCP client made (by the host's account: profile "mcp") with no tools/call seen to carry it is said.
    */
   orphan(call, profile) {
+    // A request can only come after its call within the dispatch of the message that carried it (the server's
+    // listener ran first): a call entered outside one is nobody's orphan, and needs no timer. One an MCP client's
+    // host made is looked at after the task whatever carried it, to say when no transport was seen.
+    if (profile !== "mcp" && !inMessageDispatch(this.g)) return
     this.orphans.push({ call, profile })
     if (this.orphans.length > MAX_OPEN) this.orphans.shift()
     if (this.sweepTimer !== null) return
