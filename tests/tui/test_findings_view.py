@@ -4,8 +4,11 @@ snapshots at 80x24 and 160x45 (the demo with its facts)."""
 
 from __future__ import annotations
 
+import gc
 import time
+import weakref
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import DataTable, Footer
@@ -51,6 +54,32 @@ async def test_findings_view_is_live_ranked_and_inert(tmp_path: Path) -> None:
         await until(pilot, lambda: screen.findings and screen.findings[0].rule == "images.reencode", what="the image ranked first")
         await until(pilot, lambda: "images.reencode" in screen_text(app) and "evidence" in screen_text(app), what="detail")
         await page.close()
+
+
+async def _opened_findings(tmp_path: Path) -> weakref.ref[Any]:
+    """An app that showed its findings, run to its end: a weak reference to it."""
+    app = live_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        page = await open_page(app, tools=("search",))
+        await page.send(spans(SID, "search", 0, 3))
+        await until(pilot, lambda: has_tab(app, SID), what="the session's tab")
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, FindingsScreen), what="the findings view")
+        screen: FindingsScreen = app.screen  # type: ignore[assignment]  # app.screen is typed Screen; the test opened this one
+        await until(pilot, lambda: not screen.pending, what="the findings")
+        await page.close()
+    return weakref.ref(app)
+
+
+async def test_an_app_that_opened_the_findings_is_collected_once_it_has_ended(tmp_path: Path) -> None:
+    """Its diagnosis outlives no app: kept by a registry keyed weakly by the app, it held the app's own methods, so
+    every app that had opened `f` stayed alive with all it had drawn (a test worker held hundreds of thousands of
+    objects, and its last collections outran the time it is given to end). Textual keeps the app that ran last as
+    its active app: the first of two is the one that must go."""
+    first = await _opened_findings(tmp_path / "first")
+    await _opened_findings(tmp_path / "second")
+    gc.collect()
+    assert first() is None, [type(r).__name__ for r in gc.get_referrers(first())]
 
 
 async def test_findings_view_compact(tmp_path: Path) -> None:

@@ -464,9 +464,38 @@ def diagnosis_of(app: Any) -> Diagnosis:
     if known is None:
         known = _KNOWN[app] = Diagnosis(
             settled=getattr(app, "on_settled", None),
-            quiet=getattr(app, "input_quiet", None),
+            quiet=_quiet_of(app),
             grown=getattr(app, "on_grown", None),
-            idle=getattr(app, "since_input", None),
+            idle=_idle_of(app),
         )
         weakref.finalize(app, known.close)
     return known
+
+
+# The diagnosis reaches its app's methods through weak references: the registry above keys it by the app weakly,
+# and the finalizer holds it, so a strong one kept every app that ever opened `f` alive with all it drew.
+
+
+def _quiet_of(app: Any) -> Callable[[], Awaitable[None]] | None:
+    if getattr(app, "input_quiet", None) is None:
+        return None
+    method = weakref.WeakMethod(app.input_quiet)
+
+    async def quiet() -> None:
+        bound = method()
+        if bound is not None:
+            await bound()
+
+    return quiet
+
+
+def _idle_of(app: Any) -> Callable[[], float] | None:
+    if getattr(app, "since_input", None) is None:
+        return None
+    method = weakref.WeakMethod(app.since_input)
+
+    def idle() -> float:
+        bound = method()
+        return bound() if bound is not None else float("inf")
+
+    return idle
