@@ -78,7 +78,7 @@ export const AT_LOAD = {
   "page/gate": ["queryParam", "decode", "gate"],
   "page/eager": ["restFrom", "whenIdle", "idle", "isWindow", "attach", "maybeAttach", "watchLateConfig", "facade"],
   "page/route": ["terminalRoute"],
-  "shared/token": ["validToken", "takeToken", "lazyTokenSocket"],
+  "shared/token": ["validToken", "takeTagToken"],
 }
 
 /** Module `name`'s text (imports and exports already rewritten) with its AT_LOAD functions in eager-compile form. */

@@ -126,6 +126,26 @@ test("each file holds the relay placeholder exactly once, is ASCII, and imports 
 const TOKEN = "0123456789abcdef0123456789abcdef"
 const ADDRESS = "ws://127.0.0.1:7420/relay" // what the relay bakes: no token in it
 
+/**
+ * document.evaluate as the agent asks it (shared/token.js), over the running tag `script`: its data-wmcp as an
+ * attribute node (when it holds a value) and its src as written.
+ */
+function evaluateOver(script) {
+  return (expression, context, resolver, type) => {
+    if (type === 2) return { stringValue: (script && script.attrs.src) || "" }
+    const held = script && typeof script.attrs["data-wmcp"] === "string" && script.attrs["data-wmcp"] !== ""
+    const attr = {
+      get value() {
+        return script.attrs["data-wmcp"]
+      },
+      set value(v) {
+        script.attrs["data-wmcp"] = v
+      },
+    }
+    return { singleNodeValue: held ? attr : null }
+  }
+}
+
 /** The <script> element running: its attributes, as the relay's tag writes them. */
 function scriptElement(attrs) {
   return {
@@ -151,6 +171,7 @@ function runClassic({ baked = true, search = "", relayGlobal = null, host = new 
   g.idle = []
   g.requestIdleCallback = (fn) => g.idle.push(fn)
   g.document.currentScript = script
+  g.document.evaluate = evaluateOver(script)
   g.WebSocket = FakeWebSocket
   g.setInterval = () => 1
   g.clearInterval = () => {}
@@ -181,7 +202,27 @@ test("served by the relay: attaches on load (default on) and dials the baked add
   assert.equal(FakeWebSocket.last().url, ADDRESS)
   // The token goes as a subprotocol, never in the URL; the tag no longer holds it once the agent ran.
   assert.deepEqual(Array.from(FakeWebSocket.last().protocols), ["wmcp-top", `wmcp-top.token.${TOKEN}`])
-  assert.deepEqual(script.attrs, { src: "http://127.0.0.1:7420/agent.js?v=0a1b2c3d" })
+  assert.deepEqual(script.attrs, { "data-wmcp": "", src: "http://127.0.0.1:7420/agent.js?v=0a1b2c3d" })
+})
+
+test("the tag is read without its element: the token from its attribute node, a relative src against the base", () => {
+  let asked = 0
+  const script = scriptElement({ "data-wmcp": TOKEN, src: "/tools/agent.js?v=0a1b2c3d" })
+  const g = runClassic({
+    script,
+    code: read("agent-eager.js"),
+    idle: false,
+    prepare: (w) => {
+      Object.defineProperty(w.document, "currentScript", { get: () => (asked++, script) })
+      w.document.baseURI = "http://127.0.0.1:7420/shop/cart.html"
+      w.document.createElement = (tag) => ({ tagName: tag, src: "", remove() {} })
+      w.document.head = { appendChild: (el) => (w.inserted = el) }
+    },
+  })
+  assert.equal(asked, 0, "document.currentScript is never read at load: its element would cost the page 77 KB of heap")
+  assert.deepEqual(script.attrs, { "data-wmcp": "", src: "/tools/agent.js?v=0a1b2c3d" })
+  runIdle(g)
+  assert.equal(g.inserted.src, `http://127.0.0.1:7420/tools/agent-rest.js?v=${restHash()}`)
 })
 
 test("the module form (no current script) waits for start(token) before it dials", () => {
@@ -197,10 +238,10 @@ test("the module form (no current script) waits for start(token) before it dials
   assert.deepEqual(Array.from(FakeWebSocket.last().protocols), ["wmcp-top", `wmcp-top.token.${TOKEN}`])
 })
 
-test("a tag with a malformed token loses the attribute and dials the address as baked, offering nothing", () => {
+test("a tag with a malformed token loses it and dials the address as baked, offering nothing", () => {
   const script = scriptElement({ "data-wmcp": "abc</script>" })
   runClassic({ script })
-  assert.deepEqual(script.attrs, {})
+  assert.deepEqual(script.attrs, { "data-wmcp": "" })
   assert.equal(FakeWebSocket.last().url, ADDRESS)
   assert.equal(FakeWebSocket.last().protocols, undefined)
 })

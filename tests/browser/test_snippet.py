@@ -119,6 +119,8 @@ def test_the_pasted_script_tag_reaches_the_relay_and_relay_false_only_drops_the_
     page, errors, _ = blank_page(browser, paste_server, head)
     wait_phase(page, "host-found")
     measured(relay_server, page, "tagged")
+    # The token was taken from the tag (with no element in the agent's hands: shared/token.js) and emptied there.
+    assert page.evaluate("[...document.querySelectorAll('script[data-wmcp]')].map((s) => s.getAttribute('data-wmcp'))") == [""]
     channel = page.evaluate("__webmcpPerf.channel()")
     assert (channel is None) == (config is not None), "relay: false means no BroadcastChannel, and only that"
     assert errors == []

@@ -42,16 +42,17 @@ let expected = null
 
 /**
  * Say where this route's rest comes from (its entry, before attaching). The relay route: `script` is the agent's
- * own element, whose URL names the rest's; the extension: `handoff` (its rest is a content script of its own).
+ * own element, whose URL names the rest's, or `src` that URL as its tag wrote it; the extension: `handoff` (its
+ * rest is a content script of its own).
  * @param {any} g
- * @param {{script?: any, handoff?: boolean}} o
+ * @param {{script?: any, src?: string, handoff?: boolean}} o
  */
-export function restFrom(g, { script = null, handoff = false } = {}) {
+export function restFrom(g, { script = null, src: written = "", handoff = false } = {}) {
   if (INLINE_REST) return
   // No element (an init script of the relay's /agent.js): the rest is beside the relay's address baked in.
   // (String methods, not a regular expression or a URL, at load: each costs the page's main thread the first time.)
   const baked = typeof BAKED_UPLINK === "string" ? (BAKED_UPLINK.startsWith("ws") ? `http${BAKED_UPLINK.slice(2)}` : BAKED_UPLINK) : ""
-  const own = read(script, "src", "")
+  const own = written || read(script, "src", "")
   const src = (typeof own === "string" && own) || baked
   if (src) source = { base: src, g }
   else if (handoff) source = { handoff: true, g }

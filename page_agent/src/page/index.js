@@ -30,6 +30,7 @@ import { takeOver } from "./handover.js"
 import { DEFAULTS, BAKED_UPLINK, AGENT, VERSION } from "../shared/config.js"
 import { newSessionId, cap, safely, now } from "../shared/util.js"
 import { makeTaskScheduler } from "../shared/tasks.js"
+import { tokenSocketClass } from "../transport/token_socket.js"
 
 export { VERSION, gate }
 export { SessionStats, summaryLine, fmtBytes, fmtCount, fmtDuration, fmtMs, traceEvents } from "./stats.js"
@@ -152,7 +153,7 @@ class Agent {
       this.uplink = new Uplink({
         relay: this.relay,
         agent: typeof config.agent === "string" && config.agent ? config.agent : AGENT,
-        WebSocket: (config.WebSocket !== undefined ? config.WebSocket : g.WebSocket) || null,
+        WebSocket: typeof config.relayToken === "function" ? safely(() => tokenSocketClass(g.WebSocket, config.relayToken), null) : (config.WebSocket !== undefined ? config.WebSocket : g.WebSocket) || null,
         ...timers,
         schedule: this.schedule,
         flushMs: config.flushMs,

@@ -375,7 +375,7 @@ export class Interceptor {
     const profile = this.forms
       ? base
       : (self) => {
-          if (isForm === null && this.forms) isForm = this.forms.formOf(name) !== null
+          isForm ??= this.forms && this.forms.formOf(name) !== null
           return isForm ? "mcp-b-form" : typeof base === "function" ? base(self) : base
         }
     const wrapper = wrapExecute(this.c, toolName(tool.name), current, profile)

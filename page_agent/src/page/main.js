@@ -6,7 +6,7 @@
 import { maybeAttach, attach, profilerTool, detach, watchLateConfig, restFrom, VERSION } from "./eager.js"
 import { terminalRoute } from "./route.js"
 import { BAKED_UPLINK } from "../shared/config.js"
-import { takeToken, lazyTokenSocket, validToken } from "../shared/token.js"
+import { takeTagToken, validToken } from "../shared/token.js"
 import { read } from "../shared/util.js"
 
 let token = null
@@ -32,19 +32,22 @@ try {
         writable: true,
       })
     }
-    const script = read(document, "currentScript")
-    token = takeToken(script)
-    restFrom(window, { script })
+    // The tag is read without its element (shared/token.js); the current script is asked for only when no tag
+    // holds a token (a module or an init script has none; a tag without the attribute dials as baked).
+    const tag = takeTagToken(document)
+    const script = tag ? null : read(document, "currentScript")
+    if (tag) token = tag.token
+    restFrom(window, tag ? { src: tag.src } : { script })
     const cfg = window.__WMCP_CONFIG__
     const given = typeof cfg === "object" && cfg !== null
     // The relay's own address (baked in when it served this file, no token in it) is dialled with the handed-over
     // token, or, for the module (no current script), once start(token) hands it over. An uplink the page names
     // itself, a tag with no token beside it, and an address a harness baked with its token dial as they are.
     const baked = typeof BAKED_UPLINK === "string" && !BAKED_UPLINK.includes("?t=") && !BAKED_UPLINK.includes("&t=")
-    const own = baked && !(given && cfg.uplink !== undefined) && (token !== null || !script)
-    const socket = own ? lazyTokenSocket(window, () => token) : null
+    const own = baked && !(given && cfg.uplink !== undefined) && (token !== null || !(tag || script))
     // The relay's script tag and `wmcp-top open`: a terminal route, the channel read but not posted to per span.
-    const route = terminalRoute({ ...(given ? cfg : {}), ...(socket ? { WebSocket: socket } : {}) })
+    // Its uplink (with the rest) offers the token as it dials (transport/token_socket.js).
+    const route = terminalRoute({ ...(given ? cfg : {}), ...(own ? { relayToken: () => token } : {}) })
     api = maybeAttach(route)
     if (!given && cfg === undefined) watchLateConfig(window, api)
   }

@@ -1,14 +1,14 @@
 // How the relay's token reaches the agent and goes back to the relay, never in a URL (docs/security.md, "The
 // token"). A script URL appears in every stack through the wrapper, in resource timing and in error reports, and
 // Chromium's console line for a failed WebSocket names its URL. So the relay's script tag carries the token in a
-// data- attribute the agent reads once and removes, the import() line hands it to start(), and the agent offers
-// it to the relay as a WebSocket subprotocol, which no console line or performance entry shows.
+// data- attribute the agent reads once and empties, and the import() line hands it to start(); the agent offers
+// it to the relay as a WebSocket subprotocol (transport/token_socket.js), which no console line or performance
+// entry shows.
+
+import { safely } from "./util.js"
 
 /** The tag's attribute (`<script src="…/agent.js?v=HASH" data-wmcp="…">`). */
 const TOKEN_ATTRIBUTE = "data-wmcp"
-/** The subprotocol the relay selects; the token rides beside it as `wmcp-top.token.<token>`, never selected. */
-const SUBPROTOCOL = "wmcp-top"
-const TOKEN_PROTOCOL_PREFIX = "wmcp-top.token."
 
 /**
  * 32 lowercase hex digits. Read character by character, not by a regular expression: the agent checks the tag's
@@ -25,52 +25,25 @@ export function validToken(token) {
 }
 
 /**
- * The token on the script element running now, removed from it so nothing that reads the DOM later finds it.
- * @param {Element|null|undefined} script  document.currentScript
- * @returns {string|null}
+ * The running tag's token and `src` (as written), the token emptied from the attribute so nothing that reads the
+ * DOM later finds it; null when no tag holds one (a module, an init script, a tag without the attribute).
+ * Read with no element in JavaScript's hands: the first element a page's script holds makes the engine build the
+ * HTMLElement and Element interfaces, 77 KB of heap on a page that holds none yet, where an XPath result and an
+ * attribute node cost 4 KB (Chromium 156). The tag running now is the last element whose attribute still holds a
+ * value (in any namespace: XHTML too): the parser has reached no later tag, and an agent that ran before emptied
+ * its own.
+ * @param {any} doc
+ * @returns {{token: string|null, src: string}|null}
  */
-export function takeToken(script) {
-  if (!script || typeof script.getAttribute !== "function") return null
-  const token = script.getAttribute(TOKEN_ATTRIBUTE)
-  if (token === null) return null
-  script.removeAttribute(TOKEN_ATTRIBUTE)
-  return validToken(token) ? token : null
-}
-
-/**
- * tokenSocketClass(g.WebSocket, token), made at the first dial (the uplink comes with the rest of the agent), not
- * when the agent's tag runs: reading `g.WebSocket` makes the engine build the WebSocket interface, heap a page
- * that never opens a socket before its load event would not pay. A page with no WebSocket: the dial throws.
- * @param {any} g
- * @param {() => string|null} token
- */
-export function lazyTokenSocket(g, token) {
-  let made = null
-  return function TokenSocket(url) {
-    made ||= tokenSocketClass(g.WebSocket, token)
-    if (!made) throw new Error("this page has no WebSocket")
-    return new made(url)
-  }
-}
-
-/**
- * A WebSocket class that offers the token as a subprotocol. `token()` is read at each dial: until it gives one
- * (an import() whose start(token) has not run yet) the dial fails and the uplink tries again after its backoff.
- * @param {any} WS  the page's WebSocket
- * @param {() => string|null} token
- */
-function tokenSocketClass(WS, token) {
-  if (typeof WS !== "function") return null
-  return class TokenSocket extends WS {
-    /** @param {string} url */
-    constructor(url) {
-      const t = token()
-      if (!validToken(t)) {
-        const e = new Error("the relay token has not been handed over yet")
-        e.name = "awaiting token"
-        throw e
-      }
-      super(url, [SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX + t])
-    }
-  }
+export function takeTagToken(doc) {
+  return safely(() => {
+    // 9: FIRST_ORDERED_NODE_TYPE, 2: STRING_TYPE (numbers: the XPathResult interface is not read at load)
+    const attr = doc.evaluate(`(//*[@${TOKEN_ATTRIBUTE}!=""])[last()]/@${TOKEN_ATTRIBUTE}`, doc, null, 9, null).singleNodeValue
+    if (!attr) return null
+    const token = attr.value
+    attr.value = ""
+    const src = doc.evaluate("string(../@src)", attr, null, 2, null).stringValue
+    // As written: resolved here only when relative (the snippet's is absolute; a URL API at load costs the page).
+    return { token: validToken(token) ? token : null, src: src.includes("://") ? src : new URL(src, doc.baseURI).href }
+  }, null)
 }

@@ -133,7 +133,7 @@ class OpenPipes:
                 pipe.wake.set()
                 if len(pipe.inbox) > MAX_INBOX:
                     break
-        self._close(pipe)
+        self._close(pipe, unread=len(pipe.inbox) <= MAX_INBOX)
 
     async def _write(self, pipe: _Pipe) -> None:
         """Frames in the order the page sent them; what was queued before a close (a `bye`) still leaves."""
@@ -151,19 +151,23 @@ class OpenPipes:
                 await asyncio.wait_for(pipe.wake.wait(), POLL_SECONDS)
         frames = list(pipe.inbox)
         pipe.inbox.clear()
+        if pipe.closed:
+            self.pipes.pop(pipe.id, None)  # its last frames are read: the socket is gone for the page too
         return {"m": frames, "closed": pipe.closed}
 
     def _close_frame(self, frame: Any, keep_doc: str | None) -> None:
         for pipe in [p for p in self.pipes.values() if p.frame is frame and p.doc != keep_doc]:
             self._close(pipe)
 
-    def _close(self, pipe: _Pipe) -> None:
-        if pipe.closed:
-            return
-        pipe.closed = True
-        pipe.wake.set()
-        pipe.out.put_nowait(None)
-        self.pipes.pop(pipe.id, None)
+    def _close(self, pipe: _Pipe, unread: bool = False) -> None:
+        """The socket ends. `unread`: the relay closed it, and the frames it sent last (an error saying why) wait
+        for the page's next recv, which ends the pipe; any other end drops the pipe now."""
+        if not pipe.closed:
+            pipe.closed = True
+            pipe.wake.set()
+            pipe.out.put_nowait(None)
+        if not (unread and pipe.inbox):
+            self.pipes.pop(pipe.id, None)
 
     async def close(self) -> None:
         pipes = list(self.pipes.values())
