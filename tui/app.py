@@ -37,7 +37,7 @@ from relay_bridge.relay.hold import FrameHold
 from relay_bridge.relay.notify import Coalescer
 from relay_bridge.relay.paths import data_dir
 from relay_bridge.relay.server import Relay, RelayConfig
-from tui import keys
+from tui import keys, starting
 from tui.model.changes import Changes
 from tui.model.diagnosis import close_diagnosis
 from tui.model.sanitize import inert_str
@@ -176,6 +176,10 @@ class WmcpTopApp(App[int]):
         return screen
 
     async def on_mount(self) -> None:
+        # A Ctrl-C while the dashboard started (tui/starting.py) ends it once its first screen is up, with the
+        # shell's code for a Ctrl-C: ending it here, the screen still mounting found its widgets gone.
+        if starting.release():
+            self.call_after_refresh(self.exit, None, 130)
         self._setup_themes()
         keymap, self.keymap_problems = keys.load_keymap(self.keymap_file)
         if keymap:

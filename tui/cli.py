@@ -13,6 +13,7 @@ from typing import Any
 from relay_bridge import __version__, errors
 from relay_bridge import cli as core
 from relay_bridge.core.inert import inert_output
+from tui import starting
 
 
 class TopParser(core.OneLineParser):
@@ -210,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
 
             settle_demo_port(args)
 
-            started()
+            started(ui=True)
             return run_app(args)
         started()
         # What a headless command prints can hold page text (origins, tool names): never let it reach the
@@ -240,12 +241,16 @@ def settle_demo_port(args: argparse.Namespace, usual: int = core.DEFAULT_PORT) -
         args.port = 0
 
 
-def started() -> None:
+def started(ui: bool = False) -> None:
     """The program is loaded: from here a Ctrl-C is the command's to handle (KeyboardInterrupt, or the handler of
-    its own event loop, which stops it cleanly), no longer tui.__main__'s exit during the imports."""
+    its own event loop, which stops it cleanly), no longer tui.__main__'s exit during the imports. The dashboard's
+    is noted until the app is mounted (tui/starting.py)."""
     handler = signal.getsignal(signal.SIGINT)
     if getattr(handler, "__qualname__", None) == "_stop_at_once" and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if ui:
+            starting.hold()
+        else:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def headless_command(args: argparse.Namespace) -> Callable[[], int] | None:
