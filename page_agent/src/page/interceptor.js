@@ -368,9 +368,9 @@ export class Interceptor {
     // gave respondWith (validation messages included), serialised the polyfill's way.
     const form = this.forms ? this.forms.formOf(tool.name) : null
     const base = form ? "mcp-b-form" : this.profileFor(host, tool.name)
-    // Wrapped before forms.js loaded (eager.js): whether the tool is a form is asked at each call instead.
+    // Wrapped before forms.js loaded (eager.js): whether the tool is a form is asked at its first call once forms.js
+    // is here (a polyfill registers a form's tool while the form is in the document).
     const name = tool.name
-    // The form, if any, was in the document when the tool was registered: asked once, at the first call after forms.js.
     let isForm = null
     const profile = this.forms
       ? base

@@ -44,6 +44,6 @@ export function takeTagToken(doc) {
     attr.value = ""
     const src = doc.evaluate("string(../@src)", attr, null, 2, null).stringValue
     // As written: resolved here only when relative (the snippet's is absolute; a URL API at load costs the page).
-    return { token: validToken(token) ? token : null, src: src.includes("://") ? src : new URL(src, doc.baseURI).href }
+    return { token: validToken(token) ? token : null, src: !src || src.includes("://") ? src : new URL(src, doc.baseURI).href }
   }, null)
 }
