@@ -68,7 +68,7 @@ def _defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[float]:
             yield s
 
 
-def short_waits(path: Path) -> Iterator[str]:
+def short_waits(path: Path, root: Path = ROOT) -> Iterator[str]:
     source = path.read_text()
     tree = ast.parse(source)
     lines = source.splitlines()
@@ -87,7 +87,7 @@ def short_waits(path: Path) -> Iterator[str]:
             continue
         for seconds in _bounds(node) if isinstance(node, ast.Call) else _defaults(node):
             if seconds < LIVENESS_S:
-                yield f"{path.relative_to(ROOT)}:{node.lineno}: {seconds:g} s < LIVENESS_S: {lines[node.lineno - 1].strip()}"
+                yield f"{path.relative_to(root)}:{node.lineno}: {seconds:g} s < LIVENESS_S: {lines[node.lineno - 1].strip()}"
 
 
 def test_every_wait_outside_the_tests_that_run_alone_takes_the_liveness_bound() -> None:
@@ -96,7 +96,7 @@ def test_every_wait_outside_the_tests_that_run_alone_takes_the_liveness_bound() 
 
 
 def test_the_check_finds_a_short_wait_and_spares_the_tests_that_run_alone(tmp_path: Path) -> None:
-    probe = ROOT / "tests" / "fixtures" / f"_waits_{tmp_path.name}.py"
+    probe = tmp_path / "test_probe.py"
     probe.write_text(
         "import asyncio, pytest\n"
         "async def test_a(page):\n"
@@ -112,8 +112,5 @@ def test_the_check_finds_a_short_wait_and_spares_the_tests_that_run_alone(tmp_pa
         "async def until(predicate, timeout=5.0):\n"
         "    pass\n"
     )
-    try:
-        found = sorted(int(w.split(":")[1]) for w in short_waits(probe))
-    finally:
-        probe.unlink()
+    found = sorted(int(w.split(":")[1]) for w in short_waits(probe, tmp_path))
     assert found == [3, 4, 12], found
