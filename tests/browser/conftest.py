@@ -160,14 +160,19 @@ def polyfill_file() -> Path:
     return POLYFILL
 
 
-def open_page(browser: Browser, url: str, init_script: str | None = None) -> tuple[Page, list[str]]:
-    """A fresh context and page; page errors are collected (the agent must never throw into the page)."""
+def open_page(
+    browser: Browser, url: str, init_script: str | None = None, before: Callable[[Page], None] | None = None
+) -> tuple[Page, list[str]]:
+    """A fresh context and page; page errors are collected (the agent must never throw into the page). `before`
+    sees the page before it loads (to listen to its sockets, say)."""
     context = browser.new_context()
     if init_script:
         context.add_init_script(init_script)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    if before is not None:
+        before(page)
     page.goto(url)
     # The relay's /agent.js is the agent's eager part: the rest arrives off the page's critical path, asked for at
     # once by the first use of the console API, and the API answers in full from then on (issue 47).

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
+
+from playwright.sync_api import Page
 
 import pytest
 
@@ -32,10 +35,23 @@ RUN = """async (n) => {
 }"""
 
 
+def _kind(payload: str | bytes) -> str:
+    try:
+        return str(json.loads(payload).get("type"))
+    except (ValueError, AttributeError):
+        return "?"
+
+
 @pytest.mark.serial  # its bound is the windows the run's own elapsed time allows: a late timer shortens windows
 def test_a_hundred_calls_travel_in_batches(browser, pages, relay_on_each_cadence) -> None:
     relay_server = relay_on_each_cadence
-    page, errors = open_page(browser, pages.url("native.html", relay_server))
+    # What the page writes on its socket (each frame's type and when), for the message of a count over its bound.
+    written: list[tuple[float, str]] = []
+
+    def listen(page: Page) -> None:
+        page.on("websocket", lambda ws: ws.on("framesent", lambda payload: written.append((time.monotonic(), _kind(payload)))))
+
+    page, errors = open_page(browser, pages.url("native.html", relay_server), before=listen)
     page.evaluate("window.registered")
     wait_phase(page, "tools-registered")
     sid = page.evaluate("__webmcpPerf.sessionId")
@@ -45,6 +61,7 @@ def test_a_hundred_calls_travel_in_batches(browser, pages, relay_on_each_cadence
     relay_server.wait_for(lambda snap: sid in snap["sessions"] and len(snap["sessions"][sid]["tools"]) >= tools)
     sent0 = page.evaluate("__webmcpPerf.relay().framesSent")
     relay_server.wait_for(lambda snap: snap["counters"]["frames"] >= sent0)
+    began = time.monotonic()
     elapsed_ms = page.evaluate(RUN, CALLS)
     snap = relay_server.wait_for(has_spans(sid, CALLS))
     spans = snap["sessions"][sid]["spans"]
@@ -65,12 +82,13 @@ def test_a_hundred_calls_travel_in_batches(browser, pages, relay_on_each_cadence
     # A spans frame and a ledger per 250 ms window, a status or two; before batching each call cost two frames
     # (200 here), with a fixed 50 ms window 44.
     windows = elapsed_ms / 250 + 2
-    print(f"{frames} frames for {CALLS} calls in {elapsed_ms:.0f} ms")
-    assert frames <= 2 * windows + 4, f"{frames} frames for {CALLS} calls in {elapsed_ms:.0f} ms"
-    assert frames < CALLS, f"{frames} frames for {CALLS} calls: not batched"
+    said = f"{frames} frames for {CALLS} calls in {elapsed_ms:.0f} ms: " + ", ".join(f"{(t - began) * 1000:.0f} ms {k}" for t, k in written[-frames:])
+    print(said)
+    assert frames <= 2 * windows + 4, said
+    assert frames < CALLS, f"not batched: {said}"
     assert link["watched"] is relay_server.watched
     if not relay_server.watched:  # nobody watches: a batch a second (and the ledger with it), the last one after
-        assert frames <= 2 * (elapsed_ms / 1000 + 2) + 4, f"{frames} frames for {CALLS} calls in {elapsed_ms:.0f} ms, unwatched"
+        assert frames <= 2 * (elapsed_ms / 1000 + 2) + 4, f"unwatched: {said}"
     assert errors == []
 
 
