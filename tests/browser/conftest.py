@@ -160,9 +160,7 @@ def polyfill_file() -> Path:
     return POLYFILL
 
 
-def open_page(
-    browser: Browser, url: str, init_script: str | None = None, before: Callable[[Page], None] | None = None
-) -> tuple[Page, list[str]]:
+def open_page(browser: Browser, url: str, init_script: str | None = None, before: Callable[[Page], None] | None = None) -> tuple[Page, list[str]]:
     """A fresh context and page; page errors are collected (the agent must never throw into the page). `before`
     sees the page before it loads (to listen to its sockets, say)."""
     context = browser.new_context()

@@ -12,9 +12,8 @@ import itertools
 import json
 import time
 
-from playwright.sync_api import Page
-
 import pytest
+from playwright.sync_api import Page
 
 from tests.browser.conftest import has_spans, open_page, wait_phase
 
