@@ -106,28 +106,38 @@ test("a call of any profile entered while a message is dispatched waits for its 
   g.addEventListener("message", (e) => {
     if (e.data.payload.method === "tools/call") fn({})
   })
+  let current
+  let reads = 0
+  Object.defineProperty(g, "event", { get: () => (reads++, current) })
   const dispatch = (direction, payload) => {
     const e = new Event("message")
     Object.defineProperty(e, "data", { value: { channel: "mcp-default", type: "mcp", direction, payload } })
     Object.defineProperty(e, "source", { value: g })
-    g.event = e
+    current = e
     try {
       g.dispatchEvent(e)
     } finally {
-      g.event = undefined
+      current = undefined
     }
   }
   const { c, spans, timers, coverage } = setup(g, tasks)
   fn = wrapExecute(c, "echo", () => "x", "chromium")
+  fn({}) // a call on a page no MCP client has spoken to: `window.event` is not read
+  assert.equal(reads, 0, "no window.event read before any envelope")
+  for (const f of tasks.splice(0)) f()
+  // The client's handshake, as every MCP client begins
+  dispatch("client-to-server", { jsonrpc: "2.0", id: 0, method: "initialize", params: {} })
+  dispatch("server-to-client", result(0, { protocolVersion: "2025-06-18", capabilities: {} }))
   dispatch("client-to-server", request(1, "echo", {}))
   dispatch("server-to-client", result(1, { content: [{ type: "text", text: "x" }], isError: false }))
   for (const f of tasks.splice(0).concat(timers.splice(0))) f()
-  assert.equal(spans.length, 1, "one span: the request joined the call its dispatch ran")
+  assert.equal(spans.length, 2, "one span: the request joined the call its dispatch ran")
+  assert.ok(reads > 0, "window.event read once the client has spoken")
   assert.equal(coverage(), "running")
   fn({}) // the browser's own executeTool: no message is being dispatched
   assert.equal(timers.length, 0, "no sweep for a call no request can follow")
   for (const f of tasks.splice(0)) f()
-  assert.equal(spans.length, 2)
+  assert.equal(spans.length, 3)
   assert.equal(coverage(), "running")
 })
 
