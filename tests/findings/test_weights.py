@@ -9,7 +9,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relay_bridge.core.canonical import canonical_bytes, canonical_from_text
+from relay_bridge.core.canonical import _c_unsafe, canonical_bytes, canonical_from_text
 
 KEYS = st.text(min_size=0, max_size=8)
 VALUES = st.recursive(
@@ -39,3 +39,12 @@ def test_spellings_the_c_encoder_gets_wrong_take_the_exact_path() -> None:
     for raw in cases:
         value = json.loads(raw)
         assert canonical_from_text(raw, value) == canonical_bytes(value)
+
+
+def test_the_fast_path_is_refused_exactly_where_a_number_could_be_spelled_otherwise() -> None:
+    """A digit beside `.`, `e` or `E`, or 16 digits in a row, anywhere in the text (a string's too: a false match
+    only costs the exact path); prose full of `e`, short integers and a 15-digit one keep the fast path."""
+    unsafe = [b"1.0", b".5", b"1e5", b"2E-3", b"x1e", b"e1", b"1234567890123456", b'{"a":"v0.2"}', b"NaN", b"\\u00e9", "é".encode()]
+    safe = [b'{"description":"three keen trees need free speech"}', b'{"a":123456789012345}', b'{"b":[1,-2,30]}', b"e.e", b"1 e"]
+    assert all(_c_unsafe(raw) for raw in unsafe), [raw for raw in unsafe if not _c_unsafe(raw)]
+    assert not any(_c_unsafe(raw) for raw in safe), [raw for raw in safe if _c_unsafe(raw)]

@@ -372,9 +372,20 @@ Found = tuple[tuple[Rule, str, str, dict[str, int]], ...]
 _CACHED_CHARS = 512  # strings up to this long are remembered (names, keys, types, most descriptions)
 
 
-@functools.lru_cache(maxsize=4096)  # at most 4,096 strings of 512 characters: a few MB
+# Keys and values apart, each keyed by the string alone (lru_cache's fast path: no argument tuple to build and
+# hash, for the dozen strings of every definition). At most 4,096 values and 1,024 keys of 512 characters: a few MB.
+@functools.lru_cache(maxsize=4096)
+def _cached_value(text: str) -> Found:
+    return _string(text, False)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_key(text: str) -> Found:
+    return _string(text, True)
+
+
 def _cached(text: str, is_key: bool) -> Found:
-    return _string(text, is_key)
+    return _cached_key(text) if is_key else _cached_value(text)
 
 
 def _string(text: str, is_key: bool) -> Found:
@@ -428,14 +439,14 @@ def _any_text(tool: dict[str, Any], long: dict[tuple[str, bool], Found]) -> bool
         node = stack.pop()
         if isinstance(node, dict):
             for key in node:
-                if _cached(key, True) if len(key) <= _CACHED_CHARS else _found(key, True, long):
+                if _cached_key(key) if len(key) <= _CACHED_CHARS else _found(key, True, long):
                     return True
             values: Iterable[Any] = node.values()
         else:
             values = node
         for value in values:
             if isinstance(value, str):
-                if _cached(value, False) if len(value) <= _CACHED_CHARS else _found(value, False, long):
+                if _cached_value(value) if len(value) <= _CACHED_CHARS else _found(value, False, long):
                     return True
             elif isinstance(value, (dict, list)):
                 stack.append(value)
