@@ -35,6 +35,8 @@ const REST = "page/rest_main"
 const REST_PLACEHOLDER = "/*@WMCP_REST@*/ null"
 const MODULES_PLACEHOLDER = "/*@WMCP_MODULES@*/ null"
 const REST_HASH_PLACEHOLDER = '/*@WMCP_REST_HASH@*/ ""'
+// The script tag's loader of the rest (the only module that names its URL, and so its hash).
+const REST_SCRIPT = "page/rest_script"
 // The extension's hand-written files (page_agent/extension/), never touched by the build.
 const HAND_WRITTEN = ["manifest.json", "pair.html", "pair.js", "popup.html", "popup.js"]
 const EXT_REST = "rest.js"
@@ -78,6 +80,7 @@ export const AT_LOAD = {
   "page/gate": ["queryParam", "decode", "gate"],
   "page/eager": ["restFrom", "whenIdle", "idle", "isWindow", "attach", "maybeAttach", "watchLateConfig", "facade"],
   "page/route": ["terminalRoute"],
+  "page/rest_script": ["restLoader"],
   "shared/token": ["validToken", "takeTagToken"],
 }
 
@@ -273,11 +276,11 @@ function body(entry, { inline, hash }) {
   for (const m of mods) {
     if (m.name === entry) continue
     let text = m.text
-    if (m.name === EAGER) {
-      for (const [ph, value] of [[REST_PLACEHOLDER, inline ? "__restOnce" : "null"], [MODULES_PLACEHOLDER, "__m"], [REST_HASH_PLACEHOLDER, JSON.stringify(hash)]]) {
-        if (text.split(ph).length !== 2) throw new Error(`eager.js: the placeholder ${ph} must occur exactly once`)
-        text = text.replace(ph, value)
-      }
+    const placeholders =
+      m.name === EAGER ? [[REST_PLACEHOLDER, inline ? "__restOnce" : "null"], [MODULES_PLACEHOLDER, "__m"]] : m.name === REST_SCRIPT ? [[REST_HASH_PLACEHOLDER, JSON.stringify(hash)]] : []
+    for (const [ph, value] of placeholders) {
+      if (text.split(ph).length !== 2) throw new Error(`${m.name}.js: the placeholder ${ph} must occur exactly once`)
+      text = text.replace(ph, value)
     }
     parts.push(moduleText({ ...m, text }))
   }

@@ -207,6 +207,7 @@ test("served by the relay: attaches on load (default on) and dials the baked add
 
 test("the tag is read without its element: the token from its attribute node, a relative src against the base", () => {
   let asked = 0
+  let urls = 0
   const script = scriptElement({ "data-wmcp": TOKEN, src: "/tools/agent.js?v=0a1b2c3d" })
   const g = runClassic({
     script,
@@ -214,6 +215,12 @@ test("the tag is read without its element: the token from its attribute node, a 
     idle: false,
     prepare: (w) => {
       Object.defineProperty(w.document, "currentScript", { get: () => (asked++, script) })
+      w.URL = class extends URL {
+        constructor(/** @type {any[]} */ ...args) {
+          super(args[0], args[1])
+          urls++
+        }
+      }
       w.document.baseURI = "http://127.0.0.1:7420/shop/cart.html"
       w.document.createElement = (tag) => ({ tagName: tag, src: "", remove() {} })
       w.document.head = { appendChild: (el) => (w.inserted = el) }
@@ -221,6 +228,9 @@ test("the tag is read without its element: the token from its attribute node, a 
   })
   assert.equal(asked, 0, "document.currentScript is never read at load: its element would cost the page 77 KB of heap")
   assert.deepEqual(script.attrs, { "data-wmcp": "", src: "/tools/agent.js?v=0a1b2c3d" })
+  assert.equal(urls, 0, "no URL object at load: the first builds the URL interface, 10 KB of the page's heap")
+  // The base as it was at load, even if the page moves it later (its own <base>): the browser resolved the tag then.
+  g.document.baseURI = "http://127.0.0.1:7420/elsewhere/"
   runIdle(g)
   assert.equal(g.inserted.src, `http://127.0.0.1:7420/tools/agent-rest.js?v=${restHash()}`)
 })

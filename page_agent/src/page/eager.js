@@ -4,8 +4,8 @@
 // arrives off the critical path, at the first idle moment after the load event, on the first call, or on the
 // first use of the console API, whichever comes first, and replays the buffer (early.js). Where the rest comes
 // from is the route's (restFrom): compiled into the same file (dist/agent.js, open.js), a script beside this
-// one's own URL (the relay's /agent.js, whose rest is /agent-rest.js), or handed over by a second content script
-// (the extension's rest.js, at document_idle).
+// one's own URL (the relay's /agent.js, whose rest is /agent-rest.js: rest_script.js), or handed over by a second
+// content script (the extension's rest.js, at document_idle).
 
 import { Interceptor } from "./interceptor.js"
 import { EarlyLog } from "./early.js"
@@ -19,10 +19,6 @@ import { safely, read, tryDefine, cap, newSessionId } from "../shared/util.js"
 const INLINE_REST = /*@WMCP_REST@*/ null
 /** This build's module table, which the rest's modules join (the build fills it). */
 const MODULES = /*@WMCP_MODULES@*/ null
-/** The content hash of this build's rest script (its `?v=`; the build fills it). */
-const REST_HASH = /*@WMCP_REST_HASH@*/ ""
-/** The relay's path of the rest script, beside its /agent.js. */
-const REST_PATH = "agent-rest.js"
 /** The rest script hands itself over through this global (a registered symbol: the rest is another script). */
 const HAND = Symbol.for("wmcp-top/rest")
 const REPORT_KEY = Symbol.for("wmcp-top/report-tool")
@@ -34,27 +30,21 @@ const LOADING = "The agent's rest is loading; calls made meanwhile are measured 
 let rest = null
 /** @type {any} the early agent waiting for the rest (one a window), or null */
 let pending = null
-/** where the rest comes from: {base, g} (its URL is made when it is fetched) | {handoff: true, g} | null */
+/** where the rest comes from: {load, g} (rest_script.js `restLoader`) | {handoff: true, g} | null */
 let source = null
 let fetching = false
 /** @type {any} the script element this agent inserted: the only one whose hand-over counts */
 let expected = null
 
 /**
- * Say where this route's rest comes from (its entry, before attaching). The relay route: `script` is the agent's
- * own element, whose URL names the rest's, or `src` that URL as its tag wrote it; the extension: `handoff` (its
- * rest is a content script of its own).
+ * Say where this route's rest comes from (its entry, before attaching): the script tag's route, `load`, inserts
+ * the rest's script (rest_script.js); the extension's, `handoff` (its rest is a content script of its own).
  * @param {any} g
- * @param {{script?: any, src?: string, handoff?: boolean}} o
+ * @param {{load?: (() => any) | null, handoff?: boolean}} o
  */
-export function restFrom(g, { script = null, src: written = "", handoff = false } = {}) {
+export function restFrom(g, { load = null, handoff = false } = {}) {
   if (INLINE_REST) return
-  // No element (an init script of the relay's /agent.js): the rest is beside the relay's address baked in.
-  // (String methods, not a regular expression or a URL, at load: each costs the page's main thread the first time.)
-  const baked = typeof BAKED_UPLINK === "string" ? (BAKED_UPLINK.startsWith("ws") ? `http${BAKED_UPLINK.slice(2)}` : BAKED_UPLINK) : ""
-  const own = written || read(script, "src", "")
-  const src = (typeof own === "string" && own) || baked
-  if (src) source = { base: src, g }
+  if (load) source = { load, g }
   else if (handoff) source = { handoff: true, g }
   if (!source) return
   tryDefine(g, HAND, { value: receive, configurable: true })
@@ -80,20 +70,9 @@ function need() {
 }
 
 function fetchRest() {
-  if (fetching || !source || !source.base) return
-  const url = safely(() => new URL(`${REST_PATH}?v=${REST_HASH}`, source.base).href, null)
-  if (!url) return
+  if (fetching || !source || !source.load) return
   fetching = true
-  const doc = safely(() => source.g.document, null)
-  safely(() => {
-    const s = doc.createElement("script")
-    s.src = url
-    s.async = true
-    s.onerror = () => safely(() => source.g.console.warn(`[wmcp-top] could not load ${url}: nothing measured`))
-    expected = s
-    ;(doc.head || doc.documentElement).appendChild(s)
-    s.remove()
-  })
+  expected = source.load()
 }
 
 /**

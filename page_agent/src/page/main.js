@@ -7,6 +7,7 @@ import { maybeAttach, attach, profilerTool, detach, watchLateConfig, restFrom, V
 import { terminalRoute } from "./route.js"
 import { BAKED_UPLINK } from "../shared/config.js"
 import { takeTagToken, validToken } from "../shared/token.js"
+import { restLoader } from "./rest_script.js"
 import { read } from "../shared/util.js"
 
 let token = null
@@ -37,7 +38,7 @@ try {
     const tag = takeTagToken(document)
     const script = tag ? null : read(document, "currentScript")
     if (tag) token = tag.token
-    restFrom(window, tag ? { src: tag.src } : { script })
+    restFrom(window, { load: restLoader(window, tag ? { src: tag.src, base: tag.base } : { script }) })
     const cfg = window.__WMCP_CONFIG__
     const given = typeof cfg === "object" && cfg !== null
     // The relay's own address (baked in when it served this file, no token in it) is dialled with the handed-over

@@ -31,9 +31,10 @@ export function validToken(token) {
  * HTMLElement and Element interfaces, 77 KB of heap on a page that holds none yet, where an XPath result and an
  * attribute node cost 4 KB (Chromium 156). The tag running now is the last element whose attribute still holds a
  * value (in any namespace: XHTML too): the parser has reached no later tag, and an agent that ran before emptied
- * its own.
+ * its own. `src` is as written and `base` the document's base URL then: a relative `src` is resolved when the rest
+ * is fetched, after the load event (a URL object at load builds the URL interface: 10 KB of the page's heap).
  * @param {any} doc
- * @returns {{token: string|null, src: string}|null}
+ * @returns {{token: string|null, src: string, base: string}|null}
  */
 export function takeTagToken(doc) {
   return safely(() => {
@@ -43,7 +44,6 @@ export function takeTagToken(doc) {
     const token = attr.value
     attr.value = ""
     const src = doc.evaluate("string(../@src)", attr, null, 2, null).stringValue
-    // As written: resolved here only when relative (the snippet's is absolute; a URL API at load costs the page).
-    return { token: validToken(token) ? token : null, src: !src || src.includes("://") ? src : new URL(src, doc.baseURI).href }
+    return { token: validToken(token) ? token : null, src, base: doc.baseURI }
   }, null)
 }
