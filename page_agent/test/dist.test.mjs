@@ -453,6 +453,8 @@ test("the extension's route: agent.js hooks at document_start, rest.js hands its
   assert.deepEqual(JSON.parse(JSON.stringify(g.__webmcpPerf.spans().map((s, i) => [s.tool, s.resultBytes > 300, facts[i].depth, facts[i].parent]))), [["inner", true, 1, 0], ["outer", true, 0, null]])
   assert.equal(posted.length, 1, "the uplink's socket (the bridge handshake) once the rest is here")
   assert.equal(read("../extension/rest.js"), read("agent-rest.js"), "one rest for every route that fetches it")
+  // The extension's rest is handed over by its own content script: its eager part carries no loader of a URL.
+  assert.ok(!read("../extension/agent.js").includes("agent-rest.js") && read("agent-eager.js").includes("agent-rest.js"))
 })
 
 test("at load the relay's tag leaves localStorage closed (it cannot change the gate's answer there); a remembered overlay applies with the rest", () => {
