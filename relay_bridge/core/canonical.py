@@ -141,7 +141,7 @@ def canonical_from_text(raw: bytes, value: Any) -> bytes:
     holds nothing the two spellings differ on (what an agent's descriptors almost always are), else the exact
     writer above. The same bytes either way (tests/findings/test_weights.py). Past `_c_unsafe` the value is ASCII
     text, integers under 2**53, booleans and nulls, which msgspec writes as JSON.stringify does (keys sorted, the
-    same escapes), in a fifth of the standard library's time."""
+    same escapes), in a twelfth of the standard library's time."""
     if not _c_unsafe(raw):
         try:
             return msgspec.json.encode(value, order="sorted")
