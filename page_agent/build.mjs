@@ -68,17 +68,17 @@ const MAIN = "page/main"
 export const AT_LOAD = {
   "page/wrap": ["wrapExecute", "isInternal", "isWrapper"],
   "page/fingerprint": ["fnv1a32", "descriptorFingerprint"],
-  "shared/util": ["utf8Length", "cap", "safely", "read", "tryDefine", "listenWhile", "want"],
+  "shared/util": ["utf8Length", "cap", "safely", "read", "tryDefine", "listenWhile", "want", "stamp"],
   "page/traps": ["watchRegistries", "isLate", "swap", "defineProperty"],
   "page/interceptor": [
-    "describeTool", "scalars", "toolName", "profileOf", "weakRef", "mcpServerOf", "onChange", "ok",
+    "describeTool", "scalars", "toolName", "profileOf", "weakRef", "mcpServerOf", "ok",
     "HostTable.constructor", "HostTable.has", "HostTable.get", "HostTable.set", "HostTable.entries", "HostTable.values",
     "Interceptor.constructor", "Interceptor.start", "Interceptor.hasDocumentHost", "Interceptor.sweep", "Interceptor.patch", "Interceptor.countActivations", "Interceptor.prepare",
     "Interceptor.record", "Interceptor.asForm", "Interceptor.registerTool", "Interceptor.pend", "Interceptor.accepted", "Interceptor.reconcile", "Interceptor.profileFor",
   ],
   "page/early": ["listen", "EarlyLog.constructor", "EarlyLog.keep", "EarlyLog.watchTransport"],
-  "page/gate": ["queryParam", "decode", "gate"],
-  "page/eager": ["restFrom", "whenIdle", "idle", "isWindow", "attach", "maybeAttach", "watchLateConfig", "facade"],
+  "page/gate": ["queryParam", "decode", "gate", "searchOf"],
+  "page/eager": ["restFrom", "whenIdle", "untilLoaded", "isWindow", "attach", "maybeAttach", "watchLateConfig", "facade"],
   "page/route": ["terminalRoute"],
   "page/rest_script": ["restLoader"],
   "shared/token": ["validToken", "takeTagToken"],
@@ -236,10 +236,15 @@ function order(entry) {
   return out
 }
 
-/** One module as the bundle evaluates it: into the module table, once (a rest joining an eager part skips what it has). */
+/**
+ * One module as the bundle evaluates it: into the module table, once (a rest joining an eager part skips what it
+ * has). A statement of its own, its function not the value of an assignment: V8 names every anonymous function
+ * inside after the assignment's target too (`__m.page/eager.api.<computed>`), a chain of strings kept for each,
+ * about 2 KB of a page's heap at load.
+ */
 function moduleText(m, joining = false) {
   const id = JSON.stringify(m.name)
-  return `__m[${id}]=${joining ? `__m[${id}]||` : ""}(function(){\n${m.text}\nreturn{${m.exported.join(",")}}})();`
+  return `${joining ? `if(!__m[${id}])` : ""}(function(){\n${m.text}\n__m[${id}]={${m.exported.join(",")}}})();`
 }
 
 /** The ids of the eager part's modules (every entry that runs in a page carries them). */
@@ -285,8 +290,7 @@ function body(entry, { inline, hash }) {
     parts.push(moduleText({ ...m, text }))
   }
   const main = mods.find((m) => m.name === entry)
-  const own = main.exported.length ? `\nreturn{${main.exported.join(",")}}` : ""
-  parts.push(`__m[${JSON.stringify(entry)}]=(function(){\n${main.text}${own}\n})();`)
+  parts.push(moduleText(main))
   const pre = inline ? `const __rest = ${restFunction()};\nlet __restDone = null;\nconst __restOnce = () => __restDone || (__restDone = __rest(__m));\n` : ""
   return { code: pre + parts.join("\n\n"), exported: main.exported }
 }
@@ -448,7 +452,7 @@ export function build() {
   const classic = (inline) => {
     const head = inline
       ? `// wmcp-top page agent ${version}: built by page_agent/build.mjs from page_agent/src/. Do not edit.\n// MIT. No dependencies. Measures WebMCP tool calls; never keeps or sends inputs or results.\n`
-      : `// wmcp-top page agent ${version}, eager part (page_agent/build.mjs; the rest: agent-rest.js). MIT.\n`
+      : `// wmcp-top page agent ${version}, eager part. MIT.\n`
     const code = ascii(body(MAIN, { inline, hash }).code)
     if (!inline) return `${head}(function () {\n"use strict";\nconst __m = {};\n${code}\n})();\n`
     return `${head}${MODULE_MARKER}(function () {\n"use strict";\nconst __m = {};\n${code}\nreturn Object.defineProperties({}, {\n${getters.join(",\n")}\n});\n})();\n${EXPORTS_MARKER} ${names.join(",")}\n`

@@ -231,7 +231,7 @@ export const settle = async () => {
 export function fakeWindow({ host = null, location = "document", search = "" } = {}) {
   const storage = new Map()
   const g = {
-    document: { title: "Test page", visibilityState: "visible", addEventListener() {}, removeEventListener() {} },
+    document: { title: "Test page", URL: `http://127.0.0.1:8000/shop${search}#top`, visibilityState: "visible", addEventListener() {}, removeEventListener() {} },
     navigator: { userAgent: "FakeAgent/1.0" },
     location: { origin: "http://127.0.0.1:8000", pathname: "/shop", search },
     console: { log() {}, info() {}, table() {} },

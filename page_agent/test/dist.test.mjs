@@ -339,6 +339,62 @@ test("at load only the eager part runs: hooks and buffer, no socket, no rest; th
   assert.ok(!inserted[0].src.includes(TOKEN))
 })
 
+test("at load the eager part reads neither performance nor location and listens for no toolchange; its stamps join the page's clock with the rest", async () => {
+  const reads = { performance: 0, location: 0 }
+  const changes = []
+  const origin = Date.now() - 5000 // the page's time origin: five seconds ago
+  const perf = { now: () => Date.now() - origin + 0.25, timeOrigin: origin, mark() {}, measure() {}, getEntriesByType: () => [] }
+  const { g, host, inserted } = runEager({
+    prepare: (w) => {
+      const loc = w.location
+      Object.defineProperty(w, "performance", { get: () => (reads.performance++, perf), configurable: true })
+      Object.defineProperty(w, "location", { get: () => (reads.location++, loc), configurable: true })
+      const add = w.document.modelContext.addEventListener.bind(w.document.modelContext)
+      w.document.modelContext.addEventListener = (type, fn, o) => (type === "toolchange" && changes.push(fn), add(type, fn, o))
+    },
+  })
+  const before = perf.now()
+  await registerNested(host)
+  const after = perf.now()
+  assert.deepEqual(reads, { performance: 0, location: 0 }, "each builds its interface in a page that never touched it (5 and 3.5 KB of heap)")
+  assert.equal(changes.length, 0, "a toolchange listener's first Event builds that interface (4 KB): nothing to do with it before the rest")
+  runIdle(g)
+  runRest(g, inserted[0])
+  assert.equal(changes.length, 1, "listened for once the rest is here")
+  const tools = g.__webmcpPerf.ledger().tools
+  for (const name of ["inner", "outer"]) {
+    const at = tools[name].registeredAt
+    // Stamped on the wall clock at load (whole milliseconds), read on the page's clock.
+    assert.ok(at >= before - 1 && at <= after + 1, `${name} registered at ${at}, on the page's clock between ${before} and ${after}`)
+  }
+  // A call reads the page's clock itself; its span and the registrations are on one clock.
+  await host.registry.get("outer").execute({})
+  const [, outer] = g.__webmcpPerf.spans()
+  assert.ok(outer.invokedAt >= tools.outer.registeredAt - 1 && outer.invokedAt <= perf.now(), `${outer.invokedAt}`)
+})
+
+test("the rest waits for the load event by looking at readyState (no load listener: its Event builds that interface)", () => {
+  const timers = []
+  const types = []
+  const { g, inserted } = runEager({
+    timers,
+    prepare: (w) => {
+      w.document.readyState = "loading"
+      w.addEventListener = (type) => types.push(type)
+    },
+  })
+  for (let i = 0; i < 3; i++) {
+    assert.equal(timers.length, 1, "one look at a time, while the page loads")
+    timers.shift()()
+  }
+  assert.equal(g.idle.length, 0, "not before the load event")
+  g.document.readyState = "complete"
+  timers.shift()()
+  runIdle(g)
+  assert.equal(inserted.length, 1, "a second after it, at the first idle moment")
+  assert.ok(!types.includes("load"), types.join())
+})
+
 test("a call made before the rest arrives is measured in full once it has (same bytes, nesting, seq as the whole agent's)", async () => {
   // The whole agent, composed before the calls: the reference.
   const whole = runClassic({ script: scriptElement({ "data-wmcp": TOKEN }) })

@@ -1,7 +1,7 @@
 // The ?perf= gate: query, persistence, allow() with the last word, the relay default.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { gate, queryParam } from "../src/page/gate.js"
+import { gate, queryParam, searchOf } from "../src/page/gate.js"
 import { maybeAttach } from "../src/page/index.js"
 import { fakeWindow } from "../test-support/helpers.mjs"
 
@@ -59,6 +59,21 @@ test("maybeAttach: ?perf=1 attaches", () => {
   assert.equal(api.active, true)
   assert.equal(api.status().phase, "no-host")
   api.detach()
+})
+
+test("searchOf reads the query from document.URL, without its fragment, and never touches location", () => {
+  const page = (URL) => ({
+    document: { URL },
+    get location() {
+      throw new Error("location read: it builds the Location interface in a page that never touched it")
+    },
+  })
+  assert.equal(searchOf(page("http://a.test/shop?perf=1&x=2#top")), "?perf=1&x=2")
+  assert.equal(searchOf(page("http://a.test/shop#frag?perf=1")), "", "a ? in the fragment is no query")
+  assert.equal(searchOf(page("http://a.test/shop?")), "?")
+  assert.equal(searchOf(page("about:srcdoc")), "")
+  assert.equal(searchOf({}), "", "no document: no query")
+  assert.equal(queryParam(searchOf(page("http://a.test/?perf=overlay#perf=0")), "perf"), "overlay")
 })
 
 test("queryParam reads the first value, decoded", () => {

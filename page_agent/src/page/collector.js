@@ -12,6 +12,7 @@ import { SessionStats } from "./stats.js"
 import { errorText } from "./measure.js"
 import { consentMismatch, consentDetail } from "./hooks.js"
 import { now, safely, cap } from "../shared/util.js"
+import { pageTime } from "./replay.js"
 import { makeTaskScheduler } from "../shared/tasks.js"
 import { spanOf, payloadOf, estimatorOf, tokensThrough } from "./accounting.js"
 import { Nesting, placeUnder } from "./nesting.js"
@@ -451,7 +452,7 @@ export class Collector {
    * annotationsKept, internal}. `frame` false: listed now, its tool frame waits for keptAnnotations().
    */
   registered(rec, frame = true) {
-    const t = typeof rec.acceptedAt === "number" ? rec.acceptedAt : this.clock()
+    const t = typeof rec.acceptedAt === "number" ? pageTime(rec.acceptedAt) : this.clock()
     const { full, redefined } = this.registry.registered(rec, t)
     // Redefinition (001): the tool frame says so by carrying the new descriptor; this event names what moved.
     if (redefined) this.event("redefined", { tool: rec.name, ...redefined })

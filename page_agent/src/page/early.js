@@ -6,7 +6,7 @@
 // would have been; the buffer then forwards to the collector and holds nothing. Bounded: past MAX_CALLS calls
 // (or MAX_EVENTS events) it measures no more and counts what it left out; the collector's coverage says so.
 
-import { now, safely, read } from "../shared/util.js"
+import { now, stamp, safely, read } from "../shared/util.js"
 
 export const MAX_CALLS = 512
 const MAX_EVENTS = 2048
@@ -49,7 +49,9 @@ export class EarlyLog {
     this.waited = false
     this.session = typeof sessionId === "function" ? sessionId : () => sessionId
     this.config = config
-    this.clock = clock || now
+    // Events (and the start) on stamp(): not reading the page's clock at load; a call's times on the clock itself.
+    this.clock = clock || stamp
+    this.callClock = clock || now
     this.onCall = onCall
     this.attachedAt = Date.now()
     this.startedAt = this.clock()
@@ -112,7 +114,7 @@ export class EarlyLog {
     }
     this.calls++
     const parent = this.stack.length ? this.stack[this.stack.length - 1] : this.takeExpected(tool)
-    const call = new EarlyCall(this.seq++, tool, input, profile, opts, parent, this.clock())
+    const call = new EarlyCall(this.seq++, tool, input, profile, opts, parent, this.callClock())
     this.running.set(call.seq, call)
     this.events.push({ name: "enter", at: call.at, args: [call] })
     return call
@@ -122,7 +124,7 @@ export class EarlyLog {
     if (this.real) return this.real.settle(call instanceof EarlyCall ? call.real : call, ok, value)
     if (!call) return undefined
     this.running.delete(call.seq)
-    this.events.push({ name: "settle", at: this.clock(), args: [call, ok, value] })
+    this.events.push({ name: "settle", at: this.callClock(), args: [call, ok, value] })
     return undefined
   }
 

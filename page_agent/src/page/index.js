@@ -19,7 +19,7 @@ import { PromptWatcher } from "./prompt.js"
 import { FormTools } from "./forms.js"
 import { FactsTaker } from "./facts.js"
 import { TransportObserver } from "./transport_observer.js"
-import { gate } from "./gate.js"
+import { gate, searchOf } from "./gate.js"
 import { makeApi, reportView, reportToolDescriptor, overlayNotice } from "./console.js"
 import { markInternal, NATIVE_THEN } from "./wrap.js"
 import { normalise, resolveUplink, contextOf, serverSide } from "./options.js"
@@ -29,6 +29,7 @@ import { watchPage } from "./page_events.js"
 import { takeOver } from "./handover.js"
 import { DEFAULTS, BAKED_UPLINK, AGENT, VERSION } from "../shared/config.js"
 import { newSessionId, cap, safely, now } from "../shared/util.js"
+import { pageTime } from "./replay.js"
 import { makeTaskScheduler } from "../shared/tasks.js"
 import { tokenSocketClass } from "../transport/token_socket.js"
 
@@ -220,7 +221,7 @@ class Agent {
     // How this document began is said at the time the agent attached: for an agent whose hooks ran at load
     // (eager.js), before what the page did until the rest arrived.
     const clock = c.clock
-    if (this.early) c.clock = () => this.early.log.startedAt
+    if (this.early) c.clock = () => pageTime(this.early.log.startedAt)
     try {
       linkNavigation(g, c)
       const nav = safely(() => g.performance.getEntriesByType("navigation")[0], null)
@@ -378,7 +379,7 @@ export function maybeAttach(config = {}) {
   if (serverSide(g)) return noop(cfg)
   const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : !!resolveUplink({ uplink: BAKED_UPLINK || undefined }, {})
   const decision = gate({
-    search: safely(() => g.location.search, "") || "",
+    search: safely(() => searchOf(g), ""),
     storage: safely(() => g.localStorage, null),
     param: cfg.param,
     storageKey: cfg.storageKey,

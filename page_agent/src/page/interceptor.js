@@ -126,7 +126,8 @@ export class Interceptor {
     this.ci = ci
     this.timer = null
     /** listed: getTools() has answered; activations: the `toolactivated` listener (countActivations)
-     * @type {HostTable} of {location:string, restore:Function[], names:Set<string>, listed:boolean, activations:?object} */
+     * changes: the `toolchange` listener, on once the rest is here (resume)
+     * @type {HostTable} of {location:string, restore:Function[], names:Set<string>, listed:boolean, activations:?object, changes:?object} */
     this.hosts = new HostTable()
     /** tool object -> {original, wrapper} for in-place wraps */
     this.wrapped = new Map()
@@ -179,6 +180,7 @@ export class Interceptor {
     this.early = false
     for (const [host, entry] of this.hosts) {
       if (this.onFound) safely(() => this.onFound(host, entry.location))
+      if (entry.changes) entry.changes.want(true)
       this.reconcile(host)
     }
 
@@ -222,7 +224,7 @@ export class Interceptor {
   }
 
   patch(host, location) {
-    const entry = { location, restore: [], names: new Set(), originals: {}, listed: false, activations: null }
+    const entry = { location, restore: [], names: new Set(), originals: {}, listed: false, activations: null, changes: null }
     this.hosts.set(host, entry)
     this.c.hostFound(location)
     const self = this
@@ -303,16 +305,14 @@ export class Interceptor {
       const onChange = () => safely((() => this.reconcile(host)))
       const onCancel = (e) => safely(() => this.c.toolCancel(e && (e.toolName || e.name || (e.detail && e.detail.toolName)) || ""))
       const onActivated = (e) => safely(() => this.activated(e && typeof e.toolName === "string" ? e.toolName : ""))
-      try {
-        host.addEventListener("toolchange", onChange)
-        host.addEventListener("toolcancel", onCancel)
-        entry.restore.push(() => {
-          host.removeEventListener("toolchange", onChange)
-          host.removeEventListener("toolcancel", onCancel)
-        })
-      } catch {
-        // a host whose addEventListener throws: its list is read at each sweep
-      }
+      // (A host whose addEventListener throws has its list read at each sweep.) A change is looked at once the rest
+      // is here: before, reconcile() has nothing to do (resume() reads every host's list), and at load the first
+      // change's Event would build that interface, about 4 KB of a page's heap.
+      const cancels = listenWhile(host, "toolcancel", onCancel)
+      cancels.want(true)
+      const changes = (entry.changes = listenWhile(host, "toolchange", onChange))
+      changes.want(!this.early)
+      entry.restore.push(() => (cancels.want(false), changes.want(false)))
       // Until getTools() first answers whether a tool was registered before us, every call is heard; then only
       // while one is counted rather than measured (countActivations). A host that never lists keeps listening.
       entry.activations = listenWhile(host, "toolactivated", onActivated)

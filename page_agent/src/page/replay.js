@@ -1,7 +1,15 @@
 // The hand-over from the early buffer (early.js) to the collector, once the rest of the agent is here: part of
 // the rest, not of the eager part (nothing runs it before the rest arrives).
 
-import { safely } from "../shared/util.js"
+import { safely, now } from "../shared/util.js"
+
+/** A time this large is the wall clock's (ms since 1970: util.js stamp()), not the page's (ms since its time origin). */
+const WALL = 1e12
+
+/** A stamp() of the early buffer on the page's clock (within the wall clock's millisecond). */
+export function pageTime(t) {
+  return t >= WALL ? t - (Date.now() - now()) : t
+}
 
 /**
  * The collector is here: replay every event at its own time (the collector's clock reads the event's), then
@@ -24,7 +32,8 @@ export function handOver(log, c) {
   log.events = []
   try {
     for (const e of events) {
-      c.clock = () => e.at
+      const at = pageTime(e.at)
+      c.clock = () => at
       if (e.name === "enter") {
         const call = e.args[0]
         c.stack = call.parent && call.parent.real ? [call.parent.real] : []

@@ -2,9 +2,9 @@
 // eager part of the agent offers before the console API's own module has loaded.
 
 export const REPORT_VIEWS = {
-  summary: "session line, split and one line per tool; well under 1 KB",
-  tools: "summary plus every per-tool row",
-  spans: "tools plus the newest spans, newest first (limit 1..500, default 50; tool and since filter)",
+  summary: "the session, the split, a line a tool; under 1 KB",
+  tools: "summary and every tool's row",
+  spans: "tools and the newest spans (limit, tool and since filter them)",
 }
 
 /** The report tool's descriptor (profilerTool() and registerReportTool() both use it). */
@@ -18,7 +18,7 @@ export function reportToolDescriptor(execute, { name = "get_perf_report", title 
       Object.entries(REPORT_VIEWS)
         .map(([k, v]) => `${k} (${v})`)
         .join("; ") +
-      ". Ask for summary first; spans only when single calls matter.",
+      ". Ask for summary first.",
     inputSchema: {
       type: "object",
       properties: {

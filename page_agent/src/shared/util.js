@@ -99,9 +99,21 @@ export function newSessionId() {
   return Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, "0")
 }
 
-// The page's clock, captured once: reading the global `performance` on every call goes through Window's accessor.
-const PERF = typeof performance !== "undefined" && performance !== null && typeof performance.now === "function" ? performance : null
-export const now = PERF !== null ? (() => PERF.now()) : () => Date.now()
+// The page's clock, captured on first use: reading the global `performance` on every call goes through Window's
+// accessor, and reading it at load builds the Performance interface, about 5 KB of a page's heap, in a page that
+// may make no call. Until a call reads it, the agent's own stamps at load (its start, a registration) are the wall
+// clock's, and replay.js pageTime() converts them when they are read.
+/** @type {Performance | null | undefined} */
+let clock
+export function now() {
+  if (clock === undefined) clock = typeof performance !== "undefined" && performance !== null && typeof performance.now === "function" ? performance : null
+  return clock !== null ? clock.now() : Date.now()
+}
+
+/** The page's clock once something has read it, the wall clock before: an event's time, not a call's. */
+export function stamp() {
+  return clock === undefined ? Date.now() : now()
+}
 
 /** Cap a page-provided text to `max` code points (as the relay and Python count), never splitting a pair. */
 export function cap(s, max) {
