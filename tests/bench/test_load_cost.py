@@ -245,6 +245,15 @@ def scripts_of(page: Page, scripts: dict[str, bytes]) -> list[bytes]:
     return out
 
 
+def until(page: Page, condition: str) -> None:
+    """Wait in the page, on its own timers, until `condition` holds (at most 20 s). Not `page.wait_for_function`:
+    that injects Playwright's own script into the page, about 380 KB of JS heap that only the way waiting would pay."""
+    held = page.evaluate(
+        f"async () => {{ for (const end = Date.now() + 20000; Date.now() < end; await new Promise((r) => setTimeout(r, 10))) if ({condition}) return true; return false }}"
+    )
+    assert held, f"not within 20 s: {condition}"
+
+
 def one_way(browser: Browser, origin: str, way: str) -> dict[str, Any]:
     """One cold load of `way`'s page and one of its 10-frame page: every figure of one round."""
     out: dict[str, Any] = {}
@@ -256,10 +265,10 @@ def one_way(browser: Browser, origin: str, way: str) -> dict[str, Any]:
         evaluated = scripts_of(page, _Pages.scripts)
         out["scripts"] = evaluated
         if way == "agent":  # as users load it: connected to its relay before it is called
-            page.wait_for_function("(__webmcpPerf.relay() || {}).state === 'open'", timeout=20_000)
+            until(page, "(__webmcpPerf.relay() || {}).state === 'open'")
         page.evaluate("(n) => callTool(n)", CALLS)
         if way == "agent":  # its accounting runs after the host has each result: wait for the last call's
-            page.wait_for_function("(n) => __webmcpPerf.overhead().accounted >= n", arg=CALLS, timeout=20_000)
+            until(page, f"__webmcpPerf.overhead().accounted >= {CALLS}")
         out["heap_calls"] = heap(cdp)
         out["did"] = page.evaluate(DID)
     with cold(browser) as (page, cdp):
