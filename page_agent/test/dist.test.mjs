@@ -339,7 +339,7 @@ test("at load only the eager part runs: hooks and buffer, no socket, no rest; th
   assert.ok(!inserted[0].src.includes(TOKEN))
 })
 
-test("at load the eager part reads neither performance nor location and listens for no toolchange; its stamps join the page's clock with the rest", async () => {
+test("at load the eager part reads neither performance nor location and listens for no toolchange; its stamps (the engine's wall clock) join the page's clock with the rest", async () => {
   const reads = { performance: 0, location: 0 }
   const changes = []
   const origin = Date.now() - 5000 // the page's time origin: five seconds ago
@@ -353,6 +353,8 @@ test("at load the eager part reads neither performance nor location and listens 
       w.document.modelContext.addEventListener = (type, fn, o) => (type === "toolchange" && changes.push(fn), add(type, fn, o))
     },
   })
+  // A page that replaces Date.now after the agent's script ran (a frozen clock) does not move the agent's stamps.
+  vm.runInContext("Date.now = () => 0", g)
   const before = perf.now()
   await registerNested(host)
   const after = perf.now()

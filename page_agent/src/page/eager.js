@@ -143,7 +143,7 @@ export function maybeAttach(config = {}) {
   const cfg = { ...DEFAULTS, ...config }
   const g = cfg.global || globalThis
   if (rest || !isWindow(g)) return rest || INLINE_REST ? (rest || (rest = INLINE_REST())).maybeAttach(config) : null
-  const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : typeof BAKED_UPLINK === "string" && (BAKED_UPLINK.startsWith("ws://") || BAKED_UPLINK.startsWith("wss://"))
+  const defaultOn = cfg.defaultOn !== undefined ? !!cfg.defaultOn : String(BAKED_UPLINK).startsWith("ws") // ws:// or wss://, as the relay bakes it
   const search = searchOf(g)
   // Storage remembers only a mode that switches on (gate.js): where the agent is on by default and the URL says
   // nothing, it cannot change whether to attach, and opening a page's localStorage is the dearest thing the agent

@@ -27,7 +27,7 @@ export function queryParam(search, name) {
  * load.
  */
 export function searchOf(g) {
-  const url = String(read(read(g, "document"), "URL", "") || "").split("#")[0]
+  const url = String(read(read(g, "document"), "URL", "")).split("#")[0]
   const q = url.indexOf("?")
   return q < 0 ? "" : url.slice(q)
 }

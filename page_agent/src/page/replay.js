@@ -1,14 +1,14 @@
 // The hand-over from the early buffer (early.js) to the collector, once the rest of the agent is here: part of
 // the rest, not of the eager part (nothing runs it before the rest arrives).
 
-import { safely, now } from "../shared/util.js"
+import { safely, now, wall } from "../shared/util.js"
 
 /** A time this large is the wall clock's (ms since 1970: util.js stamp()), not the page's (ms since its time origin). */
 const WALL = 1e12
 
 /** A stamp() of the early buffer on the page's clock (within the wall clock's millisecond). */
 export function pageTime(t) {
-  return t >= WALL ? t - (Date.now() - now()) : t
+  return t >= WALL ? t - (wall() - now()) : t
 }
 
 /**

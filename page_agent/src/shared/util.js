@@ -105,14 +105,16 @@ export function newSessionId() {
 // clock's, and replay.js pageTime() converts them when they are read.
 /** @type {Performance | null | undefined} */
 let clock
+/** The engine's wall clock as it was at load: a page that replaces Date.now later does not move the agent's stamps. */
+export const wall = Date.now
 export function now() {
   if (clock === undefined) clock = typeof performance !== "undefined" && performance !== null && typeof performance.now === "function" ? performance : null
-  return clock !== null ? clock.now() : Date.now()
+  return clock !== null ? clock.now() : wall()
 }
 
 /** The page's clock once something has read it, the wall clock before: an event's time, not a call's. */
 export function stamp() {
-  return clock === undefined ? Date.now() : now()
+  return clock === undefined ? wall() : now()
 }
 
 /** Cap a page-provided text to `max` code points (as the relay and Python count), never splitting a pair. */
