@@ -11,7 +11,7 @@ from typing import Any
 
 from textual.message import Message
 from textual.notifications import Notification, Notify
-from textual.widgets import Footer, Static, Tab, Tabs
+from textual.widgets import DataTable, Footer, Static, Tab, Tabs
 from textual.widgets._footer import FooterKey
 from textual.widgets._tabs import Underline
 
@@ -254,6 +254,8 @@ async def at_rest(pilot: Any, app: WmcpTopApp, keys: tuple[str, ...] | list[str]
     def unrest() -> str:
         if app.selected_session_id is None:
             return "no session selected"
+        if any(t._require_update_dimensions or t._updated_cells for t in app.screen.query(DataTable)):
+            return "a table's rows not measured yet (DataTable does it on its idle turn)"
         return tab_row_unrest(app) or ("" if footers_current(app) else "a footer not showing its screen's keys")
 
     for press in (None, keys) if keys else (None,):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import time
@@ -270,9 +271,10 @@ def test_the_demo_keeps_time_with_its_pages_clocks(monkeypatch: pytest.MonkeyPat
 # -- screenshots ----------------------------------------------------------------------------------------------
 
 
-def test_screenshots_are_current() -> None:
+def test_screenshots_are_current(tmp_path: Path) -> None:
     """screenshots/*.svg are what scripts/screenshots.py draws now (run it after a visible change)."""
-    out = subprocess.run([sys.executable, "scripts/screenshots.py", "--check"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path))  # not the session's home, which other tests write to
+    out = subprocess.run([sys.executable, "scripts/screenshots.py", "--check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
 
 

@@ -1,12 +1,15 @@
-"""tui.widgets.tables.fill: a table rebuilt whole is as wide as its cells from the moment it is filled, not from
-DataTable's next idle turn (the prompts view drew "2.2" for "2.2K" when it was painted before that turn)."""
+"""tui.widgets.tables: a table rebuilt whole is as wide as its cells from the moment it is filled, not from
+DataTable's next idle turn (the prompts view drew "2.2" for "2.2K" when it was painted before that turn); a
+cursor moved among rows not measured yet is in view once they are."""
 
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable
 
+from tests.tui.helpers import until
 from tui.widgets import tables
 
 
@@ -41,3 +44,54 @@ async def test_a_header_wider_than_every_cell_sets_the_width() -> None:
         table = pilot.app.query_one(DataTable)
         tables.fill(table, [("session", "ps")], [([Text("a")], None)])
         assert [c.width for c in table.ordered_columns] == [len("session")]
+
+
+class _Unmeasured(tables.Table):
+    """Its rows stay unmeasured while `held`: the idle turn that measures them comes after the next refresh, as
+    it can on a busy app."""
+
+    held = True
+
+    async def _on_idle(self, event: events.Idle) -> None:
+        if self.held:
+            event.prevent_default()  # DataTable's own idle handler (the measure) is not run
+
+
+class _Plain(DataTable[Text]):
+    held = True
+
+    async def _on_idle(self, event: events.Idle) -> None:
+        if self.held:
+            event.prevent_default()
+
+
+class _Tail(App[None]):
+    def __init__(self, table: DataTable[Text]) -> None:
+        super().__init__()
+        self.table = table
+
+    def compose(self) -> ComposeResult:
+        yield self.table
+
+
+async def _tail_after_late_measure(table: DataTable[Text]) -> tuple[float, float]:
+    async with _Tail(table).run_test(size=(40, 8)) as pilot:
+        table.add_column("n", key="n")
+        table.add_rows([Text(str(i))] for i in range(50))
+        table.move_cursor(row=49)
+        await pilot.pause()  # the scroll asked for after the refresh has run, on rows not measured
+        assert table.scroll_y == 0
+        table.held = False  # type: ignore[attr-defined]
+        table.call_later(table.refresh)  # a message, then an idle turn: the rows are measured
+        await until(pilot, lambda: table.virtual_size.height > 50, what="the rows measured")
+        await pilot.pause()
+        return table.scroll_y, table.max_scroll_y
+
+
+async def test_the_cursor_is_in_view_once_rows_measured_after_the_refresh_are() -> None:
+    """The timeline opens on its newest entry even when the table measures its rows after the scroll to it."""
+    scroll_y, most = await _tail_after_late_measure(_Unmeasured(cursor_type="row"))
+    assert scroll_y == most > 0
+    # The same order on Textual's own table leaves it at the top: the test reproduces the race it guards.
+    scroll_y, most = await _tail_after_late_measure(_Plain(cursor_type="row"))
+    assert scroll_y == 0 < most

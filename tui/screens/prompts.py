@@ -72,7 +72,7 @@ class PromptsScreen(LiveView[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="title")
         yield Static(id="lm-sessions")
-        yield DataTable(cursor_type="row", id="prompts")
+        yield tables.Table(cursor_type="row", id="prompts")
         yield KeysFooter(compact=True)  # two rows from 80 to 119 columns: no key is cut off
 
     def on_mount(self) -> None:

@@ -99,7 +99,7 @@ class SchemasScreen(LiveView[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="title")
         yield Static(id="summary")
-        yield DataTable(cursor_type="row", id="tools", zebra_stripes=False)
+        yield tables.Table(cursor_type="row", id="tools", zebra_stripes=False)
         with VerticalScroll(id="detail-box"):
             yield Static(id="detail")
         yield KeysFooter(compact=True)  # two rows from 80 to 119 columns: no key is cut off

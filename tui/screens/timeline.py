@@ -23,11 +23,13 @@ from tui.model.changes import Changes
 from tui.model.sanitize import inert, inert_str
 from tui.screens.entry_detail import EntryDetailScreen, held_payload
 from tui.screens.live import LiveView
+from tui.widgets import tables
 from tui.widgets.keys_footer import KeysFooter
 
 # The store files every timeline kind under one category (relay_bridge.core.store.category); one box each.
 GROUPS = ("tools", "calls", "prompts", "system")
 MAX_ROWS = 400
+COLUMNS: list[tables.Column] = [("at", "at"), ("kind", "kind"), ("what", "what")]
 
 
 @dataclass
@@ -173,16 +175,12 @@ class TimelineScreen(LiveView[None]):
         with Horizontal(id="kinds"):
             for n, group in enumerate(GROUPS, 1):
                 yield KindBox(f"{n} {group}", True, id=f"k-{group}")
-        yield DataTable(cursor_type="row", id="events")
+        yield tables.Table(cursor_type="row", id="events")
         yield KeysFooter(compact=True)  # two rows from 80 to 119 columns: no key is cut off
 
     def on_mount(self) -> None:
-        table = self.query_one("#events", DataTable)
-        table.add_column("at", key="at")
-        table.add_column("kind", key="kind")
-        table.add_column("what", key="what")
         self.refresh_view()
-        table.focus()
+        self.query_one("#events", DataTable).focus()
 
     def action_newest(self) -> None:
         table = self.query_one("#events", DataTable)
@@ -254,10 +252,10 @@ class TimelineScreen(LiveView[None]):
         # events stays on the one they read.
         follow = table.row_count == 0 or table.cursor_row >= table.row_count - 1
         reading = None if follow else table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
-        table.clear()  # a log view: rows are appended history, rebuilt only when its content changes
         palette = self.app.palette
         relay = self.app.relay
         payloads = relay.payloads if relay is not None else None
+        cells: list[tables.Row] = []
         for r in rows:
             if payloads is not None and r.entry is not None and held_payload(session, r.entry, payloads) is not None:
                 r.what.append("  [payload]", style="bold")  # enter shows it
@@ -266,9 +264,10 @@ class TimelineScreen(LiveView[None]):
                 if r.kind in ("error", "toolcancel", "disconnected", "rejected") or r.failed
                 else (palette.style("muted") if r.kind in ("start", "prompt-create", "prompt-destroy") else "")
             )
-            table.add_row(
-                Text(f"+{r.at / 1000:.3f}s", justify="right"), Text(r.kind, style=style), r.what, key=str(id(r.entry))
-            )  # the entry's identity while it is in the timeline
+            # keyed by the entry's identity while it is in the timeline
+            cells.append(([Text(f"+{r.at / 1000:.3f}s", justify="right"), Text(r.kind, style=style), r.what], str(id(r.entry))))
+        # a log view: rows are appended history, rebuilt only when its content changes
+        tables.fill(table, COLUMNS, cells)
         if not rows:
             return
         if reading is not None and reading in table.rows:

@@ -1,5 +1,6 @@
-"""Filling a DataTable whose rows are rebuilt whole on every change (the prompts and schemas views), and a
-DataTable that keeps what it rendered while its look did not change (the findings view's).
+"""Filling a DataTable whose rows are rebuilt whole on every change (the timeline, prompts and schemas views); a
+DataTable whose cursor is in view once its rows are measured; and one that keeps what it rendered while its
+look did not change (the findings view's).
 
 Textual's DataTable works out auto-width columns in its own idle handler. A table cleared and refilled from
 another widget's callback may be painted before it gets an idle turn, and then draws every cell cut to its
@@ -33,7 +34,26 @@ def fill(table: DataTable, columns: Sequence[Column], rows: Sequence[Row]) -> No
         table.add_row(*cells, key=row_key)
 
 
-class SteadyTable(DataTable[Text]):
+class Table(DataTable[Text]):
+    """A cursor moved among rows DataTable has not measured yet (measured on its next idle turn) is scrolled to
+    after the next refresh. On a busy app the refresh can come first, and the scroll then stops where the
+    measured rows end: the timeline opened short of its newest entry. This one scrolls again once they are."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._scroll_due = False
+
+    def move_cursor(self, *, row: int | None = None, column: int | None = None, animate: bool = False, scroll: bool = True) -> None:
+        self._scroll_due = self._scroll_due or (scroll and self._require_update_dimensions)
+        super().move_cursor(row=row, column=column, animate=animate, scroll=scroll)
+
+    def watch_virtual_size(self) -> None:
+        if self._scroll_due and not self._require_update_dimensions:
+            self._scroll_due = False
+            self._scroll_cursor_into_view()
+
+
+class SteadyTable(Table):
     """Textual applies a screen's styles again each time it is shown, and a DataTable then drops every cell it
     rendered, though nothing it draws with changed: a kept view's screenful of rows was rendered again at each
     opening (under a flood's findings, most of what showing the findings view cost beyond an empty one). This
