@@ -74,14 +74,14 @@ class _Tail(App[None]):
         yield self.table
 
 
-async def _tail_after_late_measure(table: DataTable[Text]) -> tuple[float, float]:
+async def _tail_after_late_measure(table: _Unmeasured | _Plain) -> tuple[float, float]:
     async with _Tail(table).run_test(size=(40, 8)) as pilot:
         table.add_column("n", key="n")
         table.add_rows([Text(str(i))] for i in range(50))
         table.move_cursor(row=49)
         await pilot.pause()  # the scroll asked for after the refresh has run, on rows not measured
         assert table.scroll_y == 0
-        table.held = False  # type: ignore[attr-defined]
+        table.held = False
         table.call_later(table.refresh)  # a message, then an idle turn: the rows are measured
         await until(pilot, lambda: table.virtual_size.height > 50, what="the rows measured")
         await pilot.pause()
