@@ -96,7 +96,14 @@ def test_annotations_kept_and_dropped_match_get_tools(browser, pages, relay_serv
     page.evaluate("window.registered")
     sid = page.evaluate("__webmcpPerf.sessionId")
     listed = page.evaluate("async () => Object.fromEntries((await document.modelContext.getTools()).map((t) => [t.name, t.annotations]))")
-    snap = relay_server.wait_for(lambda s: session_of(s, sid) and len(session_of(s, sid)["tools"]) == len(ALL))
+    # What the host kept is read from its list once the rest of the agent is here: a frame after the registrations.
+    snap = relay_server.wait_for(
+        lambda s: (
+            session_of(s, sid)
+            and len(session_of(s, sid)["tools"]) == len(ALL)
+            and session_of(s, sid)["tools"]["annotated"]["annotationsKept"] is not None
+        )
+    )
     tools = session_of(snap, sid)["tools"]
     ann = tools["annotated"]
     assert ann["annotationsSent"] == {
