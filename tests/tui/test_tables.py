@@ -79,12 +79,13 @@ async def _tail_after_late_measure(table: _Unmeasured | _Plain) -> tuple[float, 
         table.add_column("n", key="n")
         table.add_rows([Text(str(i))] for i in range(50))
         table.move_cursor(row=49)
-        await pilot.pause()  # the scroll asked for after the refresh has run, on rows not measured
+        scrolled: list[bool] = []
+        table.call_after_refresh(scrolled.append, True)  # after the scrolls move_cursor asked for
+        await until(pilot, lambda: scrolled, what="the scroll asked for after the refresh, run on rows not measured")
         assert table.scroll_y == 0
         table.held = False
         table.call_later(table.refresh)  # a message, then an idle turn: the rows are measured
         await until(pilot, lambda: table.virtual_size.height > 50, what="the rows measured")
-        await pilot.pause()
         return table.scroll_y, table.max_scroll_y
 
 
