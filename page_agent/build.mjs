@@ -15,7 +15,7 @@
 //   node page_agent/build.mjs            write dist/ and the extension's scripts
 //   node page_agent/build.mjs --budget   the same, then fail past the size budget (./scripts/check)
 
-import { readFileSync, writeFileSync, mkdirSync, readdirSync } from "node:fs"
+import { readFileSync, writeFileSync, mkdirSync, readdirSync, renameSync } from "node:fs"
 import { gzipSync } from "node:zlib"
 import { createHash } from "node:crypto"
 import { dirname, join, posix } from "node:path"
@@ -470,6 +470,24 @@ export function build() {
   return out
 }
 
+/**
+ * Writes page_agent/`file` unless it holds `text` already, through a file renamed over it: a build beside a
+ * reader (the relay serving the agent, a wheel packing the folder, another build) never shows it half written.
+ * @param {string} file
+ * @param {string} text
+ */
+function put(file, text) {
+  const path = join(here, file)
+  try {
+    if (readFileSync(path, "utf8") === text) return
+  } catch {
+    // not built yet
+  }
+  const tmp = join(here, `.build-${process.pid}-${file.replace("/", "-")}`) // outside the folders the wheel packs
+  writeFileSync(tmp, text)
+  renameSync(tmp, path)
+}
+
 /** The gzip size of each script a page evaluates at load (`out` as build() returns it). */
 export function loadSizes(out) {
   return Object.fromEntries(LOAD_SCRIPTS.map((f) => [f, gzipSync(out[f], { level: 9 }).length]))
@@ -492,7 +510,7 @@ function main() {
   }
   mkdirSync(DIST, { recursive: true })
   mkdirSync(EXT, { recursive: true })
-  for (const [file, text] of Object.entries(out)) writeFileSync(join(here, file), text)
+  for (const [file, text] of Object.entries(out)) put(file, text)
   console.log(`wrote ${Object.keys(out).map((f) => `page_agent/${f} (${out[f].length} bytes)`).join(", ")}`)
   const sizes = loadSizes(out)
   const over = Object.entries(sizes).filter(([, n]) => n > GZIP_BUDGET)

@@ -3,7 +3,8 @@
 // extension's manifest, popup and pairing page exist once).
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { readFileSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "../build.mjs"
@@ -28,4 +29,17 @@ test("the sdist carries every file the build writes (pyproject.toml's artifacts)
   const globs = JSON.parse(line.slice("artifacts = ".length))
   const carried = (f) => globs.some((g) => (g.endsWith("/*.js") ? dirname(f) === g.slice(0, -5) && f.endsWith(".js") : f === g))
   assert.deepEqual(built.filter((f) => !carried(f)), [])
+})
+
+test("a build rewrites only what changed, each file whole: what is current keeps its time, no partial file is left", () => {
+  const run = () => execFileSync(process.execPath, [join(root, "page_agent", "build.mjs")], { cwd: root, encoding: "utf8" })
+  run()
+  const times = Object.fromEntries(built.map((f) => [f, statSync(join(root, f)).mtimeMs]))
+  const stale = join(root, "page_agent/dist/open.js")
+  const want = readFileSync(stale, "utf8")
+  writeFileSync(stale, "stale")
+  run()
+  assert.equal(readFileSync(stale, "utf8"), want)
+  assert.deepEqual(built.filter((f) => f !== "page_agent/dist/open.js" && statSync(join(root, f)).mtimeMs !== times[f]), [])
+  assert.deepEqual(readdirSync(join(root, "page_agent")).filter((f) => f.startsWith(".build-")), [])
 })
