@@ -129,9 +129,10 @@ MIN_POLLS = 200
 HARD_TIMEOUT = 90.0
 
 
-async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = LIVENESS_S, what: str = "condition") -> float:
+async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = LIVENESS_S, what: str = "condition", poll: float = 0.025) -> float:
     """Let the app run until `predicate()` holds; returns the seconds it took. Fails after `timeout` seconds and
-    MIN_POLLS polls, or after HARD_TIMEOUT seconds (`timeout` when longer)."""
+    MIN_POLLS polls, or after HARD_TIMEOUT seconds (`timeout` when longer). Each poll has the screen drawn, so a
+    long wait polls less often: 5 ms, then 5 ms longer each time, up to `poll` (a timed wait passes 0.005)."""
     start = time.monotonic()
     polls = 0
     while not predicate():
@@ -140,7 +141,7 @@ async def until(pilot: Any, predicate: Callable[[], Any], timeout: float = LIVEN
         if (waited > timeout and polls >= MIN_POLLS) or waited > max(timeout, HARD_TIMEOUT):
             # few polls: the app was starved of the CPU for HARD_TIMEOUT; many: the condition never came
             raise AssertionError(f"{what} not met within {waited:.1f}s ({polls} polls)")
-        await pilot.pause(0.005)
+        await pilot.pause(min(poll, 0.005 * polls))
     return time.monotonic() - start
 
 
