@@ -96,3 +96,28 @@ async def test_the_cursor_is_in_view_once_rows_measured_after_the_refresh_are() 
     # The same order on Textual's own table leaves it at the top: the test reproduces the race it guards.
     scroll_y, most = await _tail_after_late_measure(_Plain(cursor_type="row"))
     assert scroll_y == 0 < most
+
+
+async def test_a_reader_scrolled_away_stays_where_they_are_when_rows_come() -> None:
+    """A scroll asked for is taken once: rows rebuilt to the same size and then a new row do not pull a reader who
+    scrolled away (mouse wheel) back to the cursor."""
+    table = tables.Table(cursor_type="row")
+
+    async def settled(what: str) -> None:
+        done: list[bool] = []
+        table.call_after_refresh(done.append, True)
+        await until(pilot, lambda: done and not table._require_update_dimensions, what=what)
+
+    rows: list[tables.Row] = [([Text(str(i))], str(i)) for i in range(50)]
+    async with _Tail(table).run_test(size=(40, 8)) as pilot:
+        tables.fill(table, [("n", "n")], rows)
+        table.move_cursor(row=49)
+        await settled("the first rows measured")
+        tables.fill(table, [("n", "n")], rows)  # the same rows again: the table's size does not change
+        table.move_cursor(row=49)
+        await settled("the rows measured again")
+        assert table.scroll_y == table.max_scroll_y > 0
+        table.scroll_to(y=0, animate=False, immediate=True)
+        table.add_row(Text("50"), key="50")
+        await settled("the new row measured")
+        assert table.scroll_y == 0

@@ -10,12 +10,13 @@ they will hold, when the rows are set.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rich.text import Text
 from textual.widget import Widget
 from textual.widgets import DataTable
+from textual.widgets.data_table import RowKey
 
 Column = tuple["str | Text", str]  # header, column key
 Row = tuple[Sequence[Text], "str | None"]  # cells, row key (None: the table makes one)
@@ -47,9 +48,14 @@ class Table(DataTable[Text]):
         self._scroll_due = self._scroll_due or (scroll and self._require_update_dimensions)
         super().move_cursor(row=row, column=column, animate=animate, scroll=scroll)
 
-    def watch_virtual_size(self) -> None:
-        if self._scroll_due and not self._require_update_dimensions:
-            self._scroll_due = False
+    def _scroll_cursor_into_view(self, animate: bool = False) -> None:
+        super()._scroll_cursor_into_view(animate=animate)
+        if not self._require_update_dimensions:
+            self._scroll_due = False  # taken over measured rows: it landed
+
+    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        super()._update_dimensions(new_rows)
+        if self._scroll_due:
             self._scroll_cursor_into_view()
 
 
