@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
+import html
+import itertools
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -48,6 +52,22 @@ async def shoot(keys: list[str], size: tuple[int, int], title: str) -> str:
         return app.export_screenshot(title=title)
 
 
+def _differences(path: Path, svg: str, most: int = 40) -> str:
+    """What differs between the file and `svg`, for a check's log (a check on another machine leaves no file to
+    open): the rows of text that differ; when none does, the first line of markup that does."""
+    old = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    new = svg.splitlines()
+
+    def text(lines: list[str]) -> list[str]:
+        return [html.unescape(re.sub(r"<[^>]+>", "", line)).replace("\xa0", " ").rstrip() for line in lines]
+
+    diff = list(itertools.islice(difflib.unified_diff(text(old), text(new), "on disk", "drawn now", n=0, lineterm=""), most))
+    if len(diff) > 2:
+        return "\n".join(diff)
+    first = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
+    return f"the same text; the markup differs from line {first + 1}:\n- {old[first][:240] if first < len(old) else ''}\n+ {new[first][:240] if first < len(new) else ''}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
@@ -57,17 +77,21 @@ def main() -> int:
     os.environ.pop("NO_COLOR", None)
     args.out.mkdir(parents=True, exist_ok=True)
     stale = []
+    drawn: Path | None = None  # where a check puts what the app draws now, when it differs
     for name, keys, size, what in SHOTS:
         svg = asyncio.run(shoot(keys, size, f"wmcp-top — {what}"))
         path = args.out / name
         if args.check:
             if not path.is_file() or path.read_text(encoding="utf-8") != svg:
                 stale.append(name)
+                drawn = drawn or Path(tempfile.mkdtemp(prefix="wmcp-shots-drawn-"))
+                (drawn / name).write_text(svg, encoding="utf-8")
+                print(_differences(path, svg), file=sys.stderr)
             continue
         path.write_text(svg, encoding="utf-8")
         print(f"wrote {path} ({size[0]}x{size[1]})")
     if stale:
-        print("out of date: " + ", ".join(stale) + " (run python scripts/screenshots.py)", file=sys.stderr)
+        print(f"out of date: {', '.join(stale)} (run python scripts/screenshots.py; what the app draws now is in {drawn})", file=sys.stderr)
         return 1
     return 0
 

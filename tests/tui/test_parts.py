@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import subprocess
@@ -276,6 +277,22 @@ def test_screenshots_are_current(tmp_path: Path) -> None:
     env = dict(os.environ, WMCP_TOP_HOME=str(tmp_path))  # not the session's home, which other tests write to
     out = subprocess.run([sys.executable, "scripts/screenshots.py", "--check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
+
+
+def test_a_stale_screenshot_is_told_by_the_rows_that_differ(tmp_path: Path) -> None:
+    """A check on another machine leaves no file to open: its log says which rows of text differ, or, when only
+    the colours moved, which line of markup."""
+    spec = importlib.util.spec_from_file_location("screenshots", ROOT / "scripts" / "screenshots.py")
+    assert spec is not None and spec.loader is not None
+    shots = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shots)
+    row = '<text class="r{c}" x="0">&#160;+29.{n}s&#160;settle</text>'
+    disk = tmp_path / "timeline.svg"
+    disk.write_text("<svg>\n" + row.format(c=1, n=595) + "\n</svg>", encoding="utf-8")
+    told = shots._differences(disk, "<svg>\n" + row.format(c=1, n=596) + "\n</svg>")
+    assert "- +29.595s settle" in told and "+ +29.596s settle" in told and "<text" not in told
+    told = shots._differences(disk, "<svg>\n" + row.format(c=2, n=595) + "\n</svg>")
+    assert told.startswith("the same text; the markup differs from line 2") and 'class="r2"' in told
 
 
 def test_schemas_view_names_every_part_of_the_breakdown() -> None:
