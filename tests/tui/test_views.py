@@ -429,3 +429,30 @@ async def test_a_tool_counted_not_measured_is_marked_in_the_table_inspector_and_
         text = await shows(pilot, app, "counted, not measured: early (3 calls)")
         assert "wmcp-top open URL" in text and "attach --cdp" in text and "load the agent first" in text
         await page.close()
+
+
+async def test_each_view_has_its_list_focused_from_its_first_frame(tmp_path: Path) -> None:
+    """A view's list (or the call dialog's input) has the focus as soon as the view is mounted: the first frame
+    draws its cursor as focused (a focus() in on_mount came a turn later, and a picture taken between showed the
+    timeline with its cursor unfocused)."""
+    from tui.feed import frozen_demo_app
+    from tui.screens.findings import FindingsScreen
+
+    app = frozen_demo_app(30.0, export_dir=tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: app.selected_session_id is not None, what="a session selected")
+        sid = app.selected_session_id
+        assert sid is not None
+        views = [
+            (TimelineScreen(sid), "events"),
+            (PromptsScreen(sid), "prompts"),
+            (SchemasScreen(), "tools"),
+            (FindingsScreen(), "findings"),
+            (InvokeScreen(sid, "add_to_cart", None, True), "input"),
+        ]
+        for view, wanted in views:
+            await app.push_screen(view)
+            focused = view.focused
+            assert focused is not None and focused.id == wanted, (type(view).__name__, focused)
+            app.pop_screen()
+            await until(pilot, lambda: app.screen is app.dashboard, what="back on the dashboard")

@@ -39,6 +39,7 @@ MAX_ROWS = 100
 
 class FindingsScreen(LiveView[None]):
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
+    AUTO_FOCUS = "#findings"
     DEFAULT_CSS = """
     FindingsScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     FindingsScreen #summary { padding: 0 1; height: auto; background: $boost; }
@@ -77,7 +78,6 @@ class FindingsScreen(LiveView[None]):
     def on_mount(self) -> None:
         self._known = diagnosis_of(self.app)
         self._known.shown = self._show
-        self._table.focus()
 
     def on_screen_resume(self, event: events.ScreenResume) -> None:
         """Shown (the app keeps this one view: tui/app.py `action_findings`). What is known first, then what moved

@@ -128,6 +128,7 @@ class InvokeScreen(AppModal[None]):
 
     KEY_SCOPE = "invoke"
     BINDINGS = keys.bindings(KEY_SCOPE)
+    AUTO_FOCUS = "#input"
     DEFAULT_CSS = """
     InvokeScreen { align: center middle; }
     InvokeScreen > Vertical { width: 96%; max-width: 110; height: 94%; border: round $primary; background: $surface; }
@@ -161,9 +162,6 @@ class InvokeScreen(AppModal[None]):
     def _hint(self) -> Text:
         where = "the tool's inputSchema" if self.schema is not None else "no inputSchema recorded (any object)"
         return Text(f"input checked against {where} · ctrl+r call · ctrl+g reset · esc close (the result is never kept)", style="dim")
-
-    def on_mount(self) -> None:
-        self.query_one("#input", TextArea).focus()
 
     def action_reset(self) -> None:
         self.query_one("#input", TextArea).text = prefill(self.schema, self.tool)

@@ -56,6 +56,7 @@ def prompts_signature(session: Session) -> tuple:
 
 class PromptsScreen(LiveView[None]):
     KEY_SCOPE = "prompts"
+    AUTO_FOCUS = "#prompts"
     BINDINGS = keys.bindings(KEY_SCOPE)
     DEFAULT_CSS = """
     PromptsScreen #title { background: $panel; text-style: bold; padding: 0 1; }
@@ -77,7 +78,6 @@ class PromptsScreen(LiveView[None]):
 
     def on_mount(self) -> None:
         self.refresh_view()
-        self.query_one("#prompts", DataTable).focus()
 
     def _on_changes(self, changes: Changes) -> None:
         if changes.touches(self.session_id):

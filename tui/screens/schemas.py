@@ -81,6 +81,7 @@ class SchemasScreen(LiveView[None]):
 
     KEY_SCOPE = "schemas"
     BINDINGS = keys.bindings(KEY_SCOPE)
+    AUTO_FOCUS = "#tools"
     DEFAULT_CSS = """
     SchemasScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     SchemasScreen #summary { padding: 0 1; height: auto; background: $boost; }
@@ -106,7 +107,6 @@ class SchemasScreen(LiveView[None]):
 
     def on_mount(self) -> None:
         self.refresh_view()
-        self.query_one("#tools", DataTable).focus()
 
     def _on_changes(self, changes: Changes) -> None:
         if changes.touches(None):

@@ -154,6 +154,7 @@ class KindBox(Checkbox):
 
 class TimelineScreen(LiveView[None]):
     KEY_SCOPE = "timeline"
+    AUTO_FOCUS = "#events"  # focused as it is composed: on_mount's focus() came a turn later, after a picture once
     BINDINGS = keys.bindings(KEY_SCOPE)  # 1-4 toggle GROUPS in order
     DEFAULT_CSS = """
     TimelineScreen #title { background: $panel; text-style: bold; padding: 0 1; }
@@ -180,7 +181,6 @@ class TimelineScreen(LiveView[None]):
 
     def on_mount(self) -> None:
         self.refresh_view()
-        self.query_one("#events", DataTable).focus()
 
     def action_newest(self) -> None:
         table = self.query_one("#events", DataTable)
