@@ -38,7 +38,8 @@ def fill(table: DataTable, columns: Sequence[Column], rows: Sequence[Row]) -> No
 class Table(DataTable[Text]):
     """A cursor moved among rows DataTable has not measured yet (measured on its next idle turn) is scrolled to
     after the next refresh. On a busy app the refresh can come first, and the scroll then stops where the
-    measured rows end: the timeline opened short of its newest entry. This one scrolls again once they are."""
+    measured rows end: the timeline opened short of its newest entry. This one takes the scroll when it measures
+    them (Textual's private hooks: textual is pinned exactly)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
