@@ -247,6 +247,21 @@ def footers_current(app: WmcpTopApp) -> bool:
     return True
 
 
+def unsettled(app: WmcpTopApp) -> str:
+    """What the screen still has to do before a picture of it is final ("" when nothing): a message waiting in
+    the app's, the screen's or a widget's queue, or a layout, a repaint or a callback the screen has yet to run
+    (a footer once drew its keys cut short, laid out in a pass that a later one replaced)."""
+    screen = app.screen
+    if screen._layout_required or screen._scroll_required or screen._repaint_required or screen._recompose_required:
+        return "the screen's layout or paint pending"
+    if screen._dirty_widgets or screen._callbacks:
+        return "widgets to paint or callbacks to run after the screen's refresh"
+    for pump in (app, *screen.walk_children(with_self=True)):
+        if not pump._message_queue.empty() or pump._next_callbacks:
+            return f"a message waiting for {pump!r}"
+    return ""
+
+
 async def at_rest(pilot: Any, app: WmcpTopApp, keys: tuple[str, ...] | list[str] = ()) -> None:
     """The one wait every picture takes before it is drawn: the dashboard shown with its tab row at rest and
     every footer current, then `keys` pressed, then the same again (a key can scroll the row or open a view).
@@ -257,7 +272,7 @@ async def at_rest(pilot: Any, app: WmcpTopApp, keys: tuple[str, ...] | list[str]
             return "no session selected"
         if any(t._require_update_dimensions or t._updated_cells for t in app.screen.query(DataTable)):
             return "a table's rows not measured yet (DataTable does it on its idle turn)"
-        return tab_row_unrest(app) or ("" if footers_current(app) else "a footer not showing its screen's keys")
+        return tab_row_unrest(app) or ("" if footers_current(app) else "a footer not showing its screen's keys") or unsettled(app)
 
     for press in (None, keys) if keys else (None,):
         if press is not None:
