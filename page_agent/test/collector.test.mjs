@@ -77,3 +77,18 @@ test("the status says the loss the sink pushed", () => {
   c.lost = 3
   assert.deepEqual(c.status().reasons, ["3 span(s) evicted before the relay stored them"])
 })
+
+test("a call whose start reads a little before the previous settle (two clocks) has a gap of 0, never below", () => {
+  const { c, said, run, tick } = rig()
+  const first = c.enter("t", {}, "native")
+  tick(5)
+  c.settle(first, true, "ok")
+  tick(-0.4) // a replayed time a fraction of a millisecond before that settle
+  const second = c.enter("t", {}, "native")
+  tick(1)
+  c.settle(second, true, "ok")
+  said.length = 0
+  run()
+  const spans = said.filter(([name]) => name === "span").map(([, s]) => s)
+  assert.deepEqual(spans.map((s) => s.gapSincePrevCallMs), [null, 0])
+})

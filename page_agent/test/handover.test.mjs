@@ -58,3 +58,23 @@ test("calls the early buffer could not hold are a coverage reason; a report tool
   assert.match(Array.from(x.c.extraReasons)[0], /^3 call\(s\) or event\(s\) before the agent finished loading were not measured/)
   assert.deepEqual(x.done.slice(2), ["status", "status", "askKeptLater", "report tool", "api resolved"])
 })
+
+test("the early buffer's wall-clock stamps convert with one offset: in order, and never later than the page clock", async () => {
+  const { pageTime } = await import("../src/page/replay.js")
+  const stamps = []
+  for (let i = 0; i < 4; i++) {
+    const w = Date.now()
+    stamps.push([w, performance.now()]) // the page clock just after the stamp
+    const until = performance.now() + 1.3 // past a turn of the wall clock's millisecond
+    while (performance.now() < until);
+  }
+  const first = stamps.map(([w]) => pageTime(w))
+  const until = performance.now() + 2.5
+  while (performance.now() < until);
+  assert.deepEqual(stamps.map(([w]) => pageTime(w)), first, "converted later, each reads the same")
+  for (let i = 0; i < stamps.length; i++) {
+    assert.ok(first[i] <= stamps[i][1], `stamp ${i}: ${first[i]} is after the page clock's ${stamps[i][1]}`)
+    if (i) assert.ok(first[i] >= first[i - 1], "in the order they were taken")
+  }
+  assert.equal(pageTime(12.5), 12.5, "a time on the page's clock is left as it is")
+})

@@ -152,7 +152,7 @@ export class Collector {
     const terminal = this.terminalMarks.pending.size > 0 && this.terminalMarks.take(tool)
     const overlapped = !terminal && this.open > 0
     if (!terminal) this.open++
-    const gap = terminal || overlapped || this.lastSettledAt === null ? null : t - this.lastSettledAt
+    const gap = terminal || overlapped || this.lastSettledAt === null ? null : Math.max(0, t - this.lastSettledAt)
     const sample = this.config.sample
     if (!terminal && sample < 1 && !(this.random() < sample)) {
       this.unsampled++

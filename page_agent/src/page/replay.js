@@ -6,9 +6,23 @@ import { safely, now, wall } from "../shared/util.js"
 /** A time this large is the wall clock's (ms since 1970: util.js stamp()), not the page's (ms since its time origin). */
 const WALL = 1e12
 
-/** A stamp() of the early buffer on the page's clock (within the wall clock's millisecond). */
+/** wall clock − page clock, fixed at the first conversion (null: none yet) */
+let offset = null
+
+/**
+ * A stamp() of the early buffer on the page's clock. One offset for every stamp, so that their order holds (read
+ * at each conversion, it moved by up to 1 ms as the wall clock's millisecond turned, and a call converted after
+ * the previous one's settle could start before it: a negative gap, and the relay refused the batch). `+ 1` makes
+ * the offset at least the true one (the wall clock reads whole milliseconds, rounded down): a converted stamp is
+ * never later than the page clock's reading of the same moment, nor than any later reading.
+ */
 export function pageTime(t) {
-  return t >= WALL ? t - (wall() - now()) : t
+  if (t < WALL) return t
+  if (offset === null) {
+    const p = now()
+    offset = p >= WALL ? 0 : wall() + 1 - p // no page clock: the "page clock" is the wall clock
+  }
+  return Math.max(0, t - offset)
 }
 
 /**
