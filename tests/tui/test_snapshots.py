@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.helpers import at_rest, footers_current, until
+from tests.tui.helpers import at_rest, footers_current, unsettled, until
 from tui import keys
 from tui.feed import frozen_demo_app
 
@@ -76,11 +76,14 @@ async def _draw_call_dialog(app, size: tuple[int, int], confirm: bool) -> str:
         # enter in the focused box asks it.
         await until(pilot, lambda: app.focused is not None and app.focused.id == "input", what="the arguments box focused")
         app.focused.cursor_blink = False  # the TextArea just found by its id
+        # The call dialog drawn whole before the question covers it: its footer is laid out only while it is on top
+        # (a loaded check drew the confirm picture with that footer's row empty).
+        await until(pilot, lambda: footers_current(app) and not unsettled(app), what="the call dialog at rest")
         if confirm:
             await app.push_screen(ConfirmCall("add_to_cart"))
         shown = ConfirmCall if confirm else InvokeScreen
         await until(pilot, lambda: isinstance(app.screen, shown) and app.screen.is_attached, what="the dialog shown")
-        await until(pilot, lambda: footers_current(app), what="the footers showing the dialog's keys")
+        await until(pilot, lambda: footers_current(app) and not unsettled(app), what="the footers showing the dialog's keys")
         await pilot.wait_for_animation()
         return app.export_screenshot()
 
