@@ -154,7 +154,7 @@ class KindBox(Checkbox):
 
 class TimelineScreen(LiveView[None]):
     KEY_SCOPE = "timeline"
-    AUTO_FOCUS = "#events"  # focused as it is composed: on_mount's focus() came a turn later, after a picture once
+    AUTO_FOCUS = "#events"  # focused as composed: a focus() in on_mount takes effect a turn after the first frame
     BINDINGS = keys.bindings(KEY_SCOPE)  # 1-4 toggle GROUPS in order
     DEFAULT_CSS = """
     TimelineScreen #title { background: $panel; text-style: bold; padding: 0 1; }
