@@ -434,9 +434,10 @@ async def test_a_tool_counted_not_measured_is_marked_in_the_table_inspector_and_
 async def test_each_view_has_its_list_focused_from_its_first_frame(tmp_path: Path) -> None:
     """A view's list (or the call dialog's input) has the focus as soon as the view is mounted: the first frame
     draws its cursor as focused (a focus() in on_mount came a turn later, and a picture taken between showed the
-    timeline with its cursor unfocused)."""
+    timeline with its cursor unfocused). Not the findings view: focused as composed, its footer was laid out
+    cramped in 4 of 84 loaded runs of its 80x24 snapshot. A picture of it waits until the app has no message
+    queued (helpers.unsettled), the deferred focus among them."""
     from tui.feed import frozen_demo_app
-    from tui.screens.findings import FindingsScreen
 
     app = frozen_demo_app(30.0, export_dir=tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -447,7 +448,6 @@ async def test_each_view_has_its_list_focused_from_its_first_frame(tmp_path: Pat
             (TimelineScreen(sid), "events"),
             (PromptsScreen(sid), "prompts"),
             (SchemasScreen(), "tools"),
-            (FindingsScreen(), "findings"),
             (InvokeScreen(sid, "add_to_cart", None, True), "input"),
         ]
         for view, wanted in views:

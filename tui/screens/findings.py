@@ -39,7 +39,6 @@ MAX_ROWS = 100
 
 class FindingsScreen(LiveView[None]):
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="wmcp.view.back")]
-    AUTO_FOCUS = "#findings"
     DEFAULT_CSS = """
     FindingsScreen #title { background: $panel; text-style: bold; padding: 0 1; }
     FindingsScreen #summary { padding: 0 1; height: auto; background: $boost; }
@@ -78,6 +77,7 @@ class FindingsScreen(LiveView[None]):
     def on_mount(self) -> None:
         self._known = diagnosis_of(self.app)
         self._known.shown = self._show
+        self._table.focus()  # not AUTO_FOCUS: focused as composed, its footer was once laid out cramped
 
     def on_screen_resume(self, event: events.ScreenResume) -> None:
         """Shown (the app keeps this one view: tui/app.py `action_findings`). What is known first, then what moved
