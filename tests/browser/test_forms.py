@@ -11,7 +11,7 @@ from playwright.sync_api import Browser, Playwright
 
 from relay_bridge.lanes import lanecheck
 from relay_bridge.lanes.footprint.live import analyze_sessions
-from tests.browser.conftest import BASE_ARGS, chromium_path, open_page, session_where, spans_of, wait_phase
+from tests.browser.conftest import BASE_ARGS, headless_path, open_page, session_where, spans_of, wait_phase
 from tests.browser.referee import CdpReferee, agent_calls
 
 pytestmark = pytest.mark.browser
@@ -51,7 +51,7 @@ def utf8_len(text: str) -> int:
 @pytest.fixture(scope="module")
 def lanes_browser(playwright: Playwright) -> Iterator[Browser]:
     """Chromium with WebMCP in the page and over the DevTools Protocol (the referee's lane)."""
-    b = playwright.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS + LANES_ARGS)
+    b = playwright.chromium.launch(executable_path=headless_path(), args=BASE_ARGS + LANES_ARGS)
     yield b
     b.close()
 

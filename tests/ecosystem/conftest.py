@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Playwright, sync_playwright
 
-from tests.browser.conftest import chromium_path
+from tests.browser.conftest import headless_path
 from tests.ecosystem.harness import BASE_ARGS, WEBMCP_ARGS, Server, build
 
 
@@ -33,8 +33,8 @@ def eco_playwright() -> Iterator[Playwright]:
 @pytest.fixture(scope="module")
 def hosts(eco_playwright: Playwright) -> Iterator[dict[str, Browser]]:
     """ "native": Chromium's own document.modelContext; "polyfill": no WebMCP, the packages install theirs."""
-    native = eco_playwright.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS + WEBMCP_ARGS)
-    plain = eco_playwright.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS)
+    native = eco_playwright.chromium.launch(executable_path=headless_path(), args=BASE_ARGS + WEBMCP_ARGS)
+    plain = eco_playwright.chromium.launch(executable_path=headless_path(), args=BASE_ARGS)
     yield {"native": native, "polyfill": plain}
     native.close()
     plain.close()

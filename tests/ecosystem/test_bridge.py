@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import chromium_path
+from tests.browser.conftest import headless_path
 from tests.ecosystem.harness import AGENT, HERE
 
 pytestmark = pytest.mark.browser
@@ -25,7 +25,7 @@ def test_chrome_devtools_mcp_re_wraps_what_left_the_page() -> None:
     if not (HERE / "node_modules" / "chrome-devtools-mcp").is_dir():
         pytest.fail("tests/ecosystem/node_modules is missing: npm ci --prefix tests/ecosystem", pytrace=False)
     run = subprocess.run(
-        ["node", str(Path(HERE, "bridge.mjs")), str(AGENT), chromium_path()], capture_output=True, text=True, timeout=120, check=True
+        ["node", str(Path(HERE, "bridge.mjs")), str(AGENT), headless_path()], capture_output=True, text=True, timeout=120, check=True
     )
     out = json.loads(run.stdout)
     calls, spans = out["calls"], out["spans"]

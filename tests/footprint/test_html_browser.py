@@ -4,29 +4,25 @@ reaches the network, nothing logs an error, and hostile names and descriptions s
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.browser.conftest import BASE_ARGS, headless_path
+
 from .conftest import FIXTURES, run_main, tool, write_json
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = os.environ.get("WMCP_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install -y chromium")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        b = p.chromium.launch(executable_path=headless_path(), args=BASE_ARGS)
         try:
             yield b
         finally:

@@ -15,7 +15,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
-from tests.browser.conftest import BASE_ARGS, PageServer, chromium_path
+from tests.browser.conftest import BASE_ARGS, PageServer, headless_path
 from tests.mcp.client import free_port, mcp_client
 
 pytestmark = pytest.mark.browser
@@ -28,7 +28,7 @@ CHROME_ARGS = [*BASE_ARGS, "--enable-features=WebMCPTesting,DevToolsWebMCPSuppor
 def bridge_parameters() -> StdioServerParameters:
     if not BRIDGE.is_file():
         pytest.fail(f"{BRIDGE} is missing: run `npm ci --prefix tests/ecosystem` (pinned chrome-devtools-mcp)", pytrace=False)
-    args = [str(BRIDGE), "--headless", "--isolated", "--executablePath", chromium_path(), "--categoryExperimentalWebmcp", "--no-usage-statistics"]
+    args = [str(BRIDGE), "--headless", "--isolated", "--executablePath", headless_path(), "--categoryExperimentalWebmcp", "--no-usage-statistics"]
     args += [f"--chromeArg={arg}" for arg in CHROME_ARGS]
     return StdioServerParameters(command="node", args=args, env=dict(os.environ, CI="1"))
 

@@ -21,7 +21,7 @@ import jsonschema
 import pytest
 from playwright.async_api import Page, async_playwright
 
-from tests.browser.conftest import BASE_ARGS, RUN_ALL, WEBMCP_ARGS, PageServer, chromium_path
+from tests.browser.conftest import BASE_ARGS, RUN_ALL, WEBMCP_ARGS, PageServer, headless_path
 from tests.liveness import LIVENESS_S
 from tests.mcp.client import ROOT, Answer, Client, free_port, mcp_client, write_token
 from tests.relay_thread import TOKEN, RelayThread
@@ -42,7 +42,7 @@ NAMES = ["list_sessions", "get_session", "get_findings", "get_report", "wait_for
 @asynccontextmanager
 async def page_at(url: str) -> AsyncIterator[Page]:
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS + WEBMCP_ARGS)
+        browser = await pw.chromium.launch(executable_path=headless_path(), args=BASE_ARGS + WEBMCP_ARGS)
         try:
             page = await browser.new_page()
             await page.goto(url)

@@ -21,7 +21,7 @@ from playwright.async_api import async_playwright
 from relay_bridge.findings.cli import load as diagnose_load
 from relay_bridge.findings.document import session_findings
 from relay_bridge.relay.server import RelayConfig
-from tests.browser.conftest import BASE_ARGS, RUN_ALL, WEBMCP_ARGS, PageServer, chromium_path
+from tests.browser.conftest import BASE_ARGS, RUN_ALL, WEBMCP_ARGS, PageServer, headless_path
 from tests.liveness import LIVENESS_S
 from tui.app import WmcpTopApp
 
@@ -41,7 +41,7 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
             await pilot.pause()
             assert app.relay is not None
             relay = app.relay
-            browser = await pw.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS + WEBMCP_ARGS)
+            browser = await pw.chromium.launch(executable_path=headless_path(), args=BASE_ARGS + WEBMCP_ARGS)
             page = await browser.new_page()
             agent = f"http://127.0.0.1:{relay.port}/agent.js?t={TOKEN}"
             await page.goto(f"http://127.0.0.1:{pages.port}/native.html?" + urlencode({"agent": agent, "canary": CANARY}))
@@ -109,7 +109,7 @@ async def test_canary_is_nowhere_on_screen_in_exports_or_logs(tmp_path: Path) ->
 
 
 async def _page_with_capture(pw, relay, pages: PageServer, canary: str):
-    browser = await pw.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS + WEBMCP_ARGS)
+    browser = await pw.chromium.launch(executable_path=headless_path(), args=BASE_ARGS + WEBMCP_ARGS)
     page = await browser.new_page()
     agent = f"http://127.0.0.1:{relay.port}/agent.js?t={TOKEN}"
     config = json.dumps({"capturePayloads": True, "maxPayloadLength": 64})

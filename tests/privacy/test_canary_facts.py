@@ -13,7 +13,7 @@ import pytest
 from playwright.async_api import async_playwright
 
 from relay_bridge.relay.server import RelayConfig
-from tests.browser.conftest import BASE_ARGS, WEBMCP_ARGS, PageServer, chromium_path
+from tests.browser.conftest import BASE_ARGS, WEBMCP_ARGS, PageServer, headless_path
 from tui.app import WmcpTopApp
 
 pytestmark = pytest.mark.browser
@@ -49,7 +49,7 @@ async def test_the_canary_is_in_no_fact_frame_log_export_or_screen(tmp_path: Pat
             await pilot.pause()
             relay = app.relay
             assert relay is not None
-            browser = await pw.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS + WEBMCP_ARGS)
+            browser = await pw.chromium.launch(executable_path=headless_path(), args=BASE_ARGS + WEBMCP_ARGS)
             page = await browser.new_page()
             agent = f"http://127.0.0.1:{relay.port}/agent.js?t={TOKEN}"
             await page.goto(f"http://127.0.0.1:{pages.port}/facts.html?" + urlencode({"agent": agent, "canary": CANARY}))

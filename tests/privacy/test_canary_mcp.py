@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import pytest
 from playwright.async_api import async_playwright
 
-from tests.browser.conftest import BASE_ARGS, RUN_ALL, WEBMCP_ARGS, PageServer, chromium_path
+from tests.browser.conftest import BASE_ARGS, RUN_ALL, WEBMCP_ARGS, PageServer, headless_path
 from tests.liveness import LIVENESS_S
 from tests.mcp.client import mcp_client, write_token
 from tests.relay_thread import TOKEN, RelayThread
@@ -30,7 +30,7 @@ async def test_canary_is_in_no_answer_of_the_mcp_server(relay_server: RelayThrea
     write_token(home, TOKEN)
     try:
         async with async_playwright() as pw, mcp_client(relay_server.port, home) as client:
-            browser = await pw.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS + WEBMCP_ARGS)
+            browser = await pw.chromium.launch(executable_path=headless_path(), args=BASE_ARGS + WEBMCP_ARGS)
             page = await browser.new_page()
             agent = relay_server.http_url("/agent.js")
             await page.goto(f"http://127.0.0.1:{pages.port}/native.html?" + urlencode({"agent": agent, "canary": CANARY}))

@@ -19,7 +19,7 @@ from tests.browser.conftest import (
     RUN_ALL,
     WEBMCP_ARGS,
     PageServer,
-    chromium_path,
+    headless_path,
 )
 from tests.relay_thread import TOKEN
 
@@ -42,7 +42,7 @@ async def test_a_tab_switch_shows_the_unwatched_session_s_calls_within_300_ms(tm
             relay.watching.unwatched_ms = 10_000  # an unwatched agent holds its spans 10 s: only the switch sends them
             agent = f"http://127.0.0.1:{relay.port}/agent.js?t={TOKEN}"
             url = f"http://127.0.0.1:{pages.port}/native.html?" + urllib.parse.urlencode({"agent": agent})
-            browser = await pw.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS + WEBMCP_ARGS)
+            browser = await pw.chromium.launch(executable_path=headless_path(), args=BASE_ARGS + WEBMCP_ARGS)
             first = await browser.new_page()
             await first.goto(url)
             await first.wait_for_function("window.__webmcpPerf && __webmcpPerf.relay() && __webmcpPerf.relay().state === 'open'")
