@@ -1,6 +1,6 @@
 """Benchmark: what the page agent costs a page at load (issue 47 item 1), in Chromium with its native WebMCP host.
 
-Four ways, side by side in one run:
+Four ways, side by side in one run, and a fifth when the run is given webmcp-profiler's build (tests/bench/peer.py):
 
 - `no agent`: the bench page alone (it registers one tool whose result is 1 KB of text);
 - `empty script`: the page with a tag like the agent's fetching an empty script served the same way: what any
@@ -14,7 +14,9 @@ Four ways, side by side in one run:
   (no token in it: the agent takes the token from the tag), and beside it /agent-rest.js (dist/agent-rest.js, the
   rest, which the eager part fetches after the load event), both served by this test as the relay serves them (by
   content hash, `?v=`, kept for good: a page's frames fetch each once) so the benchmark does not depend on the
-  relay's own server; its uplink connects to that relay with the tag's token.
+  relay's own server; its uplink connects to that relay with the tag's token;
+- `webmcp-profiler` (given WMCP_PEER): the page with its built IIFE in a script tag before the page's own, opened
+  with `?perf=1` as its users switch it on.
 
 Every load is cold: a fresh browser context (no HTTP or code cache) on an origin of its own (`<n>.localhost`, so
 the relay's per-origin connect budget never refuses a socket). The ways take turns, LOADS rounds of one load each,
@@ -39,8 +41,8 @@ the order reversed every other round. Per way, medians over the rounds of:
 Ratios are printed to no agent and to the floor. The time targets (tests/bench/judge.py: asserted by the full
 run, printed by the short pass): the 10-iframe page's load event with the whole agent within 1.2x its load event
 without one (issue 47; the median of the rounds' paired ratios), and the whole agent's added script time at load
-at most SCRIPT_OVER_FLOOR times the floor agent's (differences of medians; webmcp-profiler, the issue's peer, is
-not installable here, so the floor is the in-run peer: see docs/observer-cost.md). The eager script's gzip against
+at most SCRIPT_OVER_FLOOR times the floor agent's (differences of medians), and, given webmcp-profiler, at most
+SCRIPT_OVER_PEER times its own (docs/observer-cost.md). The eager script's gzip against
 the issue's 14 KB is printed, not asserted here (the build's size budget holds it). What every run asserts holds
 whatever the load: every way loaded in every frame, the agents attached and measured all 500 calls (the whole
 agent's uplink open), and the byte counts are exact (each way's scripts are exactly what the test served it).
@@ -66,7 +68,7 @@ import pytest
 from playwright.sync_api import Browser, CDPSession, Page, sync_playwright
 
 from relay_bridge.relay.assets import PLACEHOLDER
-from tests.bench import judge
+from tests.bench import judge, peer
 from tests.bench.floor import floor_js
 from tests.browser.conftest import BASE_ARGS, WEBMCP_ARGS, chromium_path
 from tests.relay_thread import RelayThread
@@ -77,13 +79,18 @@ AGENT = ROOT / "page_agent" / "dist" / "agent-eager.js"
 LOADS = 20 if judge.judging() else 3
 CALLS = 500
 FRAMES = 10
-WAYS = {"none": "no agent", "empty": "empty script", "floor": "floor agent", "agent": "whole agent"}
+PEER_JS = peer.peer_js()
+# webmcp-profiler's IIFE, as its users load it (a script tag, switched on by `?perf=1`), when the run is given it.
+WAYS = {"none": "no agent", "empty": "empty script", "floor": "floor agent", "agent": "whole agent", **({"peer": peer.NAME} if PEER_JS else {})}
 FRAMES_OVER_NONE = 1.2  # issue 47: a page of 10 iframes, each running the agent, within 1.2x its load without
-# The whole agent's added script time at load over the floor agent's. Issue 47 asks for half webmcp-profiler's (+3.9 ms
-# on its machine, so about +2 ms), which is not installable here; the floor is the in-run peer. On this machine the
-# whole agent reads what the issue read (+17 ms against its +16.2), and the floor adds about 0.14 ms: +2 ms is about 14
-# floors (docs/observer-cost.md).
+# The whole agent's added script time at load over the floor agent's, for runs not given webmcp-profiler: issue 47
+# asks for half its added time (+3.9 ms on the issue's machine, so about +2 ms), and the floor adds about 0.14 ms
+# here: +2 ms is about 14 floors (docs/observer-cost.md).
 SCRIPT_OVER_FLOOR = 14.0
+# Issue 47, against webmcp-profiler when the run is given it (tests/bench/peer.py): the added script time at load at
+# most half its added script time (its IIFE, `?perf=1`), the JS heap after load at most its own (printed: counted).
+SCRIPT_OVER_PEER = 0.5
+HEAP_OVER_PEER = 1.0
 GZIP_TARGET = 14 * 1024  # issue 47: webmcp-profiler's whole IIFE is 14,362 B
 # Issue 47: the JS heap after load at most 1.0x webmcp-profiler's added heap (+94 KB on the issue's machine). Heap is
 # counted, not timed: printed beside the figure, as the gzip size is.
@@ -120,7 +127,10 @@ WAY_TAGS = {
     "empty": '<script src="/empty.js?v={v}" data-wmcp="{token}"></script>',
     "floor": f"<script>{FLOOR_JS}</script>",
     "agent": '<script src="/agent.js?v={v}" data-wmcp="{token}"></script>',
+    "peer": '<script src="/webmcp-profiler.iife.js"></script>',
 }
+# The query a way's pages are opened with: webmcp-profiler's gate switches it on by `?perf=1`.
+QUERY = {"peer": "perf=1"}
 
 # What a page evaluated before its load event: its inline scripts, and the path and decoded size of every script it
 # fetched by then (the test's server is the only one serving scripts).
@@ -133,9 +143,10 @@ EVALUATED = """() => {
       .map((e) => [new URL(e.name).pathname, e.decodedBodySize]),
   }
 }"""
-# What each way's script did in a page: the agent's calls accounted and uplink state, the floor's spans and measures.
-DID = """() => [globalThis.__webmcpPerf ? [__webmcpPerf.overhead().accounted, (__webmcpPerf.relay() || {}).state || null] : null,
-  globalThis.__wmcpFloor ? [__wmcpFloor.spans.length, __wmcpFloor.measured] : null]"""
+# What each way's script did in a page: the agent's calls accounted and uplink state, the floor's spans and measures,
+# the peer's spans and measures.
+DID = f"""() => [globalThis.__webmcpPerf && __webmcpPerf.overhead ? [__webmcpPerf.overhead().accounted, (__webmcpPerf.relay() || {{}}).state || null] : null,
+  globalThis.__wmcpFloor ? [__wmcpFloor.spans.length, __wmcpFloor.measured] : null, {peer.DID}]"""
 
 
 class _Pages(http.server.BaseHTTPRequestHandler):
@@ -161,7 +172,8 @@ class _Pages(http.server.BaseHTTPRequestHandler):
                 "text/html; charset=utf-8",
             )
         elif kind == "frames" and way in WAY_TAGS:
-            frames = "".join(f'<iframe src="/page/{way}?frame={i}"></iframe>' for i in range(FRAMES))
+            query = f"&{QUERY[way]}" if way in QUERY else ""
+            frames = "".join(f'<iframe src="/page/{way}?frame={i}{query}"></iframe>' for i in range(FRAMES))
             body, ctype = FRAMES_PAGE.format(n=FRAMES, frames=frames).encode(), "text/html; charset=utf-8"
         else:
             self.send_error(404)
@@ -188,6 +200,8 @@ def served(ws_url: str, token: str) -> Iterator[int]:
     _Pages.scripts = {f"/{path.name}": path.read_bytes() for path in AGENT.parent.glob("*.js")}
     _Pages.scripts["/agent.js"] = built.replace(PLACEHOLDER, json.dumps(ws_url).encode(), 1)
     _Pages.scripts["/empty.js"] = b""
+    if PEER_JS is not None:
+        _Pages.scripts["/webmcp-profiler.iife.js"] = PEER_JS.encode()
     _Pages.version = hashlib.sha256(_Pages.scripts["/agent.js"]).hexdigest()[:8]
     _Pages.token = token
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
@@ -257,8 +271,9 @@ def until(page: Page, condition: str) -> None:
 def one_way(browser: Browser, origin: str, way: str) -> dict[str, Any]:
     """One cold load of `way`'s page and one of its 10-frame page: every figure of one round."""
     out: dict[str, Any] = {}
+    query = f"?{QUERY[way]}" if way in QUERY else ""
     with cold(browser) as (page, cdp):
-        out.update(load(page, cdp, f"{origin}/page/{way}"))
+        out.update(load(page, cdp, f"{origin}/page/{way}{query}"))
         # Before anything of the test's runs in the page: its look at the scripts holds elements, and the first
         # element a page's script holds makes the engine build the HTMLElement and Element interfaces (77 KB).
         out["heap_load"] = heap(cdp)
@@ -269,6 +284,8 @@ def one_way(browser: Browser, origin: str, way: str) -> dict[str, Any]:
         page.evaluate("(n) => callTool(n)", CALLS)
         if way == "agent":  # its accounting runs after the host has each result: wait for the last call's
             until(page, f"__webmcpPerf.overhead().accounted >= {CALLS}")
+        if way == "peer":
+            until(page, f"__webmcpPerf.spans().length >= {CALLS}")
         out["heap_calls"] = heap(cdp)
         out["did"] = page.evaluate(DID)
     with cold(browser) as (page, cdp):
@@ -281,18 +298,20 @@ def one_way(browser: Browser, origin: str, way: str) -> dict[str, Any]:
 
 def check_ran(way: str, r: dict[str, Any]) -> None:
     """What load cannot flip: `way`'s script attached in the page and in every frame, and measured every call."""
-    agent, floor = r["did"]
+    agent, floor, other = r["did"]
     if way == "agent":
-        assert floor is None and agent is not None, f"{WAYS[way]}: agent {agent}, floor {floor}"
+        assert floor is None and other is None and agent is not None, f"{WAYS[way]}: agent {agent}, floor {floor}, peer {other}"
         assert agent == [CALLS, "open"], f"{WAYS[way]}: {agent[0]} calls measured of {CALLS}, uplink {agent[1]}"
     elif way == "floor":
-        assert agent is None and floor == [CALLS, CALLS], f"{WAYS[way]}: agent {agent}, floor {floor}"
+        assert agent is None and other is None and floor == [CALLS, CALLS], f"{WAYS[way]}: agent {agent}, floor {floor}, peer {other}"
+    elif way == "peer":
+        assert agent is None and floor is None and other == [CALLS, CALLS], f"{WAYS[way]}: agent {agent}, floor {floor}, peer {other}"
     else:
-        assert agent is None and floor is None, f"{WAYS[way]}: agent {agent}, floor {floor}"
+        assert agent is None and floor is None and other is None, f"{WAYS[way]}: agent {agent}, floor {floor}, peer {other}"
     frames = r["frames_did"]
     assert len(frames) == FRAMES, f"{WAYS[way]}: {len(frames)} frames loaded of {FRAMES}"
-    for agent, floor in frames:
-        assert (agent is not None, floor is not None) == (way == "agent", way == "floor"), f"{WAYS[way]}: a frame ran agent {agent}, floor {floor}"
+    for ran in frames:
+        assert [x is not None for x in ran] == [way == "agent", way == "floor", way == "peer"], f"{WAYS[way]}: a frame ran {ran}"
 
 
 def check_bytes(by_way: dict[str, list[bytes]]) -> None:
@@ -305,6 +324,8 @@ def check_bytes(by_way: dict[str, list[bytes]]) -> None:
     assert by_way["agent"][:1] == own and _Pages.scripts["/agent.js"] in by_way["agent"], (
         f"whole agent: {[len(s) for s in by_way['agent']]} bytes, the agent as served is {len(_Pages.scripts['/agent.js'])}"
     )
+    if "peer" in by_way:
+        assert by_way["peer"] == [*own, _Pages.scripts["/webmcp-profiler.iife.js"]], f"{peer.NAME}: {[len(s) for s in by_way['peer']]} bytes"
 
 
 @pytest.mark.bench
@@ -357,7 +378,7 @@ def test_load_cost(tmp_path: Path) -> None:
             f"  {m['heap_calls'] / 1024:12,.0f} KB  {m['frames_load']:12.1f} ms  {m['frames_task']:5.1f} ms"
         )
     print("  added over no agent (difference of medians), and the paired ratio to no agent / to the floor agent (median of rounds):")
-    for way in ("empty", "floor", "agent"):
+    for way in [w for w in WAYS if w != "none"]:
         cells = []
         for figure, (name, unit, scale) in SHOWN.items():
             to_floor = f" / {paired(way, 'floor', figure):.2f}x" if way == "agent" else ""
@@ -375,9 +396,23 @@ def test_load_cost(tmp_path: Path) -> None:
         f" empty script / no agent {paired('empty', 'none', 'frames_load'):.2f}x (a tag's fetch, with no code of its own)"
     )
     frames_ratio = paired("agent", "none", "frames_load")
-    judge.time_targets(
-        [
-            judge.at_most("10 frames' load event, whole agent / no agent", frames_ratio, FRAMES_OVER_NONE, ".2f"),
-            judge.at_most("added script time at load, whole agent / floor agent", over_floor, SCRIPT_OVER_FLOOR, ".1f"),
-        ]
-    )
+    targets = [
+        judge.at_most("10 frames' load event, whole agent / no agent", frames_ratio, FRAMES_OVER_NONE, ".2f"),
+        judge.at_most("added script time at load, whole agent / floor agent", over_floor, SCRIPT_OVER_FLOOR, ".1f"),
+    ]
+    if "peer" in WAYS:
+        # Issue 47's targets against the peer itself, its added cost read in this run.
+        def over_peer(figure: str) -> float:
+            theirs = added("peer", figure)
+            return added("agent", figure) / theirs if theirs > 0 else float("inf")
+
+        print(
+            f"  whole agent / {peer.NAME}: script bytes gzip {gz['agent']:,} / {gz['peer']:,} B; added script time at load"
+            f" {over_peer('script'):.2f}x (target at most {SCRIPT_OVER_PEER:g}); added heap after load {over_peer('heap_load'):.2f}x"
+            f" (target at most {HEAP_OVER_PEER:g}); added heap after {CALLS} calls {over_peer('heap_calls'):.2f}x;"
+            f" 10 frames' load event {paired('agent', 'peer', 'frames_load'):.2f}x"
+        )
+        targets.append(judge.at_most(f"added script time at load, whole agent / {peer.NAME}", over_peer("script"), SCRIPT_OVER_PEER, ".2f"))
+    else:
+        print(f"  {peer.missing()}")
+    judge.time_targets(targets)
