@@ -24,11 +24,12 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from tests.bench import judge
+from tests.browser.conftest import BASE_ARGS
 from tests.relay_thread import RelayThread
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "page_agent" / "dist" / "agent.js"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = BASE_ARGS
 TARGET_1KB_MS = 0.01
 TARGET_128KB_MS = 0.05
 
@@ -104,9 +105,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 @pytest.mark.bench
 def test_agent_overhead(tmp_path: Path) -> None:
     os.environ.setdefault("WMCP_TOP_HOME", str(tmp_path))
-    chromium = os.environ.get("WMCP_CHROMIUM", "/usr/bin/chromium")
-    if not Path(chromium).is_file():
-        pytest.fail(f"Chromium not found at {chromium}: apt-get install -y chromium", pytrace=False)
+    chromium = judge.chromium()
     relay = RelayThread(tmp_path)
     _Handler.relay_url = relay.ws_url
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)

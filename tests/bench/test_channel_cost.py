@@ -41,7 +41,6 @@ from websockets.sync.server import ServerConnection, serve
 from tests.bench import judge
 from tests.bench.paired import interval
 from tests.bench.test_observer_effect import ARGS, browser_cpu, quiet_browser
-from tests.browser.conftest import chromium_path
 from tests.lanes.helpers import SiteServer
 
 PAGES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"
@@ -116,7 +115,7 @@ def origin() -> Iterator[str]:
 @pytest.mark.bench
 def test_a_channel_message_costs_the_browser_what_the_budget_allows_a_call(origin: str) -> None:
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium_path(), args=ARGS)
+        browser = pw.chromium.launch(executable_path=judge.chromium(), args=ARGS)
         try:
             context = browser.new_context()
             poster, listener = context.new_page(), context.new_page()
@@ -224,7 +223,7 @@ def sink() -> Iterator[tuple[str, _Count]]:
 def test_a_socket_frame_costs_the_browser_a_wake_up(origin: str, sink: tuple[str, _Count]) -> None:
     url, got = sink
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium_path(), args=ARGS)
+        browser = pw.chromium.launch(executable_path=judge.chromium(), args=ARGS)
         try:
             page = browser.new_page()
             page.goto(origin + "/listener.html")

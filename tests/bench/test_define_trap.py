@@ -17,8 +17,9 @@ import os
 import pytest
 from playwright.sync_api import sync_playwright
 
+from tests.bench import judge
 from tests.bench.paired import interval
-from tests.browser.conftest import BASE_ARGS, PageServer, chromium_path
+from tests.browser.conftest import BASE_ARGS, PageServer
 
 pytestmark = pytest.mark.bench
 
@@ -45,7 +46,7 @@ def test_define_trap_cost() -> None:
     server = PageServer()
     try:
         with sync_playwright() as p:
-            b = p.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS)
+            b = p.chromium.launch(executable_path=judge.chromium(), args=BASE_ARGS)
             pages = {}
             for way, tag in (("agent", '<script src="/_agent_raw.js"></script>'), ("control", "")):
                 ctx = b.new_context()

@@ -25,6 +25,7 @@ from playwright.sync_api import sync_playwright
 from relay_bridge.relay.extension import extension_id
 from tests.bench import judge
 from tests.bench.test_agent_overhead import AGENT, ARGS, BENCH
+from tests.browser.conftest import chromium_path
 from tests.extension.conftest import EXT, launch, pair, wait_js
 from tests.relay_thread import RelayThread
 
@@ -106,7 +107,7 @@ def test_extension_overhead(tmp_path: Path) -> None:
     results: dict[str, dict[str, Any]] = {}
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=os.environ.get("WMCP_CHROMIUM", "/usr/bin/chromium"), args=ARGS)
+            browser = p.chromium.launch(executable_path=chromium_path(), args=ARGS)
             page = browser.new_page()
             page.goto(f"{base}/tag?perf=1")
             results["script tag"] = measure(page)

@@ -23,9 +23,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import sync_playwright
 
+from tests.bench import judge
+from tests.browser.conftest import BASE_ARGS
+
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "page_agent" / "src"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 IMAGES = 5  # re-encodings per size
 
 PAGE = b"""<!doctype html><meta charset="utf-8"><title>facts cost</title><body>bench
@@ -120,15 +122,13 @@ def _task_seconds(cdp: Any) -> float:
 
 @pytest.mark.bench
 def test_facts_cost() -> None:
-    chromium = os.environ.get("WMCP_CHROMIUM", "/usr/bin/chromium")
-    if not Path(chromium).is_file():
-        pytest.fail(f"Chromium not found at {chromium}: apt-get install -y chromium", pytrace=False)
+    chromium = judge.chromium()
     seconds = float(os.environ.get("WMCP_BENCH_SECONDS", "10"))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, args=ARGS)
+            browser = p.chromium.launch(executable_path=chromium, args=BASE_ARGS)
             page = browser.new_page()
             page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/")
             page.wait_for_function("window.ready === true")

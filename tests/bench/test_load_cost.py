@@ -70,7 +70,7 @@ from playwright.sync_api import Browser, CDPSession, Page, sync_playwright
 from relay_bridge.relay.assets import PLACEHOLDER
 from tests.bench import judge, peer
 from tests.bench.floor import floor_js
-from tests.browser.conftest import BASE_ARGS, WEBMCP_ARGS, chromium_path
+from tests.browser.conftest import BASE_ARGS, WEBMCP_ARGS
 from tests.relay_thread import RelayThread
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -335,7 +335,7 @@ def test_load_cost(tmp_path: Path) -> None:
     try:
         # As the relay bakes its address (no token) and `wmcp-top snippet` writes the tag (the token in data-wmcp).
         with served(f"ws://127.0.0.1:{relay.port}/relay", relay.token) as port, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS + WEBMCP_ARGS)
+            browser = p.chromium.launch(executable_path=judge.chromium(), args=BASE_ARGS + WEBMCP_ARGS)
             order = list(WAYS)
             for n in range(LOADS):
                 for way in order if n % 2 == 0 else order[::-1]:

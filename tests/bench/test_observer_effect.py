@@ -56,7 +56,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 from tests.bench import judge, peer, procs
 from tests.bench.floor import floor_js
 from tests.bench.paired import interval, verdict
-from tests.browser.conftest import BASE_ARGS, WEBMCP_ARGS, chromium_path
+from tests.browser.conftest import BASE_ARGS, WEBMCP_ARGS
 from tests.relay_thread import agent_tag
 
 SECONDS = float(os.environ.get("WMCP_BENCH_SECONDS", "30"))
@@ -239,7 +239,7 @@ def timed_calls(page: Page, seconds: float, observer_pid: int | None = None) -> 
 @contextmanager
 def chromium_and_pages() -> Iterator[tuple[Browser, str]]:
     """Debian's Chromium (a missing one fails the test with the install line) and the bench pages' base URL."""
-    chromium = chromium_path()
+    chromium = judge.chromium()
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:

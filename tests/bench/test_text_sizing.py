@@ -27,7 +27,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from tests.bench import judge
-from tests.browser.conftest import BASE_ARGS, chromium_path
+from tests.browser.conftest import BASE_ARGS
 from tests.lanes.helpers import SiteServer
 
 HERE = Path(__file__).resolve().parent
@@ -69,7 +69,7 @@ def in_chromium(seconds: float) -> list[dict[str, Any]]:
     server = SiteServer(ROOT)
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium_path(), args=BASE_ARGS)
+            browser = p.chromium.launch(executable_path=judge.chromium(), args=BASE_ARGS)
             page = browser.new_page()
             page.goto(f"{server.base}/README.md")
             rows = page.evaluate(PAGE_RUN, seconds)

@@ -57,7 +57,8 @@ WEBMCP_ARGS = ["--enable-features=WebMCPTesting", "--enable-experimental-web-pla
 
 
 def chromium_path() -> str:
-    """The whole browser, as users run it: for what only it has (extensions) and for what is measured on it."""
+    """The whole browser, as users run it: for what only it has (extensions) and for the figures a full benchmark run
+    judges."""
     path = os.environ.get("WMCP_CHROMIUM", "/usr/bin/chromium")
     if not Path(path).is_file():
         pytest.fail(f"Chromium not found at {path}: apt-get install -y chromium (or set WMCP_CHROMIUM)", pytrace=False)
