@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 import msgspec
 
 from relay_bridge.core.store import Store
+from relay_bridge.exports.capture import diagnosis_facts
 from relay_bridge.exports.report import build_report, span_facts
 from relay_bridge.relay.server import Relay, RelayConfig
 from tests.liveness import LIVENESS_S
@@ -36,7 +37,7 @@ def session_view(session: Any) -> dict[str, Any]:
         "hellos": session.hellos,
         "spans": [dict(msgspec.to_builtins(s)) for s in session.spans()],
         "facts": {s.seq: span_facts(s) for s in session.spans()},
-        "diagnosis": {seq: msgspec.to_builtins(f) for seq, f in session.facts.items()},
+        "diagnosis": {seq: diagnosis_facts(f) for seq, f in session.facts.items()},
         "tools": {
             name: {
                 "schemaBytes": r.schemaBytes,

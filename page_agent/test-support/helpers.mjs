@@ -281,13 +281,14 @@ export const CANARY = "CANARY-7f3a9c-do-not-leak"
 /** The uplink address the tests bake in (the token is a fixed test value). */
 export const RELAY = "ws://127.0.0.1:7420/relay?t=0123456789abcdef0123456789abcdef"
 
-/** An attached agent whose uplink is open and has had the relay's resume ack (-1): ready to send spans. */
-export async function connectedAgent({ host = new DraftHost(), location = "document", config = {}, g } = {}) {
+/** An attached agent whose uplink is open and has had the relay's resume ack (-1): ready to send spans. `welcome`:
+ * what the relay's welcome says beyond the test's defaults. */
+export async function connectedAgent({ host = new DraftHost(), location = "document", config = {}, g, welcome } = {}) {
   FakeWebSocket.instances = []
   const env = manualEnv()
   const ctx = setup({ env, host, location, g, config: { WebSocket: FakeWebSocket, uplink: RELAY, ...config } })
   const ws = FakeWebSocket.last()
-  ws.accept()
+  ws.accept(welcome)
   env.run()
   ws.deliver({ type: "ack", session: ctx.api.sessionId, seq: -1 })
   env.run()

@@ -114,6 +114,23 @@ class Span(Struct, forbid_unknown_fields=True, gc=False):
     invokedBy: Literal["terminal"] | None = None
 
 
+# A span as a row (a spans frame's `rows`): its values in Span's field order, without `sessionId` (the frame names
+# the session), the optional fields at the end left out from the last one that is set. A third of the object's
+# bytes, and the page pays its WebSocket for every byte on its main thread (docs/protocol.md, "Span rows").
+SpanRow = msgspec.defstruct(
+    "SpanRow",
+    [
+        (f.name, f.type, f.default) if f.default is not msgspec.NODEFAULT else (f.name, f.type)
+        for f in msgspec.structs.fields(Span)
+        if f.name != "sessionId"
+    ],
+    array_like=True,
+    forbid_unknown_fields=True,
+    gc=False,
+)
+SPAN_ROW_FIELDS = tuple(f.name for f in msgspec.structs.fields(SpanRow))
+
+
 class SessionInfo(Struct, forbid_unknown_fields=True):
     id: SessionId
     origin: Text
@@ -165,7 +182,7 @@ class Start(Struct, tag="start", tag_field="type", forbid_unknown_fields=True):
 
 class Spans(Struct, tag="spans", tag_field="type", forbid_unknown_fields=True):
     session: SessionId
-    spans: Annotated[list[Span], Meta(max_length=MAX_SPANS_PER_FRAME)]
+    spans: Annotated[list[Span], Meta(max_length=MAX_SPANS_PER_FRAME)] = field(default_factory=list)
     # Lowest seq the agent may still send (a call still running, a held span the relay lacks): every seq
     # below it was either stored or lost (evicted unsent), so the relay's ack can move past a hole the agent
     # will never fill, and never past a call that is still running.
@@ -174,6 +191,8 @@ class Spans(Struct, tag="spans", tag_field="type", forbid_unknown_fields=True):
     # Facts (late, as in a `facts` frame) that were ready when this batch left: one frame instead of two.
     # Applied after the frame's spans.
     facts: Annotated[list[FactsItem], Meta(max_length=MAX_FACTS_PER_FRAME)] | None = None
+    # The same spans as rows (SpanRow), from an agent the welcome told `rows`: decode() turns them into `spans`.
+    rows: Annotated[list[SpanRow], Meta(max_length=MAX_SPANS_PER_FRAME)] | None = None  # type: ignore[valid-type]  # made by defstruct
 
 
 class Update(Struct, tag="update", tag_field="type", forbid_unknown_fields=True):
@@ -370,11 +389,11 @@ class BloatFacts(Struct, forbid_unknown_fields=True, rename="camel", omit_defaul
     """What a text/JSON result spends on whitespace, keys repeated across rows, and base64 inside strings."""
 
     text_bytes: NonNegInt
-    whitespace_bytes: NonNegInt
-    repeated_key_bytes: NonNegInt
-    repeated_key_rows: NonNegInt
-    base64_bytes: NonNegInt
-    base64_runs: NonNegInt
+    whitespace_bytes: NonNegInt = 0  # each zero figure may be left out (an agent the welcome told `rows` does)
+    repeated_key_bytes: NonNegInt = 0
+    repeated_key_rows: NonNegInt = 0
+    base64_bytes: NonNegInt = 0
+    base64_runs: NonNegInt = 0
     truncated: bool | None = None  # only the first 262,144 characters were examined
 
 
@@ -446,6 +465,8 @@ class Welcome(Struct, tag="welcome", tag_field="type"):
     limits: Limits = field(default_factory=Limits)
     # The relay has a use for opt-in `payload` frames (--otlp or --show-payloads): an agent sends none otherwise.
     payloads: bool = False
+    # The relay reads spans as rows and bloat facts without their zero figures (an agent sends the long forms otherwise).
+    rows: bool = True
 
 
 class Ack(Struct, tag="ack", tag_field="type", omit_defaults=True):
@@ -564,6 +585,11 @@ def decode(data: bytes | str) -> AgentFrame | Rejection:
         return Rejection(Code.BAD_JSON, "frame is not a JSON object")
     except (RecursionError, ValueError, UnicodeError):  # pragma: no cover - defensive
         return Rejection(Code.BAD_JSON, "frame could not be decoded")
+    if isinstance(frame, Spans) and frame.rows is not None:
+        if frame.spans:
+            return Rejection(Code.INVALID, "spans: either spans or rows, at $")
+        frame.spans = [Span(frame.session, *msgspec.structs.astuple(row)) for row in frame.rows]
+        frame.rows = None
     if isinstance(frame, FactsFrame) and not _one_form(frame):
         return Rejection(Code.INVALID, "facts: either seq and facts, or items, at $")
     if isinstance(frame, ToolChange) and len(frame.descriptor) > MAX_DESCRIPTOR_BYTES:

@@ -15,10 +15,29 @@ from typing import Any
 import msgspec
 
 from relay_bridge import __version__
+from relay_bridge.core import protocol as p
 from relay_bridge.core.store import Session, Store, StoreSnapshot
 from relay_bridge.exports.report import build_report, span_facts
 
 FORMAT = "wmcp-top-capture/1"
+
+
+def diagnosis_facts(facts: p.Facts) -> dict[str, Any]:
+    """One call's diagnosis facts as the capture writes them: every bloat figure, zeros too (an agent may leave
+    those out on the wire, docs/protocol.md)."""
+    out: dict[str, Any] = msgspec.to_builtins(facts)
+    bloat = facts.bloat
+    if bloat is not None:
+        out["bloat"] = {
+            "textBytes": bloat.text_bytes,
+            "whitespaceBytes": bloat.whitespace_bytes,
+            "repeatedKeyBytes": bloat.repeated_key_bytes,
+            "repeatedKeyRows": bloat.repeated_key_rows,
+            "base64Bytes": bloat.base64_bytes,
+            "base64Runs": bloat.base64_runs,
+            **({} if bloat.truncated is None else {"truncated": bloat.truncated}),
+        }
+    return out
 
 
 def session_capture(session: Session, generated_at: float) -> dict[str, Any]:
@@ -52,8 +71,8 @@ def session_capture(session: Session, generated_at: float) -> dict[str, Any]:
             for rec in session.tools.values()
         ],
         "facts": {str(span.seq): span_facts(span) for span in session.spans() if span_facts(span)},
-        # Diagnosis facts per seq (docs/diagnosis-facts.md), as the agent sent them: numbers, never a body.
-        "diagnosisFacts": {str(seq): msgspec.to_builtins(f) for seq, f in sorted(session.facts.items())},
+        # Diagnosis facts per seq (docs/diagnosis-facts.md): numbers, never a body.
+        "diagnosisFacts": {str(seq): diagnosis_facts(f) for seq, f in sorted(session.facts.items())},
         "inflight": [
             {"seq": c.seq, "tool": c.tool, "invokedAt": c.invokedAt, "depth": c.depth, "parent": c.parent, "cancelled": c.cancelled_at is not None}
             for c in session.inflight.values()

@@ -169,3 +169,11 @@ async def test_a_sliced_batch_keeps_its_facts_and_the_log_replays_them(tmp_path:
         await relay.stop()
     [part] = sorted((tmp_path / "logs").rglob("*.jsonl*"))
     assert load_store(part).sessions[SID].facts == live.facts
+
+
+def test_short_bloat_facts_are_written_whole_in_the_capture() -> None:
+    # An agent whose relay reads rows leaves the zero figures out (docs/protocol.md); the capture has them all.
+    store = session_with_spans()
+    store.apply(1, frame({"type": "facts", "session": SID, "seq": 1, "facts": {"bloat": {"textBytes": 9, "base64Bytes": 4, "base64Runs": 1}}}))
+    bloat = build_capture(store)["sessions"][0]["diagnosisFacts"]["1"]["bloat"]
+    assert bloat == {"textBytes": 9, "whitespaceBytes": 0, "repeatedKeyBytes": 0, "repeatedKeyRows": 0, "base64Bytes": 4, "base64Runs": 1}

@@ -8,6 +8,8 @@ import re
 import typing
 from pathlib import Path
 
+import msgspec
+
 from relay_bridge.core import protocol as p
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,3 +48,9 @@ def test_every_frame_the_agent_sends_is_built_in_frames_js() -> None:
     assert not elsewhere, f"frames built outside transport/frames.js: {sorted(elsewhere)}"
     for kind in js_list("AGENT_FRAMES"):
         assert f'type: "{kind}"' in FRAMES, f"frames.js has no constructor for {kind}"
+
+
+def test_a_span_row_s_fields_are_protocol_py_s_in_its_order() -> None:
+    assert js_list("SPAN_ROW") == list(p.SPAN_ROW_FIELDS)
+    required = re.search(r"export const SPAN_ROW_REQUIRED = (\d+)", FRAMES)
+    assert required and int(required.group(1)) == sum(1 for f in msgspec.structs.fields(p.SpanRow) if f.required)

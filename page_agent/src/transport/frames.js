@@ -22,12 +22,51 @@ export function start(session, calls) {
   return { type: "start", session, calls }
 }
 
-/** Settled calls' spans; `lost` is the exact count the agent could not keep. */
-/** A batch of spans; `facts` ({seq, facts} items ready when it left) ride along, applied after the spans. */
-export function spans(session, list, lost, facts) {
-  const f = { type: "spans", session, spans: list, lost }
-  if (facts && facts.length) f.facts = facts
+/**
+ * A batch of spans; `lost` is the exact count the agent could not keep; `facts` ({seq, facts} items ready when it
+ * left) ride along, applied after the spans. `rows`: the relay's welcome said it reads spans as rows (spanRow).
+ */
+export function spans(session, list, lost, facts, rows = false) {
+  const f = rows ? { type: "spans", session, rows: list.map(spanRow), lost } : { type: "spans", session, spans: list, lost }
+  if (facts && facts.length) f.facts = rows ? facts.map((item) => ({ seq: item.seq, facts: shortFacts(item.facts) })) : facts
   return f
+}
+
+/** A span's fields in a row's order: protocol.py's Span without `sessionId` (the frame names the session). */
+export const SPAN_ROW = ["seq", "tool", "invokedAt", "settledAt", "wallMs", "blockingMs", "inputBytes", "resultBytes", "contentTypes", "imageBytes", "estInputTokens", "estTextTokens", "estImageTokens", "estTokens", "isError", "error", "gapSincePrevCallMs", "synthetic", "serializable", "resultType", "envelope", "substituted", "depth", "parent", "overlapped", "errorType", "refusal", "consent", "consentMismatch", "waitedMs", "outcome", "invokedBy"]
+/** The fields every row carries (Span's required ones); the optional ones after them end at the last one set. */
+export const SPAN_ROW_REQUIRED = 19
+
+/**
+ * A span as a row: its values in SPAN_ROW's order, trailing optional ones left out when null or absent. About a
+ * third of the span's JSON: the page's WebSocket costs its main thread about 10 ns a byte (docs/protocol.md).
+ * @param {Record<string, any>} span
+ */
+export function spanRow(span) {
+  const row = []
+  let end = SPAN_ROW_REQUIRED
+  for (let i = 0; i < SPAN_ROW.length; i++) {
+    const v = span[SPAN_ROW[i]]
+    if (v === undefined || v === null) row.push(null)
+    else {
+      row.push(v)
+      if (i >= SPAN_ROW_REQUIRED) end = i + 1
+    }
+  }
+  row.length = end
+  return row
+}
+
+/** Bloat figures that may be left out when zero (protocol.py's BloatFacts: all but textBytes). */
+const BLOAT_ZEROS = ["whitespaceBytes", "repeatedKeyBytes", "repeatedKeyRows", "base64Bytes", "base64Runs"]
+
+/** Facts for a relay that reads them short: bloat without its zero figures. @param {Record<string, any>} facts */
+export function shortFacts(facts) {
+  const bloat = facts && facts.bloat
+  if (!bloat || typeof bloat !== "object") return facts
+  const short = { ...bloat }
+  for (const k of BLOAT_ZEROS) if (short[k] === 0) delete short[k]
+  return { ...facts, bloat: short }
 }
 
 /** A span's Long-Task blocking time, known after the span left. */

@@ -81,7 +81,7 @@ export class Uplink {
     this.pauseTimer = null
     this.lastError = null
     this.onCommand = null
-    /** @type {((welcome: {relay: string, protocol: string, payloads: boolean}) => void)|null} */
+    /** @type {((welcome: {relay: string, protocol: string, payloads: boolean, rows: boolean}) => void)|null} */
     this.onWelcome = null
   }
 
@@ -256,6 +256,11 @@ export class Uplink {
     }
   }
 
+  /** Does this connection's relay read spans as rows and facts short (its welcome said `rows`)? */
+  rows() {
+    return !!this.welcome && this.welcome.rows
+  }
+
   /** The page's quiet moment (the agent just accounted a settled call): a batch waiting for it leaves now. */
   quiet() {
     if (this.pace.awaitingQuiet()) this.flush()
@@ -335,7 +340,7 @@ export class Uplink {
       const last = i + MAX_SPANS_PER_FRAME >= pending.length
       // The last frame of the batch carries the facts that are ready (their span sent, or in it): one send, not two.
       const ride = last && s.late.length ? this.readyFacts(s, chunk) : null
-      const frame = frames.spans(s.feed.id, chunk, d.lost, ride && ride.items)
+      const frame = frames.spans(s.feed.id, chunk, d.lost, ride && ride.items, this.rows())
       if (floor !== null) frame.floor = floor
       if (!this.write(frame)) return
       if (ride) s.late = ride.wait
@@ -379,7 +384,11 @@ export class Uplink {
     s.late = wait
     for (let i = 0; i < ready.length; i += MAX_SPANS_PER_FRAME) {
       const chunk = ready.slice(i, i + MAX_SPANS_PER_FRAME)
-      const frame = chunk.length === 1 ? chunk[0] : frames.factsItems(s.feed.id, chunk.map((f) => ({ seq: f.seq, facts: f.facts })))
+      const short = this.rows()
+      const frame =
+        chunk.length === 1
+          ? short ? frames.facts(s.feed.id, chunk[0].seq, frames.shortFacts(chunk[0].facts)) : chunk[0]
+          : frames.factsItems(s.feed.id, chunk.map((f) => ({ seq: f.seq, facts: short ? frames.shortFacts(f.facts) : f.facts })))
       if (!this.write(frame)) return
     }
   }
@@ -440,7 +449,7 @@ export class Uplink {
     } else if (msg.type === "welcome") {
       // `payloads`: the relay has a use for opt-in payload frames (--otlp or --show-payloads); without it the
       // agent sends none, so bodies never cross the socket for nothing.
-      this.welcome = { relay: String(msg.relay || ""), protocol: String(msg.protocol || ""), payloads: msg.payloads === true }
+      this.welcome = { relay: String(msg.relay || ""), protocol: String(msg.protocol || ""), payloads: msg.payloads === true, rows: msg.rows === true }
       if (typeof this.onWelcome === "function") safely(() => this.onWelcome(this.welcome))
     }
   }
