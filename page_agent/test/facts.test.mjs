@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url"
 import { connectedAgent, settle, utf8, CANARY } from "../test-support/helpers.mjs"
 import { bloatOf, BLOAT_MAX_CHARS } from "../src/page/bloat.js"
 import { checkInput } from "../src/page/schema_check.js"
-import { canonical, keyedHash, textsOf, FactsTaker, MAX_QUEUED, BLOAT_ALWAYS_CHARS, BLOAT_EVERY_MS } from "../src/page/facts.js"
+import { canonical, keyedHash, textsOf, FactsTaker, MAX_QUEUED, BLOAT_ALWAYS_CHARS, BLOAT_EVERY_MS, BLOAT_SHORT_PER_WINDOW } from "../src/page/facts.js"
 import { sniffMime, largestImage } from "../src/page/images.js"
 
 const VECTORS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "tests", "vectors", "facts")
@@ -114,7 +114,8 @@ test("the taker holds at most MAX_QUEUED calls and counts the rest", () => {
   assert.equal(timers.length, 1, "one idle callback for the batch")
   assert.equal(t.cost.dropped, 5)
   timers[0]()
-  assert.equal(sent.length, MAX_QUEUED)
+  assert.equal(t.cost.calls, MAX_QUEUED, "every call held is measured")
+  assert.ok(sent.length > 0 && sent.every(([seq]) => seq < MAX_QUEUED))
 })
 
 async function calledTwice() {
@@ -250,7 +251,7 @@ test("after a reset, repeats count afresh (the relay dropped the facts with the 
   ctx.api.detach()
 })
 
-test("a long result is measured for bloat once a tool a second; short ones every call", () => {
+test("a long result is measured for bloat once a tool a second; short ones on every call at an agent's pace", () => {
   let now = 0
   const sent = []
   const taker = new FactsTaker({ global: {}, send: (seq, facts) => sent.push([seq, facts]), schemaOf: () => undefined, clock: () => now, setTimeout: (fn) => fn() })
@@ -276,4 +277,30 @@ test("a long result is measured for bloat once a tool a second; short ones every
   const measured = sent.find(([seq]) => seq === 0)[1].bloat
   assert.equal(measured.textBytes, utf8(text), "the sampled call is measured whole")
   assert.equal(measured.whitespaceBytes, utf8(text) - utf8(JSON.stringify(JSON.parse(text))))
+})
+
+test("a page calling a tool back to back: its short results are measured for bloat on the first calls of each second", () => {
+  let now = 0
+  const sent = []
+  const taker = new FactsTaker({ global: {}, send: (seq, facts) => sent.push([seq, facts]), schemaOf: () => undefined, clock: () => now, setTimeout: (fn) => fn() })
+  const short = { content: [{ type: "text", text: "a  b" }] }
+  let seq = 0
+  const burst = (tool, n) => {
+    for (let i = 0; i < n; i++) {
+      taker.take({ seq: seq++, tool, input: { q: 1 }, value: short, ok: true, profile: "chromium", refused: false })
+      taker.run()
+      now += 1
+    }
+  }
+  burst("fast", 3 * BLOAT_SHORT_PER_WINDOW) // within one window
+  burst("other", 2) // another tool: its own window
+  const bloated = () => sent.filter(([, f]) => f.bloat && f.bloat.textBytes === 4).length
+  assert.equal(bloated(), BLOAT_SHORT_PER_WINDOW + 2)
+  assert.equal(taker.cost.bloatSkipped, 2 * BLOAT_SHORT_PER_WINDOW)
+  assert.equal(sent.length, 3 * BLOAT_SHORT_PER_WINDOW + 2, "every call still has its facts (here, a repeat)")
+  now += BLOAT_EVERY_MS
+  burst("fast", 1)
+  assert.ok(sent[sent.length - 1][1].bloat, "a new window measures again")
+  taker.reset()
+  assert.equal(taker.shortBloat.size, 0)
 })

@@ -13,11 +13,14 @@ import { measuredText } from "./measure.js"
 
 export const IMAGE_EVERY_MS = 30_000 // at most one image re-encoded per tool in this interval
 // Bloat is one pass over the text: a 128 KB result took 170 us a call (0.5 ms pretty-printed), at 100 calls/s
-// more than the page's own work. Results up to BLOAT_ALWAYS_CHARS are measured on every call; a longer one at
-// most once per tool in BLOAT_EVERY_MS. The diagnosis averages the calls that carry bloat (a tool's results
-// are alike), so sampling changes its numbers by no more than the results differ.
+// more than the page's own work. Results up to BLOAT_ALWAYS_CHARS are measured on up to BLOAT_SHORT_PER_WINDOW
+// calls per tool in BLOAT_EVERY_MS (every call of a tool an agent calls; a page calling back to back pays a
+// few µs a call for nothing new); a longer one at most once per tool in BLOAT_EVERY_MS. The diagnosis averages
+// the calls that carry bloat (a tool's results are alike), so sampling changes its numbers by no more than the
+// results differ.
 export const BLOAT_ALWAYS_CHARS = 16_384
 export const BLOAT_EVERY_MS = 1000
+export const BLOAT_SHORT_PER_WINDOW = 16
 export const MAX_QUEUED = 64 // calls awaiting facts; beyond this a call gets none (counted in `dropped`)
 export const MAX_REPEAT_KEYS = 4096 // remembered (tool, input) hashes per session, oldest forgotten first
 const MAX_CANONICAL = 262144 // inputs whose canonical text is longer are not checked for repeats
@@ -166,6 +169,8 @@ export class FactsTaker {
     this.imageAt = new Map()
     /** @type {Map<string, number>} tool -> when a long result of it was last measured for bloat */
     this.bloatAt = new Map()
+    /** @type {Map<string, {from: number, n: number}>} tool -> its short results measured in the current window */
+    this.shortBloat = new Map()
     this.cost = { calls: 0, ms: 0, dropped: 0, images: 0, imageMs: 0, bloatSkipped: 0 }
     this.stopped = false
   }
@@ -261,12 +266,28 @@ export class FactsTaker {
     this.emit(job.seq, facts)
   }
 
-  /** Whether this call's texts are measured for bloat: short ones always, long ones once a tool a BLOAT_EVERY_MS. @param {string} tool @param {string[]} texts */
+  /**
+   * Whether this call's texts are measured for bloat: short ones on BLOAT_SHORT_PER_WINDOW calls a tool a
+   * BLOAT_EVERY_MS, long ones once a tool a BLOAT_EVERY_MS. @param {string} tool @param {string[]} texts
+   */
   bloatDue(tool, texts) {
     let chars = 0
     for (const t of texts) chars += t.length
-    if (chars <= BLOAT_ALWAYS_CHARS) return true
     const now = this.clock()
+    if (chars <= BLOAT_ALWAYS_CHARS) {
+      let w = this.shortBloat.get(tool)
+      if (w === undefined || now - w.from >= BLOAT_EVERY_MS) {
+        if (w === undefined && this.shortBloat.size >= 1024) this.shortBloat.delete(this.shortBloat.keys().next().value)
+        w = { from: now, n: 0 }
+        this.shortBloat.set(tool, w)
+      }
+      if (w.n < BLOAT_SHORT_PER_WINDOW) {
+        w.n++
+        return true
+      }
+      this.cost.bloatSkipped++
+      return false
+    }
     const last = this.bloatAt.get(tool)
     if (last !== undefined && now - last < BLOAT_EVERY_MS) {
       this.cost.bloatSkipped++
@@ -289,6 +310,7 @@ export class FactsTaker {
     this.seen.clear()
     this.imageAt.clear()
     this.bloatAt.clear()
+    this.shortBloat.clear()
   }
 
   /** Detached: nothing more is taken or sent. */
