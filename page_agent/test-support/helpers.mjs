@@ -295,6 +295,29 @@ export async function connectedAgent({ host = new DraftHost(), location = "docum
   return { ...ctx, ws, id: ctx.api.sessionId }
 }
 
+/**
+ * An unwatched session (its spans wait for the relay's 1 s interval, time enough for the idle callback's facts)
+ * that made `calls` calls of a tool answering "plain", its facts taken: {ctx, before} (`before`: the frames sent
+ * until the first call).
+ */
+export async function unwatchedCalls({ welcome, calls = 3 } = {}) {
+  const ctx = await connectedAgent({ welcome })
+  ctx.ws.deliver({ type: "watch", session: ctx.id, watched: false, intervalMs: 1000 })
+  ctx.env.run()
+  await ctx.host.registerTool({ name: "t", description: "t", inputSchema: { type: "object" }, execute: () => "plain" })
+  await settle()
+  ctx.env.run()
+  const before = ctx.ws.sent.length
+  for (let i = 0; i < calls; i++) {
+    await ctx.host.executeTool({ name: "t" }, { i })
+    await settle()
+    ctx.env.run()
+  }
+  ctx.env.advance(60) // the facts are taken
+  ctx.env.run()
+  return { ctx, before }
+}
+
 /** Each span with what the agent knows beyond webmcp-profiler's 20 fields (spans() keeps to those; spanFacts()). */
 export function fullSpans(api) {
   const facts = api.spanFacts()

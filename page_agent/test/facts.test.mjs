@@ -6,7 +6,7 @@ import assert from "node:assert/strict"
 import { readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { connectedAgent, settle, utf8, CANARY } from "../test-support/helpers.mjs"
+import { connectedAgent, settle, utf8, CANARY, unwatchedCalls } from "../test-support/helpers.mjs"
 import { bloatOf, BLOAT_MAX_CHARS } from "../src/page/bloat.js"
 import { checkInput } from "../src/page/schema_check.js"
 import { canonical, keyedHash, textsOf, FactsTaker, MAX_QUEUED, BLOAT_ALWAYS_CHARS, BLOAT_EVERY_MS, BLOAT_SHORT_PER_WINDOW } from "../src/page/facts.js"
@@ -167,21 +167,7 @@ test("facts leave after their span, one per span, batched, with no body", async 
 })
 
 test("facts ready when a batch leaves ride on its spans frame: one send, not two", async () => {
-  // An unwatched session: spans wait for the relay's interval, time enough for the idle callback's facts.
-  const ctx = await connectedAgent()
-  ctx.ws.deliver({ type: "watch", session: ctx.id, watched: false, intervalMs: 1000 })
-  ctx.env.run()
-  await ctx.host.registerTool({ name: "t", description: "t", inputSchema: { type: "object" }, execute: () => "plain" })
-  await settle()
-  ctx.env.run()
-  const before = ctx.ws.sent.length
-  for (let i = 0; i < 3; i++) {
-    await ctx.host.executeTool({ name: "t" }, { i })
-    await settle()
-    ctx.env.run()
-  }
-  ctx.env.advance(60) // the facts are taken
-  ctx.env.run()
+  const { ctx, before } = await unwatchedCalls()
   assert.equal(ctx.ws.sent.length, before, "nothing left before the interval")
   ctx.env.advance(1000)
   ctx.env.run()

@@ -3,7 +3,7 @@
 // relay gets the objects. tests/relay/test_rows.py holds the relay's side: a row decodes to the same Span.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { connectedAgent, settle, fullSpans } from "../test-support/helpers.mjs"
+import { fullSpans, unwatchedCalls } from "../test-support/helpers.mjs"
 import { spanRow, shortFacts, SPAN_ROW, SPAN_ROW_REQUIRED } from "../src/transport/frames.js"
 
 const SPAN = {
@@ -45,21 +45,7 @@ test("short facts: bloat without its zero figures, the rest as it was", () => {
 })
 
 async function threeCalls(welcome) {
-  const ctx = await connectedAgent({ welcome })
-  // unwatched: the spans wait for the relay's interval, time enough for the facts to ride with them
-  ctx.ws.deliver({ type: "watch", session: ctx.id, watched: false, intervalMs: 1000 })
-  ctx.env.run()
-  await ctx.host.registerTool({ name: "t", description: "t", inputSchema: { type: "object" }, execute: () => "plain" })
-  await settle()
-  ctx.env.run()
-  const before = ctx.ws.sent.length
-  for (let i = 0; i < 3; i++) {
-    await ctx.host.executeTool({ name: "t" }, { i })
-    await settle()
-    ctx.env.run()
-  }
-  ctx.env.advance(60)
-  ctx.env.run()
+  const { ctx, before } = await unwatchedCalls({ welcome })
   ctx.env.advance(1000)
   ctx.env.run()
   const [frame] = ctx.ws.sent.slice(before).filter((f) => f.type === "spans")
