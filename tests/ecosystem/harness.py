@@ -183,11 +183,11 @@ def open_stack(
     """Load the page (in an iframe under a client-only parent when `framed`); waits for the tools to register and,
     unless `wait_agent` is false, for the agent to list them (asking its console API fetches the agent's rest).
 
-    Chromium 156's native host in a freshly loaded frame now and then never answers getTools() again, whatever
-    calls it: in 120 loads of the framed page under load, 0 with nothing touching the host before the page's own
-    scripts, 1 with a script only reading `document.modelContext` at document start, 3 with one calling getTools()
-    early, 4 with the agent. A page met that way is opened once more, in a new context, and said so; a second
-    silent host fails the test."""
+    Chromium 156's native host in a freshly loaded frame now and then never answers getTools() again when the
+    host was touched early in the load: of 240 loads of the framed page under load, 0 with nothing touching it,
+    9 with a `toolcancel` listener added at document start (the agent no longer does: interceptor.js), 2 with a
+    `toolactivated` one (the agent's, until its rest lists the host), 2 with the agent now. A page met that way is
+    opened once more, in a new context, and said so; a second silent host fails the test."""
     args = (browser, server, stack, order, framed, cross_origin, agent, agent_src, before, wait_agent)
     try:
         return _open(*args)
