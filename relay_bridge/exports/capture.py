@@ -28,15 +28,8 @@ def diagnosis_facts(facts: p.Facts) -> dict[str, Any]:
     out: dict[str, Any] = msgspec.to_builtins(facts)
     bloat = facts.bloat
     if bloat is not None:
-        out["bloat"] = {
-            "textBytes": bloat.text_bytes,
-            "whitespaceBytes": bloat.whitespace_bytes,
-            "repeatedKeyBytes": bloat.repeated_key_bytes,
-            "repeatedKeyRows": bloat.repeated_key_rows,
-            "base64Bytes": bloat.base64_bytes,
-            "base64Runs": bloat.base64_runs,
-            **({} if bloat.truncated is None else {"truncated": bloat.truncated}),
-        }
+        figures = ((f.encode_name, getattr(bloat, f.name)) for f in msgspec.structs.fields(bloat))
+        out["bloat"] = {name: value for name, value in figures if value is not None}
     return out
 
 
