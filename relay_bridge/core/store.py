@@ -803,7 +803,7 @@ class Store:
                 continue
             if span.tool not in session.stats.tools:
                 self._grow(session, b.ROW_OVERHEAD + len(span.tool))
-            if any(k not in CONTENT_TYPES for k in span.contentTypes):
+            if not _KNOWN_TYPES.issuperset(span.contentTypes):
                 span.contentTypes = _content_types(span.contentTypes)
             session.stats.add(span)
             session.inflight.pop(span.seq, None)
@@ -861,13 +861,13 @@ class Store:
                 refused += 1
                 continue
             session.facts[item.seq] = item.facts
-            self._grow(session, b.FACTS_BYTES)
             session.counters.facts += 1
             self.counters["facts"] += 1
             if len(session.facts) > b.FACTS_MAX:
                 del session.facts[next(iter(session.facts))]  # the oldest entry (calls settle in near seq order)
-                self._grow(session, -b.FACTS_BYTES)
                 self.counters["facts_evicted"] += 1
+            else:
+                self._grow(session, b.FACTS_BYTES)  # a full window's entry replaces the oldest: no growth
         if refused:
             return [
                 self.reject(conn, p.Rejection(p.Code.LIMIT, f"{refused} facts over the relay's memory budget"), session.id, cap="budget", n=refused)
@@ -1049,17 +1049,20 @@ class Store:
         if at is None:
             at = self._page_now(session)
         size = b.detail_bytes(detail) + len(kind)
-        # A window: the oldest entries leave to stay under the session's caps and the relay's budget.
+        # A window: the oldest entries leave to stay under the session's caps and the relay's budget. What they
+        # free is counted once, with the new entry (each append to a full window frees one): the budget is asked
+        # about the net growth.
         timeline = session.timeline
+        freed = 0
         while timeline and (
-            len(timeline) >= b.TIMELINE_MAX or session.timeline_bytes + size > b.TIMELINE_BYTES or self._over(session, size) is not None
+            len(timeline) >= b.TIMELINE_MAX or session.timeline_bytes + size > b.TIMELINE_BYTES or self._over(session, size - freed) is not None
         ):
             gone = timeline.popleft()
             session.timeline_bytes -= gone.size
-            self._grow(session, -gone.size)
+            freed += gone.size
         timeline.append(TimelineEntry(at, kind, detail, size))
         session.timeline_bytes += size
-        self._grow(session, size)
+        self._grow(session, size - freed)
 
     # -- reads --------------------------------------------------------------------------------------------
 
@@ -1101,6 +1104,9 @@ def _annotations(frame: p.ToolChange) -> int:
 
 def _record_bytes(record: ToolRecord) -> int:
     return b.tool_bytes(record.name, record.descriptor, len(record.annotationsSent or ()) + len(record.annotationsKept or ()))
+
+
+_KNOWN_TYPES = frozenset(CONTENT_TYPES)
 
 
 def _content_types(types: dict[str, int]) -> dict[str, int]:

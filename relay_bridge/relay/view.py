@@ -49,13 +49,16 @@ class CallJournal:
     def __init__(self, cap: int = JOURNAL_CALLS) -> None:
         self.cursor = 0
         self._entries: deque[tuple[int, str, Span]] = deque(maxlen=cap)
-        self._changed = asyncio.Event()
+        # Made only while a reader waits, and set by the next call: a busy page's thousands of calls a second
+        # cost the relay no event each.
+        self._changed: asyncio.Event | None = None
 
     def on_span(self, session: Session, span: Span) -> None:
         self.cursor += 1
         self._entries.append((self.cursor, session.id, span))
-        self._changed.set()
-        self._changed = asyncio.Event()
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
 
     def on_tool(self, session: Session, record: ToolRecord, change: str, at: float) -> None:
         """Registrations are read from the capture; the journal keeps calls only."""
@@ -70,6 +73,8 @@ class CallJournal:
     async def wait(self, after: int, seconds: float) -> dict[str, Any]:
         """`since(after)`, once a call past `after` settled or `seconds` passed."""
         if self.cursor <= after and seconds > 0:
+            if self._changed is None:
+                self._changed = asyncio.Event()
             try:
                 await asyncio.wait_for(self._changed.wait(), seconds)
             except TimeoutError:

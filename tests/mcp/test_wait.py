@@ -3,6 +3,7 @@ in this process, without a socket. Which calls count, where the cursor lands, wh
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import msgspec
@@ -71,3 +72,24 @@ async def test_too_few_calls_time_out_with_what_came_and_a_reader_too_far_behind
     # Without `after`: from now, so the calls already in count for nothing.
     structured, _ = await tools.call("wait_for_calls", {"count": 1, "timeout_s": 0})
     assert structured["timedOut"] and structured["calls"] == [] and structured["cursor"] == 6
+
+
+async def test_one_call_releases_every_reader_waiting_and_a_later_reader_waits_for_the_next() -> None:
+    """The journal makes its wake-up only while a reader waits: calls settled with nobody waiting leave no event
+    set behind (the next reader still waits), and one call releases all the readers waiting then."""
+    source = source_of((A, 0), (A, 1))
+    journal, store = source.journal, source.store
+
+    async def settle_soon(seq: int) -> None:
+        await asyncio.sleep(0)  # the readers below are waiting by now
+        store.apply(1, frame(synth.spans_frame(A, [synth.span(A, seq, "search", 10.0 * seq, 2.0)])))
+
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    first, second, _ = await asyncio.gather(journal.wait(2, 5.0), journal.wait(2, 5.0), settle_soon(2))
+    assert [c["cursor"] for c in first["calls"]] == [3] and [c["cursor"] for c in second["calls"]] == [3]
+    assert loop.time() - started < 2.0, "a reader was released by its timeout, not by the call"
+    # Caught up: a reader now waits out its (short) time rather than returning at once on a stale event.
+    started = loop.time()
+    answer = await journal.wait(3, 0.2)
+    assert answer["calls"] == [] and loop.time() - started >= 0.15
