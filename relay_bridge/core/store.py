@@ -14,7 +14,7 @@ import dataclasses
 import hmac
 import secrets
 import time
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -206,7 +206,9 @@ class Session:
     lost: int = 0
     received: Received = field(default_factory=Received)  # which seqs are stored (any settle order)
     floor: int = 0
-    inflight: dict[int, InFlight] = field(default_factory=dict)
+    # Ordered dicts where the oldest entry leaves at a cap: a dict's first key is found by scanning past every
+    # entry deleted before it (2.4 µs at 4,096 entries, against 0.4 for popitem(last=False)).
+    inflight: OrderedDict[int, InFlight] = field(default_factory=OrderedDict)
     tools: dict[str, ToolRecord] = field(default_factory=dict)
     timeline: deque[TimelineEntry] = field(default_factory=deque)
     # Estimated bytes this session holds in its variable-size parts (budget.py); the store sums them.
@@ -227,7 +229,7 @@ class Session:
     # Handed to the owning socket in the ack of its hello; a later socket re-claims the session only with it.
     resume: str = ""
     # Diagnosis facts per seq (docs/diagnosis-facts.md), a window of budget.FACTS_MAX entries (the oldest leaves).
-    facts: dict[int, p.Facts] = field(default_factory=dict)
+    facts: OrderedDict[int, p.Facts] = field(default_factory=OrderedDict)
     # The share (budget.ORIGIN_BUDGET_BYTES, p.MAX_SESSIONS_PER_ORIGIN) this session's footprint counts against
     # while it is held (live, on a socket); None while it holds none (ended or disconnected).
     share: str | None = None
@@ -300,12 +302,12 @@ class Session:
             info=msgspec.structs.replace(self.info),
             stats=self.stats.snapshot(),
             received=copy.deepcopy(self.received),  # small: at most MAX_RANGES holes
-            inflight={seq: dataclasses.replace(call) for seq, call in self.inflight.items()},
+            inflight=OrderedDict((seq, dataclasses.replace(call)) for seq, call in self.inflight.items()),
             tools={name: msgspec.structs.replace(rec) for name, rec in self.tools.items()},
             timeline=deque(self.timeline, maxlen=self.timeline.maxlen),
             counters=dataclasses.replace(self.counters),
             prompts={k: dataclasses.replace(ps, calls=deque(ps.calls, maxlen=ps.calls.maxlen)) for k, ps in self.prompts.items()},
-            facts=dict(self.facts),
+            facts=OrderedDict(self.facts),
         )
 
     def timeline_view(self, categories: set[str] | None = None) -> list[TimelineEntry]:
@@ -864,7 +866,7 @@ class Store:
             session.counters.facts += 1
             self.counters["facts"] += 1
             if len(session.facts) > b.FACTS_MAX:
-                del session.facts[next(iter(session.facts))]  # the oldest entry (calls settle in near seq order)
+                session.facts.popitem(last=False)  # the oldest entry (calls settle in near seq order)
                 self.counters["facts_evicted"] += 1
             else:
                 self._grow(session, b.FACTS_BYTES)  # a full window's entry replaces the oldest: no growth
@@ -895,7 +897,7 @@ class Store:
             self._timeline(session, "waiting" if call.waiting else "start", detail, call.invokedAt)
         # A page that never settles must not grow this without bound.
         while len(session.inflight) > session.stats.buffer:
-            session.inflight.pop(next(iter(session.inflight)))
+            session.inflight.popitem(last=False)
         return []
 
     def _end_calls(self, session: Session) -> None:

@@ -14,6 +14,7 @@ import ipaddress
 import itertools
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -336,7 +337,7 @@ class Relay:
         self._closing: set[asyncio.Task[None]] = set()  # the closes those timers started (held until done)
         self._token_buckets = token_buckets(config.token_rate_per_second, config.token_rate_burst, time.monotonic())
         self._connects = Bucket(CONNECTS_PER_SECOND, CONNECTS_BURST, time.monotonic())
-        self._origin_connects: dict[str, Bucket] = {}  # least recently used first (ORIGIN_CONNECT_BUCKETS)
+        self._origin_connects: OrderedDict[str, Bucket] = OrderedDict()  # least recently used first (ORIGIN_CONNECT_BUCKETS)
         self._origin_shares: dict[str, OriginShare] = {}  # origins with a socket open: their rate and loop share
         self._share_keys: dict[int, str] = {}  # a socket's origin, or `socket N` (the session log's bound on it)
         self.handshakes = Handshakes(config.max_pending_handshakes, self._handshake_evicted)
@@ -557,7 +558,7 @@ class Relay:
         bucket = self._origin_connects.pop(origin, None) or Bucket(ORIGIN_CONNECTS_PER_SECOND, ORIGIN_CONNECTS_BURST, now)
         self._origin_connects[origin] = bucket  # to the back: the most recently used
         if len(self._origin_connects) > ORIGIN_CONNECT_BUCKETS:
-            del self._origin_connects[next(iter(self._origin_connects))]
+            self._origin_connects.popitem(last=False)
         return None if bucket.take(now) else "refused:origin_connects"
 
     # -- WebSocket ---------------------------------------------------------------------------------------
