@@ -581,6 +581,9 @@ def _at(per_call: dict[str, float], place: str) -> float:
 # The relay (`wmcp-top relay`) is not the browser: its CPU a call is printed beside "all", not in it. On a machine of
 # few cores it still costs the page: a relay that burns more CPU a span raises the page's own main-thread time.
 RELAY = "relay"
+# How long a round goes on after its calls: an unwatched agent's last batch leaves within a second (pacing.js
+# UNWATCHED_MS), and the relay acks it.
+ROUND_TAIL_S = 1.5
 # An agent page's last span seq (a read accounts what is pending), and whether its relay acked it.
 LAST_SEQ = "(() => { const s = __webmcpPerf.spans(); return s.length ? s[s.length - 1].seq : -1 })()"
 ACKED = "(last) => last < 0 || Object.values(__webmcpPerf.relay().acked).some((a) => a >= last)"
@@ -609,10 +612,14 @@ def test_where_each_part_costs_per_call(tmp_path: Path) -> None:
                 page = opened[name][1]
                 before, relay_before = cpu_by_place(), procs.run_seconds(relay.proc.pid)
                 page.evaluate(BACK_TO_BACK, B2B_CALLS)
+                called = time.monotonic()
                 if uplinked(name):
                     # The round ends when the relay has acked its last span: what the round sent and the relay's
                     # work on it count in this part's round, not in the next part's.
                     page.wait_for_function(ACKED, arg=page.evaluate(LAST_SEQ), polling=250, timeout=procs.LIVENESS_S * 1000)
+                # Every part's round lasts as long after its calls, waiting or not: the browser's own timers spend a
+                # little in that time (up to 10 ms a second), which only the parts that waited would count.
+                time.sleep(max(0.0, called + ROUND_TAIL_S - time.monotonic()))
                 after, relay_after = cpu_by_place(), procs.run_seconds(relay.proc.pid)
                 per_call[name].append(
                     {p: (after[p] - before[p]) / B2B_CALLS * 1e6 for p in PLACES} | {RELAY: (relay_after - relay_before) / B2B_CALLS * 1e6}
