@@ -79,6 +79,32 @@ def test_the_facts_table_is_a_bounded_window_and_budgeted() -> None:
     assert session.facts == {} and store.footprint < before - (b.FACTS_MAX - 1) * b.FACTS_BYTES, "reset releases them"
 
 
+def test_full_windows_churn_without_changing_the_footprint() -> None:
+    """Past its windows (timeline entries, facts) a session's every span and fact replaces the oldest: its estimated
+    bytes stay where they are, and the relay's total stays the sum of its sessions'."""
+    store = session_with_spans(0)
+    session = store.sessions[SID]
+
+    def send(first: int, n: int) -> None:
+        spans = [synth.span(SID, s, "snap", s * 10.0, 1.0) for s in range(first, first + n)]
+        items = [{"seq": s, "facts": {"repeat": {"of": 0}}} for s in range(first, first + n)]
+        store.apply(1, frame(synth.spans_frame(SID, spans, facts=items)))
+
+    seq = 0
+    while len(session.facts) < b.FACTS_MAX:  # 4,096 calls: their timeline entries fill its window too
+        send(seq, 500)
+        seq += 500
+    full, entries = session.footprint, len(session.timeline)
+    assert session.timeline_bytes > b.TIMELINE_BYTES - 1024 or entries == b.TIMELINE_MAX, "the timeline's window is full"
+    for _ in range(4):
+        send(seq, 500)
+        seq += 500
+    assert len(session.facts) == b.FACTS_MAX and len(session.timeline) == entries
+    assert session.footprint == full, "entries that replace the oldest grow nothing"
+    assert session.timeline_bytes == sum(e.size for e in session.timeline)
+    assert store.footprint == sum(s.footprint for s in store.sessions.values())
+
+
 def test_facts_over_the_relay_budget_are_refused_and_counted(monkeypatch) -> None:
     store = session_with_spans()
     monkeypatch.setattr(b, "RELAY_BUDGET_BYTES", store.footprint + b.FACTS_BYTES)
