@@ -88,7 +88,7 @@ class SessionStats:
         A call started from the terminal (`invokedBy == "terminal"`) is not part of the agent's run: it is kept
         for the timeline and export, but counts in no total, row or percentile."""
         if span.invokedBy == "terminal":
-            return self._keep(span)
+            return self._keep(span, None)
         row = self._row(span.tool)
         self._touch(span.tool)
         row.calls += 1
@@ -118,13 +118,15 @@ class SessionStats:
             self._first_seq = span.seq
         if span.overlapped if span.overlapped is not None else (span.gapSincePrevCallMs is None and span.seq != self._first_seq):
             t.overlappingCalls += 1
-        return self._keep(span)
+        return self._keep(span, span.tool)
 
-    def _keep(self, span: Span) -> Span | None:
+    def _keep(self, span: Span, touched: str | None) -> Span | None:
+        """Into the ring; the span it evicts, if any. `touched`: the tool add() just marked changed."""
         self.ring[span.seq] = span
         if len(self.ring) > self.buffer:
             evicted = self.ring.popitem(last=False)[1]
-            self._touch(evicted.tool)  # its percentiles no longer count that span
+            if evicted.tool != touched:
+                self._touch(evicted.tool)  # its percentiles no longer count that span
             return evicted
         return None
 
