@@ -813,13 +813,17 @@ class Store:
             for observer in self.observers:
                 observer.on_span(session, span)
             settle: dict[str, Any] = {"tool": span.tool, "seq": span.seq, "wallMs": span.wallMs, "resultBytes": span.resultBytes}
+            size: int | None = _SETTLE_BYTES + len(span.tool)  # the common entry's size, without a walk of its dict
             if span.outcome is not None:
                 settle["outcome"] = span.outcome
+                size = None
             if span.waitedMs is not None:
                 settle["waitedMs"] = span.waitedMs
+                size = None
             if span.invokedBy:
                 settle["invokedBy"] = span.invokedBy
-            self._timeline(session, "settle", settle, span.settledAt)
+                size = None
+            self._timeline(session, "settle", settle, span.settledAt, size)
             if span.isError:
                 self._timeline(session, "error", {"tool": span.tool, "seq": span.seq}, span.settledAt)
         if frame.floor is not None and frame.floor - 1 > session.acked:
@@ -1047,10 +1051,12 @@ class Store:
         self._timeline(previous, "navigated-to", {"session": session.id, "seq": frame.detail.get("seq"), "tool": frame.detail.get("tool")})
         self._touch(previous.id)
 
-    def _timeline(self, session: Session, kind: str, detail: dict[str, Any], at: float | None = None) -> None:
+    def _timeline(self, session: Session, kind: str, detail: dict[str, Any], at: float | None = None, size: int | None = None) -> None:
+        """Append an entry; `size`, when the caller knows it, is what budget.detail_bytes would say plus `kind`."""
         if at is None:
             at = self._page_now(session)
-        size = b.detail_bytes(detail) + len(kind)
+        if size is None:
+            size = b.detail_bytes(detail) + len(kind)
         # A window: the oldest entries leave to stay under the session's caps and the relay's budget. What they
         # free is counted once, with the new entry (each append to a full window frees one): the budget is asked
         # about the net growth.
@@ -1109,6 +1115,8 @@ def _record_bytes(record: ToolRecord) -> int:
 
 
 _KNOWN_TYPES = frozenset(CONTENT_TYPES)
+# A settle entry's estimated bytes but its tool name's (budget.detail_bytes of its four keys, numbers and all).
+_SETTLE_BYTES = b.detail_bytes({"tool": "", "seq": 0, "wallMs": 0.0, "resultBytes": 0}) + len("settle")
 
 
 def _content_types(types: dict[str, int]) -> dict[str, int]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from relay_bridge.core import budget as b
 from relay_bridge.core import protocol as p
 from relay_bridge.core import synth
 from relay_bridge.core.store import Store
@@ -356,3 +357,16 @@ def test_what_a_session_holds_per_span_and_per_tool_is_left_out_of_the_cycle_col
     stats.add(p.decode(json.dumps(synth.spans_frame(SID, [synth.span(SID, 2000, "tool-new", 1.0, 1.0)]))).spans[0])  # type: ignore[union-attr]  # a spans frame decodes to Spans
     assert not gc.is_tracked(stats.tools) and not gc.is_tracked(stats._touched), "a new row must not make them tracked again"
     assert stats.changed_since(before) == [oldest, "tool-new"], "newest first: the evicted span's row changed last"
+
+
+def test_every_timeline_entry_is_sized_as_the_budget_says() -> None:
+    """A settle entry's size is worked out without walking its detail: it must be what budget.detail_bytes says,
+    whatever the tool's name and whichever optional keys the span brought."""
+    store = live_store()
+    spans = [synth.span(SID, 0, "t", 0.0, 1.0), synth.span(SID, 1, "a_longer_tool_name", 2.0, 1.0, is_error=True)]
+    spans += [{**synth.span(SID, 2, "form", 4.0, 1.0), "outcome": "navigated"}, {**synth.span(SID, 3, "form", 6.0, 1.0), "waitedMs": 3.5}]
+    spans += [{**synth.span(SID, 4, "x", 8.0, 1.0), "invokedBy": "terminal"}, synth.span(SID, 5, "é" * 40, 10.0, 123456.5, result_bytes=10**9)]
+    store.apply(1, frame(synth.spans_frame(SID, spans)))
+    entries = [e for e in store.sessions[SID].timeline if e.kind in ("settle", "error")]
+    assert len([e for e in entries if e.kind == "settle"]) == 6
+    assert [e.size for e in entries] == [b.detail_bytes(e.detail) + len(e.kind) for e in entries]
