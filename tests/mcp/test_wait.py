@@ -14,6 +14,7 @@ from relay_bridge.exports.capture import build_capture
 from relay_bridge.mcp.server import Tools
 from relay_bridge.relay.view import CallJournal
 from tests.frames import frame
+from tests.liveness import LIVENESS_S
 
 A, B = "0a1b2c3d", "99999999"
 
@@ -80,16 +81,16 @@ async def test_one_call_releases_every_reader_waiting_and_a_later_reader_waits_f
     source = source_of((A, 0), (A, 1))
     journal, store = source.journal, source.store
 
-    async def settle_soon(seq: int) -> None:
-        await asyncio.sleep(0)  # the readers below are waiting by now
+    async def settle(seq: int) -> None:
+        # gather() starts its tasks in order: both readers are already waiting when this runs.
         store.apply(1, frame(synth.spans_frame(A, [synth.span(A, seq, "search", 10.0 * seq, 2.0)])))
 
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    first, second, _ = await asyncio.gather(journal.wait(2, 5.0), journal.wait(2, 5.0), settle_soon(2))
+    # Readers that would wait ten times the liveness bound: only the call can release them within it.
+    readers = asyncio.gather(journal.wait(2, 10 * LIVENESS_S), journal.wait(2, 10 * LIVENESS_S), settle(2))
+    first, second, _ = await asyncio.wait_for(readers, LIVENESS_S)
     assert [c["cursor"] for c in first["calls"]] == [3] and [c["cursor"] for c in second["calls"]] == [3]
-    assert loop.time() - started < 2.0, "a reader was released by its timeout, not by the call"
     # Caught up: a reader now waits out its (short) time rather than returning at once on a stale event.
+    loop = asyncio.get_running_loop()
     started = loop.time()
     answer = await journal.wait(3, 0.2)
     assert answer["calls"] == [] and loop.time() - started >= 0.15
