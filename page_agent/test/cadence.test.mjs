@@ -95,6 +95,45 @@ test("a session that becomes watched sends what it holds at once; the relay's ac
   assert.equal(spansFrames(ctx, before).length, 2, "watched now: the next call out within its (busy) window")
 })
 
+test("the watched window a hello's ack opened carries nothing the page does after the relay said unwatched", async () => {
+  // The ack opens a watched window (never told: watched), the watch frame follows it at once; calls made before
+  // that window would have ended wait for the unwatched interval.
+  const ctx = await connectedAgent({ config: { flushMs: FLUSH_MS } })
+  await ctx.host.registerTool({ name: "t", description: "t", inputSchema: { type: "object" }, execute: () => "x" })
+  await settle()
+  ctx.env.run()
+  ctx.env.tick(1)
+  ctx.ws.deliver({ type: "watch", session: ctx.id, watched: false, intervalMs: 10_000 })
+  ctx.env.run()
+  const before = ctx.ws.sent.length
+  for (let i = 0; i < 5; i++) await call(ctx)
+  ctx.api.spans() // the accounting done, as a read does
+  ctx.env.advance(MAX_FLUSH_MS + QUIET_WAIT_MS)
+  ctx.env.run()
+  assert.equal(spansFrames(ctx, before).length, 0, "no spans at the watched rate once unwatched")
+  ctx.env.advance(10_000)
+  ctx.env.run()
+  const spans = spansFrames(ctx, before)
+  assert.deepEqual(spans.map((f) => f.spans.length), [5], "all five at the interval's end, in one frame")
+})
+
+test("a shorter unwatched interval re-times the batch waiting; a longer one leaves it as it was", async () => {
+  for (const [next, by] of [[1000, 1000], [10_000, UNWATCHED_MS]]) {
+    const ctx = await agent({}, { watched: false, intervalMs: next === 1000 ? 10_000 : UNWATCHED_MS })
+    const before = ctx.ws.sent.length
+    await call(ctx)
+    ctx.env.advance(FLUSH_MS)
+    ctx.ws.deliver({ type: "watch", session: ctx.id, watched: false, intervalMs: next })
+    ctx.env.run()
+    ctx.env.advance(by - FLUSH_MS - 1)
+    ctx.env.run()
+    assert.equal(spansFrames(ctx, before).length, 0, `${next}: not before`)
+    ctx.env.advance(FLUSH_MS + QUIET_WAIT_MS + 1)
+    ctx.env.run()
+    assert.equal(spansFrames(ctx, before).length, 1, `${next}: out within ${by} ms of the call, not ${next === 1000 ? 10_000 : next}`)
+  }
+})
+
 test("a watch frame is checked: junk and other sessions' are ignored, intervals are clamped", async () => {
   assert.equal(readWatch({ watched: "no", intervalMs: 1000 }), null)
   assert.equal(readWatch({ watched: false, intervalMs: 1.5 }), null)

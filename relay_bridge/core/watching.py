@@ -33,9 +33,9 @@ class Watching:
         self._views: dict[str, tuple[frozenset[str] | None, int]] = {}
         self.on_change: Callable[[], None] | None = None
 
-    def show(self, viewer: str, sessions: Iterable[str], interval_ms: int = WATCHED_MS) -> None:
-        """`viewer` now shows exactly `sessions` (an empty set: none)."""
-        self._set(viewer, (frozenset(sessions), interval_ms))
+    def show(self, viewer: str, sessions: Iterable[str], interval_ms: int = WATCHED_MS) -> bool:
+        """`viewer` now shows exactly `sessions` (an empty set: none). False when it showed them already."""
+        return self._set(viewer, (frozenset(sessions), interval_ms))
 
     def show_every(self, viewer: str, interval_ms: int = WATCHED_MS) -> None:
         """`viewer` reads every session (an exporter, a lane check)."""
@@ -46,12 +46,13 @@ class Watching:
         if self._views.pop(viewer, None) is not None and self.on_change is not None:
             self.on_change()
 
-    def _set(self, viewer: str, view: tuple[frozenset[str] | None, int]) -> None:
+    def _set(self, viewer: str, view: tuple[frozenset[str] | None, int]) -> bool:
         if self._views.get(viewer) == view:
-            return  # the same tab redrawn: nothing to tell anyone
+            return False  # the same tab redrawn: nothing to tell anyone
         self._views[viewer] = view
         if self.on_change is not None:
             self.on_change()
+        return True
 
     def interval(self, session: str) -> int | None:
         """The shortest interval a viewer showing `session` asks for; None when nobody shows it."""

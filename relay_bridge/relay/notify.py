@@ -3,7 +3,8 @@
 Bursts of frames mark sessions dirty; one timer on the event loop drains the dirty set and calls each
 listener with the ids that changed (the toolong approach to bursts of messages). The flush is on the leading
 edge: after a quiet spell the first change goes out on the next loop turn, and a busy stream is cut to at most
-one flush per interval.
+one flush per interval. A viewer that just asked for something new (a tab switch: that session's agent sends what
+it holds at once) hurries the coalescer for a moment: its answer is drawn when it comes, not at the interval's end.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class Coalescer:
         self._handle: asyncio.TimerHandle | asyncio.Handle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._last_flush = float("-inf")
+        self._hurry_until = float("-inf")
         store.wake = self._wake
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -39,8 +41,17 @@ class Coalescer:
         except RuntimeError:
             return  # not on a loop (replay into a bare store): nobody to tell
         self._loop = loop
-        wait = self._last_flush + self.interval - time.monotonic()
+        now = time.monotonic()
+        wait = 0.0 if now < self._hurry_until else self._last_flush + self.interval - now
         self._handle = loop.call_later(wait, self.flush) if wait > 0 else loop.call_soon(self.flush)
+
+    def hurry(self, seconds: float) -> None:
+        """For the next `seconds`, every change goes out on the next loop turn (and what waits now, too)."""
+        self._hurry_until = time.monotonic() + seconds
+        if isinstance(self._handle, asyncio.TimerHandle):
+            self._handle.cancel()
+            self._handle = None
+            self._wake()
 
     def would_flush_at_once(self) -> bool:
         """Nothing pending and the interval since the last flush has passed: the next change goes out on the

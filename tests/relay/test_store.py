@@ -142,6 +142,32 @@ async def test_coalescer_hands_out_bursts_once() -> None:
     coalescer.close()
 
 
+async def test_a_hurried_coalescer_hands_out_each_change_at_once_then_keeps_its_interval_again() -> None:
+    # A tab switch hurries it: the switched-to agent's answer is drawn when it comes, not at the interval's end.
+    store = live_store()
+    coalescer = Coalescer(store, interval=3600.0)  # unhurried, the second notice would wait an hour
+    notices: asyncio.Queue[set[str]] = asyncio.Queue()
+    coalescer.subscribe(lambda dirty, relay: notices.put_nowait(dirty))
+    store.drain_changes()
+
+    def change(seq: int) -> None:
+        store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, seq, "t", seq, 1.0)])))
+
+    change(0)
+    assert await asyncio.wait_for(notices.get(), LIVENESS_S) == {SID}  # the leading edge
+    change(1)  # waits for the interval
+    coalescer.hurry(3600.0)
+    assert await asyncio.wait_for(notices.get(), LIVENESS_S) == {SID}, "what waited goes out once hurried"
+    change(2)
+    assert await asyncio.wait_for(notices.get(), LIVENESS_S) == {SID}, "and what comes while hurried"
+    coalescer.hurry(0.0)
+    change(3)
+    await asyncio.sleep(0)  # the loop turn a notice would go out on
+    await asyncio.sleep(0)
+    assert notices.empty(), "the hurry over: the interval holds again"
+    coalescer.close()
+
+
 def test_session_log_rotates_at_its_size_and_prunes_only_other_runs(tmp_path: Path) -> None:
     for i in range(5):  # an earlier run's parts
         old = tmp_path / f"session-20000101-000000-1-{i + 1:03d}.jsonl"

@@ -22,8 +22,8 @@ def test_a_session_is_watched_while_any_viewer_shows_it_at_the_shortest_interval
     changes: list[None] = []
     w.on_change = lambda: changes.append(None)
     assert not w.watched("aaaaaaaa") and w.frame("aaaaaaaa") == p.Watch("aaaaaaaa", False, UNWATCHED_MS)
-    w.show("dashboard", {"aaaaaaaa"})
-    w.show("dashboard", {"aaaaaaaa"})  # the same tab again: no change to tell
+    assert w.show("dashboard", {"aaaaaaaa"})
+    assert not w.show("dashboard", {"aaaaaaaa"})  # the same tab again: no change to tell
     assert len(changes) == 1 and w.frame("aaaaaaaa") == p.Watch("aaaaaaaa", True, WATCHED_MS)
     assert not w.watched("bbbbbbbb")
     w.show_every("otlp", 500)

@@ -292,7 +292,21 @@ export class Cadence {
     if (!w) return false
     const was = this.interval()
     this.watch.set(msg.session, w)
-    return was !== null && this.interval() === null
+    const now = this.interval()
+    if (now !== null && (was === null || now < was)) this.retime()
+    return was !== null && now === null
+  }
+
+  /**
+   * The cadence became unwatched (or its interval shorter): the batch waiting in a window opened before waits for
+   * the new window, from now. A hello's ack opens a watched window and the relay's watch frame comes right after:
+   * else the calls the page makes in the rest of that window leave at the watched rate, for no screen.
+   */
+  retime() {
+    if (!this.lane.armed) return
+    this.lane.cancel()
+    this.scheduled = false
+    this.due()
   }
 
   /** A session starts again watched (a hello, or gone): the relay says otherwise after its ack. */
