@@ -47,7 +47,9 @@ from tui.themes import APP_VARIABLES, DEFAULT_THEME, load_themes
 
 Feed = Callable[["WmcpTopApp"], Awaitable[None]]
 REFRESH_INTERVAL = 0.25  # at most 4 screen updates a second
-SHOWN_HURRY_S = 0.5  # after a tab switch: its session's agent answers the watch within a round trip
+# A session just shown (a tab switch): its agent answers the watch within a round trip, in a few frames (its status,
+# its spans, its ledger); for this long, that many flushes carrying its changes are drawn at once.
+SHOWN_HURRY = (0.5, 3)
 OTLP_CHECK_INTERVAL = 0.5
 COMPACT_WIDTH, COMPACT_HEIGHT = 80, 24
 TWO_ROW_FOOTER_WIDTH = 120  # under this (and not compact) the dashboard's footer takes two rows to show every key
@@ -639,7 +641,7 @@ class WmcpTopApp(App[int]):
             return
         shown = {sid for sid in [self.dashboard.selected_session_id, *(getattr(s, "session_id", None) for s in self.screen_stack)] if sid}
         if self.relay.watching.show("dashboard", shown) and self.coalescer is not None:
-            self.coalescer.hurry(SHOWN_HURRY_S)  # what the agents it now watches send is drawn as it comes
+            self.coalescer.hurry(shown, *SHOWN_HURRY)  # what their agents send now is drawn as it comes
 
     # Textual's own entries that one of ours replaces (its Screenshot also fails outside a web driver).
     REPLACED_SYSTEM_COMMANDS = frozenset({"Quit", "Screenshot"})

@@ -16,6 +16,7 @@ import secrets
 import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -381,6 +382,11 @@ class Store:
             self._dirty.add(session_id)
         if self.wake is not None:
             self.wake()
+
+    @property
+    def changed(self) -> AbstractSet[str]:
+        """The sessions changed since the last drain_changes() (read only)."""
+        return self._dirty
 
     def drain_changes(self) -> tuple[set[str], bool]:
         """Session ids changed since the last call, and whether relay-wide state changed."""

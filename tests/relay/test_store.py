@@ -142,29 +142,38 @@ async def test_coalescer_hands_out_bursts_once() -> None:
     coalescer.close()
 
 
-async def test_a_hurried_coalescer_hands_out_each_change_at_once_then_keeps_its_interval_again() -> None:
-    # A tab switch hurries it: the switched-to agent's answer is drawn when it comes, not at the interval's end.
+async def test_a_hurried_session_s_first_changes_go_out_at_once_and_no_more_than_it_was_given() -> None:
+    # A tab switch hurries the session it shows: its agent's answer is drawn when it comes, not at the interval's end.
+    other = "1a2b3c4d"
     store = live_store()
-    coalescer = Coalescer(store, interval=3600.0)  # unhurried, the second notice would wait an hour
+    store.apply(1, frame(synth.hello(other)))
+    coalescer = Coalescer(store, interval=3600.0)  # unhurried, every notice after the first waits an hour
     notices: asyncio.Queue[set[str]] = asyncio.Queue()
     coalescer.subscribe(lambda dirty, relay: notices.put_nowait(dirty))
     store.drain_changes()
 
-    def change(seq: int) -> None:
-        store.apply(1, frame(synth.spans_frame(SID, [synth.span(SID, seq, "t", seq, 1.0)])))
+    def change(sid: str, seq: int) -> None:
+        store.apply(1, frame(synth.spans_frame(sid, [synth.span(sid, seq, "t", seq, 1.0)])))
 
-    change(0)
+    async def nothing_out() -> bool:
+        for _ in range(3):  # the loop turns a notice made now would go out on (call_soon)
+            await asyncio.sleep(0)
+        return notices.empty()
+
+    change(SID, 0)
     assert await asyncio.wait_for(notices.get(), LIVENESS_S) == {SID}  # the leading edge
-    change(1)  # waits for the interval
-    coalescer.hurry(3600.0)
-    assert await asyncio.wait_for(notices.get(), LIVENESS_S) == {SID}, "what waited goes out once hurried"
-    change(2)
-    assert await asyncio.wait_for(notices.get(), LIVENESS_S) == {SID}, "and what comes while hurried"
-    coalescer.hurry(0.0)
-    change(3)
-    await asyncio.sleep(0)  # the loop turn a notice would go out on
-    await asyncio.sleep(0)
-    assert notices.empty(), "the hurry over: the interval holds again"
+    change(other, 0)  # waits for the interval
+    coalescer.hurry({SID}, 3600.0, flushes=2)
+    assert await nothing_out(), "another session's change is not hurried"
+    change(SID, 1)
+    assert await asyncio.wait_for(notices.get(), LIVENESS_S) == {SID, other}, "the hurried session's change takes what waits along"
+    change(SID, 2)
+    assert await asyncio.wait_for(notices.get(), LIVENESS_S) == {SID}, "and its next one goes out at once too"
+    change(SID, 3)
+    assert await nothing_out(), "two flushes given, two spent: the interval holds again"
+    coalescer.hurry({SID}, 0.0, flushes=2)
+    change(SID, 4)
+    assert await nothing_out(), "a hurry whose time is over hurries nothing"
     coalescer.close()
 
 
