@@ -184,7 +184,7 @@ export class ChannelMirror {
 
   /** Post a span with exactly webmcp-profiler's 20 fields (its readers validate closed objects). */
   span(span) {
-    if (this.posts) this.queue({ kind: "span", span: profilerSpan(span) })
+    if (this.posts && this.bc) this.queue({ kind: "span", span: profilerSpan(span) })
   }
 
   update(sessionId, seq, blockingMs) {
