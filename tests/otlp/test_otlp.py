@@ -269,8 +269,12 @@ async def test_canary_absent_unless_payload_capture_is_on(tmp_path: Path) -> Non
             )
             await ws.send(json.dumps(synth.spans_frame("cafe0001", [synth.span("cafe0001", 0, "search", 1.0, 1.0)])))
             assert json.loads(await ws.recv())["type"] == "ack"
-        captured = await wait_until(lambda: [s for s in receiver.snapshot() if s["resource"]["webmcp.session.id"] == "cafe0001"])
-        call = next(s for s in captured if s["name"] == "execute_tool search")
+        # The session's spans may leave in more than one export: wait for the call's own.
+        call = await wait_until(
+            lambda: next(
+                (s for s in receiver.snapshot() if s["resource"]["webmcp.session.id"] == "cafe0001" and s["name"] == "execute_tool search"), None
+            )
+        )
         assert call["attributes"]["gen_ai.tool.call.result"] == call["attributes"]["webmcp.result"] == f"found {CANARY}"
         assert (
             CANARY in call["attributes"]["gen_ai.tool.call.arguments"]
