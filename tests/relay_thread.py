@@ -166,7 +166,9 @@ def gist(snap: dict[str, Any], last: int = 16) -> str:
         inflight = {seq: ("waiting" if c.get("waiting") else "running") for seq, c in s.get("inflight", {}).items()}
         spans = [sp["seq"] for sp in s.get("spans", [])][-last:]
         kinds = [e["kind"] for e in s.get("timeline", [])][-last:]
+        status = s.get("status") or {}
         lines.append(
             f"  {sid} {s.get('state')} phase={s.get('phase')} acked={s.get('acked')} hellos={s.get('hellos')}: inflight={inflight} spans={spans} timeline[-{last}:]={kinds}"
+            f" coverage={status.get('coverage')} reasons={[r[:60] for r in status.get('reasons', [])]}"
         )
     return "\n".join(lines) or "  no sessions"
