@@ -47,11 +47,10 @@ class Coalescer:
         except RuntimeError:
             return  # not on a loop (replay into a bare store): nobody to tell
         self._loop = loop
-        if self._hurry_left and self._hurried_changed():
-            self._hurry_left -= 1
+        wait = self._last_flush + self.interval - time.monotonic()
+        if wait > 0 and self._hurry_left and self._hurried_changed():
+            self._hurry_left -= 1  # spent only where it saves a wait
             wait = 0.0
-        else:
-            wait = self._last_flush + self.interval - time.monotonic()
         self._handle = loop.call_later(wait, self.flush) if wait > 0 else loop.call_soon(self.flush)
 
     def hurry(self, sessions: Iterable[str], seconds: float, flushes: int) -> None:
