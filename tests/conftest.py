@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from relay_bridge.lanes.chromium import BrowserError, DebugBrowser, find_chromium, launch_debug_browser
+from tests.hangs import tasks_shown_before_a_timeout  # noqa: F401  (autouse: a hung async test shows its awaits)
 from tests.lanes.helpers import SiteServer
 from tests.relay_thread import RelayThread
 
